@@ -1,0 +1,40 @@
+/* Shared-internal helpers of the codelet files: OpenCL launch plumbing. */
+#ifndef WSISA_CODELETS_PRIVATE_H
+#define WSISA_CODELETS_PRIVATE_H
+
+#include <stdlib.h>
+
+#include "codelets/codelets.h"
+
+/* What each codelet file exports to the registry. */
+#define WSISA__OP_DECLARE(op)                               \
+  extern struct starpu_codelet wsisa__##op##_codelet;        \
+  extern struct starpu_opencl_program wsisa__##op##_program; \
+  extern struct starpu_perfmodel wsisa__##op##_model;        \
+  extern const char wsisa_cl_##op[]
+
+/* Get kernel `name` of `program` for the calling OpenCL worker. A kernel that
+ * cannot be loaded is a build defect, not a data condition: it aborts through
+ * STARPU_OPENCL_REPORT_ERROR. */
+void wsisa__cl_kernel(struct starpu_opencl_program *program, const char *name,
+                      cl_kernel *kernel, cl_command_queue *queue);
+/* Set argument *index (then advance it). */
+void wsisa__cl_arg(cl_kernel kernel, cl_uint *index, size_t size, const void *value);
+/* A matrix buffer as three arguments: (global pointer, byte offset, byte stride). */
+void wsisa__cl_arg_matrix(cl_kernel kernel, cl_uint *index, void *buffer);
+/* Append (width, height) of `buffer` as int arguments, run the kernel over that
+ * 2-D range (rounded up to the work-group size) and wait for it. */
+void wsisa__cl_run_image(cl_kernel kernel, cl_command_queue queue, cl_uint *index,
+                         void *buffer);
+/* Run over an explicit global size and wait. */
+void wsisa__cl_run(cl_kernel kernel, cl_command_queue queue, cl_uint dims,
+                   const size_t *global, const size_t *local);
+void wsisa__cl_check(cl_int err, const char *what);
+
+/* Insert a task honouring wsisa_codelets_where(); the variadic tail follows
+ * starpu_task_insert and must end with 0. */
+#define WSISA__INSERT(codelet, ...)                                         \
+  starpu_task_insert((codelet), STARPU_EXECUTE_WHERE,                       \
+                     (unsigned long long)wsisa_codelets_where(), __VA_ARGS__)
+
+#endif

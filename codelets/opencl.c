@@ -1,0 +1,77 @@
+/* OpenCL plumbing shared by every codelet: kernels, arguments, launches, and
+ * loading the registry's programs. */
+#include <string.h>
+
+#include "codelets/codelets_private.h"
+
+void wsisa__cl_check(cl_int err, const char *what) {
+  if (err != CL_SUCCESS) {
+    fprintf(stderr, "wsisa: OpenCL failure in %s\n", what);
+    STARPU_OPENCL_REPORT_ERROR(err);
+  }
+}
+
+void wsisa__cl_kernel(struct starpu_opencl_program *program, const char *name,
+                      cl_kernel *kernel, cl_command_queue *queue) {
+  int devid = starpu_worker_get_devid(starpu_worker_get_id());
+  cl_int err = starpu_opencl_load_kernel(kernel, queue, program, name, devid);
+  wsisa__cl_check(err, name);
+}
+
+void wsisa__cl_arg(cl_kernel kernel, cl_uint *index, size_t size, const void *value) {
+  wsisa__cl_check(clSetKernelArg(kernel, *index, size, value), "kernel argument");
+  (*index)++;
+}
+
+void wsisa__cl_arg_matrix(cl_kernel kernel, cl_uint *index, void *buffer) {
+  cl_mem mem = (cl_mem)STARPU_MATRIX_GET_DEV_HANDLE(buffer);
+  cl_uint offset = (cl_uint)STARPU_MATRIX_GET_OFFSET(buffer);
+  cl_uint stride =
+      (cl_uint)(STARPU_MATRIX_GET_LD(buffer) * STARPU_MATRIX_GET_ELEMSIZE(buffer));
+  wsisa__cl_arg(kernel, index, sizeof mem, &mem);
+  wsisa__cl_arg(kernel, index, sizeof offset, &offset);
+  wsisa__cl_arg(kernel, index, sizeof stride, &stride);
+}
+
+void wsisa__cl_run(cl_kernel kernel, cl_command_queue queue, cl_uint dims,
+                   const size_t *global, const size_t *local) {
+  cl_event ev;
+  wsisa__cl_check(clEnqueueNDRangeKernel(queue, kernel, dims, NULL, global, local, 0,
+                                         NULL, &ev),
+                  "kernel launch");
+  wsisa__cl_check(clWaitForEvents(1, &ev), "kernel wait");
+  clReleaseEvent(ev);
+}
+
+void wsisa__cl_run_image(cl_kernel kernel, cl_command_queue queue, cl_uint *index,
+                         void *buffer) {
+  cl_int width = (cl_int)STARPU_MATRIX_GET_NX(buffer);
+  cl_int height = (cl_int)STARPU_MATRIX_GET_NY(buffer);
+  wsisa__cl_arg(kernel, index, sizeof width, &width);
+  wsisa__cl_arg(kernel, index, sizeof height, &height);
+  const size_t local[2] = {16, 16};
+  const size_t global[2] = {((size_t)width + 15) / 16 * 16,
+                            ((size_t)height + 15) / 16 * 16};
+  wsisa__cl_run(kernel, queue, 2, global, local);
+}
+
+int wsisa_codelets_load_opencl(wsisa_err *e) {
+  for (size_t i = 0; i < wsisa_n_ops; i++) {
+    const wsisa_op *op = &wsisa_ops[i];
+    if (!op->cl_source) continue;
+    int ret = starpu_opencl_load_opencl_from_string(op->cl_source, op->program,
+                                                    WSISA_CL_BUILD_OPTIONS);
+    if (ret) {
+      for (size_t j = 0; j < i; j++)
+        if (wsisa_ops[j].cl_source) starpu_opencl_unload_opencl(wsisa_ops[j].program);
+      return wsisa_error(e, WSISA_ERUNTIME,
+                         "OpenCL program of operation '%s' failed to build", op->name);
+    }
+  }
+  return 0;
+}
+
+void wsisa_codelets_unload_opencl(void) {
+  for (size_t i = 0; i < wsisa_n_ops; i++)
+    if (wsisa_ops[i].cl_source) starpu_opencl_unload_opencl(wsisa_ops[i].program);
+}

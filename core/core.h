@@ -1,0 +1,136 @@
+/* core: the image type, errors, logging, progress and the StarPU runtime.
+ * Every other folder builds on this header; it compiles on its own. */
+#ifndef WSISA_CORE_H
+#define WSISA_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define WSISA_VERSION "0.1.0"
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* A function that can fail returns 0 or one of these (negative). */
+enum {
+  WSISA_OK = 0,
+  WSISA_EUSAGE = -1,   /* bad flag, parameter value or study field: exit 2 */
+  WSISA_EIO = -2,      /* a file cannot be read or written: exit 1 */
+  WSISA_EFORMAT = -3,  /* a file is not what it claims to be: exit 1 */
+  WSISA_ENOMEM = -4,
+  WSISA_ERUNTIME = -5, /* StarPU, OpenCL or MPI failed */
+  WSISA_EINTERNAL = -6
+};
+
+/* An error context keeps the first error and its message; later errors are
+ * ignored so the message names the root cause. */
+typedef struct wsisa_err {
+  int code;
+  char msg[1024];
+} wsisa_err;
+
+#define WSISA_ERR_INIT {0, {0}}
+
+/* Record an error (if none is recorded yet) and return `code`. `e` may be NULL. */
+int wsisa_error(wsisa_err *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void wsisa_err_clear(wsisa_err *e);
+/* Process exit status for an error code: 2 for usage errors, 1 otherwise. */
+int wsisa_exit_code(int code);
+const char *wsisa_strerror(int code);
+
+/* ---- logging ------------------------------------------------------------ */
+
+typedef enum {
+  WSISA_LOG_ERROR = 0,
+  WSISA_LOG_WARN = 1,
+  WSISA_LOG_INFO = 2,
+  WSISA_LOG_DEBUG = 3
+} wsisa_log_level;
+
+/* Level from WSISA_LOG (error|warn|info|debug, default warn). */
+void wsisa_log(wsisa_log_level level, const char *domain, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int wsisa_log_enabled(wsisa_log_level level);
+/* Under MPI every line carries the rank; -1 (the default) prints none. */
+void wsisa_log_set_rank(int rank);
+
+/* ---- images -------------------------------------------------------------- */
+
+typedef enum { WSISA_U8 = 0, WSISA_U16, WSISA_I32, WSISA_F32 } wsisa_dtype;
+
+/* A 2-D image of 1-4 interleaved channels. `stride` is in bytes. The struct is
+ * a view: it may own its pixels (created by wsisa_image_new) or borrow them
+ * (wrapped around a StarPU buffer, say). */
+typedef struct wsisa_image {
+  int width;
+  int height;
+  int channels;
+  wsisa_dtype type;
+  size_t stride;
+  void *data;
+  int owns_data;
+} wsisa_image;
+
+size_t wsisa_dtype_size(wsisa_dtype type);
+const char *wsisa_dtype_name(wsisa_dtype type);
+/* Allocate a zeroed image with a tightly packed row stride. */
+int wsisa_image_new(int width, int height, int channels, wsisa_dtype type,
+                    wsisa_image **out, wsisa_err *e);
+/* Wrap borrowed memory; the view does not free it. */
+wsisa_image wsisa_image_view(void *data, int width, int height, int channels,
+                             wsisa_dtype type, size_t stride);
+int wsisa_image_clone(const wsisa_image *src, wsisa_image **out, wsisa_err *e);
+void wsisa_image_free(wsisa_image *img);
+size_t wsisa_image_pixel_bytes(const wsisa_image *img);
+
+static inline void *wsisa_image_row(const wsisa_image *img, int y) {
+  return (char *)img->data + (size_t)y * img->stride;
+}
+
+/* ---- progress ------------------------------------------------------------ */
+
+/* A bar with ETA when stderr is a terminal; a plain log line every few seconds
+ * otherwise. Quiet when WSISA_LOG is error. */
+typedef struct wsisa_progress wsisa_progress;
+wsisa_progress *wsisa_progress_start(const char *label, uint64_t total);
+void wsisa_progress_advance(wsisa_progress *p, uint64_t done_increment);
+void wsisa_progress_finish(wsisa_progress *p);
+
+/* ---- configuration -------------------------------------------------------- */
+
+/* Every environment variable wsisa reads, read once, here. */
+typedef struct wsisa_env {
+  const char *sched;        /* STARPU_SCHED, NULL when unset */
+  const char *starpu_home;  /* STARPU_HOME */
+  const char *log;          /* WSISA_LOG */
+  int opencl_on_cpus;       /* STARPU_OPENCL_ON_CPUS=1 */
+} wsisa_env;
+
+void wsisa_env_read(wsisa_env *env);
+
+/* ---- StarPU runtime ------------------------------------------------------- */
+
+typedef struct wsisa_runtime_opts {
+  const char *sched;   /* NULL: STARPU_SCHED, else StarPU's default */
+  int ncpu;            /* -1: StarPU's choice */
+  int nopencl;         /* -1: StarPU's choice */
+} wsisa_runtime_opts;
+
+/* Is `name` a StarPU policy or one of wsisa's own (pats)? */
+int wsisa_sched_valid(const char *name);
+/* Comma-separated list of the accepted names, for messages and --help. */
+const char *wsisa_sched_names(void);
+
+/* Start StarPU (validating the scheduler, which StarPU does not) and load every
+ * OpenCL program of the codelet registry. One call per process. */
+int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e);
+/* Unload the OpenCL programs, then shut StarPU down. */
+void wsisa_runtime_shutdown(void);
+int wsisa_runtime_active(void);
+/* Worker counts after init. */
+int wsisa_runtime_ncpu(void);
+int wsisa_runtime_nopencl(void);
+const char *wsisa_runtime_sched(void);
+
+#endif

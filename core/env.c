@@ -1,0 +1,14 @@
+/* The one place wsisa reads its environment. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+void wsisa_env_read(wsisa_env *env) {
+  const char *s = getenv("STARPU_SCHED");
+  env->sched = (s && *s) ? s : NULL;
+  env->starpu_home = getenv("STARPU_HOME");
+  env->log = getenv("WSISA_LOG");
+  s = getenv("STARPU_OPENCL_ON_CPUS");
+  env->opencl_on_cpus = s && strcmp(s, "1") == 0;
+}

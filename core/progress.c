@@ -1,0 +1,93 @@
+/* Progress on long work: a redrawn bar with ETA on a terminal, otherwise one
+ * plain log line every few seconds. Safe to advance from several threads. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/core.h"
+
+#define LINE_INTERVAL 5.0 /* seconds between log lines when not a terminal */
+
+struct wsisa_progress {
+  char label[64];
+  uint64_t total, done;
+  double start, last_print;
+  int tty, quiet;
+  pthread_mutex_t lock;
+};
+
+static double now_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void format_eta(double seconds, char *buf, size_t len) {
+  if (seconds < 0 || seconds > 1e7) {
+    snprintf(buf, len, "--:--");
+    return;
+  }
+  long s = (long)(seconds + 0.5);
+  if (s >= 3600)
+    snprintf(buf, len, "%ld:%02ld:%02ld", s / 3600, (s / 60) % 60, s % 60);
+  else
+    snprintf(buf, len, "%02ld:%02ld", s / 60, s % 60);
+}
+
+static void draw(wsisa_progress *p, double t, int final) {
+  double elapsed = t - p->start;
+  double frac = p->total ? (double)p->done / (double)p->total : 1.0;
+  double eta = p->done ? elapsed * (double)(p->total - p->done) / (double)p->done : -1;
+  char eta_s[32];
+  format_eta(final ? elapsed : eta, eta_s, sizeof eta_s);
+  if (p->tty) {
+    char bar[31];
+    int filled = (int)(frac * 30.0);
+    for (int i = 0; i < 30; i++) bar[i] = i < filled ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\r%s [%s] %llu/%llu %5.1f%% %s %s", p->label, bar,
+            (unsigned long long)p->done, (unsigned long long)p->total,
+            100.0 * frac, final ? "took" : "eta", eta_s);
+    if (final) fputc('\n', stderr);
+    fflush(stderr);
+  } else {
+    wsisa_log(WSISA_LOG_WARN, "progress", "%s %llu/%llu (%.1f%%) %s %s", p->label,
+              (unsigned long long)p->done, (unsigned long long)p->total,
+              100.0 * frac, final ? "took" : "eta", eta_s);
+  }
+  p->last_print = t;
+}
+
+wsisa_progress *wsisa_progress_start(const char *label, uint64_t total) {
+  wsisa_progress *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  snprintf(p->label, sizeof p->label, "%s", label);
+  p->total = total;
+  p->start = p->last_print = now_seconds();
+  p->tty = isatty(STDERR_FILENO);
+  p->quiet = !wsisa_log_enabled(WSISA_LOG_WARN);
+  pthread_mutex_init(&p->lock, NULL);
+  return p;
+}
+
+void wsisa_progress_advance(wsisa_progress *p, uint64_t done_increment) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->done += done_increment;
+  if (p->done > p->total) p->done = p->total;
+  double t = now_seconds();
+  double interval = p->tty ? 0.2 : LINE_INTERVAL;
+  if (!p->quiet && t - p->last_print >= interval) draw(p, t, 0);
+  pthread_mutex_unlock(&p->lock);
+}
+
+void wsisa_progress_finish(wsisa_progress *p) {
+  if (!p) return;
+  double t = now_seconds();
+  /* A short job that never printed stays silent when not on a terminal. */
+  if (!p->quiet && (p->tty || t - p->start >= LINE_INTERVAL)) draw(p, t, 1);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Install the Debian packages wsisa needs that are missing. As root it runs apt-get;
+# otherwise it prints the exact command and stops.
+set -euo pipefail
+
+pkgs=(
+  build-essential cmake pkg-config
+  libstarpu-dev libhwloc-dev
+  ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
+  libopenslide-dev libfftw3-dev libpng-dev libtiff-dev libjansson-dev
+  libcriterion-dev
+  libopenmpi-dev openmpi-bin
+)
+# Peers for the benchmark harness and the scripts that remake golden data.
+if [ "${WSISA_PEERS:-1}" = 1 ]; then
+  pkgs+=(libopencv-dev python3-opencv python3-skimage python3-scipy python3-numpy)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  case "$status" in
+    *"install ok installed"*) ;;
+    *) missing+=("$p") ;;
+  esac
+done
+
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "wsisa: missing Debian packages; run as root: apt-get update && $cmd" >&2
+  exit 1
+fi
+echo "wsisa: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q >/dev/null
+apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,96 @@
+/* Helpers shared by the test suites. */
+#include "tests/testutil.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "codelets/codelets.h"
+
+const char *tu_src(const char *relative) {
+  static char bufs[8][4096];
+  static int next;
+  char *b = bufs[next++ % 8];
+  snprintf(b, sizeof bufs[0], "%s/%s", WSISA_SOURCE_DIR, relative);
+  return b;
+}
+
+const char *tu_tmpdir(const char *tag) {
+  static char bufs[4][4096];
+  static int next;
+  char *b = bufs[next++ % 4];
+  snprintf(b, sizeof bufs[0], "%s/tests/tmp", WSISA_BINARY_DIR);
+  mkdir(b, 0755);
+  snprintf(b, sizeof bufs[0], "%s/tests/tmp/%s-XXXXXX", WSISA_BINARY_DIR, tag);
+  if (!mkdtemp(b)) return NULL;
+  return b;
+}
+
+char *tu_slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap + 1);
+  size_t r;
+  while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+    n += r;
+    if (n == cap) {
+      char *nb = realloc(buf, 2 * cap + 1);
+      if (!nb) {
+        free(buf);
+        buf = NULL;
+        break;
+      }
+      buf = nb;
+      cap *= 2;
+    }
+  }
+  fclose(f);
+  if (!buf) return NULL;
+  buf[n] = '\0';
+  if (len) *len = n;
+  return buf;
+}
+
+int tu_run(const char *args, char **out, char **err) {
+  const char *dir = tu_tmpdir("run");
+  if (!dir) return -1;
+  char cmd[8192], out_path[4200], err_path[4200];
+  snprintf(out_path, sizeof out_path, "%s/stdout", dir);
+  snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+  snprintf(cmd, sizeof cmd, "%s %s >'%s' 2>'%s' </dev/null", WSISA_EXE, args, out_path,
+           err_path);
+  int status = system(cmd);
+  if (out) *out = tu_slurp(out_path, NULL);
+  if (err) *err = tu_slurp(err_path, NULL);
+  if (status == -1 || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+size_t tu_image_diff(const wsisa_image *a, const wsisa_image *b) {
+  if (a->width != b->width || a->height != b->height || a->channels != b->channels ||
+      a->type != b->type)
+    return (size_t)-1;
+  size_t px = wsisa_image_pixel_bytes(a), diff = 0;
+  for (int y = 0; y < a->height; y++) {
+    const unsigned char *ra = wsisa_image_row(a, y), *rb = wsisa_image_row(b, y);
+    for (int x = 0; x < a->width; x++)
+      if (memcmp(ra + (size_t)x * px, rb + (size_t)x * px, px)) diff++;
+  }
+  return diff;
+}
+
+int tu_starpu_start(void) {
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+  wsisa_runtime_opts opts = {NULL, 1, 1};
+  wsisa_err e = WSISA_ERR_INIT;
+  int rc = wsisa_runtime_init(&opts, &e);
+  if (rc) fprintf(stderr, "StarPU: %s\n", e.msg);
+  return rc;
+}
+
+void tu_starpu_stop(void) { wsisa_runtime_shutdown(); }
