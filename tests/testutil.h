@@ -14,6 +14,8 @@ const char *tu_tmpdir(const char *tag);
  * and stderr into malloc'd strings (may be NULL to discard). Returns the exit
  * status, or -1 if it did not exit normally. */
 int tu_run(const char *args, char **out, char **err);
+/* The same for a whole shell command line. */
+int tu_run_shell(const char *command, char **out, char **err);
 /* Read a whole file into a malloc'd string; NULL if unreadable. */
 char *tu_slurp(const char *path, size_t *len);
 /* Number of pixels whose bytes differ between two images of the same shape;
