@@ -7,20 +7,16 @@
 #include "io/io.h"
 #include "tests/testutil.h"
 
-static wsisa_image *run_invert(const wsisa_image *in, uint32_t where) {
-  wsisa_image *src = NULL, *out = NULL;
-  cr_assert_eq(wsisa_image_clone(in, &src, NULL), 0);
+static int submit_invert(starpu_data_handle_t *h, void *arg) {
+  (void)arg;
+  return wsisa_submit_invert(h[0], h[1], 0);
+}
+
+static wsisa_image *run_invert(wsisa_image *in, uint32_t where) {
+  wsisa_image *out = NULL;
   cr_assert_eq(wsisa_image_new(in->width, in->height, 1, WSISA_U8, &out, NULL), 0);
-  starpu_data_handle_t hin, hout;
-  cr_assert_eq(wsisa_image_register(src, &hin, NULL), 0);
-  cr_assert_eq(wsisa_image_register(out, &hout, NULL), 0);
-  wsisa_codelets_set_where(where);
-  cr_assert_eq(wsisa_submit_invert(hin, hout, 0), 0);
-  starpu_task_wait_for_all();
-  starpu_data_unregister(hin);
-  starpu_data_unregister(hout);
-  wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
-  wsisa_image_free(src);
+  wsisa_image *imgs[] = {in, out};
+  cr_assert_eq(tu_run_op(where, imgs, 2, submit_invert, NULL), 0);
   return out;
 }
 

@@ -99,3 +99,16 @@ int tu_starpu_start(void) {
 }
 
 void tu_starpu_stop(void) { wsisa_runtime_shutdown(); }
+
+int tu_run_op(uint32_t where, wsisa_image **imgs, int nimgs, tu_submit_fn submit, void *arg) {
+  starpu_data_handle_t h[16];
+  if (nimgs > 16) return -1;
+  for (int i = 0; i < nimgs; i++)
+    if (wsisa_image_register(imgs[i], &h[i], NULL)) return -1;
+  wsisa_codelets_set_where(where);
+  int rc = submit(h, arg);
+  starpu_task_wait_for_all();
+  wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
+  for (int i = 0; i < nimgs; i++) starpu_data_unregister(h[i]);
+  return rc;
+}
