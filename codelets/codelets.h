@@ -53,5 +53,8 @@ wsisa_image wsisa_image_from_buffer(void *buffer, wsisa_dtype type);
 /* out(u8, 1 channel) = 255 - in[channel]; in is u8 with 1-4 channels. */
 int wsisa_submit_invert(starpu_data_handle_t in, starpu_data_handle_t out,
                         int channel);
+/* workflow glue: out(f32) = mask ? -dist : -FLT_MAX. */
+int wsisa_submit_neg_dist(starpu_data_handle_t dist, starpu_data_handle_t mask,
+                          starpu_data_handle_t out);
 
 #endif

@@ -5,11 +5,13 @@
 #include "codelets/codelets_private.h"
 
 WSISA__OP_DECLARE(invert);
+WSISA__OP_DECLARE(neg_dist);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
 const wsisa_op wsisa_ops[] = {
     ROW(invert),
+    ROW(neg_dist),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 

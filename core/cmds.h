@@ -6,5 +6,6 @@
 #include "core/core.h"
 
 int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e);
+int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e);
 
 #endif

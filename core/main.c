@@ -17,6 +17,8 @@ typedef struct command {
 static const command commands[] = {
     {"tiles", wsisa_cmd_tiles,
      "SLIDE [--level L] [--tile N] [--overlap N] [--json]   slide levels, tile grid, tissue tiles"},
+    {"segment", wsisa_cmd_segment,
+     "INPUT [--region x,y,w,h | --tile i,j] [--params k=v,...] -o MASK   one segmentation"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 

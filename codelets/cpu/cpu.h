@@ -9,4 +9,7 @@
 /* out(u8, 1ch) = 255 - in[channel]. */
 int wsisa_cpu_invert(const wsisa_image *in, int channel, wsisa_image *out);
 
+/* workflow glue: out = mask ? -dist : -FLT_MAX (f32). */
+int wsisa_cpu_neg_dist(const wsisa_image *dist, const wsisa_image *mask, wsisa_image *out);
+
 #endif
