@@ -73,9 +73,10 @@ static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
       {&in->out_u8b, &in->h_out_u8b, 1, WSISA_U8}};
   for (size_t i = 0; i < sizeof all / sizeof *all && !rc; i++)
     rc = new_img(size, all[i].ch, all[i].type, all[i].img, all[i].h, e);
-  for (int i = 0; i < 6 && !rc; i++)
-    rc = new_img(size, i < 3 ? 1 : (i == 3 ? 1 : 1), i == 3 ? WSISA_F32 : (i == 4 ? WSISA_F32 : WSISA_U8),
-                 &tmp_img[i], &t[i], e);
+  /* scratch: three masks, distance, relief, minima */
+  static const wsisa_dtype tmp_types[6] = {WSISA_U8, WSISA_U8, WSISA_U8,
+                                           WSISA_F32, WSISA_F32, WSISA_U8};
+  for (int i = 0; i < 6 && !rc; i++) rc = new_img(size, 1, tmp_types[i], &tmp_img[i], &t[i], e);
   if (rc) goto done;
   wsisa_codelets_set_where(STARPU_CPU);
   /* rgb, rc, rc_open, diff, candidates (diff > G1, before filling), then the
@@ -194,8 +195,7 @@ static int read_peer(const char *cmd, const char *peer, bench_stats *stats, int 
   return pclose(f) == 0 ? 0 : -1;
 }
 
-static bench_stats time_workflow(inputs *in, int size, wsisa_image *raw_unused, int repeats) {
-  (void)raw_unused;
+static bench_stats time_workflow(inputs *in, int size, int repeats) {
   double ms[64];
   if (repeats > 64) repeats = 64;
   wsisa_codelets_set_where(STARPU_CPU);
@@ -269,7 +269,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
     cpu[i] = time_op(&in, rows[i].run, STARPU_CPU, (int)repeats);
     if (have_cl) cl[i] = time_op(&in, rows[i].run, STARPU_OPENCL, (int)repeats);
   }
-  bench_stats whole = time_workflow(&in, (int)size, NULL, (int)repeats);
+  bench_stats whole = time_workflow(&in, (int)size, (int)repeats);
   /* peers, on the same files, one thread */
   snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s/wsisa-bench-opencv' '%s' %ld 2>/dev/null",
            WSISA_BENCH_DIR, dir, repeats);
@@ -297,7 +297,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
          "peer ms", "peer/ours");
   for (size_t i = 0; i < NROWS; i++) {
     double ratio = have_peer[i] && cpu[i].median > 0 ? peer[i].median / cpu[i].median : 0;
-    char ours_s[64], peer_s[64], cl_s[32];
+    char ours_s[64], peer_s[64], cl_s[32], ratio_s[32] = "n/a";
     snprintf(ours_s, sizeof ours_s, "%.1f (%.1f..%.1f)", cpu[i].median, cpu[i].min, cpu[i].max);
     snprintf(cl_s, sizeof cl_s, "%.1f", have_cl ? cl[i].median : 0);
     if (have_peer[i])
@@ -305,9 +305,9 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
                peer[i].max);
     else
       snprintf(peer_s, sizeof peer_s, "n/a");
+    if (have_peer[i]) snprintf(ratio_s, sizeof ratio_s, "%.2fx", ratio);
     printf("%-22s %22s %10s %-8s %22s %8s\n", rows[i].name, ours_s, have_cl ? cl_s : "n/a",
-           rows[i].peer, peer_s, have_peer[i] ? "" : "n/a");
-    if (have_peer[i]) printf("\033[1A\033[92C%7.2fx\n", ratio);
+           rows[i].peer, peer_s, ratio_s);
     fprintf(csv, "%s,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,%.3f\n", rows[i].name,
             cpu[i].median, cpu[i].min, cpu[i].max, have_cl ? cl[i].median : 0, rows[i].peer,
             have_peer[i] ? peer[i].median : 0, have_peer[i] ? peer[i].min : 0,
