@@ -179,14 +179,14 @@ static void unit_free(unit *u) {
 }
 
 /* Submit one unit: the depth-first walk of its tree. */
-static int unit_submit(unit *u, tile_state *ts, const wsisa_tile_ref *tref, const double *params,
+static int unit_submit(unit *u, tile_state *ts, const double *params,
                        const wsisa_exec_opts *o, wsisa_exec_stats *stats, wsisa_err *e) {
   const wsisa_reuse_tree *t = u->tree;
   const wsisa_tile_data *data = &ts->data;
   int rc = 0;
   if (!o->share_tile_stage) {
-    if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, tref->width ? ts->rgb->width : ts->rgb->width,
-                                         ts->rgb->height, o->normalize, &u->own_tile, e)))
+    if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, ts->rgb->width, ts->rgb->height,
+                                         o->normalize, &u->own_tile, e)))
       return rc;
     u->owns_tile = 1;
     stats->tile_stages++;
@@ -324,7 +324,7 @@ int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
       u->bucket = b;
       u->tree = buckets->trees[b];
       u->paths = &ps;
-      rc = unit_submit(u, &ts, &tiles[ti], params, opts, stats, e);
+      rc = unit_submit(u, &ts, params, opts, stats, e);
       if (rc) {
         unit_wait(u);
         unit_free(u);
