@@ -179,6 +179,9 @@ static int check_outputs(analysis *a, wsisa_err *e) {
 
 /* ---- writing ---------------------------------------------------------------------- */
 
+/* The code of an error already recorded (by a call that returned NULL). */
+static int failed(const wsisa_err *e) { return e->code ? e->code : WSISA_ENOMEM; }
+
 static void file_safe(const char *name, char *buf, size_t cap) {
   size_t i = 0;
   for (; name[i] && i + 1 < cap; i++) {
@@ -275,7 +278,7 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
     snprintf(title, sizeof title, "MOAT: %s (%zu trajectories)", output, a->design->groups);
     rc = path ? wsisa_svg_scatter(path, title, "mu* (grid units)", "sigma (grid units)", k,
                                   a->labels, m.mu_star, m.sigma, e)
-              : WSISA_ENOMEM;
+              : failed(e);
   }
   /* Phase 1 of a two-phase study names the parameters for phase 2. */
   if (!rc && a->phase == 1 && output == a->outputs->header[a->out_cols[0]]) {
@@ -364,7 +367,7 @@ static int analyze_vbd(analysis *a, const char *output, const double *y, const s
     char title[256];
     snprintf(title, sizeof title, "Sobol' indices: %s (%zu base samples, %g%% intervals)", output,
              r.n, 100 * a->opts.confidence);
-    rc = path ? wsisa_svg_bars(path, title, "index", k, a->labels, 2, series, e) : WSISA_ENOMEM;
+    rc = path ? wsisa_svg_bars(path, title, "index", k, a->labels, 2, series, e) : failed(e);
   }
   free(v);
   wsisa_sa_vbd_result_free(&r);
@@ -400,7 +403,7 @@ static int analyze_correlation(analysis *a, const char *output, const double *y,
     char title[256];
     snprintf(title, sizeof title, "Correlation with %s (%zu runs)", output, r.n);
     rc = path ? wsisa_svg_bars(path, title, "coefficient", k, a->labels, 4, series, e)
-              : WSISA_ENOMEM;
+              : failed(e);
   }
   free(x);
   free(v);
@@ -490,10 +493,10 @@ static int run(analysis *a, wsisa_err *e) {
   else if (!rc && stat(a->dir, &st) == 0 && !S_ISDIR(st.st_mode))
     rc = wsisa_error(e, WSISA_EIO, "%s: not a directory", a->dir);
   const char *csv_path = rc ? NULL : staged(a, &stage, "", "indices.csv", e);
-  if (!rc && (!csv_path || (rc = wsisa_csv_create(csv_path, &a->csv, e)))) rc = rc ? rc : WSISA_ENOMEM;
+  if (!rc) rc = csv_path ? wsisa_csv_create(csv_path, &a->csv, e) : failed(e);
   if (!rc && a->design->second_order) {
     const char *p2 = staged(a, &stage, "", "indices_s2.csv", e);
-    rc = p2 ? wsisa_csv_create(p2, &a->csv2, e) : WSISA_ENOMEM;
+    rc = p2 ? wsisa_csv_create(p2, &a->csv2, e) : failed(e);
     if (!rc) {
       const char *head[] = {"output", "parameter_1", "parameter_2", "S2", "S2_lo", "S2_hi", "S2_se"};
       for (size_t i = 0; i < COUNT(head); i++) wsisa_csv_text(a->csv2, head[i]);
@@ -524,7 +527,7 @@ static int run(analysis *a, wsisa_err *e) {
   }
   if (!rc) {
     const char *jpath = staged(a, &stage, "", "indices.json", e);
-    if (!jpath) rc = WSISA_ENOMEM;
+    if (!jpath) rc = failed(e);
     else if (json_dump_file(a->json, jpath, JSON_INDENT(2) | JSON_REAL_PRECISION(10)))
       rc = wsisa_error(e, WSISA_EIO, "%s: cannot write", jpath);
   }

@@ -86,7 +86,7 @@ int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e) {
   rc = wsisa_study_load(study_path, &study, e);
   if (!rc) rc = wsisa_study_design(study, select, &space, &opts, &design, e);
   const char *temp = rc ? NULL : wsisa_stage_add(&stage, out, e);
-  if (!rc && !temp) rc = WSISA_ENOMEM;
+  if (!rc && !temp) rc = e->code ? e->code : WSISA_ENOMEM;
   if (!rc) rc = write_design(temp, space, design, e);
   if (!rc) rc = wsisa_stage_commit(&stage, e);
   if (rc)

@@ -129,6 +129,10 @@ void wsisa_csv_free(wsisa_csv *c) {
 }
 
 int wsisa_csv_read(const char *path, wsisa_csv **out, wsisa_err *e) {
+  return wsisa_csv_read_table(path, "run_id", out, e);
+}
+
+int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, wsisa_err *e) {
   *out = NULL;
   wsisa_csv *c = calloc(1, sizeof *c);
   if (!c) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -155,9 +159,9 @@ int wsisa_csv_read(const char *path, wsisa_csv **out, wsisa_err *e) {
       goto fail;
     c->header[c->ncols++] = field;
   }
-  if (strcmp(c->header[0], "run_id") != 0) {
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: the first column is '%s'; it must be run_id", path,
-                     c->header_line, c->header[0]);
+  if (first && strcmp(c->header[0], first) != 0) {
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: the first column is '%s'; it must be %s", path,
+                     c->header_line, c->header[0], first);
     goto fail;
   }
   for (size_t i = 0; i < c->ncols; i++) {
@@ -350,6 +354,21 @@ int wsisa_csv_close(wsisa_csv_writer *w, wsisa_err *e) {
 /* ---- staged output ------------------------------------------------------------ */
 
 const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
+  /* Refuse an unwritable place now, under the name the user gave. */
+  char *dir = strdup(path);
+  if (!dir) {
+    wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    return NULL;
+  }
+  char *slash = strrchr(dir, '/');
+  const char *where = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+  int writable = access(where, W_OK) == 0;
+  int err = errno;
+  free(dir);
+  if (!writable) {
+    wsisa_error(e, WSISA_EIO, "%s: cannot write there (%s)", path, strerror(err));
+    return NULL;
+  }
   char **f = realloc(s->final_paths, (s->n + 1) * sizeof *f);
   if (f) s->final_paths = f;
   char **t = realloc(s->temp_paths, (s->n + 1) * sizeof *t);

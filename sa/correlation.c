@@ -94,9 +94,12 @@ static int invert(double *a, size_t m, double *inv) {
 }
 
 /* Pearson of every column of z (n x m, the last column the output) with the
- * output, and the partial correlations given the other columns: from the
- * precision matrix P = C^-1 of the correlation matrix C,
- * pcc_i = -P_iy / sqrt(P_ii P_yy). */
+ * output, and the partial correlations given the other columns. With R the
+ * inputs' correlation matrix, r their correlations with y, beta = R^-1 r and
+ * R^2 = r . beta, block inversion of the full matrix gives
+ *   pcc_i = beta_i / sqrt((1 - R^2) (R^-1)_ii + beta_i^2),
+ * which stays defined (+-1) when y is an exact linear function of the inputs,
+ * where the full matrix is singular. */
 static int correlate(const double *z, size_t n, size_t m, double *pearson, double *partial,
                      wsisa_err *e) {
   double *mean = wsisa__sa_calloc(m, sizeof *mean, e);
@@ -121,11 +124,11 @@ static int correlate(const double *z, size_t n, size_t m, double *pearson, doubl
     if (cov[i * m + i] > 0 && cov[y * m + y] > 0)
       pearson[i] = cov[i * m + y] / sqrt(cov[i * m + i] * cov[y * m + y]);
   }
-  /* A constant column carries no information: condition on the others only. */
+  /* A constant input carries no information: condition on the others only. */
   size_t nl = 0;
-  for (size_t i = 0; i < m; i++)
+  for (size_t i = 0; i < y; i++)
     if (cov[i * m + i] > 0) live[nl++] = i;
-  if (nl < 2 || live[nl - 1] != y) goto done;
+  if (nl == 0 || !(cov[y * m + y] > 0)) goto done;
   for (size_t a = 0; a < nl; a++)
     for (size_t b = a; b < nl; b++) {
       size_t i = live[a], j = live[b];
@@ -133,9 +136,18 @@ static int correlate(const double *z, size_t n, size_t m, double *pearson, doubl
       corr[a * nl + b] = corr[b * nl + a] = v;
     }
   if (!invert(corr, nl, inv)) goto done;
-  size_t ly = nl - 1;
-  for (size_t a = 0; a < ly; a++)
-    partial[live[a]] = -inv[a * nl + ly] / sqrt(inv[a * nl + a] * inv[ly * nl + ly]);
+  double *beta = corr; /* the inverted matrix's copy is spent: reuse it */
+  double r2 = 0;
+  for (size_t a = 0; a < nl; a++) {
+    beta[a] = 0;
+    for (size_t b = 0; b < nl; b++) beta[a] += inv[a * nl + b] * pearson[live[b]];
+  }
+  for (size_t a = 0; a < nl; a++) r2 += beta[a] * pearson[live[a]];
+  double unexplained = fmax(0, 1 - r2);
+  for (size_t a = 0; a < nl; a++) {
+    double d = unexplained * inv[a * nl + a] + beta[a] * beta[a];
+    partial[live[a]] = d > 0 ? beta[a] / sqrt(d) : NAN;
+  }
 done:;
   int rc = mean && cov && corr && inv && live ? 0 : WSISA_ENOMEM;
   free(mean);
