@@ -216,7 +216,8 @@ long wsisa_csv_column(const wsisa_csv *c, const char *name) {
 
 int wsisa_csv_number(const wsisa_csv *c, size_t row, size_t col, double *out, wsisa_err *e) {
   const char *s = wsisa_csv_cell(c, row, col);
-  if (!s[0] || strcasecmp(s, "na") == 0 || strcasecmp(s, "nan") == 0) {
+  if (!s[0] || ((s[0] == 'n' || s[0] == 'N') &&
+                 (strcasecmp(s, "na") == 0 || strcasecmp(s, "nan") == 0))) {
     *out = NAN;
     return 0;
   }
@@ -318,6 +319,21 @@ void wsisa_csv_format(double v, char *buf, size_t cap) {
   }
   if (isinf(v)) {
     snprintf(buf, cap, "%s", v > 0 ? "inf" : "-inf");
+    return;
+  }
+  /* Whole numbers (most parameter values) skip printf's float path, which
+   * dominates writing 10^5-run designs otherwise. */
+  if (v == floor(v) && fabs(v) < 1e15 && cap >= 18) {
+    char digits[20];
+    long long n = (long long)v;
+    unsigned long long m = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+    size_t len = 0;
+    do digits[len++] = (char)('0' + m % 10);
+    while ((m /= 10) != 0);
+    size_t at = 0;
+    if (n < 0) buf[at++] = '-';
+    while (len) buf[at++] = digits[--len];
+    buf[at] = '\0';
     return;
   }
   snprintf(buf, cap, "%.15g", v);

@@ -26,31 +26,59 @@ double wsisa_sa_pearson(const double *a, const double *b, size_t n) {
   return sab / sqrt(saa * sbb);
 }
 
-typedef struct keyed {
-  double value;
-  size_t index;
-} keyed;
+/* A double as an unsigned key with the same order (IEEE 754: flip the sign
+ * bit of positives, every bit of negatives); -0 and 0 get one key. */
+static uint64_t order_key(double x) {
+  if (x == 0) x = 0;
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  return u >> 63 ? ~u : u | (UINT64_C(1) << 63);
+}
 
-static int cmp_keyed(const void *a, const void *b) {
-  const keyed *x = a, *y = b;
-  if (x->value != y->value) return x->value < y->value ? -1 : 1;
-  return (x->index > y->index) - (x->index < y->index);
+/* Stable LSD radix sort of idx by key, a byte at a time; passes where every
+ * key shares the byte are skipped (discrete parameters share most). Ranking
+ * 16 columns of 10^5 runs this way is several times faster than qsort. */
+static void radix_sort(uint64_t *key, size_t *idx, uint64_t *key2, size_t *idx2, size_t n) {
+  for (int shift = 0; shift < 64; shift += 8) {
+    size_t count[257] = {0};
+    for (size_t i = 0; i < n; i++) count[((key[i] >> shift) & 0xff) + 1]++;
+    int skip = 0;
+    for (int b = 1; b <= 256 && !skip; b++) skip = count[b] == n;
+    if (skip) continue;
+    for (int b = 0; b < 256; b++) count[b + 1] += count[b];
+    for (size_t i = 0; i < n; i++) {
+      size_t at = count[(key[i] >> shift) & 0xff]++;
+      key2[at] = key[i];
+      idx2[at] = idx[i];
+    }
+    memcpy(key, key2, n * sizeof *key);
+    memcpy(idx, idx2, n * sizeof *idx);
+  }
 }
 
 int wsisa_sa_rank(const double *x, size_t n, size_t stride, double *ranks, wsisa_err *e) {
-  keyed *k = wsisa__sa_calloc(n, sizeof *k, e);
-  if (!k) return WSISA_ENOMEM;
-  for (size_t i = 0; i < n; i++) k[i] = (keyed){x[i * stride], i};
-  qsort(k, n, sizeof *k, cmp_keyed);
+  uint64_t *key = wsisa__sa_calloc(2 * n, sizeof *key, e);
+  size_t *idx = wsisa__sa_calloc(2 * n, sizeof *idx, e);
+  if (!key || !idx) {
+    free(key);
+    free(idx);
+    return WSISA_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) {
+    key[i] = order_key(x[i * stride]);
+    idx[i] = i;
+  }
+  radix_sort(key, idx, key + n, idx + n, n);
   for (size_t i = 0; i < n;) {
     size_t j = i;
-    while (j + 1 < n && k[j + 1].value == k[i].value) j++;
+    while (j + 1 < n && key[j + 1] == key[i]) j++;
     /* Ties share the mean of the ranks they span: (i+1 + j+1) / 2. */
     double r = 0.5 * (double)(i + j) + 1;
-    for (size_t t = i; t <= j; t++) ranks[k[t].index] = r;
+    for (size_t t = i; t <= j; t++) ranks[idx[t]] = r;
     i = j + 1;
   }
-  free(k);
+  free(key);
+  free(idx);
   return 0;
 }
 

@@ -171,18 +171,37 @@ static int count_duplicates(const double *values, size_t nrows, size_t ncols, si
   return 0;
 }
 
+/* Levels tabled once per parameter, so mapping 10^5 runs does not recompute
+ * (and re-snap) a level per value. */
+#define TABLE_MAX 65536
+
 int wsisa_sa_design_map(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err *e) {
   int moat = d->method == WSISA_SA_MOAT;
-  for (size_t r = 0; r < d->nrows; r++) {
-    double *row = d->values + r * d->nparams;
-    for (size_t c = 0; c < d->nparams; c++) row[c] = space->params[c].value + 0.0;
-    for (size_t i = 0; i < d->ndims; i++) {
-      const wsisa_sa_param *p = &space->params[d->dims[i]];
-      double u = d->unit[r * d->ndims + i];
+  for (size_t r = 0; r < d->nrows; r++)
+    for (size_t c = 0; c < d->nparams; c++)
+      d->values[r * d->nparams + c] = space->params[c].value + 0.0;
+  double *levels = wsisa__sa_calloc(TABLE_MAX, sizeof *levels, e);
+  if (!levels) return WSISA_ENOMEM;
+  for (size_t i = 0; i < d->ndims; i++) {
+    const wsisa_sa_param *p = &space->params[d->dims[i]];
+    size_t count = wsisa_sa_param_count(p), col = d->dims[i];
+    int tabled = count > 0 && count <= TABLE_MAX;
+    for (size_t k = 0; tabled && k < count; k++) levels[k] = wsisa_sa_param_at(p, k);
+    for (size_t r = 0; r < d->nrows; r++) {
+      double u = d->unit[r * d->ndims + i], v;
+      if (!tabled)
+        v = moat ? grid_value(p, u) : wsisa_sa_param_from_unit(p, u);
+      else if (moat)
+        v = levels[(size_t)llround(u * (double)(count - 1))];
+      else {
+        double bin = floor(u * (double)count);
+        v = levels[bin <= 0 ? 0 : bin >= (double)(count - 1) ? count - 1 : (size_t)bin];
+      }
       /* + 0.0 turns a -0 into 0 so equal rows have equal bytes. */
-      row[d->dims[i]] = (moat ? grid_value(p, u) : wsisa_sa_param_from_unit(p, u)) + 0.0;
+      d->values[r * d->nparams + col] = v + 0.0;
     }
   }
+  free(levels);
   return count_duplicates(d->values, d->nrows, d->nparams, &d->nduplicates, e);
 }
 

@@ -27,9 +27,12 @@
  *               it starts at index 1, skipping the origin.
  *   hammersley  point j of n is ((j + 1/2)/n, phi_2(j+1), phi_3(j+1), ...): the
  *               first coordinate is the centre of stratum j, the rest is Halton.
- *   sobol       Joe & Kuo (2008) direction numbers (new-joe-kuo-6.21201), Gray-code
- *               order, 32-bit; it starts at index 1, skipping the origin, so point
- *               j is the (j+1)-th point of the published sequence.
+ *   sobol       Joe & Kuo (2008) direction numbers (new-joe-kuo-6.21201, 1024
+ *               dimensions), Gray-code order, 32-bit; it starts at index 1,
+ *               skipping the origin, so point j is the (j+1)-th point of the
+ *               published sequence. Point 1 is (1/2, ..., 1/2): the first VBD
+ *               base sample has A = B and adds nothing to the estimators (a
+ *               1/N shrinkage), and several rows repeat; designs count them.
  *   lhs         stratum of row j in dimension i is a uniform random permutation;
  *               the point is uniform inside its stratum.
  *   mc          xoshiro256** seeded through splitmix64.
@@ -54,6 +57,9 @@
  * sequence (point j: A_j = u[0..k-1], B_j = u[k..2k-1]); AB_i is A with column i
  * from B, BA_i is B with column i from A. Runs are grouped by base sample:
  * A_j, AB_j^1..AB_j^k, [BA_j^1..BA_j^k when second order], B_j.
+ * Outputs are first centred on the mean of f(A) and f(B), which leaves every
+ * estimator's expectation unchanged and keeps a large offset from inflating
+ * its variance.
  *   V   = population variance of f(A) and f(B) together (2N values)
  *   S1  = mean(f(B) (f(AB_i) - f(A))) / V                 (Saltelli 2010)
  *   ST  = mean((f(A) - f(AB_i))^2) / (2 V)                (Jansen 1999)
@@ -66,7 +72,10 @@
  *
  * Correlation. Pearson; Spearman = Pearson of ranks, ties get their average
  * rank; PCC = partial correlation of x_i and y given every other varying
- * parameter, from the inverse of the correlation matrix; PRCC = PCC of ranks. */
+ * parameter, from the inputs' correlation matrix R and their correlations r
+ * with y: beta = R^-1 r, pcc_i = beta_i / sqrt((1 - r.beta) (R^-1)_ii + beta_i^2)
+ * (exactly +-1 for an exact linear model); PRCC = PCC of ranks. A constant
+ * input is left out of the conditioning; collinear inputs give NaN. */
 
 /* ---- random numbers ------------------------------------------------------- */
 
