@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -37,6 +38,7 @@ typedef struct analysis {
   wsisa_csv *outputs;
   size_t nout;
   size_t *out_cols;
+  double *y;                 /* nout x runs, NaN where missing or not finite */
   const char **labels;       /* names of the varying parameters */
   FILE *report;              /* what stdout shows once everything is written */
   char *report_text;
@@ -171,6 +173,29 @@ static int check_outputs(analysis *a, wsisa_err *e) {
     else
       a->out_cols[i] = (size_t)c;
   }
+  if (!rc && !(a->y = calloc(a->nout * n + 1, sizeof *a->y)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < a->nout && !rc; i++)
+    for (size_t r = 0; r < n && !rc; r++) {
+      double *v = &a->y[i * n + r];
+      rc = wsisa_csv_number(y, r, a->out_cols[i], v, e);
+      if (!isfinite(*v)) *v = NAN;
+    }
+  /* VBD refuses missing outputs before anything is written. */
+  for (size_t i = 0; i < a->nout && !rc && a->design->method == WSISA_SA_VBD && !a->drop_missing;
+       i++) {
+    size_t nmissing = 0;
+    for (size_t r = 0; r < n; r++)
+      if (isnan(a->y[i * n + r])) absent[nmissing++] = r;
+    if (nmissing) {
+      char list[256];
+      run_list(absent, nmissing, list, sizeof list);
+      rc = wsisa_error(e, WSISA_EFORMAT,
+                       "%s: '%s' is missing or not finite for run%s %s; VBD needs every run "
+                       "(--drop-missing drops their base samples)",
+                       y->path, y->header[a->out_cols[i]], nmissing == 1 ? "" : "s", list);
+    }
+  }
   free(ids);
   free(absent);
   free(seen);
@@ -302,18 +327,10 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
   return rc;
 }
 
-static int analyze_vbd(analysis *a, const char *output, const double *y, const size_t *missing,
-                       size_t nmissing, json_t *res, wsisa_stage *stage, wsisa_err *e) {
+static int analyze_vbd(analysis *a, const char *output, const double *y, json_t *res,
+                       wsisa_stage *stage, wsisa_err *e) {
   const wsisa_sa_design *d = a->design;
   size_t k = d->ndims;
-  if (nmissing && !a->drop_missing) {
-    char list[256];
-    run_list(missing, nmissing, list, sizeof list);
-    return wsisa_error(e, WSISA_EFORMAT,
-                       "%s: '%s' is missing or not finite for run%s %s; VBD needs every run "
-                       "(--drop-missing drops their base samples)",
-                       a->outputs_path, output, nmissing == 1 ? "" : "s", list);
-  }
   wsisa_sa_vbd_opts vo = {a->opts.bootstrap, a->opts.confidence, a->opts.seed, a->drop_missing};
   wsisa_sa_vbd_result r;
   size_t dropped = 0;
@@ -412,35 +429,29 @@ static int analyze_correlation(analysis *a, const char *output, const double *y,
 }
 
 static int analyze_output(analysis *a, size_t which, wsisa_stage *stage, wsisa_err *e) {
-  const wsisa_csv *out = a->outputs;
-  size_t col = a->out_cols[which], n = a->design->nrows, nmissing = 0;
-  const char *name = out->header[col];
-  double *y = calloc(n, sizeof *y);
+  size_t n = a->design->nrows, nmissing = 0;
+  const char *name = a->outputs->header[a->out_cols[which]];
+  const double *y = a->y + which * n;
   size_t *missing = calloc(n + 1, sizeof *missing);
-  int rc = y && missing ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t r = 0; r < n && !rc; r++) {
-    rc = wsisa_csv_number(out, r, col, &y[r], e);
-    if (!rc && !isfinite(y[r])) {
-      y[r] = NAN;
-      missing[nmissing++] = r;
-    }
-  }
+  if (!missing) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t r = 0; r < n; r++)
+    if (isnan(y[r])) missing[nmissing++] = r;
   json_t *res = json_object(), *miss = json_array();
   for (size_t i = 0; i < nmissing; i++) json_array_append_new(miss, json_integer((json_int_t)missing[i]));
   json_object_set_new(res, "missing_runs", miss);
-  if (!rc && nmissing && (a->design->method != WSISA_SA_VBD || a->drop_missing)) {
+  if (nmissing) {
     char list[256];
     run_list(missing, nmissing, list, sizeof list);
     fprintf(a->report, "%s: %zu run%s with a missing or non-finite output: %s\n", name, nmissing,
             nmissing == 1 ? "" : "s", list);
   }
-  if (!rc) switch (a->design->method) {
-      case WSISA_SA_MOAT: rc = analyze_moat(a, name, y, res, stage, e); break;
-      case WSISA_SA_VBD: rc = analyze_vbd(a, name, y, missing, nmissing, res, stage, e); break;
-      default: rc = analyze_correlation(a, name, y, res, stage, e); break;
-    }
+  int rc;
+  switch (a->design->method) {
+    case WSISA_SA_MOAT: rc = analyze_moat(a, name, y, res, stage, e); break;
+    case WSISA_SA_VBD: rc = analyze_vbd(a, name, y, res, stage, e); break;
+    default: rc = analyze_correlation(a, name, y, res, stage, e); break;
+  }
   json_object_set_new(a->results, name, res);
-  free(y);
   free(missing);
   return rc;
 }
@@ -488,9 +499,13 @@ static int run(analysis *a, wsisa_err *e) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < k; i++) a->labels[i] = a->space->params[a->design->dims[i]].name;
   struct stat st;
-  if (!rc && stat(a->dir, &st) != 0 && mkdir(a->dir, 0777) != 0)
-    rc = wsisa_error(e, WSISA_EIO, "%s: %s", a->dir, strerror(errno));
-  else if (!rc && stat(a->dir, &st) == 0 && !S_ISDIR(st.st_mode))
+  int made_dir = 0;
+  if (!rc && stat(a->dir, &st) != 0) {
+    if (mkdir(a->dir, 0777) != 0)
+      rc = wsisa_error(e, WSISA_EIO, "%s: %s", a->dir, strerror(errno));
+    else
+      made_dir = 1;
+  } else if (!rc && !S_ISDIR(st.st_mode))
     rc = wsisa_error(e, WSISA_EIO, "%s: not a directory", a->dir);
   const char *csv_path = rc ? NULL : staged(a, &stage, "", "indices.csv", e);
   if (!rc) rc = csv_path ? wsisa_csv_create(csv_path, &a->csv, e) : failed(e);
@@ -532,7 +547,10 @@ static int run(analysis *a, wsisa_err *e) {
       rc = wsisa_error(e, WSISA_EIO, "%s: cannot write", jpath);
   }
   if (!rc) rc = wsisa_stage_commit(&stage, e);
-  if (rc) wsisa_stage_abort(&stage);
+  if (rc) {
+    wsisa_stage_abort(&stage);
+    if (made_dir) rmdir(a->dir); /* empty again: leave no trace */
+  }
   return rc;
 }
 
@@ -596,6 +614,7 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
   json_decref(a.json);
   free(a.labels);
   free(a.out_cols);
+  free(a.y);
   wsisa_csv_free(a.outputs);
   wsisa_sa_design_free(a.design);
   wsisa_sa_space_free(a.space);

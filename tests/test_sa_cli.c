@@ -207,7 +207,8 @@ Test(sa_cli, vbd_refuses_missing_outputs_and_writes_nothing) {
   size_t files = 0;
   for (struct dirent *ent; d && (ent = readdir(d));) files += ent->d_name[0] != '.';
   if (d) closedir(d);
-  cr_expect_eq(files, 0, "a refused analysis leaves no file, temporary or final");
+  cr_expect_null(d, "a refused analysis creates no directory and no file");
+  cr_expect_eq(files, 0);
   out = run_ok("%s --drop-missing", args);
   cr_expect(strstr(out, "y: dropped 2 of 4 base samples"), "%s", out);
   free(out);
