@@ -57,6 +57,12 @@ int wsisa_sa_opts_check(const wsisa_sa_opts *o, size_t dims, wsisa_err *e) {
                              "levels: %u is not an even number from 2 to 1000 (Morris' "
                              "Delta = p/(2(p-1)) needs p even)",
                              o->levels);
+    /* The selection compares every pair of the pool's trajectories. */
+    if (o->pool > 1000)
+      return wsisa__sa_error(e, WSISA_EUSAGE,
+                             "pool: %zu trajectories is too many to compare pairwise (at most "
+                             "1000)",
+                             o->pool);
     if (o->pool && o->pool < o->trajectories)
       return wsisa__sa_error(e, WSISA_EUSAGE,
                              "pool: %zu trajectories cannot yield the %zu to keep", o->pool,
