@@ -474,8 +474,9 @@ static void begin_json(analysis *a) {
     json_object_set_new(conv, "delta", json_real((double)o->levels / (2.0 * (o->levels - 1))));
     json_object_set_new(conv, "sigma_denominator", json_string("n-1"));
     json_object_set_new(conv, "units",
-                        json_string("mu, mu_star, sigma: per unit-cube step (grid units); "
-                                    "*_param: per unit of the parameter (null: categorical)"));
+                        json_string("mu, mu_star, sigma: dy/du, u the parameter scaled to "
+                                    "[0, 1] (grid units); *_param: dy/dvalue (null: "
+                                    "categorical)"));
   } else if (a->design->method == WSISA_SA_VBD) {
     json_object_set_new(conv, "first_order", json_string("Saltelli 2010"));
     json_object_set_new(conv, "total", json_string("Jansen 1999"));
