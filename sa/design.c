@@ -142,12 +142,19 @@ static double grid_value(const wsisa_sa_param *p, double u) {
 }
 
 static uint64_t row_hash(const double *row, size_t ncols) {
-  /* FNV-1a over the bytes: mapped values are never -0, so equal rows have
-   * equal bytes. */
-  const unsigned char *p = (const unsigned char *)row;
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < ncols * sizeof *row; i++) h = (h ^ p[i]) * 0x100000001b3ULL;
-  return h;
+  /* A word at a time, then a splitmix64 finaliser so the low bits (the table
+   * index) depend on every value. Mapped values are never -0, so equal rows
+   * have equal bytes. */
+  uint64_t h = 0x9e3779b97f4a7c15ULL;
+  for (size_t i = 0; i < ncols; i++) {
+    uint64_t w;
+    memcpy(&w, &row[i], sizeof w);
+    h = (h ^ w) * 0x100000001b3ULL;
+    h ^= h >> 29;
+  }
+  h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  h = (h ^ (h >> 27)) * 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
 }
 
 /* Rows equal to an earlier row, through an open-addressing table of row
@@ -178,36 +185,49 @@ static int count_duplicates(const double *values, size_t nrows, size_t ncols, si
 }
 
 /* Levels tabled once per parameter, so mapping 10^5 runs does not recompute
- * (and re-snap) a level per value. */
+ * (and re-snap) a level per value; rows are filled in order for locality. */
 #define TABLE_MAX 65536
 
 int wsisa_sa_design_map(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err *e) {
   int moat = d->method == WSISA_SA_MOAT;
-  for (size_t r = 0; r < d->nrows; r++)
-    for (size_t c = 0; c < d->nparams; c++)
-      d->values[r * d->nparams + c] = space->params[c].value + 0.0;
-  double *levels = wsisa__sa_calloc(TABLE_MAX, sizeof *levels, e);
-  if (!levels) return WSISA_ENOMEM;
-  for (size_t i = 0; i < d->ndims; i++) {
-    const wsisa_sa_param *p = &space->params[d->dims[i]];
-    size_t count = wsisa_sa_param_count(p), col = d->dims[i];
-    int tabled = count > 0 && count <= TABLE_MAX;
-    for (size_t k = 0; tabled && k < count; k++) levels[k] = wsisa_sa_param_at(p, k);
-    for (size_t r = 0; r < d->nrows; r++) {
-      double u = d->unit[r * d->ndims + i], v;
-      if (!tabled)
-        v = moat ? grid_value(p, u) : wsisa_sa_param_from_unit(p, u);
-      else if (moat)
-        v = levels[(size_t)llround(u * (double)(count - 1))];
-      else {
-        double bin = floor(u * (double)count);
-        v = levels[bin <= 0 ? 0 : bin >= (double)(count - 1) ? count - 1 : (size_t)bin];
+  size_t k = d->ndims, total = 0;
+  size_t *count = wsisa__sa_calloc(k, sizeof *count, e), *offset = wsisa__sa_calloc(k, sizeof *offset, e);
+  int rc = count && offset ? 0 : WSISA_ENOMEM;
+  for (size_t i = 0; !rc && i < k; i++) {
+    count[i] = wsisa_sa_param_count(&space->params[d->dims[i]]);
+    if (count[i] > TABLE_MAX) count[i] = 0; /* too many to table: map each value */
+    offset[i] = total;
+    total += count[i];
+  }
+  double *levels = rc ? NULL : wsisa__sa_calloc(total, sizeof *levels, e);
+  if (!rc && !levels) rc = WSISA_ENOMEM;
+  for (size_t i = 0; !rc && i < k; i++)
+    for (size_t j = 0; j < count[i]; j++)
+      levels[offset[i] + j] = wsisa_sa_param_at(&space->params[d->dims[i]], j);
+  for (size_t r = 0; !rc && r < d->nrows; r++) {
+    double *row = d->values + r * d->nparams;
+    const double *u = d->unit + r * k;
+    for (size_t c = 0; c < d->nparams; c++) row[c] = space->params[c].value + 0.0;
+    for (size_t i = 0; i < k; i++) {
+      const wsisa_sa_param *p = &space->params[d->dims[i]];
+      size_t n = count[i];
+      double v;
+      if (!n) {
+        v = moat ? grid_value(p, u[i]) : wsisa_sa_param_from_unit(p, u[i]);
+      } else if (moat) {
+        v = levels[offset[i] + (size_t)llround(u[i] * (double)(n - 1))];
+      } else {
+        double bin = floor(u[i] * (double)n);
+        v = levels[offset[i] + (bin <= 0 ? 0 : bin >= (double)(n - 1) ? n - 1 : (size_t)bin)];
       }
       /* + 0.0 turns a -0 into 0 so equal rows have equal bytes. */
-      d->values[r * d->nparams + col] = v + 0.0;
+      row[d->dims[i]] = v + 0.0;
     }
   }
+  free(count);
+  free(offset);
   free(levels);
+  if (rc) return rc;
   return count_duplicates(d->values, d->nrows, d->nparams, &d->nduplicates, e);
 }
 
