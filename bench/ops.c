@@ -58,7 +58,7 @@ static int new_img(int size, int ch, wsisa_dtype t, wsisa_image **img, starpu_da
 }
 
 static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
-  const double *p = wsisa_seg_param_defaults;
+  const double *p = wsisa_seg_defaults();
   wsisa_image *raw = NULL, *tmp_img[6] = {0};
   starpu_data_handle_t h_raw, t[6];
   int rc = mirrored_tile(SAMPLE_SLIDE, size, &raw, e);
@@ -204,7 +204,7 @@ static bench_stats time_workflow(inputs *in, int size, int repeats) {
     wsisa_tile_data tile;
     wsisa_err e = WSISA_ERR_INIT;
     if (wsisa_workflow_tile_submit(in->h_rgb, size, size, 1, &tile, &e) == 0) {
-      wsisa_workflow_segment_submit(&tile, wsisa_seg_param_defaults, in->h_out_u8b, &e);
+      wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), in->h_out_u8b, &e);
       wsisa_workflow_tile_release(&tile, 1);
     }
     starpu_task_wait_for_all();

@@ -119,10 +119,10 @@ static int make_design(run_state *s, wsisa_err *e) {
   s->params = malloc(s->nruns * WSISA_SEG_NPARAMS * sizeof *s->params);
   if (!s->params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
-    long col = wsisa_sa_space_find(s->space, wsisa_seg_param_names[p]);
+    long col = wsisa_sa_space_find(s->space, wsisa_seg_param_name(p));
     for (size_t r = 0; r < s->nruns; r++)
       s->params[r * WSISA_SEG_NPARAMS + p] =
-          col < 0 ? wsisa_seg_param_defaults[p]
+          col < 0 ? wsisa_seg_defaults()[p]
                   : s->design->values[r * s->design->nparams + (size_t)col];
   }
   return 0;
@@ -157,7 +157,7 @@ static int buckets_none(run_state *s, const uint64_t *keys, wsisa_err *e) {
 static int make_plan(run_state *s, wsisa_err *e) {
   double t0 = now();
   size_t level[WSISA_SEG_NPARAMS];
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = (size_t)wsisa_seg_param_level[p] - 1;
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = (size_t)wsisa_seg_param_level(p) - 1;
   uint64_t *keys = malloc(s->nruns * WSISA_SEG_LEVELS * sizeof *keys);
   if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   int rc = wsisa_reuse_keys_from_values(s->params, s->nruns, WSISA_SEG_NPARAMS, level,
@@ -278,7 +278,7 @@ static int write_metrics(run_state *s, wsisa_err *e) {
     return rc;
   }
   wsisa_csv_text(w, "run_id");
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_names[p]);
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
   const char *cols[] = {"dice", "jaccard", "pixels_both", "pixels_run", "pixels_reference"};
   for (size_t c = 0; c < 5; c++) wsisa_csv_text(w, cols[c]);
   wsisa_csv_end_row(w);

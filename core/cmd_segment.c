@@ -179,7 +179,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   segment_opts o = {0};
   o.tile_size = 1024;
   o.normalize = 1;
-  memcpy(o.params, wsisa_seg_param_defaults, sizeof o.params);
+  memcpy(o.params, wsisa_seg_defaults(), sizeof o.params);
   int opt, rc;
   opterr = 0;
   optind = 1;

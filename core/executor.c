@@ -119,7 +119,7 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, w, h, o->normalize, &ts->data, e))) return rc;
   stats->tile_stages++;
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
-  if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_param_defaults, ts->ref, e)))
+  if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
     return rc;
   uint64_t counts[3] = {0, 0, 0};
   starpu_data_handle_t hc;

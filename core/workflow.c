@@ -8,63 +8,25 @@
 
 #include "codelets/codelets.h"
 #include "core/workflow.h"
+#include "sa/sa.h"
 
-const char *const wsisa_seg_param_names[WSISA_SEG_NPARAMS] = {
-    "B", "G", "R", "T1", "T2", "G1", "G2", "min_size", "max_size", "min_size_pl",
-    "min_size_seg", "max_size_seg", "fill_holes_conn", "recon_conn", "watershed_conn"};
+const char *wsisa_seg_param_name(int index) { return wsisa_sa_seg_params[index].name; }
 
-const double wsisa_seg_param_defaults[WSISA_SEG_NPARAMS] = {
-    220, 220, 220, 5.0, 4.0, 80, 45, 11, 1000, 30, 21, 1000, 4, 8, 8};
+int wsisa_seg_param_level(int index) { return wsisa_sa_seg_params[index].level; }
 
-const int wsisa_seg_param_level[WSISA_SEG_NPARAMS] = {1, 1, 1, 1, 1, 3, 5, 4, 4,
-                                                      6, 7, 7, 3, 2, 6};
-
-int wsisa_seg_param_index(const char *name) {
-  for (int i = 0; i < WSISA_SEG_NPARAMS; i++)
-    if (strcmp(name, wsisa_seg_param_names[i]) == 0) return i;
-  return -1;
-}
-
-typedef enum { DOMAIN_BYTE, DOMAIN_RATIO, DOMAIN_SIZE, DOMAIN_CONN } param_domain;
-
-static const param_domain domains[WSISA_SEG_NPARAMS] = {
-    DOMAIN_BYTE, DOMAIN_BYTE, DOMAIN_BYTE, DOMAIN_RATIO, DOMAIN_RATIO, DOMAIN_BYTE,
-    DOMAIN_BYTE, DOMAIN_SIZE, DOMAIN_SIZE, DOMAIN_SIZE, DOMAIN_SIZE, DOMAIN_SIZE,
-    DOMAIN_CONN, DOMAIN_CONN, DOMAIN_CONN};
-
-#define MAX_RATIO 1000.0
-#define MAX_SIZE 1000000000.0
-
-int wsisa_seg_param_check(int index, double v, wsisa_err *e) {
-  const char *name = wsisa_seg_param_names[index];
-  int whole = v == (double)(long long)v;
-  switch (domains[index]) {
-    case DOMAIN_BYTE:
-      if (!whole || v < 0 || v > 255)
-        return wsisa_error(e, WSISA_EUSAGE, "%s=%g: must be a whole number in 0..255", name, v);
-      break;
-    case DOMAIN_RATIO:
-      if (!(v > 0) || v > MAX_RATIO)
-        return wsisa_error(e, WSISA_EUSAGE, "%s=%g: must be a ratio in (0, %g]", name, v,
-                           MAX_RATIO);
-      break;
-    case DOMAIN_SIZE:
-      if (!whole || v < 0 || v > MAX_SIZE)
-        return wsisa_error(e, WSISA_EUSAGE, "%s=%g: must be a whole pixel count in 0..%g",
-                           name, v, MAX_SIZE);
-      break;
-    case DOMAIN_CONN:
-      if (v != 4 && v != 8)
-        return wsisa_error(e, WSISA_EUSAGE, "%s=%g: connectivity must be 4 or 8", name, v);
-      break;
+const double *wsisa_seg_defaults(void) {
+  static double defaults[WSISA_SEG_NPARAMS];
+  static int filled;
+  if (!filled) {
+    for (int i = 0; i < WSISA_SEG_NPARAMS; i++) defaults[i] = wsisa_sa_seg_params[i].def;
+    filled = 1;
   }
-  return 0;
+  return defaults;
 }
 
 int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e) {
   char buf[1024];
-  if (strlen(text) >= sizeof buf)
-    return wsisa_error(e, WSISA_EUSAGE, "--params: too long");
+  if (strlen(text) >= sizeof buf) return wsisa_error(e, WSISA_EUSAGE, "--params: too long");
   strcpy(buf, text);
   char *save = NULL;
   for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
@@ -72,20 +34,15 @@ int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e) {
     if (!eq || eq == item || !eq[1])
       return wsisa_error(e, WSISA_EUSAGE, "--params %s: expected name=value", item);
     *eq = '\0';
-    int idx = wsisa_seg_param_index(item);
-    if (idx < 0)
-      return wsisa_error(e, WSISA_EUSAGE,
-                         "--params: unknown parameter '%s' (one of B, G, R, T1, T2, G1, G2, "
-                         "min_size, max_size, min_size_pl, min_size_seg, max_size_seg, "
-                         "fill_holes_conn, recon_conn, watershed_conn)",
-                         item);
+    const wsisa_sa_seg_param *sp = NULL;
+    int rc = wsisa_sa_seg_lookup(item, &sp, e);
+    if (rc) return rc;
     char *end;
     double v = strtod(eq + 1, &end);
     if (end == eq + 1 || *end || !isfinite(v))
       return wsisa_error(e, WSISA_EUSAGE, "--params %s=%s: not a number", item, eq + 1);
-    int rc = wsisa_seg_param_check(idx, v, e);
-    if (rc) return rc;
-    p[idx] = v;
+    if ((rc = wsisa_sa_seg_validate(item, v, e))) return rc;
+    p[sp - wsisa_sa_seg_params] = v;
   }
   return 0;
 }

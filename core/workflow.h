@@ -20,15 +20,13 @@ enum {
 /* Share of background pixels at or above which a tile's mask is empty. */
 #define WSISA_BACKGROUND_SKIP 0.9
 
-extern const char *const wsisa_seg_param_names[WSISA_SEG_NPARAMS];
-extern const double wsisa_seg_param_defaults[WSISA_SEG_NPARAMS];
-/* Task level (1..7) whose identity includes each parameter. */
-extern const int wsisa_seg_param_level[WSISA_SEG_NPARAMS];
-int wsisa_seg_param_index(const char *name);
-/* Is `value` meaningful for parameter `index` (its domain, wider than the SA
- * ranges: 0..255 for intensities, positive ratios, whole sizes, 4 or 8 for
- * connectivities)? The message names the parameter and its valid range. */
-int wsisa_seg_param_check(int index, double value, wsisa_err *e);
+/* Names, defaults and task levels come from the one table of the
+ * segmentation's parameters, sa/'s wsisa_sa_seg_params, in this order. */
+const char *wsisa_seg_param_name(int index);
+/* Task level (1..7) whose identity includes the parameter. */
+int wsisa_seg_param_level(int index);
+/* The default parameter set (15 values, canonical order). */
+const double *wsisa_seg_defaults(void);
 /* Parse "name=value,name=value" onto `p` (which holds defaults or earlier values). */
 int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e);
 
