@@ -48,11 +48,10 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png", 2);
   char dir[4300];
   char *base = run_study(study, "STARPU_SCHED=eager", "--reuse none", dir, sizeof dir);
-  /* 2 trajectories x 7 runs, a header, and some runs differ from the default */
+  /* a header and 2 trajectories x 7 runs */
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 15);
-  cr_expect(strstr(base, ",1,1,") != NULL, "no run equal to the reference?");
   static const char *const variants[][2] = {
       {"STARPU_SCHED=eager", "--reuse stage"}, {"STARPU_SCHED=lws", "--reuse rtma --max-bucket-size 3"},
       {"STARPU_SCHED=dmda", "--reuse trtma --max-buckets 2"},
