@@ -2,6 +2,8 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
+WSISA__OP_DECLARE(invert);
+
 struct invert_args {
   int channel;
 };

@@ -11,10 +11,10 @@
 
 typedef struct wsisa_slide wsisa_slide;
 
-typedef struct wsisa_slide_level {
+typedef struct wsisa_level {
   int64_t width, height;
   double downsample;
-} wsisa_slide_level;
+} wsisa_level;
 
 /* Open any slide OpenSlide reads. Errors name the path and what is wrong. */
 int wsisa_slide_open(const char *path, wsisa_slide **out, wsisa_err *e);
@@ -23,7 +23,7 @@ const char *wsisa_slide_path(const wsisa_slide *slide);
 const char *wsisa_slide_vendor(const wsisa_slide *slide);
 int wsisa_slide_level_count(const wsisa_slide *slide);
 /* Fails with WSISA_EUSAGE for a level out of range. */
-int wsisa_slide_level(const wsisa_slide *slide, int level, wsisa_slide_level *out,
+int wsisa_slide_level(const wsisa_slide *slide, int level, wsisa_level *out,
                       wsisa_err *e);
 /* Microns per pixel at level 0; returns 1 (and leaves the outputs at 0) when the
  * slide does not say. */

@@ -57,13 +57,18 @@ char *tu_slurp(const char *path, size_t *len) {
 }
 
 int tu_run(const char *args, char **out, char **err) {
+  char cmd[12288];
+  snprintf(cmd, sizeof cmd, "%s %s", WSISA_EXE, args);
+  return tu_run_shell(cmd, out, err);
+}
+
+int tu_run_shell(const char *command, char **out, char **err) {
   const char *dir = tu_tmpdir("run");
   if (!dir) return -1;
-  char cmd[8192], out_path[4200], err_path[4200];
+  char cmd[16384], out_path[4200], err_path[4200];
   snprintf(out_path, sizeof out_path, "%s/stdout", dir);
   snprintf(err_path, sizeof err_path, "%s/stderr", dir);
-  snprintf(cmd, sizeof cmd, "%s %s >'%s' 2>'%s' </dev/null", WSISA_EXE, args, out_path,
-           err_path);
+  snprintf(cmd, sizeof cmd, "%s >'%s' 2>'%s' </dev/null", command, out_path, err_path);
   int status = system(cmd);
   if (out) *out = tu_slurp(out_path, NULL);
   if (err) *err = tu_slurp(err_path, NULL);
@@ -94,3 +99,16 @@ int tu_starpu_start(void) {
 }
 
 void tu_starpu_stop(void) { wsisa_runtime_shutdown(); }
+
+int tu_run_op(uint32_t where, wsisa_image **imgs, int nimgs, tu_submit_fn submit, void *arg) {
+  starpu_data_handle_t h[16];
+  if (nimgs > 16) return -1;
+  for (int i = 0; i < nimgs; i++)
+    if (wsisa_image_register(imgs[i], &h[i], NULL)) return -1;
+  wsisa_codelets_set_where(where);
+  int rc = submit(h, arg);
+  starpu_task_wait_for_all();
+  wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
+  for (int i = 0; i < nimgs; i++) starpu_data_unregister(h[i]);
+  return rc;
+}

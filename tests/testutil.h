@@ -4,6 +4,8 @@
 
 #include <stddef.h>
 
+#include <starpu.h>
+
 #include "core/core.h"
 
 /* Absolute path of a file under the source tree (static buffer rotation). */
@@ -14,11 +16,20 @@ const char *tu_tmpdir(const char *tag);
  * and stderr into malloc'd strings (may be NULL to discard). Returns the exit
  * status, or -1 if it did not exit normally. */
 int tu_run(const char *args, char **out, char **err);
+/* The same for a whole shell command line. */
+int tu_run_shell(const char *command, char **out, char **err);
 /* Read a whole file into a malloc'd string; NULL if unreadable. */
 char *tu_slurp(const char *path, size_t *len);
 /* Number of pixels whose bytes differ between two images of the same shape;
  * (size_t)-1 when the shapes differ. */
 size_t tu_image_diff(const wsisa_image *a, const wsisa_image *b);
+/* Run one codelet graph on images: every image in `imgs` is registered (inputs
+ * and outputs alike; outputs are allocated by the caller), `submit` inserts the
+ * tasks using the handles in the same order, the tasks run where `where` allows
+ * (STARPU_CPU or STARPU_OPENCL), and every image holds its result on return.
+ * Returns what `submit` returned. */
+typedef int (*tu_submit_fn)(starpu_data_handle_t *handles, void *arg);
+int tu_run_op(uint32_t where, wsisa_image **imgs, int nimgs, tu_submit_fn submit, void *arg);
 /* Start StarPU with one CPU worker and, when PoCL offers it, one OpenCL worker. */
 int tu_starpu_start(void);
 void tu_starpu_stop(void);

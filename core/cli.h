@@ -1,0 +1,15 @@
+/* Small helpers shared by the subcommands' flag parsing. */
+#ifndef WSISA_CLI_H
+#define WSISA_CLI_H
+
+#include "core/core.h"
+
+/* Parse a whole decimal integer for `flag`; refuses trailing text. */
+int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e);
+/* Parse a finite number for `flag`. */
+int wsisa_cli_double(const char *flag, const char *text, double *out, wsisa_err *e);
+/* The error for the option getopt_long (optstring starting with ':') just
+ * rejected: `opt` is its return value, ':' for a missing value. */
+int wsisa_cli_bad_option(int opt, char **argv, wsisa_err *e);
+
+#endif

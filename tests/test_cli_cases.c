@@ -1,0 +1,115 @@
+/* Data-driven CLI cases: every folder of tests/cases/ holds `args` (after
+ * `wsisa`; @SRC@ is the source tree, @CASE@ the case folder, @TMP@ a fresh
+ * temporary folder), optionally `env` (VAR=value words put before the command),
+ * `exit` (the expected status) and `stderr` (text expected in the error). A
+ * failing case must print nothing on stdout: no partial output. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/testutil.h"
+
+static void chomp(char *s) {
+  size_t n = strlen(s);
+  while (n && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+}
+
+/* Replace every @KEY@ by its value. */
+static void expand(const char *in, char *out, size_t cap, const char *case_dir,
+                   const char *tmp) {
+  const char *keys[] = {"@SRC@", "@CASE@", "@TMP@"};
+  const char *vals[] = {WSISA_SOURCE_DIR, case_dir, tmp};
+  size_t n = 0;
+  while (*in && n + 1 < cap) {
+    int hit = 0;
+    for (int k = 0; k < 3 && !hit; k++) {
+      size_t kl = strlen(keys[k]);
+      if (strncmp(in, keys[k], kl) == 0) {
+        n += (size_t)snprintf(out + n, cap - n, "%s", vals[k]);
+        in += kl;
+        hit = 1;
+      }
+    }
+    if (!hit) out[n++] = *in++;
+  }
+  out[n < cap ? n : cap - 1] = '\0';
+}
+
+static int run_case(const char *name) {
+  char dir[4096], path[4200], args[8192], env_line[2048] = "", cmd[12288];
+  snprintf(dir, sizeof dir, "%s/tests/cases/%s", WSISA_SOURCE_DIR, name);
+  snprintf(path, sizeof path, "%s/args", dir);
+  char *raw = tu_slurp(path, NULL);
+  cr_assert_not_null(raw, "case %s: no args file", name);
+  chomp(raw);
+  const char *tmp = tu_tmpdir(name);
+  expand(raw, args, sizeof args, dir, tmp);
+  free(raw);
+  snprintf(path, sizeof path, "%s/env", dir);
+  char *env = tu_slurp(path, NULL);
+  if (env) {
+    chomp(env);
+    snprintf(env_line, sizeof env_line, "env %s ", env);
+    free(env);
+  }
+  snprintf(path, sizeof path, "%s/exit", dir);
+  char *exit_s = tu_slurp(path, NULL);
+  int want_exit = exit_s ? atoi(exit_s) : 0;
+  free(exit_s);
+  snprintf(path, sizeof path, "%s/stderr", dir);
+  char *want_err = tu_slurp(path, NULL);
+  if (want_err) chomp(want_err);
+
+  char *out = NULL, *err = NULL;
+  int status;
+  if (env_line[0]) {
+    snprintf(cmd, sizeof cmd, "%s%s %s", env_line, WSISA_EXE, args);
+    status = tu_run_shell(cmd, &out, &err);
+  } else {
+    status = tu_run(args, &out, &err);
+  }
+  int ok = 1;
+  cr_expect_eq(status, want_exit, "case %s: exit %d, expected %d (stderr: %s)", name, status,
+               want_exit, err ? err : "");
+  ok &= status == want_exit;
+  if (want_err && want_err[0]) {
+    int found = err && strstr(err, want_err) != NULL;
+    cr_expect(found, "case %s: stderr lacks \"%s\"; it was: %s", name, want_err,
+              err ? err : "(none)");
+    ok &= found;
+  }
+  if (want_exit != 0) {
+    int quiet = !out || out[0] == '\0';
+    cr_expect(quiet, "case %s: failed but wrote to stdout: %s", name, out);
+    ok &= quiet;
+    /* One clear line: the error is a single line. */
+    int lines = 0;
+    for (const char *p = err; p && *p; p++) lines += *p == '\n';
+    if (want_err && want_err[0] && strncmp(want_err, "usage:", 6) != 0) {
+      cr_expect_eq(lines, 1, "case %s: expected one error line, got %d: %s", name, lines, err);
+      ok &= lines == 1;
+    }
+  }
+  free(out);
+  free(err);
+  free(want_err);
+  return ok;
+}
+
+Test(cli, cases) {
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/tests/cases", WSISA_SOURCE_DIR);
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d, "no tests/cases folder");
+  struct dirent *ent;
+  int total = 0, passed = 0;
+  while ((ent = readdir(d))) {
+    if (ent->d_name[0] == '.') continue;
+    total++;
+    passed += run_case(ent->d_name);
+  }
+  closedir(d);
+  cr_assert_gt(total, 10, "expected the bad-input cases, found %d", total);
+  cr_expect_eq(passed, total, "%d of %d cases failed", total - passed, total);
+}

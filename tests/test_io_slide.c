@@ -1,0 +1,163 @@
+/* Slides through OpenSlide: properties, tiles against independent reads, the
+ * tissue mask on the sample and on a synthetic slide with a known answer. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tiffio.h>
+
+#include "io/io.h"
+#include "tests/testutil.h"
+
+#define SAMPLE "tests/data/CMU-1-Small-Region.svs"
+
+static wsisa_slide *open_sample(void) {
+  wsisa_slide *s = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_slide_open(tu_src(SAMPLE), &s, &e), 0, "%s", e.msg);
+  return s;
+}
+
+Test(slide, properties) {
+  wsisa_slide *s = open_sample();
+  cr_expect_str_eq(wsisa_slide_vendor(s), "aperio");
+  cr_expect_eq(wsisa_slide_level_count(s), 1);
+  wsisa_level lv;
+  cr_assert_eq(wsisa_slide_level(s, 0, &lv, NULL), 0);
+  cr_expect_eq(lv.width, 2220);
+  cr_expect_eq(lv.height, 2967);
+  cr_expect_float_eq(lv.downsample, 1.0, 1e-12);
+  double mx, my;
+  cr_expect_eq(wsisa_slide_mpp(s, &mx, &my), 0);
+  cr_expect_float_eq(mx, 0.499, 1e-9);
+  cr_expect_float_eq(my, 0.499, 1e-9);
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_slide_level(s, 1, &lv, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "out of range") != NULL, "%s", e.msg);
+  wsisa_slide_close(s);
+}
+
+/* The same pixels whether read through the grid or as one region. */
+Test(slide, grid_tiles_match_whole_level) {
+  wsisa_slide *s = open_sample();
+  wsisa_err e = WSISA_ERR_INIT;
+  wsisa_image *whole = NULL, *tile = NULL;
+  wsisa_grid *g = NULL;
+  cr_assert_eq(wsisa_slide_read_rgb(s, 0, 0, 0, 2220, 2967, &whole, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_grid_make(s, 0, 700, 64, &g, &e), 0, "%s", e.msg);
+  cr_expect_eq(g->cols, 4); /* starts 0, 636, 1272, 1908 */
+  cr_expect_eq(g->rows, 5); /* starts 0 .. 2544 */
+  size_t bad = 0;
+  for (size_t i = 0; i < g->ntiles; i++) {
+    const wsisa_tile *t = &g->tiles[i];
+    cr_assert_eq(wsisa_slide_read_rgb(s, 0, t->x, t->y, t->width, t->height, &tile, &e), 0);
+    cr_expect(t->x + t->width <= 2220 && t->y + t->height <= 2967);
+    for (int y = 0; y < t->height; y++)
+      bad += memcmp(wsisa_image_row(tile, y),
+                    (uint8_t *)wsisa_image_row(whole, (int)t->y + y) + 3 * t->x,
+                    (size_t)t->width * 3) != 0;
+    wsisa_image_free(tile);
+  }
+  cr_expect_eq(bad, 0, "%zu tile rows differ from the whole-level read", bad);
+  /* the last column is clipped: 2220 - 1908 */
+  cr_expect_eq(g->tiles[3].width, 312);
+  wsisa_grid_free(g);
+  wsisa_image_free(whole);
+  wsisa_slide_close(s);
+}
+
+/* Against a region read by OpenSlide's Python binding (tests/golden/make_tiles.py). */
+Test(slide, region_matches_independent_read) {
+  wsisa_slide *s = open_sample();
+  wsisa_err e = WSISA_ERR_INIT;
+  wsisa_image *ours = NULL, *ref = NULL;
+  cr_assert_eq(wsisa_slide_read_rgb(s, 0, 1024, 1024, 1024, 1024, &ours, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_image_read(tu_src("tests/data/tile_1024.png"), &ref, &e), 0, "%s", e.msg);
+  cr_expect_eq(tu_image_diff(ours, ref), 0);
+  wsisa_image_free(ours);
+  wsisa_image_free(ref);
+  wsisa_slide_close(s);
+}
+
+/* The sample's tissue runs down the left two thirds; the right strip
+ * (x >= 2048, 172 px wide) is glass. */
+Test(slide, tissue_tiles_of_sample) {
+  wsisa_slide *s = open_sample();
+  wsisa_grid *g = NULL;
+  cr_assert_eq(wsisa_grid_make(s, 0, 1024, 0, &g, NULL), 0);
+  cr_expect_eq(g->ntiles, 9);
+  cr_expect_eq(g->ntissue, 6);
+  for (size_t i = 0; i < g->ntiles; i++)
+    cr_expect_eq(g->tiles[i].tissue, g->tiles[i].col < 2, "tile %zu", i);
+  wsisa_grid_free(g);
+  wsisa_slide_close(s);
+}
+
+/* A generic tiled TIFF: white glass with one purple block in the top-left
+ * quarter; no MPP property. */
+static void write_synthetic(const char *path, int side) {
+  TIFF *t = TIFFOpen(path, "w");
+  cr_assert_not_null(t);
+  TIFFSetField(t, TIFFTAG_IMAGEWIDTH, side);
+  TIFFSetField(t, TIFFTAG_IMAGELENGTH, side);
+  TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 3);
+  TIFFSetField(t, TIFFTAG_BITSPERSAMPLE, 8);
+  TIFFSetField(t, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+  TIFFSetField(t, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+  TIFFSetField(t, TIFFTAG_TILEWIDTH, 256);
+  TIFFSetField(t, TIFFTAG_TILELENGTH, 256);
+  TIFFSetField(t, TIFFTAG_COMPRESSION, COMPRESSION_DEFLATE);
+  unsigned char *buf = malloc(256 * 256 * 3);
+  for (int ty = 0; ty < side; ty += 256)
+    for (int tx = 0; tx < side; tx += 256) {
+      int purple = tx < side / 2 && ty < side / 2;
+      for (int i = 0; i < 256 * 256; i++) {
+        buf[3 * i] = purple ? 150 : 242;
+        buf[3 * i + 1] = purple ? 60 : 242;
+        buf[3 * i + 2] = purple ? 160 : 240;
+      }
+      TIFFWriteTile(t, buf, (uint32_t)tx, (uint32_t)ty, 0, 0);
+    }
+  free(buf);
+  TIFFClose(t);
+}
+
+Test(slide, synthetic_tissue_and_no_mpp) {
+  char path[4300];
+  snprintf(path, sizeof path, "%s/synthetic.tiff", tu_tmpdir("slide"));
+  write_synthetic(path, 2048);
+  wsisa_slide *s = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_slide_open(path, &s, &e), 0, "%s", e.msg);
+  cr_expect_str_eq(wsisa_slide_vendor(s), "generic-tiff");
+  double mx, my;
+  cr_expect_eq(wsisa_slide_mpp(s, &mx, &my), 1);
+  cr_expect_eq(mx, 0.0);
+  wsisa_grid *g = NULL;
+  cr_assert_eq(wsisa_grid_make(s, 0, 512, 0, &g, &e), 0, "%s", e.msg);
+  cr_expect_eq(g->ntiles, 16);
+  cr_expect_eq(g->ntissue, 4);
+  for (size_t i = 0; i < g->ntiles; i++) {
+    int expect = g->tiles[i].col < 2 && g->tiles[i].row < 2;
+    cr_expect_eq(g->tiles[i].tissue, expect, "tile %zu", i);
+    cr_expect_float_eq(g->tiles[i].tissue_fraction, expect ? 1.0 : 0.0, 1e-9);
+  }
+  wsisa_image *px = NULL;
+  cr_assert_eq(wsisa_slide_read_rgb(s, 0, 1020, 1020, 8, 8, &px, &e), 0);
+  const uint8_t *r0 = wsisa_image_row(px, 0), *r7 = wsisa_image_row(px, 7);
+  cr_expect_eq(r0[0], 150); /* inside the block */
+  cr_expect_eq(r7[3 * 7], 242); /* glass */
+  wsisa_image_free(px);
+  wsisa_grid_free(g);
+  wsisa_slide_close(s);
+}
+
+Test(slide, bad_region_is_refused) {
+  wsisa_slide *s = open_sample();
+  wsisa_image *img = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_slide_read_rgb(s, 0, 2000, 0, 512, 512, &img, &e), WSISA_EUSAGE);
+  cr_expect_null(img);
+  cr_expect(strstr(e.msg, "outside level 0") != NULL, "%s", e.msg);
+  wsisa_slide_close(s);
+}
