@@ -133,5 +133,6 @@ void wsisa_reuse_buckets_summarize(const wsisa_reuse_buckets *b, size_t active_p
     if (peak > s->peak_live) s->peak_live = peak;
   }
   if (b->n_buckets) s->mean_cost = s->cost / (double)b->n_buckets;
-  if (s->mean_cost > 0) s->imbalance = s->max_cost / s->mean_cost - 1;
+  /* Rounding can put an even max a hair below the mean. */
+  if (s->mean_cost > 0 && s->max_cost > s->mean_cost) s->imbalance = s->max_cost / s->mean_cost - 1;
 }

@@ -189,3 +189,31 @@ Test(reuse_papers, fold_merge_repeats_above_twice_the_target) {
   wsisa_reuse_buckets_free(b);
   wsisa_reuse_design_free(d);
 }
+
+Test(reuse_papers, balance_by_level_cost) {
+  /* seed 001 §4.5.1: buckets even in tasks can be uneven in time. Level 3
+   * costs four times the others. Full-Merge gives {A} and {B, C, D}; by task
+   * count (3 and 6) no move lowers the larger bucket, so Balance keeps them
+   * and the time is 15 against 6. Weighted, moving C leaves 12 and 11. */
+  const uint64_t keys[4][3] = {{0, 1, 0}, {1, 0, 1}, {1, 1, 1}, {1, 1, 0}};
+  const double cost[3] = {1, 1, 4};
+  wsisa_reuse_design *d = NULL;
+  cr_assert_eq(wsisa_reuse_design_new(&keys[0][0], 4, 3, &d), 0);
+
+  wsisa_reuse_buckets *b = run(d, (wsisa_reuse_opts){.strategy = WSISA_REUSE_TRTMA, .max_buckets = 2});
+  expect_costs(b, (const double[]){3, 6}, 2);
+  double time = 0;
+  for (size_t j = 0; j < 2; j++) {
+    double c = wsisa_reuse_tree_cost(b->trees[j], cost);
+    if (c > time) time = c;
+  }
+  cr_expect_eq(time, 15);
+  wsisa_reuse_buckets_free(b);
+
+  b = run(d, (wsisa_reuse_opts){.strategy = WSISA_REUSE_TRTMA, .max_buckets = 2, .level_cost = cost});
+  expect_costs(b, (const double[]){11, 12}, 2);
+  cr_expect_eq(bucket_of(b, 0), bucket_of(b, 2), "C joins A");
+  cr_expect_eq(bucket_of(b, 1), bucket_of(b, 3));
+  wsisa_reuse_buckets_free(b);
+  wsisa_reuse_design_free(d);
+}
