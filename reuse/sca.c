@@ -12,73 +12,81 @@
  * spans several cliques its minimum cut is 0 and needs no search: the
  * smallest clique is cut off (the rest is the larger side) until the set fits
  * or is one clique, and only a single clique goes to Stoer-Wagner. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "reuse/reuse_private.h"
 
 int wsisa__stoer_wagner(const double *w, size_t s, unsigned char *side, double *cut) {
-  double *a = malloc(s * s * sizeof *a); /* contracted weights */
+  /* The contracted graph stays packed in rows 0..n-1 of `a`: contracting
+   * moves the last vertex into the freed slot, so the O(s²) phase scans run
+   * over contiguous memory. */
+  double *a = malloc(s * s * sizeof *a);
   double *conn = malloc(s * sizeof *conn);
-  size_t *active = malloc(s * sizeof *active);
-  size_t *next = malloc(s * sizeof *next), *tail = malloc(s * sizeof *tail);
-  unsigned char *added = malloc(s);
+  size_t *head = malloc(s * sizeof *head), *tail = malloc(s * sizeof *tail);
+  size_t *next = malloc(s * sizeof *next); /* members of a super-vertex, by original vertex */
   int rc = WSISA_ENOMEM;
-  if (!a || !conn || !active || !next || !tail || !added) goto fail;
+  if (!a || !conn || !head || !tail || !next) goto fail;
   memcpy(a, w, s * s * sizeof *a);
-  /* Each super-vertex is a linked list of original vertices. */
   for (size_t v = 0; v < s; v++) {
-    active[v] = v;
+    head[v] = tail[v] = v;
     next[v] = WSISA_REUSE_NONE;
-    tail[v] = v;
   }
   double best = -1;
-  size_t n_active = s;
-  while (n_active > 1) {
-    /* One phase: maximum-adjacency order from active[0]. */
-    for (size_t i = 0; i < n_active; i++) {
-      added[i] = 0;
-      conn[i] = a[active[0] * s + active[i]];
-    }
-    added[0] = 1;
-    size_t prev = 0, last = 0;
-    for (size_t step = 1; step < n_active; step++) {
-      size_t z = WSISA_REUSE_NONE;
-      for (size_t i = 1; i < n_active; i++)
-        if (!added[i] && (z == WSISA_REUSE_NONE || conn[i] > conn[z])) z = i;
-      added[z] = 1;
+  for (size_t n = s; n > 1; n--) {
+    /* One phase: maximum-adjacency order from vertex 0. An added vertex's
+     * connectivity becomes -inf, which the updates keep, so one fused loop
+     * both updates and finds the next vertex. */
+    memcpy(conn, a, n * sizeof *conn);
+    conn[0] = -INFINITY;
+    size_t prev = 0, last = 0, z = 1;
+    double phase_cut = 0;
+    for (size_t i = 2; i < n; i++)
+      if (conn[i] > conn[z]) z = i;
+    for (size_t step = 1; step < n; step++) {
       prev = last;
       last = z;
-      for (size_t i = 1; i < n_active; i++)
-        if (!added[i]) conn[i] += a[active[z] * s + active[i]];
+      phase_cut = conn[z];
+      conn[z] = -INFINITY;
+      const double *row = a + z * s;
+      double most = -INFINITY;
+      for (size_t i = 1; i < n; i++) {
+        conn[i] += row[i];
+        if (conn[i] > most) {
+          most = conn[i];
+          z = i;
+        }
+      }
     }
-    double phase_cut = conn[last];
-    size_t t = active[last], u = active[prev];
     if (best < 0 || phase_cut < best) {
       best = phase_cut;
       memset(side, 0, s);
-      for (size_t v = t; v != WSISA_REUSE_NONE; v = next[v]) side[v] = 1;
+      for (size_t v = head[last]; v != WSISA_REUSE_NONE; v = next[v]) side[v] = 1;
     }
-    /* Contract t into u. */
-    for (size_t i = 0; i < n_active; i++) {
-      size_t x = active[i];
-      if (x == u || x == t) continue;
-      a[u * s + x] += a[t * s + x];
-      a[x * s + u] = a[u * s + x];
-    }
-    next[tail[u]] = t;
+    /* Contract `last` into `prev`, then move vertex n-1 into slot `last`. */
+    size_t u = prev, t = last, end = n - 1;
+    for (size_t i = 0; i < n; i++) a[u * s + i] += a[t * s + i];
+    for (size_t i = 0; i < n; i++) a[i * s + u] = a[u * s + i];
+    a[u * s + u] = 0;
+    next[tail[u]] = head[t];
     tail[u] = tail[t];
-    active[last] = active[--n_active];
+    if (t != end) {
+      for (size_t i = 0; i < n; i++) a[t * s + i] = a[end * s + i];
+      for (size_t i = 0; i < n; i++) a[i * s + t] = a[t * s + i];
+      a[t * s + t] = 0;
+      head[t] = head[end];
+      tail[t] = tail[end];
+    }
   }
   *cut = best;
   rc = 0;
 fail:
   free(a);
   free(conn);
-  free(active);
-  free(next);
+  free(head);
   free(tail);
-  free(added);
+  free(next);
   return rc;
 }
 
