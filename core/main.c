@@ -23,6 +23,8 @@ static const command commands[] = {
      "--study S.json -o samples.csv [--select P,...]   the SA design, one row per run"},
     {"analyze", wsisa_cmd_analyze,
      "--study S.json --samples samples.csv --outputs y.csv [-o DIR]   sensitivity indices"},
+    {"plan", wsisa_cmd_plan,
+     "--study S.json [--samples design.csv] [--json]   reuse analysis, no execution"},
     {"run", wsisa_cmd_run,
      "--study S.json -o DIR | --resume DIR   the whole study: execute, compare, analyze"},
 };
