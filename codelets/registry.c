@@ -5,11 +5,25 @@
 #include "codelets/codelets_private.h"
 
 WSISA__OP_DECLARE(invert);
+/* morph: mathematical morphology */
+WSISA__OP_DECLARE(morph);
+WSISA__OP_DECLARE(reconstruct);
+WSISA__OP_DECLARE(bin_reconstruct);
+WSISA__OP_DECLARE(fill_holes);
+WSISA__OP_DECLARE(hmin);
+WSISA__OP_DECLARE(regional_min);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
 const wsisa_op wsisa_ops[] = {
     ROW(invert),
+    /* morph: mathematical morphology */
+    ROW(morph),
+    ROW(reconstruct),
+    ROW(bin_reconstruct),
+    ROW(fill_holes),
+    ROW(hmin),
+    ROW(regional_min),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 
