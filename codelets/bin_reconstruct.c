@@ -19,48 +19,26 @@ static void bin_reconstruct_cpu(void *buffers[], void *cl_arg) {
   (void)rc;
 }
 
-void wsisa__cl_flood(void *state, int conn, cl_uchar open, cl_uchar reached,
-                     cl_uchar still_open) {
-  cl_kernel rows, cols, kernel;
-  cl_command_queue queue;
-  wsisa__cl_kernel(&wsisa__bin_reconstruct_program, "wsisa_flood_rows", &rows, &queue);
-  wsisa__cl_kernel(&wsisa__bin_reconstruct_program, "wsisa_flood_cols", &cols, &queue);
-  cl_kernel both[2] = {rows, cols};
-  cl_int c = conn;
-  cl_uint arg = 0;
-  for (int k = 0; k < 2; k++) {
-    arg = 0;
-    wsisa__cl_arg_matrix(both[k], &arg, state);
-    wsisa__cl_arg(both[k], &arg, sizeof open, &open);
-    wsisa__cl_arg(both[k], &arg, sizeof reached, &reached);
-    wsisa__cl_arg(both[k], &arg, sizeof c, &c);
-  }
-  wsisa__cl_sweep(queue, rows, cols, arg, (int)STARPU_MATRIX_GET_NX(state),
-                  (int)STARPU_MATRIX_GET_NY(state));
-  starpu_opencl_release_kernel(rows);
-  starpu_opencl_release_kernel(cols);
-
-  arg = 0;
-  wsisa__cl_kernel(&wsisa__bin_reconstruct_program, "wsisa_flood_finish", &kernel, &queue);
-  wsisa__cl_arg_matrix(kernel, &arg, state);
-  wsisa__cl_arg(kernel, &arg, sizeof open, &open);
-  wsisa__cl_arg(kernel, &arg, sizeof still_open, &still_open);
-  wsisa__cl_run_image(kernel, queue, &arg, state);
-  starpu_opencl_release_kernel(kernel);
-}
-
 static void bin_reconstruct_opencl(void *buffers[], void *cl_arg) {
   const struct bin_reconstruct_args *a = cl_arg;
+  const int width = (int)STARPU_MATRIX_GET_NX(buffers[2]);
+  const int height = (int)STARPU_MATRIX_GET_NY(buffers[2]);
+  wsisa__cl_matrix bin = wsisa__cl_scratch(width, height, 1);
   cl_kernel kernel;
   cl_command_queue queue;
   cl_uint arg = 0;
   wsisa__cl_kernel(&wsisa__bin_reconstruct_program, "wsisa_bin_reconstruct_init", &kernel,
                    &queue);
-  for (int i = 0; i < 3; i++) wsisa__cl_arg_matrix(kernel, &arg, buffers[i]);
+  wsisa__cl_arg_matrix(kernel, &arg, buffers[0]);
+  wsisa__cl_arg_matrix(kernel, &arg, buffers[1]);
+  wsisa__cl_arg_mat(kernel, &arg, bin);
+  wsisa__cl_arg_matrix(kernel, &arg, buffers[2]);
   wsisa__cl_run_image(kernel, queue, &arg, buffers[2]);
   starpu_opencl_release_kernel(kernel);
-  /* Mask pixels start open (1), seeds reached (255); unreached ones end off. */
-  wsisa__cl_flood(buffers[2], a->conn, 1, 255, 0);
+  /* On 0/255 images the grey reconstruction is the binary one. */
+  wsisa__cl_reconstruct_sweep(bin, wsisa__cl_matrix_of(buffers[2]), a->conn, 0, width,
+                              height);
+  clReleaseMemObject(bin.mem);
 }
 
 struct starpu_opencl_program wsisa__bin_reconstruct_program;

@@ -21,17 +21,28 @@ static void fill_holes_cpu(void *buffers[], void *cl_arg) {
 
 static void fill_holes_opencl(void *buffers[], void *cl_arg) {
   const struct fill_holes_args *a = cl_arg;
+  const int width = (int)STARPU_MATRIX_GET_NX(buffers[1]);
+  const int height = (int)STARPU_MATRIX_GET_NY(buffers[1]);
+  wsisa__cl_matrix background = wsisa__cl_scratch(width, height, 1);
   cl_kernel kernel;
   cl_command_queue queue;
   cl_uint arg = 0;
   wsisa__cl_kernel(&wsisa__fill_holes_program, "wsisa_fill_holes_init", &kernel, &queue);
   wsisa__cl_arg_matrix(kernel, &arg, buffers[0]);
+  wsisa__cl_arg_mat(kernel, &arg, background);
   wsisa__cl_arg_matrix(kernel, &arg, buffers[1]);
   wsisa__cl_run_image(kernel, queue, &arg, buffers[1]);
   starpu_opencl_release_kernel(kernel);
-  /* Background starts open (1), on the border reached (0); what stays open
-   * is a hole and becomes foreground. */
-  wsisa__cl_flood(buffers[1], a->conn, 1, 0, 255);
+  /* The background reachable from the border: a reconstruction of 0/255
+   * images, so the grey sweeps serve. */
+  wsisa__cl_reconstruct_sweep(background, wsisa__cl_matrix_of(buffers[1]), a->conn, 0,
+                              width, height);
+  arg = 0;
+  wsisa__cl_kernel(&wsisa__fill_holes_program, "wsisa_fill_holes_finish", &kernel, &queue);
+  wsisa__cl_arg_matrix(kernel, &arg, buffers[1]);
+  wsisa__cl_run_image(kernel, queue, &arg, buffers[1]);
+  starpu_opencl_release_kernel(kernel);
+  clReleaseMemObject(background.mem);
 }
 
 struct starpu_opencl_program wsisa__fill_holes_program;

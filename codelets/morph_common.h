@@ -39,14 +39,8 @@ wsisa__cl_matrix wsisa__cl_scratch(int width, int height, size_t elemsize);
 void wsisa__cl_sweep(cl_command_queue queue, cl_kernel rows, cl_kernel cols,
                      cl_uint nargs, int width, int height);
 
-/* reconstruct.c's sweeps, shared with hmin: raise J in place under mask until
- * stable (u8 or f32). */
+/* reconstruct.c's sweeps, shared with hmin, bin_reconstruct and fill_holes:
+ * raise J in place under mask until stable (u8 or f32). */
 void wsisa__cl_reconstruct_sweep(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
                                  int is_float, int width, int height);
-/* bin_reconstruct.c's flood, shared with fill holes: in the u8 state matrix,
- * `open` pixels conn-connected to `reached` ones become `reached`; the open
- * pixels left become `still_open`. */
-void wsisa__cl_flood(void *state, int conn, cl_uchar open, cl_uchar reached,
-                     cl_uchar still_open);
-
 #endif

@@ -9,6 +9,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
+#include "codelets/cpu/morph_private.h"
 #include "io/io.h"
 #include "tests/testutil.h"
 
@@ -62,6 +63,47 @@ static void expect_f32(const wsisa_image *img, const float *want, const char *wh
 
 static void free_all(wsisa_image **imgs, int n) {
   for (int i = 0; i < n; i++) wsisa_image_free(imgs[i]);
+}
+
+/* ---- shared helpers ---------------------------------------------------------- */
+
+Test(morph_kernel, fifo_keeps_order_across_growth_and_wrap) {
+  wsisa__fifo q;
+  cr_assert_eq(wsisa__fifo_init(&q), 0);
+  uint32_t next_in = 0, next_out = 0;
+  /* Pop one for every three pushed: the ring wraps before each doubling. */
+  for (int i = 0; i < 30000; i++) {
+    cr_assert_eq(wsisa__fifo_push(&q, next_in++), 0);
+    if (i % 3 == 0) cr_assert_eq(wsisa__fifo_pop(&q), next_out++);
+  }
+  cr_expect_gt(q.cap, 4096);
+  while (q.count) cr_assert_eq(wsisa__fifo_pop(&q), next_out++);
+  cr_expect_eq(next_out, next_in);
+  wsisa__fifo_free(&q);
+}
+
+Test(morph_kernel, fill_holes_checkerboard_many_spans) {
+  /* Background of a checkerboard only touches itself diagonally: conn 8
+   * reaches all of it from the border, conn 4 only the border pixels. */
+  enum { N = 301 };
+  wsisa_image *m = NULL, *out = NULL;
+  cr_assert_eq(wsisa_image_new(N, N, 1, WSISA_U8, &m, NULL), 0);
+  out = blank(m, WSISA_U8);
+  for (int y = 0; y < N; y++)
+    for (int x = 0; x < N; x++) ((uint8_t *)wsisa_image_row(m, y))[x] = (x + y) % 2 ? 255 : 0;
+  cr_assert_eq(wsisa_cpu_fill_holes(m, 8, out), 0);
+  cr_expect_eq(tu_image_diff(out, m), 0);
+  cr_assert_eq(wsisa_cpu_fill_holes(m, 4, out), 0);
+  size_t wrong = 0;
+  for (int y = 0; y < N; y++)
+    for (int x = 0; x < N; x++) {
+      int border = x == 0 || y == 0 || x == N - 1 || y == N - 1;
+      uint8_t want = (x + y) % 2 || !border ? 255 : 0;
+      wrong += ((uint8_t *)wsisa_image_row(out, y))[x] != want;
+    }
+  cr_expect_eq(wrong, 0);
+  wsisa_image_free(m);
+  wsisa_image_free(out);
 }
 
 /* ---- the structuring element -------------------------------------------------- */

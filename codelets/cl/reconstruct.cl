@@ -10,6 +10,18 @@
   (*(__global T *)((__global uchar *)(buf) + (off) + (size_t)(y) * (stride) + (size_t)(x) * sizeof(T)))
 #define HI(a, b) ((a) > (b) ? (a) : (b))
 #define LO(a, b) ((a) < (b) ? (a) : (b))
+/* Raise J(x, y) towards v as far as the mask allows; note any change. */
+#define RAISE(T, x, y, v)                                       \
+  do {                                                          \
+    T j_ = AT(T, J, j_off, j_stride, x, y), v_ = (v);           \
+    if (v_ > j_) {                                              \
+      T n_ = LO(v_, AT(T, mask, k_off, k_stride, x, y));        \
+      if (n_ > j_) {                                            \
+        AT(T, J, j_off, j_stride, x, y) = n_;                   \
+        moved = 1;                                              \
+      }                                                         \
+    }                                                           \
+  } while (0)
 
 #define RECON_KERNELS(T, SUF)                                                            \
   __kernel void wsisa_recon_init_##SUF(                                                  \
@@ -32,14 +44,7 @@
     for (int pass = 0; pass < 2; pass++)                                                 \
       for (int n = 1; n < width; n++) {                                                  \
         int x = pass ? width - 1 - n : n, from = pass ? x + 1 : x - 1;                   \
-        T j = AT(T, J, j_off, j_stride, x, y), v = AT(T, J, j_off, j_stride, from, y);   \
-        if (v > j) {                                                                     \
-          T k = AT(T, mask, k_off, k_stride, x, y), nv = LO(v, k);                       \
-          if (nv > j) {                                                                  \
-            AT(T, J, j_off, j_stride, x, y) = nv;                                        \
-            moved = 1;                                                                   \
-          }                                                                              \
-        }                                                                                \
+        RAISE(T, x, y, AT(T, J, j_off, j_stride, from, y));                              \
       }                                                                                  \
     if (moved) *changed = 1;                                                             \
   }                                                                                      \
@@ -60,14 +65,7 @@
           if (x > 0) v = HI(v, AT(T, J, j_off, j_stride, x - 1, from));                  \
           if (x + 1 < width) v = HI(v, AT(T, J, j_off, j_stride, x + 1, from));          \
         }                                                                                \
-        T j = AT(T, J, j_off, j_stride, x, y);                                           \
-        if (v > j) {                                                                     \
-          T k = AT(T, mask, k_off, k_stride, x, y), nv = LO(v, k);                       \
-          if (nv > j) {                                                                  \
-            AT(T, J, j_off, j_stride, x, y) = nv;                                        \
-            moved = 1;                                                                   \
-          }                                                                              \
-        }                                                                                \
+        RAISE(T, x, y, v);                                                               \
       }                                                                                  \
     if (moved) *changed = 1;                                                             \
   }
