@@ -168,6 +168,56 @@ Test(morph_kernel, erosion_border_is_neutral_and_empty_full_are_fixed) {
     }
 }
 
+/* Erosion or dilation by definition: the min (max) over the element's pixels
+ * that fall inside the image. */
+static void brute_erode_dilate(const wsisa_image *in, int dilate, int size, wsisa_image *out) {
+  int half[WSISA_CPU_SE_MAX], r = size / 2;
+  wsisa_cpu_ellipse_rows(size, half);
+  for (int y = 0; y < in->height; y++)
+    for (int x = 0; x < in->width; x++) {
+      int acc = dilate ? 0 : 255;
+      for (int dy = -r; dy <= r; dy++)
+        for (int dx = -half[dy + r]; dx <= half[dy + r]; dx++) {
+          int sx = x + dx, sy = y + dy;
+          if (sx < 0 || sy < 0 || sx >= in->width || sy >= in->height) continue;
+          int v = ((uint8_t *)wsisa_image_row(in, sy))[sx];
+          acc = dilate ? (v > acc ? v : acc) : (v < acc ? v : acc);
+        }
+      ((uint8_t *)wsisa_image_row(out, y))[x] = (uint8_t)acc;
+    }
+}
+
+Test(morph_kernel, matches_definition_on_odd_shapes) {
+  static const int shapes[][2] = {{1, 1}, {1, 9}, {9, 1}, {40, 5}, {33, 17}, {70, 23}};
+  static const int sizes[] = {3, 5, 7, 19, 41};
+  unsigned seed = 12345;
+  for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+    wsisa_image *in = NULL;
+    cr_assert_eq(wsisa_image_new(shapes[k][0], shapes[k][1], 1, WSISA_U8, &in, NULL), 0);
+    for (int y = 0; y < in->height; y++)
+      for (int x = 0; x < in->width; x++) {
+        seed = seed * 1103515245u + 12345u;
+        ((uint8_t *)wsisa_image_row(in, y))[x] = (uint8_t)(seed >> 16);
+      }
+    wsisa_image *got = blank(in, WSISA_U8), *mid = blank(in, WSISA_U8), *want = blank(in, WSISA_U8);
+    for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++)
+      for (int op = 0; op < 4; op++) {
+        const int size = sizes[z];
+        if (op < 2) {
+          brute_erode_dilate(in, op, size, want);
+        } else { /* open: dilate(erode); close: erode(dilate) */
+          brute_erode_dilate(in, op == 3, size, mid);
+          brute_erode_dilate(mid, op == 2, size, want);
+        }
+        cr_assert_eq(wsisa_cpu_morph(in, op, size, got), 0);
+        cr_expect_eq(tu_image_diff(got, want), 0, "%dx%d op %d size %d", in->width,
+                     in->height, op, size);
+      }
+    wsisa_image *imgs[] = {in, got, mid, want};
+    free_all(imgs, 4);
+  }
+}
+
 Test(morph_kernel, refuses_bad_shapes) {
   uint8_t px[9] = {0};
   wsisa_image *in = u8_image(3, 3, px), *out = blank(in, WSISA_U8);

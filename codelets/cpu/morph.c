@@ -44,6 +44,24 @@ void wsisa_cpu_ellipse_rows(int size, int *half) {
         d[i + j] = pick(a[i + j], pick(b[i + j], c[i + j]));                   \
     for (; i < n; i++) d[i] = pick(a[i], pick(b[i], c[i]));                    \
   }                                                                            \
+  /* d = pick of the cross around c: u above, v below */                     \
+  static void cross_##suffix(uint8_t *restrict d, const uint8_t *restrict u,   \
+                             const uint8_t *restrict c,                        \
+                             const uint8_t *restrict v, int n) {               \
+    if (n == 1) {                                                              \
+      d[0] = pick(c[0], pick(u[0], v[0]));                                     \
+      return;                                                                  \
+    }                                                                          \
+    d[0] = pick(pick(c[0], c[1]), pick(u[0], v[0]));                           \
+    d[n - 1] = pick(pick(c[n - 1], c[n - 2]), pick(u[n - 1], v[n - 1]));       \
+    int i = 1;                                                                 \
+    for (; i + CHUNK <= n - 1; i += CHUNK)                                     \
+      for (int j = 0; j < CHUNK; j++)                                          \
+        d[i + j] = pick(pick(pick(c[i + j - 1], c[i + j]), c[i + j + 1]),      \
+                        pick(u[i + j], v[i + j]));                             \
+    for (; i < n - 1; i++)                                                     \
+      d[i] = pick(pick(pick(c[i - 1], c[i]), c[i + 1]), pick(u[i], v[i]));     \
+  }                                                                            \
   /* d = pick(d, a, b) */                                                      \
   static void acc_##suffix(uint8_t *restrict d, const uint8_t *restrict a,     \
                            const uint8_t *restrict b, int n) {                 \
@@ -65,11 +83,11 @@ typedef void (*row3_fn)(uint8_t *restrict, const uint8_t *restrict,
 typedef struct morph_ops {
   uint8_t neutral;
   row_fn pick, acc;
-  row3_fn pick3;
+  row3_fn pick3, cross;
 } morph_ops;
 
-static const morph_ops erode_ops = {255, row_min, acc_min, row3_min};
-static const morph_ops dilate_ops = {0, row_max, acc_max, row3_max};
+static const morph_ops erode_ops = {255, row_min, acc_min, row3_min, cross_min};
+static const morph_ops dilate_ops = {0, row_max, acc_max, row3_max, cross_max};
 
 /* The element as a union of centred horizontal segments: row dy of the element
  * uses half-width half[dy + r]; the few distinct half-widths are computed once
@@ -191,8 +209,17 @@ static void stage_row(stage *s, int y, uint8_t *dst) {
   int y0 = y - r < 0 ? 0 : y - r, y1 = y + r >= s->height ? s->height - 1 : y + r;
   for (; s->done <= y1; s->done++) {
     if (s->up) stage_row(s->up, s->done, ring_row(s->up, s->done));
-    segments_row(s, source_row(s, s->done),
-                 s->segs + (size_t)(s->done % p->size) * seg_row);
+    if (p->size > 3)
+      segments_row(s, source_row(s, s->done),
+                   s->segs + (size_t)(s->done % p->size) * seg_row);
+  }
+  if (p->size == 3) {
+    /* OpenCV's 3x3 ellipse is the cross: one pass over three source rows,
+     * a missing row above or below standing in as the centre row. */
+    const uint8_t *c = source_row(s, y);
+    s->ops->cross(dst, y > 0 ? source_row(s, y - 1) : c, c,
+                  y + 1 < s->height ? source_row(s, y + 1) : c, width);
+    return;
   }
   const uint8_t *seg[WSISA_CPU_SE_MAX];
   int nseg = 0;
