@@ -78,5 +78,49 @@ int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h
 /* f32 in (no NaN), u8 0/255 out: the pixels of regional minima, plateaus
  * (conn) whose every outside neighbour is strictly higher. */
 int wsisa_submit_regional_min(starpu_data_handle_t in, starpu_data_handle_t mask_out, int conn);
+/* ---- pixel group: normalization and per-pixel operations (DESIGN §3) ----- */
+
+/* Normalization (Reinhard colour transfer as in nscale), step by step.
+ * fg_mask(u8) = 255 where M1·(R,G,B,1) < M2·(R,G,B,1) on rgb(u8 × 3). */
+int wsisa_submit_fisher_fg(starpu_data_handle_t rgb, starpu_data_handle_t fg_mask);
+/* lab(f32 × 3) = Reinhard lαβ of rgb(u8 × 3) (log10 of LMS floored at 1e-6). */
+int wsisa_submit_rgb2lab(starpu_data_handle_t rgb, starpu_data_handle_t lab);
+/* stats = vector of 7 doubles: count, mean[3], std[3] (population) of lab over
+ * the pixels where mask is non-zero (all 0 when there are none). */
+int wsisa_submit_masked_stats(starpu_data_handle_t lab, starpu_data_handle_t mask,
+                              starpu_data_handle_t stats);
+/* lab_out = (lab − mean)·stdT/std + meanT (DESIGN's template) where mask is on;
+ * elsewhere, and for a channel with std 0 or no pixel counted, lab unchanged. */
+int wsisa_submit_color_transfer(starpu_data_handle_t lab, starpu_data_handle_t mask,
+                                starpu_data_handle_t stats, starpu_data_handle_t lab_out);
+/* rgb_out = RGB of lab (×255, clamped, rounded half up) where mask is on,
+ * rgb_in elsewhere. */
+int wsisa_submit_lab2rgb(starpu_data_handle_t lab, starpu_data_handle_t mask,
+                         starpu_data_handle_t rgb_in, starpu_data_handle_t rgb_out);
+/* The whole chain, rgb_in -> rgb_out (u8 × 3, width × height); intermediates
+ * have no home node and are released once their last consumer is submitted. */
+int wsisa_normalize_submit(starpu_data_handle_t rgb_in, starpu_data_handle_t rgb_out,
+                           int width, int height);
+
+/* mask = (b > B) & (g > G) & (r > R), strict, on rgb(u8 × 3). */
+int wsisa_submit_background(starpu_data_handle_t rgb, starpu_data_handle_t mask, int B,
+                            int G, int R);
+/* mask = c_num / (c_den + FLT_EPSILON) > threshold, evaluated in double; rgb is
+ * u8 with 1-4 channels. Channels out of range or a NaN threshold: WSISA_EUSAGE. */
+int wsisa_submit_ratio_mask(starpu_data_handle_t rgb, starpu_data_handle_t mask,
+                            int num_channel, int den_channel, double threshold);
+/* mask = grey > t (u8). */
+int wsisa_submit_threshold(starpu_data_handle_t grey, starpu_data_handle_t mask, int t);
+/* out = max(a − b, 0) (u8). */
+int wsisa_submit_sub_sat(starpu_data_handle_t a, starpu_data_handle_t b,
+                         starpu_data_handle_t out);
+typedef enum { WSISA_MASK_AND, WSISA_MASK_OR, WSISA_MASK_ANDNOT } wsisa_mask_op;
+/* out = a op b on masks (non-zero = on; ANDNOT = a & !b); an unknown op is
+ * WSISA_EUSAGE. */
+int wsisa_submit_mask_logic(starpu_data_handle_t a, starpu_data_handle_t b,
+                            starpu_data_handle_t out, wsisa_mask_op op);
+/* counts = vector of 3 uint64: |A∩B|, |A|, |B| (masks: non-zero = on). */
+int wsisa_submit_compare(starpu_data_handle_t a, starpu_data_handle_t b,
+                         starpu_data_handle_t counts);
 
 #endif

@@ -12,6 +12,18 @@ WSISA__OP_DECLARE(bin_reconstruct);
 WSISA__OP_DECLARE(fill_holes);
 WSISA__OP_DECLARE(hmin);
 WSISA__OP_DECLARE(regional_min);
+/* pixel group: normalization and per-pixel operations */
+WSISA__OP_DECLARE(fisher_fg);
+WSISA__OP_DECLARE(rgb2lab);
+WSISA__OP_DECLARE(masked_stats);
+WSISA__OP_DECLARE(color_transfer);
+WSISA__OP_DECLARE(lab2rgb);
+WSISA__OP_DECLARE(background);
+WSISA__OP_DECLARE(ratio_mask);
+WSISA__OP_DECLARE(threshold);
+WSISA__OP_DECLARE(sub_sat);
+WSISA__OP_DECLARE(mask_logic);
+WSISA__OP_DECLARE(compare);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
@@ -24,6 +36,18 @@ const wsisa_op wsisa_ops[] = {
     ROW(fill_holes),
     ROW(hmin),
     ROW(regional_min),
+    /* pixel group: normalization and per-pixel operations */
+    ROW(fisher_fg),
+    ROW(rgb2lab),
+    ROW(masked_stats),
+    ROW(color_transfer),
+    ROW(lab2rgb),
+    ROW(background),
+    ROW(ratio_mask),
+    ROW(threshold),
+    ROW(sub_sat),
+    ROW(mask_logic),
+    ROW(compare),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 

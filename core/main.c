@@ -17,6 +17,10 @@ typedef struct command {
 static const command commands[] = {
     {"tiles", wsisa_cmd_tiles,
      "SLIDE [--level L] [--tile N] [--overlap N] [--json]   slide levels, tile grid, tissue tiles"},
+    {"sample", wsisa_cmd_sample,
+     "--study S.json -o samples.csv [--select P,...]   the SA design, one row per run"},
+    {"analyze", wsisa_cmd_analyze,
+     "--study S.json --samples samples.csv --outputs y.csv [-o DIR]   sensitivity indices"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
