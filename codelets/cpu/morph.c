@@ -119,7 +119,7 @@ static void plan_make(int size, se_plan *p) {
     if (k == p->nlen) {
       p->len[p->nlen++] = p->half[i];
       int w = 2 * p->half[i] + 1;
-      if (w > 3 && window_level(w) + 1 > p->levels) p->levels = window_level(w) + 1;
+      if (window_level(w) + 1 > p->levels) p->levels = window_level(w) + 1;
     }
     p->slot[i] = k;
   }
@@ -189,12 +189,6 @@ static void segments_row(stage *s, const uint8_t *src, uint8_t *dst) {
     int len = p->len[j], w = 2 * len + 1, k = window_level(w);
     uint8_t *d = dst + (size_t)j * width;
     if (len == 0) continue;
-    if (w == 3) {
-      /* One pass over level 0 beats building level 1 for the 3×3 element. */
-      const uint8_t *c = t0 + pad;
-      ops->pick3(d, c - 1, c, c + 1, width);
-      continue;
-    }
     const uint8_t *level = s->table + (size_t)k * row + (pad - len);
     ops->pick(d, level, level + (w - (1 << k)), width);
   }
