@@ -63,7 +63,8 @@ int wsisa_submit_bin_reconstruct(starpu_data_handle_t seed, starpu_data_handle_t
                                  starpu_data_handle_t out, int conn) {
   const starpu_data_handle_t h[] = {seed, mask, out};
   const size_t elem[] = {1, 1, 1};
-  if (wsisa__check_images(h, elem, 3) || wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if (wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if (wsisa__check_matrices(3, h, elem)) return WSISA_EINTERNAL;
   struct bin_reconstruct_args *a = calloc(1, sizeof *a);
   if (!a) return WSISA_ENOMEM;
   a->conn = conn;

@@ -55,8 +55,9 @@ int wsisa_submit_invert(starpu_data_handle_t in, starpu_data_handle_t out,
                         int channel);
 
 /* ---- morph: mathematical morphology (DESIGN §3 levels 2, 3, 5, 6) ---------- */
-/* Connectivity arguments are 4 or 8; anything else, mismatched shapes or pixel
- * types are refused with WSISA_EUSAGE before anything is submitted. */
+/* A connectivity other than 4 or 8 or a bad parameter value is refused with
+ * WSISA_EUSAGE, handles of mismatched shapes or pixel types with
+ * WSISA_EINTERNAL, before anything is submitted. */
 
 typedef enum { WSISA_MORPH_ERODE, WSISA_MORPH_DILATE, WSISA_MORPH_OPEN, WSISA_MORPH_CLOSE } wsisa_morph_op;
 /* u8 grey (or 0/255 mask) by OpenCV's getStructuringElement(MORPH_ELLIPSE,

@@ -66,7 +66,8 @@ struct starpu_codelet wsisa__fill_holes_codelet = {
 int wsisa_submit_fill_holes(starpu_data_handle_t mask, starpu_data_handle_t out, int conn) {
   const starpu_data_handle_t h[] = {mask, out};
   const size_t elem[] = {1, 1};
-  if (wsisa__check_images(h, elem, 2) || wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if (wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if (wsisa__check_matrices(2, h, elem)) return WSISA_EINTERNAL;
   struct fill_holes_args *a = calloc(1, sizeof *a);
   if (!a) return WSISA_ENOMEM;
   a->conn = conn;

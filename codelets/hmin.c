@@ -70,8 +70,8 @@ struct starpu_codelet wsisa__hmin_codelet = {
 int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h, int conn) {
   const starpu_data_handle_t hs[] = {in, out};
   const size_t elem[] = {4, 4};
-  if (!(h >= 0) || isinf(h) || wsisa__check_images(hs, elem, 2) || wsisa__check_conn(conn))
-    return WSISA_EUSAGE;
+  if (!(h >= 0) || isinf(h) || wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if (wsisa__check_matrices(2, hs, elem)) return WSISA_EINTERNAL;
   struct hmin_args *a = calloc(1, sizeof *a);
   if (!a) return WSISA_ENOMEM;
   a->h = h;

@@ -112,8 +112,9 @@ int wsisa_submit_morph(starpu_data_handle_t in, starpu_data_handle_t out,
   const starpu_data_handle_t h[] = {in, out};
   const size_t elem[] = {1, 1};
   if (op < WSISA_MORPH_ERODE || op > WSISA_MORPH_CLOSE || se_size < 3 ||
-      se_size > WSISA_CPU_SE_MAX || se_size % 2 == 0 || wsisa__check_images(h, elem, 2))
+      se_size > WSISA_CPU_SE_MAX || se_size % 2 == 0)
     return WSISA_EUSAGE;
+  if (wsisa__check_matrices(2, h, elem)) return WSISA_EINTERNAL;
   struct morph_args *a = calloc(1, sizeof *a);
   if (!a) return WSISA_ENOMEM;
   a->op = (int)op;

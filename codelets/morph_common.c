@@ -1,16 +1,6 @@
 /* Helpers shared by the morphology codelets (see morph_common.h). */
 #include "codelets/morph_common.h"
 
-int wsisa__check_images(const starpu_data_handle_t *handles, const size_t *elemsize,
-                        int n) {
-  uint32_t nx = starpu_matrix_get_nx(handles[0]), ny = starpu_matrix_get_ny(handles[0]);
-  for (int i = 0; i < n; i++)
-    if (starpu_matrix_get_nx(handles[i]) != nx || starpu_matrix_get_ny(handles[i]) != ny ||
-        starpu_matrix_get_elemsize(handles[i]) != elemsize[i])
-      return WSISA_EUSAGE;
-  return 0;
-}
-
 int wsisa__check_conn(int conn) { return conn == 4 || conn == 8 ? 0 : WSISA_EUSAGE; }
 
 uint32_t wsisa__footprint_args(struct starpu_task *task) {
@@ -30,17 +20,6 @@ void wsisa__cl_arg_mat(cl_kernel kernel, cl_uint *index, wsisa__cl_matrix m) {
   wsisa__cl_arg(kernel, index, sizeof m.mem, &m.mem);
   wsisa__cl_arg(kernel, index, sizeof m.offset, &m.offset);
   wsisa__cl_arg(kernel, index, sizeof m.stride, &m.stride);
-}
-
-cl_mem wsisa__cl_buffer(size_t bytes, const void *init) {
-  cl_context context;
-  starpu_opencl_get_context(starpu_worker_get_devid(starpu_worker_get_id()), &context);
-  cl_int err;
-  cl_mem mem = clCreateBuffer(
-      context, CL_MEM_READ_WRITE | (init ? CL_MEM_COPY_HOST_PTR : 0), bytes,
-      (void *)init, &err);
-  wsisa__cl_check(err, "device buffer");
-  return mem;
 }
 
 wsisa__cl_matrix wsisa__cl_scratch(int width, int height, size_t elemsize) {

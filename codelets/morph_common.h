@@ -1,15 +1,11 @@
-/* Shared-internal helpers of the morphology codelets: argument checks, a perf
- * model footprint that tells apart tasks with different arguments, device
- * scratch buffers and the host loop of the sweep-until-stable kernels. */
+/* Shared-internal helpers of the morphology codelets: a perf-model footprint
+ * that tells apart tasks with different arguments, device scratch images and
+ * the host loop of the sweep-until-stable kernels. */
 #ifndef WSISA_CODELETS_MORPH_COMMON_H
 #define WSISA_CODELETS_MORPH_COMMON_H
 
 #include "codelets/codelets_private.h"
 
-/* 0 when every handle is a matrix of the first one's width and height whose
- * pixels are elemsize[i] bytes; WSISA_EUSAGE otherwise. */
-int wsisa__check_images(const starpu_data_handle_t *handles, const size_t *elemsize,
-                        int n);
 /* 0 for conn 4 or 8, WSISA_EUSAGE otherwise. */
 int wsisa__check_conn(int conn);
 
@@ -27,9 +23,6 @@ typedef struct wsisa__cl_matrix {
 wsisa__cl_matrix wsisa__cl_matrix_of(void *buffer);
 void wsisa__cl_arg_mat(cl_kernel kernel, cl_uint *index, wsisa__cl_matrix m);
 
-/* A device buffer on the calling worker's context, filled from `init` when it
- * is not NULL. A failure aborts, as a kernel that cannot be loaded does. */
-cl_mem wsisa__cl_buffer(size_t bytes, const void *init);
 /* A packed width × height scratch image of elemsize-byte pixels. */
 wsisa__cl_matrix wsisa__cl_scratch(int width, int height, size_t elemsize);
 

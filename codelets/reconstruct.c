@@ -89,9 +89,8 @@ int wsisa_submit_reconstruct(starpu_data_handle_t marker, starpu_data_handle_t m
                              starpu_data_handle_t out, int conn) {
   const starpu_data_handle_t h[] = {marker, mask, out};
   const size_t elem = starpu_matrix_get_elemsize(mask), elems[] = {elem, elem, elem};
-  if ((elem != 1 && elem != 4) || wsisa__check_images(h, elems, 3) ||
-      wsisa__check_conn(conn))
-    return WSISA_EUSAGE;
+  if (wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if ((elem != 1 && elem != 4) || wsisa__check_matrices(3, h, elems)) return WSISA_EINTERNAL;
   struct reconstruct_args *a = calloc(1, sizeof *a);
   if (!a) return WSISA_ENOMEM;
   a->conn = conn;

@@ -69,7 +69,8 @@ int wsisa_submit_regional_min(starpu_data_handle_t in, starpu_data_handle_t mask
                               int conn) {
   const starpu_data_handle_t h[] = {in, mask_out};
   const size_t elem[] = {4, 1};
-  if (wsisa__check_images(h, elem, 2) || wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if (wsisa__check_conn(conn)) return WSISA_EUSAGE;
+  if (wsisa__check_matrices(2, h, elem)) return WSISA_EINTERNAL;
   struct regional_min_args *a = calloc(1, sizeof *a);
   if (!a) return WSISA_ENOMEM;
   a->conn = conn;
