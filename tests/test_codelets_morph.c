@@ -5,6 +5,7 @@
  * on the CPU worker against the OpenCL worker. */
 #include <criterion/criterion.h>
 #include <float.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "codelets/codelets.h"
@@ -22,6 +23,20 @@ static wsisa_image *golden(const char *name) {
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_image_read(tu_src(rel), &img, &e), 0, "%s", e.msg);
   return img;
+}
+
+/* Expect `got` to equal the golden file named by fmt; frees nothing. */
+static void expect_golden(const wsisa_image *got, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void expect_golden(const wsisa_image *got, const char *fmt, ...) {
+  char file[128];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(file, sizeof file, fmt, ap);
+  va_end(ap);
+  wsisa_image *want = golden(file);
+  cr_expect_eq(tu_image_diff(got, want), 0, "%s", file);
+  wsisa_image_free(want);
 }
 
 static wsisa_image *blank(const wsisa_image *like, wsisa_dtype type) {
@@ -233,12 +248,8 @@ Test(morph_kernel, matches_opencv) {
   wsisa_image *rc = golden("rc.png"), *out = blank(rc, WSISA_U8);
   for (int size = 3; size <= 19; size += 16)
     for (int op = 0; op < 4; op++) {
-      char file[64];
-      snprintf(file, sizeof file, "%s_%d.png", names[op], size);
-      wsisa_image *want = golden(file);
       cr_assert_eq(wsisa_cpu_morph(rc, op, size, out), 0);
-      cr_expect_eq(tu_image_diff(out, want), 0, "%s", file);
-      wsisa_image_free(want);
+      expect_golden(out, "%s_%d.png", names[op], size);
     }
   wsisa_image *imgs[] = {rc, out};
   free_all(imgs, 2);
@@ -283,17 +294,10 @@ Test(morph_kernel, reconstruct_matches_skimage) {
   wsisa_image *fmask = golden("f32_mask.tif"), *fmarker = golden("f32_marker.tif");
   wsisa_image *fout = blank(fmask, WSISA_F32);
   for (int conn = 4; conn <= 8; conn += 4) {
-    char file[64];
-    snprintf(file, sizeof file, "recon_u8_%d.png", conn);
-    wsisa_image *want = golden(file);
     cr_assert_eq(wsisa_cpu_reconstruct(open, rc, conn, out), 0);
-    cr_expect_eq(tu_image_diff(out, want), 0, "%s", file);
-    wsisa_image_free(want);
-    snprintf(file, sizeof file, "recon_f32_%d.tif", conn);
-    want = golden(file);
+    expect_golden(out, "recon_u8_%d.png", conn);
     cr_assert_eq(wsisa_cpu_reconstruct(fmarker, fmask, conn, fout), 0);
-    cr_expect_eq(tu_image_diff(fout, want), 0, "%s", file);
-    wsisa_image_free(want);
+    expect_golden(fout, "recon_f32_%d.tif", conn);
   }
   wsisa_image *imgs[] = {rc, open, out, fmask, fmarker, fout};
   free_all(imgs, 6);
@@ -338,12 +342,8 @@ Test(morph_kernel, bin_reconstruct_by_hand) {
 Test(morph_kernel, bin_reconstruct_matches_scipy) {
   wsisa_image *g1 = golden("bw_g1.png"), *g2 = golden("bw_g2.png"), *out = blank(g1, WSISA_U8);
   for (int conn = 4; conn <= 8; conn += 4) {
-    char file[64];
-    snprintf(file, sizeof file, "bin_recon_%d.png", conn);
-    wsisa_image *want = golden(file);
     cr_assert_eq(wsisa_cpu_bin_reconstruct(g1, g2, conn, out), 0);
-    cr_expect_eq(tu_image_diff(out, want), 0, "%s", file);
-    wsisa_image_free(want);
+    expect_golden(out, "bin_recon_%d.png", conn);
   }
   wsisa_image *imgs[] = {g1, g2, out};
   free_all(imgs, 3);
@@ -386,12 +386,8 @@ Test(morph_kernel, fill_holes_by_hand) {
 Test(morph_kernel, fill_holes_matches_scipy) {
   wsisa_image *g1 = golden("bw_g1.png"), *out = blank(g1, WSISA_U8);
   for (int conn = 4; conn <= 8; conn += 4) {
-    char file[64];
-    snprintf(file, sizeof file, "fill_holes_%d.png", conn);
-    wsisa_image *want = golden(file);
     cr_assert_eq(wsisa_cpu_fill_holes(g1, conn, out), 0);
-    cr_expect_eq(tu_image_diff(out, want), 0, "%s", file);
-    wsisa_image_free(want);
+    expect_golden(out, "fill_holes_%d.png", conn);
   }
   wsisa_image *imgs[] = {g1, out};
   free_all(imgs, 2);
@@ -457,22 +453,12 @@ Test(morph_kernel, hmin_and_regional_min_match_skimage) {
   wsisa_image *negdist = golden("negdist.tif"), *smooth = golden("f32_mask.tif");
   wsisa_image *h = blank(negdist, WSISA_F32), *m = blank(negdist, WSISA_U8);
   for (int conn = 4; conn <= 8; conn += 4) {
-    char file[64];
-    snprintf(file, sizeof file, "hmin_%d.tif", conn);
-    wsisa_image *want = golden(file);
     cr_assert_eq(wsisa_cpu_hmin(negdist, 1.0f, conn, h), 0);
-    cr_expect_eq(tu_image_diff(h, want), 0, "%s", file);
-    wsisa_image_free(want);
-    snprintf(file, sizeof file, "regional_min_%d.png", conn);
-    want = golden(file);
+    expect_golden(h, "hmin_%d.tif", conn);
     cr_assert_eq(wsisa_cpu_regional_min(h, conn, m), 0);
-    cr_expect_eq(tu_image_diff(m, want), 0, "%s", file);
-    wsisa_image_free(want);
-    snprintf(file, sizeof file, "regional_min_smooth_%d.png", conn);
-    want = golden(file);
+    expect_golden(m, "regional_min_%d.png", conn);
     cr_assert_eq(wsisa_cpu_regional_min(smooth, conn, m), 0);
-    cr_expect_eq(tu_image_diff(m, want), 0, "%s", file);
-    wsisa_image_free(want);
+    expect_golden(m, "regional_min_smooth_%d.png", conn);
   }
   wsisa_image *imgs[] = {negdist, smooth, h, m};
   free_all(imgs, 4);
@@ -502,7 +488,7 @@ static int submit_call(starpu_data_handle_t *h, void *arg) {
 }
 
 /* Run `c` on `nin` inputs forced on the CPU worker, then on the OpenCL worker;
- * expect bit-identical outputs; return the CPU one. */
+ * expect bit-identical outputs; return the CPU one (the caller frees it). */
 static wsisa_image *both_workers(call c, wsisa_image **in, int nin, wsisa_dtype out_type) {
   wsisa_image *out[2];
   const uint32_t where[2] = {STARPU_CPU, STARPU_OPENCL};
@@ -520,10 +506,11 @@ static wsisa_image *both_workers(call c, wsisa_image **in, int nin, wsisa_dtype 
   return out[0];
 }
 
-static void expect_golden(wsisa_image *got, const char *file) {
-  wsisa_image *want = golden(file);
-  cr_expect_eq(tu_image_diff(got, want), 0, "%s", file);
-  wsisa_image_free(want);
+/* both_workers, then the CPU output against the golden file conn selects. */
+static void both_workers_golden(call c, wsisa_image **in, int nin, wsisa_dtype out_type,
+                                const char *fmt) {
+  wsisa_image *got = both_workers(c, in, nin, out_type);
+  expect_golden(got, fmt, c.conn);
   wsisa_image_free(got);
 }
 
@@ -535,9 +522,9 @@ Test(morph_codelets, morph_cpu_and_opencl_agree) {
   wsisa_image *rc = golden("rc.png"), *bw = golden("bw_g2.png");
   for (int size = 3; size <= 19; size += 16)
     for (int op = 0; op < 4; op++) {
-      char file[64];
-      snprintf(file, sizeof file, "%s_%d.png", names[op], size);
-      expect_golden(both_workers((call){CALL_MORPH, op, size, 0, 0}, &rc, 1, WSISA_U8), file);
+      wsisa_image *got = both_workers((call){CALL_MORPH, op, size, 0, 0}, &rc, 1, WSISA_U8);
+      expect_golden(got, "%s_%d.png", names[op], size);
+      wsisa_image_free(got);
     }
   /* A binary mask and a large element on a non-square image edge. */
   wsisa_image_free(both_workers((call){CALL_MORPH, WSISA_MORPH_OPEN, 3, 0, 0}, &bw, 1, WSISA_U8));
@@ -551,11 +538,9 @@ Test(morph_codelets, reconstruct_cpu_and_opencl_agree) {
   wsisa_image *u8[] = {golden("open_19.png"), golden("rc.png")};
   wsisa_image *f32[] = {golden("f32_marker.tif"), golden("f32_mask.tif")};
   for (int conn = 4; conn <= 8; conn += 4) {
-    char file[64];
-    snprintf(file, sizeof file, "recon_u8_%d.png", conn);
-    expect_golden(both_workers((call){CALL_RECON, 0, 0, conn, 0}, u8, 2, WSISA_U8), file);
-    snprintf(file, sizeof file, "recon_f32_%d.tif", conn);
-    expect_golden(both_workers((call){CALL_RECON, 0, 0, conn, 0}, f32, 2, WSISA_F32), file);
+    both_workers_golden((call){CALL_RECON, 0, 0, conn, 0}, u8, 2, WSISA_U8, "recon_u8_%d.png");
+    both_workers_golden((call){CALL_RECON, 0, 0, conn, 0}, f32, 2, WSISA_F32,
+                        "recon_f32_%d.tif");
   }
   free_all(u8, 2);
   free_all(f32, 2);
@@ -565,11 +550,9 @@ Test(morph_codelets, binary_ops_cpu_and_opencl_agree) {
   cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
   wsisa_image *g[] = {golden("bw_g1.png"), golden("bw_g2.png")};
   for (int conn = 4; conn <= 8; conn += 4) {
-    char file[64];
-    snprintf(file, sizeof file, "bin_recon_%d.png", conn);
-    expect_golden(both_workers((call){CALL_BIN_RECON, 0, 0, conn, 0}, g, 2, WSISA_U8), file);
-    snprintf(file, sizeof file, "fill_holes_%d.png", conn);
-    expect_golden(both_workers((call){CALL_FILL, 0, 0, conn, 0}, g, 1, WSISA_U8), file);
+    both_workers_golden((call){CALL_BIN_RECON, 0, 0, conn, 0}, g, 2, WSISA_U8,
+                        "bin_recon_%d.png");
+    both_workers_golden((call){CALL_FILL, 0, 0, conn, 0}, g, 1, WSISA_U8, "fill_holes_%d.png");
   }
   free_all(g, 2);
 }
@@ -578,14 +561,13 @@ Test(morph_codelets, hmin_and_regional_min_cpu_and_opencl_agree) {
   cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
   wsisa_image *negdist = golden("negdist.tif"), *smooth = golden("f32_mask.tif");
   for (int conn = 4; conn <= 8; conn += 4) {
-    char file[64];
     wsisa_image *h = both_workers((call){CALL_HMIN, 0, 0, conn, 1.0f}, &negdist, 1, WSISA_F32);
-    snprintf(file, sizeof file, "regional_min_%d.png", conn);
-    expect_golden(both_workers((call){CALL_RMIN, 0, 0, conn, 0}, &h, 1, WSISA_U8), file);
-    snprintf(file, sizeof file, "hmin_%d.tif", conn);
-    expect_golden(h, file);
-    snprintf(file, sizeof file, "regional_min_smooth_%d.png", conn);
-    expect_golden(both_workers((call){CALL_RMIN, 0, 0, conn, 0}, &smooth, 1, WSISA_U8), file);
+    expect_golden(h, "hmin_%d.tif", conn);
+    both_workers_golden((call){CALL_RMIN, 0, 0, conn, 0}, &h, 1, WSISA_U8,
+                        "regional_min_%d.png");
+    wsisa_image_free(h);
+    both_workers_golden((call){CALL_RMIN, 0, 0, conn, 0}, &smooth, 1, WSISA_U8,
+                        "regional_min_smooth_%d.png");
     /* A deeper h on a smooth relief exercises longer propagation. */
     wsisa_image_free(both_workers((call){CALL_HMIN, 0, 0, conn, 6.5f}, &smooth, 1, WSISA_F32));
   }
