@@ -5,6 +5,7 @@
  * on the CPU worker against the OpenCL worker. */
 #include <criterion/criterion.h>
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -284,8 +285,15 @@ Test(morph_kernel, reconstruct_f32_by_hand) {
   expect_f32(out, want8, "conn 8");
   cr_assert_eq(wsisa_cpu_reconstruct(m, k, 4, out), 0);
   expect_f32(out, marker, "conn 4");
-  wsisa_image *imgs[] = {k, m, out};
-  free_all(imgs, 3);
+  /* Zeros of both signs: the result holds +0.0 only, whatever the order. */
+  const float zeros[] = {-0.0f, 0.0f, -0.0f};
+  wsisa_image *z = f32_image(3, 1, zeros), *zo = blank(z, WSISA_F32);
+  cr_assert_eq(wsisa_cpu_reconstruct(z, z, 8, zo), 0);
+  for (int x = 0; x < 3; x++) cr_expect(!signbit(((float *)zo->data)[x]), "pixel %d", x);
+  cr_assert_eq(wsisa_cpu_hmin(z, 0.0f, 8, zo), 0);
+  for (int x = 0; x < 3; x++) cr_expect(!signbit(((float *)zo->data)[x]), "hmin pixel %d", x);
+  wsisa_image *imgs[] = {k, m, out, z, zo};
+  free_all(imgs, 5);
 }
 
 Test(morph_kernel, reconstruct_matches_skimage) {
