@@ -1,6 +1,6 @@
 /* h-minima transform of an f32 image (DESIGN §3 level 6, on −distance): the
  * reconstruction by erosion of in + h over in (Soille, Morphological Image
- * Analysis, §6.3.4), which fills every minimum shallower than h. */
+ * Analysis), which fills every minimum shallower than h. */
 #include <stdlib.h>
 
 #include "codelets/cpu/morph_private.h"

@@ -1,9 +1,10 @@
-/* Vincent's hybrid grey reconstruction by dilation for one pixel type (Vincent
- * 1993, "Morphological grayscale reconstruction in image analysis: applications
- * and efficient algorithms", §V.C): raster scan, anti-raster scan that seeds a
- * FIFO, FIFO propagation. Included by reconstruct.c once per type, with T (the
- * pixel type), T_LOWEST (at or below every pixel), RECON_NAME (the framed
- * function) and RECON_IMAGES (its wrapper on images) defined. */
+/* Grey reconstruction by dilation for one pixel type: Vincent's fast hybrid
+ * algorithm ("Morphological grayscale reconstruction in image analysis:
+ * applications and efficient algorithms", IEEE TIP 1993) - raster scan,
+ * anti-raster scan that seeds a FIFO, FIFO propagation. Included by
+ * reconstruct.c once per type, with T (the pixel type), T_LOWEST (at or below
+ * every pixel), RECON_NAME (the framed function), RECON_SCAN and RECON_IMAGES
+ * (its helpers) defined. */
 
 #define HI(a, b) ((a) > (b) ? (a) : (b))
 #define LO(a, b) ((a) < (b) ? (a) : (b))
