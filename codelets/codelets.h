@@ -57,6 +57,31 @@ int wsisa_submit_invert(starpu_data_handle_t in, starpu_data_handle_t out,
 int wsisa_submit_neg_dist(starpu_data_handle_t dist, starpu_data_handle_t mask,
                           starpu_data_handle_t out);
 
+/* ---- morph: mathematical morphology (DESIGN §3 levels 2, 3, 5, 6) ---------- */
+/* A connectivity other than 4 or 8 or a bad parameter value is refused with
+ * WSISA_EUSAGE, handles of mismatched shapes or pixel types with
+ * WSISA_EINTERNAL, before anything is submitted. */
+
+typedef enum { WSISA_MORPH_ERODE, WSISA_MORPH_DILATE, WSISA_MORPH_OPEN, WSISA_MORPH_CLOSE } wsisa_morph_op;
+/* u8 grey (or 0/255 mask) by OpenCV's getStructuringElement(MORPH_ELLIPSE,
+ * se_size × se_size), odd se_size in 3..255 (3 is the cross, 19 the workflow's
+ * radius-10 disk); outside pixels are neutral, as OpenCV's default border. */
+int wsisa_submit_morph(starpu_data_handle_t in, starpu_data_handle_t out, wsisa_morph_op op, int se_size);
+/* Grey reconstruction by dilation of min(marker, mask) under mask; all three u8
+ * or all three f32 (no NaN). */
+int wsisa_submit_reconstruct(starpu_data_handle_t marker, starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* u8 0/255: the mask pixels conn-connected within mask to a pixel of seed AND mask. */
+int wsisa_submit_bin_reconstruct(starpu_data_handle_t seed, starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* u8 0/255: nscale's fillHoles — background not conn-connected through
+ * background to the image border becomes foreground (scipy's
+ * binary_fill_holes with the cross is conn 4, with the 3×3 square conn 8). */
+int wsisa_submit_fill_holes(starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* f32: h-minima transform, reconstruction by erosion of in + h over in; finite
+ * h >= 0. -FLT_MAX + h stays -FLT_MAX in float, so such a background stays. */
+int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h, int conn);
+/* f32 in (no NaN), u8 0/255 out: the pixels of regional minima, plateaus
+ * (conn) whose every outside neighbour is strictly higher. */
+int wsisa_submit_regional_min(starpu_data_handle_t in, starpu_data_handle_t mask_out, int conn);
 /* ---- pixel group: normalization and per-pixel operations (DESIGN §3) ----- */
 
 /* Normalization (Reinhard colour transfer as in nscale), step by step.

@@ -6,6 +6,13 @@
 
 WSISA__OP_DECLARE(invert);
 WSISA__OP_DECLARE(neg_dist);
+/* morph: mathematical morphology */
+WSISA__OP_DECLARE(morph);
+WSISA__OP_DECLARE(reconstruct);
+WSISA__OP_DECLARE(bin_reconstruct);
+WSISA__OP_DECLARE(fill_holes);
+WSISA__OP_DECLARE(hmin);
+WSISA__OP_DECLARE(regional_min);
 /* pixel group: normalization and per-pixel operations */
 WSISA__OP_DECLARE(fisher_fg);
 WSISA__OP_DECLARE(rgb2lab);
@@ -24,6 +31,13 @@ WSISA__OP_DECLARE(compare);
 const wsisa_op wsisa_ops[] = {
     ROW(invert),
     ROW(neg_dist),
+    /* morph: mathematical morphology */
+    ROW(morph),
+    ROW(reconstruct),
+    ROW(bin_reconstruct),
+    ROW(fill_holes),
+    ROW(hmin),
+    ROW(regional_min),
     /* pixel group: normalization and per-pixel operations */
     ROW(fisher_fg),
     ROW(rgb2lab),
