@@ -5,11 +5,21 @@
 #include "codelets/codelets_private.h"
 
 WSISA__OP_DECLARE(invert);
+/* objects: labelling, size filters, distance transform, watershed */
+WSISA__OP_DECLARE(label);
+WSISA__OP_DECLARE(area_filter);
+WSISA__OP_DECLARE(edt);
+WSISA__OP_DECLARE(watershed);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
 const wsisa_op wsisa_ops[] = {
     ROW(invert),
+    /* objects */
+    ROW(label),
+    ROW(area_filter),
+    ROW(edt),
+    ROW(watershed),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 
