@@ -48,6 +48,13 @@ static uint8_t u8_at(const wsisa_image *img, int x, int y) {
   return ((const uint8_t *)wsisa_image_row(img, y))[x];
 }
 
+static float max_abs_diff(const wsisa_image *a, const wsisa_image *b) {
+  float worst = 0;
+  for (int y = 0; y < a->height; y++)
+    for (int x = 0; x < a->width; x++) worst = fmaxf(worst, fabsf(f32_at(a, x, y) - f32_at(b, x, y)));
+  return worst;
+}
+
 static void expect_i32(const wsisa_image *img, const int32_t *want) {
   for (int y = 0; y < img->height; y++)
     for (int x = 0; x < img->width; x++)
@@ -238,9 +245,7 @@ Test(objects_edt, matches_opencv_precise) {
   wsisa_image *want = golden("edt.tif");
   wsisa_image *d = new_image(mask->width, mask->height, 1, WSISA_F32);
   cr_assert_eq(wsisa_cpu_edt(mask, d), 0);
-  float worst = 0;
-  for (int y = 0; y < d->height; y++)
-    for (int x = 0; x < d->width; x++) worst = fmaxf(worst, fabsf(f32_at(d, x, y) - f32_at(want, x, y)));
+  float worst = max_abs_diff(d, want);
   cr_expect_leq(worst, EDT_TOLERANCE, "max |diff| %g", worst);
   wsisa_image_free(mask);
   wsisa_image_free(want);
@@ -452,11 +457,7 @@ Test(objects_codelets, edt_agrees, STARPU_TEST) {
     both_workers(&masks[m], 1, 1, &f32, submit_edt, NULL, "edt", got);
     if (m == 0) {
       wsisa_image *want = golden("edt.tif");
-      float worst = 0;
-      for (int y = 0; y < want->height; y++)
-        for (int x = 0; x < want->width; x++)
-          worst = fmaxf(worst, fabsf(f32_at(got[0], x, y) - f32_at(want, x, y)));
-      cr_expect_leq(worst, EDT_TOLERANCE);
+      cr_expect_leq(max_abs_diff(got[0], want), EDT_TOLERANCE);
       wsisa_image_free(want);
     }
     if (m == 2) cr_expect_eq(f32_at(got[0], 8, 3), WSISA_EDT_NONE);

@@ -43,8 +43,10 @@ int wsisa_cpu_edt(const wsisa_image *mask, wsisa_image *dist);
 /* Marker watershed (see codelets/cpu/watershed.c for the flooding rule):
  * rgb u8x3 read as black where mask is off; markers i32 (> 0: seed label,
  * otherwise unknown); labels i32 (region, -1 on lines, 0 if never reached);
- * mask_out u8 0/255 = mask and not a line. Sides up to WSISA_WATERSHED_MAX_SIDE. */
+ * mask_out u8 0/255 = mask and not a line. Sides up to WSISA_WATERSHED_MAX_SIDE,
+ * marker labels up to WSISA_WATERSHED_MAX_LABEL. */
 #define WSISA_WATERSHED_MAX_SIDE 65535
+#define WSISA_WATERSHED_MAX_LABEL (INT32_MAX - 2)
 int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
                         const wsisa_image *mask, wsisa_image *labels,
                         wsisa_image *mask_out);

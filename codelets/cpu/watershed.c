@@ -24,19 +24,24 @@
  * cv::watershed also frames the image with lines; here pixels outside the
  * image do not exist.
  *
- * How: when a pixel gets a label at level L, each unlabelled neighbour joins
- * the next wave if the edge relief r <= L, and the queue of level r
- * otherwise (unless already queued at a lower level); the first wave of
- * level L is that queue. So each wave holds exactly the pixels the rule
- * names. The label image itself records who waits where. */
+ * How: hierarchical queues, one per level. When a pixel takes a label at
+ * level L, each unlabelled neighbour is offered that label at level
+ * e = max(L, relief of the edge); the neighbour keeps the lowest e offered and
+ * the labels offered at that e (one label, or "two or more"), and waits in the
+ * next wave (e = L) or in the queue of level e. At level e it is decided from
+ * what it holds (exactly the rule's set R) and the labels around it (T), then
+ * offers its own label in turn. The label image itself records who waits;
+ * colours are read only where a label spreads. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "codelets/cpu/cpu.h"
 
 #define LINE (-1)
-#define IN_WAVE (-2)               /* unlabelled, listed in the coming wave */
-#define QUEUED(level) (-3 - (level)) /* unlabelled, waiting in that level's queue */
+/* An unlabelled pixel that was offered label c (> 0), or two labels or more
+ * (c = 0), at the level its `level` entry holds. */
+#define OFFERED(c) (-2 - (c))
+#define OFFER_OF(v) (-2 - (v))
 
 /* Pixels are (y << 16) | x: no division to get coordinates back. */
 typedef struct pixel_list {
@@ -44,14 +49,17 @@ typedef struct pixel_list {
   size_t n, cap;
 } pixel_list;
 
-static int list_push(pixel_list *list, uint32_t pixel) {
-  if (list->n == list->cap) {
-    size_t cap = list->cap ? 2 * list->cap : 1024;
-    uint32_t *grown = realloc(list->at, cap * sizeof *grown);
-    if (!grown) return WSISA_ENOMEM;
-    list->at = grown;
-    list->cap = cap;
-  }
+static int list_grow(pixel_list *list) {
+  size_t cap = list->cap ? 2 * list->cap : 1024;
+  uint32_t *grown = realloc(list->at, cap * sizeof *grown);
+  if (!grown) return WSISA_ENOMEM;
+  list->at = grown;
+  list->cap = cap;
+  return 0;
+}
+
+static inline int list_push(pixel_list *list, uint32_t pixel) {
+  if (list->n == list->cap && list_grow(list)) return WSISA_ENOMEM;
   list->at[list->n++] = pixel;
   return 0;
 }
@@ -60,6 +68,7 @@ typedef struct flood {
   const uint8_t *rgb, *mask;
   uint8_t *mask_out;
   int32_t *label;
+  uint8_t *level; /* per pixel, label's row stride: the level of its offers */
   size_t rgb_stride, mask_stride, out_stride; /* bytes */
   size_t ld;                                  /* label stride in elements */
   int width, height;
@@ -68,15 +77,19 @@ typedef struct flood {
   size_t decided_cap;
 } flood;
 
-static inline int32_t *label_at(const flood *f, int x, int y) {
-  return f->label + (size_t)y * f->ld + (size_t)x;
+static inline size_t index_of(const flood *f, int x, int y) {
+  return (size_t)y * f->ld + (size_t)x;
 }
 
-/* The pixel's colour packed as 0x00BBGGRR, black where the mask is off. */
+/* A pixel's colour packed as 0x00BBGGRR, black where the mask is off; px and
+ * on point at the pixel in the RGB and mask images. */
+static inline uint32_t colour_at(const uint8_t *px, const uint8_t *on) {
+  return (px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16) & (0u - (*on != 0));
+}
+
 static inline uint32_t colour(const flood *f, int x, int y) {
-  const uint8_t *px = f->rgb + (size_t)y * f->rgb_stride + 3 * (size_t)x;
-  uint32_t on = f->mask[(size_t)y * f->mask_stride + (size_t)x] != 0;
-  return (px[0] | (uint32_t)px[1] << 8 | (uint32_t)px[2] << 16) & (0u - on);
+  return colour_at(f->rgb + (size_t)y * f->rgb_stride + 3 * (size_t)x,
+                   f->mask + (size_t)y * f->mask_stride + (size_t)x);
 }
 
 static inline int relief(uint32_t a, uint32_t b) {
@@ -88,95 +101,75 @@ static inline int relief(uint32_t a, uint32_t b) {
   return m;
 }
 
-/* The flood is bound by memory latency: each pixel it visits touches three
- * rows of three images. Ask for them a few pixels ahead. */
-static void prefetch_around(const flood *f, uint32_t p) {
-  int x = (int)(p & 0xFFFF), y = (int)(p >> 16);
-  for (int dy = -1; dy <= 1; dy++) {
-    int yy = y + dy;
-    if (yy < 0 || yy >= f->height) continue;
-    __builtin_prefetch(label_at(f, x, yy));
-    __builtin_prefetch(f->rgb + (size_t)yy * f->rgb_stride + 3 * (size_t)x);
-    __builtin_prefetch(f->mask + (size_t)yy * f->mask_stride + (size_t)x);
+/* Offer label `lab` to unlabelled (x, y) at level e; now is the level being
+ * flooded (e == now: the next wave). */
+static inline int offer(flood *f, int x, int y, int32_t lab, int e, int now) {
+  const size_t i = index_of(f, x, y);
+  const int32_t v = f->label[i];
+  if (v > 0 || v == LINE) return 0;
+  if (v != 0 && e >= f->level[i]) {
+    if (e == f->level[i] && OFFER_OF(v) != lab) f->label[i] = OFFERED(0);
+    return 0;
   }
+  f->label[i] = OFFERED(lab);
+  f->level[i] = (uint8_t)e;
+  uint32_t p = (uint32_t)y << 16 | (uint32_t)x;
+  return list_push(e == now ? &f->next : &f->queue[e], p);
 }
 
-/* The 4 neighbours of (x, y) inside the image. */
-typedef struct neighbours {
-  int n, x[4], y[4];
-} neighbours;
-
-static inline void neighbours_of(const flood *f, int x, int y, neighbours *nb) {
-  nb->n = 0;
-  if (x > 0) nb->x[nb->n] = x - 1, nb->y[nb->n++] = y;
-  if (x + 1 < f->width) nb->x[nb->n] = x + 1, nb->y[nb->n++] = y;
-  if (y > 0) nb->x[nb->n] = x, nb->y[nb->n++] = y - 1;
-  if (y + 1 < f->height) nb->x[nb->n] = x, nb->y[nb->n++] = y + 1;
-}
-
-/* The rule's first step for unlabelled (x, y) at level L, from the state
- * before the wave. */
-static int32_t decide(const flood *f, int x, int y, int level) {
-  const uint32_t c = colour(f, x, y);
-  neighbours nb;
-  neighbours_of(f, x, y, &nb);
-  int32_t reached = 0, touching = 0;
-  for (int k = 0; k < nb.n; k++) {
-    int32_t lab = *label_at(f, nb.x[k], nb.y[k]);
-    if (lab <= 0) continue;
-    if (touching == 0) touching = lab;
-    else if (lab != touching) touching = LINE;
-    if (relief(c, colour(f, nb.x[k], nb.y[k])) > level) continue;
-    if (reached == 0) reached = lab;
-    else if (lab != reached) reached = LINE;
-  }
-  return reached > 0 && touching != reached ? LINE : reached;
+/* The rule's first step for (x, y), which holds its offers: the one label
+ * reached, unless two were, or another label touches it. */
+static inline int32_t decide(const flood *f, int x, int y) {
+  const int32_t *row = f->label + index_of(f, x, y);
+  const int32_t reached = OFFER_OF(row[0]);
+  if (reached == 0) return LINE;
+  int32_t v;
+  if (x > 0 && (v = row[-1]) > 0 && v != reached) return LINE;
+  if (x + 1 < f->width && (v = row[1]) > 0 && v != reached) return LINE;
+  if (y > 0 && (v = row[-(ptrdiff_t)f->ld]) > 0 && v != reached) return LINE;
+  if (y + 1 < f->height && (v = row[f->ld]) > 0 && v != reached) return LINE;
+  return reached;
 }
 
 /* The rule's second step, with the wave's first-step results in place: every
  * labelled neighbour from before the wave already carries d, so another
  * label to the left or above was taken in this wave. */
-static int meets_earlier(const flood *f, int x, int y, int32_t d) {
-  int32_t left = x > 0 ? *label_at(f, x - 1, y) : 0;
-  int32_t up = y > 0 ? *label_at(f, x, y - 1) : 0;
+static inline int meets_earlier(const flood *f, int x, int y, int32_t d) {
+  const int32_t *row = f->label + index_of(f, x, y);
+  int32_t left = x > 0 ? row[-1] : 0;
+  int32_t up = y > 0 ? row[-(ptrdiff_t)f->ld] : 0;
   return (left > 0 && left != d) || (up > 0 && up != d);
 }
 
-static void make_line(flood *f, int x, int y) {
-  *label_at(f, x, y) = LINE;
-  f->mask_out[(size_t)y * f->out_stride + (size_t)x] = 0;
+/* (x, y) took label lab at level now: offer it around. */
+static int spread(flood *f, int x, int y, int32_t lab, int now) {
+  const uint8_t *px = f->rgb + (size_t)y * f->rgb_stride + 3 * (size_t)x;
+  const uint8_t *on = f->mask + (size_t)y * f->mask_stride + (size_t)x;
+  const uint32_t c = colour_at(px, on);
+  const int32_t *row = f->label + index_of(f, x, y);
+  const ptrdiff_t rgb_row = (ptrdiff_t)f->rgb_stride, mask_row = (ptrdiff_t)f->mask_stride;
+  int rc = 0;
+#define OFFER_TO(inside, v, dx, dy, rgb_step, mask_step)                       \
+  if ((inside) && (v) <= 0 && (v) != LINE) {                                   \
+    int r = relief(c, colour_at(px + (rgb_step), on + (mask_step)));           \
+    rc |= offer(f, x + (dx), y + (dy), lab, r > now ? r : now, now);          \
+  }
+  OFFER_TO(x > 0, row[-1], -1, 0, -3, -1)
+  OFFER_TO(x + 1 < f->width, row[1], 1, 0, 3, 1)
+  OFFER_TO(y > 0, row[-(ptrdiff_t)f->ld], 0, -1, -rgb_row, -mask_row)
+  OFFER_TO(y + 1 < f->height, row[f->ld], 0, 1, rgb_row, mask_row)
+#undef OFFER_TO
+  return rc;
 }
 
-/* Unlabelled (x, y) touches a label over an edge of relief r, at level L. */
-static int wake(flood *f, int x, int y, int r, int level) {
-  int32_t *lab = label_at(f, x, y);
-  uint32_t p = (uint32_t)y << 16 | (uint32_t)x;
-  if (r <= level) {
-    *lab = IN_WAVE;
-    return list_push(&f->next, p);
-  }
-  if (*lab != 0 && *lab >= QUEUED(r)) return 0; /* already waits at or below r */
-  *lab = QUEUED(r);
-  return list_push(&f->queue[r], p);
-}
-
-/* (x, y) just got a label at level L: its unlabelled neighbours wait. */
-static int spread(flood *f, int x, int y, int level) {
-  const uint32_t c = colour(f, x, y);
-  neighbours nb;
-  neighbours_of(f, x, y, &nb);
-  for (int k = 0; k < nb.n; k++) {
-    int32_t lab = *label_at(f, nb.x[k], nb.y[k]);
-    if (lab != 0 && lab > QUEUED(0)) continue; /* labelled, line or in wave */
-    if (wake(f, nb.x[k], nb.y[k], relief(c, colour(f, nb.x[k], nb.y[k])), level))
-      return WSISA_ENOMEM;
-  }
-  return 0;
+/* Not a plain marker: unknown (<= 0) or a label too large for OFFERED. */
+static inline unsigned marker_odd(int32_t m) {
+  return (uint32_t)m - 1u >= (uint32_t)WSISA_WATERSHED_MAX_LABEL;
 }
 
 /* One pass over the image: labels from the markers, mask_out from the mask
- * (lines clear it later), and every unknown pixel next to a marker queued at
- * its lowest edge relief to one. */
+ * (lines clear it later), and the markers' offers to their unknown
+ * neighbours. */
 static int seed(flood *f, const wsisa_image *markers) {
   for (int y = 0; y < f->height; y++) {
     const int32_t *m = wsisa_image_row(markers, y);
@@ -184,35 +177,34 @@ static int seed(flood *f, const wsisa_image *markers) {
     const int32_t *down = y + 1 < f->height ? wsisa_image_row(markers, y + 1) : NULL;
     const uint8_t *on = f->mask + (size_t)y * f->mask_stride;
     uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
-    int32_t *lab = label_at(f, 0, y);
+    int32_t *lab = f->label + index_of(f, 0, y);
+    for (int x = 0; x < f->width; x++) out[x] = on[x] ? 255 : 0;
+    memcpy(lab, m, (size_t)f->width * sizeof *lab);
     for (int x = 0; x < f->width; x++) {
-      out[x] = on[x] ? 255 : 0;
-      if (m[x] > 0) {
-        lab[x] = m[x];
-        continue;
+      /* Most pixels carry a valid marker: skip them 16 at a time. */
+      if (!(x & 15) && x + 16 <= f->width) {
+        unsigned odd = 0;
+        for (int k = 0; k < 16; k++) odd |= marker_odd(m[x + k]);
+        if (!odd) {
+          x += 15;
+          continue;
+        }
       }
+      if (!marker_odd(m[x])) continue;
+      if (m[x] > 0) return WSISA_EINTERNAL; /* above WSISA_WATERSHED_MAX_LABEL */
       lab[x] = 0;
-      if (!((x > 0 && m[x - 1] > 0) || (x + 1 < f->width && m[x + 1] > 0) ||
-            (up && up[x] > 0) || (down && down[x] > 0)))
-        continue;
+      const int left = x > 0 && m[x - 1] > 0, right = x + 1 < f->width && m[x + 1] > 0;
+      const int above = up && up[x] > 0, below = down && down[x] > 0;
+      if (!(left | right | above | below)) continue;
+      /* Offers from this row's right neighbour and the row below come before
+       * those pixels are copied: read the markers, not the labels. */
       const uint32_t c = colour(f, x, y);
-      int lowest = 256;
-      if (x > 0 && m[x - 1] > 0) lowest = relief(c, colour(f, x - 1, y));
-      if (x + 1 < f->width && m[x + 1] > 0) {
-        int r = relief(c, colour(f, x + 1, y));
-        lowest = r < lowest ? r : lowest;
-      }
-      if (up && up[x] > 0) {
-        int r = relief(c, colour(f, x, y - 1));
-        lowest = r < lowest ? r : lowest;
-      }
-      if (down && down[x] > 0) {
-        int r = relief(c, colour(f, x, y + 1));
-        lowest = r < lowest ? r : lowest;
-      }
-      lab[x] = QUEUED(lowest);
-      if (list_push(&f->queue[lowest], (uint32_t)y << 16 | (uint32_t)x))
-        return WSISA_ENOMEM;
+      int rc = 0;
+      if (left) rc |= offer(f, x, y, m[x - 1], relief(c, colour(f, x - 1, y)), -1);
+      if (right) rc |= offer(f, x, y, m[x + 1], relief(c, colour(f, x + 1, y)), -1);
+      if (above) rc |= offer(f, x, y, up[x], relief(c, colour(f, x, y - 1)), -1);
+      if (below) rc |= offer(f, x, y, down[x], relief(c, colour(f, x, y + 1)), -1);
+      if (rc) return WSISA_ENOMEM;
     }
   }
   return 0;
@@ -229,13 +221,12 @@ static int run_wave(flood *f, int level) {
     if (!f->decided) return WSISA_ENOMEM;
   }
   for (size_t i = 0; i < wave->n; i++) {
-    if (i + AHEAD < wave->n) prefetch_around(f, wave->at[i + AHEAD]);
     uint32_t p = wave->at[i];
-    f->decided[i] = decide(f, (int)(p & 0xFFFF), (int)(p >> 16), level);
+    f->decided[i] = decide(f, (int)(p & 0xFFFF), (int)(p >> 16));
   }
   for (size_t i = 0; i < wave->n; i++) {
     uint32_t p = wave->at[i];
-    *label_at(f, (int)(p & 0xFFFF), (int)(p >> 16)) = f->decided[i];
+    f->label[index_of(f, (int)(p & 0xFFFF), (int)(p >> 16))] = f->decided[i];
   }
   /* Lines found here are written after the pass: meets_earlier must see the
    * first-step labels of the whole wave. */
@@ -245,11 +236,15 @@ static int run_wave(flood *f, int level) {
     int x = (int)(p & 0xFFFF), y = (int)(p >> 16);
     if (f->decided[i] <= 0) continue;
     if (meets_earlier(f, x, y, f->decided[i])) f->decided[i] = LINE;
-    else if (spread(f, x, y, level)) return WSISA_ENOMEM;
+    else if (spread(f, x, y, f->decided[i], level)) return WSISA_ENOMEM;
   }
-  for (size_t i = 0; i < wave->n; i++)
-    if (f->decided[i] == LINE)
-      make_line(f, (int)(wave->at[i] & 0xFFFF), (int)(wave->at[i] >> 16));
+  for (size_t i = 0; i < wave->n; i++) {
+    if (f->decided[i] != LINE) continue;
+    uint32_t p = wave->at[i];
+    int x = (int)(p & 0xFFFF), y = (int)(p >> 16);
+    f->label[index_of(f, x, y)] = LINE;
+    f->mask_out[(size_t)y * f->out_stride + (size_t)x] = 0;
+  }
   pixel_list done = f->wave;
   f->wave = f->next;
   f->next = done;
@@ -262,12 +257,14 @@ static int flood_level(flood *f, int level) {
   for (size_t i = 0; i < queue->n; i++) {
     if (i + AHEAD < queue->n) {
       uint32_t ahead = queue->at[i + AHEAD];
-      __builtin_prefetch(label_at(f, (int)(ahead & 0xFFFF), (int)(ahead >> 16)));
+      size_t j = index_of(f, (int)(ahead & 0xFFFF), (int)(ahead >> 16));
+      __builtin_prefetch(f->label + j);
+      __builtin_prefetch(f->level + j);
     }
     uint32_t p = queue->at[i];
-    int32_t *lab = label_at(f, (int)(p & 0xFFFF), (int)(p >> 16));
-    if (*lab != QUEUED(level)) continue; /* labelled since, or requeued lower */
-    *lab = IN_WAVE;
+    size_t j = index_of(f, (int)(p & 0xFFFF), (int)(p >> 16));
+    /* Stale entries: labelled since, or offered again at a lower level. */
+    if (f->label[j] >= LINE || f->level[j] != level) continue;
     if (list_push(&f->wave, p)) return WSISA_ENOMEM;
   }
   free(queue->at);
@@ -302,12 +299,14 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
                .ld = labels->stride / sizeof(int32_t),
                .width = width,
                .height = height};
-  int rc = seed(f, markers);
+  f->level = malloc((size_t)height * f->ld);
+  int rc = f->level ? seed(f, markers) : WSISA_ENOMEM;
   for (int level = 0; level < 256 && !rc; level++) rc = flood_level(f, level);
   for (int level = 0; level < 256; level++) free(f->queue[level].at);
   free(f->wave.at);
   free(f->next.at);
   free(f->decided);
+  free(f->level);
   free(f);
   return rc;
 }
