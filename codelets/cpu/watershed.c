@@ -93,12 +93,11 @@ static inline uint32_t colour(const flood *f, int x, int y) {
 }
 
 static inline int relief(uint32_t a, uint32_t b) {
-  int m = 0;
-  for (int shift = 0; shift < 24; shift += 8) {
-    int d = abs((int)(a >> shift & 0xFF) - (int)(b >> shift & 0xFF));
-    m = d > m ? d : m;
-  }
-  return m;
+  int r = abs((int)(a & 0xFF) - (int)(b & 0xFF));
+  int g = abs((int)(a >> 8 & 0xFF) - (int)(b >> 8 & 0xFF));
+  int bl = abs((int)(a >> 16) - (int)(b >> 16));
+  int m = r > g ? r : g;
+  return m > bl ? m : bl;
 }
 
 /* Offer label `lab` to unlabelled (x, y) at level e; now is the level being
@@ -162,9 +161,24 @@ static int spread(flood *f, int x, int y, int32_t lab, int now) {
   return rc;
 }
 
-/* Not a plain marker: unknown (<= 0) or a label too large for OFFERED. */
-static inline unsigned marker_odd(int32_t m) {
-  return (uint32_t)m - 1u >= (uint32_t)WSISA_WATERSHED_MAX_LABEL;
+/* Not a plain marker: unknown (<= 0) or a label too large for OFFERED. The
+ * sign bit of (m - 1) | (m + 2) says so, and ORs over a block. */
+static inline uint32_t marker_odd(int32_t m) {
+  return ((uint32_t)m - 1u) | ((uint32_t)m + 2u);
+}
+
+/* out = 255 where on is non-zero, 0 elsewhere, eight bytes at a time. */
+static void binary_copy(const uint8_t *on, uint8_t *out, int n) {
+  const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+  int x = 0;
+  for (; x + 8 <= n; x += 8) {
+    uint64_t v;
+    memcpy(&v, on + x, 8);
+    uint64_t high = (((v & low7) + low7) | v) & ~low7; /* byte's top bit: non-zero */
+    v = (high >> 7) * 0xFF;
+    memcpy(out + x, &v, 8);
+  }
+  for (; x < n; x++) out[x] = on[x] ? 255 : 0;
 }
 
 /* One pass over the image: labels from the markers, mask_out from the mask
@@ -178,19 +192,19 @@ static int seed(flood *f, const wsisa_image *markers) {
     const uint8_t *on = f->mask + (size_t)y * f->mask_stride;
     uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
     int32_t *lab = f->label + index_of(f, 0, y);
-    for (int x = 0; x < f->width; x++) out[x] = on[x] ? 255 : 0;
+    binary_copy(on, out, f->width);
     memcpy(lab, m, (size_t)f->width * sizeof *lab);
     for (int x = 0; x < f->width; x++) {
       /* Most pixels carry a valid marker: skip them 16 at a time. */
       if (!(x & 15) && x + 16 <= f->width) {
-        unsigned odd = 0;
+        uint32_t odd = 0;
         for (int k = 0; k < 16; k++) odd |= marker_odd(m[x + k]);
-        if (!odd) {
+        if (!(odd >> 31)) {
           x += 15;
           continue;
         }
       }
-      if (!marker_odd(m[x])) continue;
+      if (!(marker_odd(m[x]) >> 31)) continue;
       if (m[x] > 0) return WSISA_EINTERNAL; /* above WSISA_WATERSHED_MAX_LABEL */
       lab[x] = 0;
       const int left = x > 0 && m[x - 1] > 0, right = x + 1 < f->width && m[x + 1] > 0;
@@ -212,6 +226,18 @@ static int seed(flood *f, const wsisa_image *markers) {
 
 enum { AHEAD = 8 };
 
+/* The flood is bound by memory latency: a pixel's decision and spread touch
+ * three rows of four arrays. Ask for them a few pixels ahead. */
+static void prefetch_around(const flood *f, uint32_t p) {
+  const int x = (int)(p & 0xFFFF), y = (int)(p >> 16);
+  for (int yy = y > 0 ? y - 1 : y; yy <= y + 1 && yy < f->height; yy++) {
+    __builtin_prefetch(f->label + index_of(f, x, yy));
+    __builtin_prefetch(f->level + index_of(f, x, yy));
+    __builtin_prefetch(f->rgb + (size_t)yy * f->rgb_stride + 3 * (size_t)x);
+    __builtin_prefetch(f->mask + (size_t)yy * f->mask_stride + (size_t)x);
+  }
+}
+
 static int run_wave(flood *f, int level) {
   pixel_list *wave = &f->wave;
   if (wave->n > f->decided_cap) {
@@ -221,6 +247,7 @@ static int run_wave(flood *f, int level) {
     if (!f->decided) return WSISA_ENOMEM;
   }
   for (size_t i = 0; i < wave->n; i++) {
+    if (i + AHEAD < wave->n) prefetch_around(f, wave->at[i + AHEAD]);
     uint32_t p = wave->at[i];
     f->decided[i] = decide(f, (int)(p & 0xFFFF), (int)(p >> 16));
   }
