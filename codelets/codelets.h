@@ -127,4 +127,24 @@ int wsisa_submit_mask_logic(starpu_data_handle_t a, starpu_data_handle_t b,
 int wsisa_submit_compare(starpu_data_handle_t a, starpu_data_handle_t b,
                          starpu_data_handle_t counts);
 
+/* ---- objects: labelling, size filters, distance transform, watershed ----
+ * conn is 4 or 8 (anything else: WSISA_EUSAGE). */
+
+/* labels(i32) = connected components of mask(u8), 0 on background, ids 1..n
+ * in raster order of each component's first pixel (same ids on every worker). */
+int wsisa_submit_label(starpu_data_handle_t mask, starpu_data_handle_t labels, int conn);
+/* out(u8 0/255) = components of mask with min_area <= area < max_area
+ * (max_area <= 0: no upper bound). */
+int wsisa_submit_area_filter(starpu_data_handle_t mask, starpu_data_handle_t out,
+                             int conn, int min_area, int max_area);
+/* dist(f32) = Euclidean distance of each on pixel of mask(u8) to the nearest
+ * off pixel, as cv::distanceTransform(DIST_L2, DIST_MASK_PRECISE). */
+int wsisa_submit_edt(starpu_data_handle_t mask, starpu_data_handle_t dist);
+/* Marker watershed of rgb(u8x3) read as black where mask(u8) is off, from
+ * markers(i32, > 0 = seed): labels_out(i32, -1 on lines), mask_out(u8) = mask
+ * and not a line. The flooding rule: codelets/cpu/watershed.c. */
+int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t markers,
+                           starpu_data_handle_t mask, starpu_data_handle_t labels_out,
+                           starpu_data_handle_t mask_out);
+
 #endif

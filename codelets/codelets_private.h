@@ -53,5 +53,17 @@ cl_mem wsisa__cl_reinhard(void);
 /* can_execute of codelets whose OpenCL kernels compute in double: a device
  * without cl_khr_fp64 builds their programs empty and is kept out. */
 int wsisa__can_execute_fp64(unsigned workerid, struct starpu_task *task, unsigned nimpl);
+/* ---- objects: labelling, size filters, distance transform, watershed ---- */
+
+/* A scratch buffer of `bytes` on the calling OpenCL worker's context, and the
+ * one-int "something changed" flag iterative kernels raise: reset, then read
+ * (both wait). Release with clReleaseMemObject. */
+cl_mem wsisa__cl_buffer_new(size_t bytes);
+void wsisa__cl_flag_reset(cl_command_queue queue, cl_mem flag, cl_int value);
+cl_int wsisa__cl_flag_read(cl_command_queue queue, cl_mem flag);
+/* Label equivalence on the calling OpenCL worker (codelets/label.c): a new
+ * dense width x height int buffer in which every on pixel of `mask_buffer`
+ * holds the raster index + 1 of its component's first pixel, 0 elsewhere. */
+cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn);
 
 #endif

@@ -25,6 +25,11 @@ WSISA__OP_DECLARE(threshold);
 WSISA__OP_DECLARE(sub_sat);
 WSISA__OP_DECLARE(mask_logic);
 WSISA__OP_DECLARE(compare);
+/* objects: labelling, size filters, distance transform, watershed */
+WSISA__OP_DECLARE(label);
+WSISA__OP_DECLARE(area_filter);
+WSISA__OP_DECLARE(edt);
+WSISA__OP_DECLARE(watershed);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
@@ -50,6 +55,11 @@ const wsisa_op wsisa_ops[] = {
     ROW(sub_sat),
     ROW(mask_logic),
     ROW(compare),
+    /* objects */
+    ROW(label),
+    ROW(area_filter),
+    ROW(edt),
+    ROW(watershed),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 

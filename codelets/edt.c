@@ -1,0 +1,74 @@
+/* Codelet: exact Euclidean distance transform, u8 mask -> f32 distances
+ * (DESIGN §3, level 6). */
+#include "codelets/codelets_private.h"
+#include "codelets/cpu/cpu.h"
+
+WSISA__OP_DECLARE(edt);
+
+static void edt_cpu(void *buffers[], void *cl_arg) {
+  (void)cl_arg;
+  wsisa_image mask = wsisa_image_from_buffer(buffers[0], WSISA_U8);
+  wsisa_image dist = wsisa_image_from_buffer(buffers[1], WSISA_F32);
+  int rc = wsisa_cpu_edt(&mask, &dist);
+  STARPU_ASSERT(rc == 0);
+  (void)rc;
+}
+
+static void edt_opencl(void *buffers[], void *cl_arg) {
+  (void)cl_arg;
+  void *mask = buffers[0], *dist = buffers[1];
+  const size_t width = STARPU_MATRIX_GET_NX(mask), height = STARPU_MATRIX_GET_NY(mask);
+  const size_t bytes = width * height * sizeof(cl_int);
+  cl_mem g = wsisa__cl_buffer_new(bytes), s = wsisa__cl_buffer_new(bytes),
+         t = wsisa__cl_buffer_new(bytes);
+  cl_kernel columns, rows;
+  cl_command_queue queue;
+  wsisa__cl_kernel(&wsisa__edt_program, "wsisa_edt_columns", &columns, &queue);
+  wsisa__cl_kernel(&wsisa__edt_program, "wsisa_edt_rows", &rows, &queue);
+  cl_int width_arg = (cl_int)width, height_arg = (cl_int)height;
+  cl_uint arg = 0;
+  wsisa__cl_arg_matrix(columns, &arg, mask);
+  wsisa__cl_arg(columns, &arg, sizeof g, &g);
+  wsisa__cl_arg(columns, &arg, sizeof width_arg, &width_arg);
+  wsisa__cl_arg(columns, &arg, sizeof height_arg, &height_arg);
+  wsisa__cl_run(columns, queue, 1, &width, NULL);
+  arg = 0;
+  wsisa__cl_arg(rows, &arg, sizeof g, &g);
+  wsisa__cl_arg(rows, &arg, sizeof s, &s);
+  wsisa__cl_arg(rows, &arg, sizeof t, &t);
+  wsisa__cl_arg_matrix(rows, &arg, dist);
+  wsisa__cl_arg(rows, &arg, sizeof width_arg, &width_arg);
+  wsisa__cl_arg(rows, &arg, sizeof height_arg, &height_arg);
+  wsisa__cl_run(rows, queue, 1, &height, NULL);
+  starpu_opencl_release_kernel(columns);
+  starpu_opencl_release_kernel(rows);
+  clReleaseMemObject(g);
+  clReleaseMemObject(s);
+  clReleaseMemObject(t);
+}
+
+struct starpu_opencl_program wsisa__edt_program;
+
+struct starpu_perfmodel wsisa__edt_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "wsisa_edt_v1",
+};
+
+struct starpu_codelet wsisa__edt_codelet = {
+    .name = "edt",
+    .where = STARPU_CPU | STARPU_OPENCL,
+    .cpu_funcs = {edt_cpu},
+    .opencl_funcs = {edt_opencl},
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &wsisa__edt_model,
+};
+
+int wsisa_submit_edt(starpu_data_handle_t mask, starpu_data_handle_t dist) {
+  if (starpu_matrix_get_nx(mask) > WSISA_EDT_MAX_SIDE ||
+      starpu_matrix_get_ny(mask) > WSISA_EDT_MAX_SIDE)
+    return WSISA_EUSAGE;
+  return WSISA__INSERT(&wsisa__edt_codelet, STARPU_R, mask, STARPU_W, dist, 0)
+             ? WSISA_ERUNTIME
+             : 0;
+}

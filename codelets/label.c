@@ -1,0 +1,124 @@
+/* Codelet: connected-component labelling, u8 mask -> i32 canonical labels
+ * (DESIGN §3, levels 4, 6, 7). */
+#include "codelets/codelets_private.h"
+#include "codelets/cpu/cpu.h"
+
+WSISA__OP_DECLARE(label);
+
+struct label_args {
+  int conn;
+};
+
+static void label_cpu(void *buffers[], void *cl_arg) {
+  const struct label_args *a = cl_arg;
+  wsisa_image mask = wsisa_image_from_buffer(buffers[0], WSISA_U8);
+  wsisa_image labels = wsisa_image_from_buffer(buffers[1], WSISA_I32);
+  int rc = wsisa_cpu_label(&mask, a->conn, &labels);
+  STARPU_ASSERT(rc == 0);
+  (void)rc;
+}
+
+cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn) {
+  const size_t width = STARPU_MATRIX_GET_NX(mask_buffer);
+  const size_t height = STARPU_MATRIX_GET_NY(mask_buffer);
+  cl_mem lab = wsisa__cl_buffer_new(width * height * sizeof(cl_int));
+  cl_mem changed = wsisa__cl_buffer_new(sizeof(cl_int));
+  cl_kernel init, scan, resolve;
+  cl_command_queue queue;
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_init", &init, &queue);
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_scan", &scan, &queue);
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_resolve", &resolve, &queue);
+  cl_uint arg = 0;
+  wsisa__cl_arg_matrix(init, &arg, mask_buffer);
+  wsisa__cl_arg(init, &arg, sizeof lab, &lab);
+  wsisa__cl_run_image(init, queue, &arg, mask_buffer);
+  cl_int conn_arg = conn;
+  cl_uint scan_arg = 0;
+  wsisa__cl_arg(scan, &scan_arg, sizeof lab, &lab);
+  wsisa__cl_arg(scan, &scan_arg, sizeof conn_arg, &conn_arg);
+  wsisa__cl_arg(scan, &scan_arg, sizeof changed, &changed);
+  cl_uint resolve_arg = 0;
+  wsisa__cl_arg(resolve, &resolve_arg, sizeof lab, &lab);
+  for (;;) {
+    wsisa__cl_flag_reset(queue, changed, 0);
+    cl_uint a = scan_arg, b = resolve_arg;
+    wsisa__cl_run_image(scan, queue, &a, mask_buffer);
+    if (!wsisa__cl_flag_read(queue, changed)) break;
+    wsisa__cl_run_image(resolve, queue, &b, mask_buffer);
+  }
+  starpu_opencl_release_kernel(init);
+  starpu_opencl_release_kernel(scan);
+  starpu_opencl_release_kernel(resolve);
+  clReleaseMemObject(changed);
+  return lab;
+}
+
+static void label_opencl(void *buffers[], void *cl_arg) {
+  const struct label_args *a = cl_arg;
+  void *mask = buffers[0], *out = buffers[1];
+  const size_t height = STARPU_MATRIX_GET_NY(mask);
+  cl_int width_arg = (cl_int)STARPU_MATRIX_GET_NX(mask), height_arg = (cl_int)height;
+  cl_mem lab = wsisa__cl_label_roots(mask, a->conn);
+  cl_mem row_roots = wsisa__cl_buffer_new(height * sizeof(cl_int));
+  cl_kernel count, prefix, number, write;
+  cl_command_queue queue;
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_count_roots", &count, &queue);
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_prefix", &prefix, &queue);
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_number_roots", &number, &queue);
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_write", &write, &queue);
+  const size_t rows[1] = {height}, one[1] = {1};
+  cl_uint arg = 0;
+  wsisa__cl_arg(count, &arg, sizeof lab, &lab);
+  wsisa__cl_arg(count, &arg, sizeof row_roots, &row_roots);
+  wsisa__cl_arg(count, &arg, sizeof width_arg, &width_arg);
+  wsisa__cl_arg(count, &arg, sizeof height_arg, &height_arg);
+  wsisa__cl_run(count, queue, 1, rows, NULL);
+  arg = 0;
+  wsisa__cl_arg(prefix, &arg, sizeof row_roots, &row_roots);
+  wsisa__cl_arg(prefix, &arg, sizeof height_arg, &height_arg);
+  wsisa__cl_run(prefix, queue, 1, one, NULL);
+  arg = 0;
+  wsisa__cl_arg(number, &arg, sizeof lab, &lab);
+  wsisa__cl_arg(number, &arg, sizeof row_roots, &row_roots);
+  wsisa__cl_arg_matrix(number, &arg, out);
+  wsisa__cl_arg(number, &arg, sizeof width_arg, &width_arg);
+  wsisa__cl_arg(number, &arg, sizeof height_arg, &height_arg);
+  wsisa__cl_run(number, queue, 1, rows, NULL);
+  arg = 0;
+  wsisa__cl_arg(write, &arg, sizeof lab, &lab);
+  wsisa__cl_arg_matrix(write, &arg, out);
+  wsisa__cl_run_image(write, queue, &arg, mask);
+  starpu_opencl_release_kernel(count);
+  starpu_opencl_release_kernel(prefix);
+  starpu_opencl_release_kernel(number);
+  starpu_opencl_release_kernel(write);
+  clReleaseMemObject(row_roots);
+  clReleaseMemObject(lab);
+}
+
+struct starpu_opencl_program wsisa__label_program;
+
+struct starpu_perfmodel wsisa__label_model = {
+    .type = STARPU_HISTORY_BASED,
+    .symbol = "wsisa_label_v1",
+};
+
+struct starpu_codelet wsisa__label_codelet = {
+    .name = "label",
+    .where = STARPU_CPU | STARPU_OPENCL,
+    .cpu_funcs = {label_cpu},
+    .opencl_funcs = {label_opencl},
+    .nbuffers = 2,
+    .modes = {STARPU_R, STARPU_W},
+    .model = &wsisa__label_model,
+};
+
+int wsisa_submit_label(starpu_data_handle_t mask, starpu_data_handle_t labels, int conn) {
+  if (conn != 4 && conn != 8) return WSISA_EUSAGE;
+  struct label_args *a = malloc(sizeof *a);
+  if (!a) return WSISA_ENOMEM;
+  a->conn = conn;
+  int ret = WSISA__INSERT(&wsisa__label_codelet, STARPU_R, mask, STARPU_W, labels,
+                          STARPU_CL_ARGS, a, sizeof *a, 0);
+  return ret ? WSISA_ERUNTIME : 0;
+}
