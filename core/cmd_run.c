@@ -181,6 +181,9 @@ static int make_plan(run_state *s, wsisa_err *e) {
     o.max_buckets = ro->max_buckets > 0 ? (size_t)ro->max_buckets : (size_t)(3 * workers);
     o.max_bucket_size = ro->max_bucket_size > 0 ? (size_t)ro->max_bucket_size : 8;
     o.trtma_last_phase = WSISA_REUSE_BALANCE;
+    /* the knobs in force, for run.json */
+    s->study->reuse.max_buckets = (int)o.max_buckets;
+    s->study->reuse.max_bucket_size = (int)o.max_bucket_size;
     rc = wsisa_reuse_merge(s->plan, &o, &s->buckets);
     if (rc) rc = wsisa_error(e, rc, "reuse planning failed");
   }
@@ -550,6 +553,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                               ? (size_t)s.study->reuse.active_paths
                               : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl()),
                           1, s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE};
+    s.study->reuse.active_paths = (int)eo.active_paths;
     double t0 = now();
     if (!rc)
       rc = wsisa_exec_run(s.tiles, s.ntiles, s.params, s.buckets, done_units, &eo, journal_unit,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tests/testutil.h"
@@ -31,7 +32,7 @@ static char *run_study(const char *study, const char *env, const char *flags, ch
                        size_t cap) {
   snprintf(out_dir, cap, "%s/results", tu_tmpdir("run"));
   char cmd[16384];
-  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1 %s %s run --study '%s' -o '%s' %s",
+  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 STARPU_NOPENCL=0 %s %s run --study '%s' -o '%s' %s",
            env, WSISA_EXE, study, out_dir, flags);
   char *err = NULL;
   int status = tu_run_shell(cmd, NULL, &err);
@@ -55,6 +56,9 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   static const char *const variants[][2] = {
       {"STARPU_SCHED=eager", "--reuse stage"}, {"STARPU_SCHED=lws", "--reuse rtma --max-bucket-size 3"},
       {"STARPU_SCHED=dmda", "--reuse trtma --max-buckets 2"},
+      /* the OpenCL worker on: tasks land on either kind of worker */
+      {"STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
+      {"STARPU_SCHED=eager STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse none"},
       {"STARPU_SCHED=eager", "--reuse trtma --active-paths 1"},
       {"STARPU_SCHED=eager", "--reuse naive --max-bucket-size 4"},
       {"STARPU_SCHED=eager", "--reuse sca --max-bucket-size 4"}};
@@ -94,7 +98,7 @@ Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
   if (pid == 0) {
-    setenv("STARPU_NCPU", "1", 1);
+    setenv("STARPU_NCPU", "2", 1);
     setenv("STARPU_NOPENCL", "0", 1);
     execl(WSISA_EXE, WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse", "none",
           (char *)NULL);
@@ -103,7 +107,7 @@ Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   /* kill it once a few units are in the journal */
   size_t seen = 0;
   for (int i = 0; i < 60000 && seen < 4; i++) {
-    usleep(5000);
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
     seen = count_lines(journal);
     int status;
     if (waitpid(pid, &status, WNOHANG) == pid) {
