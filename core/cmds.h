@@ -8,5 +8,6 @@
 int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e);
 int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e);
 int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e);
+int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e);
 
 #endif

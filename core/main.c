@@ -21,6 +21,8 @@ static const command commands[] = {
      "--study S.json -o samples.csv [--select P,...]   the SA design, one row per run"},
     {"analyze", wsisa_cmd_analyze,
      "--study S.json --samples samples.csv --outputs y.csv [-o DIR]   sensitivity indices"},
+    {"plan", wsisa_cmd_plan,
+     "--study S.json [--samples design.csv] [--json]   reuse analysis, no execution"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
