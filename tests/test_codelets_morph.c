@@ -522,10 +522,7 @@ static void both_workers_golden(call c, wsisa_image **in, int nin, wsisa_dtype o
   wsisa_image_free(got);
 }
 
-TestSuite(morph_codelets, .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop);
-
-Test(morph_codelets, morph_cpu_and_opencl_agree) {
-  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+static void check_morph(void) {
   static const char *names[] = {"erode", "dilate", "open", "close"};
   wsisa_image *rc = golden("rc.png"), *bw = golden("bw_g2.png");
   for (int size = 3; size <= 19; size += 16)
@@ -541,8 +538,7 @@ Test(morph_codelets, morph_cpu_and_opencl_agree) {
   wsisa_image_free(bw);
 }
 
-Test(morph_codelets, reconstruct_cpu_and_opencl_agree) {
-  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+static void check_reconstruct(void) {
   wsisa_image *u8[] = {golden("open_19.png"), golden("rc.png")};
   wsisa_image *f32[] = {golden("f32_marker.tif"), golden("f32_mask.tif")};
   for (int conn = 4; conn <= 8; conn += 4) {
@@ -554,8 +550,7 @@ Test(morph_codelets, reconstruct_cpu_and_opencl_agree) {
   free_all(f32, 2);
 }
 
-Test(morph_codelets, binary_ops_cpu_and_opencl_agree) {
-  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+static void check_binary_ops(void) {
   wsisa_image *g[] = {golden("bw_g1.png"), golden("bw_g2.png")};
   for (int conn = 4; conn <= 8; conn += 4) {
     both_workers_golden((call){CALL_BIN_RECON, 0, 0, conn, 0}, g, 2, WSISA_U8,
@@ -565,8 +560,7 @@ Test(morph_codelets, binary_ops_cpu_and_opencl_agree) {
   free_all(g, 2);
 }
 
-Test(morph_codelets, hmin_and_regional_min_cpu_and_opencl_agree) {
-  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+static void check_hmin_and_regional_min(void) {
   wsisa_image *negdist = golden("negdist.tif"), *smooth = golden("f32_mask.tif");
   for (int conn = 4; conn <= 8; conn += 4) {
     wsisa_image *h = both_workers((call){CALL_HMIN, 0, 0, conn, 1.0f}, &negdist, 1, WSISA_F32);
@@ -581,6 +575,18 @@ Test(morph_codelets, hmin_and_regional_min_cpu_and_opencl_agree) {
   }
   wsisa_image_free(negdist);
   wsisa_image_free(smooth);
+}
+
+TestSuite(morph_codelets, .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop);
+
+/* One test for all operations: each test process starts StarPU and builds
+ * every OpenCL program of the registry, which costs far more than the runs. */
+Test(morph_codelets, cpu_and_opencl_agree) {
+  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+  check_morph();
+  check_reconstruct();
+  check_binary_ops();
+  check_hmin_and_regional_min();
 }
 
 Test(morph_codelets, submit_refuses_bad_arguments) {
