@@ -385,6 +385,57 @@ static int analyze(run_state *s, wsisa_err *e) {
   return wsisa_cmd_analyze(9, argv, e);
 }
 
+/* The ranking the user reads first: parameters by their main index for the
+ * first metric (MOAT mu*, VBD ST, correlation |PRCC|). */
+static void print_top(run_state *s) {
+  char path[4200];
+  path_in(s, "indices.csv", path, sizeof path);
+  wsisa_csv *c = NULL;
+  if (wsisa_csv_read_table(path, "output", &c, NULL)) return;
+  static const char *const keys[] = {"mu_star", "ST", "prcc"};
+  long col = -1, pcol = wsisa_csv_column(c, "parameter");
+  const char *key = NULL;
+  for (int i = 0; i < 3 && col < 0; i++) col = wsisa_csv_column(c, key = keys[i]);
+  if (col < 0 || pcol < 0) {
+    wsisa_csv_free(c);
+    return;
+  }
+  const char *metric = c->nrows ? wsisa_csv_cell(c, 0, 0) : "";
+  size_t n = 0, order[64];
+  double v[64];
+  for (size_t r = 0; r < c->nrows && n < 64; r++) {
+    if (strcmp(wsisa_csv_cell(c, r, 0), metric) != 0) continue;
+    double x;
+    if (wsisa_csv_number(c, r, (size_t)col, &x, NULL) || !isfinite(x)) continue;
+    v[n] = fabs(x);
+    order[n] = r;
+    n++;
+  }
+  /* insertion sort, largest first: n is at most 15 or so */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j] > v[j - 1]; j--) {
+      double tv = v[j];
+      v[j] = v[j - 1], v[j - 1] = tv;
+      size_t to = order[j];
+      order[j] = order[j - 1], order[j - 1] = to;
+    }
+  printf("top parameters for %s by %s:", metric, key);
+  for (size_t i = 0; i < n && i < 5; i++)
+    printf(" %s (%.3g)%s", wsisa_csv_cell(c, order[i], (size_t)pcol), v[i], i + 1 < n && i < 4 ? "," : "");
+  printf("\n");
+  wsisa_csv_free(c);
+}
+
+/* With no --study: the bundled sample slide and a small MOAT study. */
+static const char default_study[] =
+    "{ \"name\": \"default: MOAT screening of the 15 parameters on the bundled sample\",\n"
+    "  \"inputs\": { \"slides\": [\"" WSISA_DATA_DIR "/CMU-1-Small-Region.svs\"],\n"
+    "              \"level\": 0, \"tile_size\": 1024, \"tissue_only\": true },\n"
+    "  \"method\": { \"name\": \"moat\", \"trajectories\": 4, \"levels\": 4 },\n"
+    "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
+    "  \"metric\": [\"dice\", \"jaccard\"],\n"
+    "  \"reuse\": { \"strategy\": \"trtma\" } }\n";
+
 /* ---- the command -------------------------------------------------------------------- */
 
 static int prepare_dir(run_state *s, const run_opts *o, wsisa_err *e) {
@@ -424,9 +475,10 @@ static void run_free(run_state *s) {
 }
 
 static void usage(void) {
-  printf("usage: wsisa run --study S.json -o DIR [options]\n"
+  printf("usage: wsisa run [--study S.json] -o DIR [options]\n"
          "       wsisa run --resume DIR\n"
-         "  --study S.json        the study (DESIGN.md §6 format)\n"
+         "  --study S.json        the study (DESIGN.md §6 format); without it, a MOAT\n"
+         "                        study of the 15 parameters on the bundled sample slide\n"
          "  -o DIR                results folder (must not hold another study's results)\n"
          "  --resume DIR          go on with an interrupted run; finished units are not redone\n"
          "  --reuse S             none | stage | naive | sca | rtma | trtma (overrides the study)\n"
@@ -495,7 +547,6 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
   if (o.resume && (o.study_path || o.out))
     return wsisa_error(e, WSISA_EUSAGE, "--resume DIR takes neither --study nor -o");
-  if (!o.resume && !o.study_path) return wsisa_error(e, WSISA_EUSAGE, "missing --study S.json");
   if (!o.resume && !o.out) return wsisa_error(e, WSISA_EUSAGE, "missing -o DIR (the results folder)");
 
   run_state s;
@@ -503,8 +554,14 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   s.t_start = now();
   char study_path[4200];
   if (o.resume) snprintf(study_path, sizeof study_path, "%s/study.json", o.resume);
-  else snprintf(study_path, sizeof study_path, "%s", o.study_path);
-  if ((rc = wsisa_study_load(study_path, &s.study, e))) goto done;
+  else if (o.study_path) snprintf(study_path, sizeof study_path, "%s", o.study_path);
+  if (!o.resume && !o.study_path) {
+    snprintf(study_path, sizeof study_path, "(default study)");
+    rc = wsisa_study_parse(default_study, study_path, &s.study, e);
+  } else {
+    rc = wsisa_study_load(study_path, &s.study, e);
+  }
+  if (rc) goto done;
   if (!s.study->segmentation) {
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "%s: no inputs: a pure SA study (use wsisa sample and wsisa analyze)",
@@ -572,7 +629,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       goto done;
     }
   if ((rc = write_metrics(&s, e)) || (rc = analyze(&s, e))) goto done;
-  printf("results in %s: metrics.csv, indices.csv, indices.json, run.json\n", s.dir);
+  print_top(&s);
+  printf("results in %s: metrics.csv, indices.csv, indices.json, *.svg, run.json\n", s.dir);
   printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s.nruns,
          s.ntiles, (unsigned long long)s.stats.tasks, (unsigned long long)s.tasks_no_reuse,
          now() - s.t_start);

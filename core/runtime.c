@@ -58,6 +58,8 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
                        "STARPU_SCHED=pats: the pats policy needs the study runner "
                        "(wsisa run); use a StarPU policy here");
 
+  /* StarPU's own chatter (model recalibration notes) only when debugging */
+  if (!wsisa_log_enabled(WSISA_LOG_DEBUG)) setenv("STARPU_SILENT", "1", 0);
   struct starpu_conf conf;
   starpu_conf_init(&conf);
   if (sched) conf.sched_policy_name = sched;
