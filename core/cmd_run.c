@@ -555,6 +555,11 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   char study_path[4200];
   if (o.resume) snprintf(study_path, sizeof study_path, "%s/study.json", o.resume);
   else if (o.study_path) snprintf(study_path, sizeof study_path, "%s", o.study_path);
+  if (o.resume && access(study_path, R_OK) != 0) {
+    rc = wsisa_error(e, WSISA_EUSAGE, "--resume %s: no study.json there: not a results folder",
+                     o.resume);
+    goto done;
+  }
   if (!o.resume && !o.study_path) {
     snprintf(study_path, sizeof study_path, "(default study)");
     rc = wsisa_study_parse(default_study, study_path, &s.study, e);
