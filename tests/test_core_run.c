@@ -59,6 +59,7 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
       /* the OpenCL worker on: tasks land on either kind of worker */
       {"STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
       {"STARPU_SCHED=eager STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse none"},
+      {"STARPU_SCHED=pats STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
       {"STARPU_SCHED=eager", "--reuse trtma --active-paths 1"},
       {"STARPU_SCHED=eager", "--reuse naive --max-bucket-size 4"},
       {"STARPU_SCHED=eager", "--reuse sca --max-bucket-size 4"}};
