@@ -32,7 +32,7 @@ static char *run_study(const char *study, const char *env, const char *flags, ch
                        size_t cap) {
   snprintf(out_dir, cap, "%s/results", tu_tmpdir("run"));
   char cmd[16384];
-  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 STARPU_NOPENCL=0 %s %s run --study '%s' -o '%s' %s",
+  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s %s run --study '%s' -o '%s' %s",
            env, WSISA_EXE, study, out_dir, flags);
   char *err = NULL;
   int status = tu_run_shell(cmd, NULL, &err);
@@ -100,7 +100,6 @@ Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   cr_assert_geq(pid, 0);
   if (pid == 0) {
     setenv("STARPU_NCPU", "2", 1);
-    setenv("STARPU_NOPENCL", "0", 1);
     execl(WSISA_EXE, WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse", "none",
           (char *)NULL);
     _exit(127);
