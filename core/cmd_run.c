@@ -369,6 +369,8 @@ static int write_provenance(run_state *s, wsisa_err *e) {
       "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  json_object_set_new(root, "memory_limit_bytes",
+                      json_integer((json_int_t)s->study->execution.memory_limit));
   path_in(s, "run.json", path, sizeof path);
   int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
   json_decref(root);
@@ -436,6 +438,41 @@ static const char default_study[] =
     "  \"metric\": [\"dice\", \"jaccard\"],\n"
     "  \"reuse\": { \"strategy\": \"trtma\" } }\n";
 
+/* Bytes one active root-to-leaf path holds per tile pixel: the seven task
+ * outputs (u8 masks) plus the largest set of temporaries a task keeps at once
+ * (level 6: distance, relief and h-minima as f32, markers and labels as i32,
+ * and four u8 masks). */
+#define PATH_BYTES_PER_PIXEL (7 + 3 * 4 + 2 * 4 + 4)
+/* What a tile holds whatever the paths: RGB in and normalized, rc, its
+ * opening, the reference mask. */
+#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+
+/* RMSR's K: --active-paths (or the study's), else the worker count; a memory
+ * limit lowers it to what fits (seed 003 §III: peak memory is bounded by K).
+ * Two units are in flight at once, so the tile cost counts twice. */
+static size_t active_paths(run_state *s) {
+  size_t k = s->study->reuse.active_paths > 0
+                 ? (size_t)s->study->reuse.active_paths
+                 : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
+  uint64_t limit = s->study->execution.memory_limit;
+  if (limit) {
+    double px = 0;
+    for (size_t t = 0; t < s->ntiles; t++)
+      px = fmax(px, (double)s->tiles[t].width * s->tiles[t].height);
+    double free_bytes = (double)limit - 2.0 * px * TILE_BYTES_PER_PIXEL;
+    size_t fit = free_bytes > 0 ? (size_t)(free_bytes / (px * PATH_BYTES_PER_PIXEL)) : 0;
+    if (fit < 1) {
+      wsisa_log(WSISA_LOG_WARN, "run",
+                "memory limit %.0f MiB is below one active path (%.0f MiB); running with K = 1",
+                (double)limit / 1048576.0,
+                px * (PATH_BYTES_PER_PIXEL + 2 * TILE_BYTES_PER_PIXEL) / 1048576.0);
+      fit = 1;
+    }
+    if (fit < k) k = fit;
+  }
+  return k;
+}
+
 /* ---- the command -------------------------------------------------------------------- */
 
 static int prepare_dir(run_state *s, const run_opts *o, wsisa_err *e) {
@@ -485,6 +522,7 @@ static void usage(void) {
          "  --max-buckets N       TRTMA MaxBuckets (default 3 x workers)\n"
          "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
          "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
+         "  --memory-limit SIZE   lower K so the active paths fit (e.g. 512M, 4G)\n"
          "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
          "         *.svg run.json journal.csv\n");
 }
@@ -611,10 +649,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
         }
         done_units[t * nb + b] = (uint8_t)all;
       }
-    wsisa_exec_opts eo = {s.study->reuse.active_paths > 0
-                              ? (size_t)s.study->reuse.active_paths
-                              : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl()),
-                          1, s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE};
+    wsisa_exec_opts eo = {active_paths(&s), 1,
+                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE};
     s.study->reuse.active_paths = (int)eo.active_paths;
     double t0 = now();
     if (!rc)
