@@ -232,8 +232,10 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
                                            {"repeats", required_argument, 0, 'r'},
                                            {"size", required_argument, 0, 's'},
                                            {"output", required_argument, 0, 'o'},
+                                           {"no-opencl", no_argument, 0, 'n'},
                                            {0, 0, 0, 0}};
   long repeats = 5, size = 4096;
+  int no_opencl = 0;
   const char *dir = "bench-results/ops";
   int opt, rc;
   opterr = 0;
@@ -244,6 +246,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
       case 'r': if ((rc = wsisa_cli_long("--repeats", optarg, &repeats, e))) return rc; break;
       case 's': if ((rc = wsisa_cli_long("--size", optarg, &size, e))) return rc; break;
       case 'o': dir = optarg; break;
+      case 'n': no_opencl = 1; break;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }
@@ -261,7 +264,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   inputs in;
   memset(&in, 0, sizeof in);
   bench_stats cpu[NROWS], cl[NROWS], peer[NROWS] = {{0}};
-  int have_cl = wsisa_runtime_nopencl() > 0, have_peer[NROWS] = {0};
+  int have_cl = !no_opencl && wsisa_runtime_nopencl() > 0, have_peer[NROWS] = {0};
   fprintf(stderr, "wsisa-bench ops: preparing %ldx%ld inputs in %s\n", size, size, dir);
   if ((rc = prepare(&in, (int)size, dir, e))) goto done;
   for (size_t i = 0; i < NROWS; i++) {
