@@ -140,6 +140,14 @@ static inline int meets_earlier(const flood *f, int x, int y, int32_t d) {
   return (left > 0 && left != d) || (up > 0 && up != d);
 }
 
+/* Would an offer of lab at level now or above change the offered pixel
+ * (x, y) holding v? Not when it already waits at now holding lab or "two or
+ * more": then the colours need not be read at all. */
+static inline int offer_moot(const flood *f, int x, int y, int32_t v, int32_t lab, int now) {
+  return v != 0 && f->level[index_of(f, x, y)] == now &&
+         (OFFER_OF(v) == lab || OFFER_OF(v) == 0);
+}
+
 /* (x, y) took label lab at level now: offer it around. */
 static int spread(flood *f, int x, int y, int32_t lab, int now) {
   const uint8_t *px = f->rgb + (size_t)y * f->rgb_stride + 3 * (size_t)x;
@@ -148,10 +156,11 @@ static int spread(flood *f, int x, int y, int32_t lab, int now) {
   const int32_t *row = f->label + index_of(f, x, y);
   const ptrdiff_t rgb_row = (ptrdiff_t)f->rgb_stride, mask_row = (ptrdiff_t)f->mask_stride;
   int rc = 0;
-#define OFFER_TO(inside, v, dx, dy, rgb_step, mask_step)                       \
-  if ((inside) && (v) <= 0 && (v) != LINE) {                                   \
-    int r = relief(c, colour_at(px + (rgb_step), on + (mask_step)));           \
-    rc |= offer(f, x + (dx), y + (dy), lab, r > now ? r : now, now);          \
+#define OFFER_TO(inside, v, dx, dy, rgb_step, mask_step)                         \
+  if ((inside) && (v) <= 0 && (v) != LINE &&                                     \
+      !offer_moot(f, x + (dx), y + (dy), v, lab, now)) {                         \
+    int r = relief(c, colour_at(px + (rgb_step), on + (mask_step)));             \
+    rc |= offer(f, x + (dx), y + (dy), lab, r > now ? r : now, now);            \
   }
   OFFER_TO(x > 0, row[-1], -1, 0, -3, -1)
   OFFER_TO(x + 1 < f->width, row[1], 1, 0, 3, 1)
