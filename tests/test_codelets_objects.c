@@ -482,29 +482,56 @@ Test(objects_codelets, watershed_agrees, STARPU_TEST) {
   for (int i = 0; i < 7; i++) wsisa_image_free(all[i]);
 }
 
+/* A line drawn by a same-wave meeting at the end of one level must read as a
+ * line when the pixel below it is decided at a later level. Rows of grey 0,
+ * 100, 150; markers 1 and 2 on the top row, 3 on the bottom row. */
+static void watershed_level_change(wsisa_image **in) {
+  const int grey[3] = {0, 100, 150};
+  const int32_t markers[3][4] = {{1, 0, 0, 2}, {0, 0, 0, 0}, {3, 3, 3, 3}};
+  for (int y = 0; y < 3; y++) {
+    memset(wsisa_image_row(in[0], y), grey[y], 12);
+    memcpy(wsisa_image_row(in[1], y), markers[y], sizeof markers[y]);
+    memset(wsisa_image_row(in[2], y), 255, 4);
+  }
+}
+
 Test(objects_codelets, watershed_agrees_on_ties, STARPU_TEST) {
   cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
-  /* Three grey levels, scattered markers, a noisy mask: ties everywhere, the
-   * case where processing order would show. */
-  const int w = 53, h = 41;
-  uint32_t seed = 11;
-  wsisa_image *in[] = {new_image(w, h, 3, WSISA_U8), new_image(w, h, 1, WSISA_I32),
-                       noise_mask(w, h, 80, 5)};
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++) {
-      memset((uint8_t *)wsisa_image_row(in[0], y) + 3 * x, (int)(noise(&seed) % 3) * 20, 3);
-      if (noise(&seed) % 40 == 0)
-        ((int32_t *)wsisa_image_row(in[1], y))[x] = 1 + (int32_t)(noise(&seed) % 9);
-    }
-  const wsisa_dtype types[] = {WSISA_I32, WSISA_U8};
-  wsisa_image *got[2];
-  both_workers(in, 3, 2, types, submit_watershed, NULL, "watershed ties", got);
-  size_t lines = 0;
-  for (int y = 0; y < h; y++)
-    for (int x = 0; x < w; x++) lines += i32_at(got[0], x, y) == -1;
-  cr_expect_gt(lines, 0, "regions met somewhere");
-  wsisa_image *all[] = {in[0], in[1], in[2], got[0], got[1]};
-  for (int i = 0; i < 5; i++) wsisa_image_free(all[i]);
+  wsisa_image *small[] = {new_image(4, 3, 3, WSISA_U8), new_image(4, 3, 1, WSISA_I32),
+                          new_image(4, 3, 1, WSISA_U8)};
+  watershed_level_change(small);
+  const wsisa_dtype small_types[] = {WSISA_I32, WSISA_U8};
+  wsisa_image *small_got[2];
+  both_workers(small, 3, 2, small_types, submit_watershed, NULL, "watershed levels", small_got);
+  const int32_t want[] = {1, 1, -1, 2, -1, -1, 3, -1, 3, 3, 3, 3};
+  expect_i32(small_got[0], want);
+  wsisa_image *small_all[] = {small[0], small[1], small[2], small_got[0], small_got[1]};
+  for (int i = 0; i < 5; i++) wsisa_image_free(small_all[i]);
+  /* Few grey levels or many, scattered markers, a noisy mask: ties
+   * everywhere (where processing order would show), lines met at level
+   * changes. */
+  const int w = 67, h = 53, greys[] = {3, 9, 40};
+  for (int run = 0; run < 3; run++) {
+    uint32_t seed = 11 + (uint32_t)run;
+    wsisa_image *in[] = {new_image(w, h, 3, WSISA_U8), new_image(w, h, 1, WSISA_I32),
+                         noise_mask(w, h, 80, 5 + (uint32_t)run)};
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        uint8_t *px = (uint8_t *)wsisa_image_row(in[0], y) + 3 * x;
+        for (int c = 0; c < 3; c++) px[c] = (uint8_t)(noise(&seed) % (uint32_t)greys[run] * 250 / greys[run]);
+        if (noise(&seed) % 40 == 0)
+          ((int32_t *)wsisa_image_row(in[1], y))[x] = 1 + (int32_t)(noise(&seed) % 9);
+      }
+    const wsisa_dtype types[] = {WSISA_I32, WSISA_U8};
+    wsisa_image *got[2];
+    both_workers(in, 3, 2, types, submit_watershed, NULL, "watershed ties", got);
+    size_t lines = 0;
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) lines += i32_at(got[0], x, y) == -1;
+    cr_expect_gt(lines, 0, "regions met somewhere");
+    wsisa_image *all[] = {in[0], in[1], in[2], got[0], got[1]};
+    for (int i = 0; i < 5; i++) wsisa_image_free(all[i]);
+  }
 }
 
 Test(objects_codelets, connectivity_must_be_4_or_8) {
