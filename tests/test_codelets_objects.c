@@ -338,8 +338,8 @@ Test(objects_watershed, diagonal_meeting_and_masked_pixels) {
 
 /* cv2.watershed breaks ties by queue order, ours by the rule: they differ on
  * purpose. Measured on the golden tile (cv2 padded by one pixel so its frame
- * of lines falls outside): equal labels 0.9963, Dice of mask_out against the
- * mask without cv2's lines 0.9946. */
+ * of lines falls outside): equal labels 0.9963 (0.9860 inside the mask), Dice
+ * of mask_out against the mask without cv2's lines 0.9946. */
 #define WATERSHED_MIN_EQUAL 0.99
 #define WATERSHED_MIN_DICE 0.99
 
@@ -352,16 +352,21 @@ Test(objects_watershed, agrees_with_opencv) {
   wsisa_image *lab = new_image(rgb->width, rgb->height, 1, WSISA_I32);
   wsisa_image *out = new_image(rgb->width, rgb->height, 1, WSISA_U8);
   cr_assert_eq(wsisa_cpu_watershed(rgb, markers, mask, lab, out), 0);
-  size_t equal = 0, both = 0, ours = 0, theirs = 0, n = (size_t)rgb->width * rgb->height;
+  size_t equal = 0, equal_on = 0, on = 0, both = 0, ours = 0, theirs = 0;
+  const size_t n = (size_t)rgb->width * rgb->height;
   for (int y = 0; y < rgb->height; y++)
     for (int x = 0; x < rgb->width; x++) {
-      equal += i32_at(lab, x, y) == i32_at(want, x, y);
+      const int same = i32_at(lab, x, y) == i32_at(want, x, y);
+      equal += same;
+      on += u8_at(mask, x, y) != 0;
+      equal_on += same && u8_at(mask, x, y);
       ours += u8_at(out, x, y) != 0;
       theirs += u8_at(want_mask, x, y) != 0;
       both += u8_at(out, x, y) && u8_at(want_mask, x, y);
     }
   double fraction = (double)equal / (double)n, dice = 2.0 * (double)both / (double)(ours + theirs);
-  cr_log_info("watershed vs cv2: equal labels %.4f, mask Dice %.4f", fraction, dice);
+  cr_log_info("watershed vs cv2: equal labels %.4f (%.4f inside the mask), mask Dice %.4f",
+              fraction, (double)equal_on / (double)on, dice);
   cr_expect_geq(fraction, WATERSHED_MIN_EQUAL, "equal labels %.4f", fraction);
   cr_expect_geq(dice, WATERSHED_MIN_DICE, "mask Dice %.4f", dice);
   wsisa_image *all[] = {rgb, mask, markers, want, want_mask, lab, out};
