@@ -53,6 +53,79 @@ wsisa_image wsisa_image_from_buffer(void *buffer, wsisa_dtype type);
 /* out(u8, 1 channel) = 255 - in[channel]; in is u8 with 1-4 channels. */
 int wsisa_submit_invert(starpu_data_handle_t in, starpu_data_handle_t out,
                         int channel);
+/* workflow glue: out(f32) = mask ? -dist : -FLT_MAX. */
+int wsisa_submit_neg_dist(starpu_data_handle_t dist, starpu_data_handle_t mask,
+                          starpu_data_handle_t out);
+
+/* ---- morph: mathematical morphology (DESIGN §3 levels 2, 3, 5, 6) ---------- */
+/* A connectivity other than 4 or 8 or a bad parameter value is refused with
+ * WSISA_EUSAGE, handles of mismatched shapes or pixel types with
+ * WSISA_EINTERNAL, before anything is submitted. */
+
+typedef enum { WSISA_MORPH_ERODE, WSISA_MORPH_DILATE, WSISA_MORPH_OPEN, WSISA_MORPH_CLOSE } wsisa_morph_op;
+/* u8 grey (or 0/255 mask) by OpenCV's getStructuringElement(MORPH_ELLIPSE,
+ * se_size × se_size), odd se_size in 3..255 (3 is the cross, 19 the workflow's
+ * radius-10 disk); outside pixels are neutral, as OpenCV's default border. */
+int wsisa_submit_morph(starpu_data_handle_t in, starpu_data_handle_t out, wsisa_morph_op op, int se_size);
+/* Grey reconstruction by dilation of min(marker, mask) under mask; all three u8
+ * or all three f32 (no NaN). */
+int wsisa_submit_reconstruct(starpu_data_handle_t marker, starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* u8 0/255: the mask pixels conn-connected within mask to a pixel of seed AND mask. */
+int wsisa_submit_bin_reconstruct(starpu_data_handle_t seed, starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* u8 0/255: nscale's fillHoles — background not conn-connected through
+ * background to the image border becomes foreground (scipy's
+ * binary_fill_holes with the cross is conn 4, with the 3×3 square conn 8). */
+int wsisa_submit_fill_holes(starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* f32: h-minima transform, reconstruction by erosion of in + h over in; finite
+ * h >= 0. -FLT_MAX + h stays -FLT_MAX in float, so such a background stays. */
+int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h, int conn);
+/* f32 in (no NaN), u8 0/255 out: the pixels of regional minima, plateaus
+ * (conn) whose every outside neighbour is strictly higher. */
+int wsisa_submit_regional_min(starpu_data_handle_t in, starpu_data_handle_t mask_out, int conn);
+/* ---- pixel group: normalization and per-pixel operations (DESIGN §3) ----- */
+
+/* Normalization (Reinhard colour transfer as in nscale), step by step.
+ * fg_mask(u8) = 255 where M1·(R,G,B,1) < M2·(R,G,B,1) on rgb(u8 × 3). */
+int wsisa_submit_fisher_fg(starpu_data_handle_t rgb, starpu_data_handle_t fg_mask);
+/* lab(f32 × 3) = Reinhard lαβ of rgb(u8 × 3) (log10 of LMS floored at 1e-6). */
+int wsisa_submit_rgb2lab(starpu_data_handle_t rgb, starpu_data_handle_t lab);
+/* stats = vector of 7 doubles: count, mean[3], std[3] (population) of lab over
+ * the pixels where mask is non-zero (all 0 when there are none). */
+int wsisa_submit_masked_stats(starpu_data_handle_t lab, starpu_data_handle_t mask,
+                              starpu_data_handle_t stats);
+/* lab_out = (lab − mean)·stdT/std + meanT (DESIGN's template) where mask is on;
+ * elsewhere, and for a channel with std 0 or no pixel counted, lab unchanged. */
+int wsisa_submit_color_transfer(starpu_data_handle_t lab, starpu_data_handle_t mask,
+                                starpu_data_handle_t stats, starpu_data_handle_t lab_out);
+/* rgb_out = RGB of lab (×255, clamped, rounded half up) where mask is on,
+ * rgb_in elsewhere. */
+int wsisa_submit_lab2rgb(starpu_data_handle_t lab, starpu_data_handle_t mask,
+                         starpu_data_handle_t rgb_in, starpu_data_handle_t rgb_out);
+/* The whole chain, rgb_in -> rgb_out (u8 × 3, width × height); intermediates
+ * have no home node and are released once their last consumer is submitted. */
+int wsisa_normalize_submit(starpu_data_handle_t rgb_in, starpu_data_handle_t rgb_out,
+                           int width, int height);
+
+/* mask = (b > B) & (g > G) & (r > R), strict, on rgb(u8 × 3). */
+int wsisa_submit_background(starpu_data_handle_t rgb, starpu_data_handle_t mask, int B,
+                            int G, int R);
+/* mask = c_num / (c_den + FLT_EPSILON) > threshold, evaluated in double; rgb is
+ * u8 with 1-4 channels. Channels out of range or a NaN threshold: WSISA_EUSAGE. */
+int wsisa_submit_ratio_mask(starpu_data_handle_t rgb, starpu_data_handle_t mask,
+                            int num_channel, int den_channel, double threshold);
+/* mask = grey > t (u8). */
+int wsisa_submit_threshold(starpu_data_handle_t grey, starpu_data_handle_t mask, int t);
+/* out = max(a − b, 0) (u8). */
+int wsisa_submit_sub_sat(starpu_data_handle_t a, starpu_data_handle_t b,
+                         starpu_data_handle_t out);
+typedef enum { WSISA_MASK_AND, WSISA_MASK_OR, WSISA_MASK_ANDNOT } wsisa_mask_op;
+/* out = a op b on masks (non-zero = on; ANDNOT = a & !b); an unknown op is
+ * WSISA_EUSAGE. */
+int wsisa_submit_mask_logic(starpu_data_handle_t a, starpu_data_handle_t b,
+                            starpu_data_handle_t out, wsisa_mask_op op);
+/* counts = vector of 3 uint64: |A∩B|, |A|, |B| (masks: non-zero = on). */
+int wsisa_submit_compare(starpu_data_handle_t a, starpu_data_handle_t b,
+                         starpu_data_handle_t counts);
 
 /* ---- objects: labelling, size filters, distance transform, watershed ----
  * conn is 4 or 8 (anything else: WSISA_EUSAGE). */

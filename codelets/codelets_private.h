@@ -37,6 +37,22 @@ void wsisa__cl_check(cl_int err, const char *what);
   starpu_task_insert((codelet), STARPU_EXECUTE_WHERE,                       \
                      (unsigned long long)wsisa_codelets_where(), __VA_ARGS__)
 
+/* ---- pixel group: helpers of the normalization and per-pixel codelets ---- */
+/* 0 when each h[i] is a matrix of h[0]'s width and height whose pixel is
+ * elemsize[i] bytes; WSISA_EINTERNAL otherwise (a wiring mistake). */
+int wsisa__check_matrices(int n, const starpu_data_handle_t *h, const size_t *elemsize);
+/* 0 when h is a vector of n elements of elemsize bytes, else WSISA_EINTERNAL. */
+int wsisa__check_vector(starpu_data_handle_t h, uint32_t n, size_t elemsize);
+/* A vector buffer as two arguments: (global pointer, byte offset). */
+void wsisa__cl_arg_vector(cl_kernel kernel, cl_uint *index, void *buffer);
+/* A device buffer on the calling OpenCL worker's context, filled from `init`
+ * when it is not NULL; the caller releases it (clReleaseMemObject). */
+cl_mem wsisa__cl_buffer(size_t bytes, const void *init);
+/* The Reinhard constants (wsisa_reinhard, codelets/cpu/cpu.h) uploaded. */
+cl_mem wsisa__cl_reinhard(void);
+/* can_execute of codelets whose OpenCL kernels compute in double: a device
+ * without cl_khr_fp64 builds their programs empty and is kept out. */
+int wsisa__can_execute_fp64(unsigned workerid, struct starpu_task *task, unsigned nimpl);
 /* ---- objects: labelling, size filters, distance transform, watershed ---- */
 
 /* A scratch buffer of `bytes` on the calling OpenCL worker's context, and the

@@ -5,6 +5,26 @@
 #include "codelets/codelets_private.h"
 
 WSISA__OP_DECLARE(invert);
+WSISA__OP_DECLARE(neg_dist);
+/* morph: mathematical morphology */
+WSISA__OP_DECLARE(morph);
+WSISA__OP_DECLARE(reconstruct);
+WSISA__OP_DECLARE(bin_reconstruct);
+WSISA__OP_DECLARE(fill_holes);
+WSISA__OP_DECLARE(hmin);
+WSISA__OP_DECLARE(regional_min);
+/* pixel group: normalization and per-pixel operations */
+WSISA__OP_DECLARE(fisher_fg);
+WSISA__OP_DECLARE(rgb2lab);
+WSISA__OP_DECLARE(masked_stats);
+WSISA__OP_DECLARE(color_transfer);
+WSISA__OP_DECLARE(lab2rgb);
+WSISA__OP_DECLARE(background);
+WSISA__OP_DECLARE(ratio_mask);
+WSISA__OP_DECLARE(threshold);
+WSISA__OP_DECLARE(sub_sat);
+WSISA__OP_DECLARE(mask_logic);
+WSISA__OP_DECLARE(compare);
 /* objects: labelling, size filters, distance transform, watershed */
 WSISA__OP_DECLARE(label);
 WSISA__OP_DECLARE(area_filter);
@@ -15,6 +35,26 @@ WSISA__OP_DECLARE(watershed);
 
 const wsisa_op wsisa_ops[] = {
     ROW(invert),
+    ROW(neg_dist),
+    /* morph: mathematical morphology */
+    ROW(morph),
+    ROW(reconstruct),
+    ROW(bin_reconstruct),
+    ROW(fill_holes),
+    ROW(hmin),
+    ROW(regional_min),
+    /* pixel group: normalization and per-pixel operations */
+    ROW(fisher_fg),
+    ROW(rgb2lab),
+    ROW(masked_stats),
+    ROW(color_transfer),
+    ROW(lab2rgb),
+    ROW(background),
+    ROW(ratio_mask),
+    ROW(threshold),
+    ROW(sub_sat),
+    ROW(mask_logic),
+    ROW(compare),
     /* objects */
     ROW(label),
     ROW(area_filter),

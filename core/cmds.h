@@ -6,5 +6,11 @@
 #include "core/core.h"
 
 int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e);
+int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e);
+int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e);
+int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e);
+int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e);
+
+int wsisa_cmd_run(int argc, char **argv, wsisa_err *e);
 
 #endif

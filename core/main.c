@@ -17,6 +17,16 @@ typedef struct command {
 static const command commands[] = {
     {"tiles", wsisa_cmd_tiles,
      "SLIDE [--level L] [--tile N] [--overlap N] [--json]   slide levels, tile grid, tissue tiles"},
+    {"segment", wsisa_cmd_segment,
+     "INPUT [--region x,y,w,h | --tile i,j] [--params k=v,...] -o MASK   one segmentation"},
+    {"sample", wsisa_cmd_sample,
+     "--study S.json -o samples.csv [--select P,...]   the SA design, one row per run"},
+    {"analyze", wsisa_cmd_analyze,
+     "--study S.json --samples samples.csv --outputs y.csv [-o DIR]   sensitivity indices"},
+    {"plan", wsisa_cmd_plan,
+     "--study S.json [--samples design.csv] [--json]   reuse analysis, no execution"},
+    {"run", wsisa_cmd_run,
+     "--study S.json -o DIR | --resume DIR   the whole study: execute, compare, analyze"},
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 

@@ -8,6 +8,7 @@
 
 #include "codelets/codelets.h"
 #include "core/core.h"
+#include "core/core_private.h"
 
 /* wsisa's own policies, on top of StarPU's predefined ones. */
 static const char *const own_policies[] = {"pats"};
@@ -53,14 +54,19 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   if (sched && !wsisa_sched_valid(sched))
     return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED=%s: unknown scheduler (one of: %s)",
                        sched, wsisa_sched_names());
-  if (sched && strcmp(sched, "pats") == 0)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "STARPU_SCHED=pats: the pats policy needs the study runner "
-                       "(wsisa run); use a StarPU policy here");
 
+  /* StarPU's own chatter (model recalibration notes) only when debugging */
+  if (!wsisa_log_enabled(WSISA_LOG_DEBUG)) setenv("STARPU_SILENT", "1", 0);
   struct starpu_conf conf;
   starpu_conf_init(&conf);
-  if (sched) conf.sched_policy_name = sched;
+  if (sched && strcmp(sched, "pats") == 0) {
+    /* starpu_conf_init took STARPU_SCHED=pats as a policy name it does not know */
+    conf.sched_policy_name = NULL;
+    conf.sched_policy = &wsisa__pats_policy;
+    unsetenv("STARPU_SCHED");
+  } else if (sched) {
+    conf.sched_policy_name = sched;
+  }
   if (opts && opts->ncpu >= 0) conf.ncpus = opts->ncpu;
   if (opts && opts->nopencl >= 0) conf.nopencl = opts->nopencl;
   conf.ncuda = 0;

@@ -76,4 +76,13 @@ int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e);
 /* Write by extension: .png (u8/u16) or .tif/.tiff (any type). */
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e);
 
+/* ---- outlines --------------------------------------------------------------- */
+
+/* Outer boundaries of the labels of an i32 label image (4-connected
+ * components) as a GeoJSON FeatureCollection of polygons in pixel-corner
+ * coordinates: (x0 + x*scale, y0 + y*scale). */
+int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
+                           double scale, wsisa_err *e);
+int wsisa_geojson_write(const char *path, const wsisa_image *labels, wsisa_err *e);
+
 #endif

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# `make demo`: the main job on the bundled sample slide.
+# `make demo`: the default study (MOAT over the 15 parameters) on the bundled
+# sample slide. Its results folder is the demo's own and is made anew.
 set -euo pipefail
 build=${1:-build}
-slide=tests/data/CMU-1-Small-Region.svs
+out=results/demo
 "$build/core/wsisa" --version
-"$build/core/wsisa" tiles "$slide"
+"$build/core/wsisa" tiles tests/data/CMU-1-Small-Region.svs
+rm -rf "$out"
+mkdir -p results
+"$build/core/wsisa" run -o "$out"

@@ -9,6 +9,94 @@
 /* out(u8, 1ch) = 255 - in[channel]. */
 int wsisa_cpu_invert(const wsisa_image *in, int channel, wsisa_image *out);
 
+/* workflow glue: out = mask ? -dist : -FLT_MAX (f32). */
+int wsisa_cpu_neg_dist(const wsisa_image *dist, const wsisa_image *mask, wsisa_image *out);
+/* ---- morph: mathematical morphology (DESIGN §3 levels 2, 3, 5, 6) ---------- */
+
+/* Largest structuring element side the morphology kernels accept. */
+#define WSISA_CPU_SE_MAX 255
+/* OpenCV's getStructuringElement(MORPH_ELLIPSE, size × size) row by row: row i
+ * covers columns size/2 - half[i] .. size/2 + half[i]; `half` holds size ints. */
+void wsisa_cpu_ellipse_rows(int size, int *half);
+/* u8 1ch: op 0 erode, 1 dilate, 2 open, 3 close (wsisa_morph_op's order) by the
+ * ellipse of odd se_size in 1..WSISA_CPU_SE_MAX; outside pixels are neutral.
+ * in and out must be distinct. */
+int wsisa_cpu_morph(const wsisa_image *in, int op, int se_size, wsisa_image *out);
+/* Grey reconstruction by dilation of min(marker, mask) under mask, conn 4 or 8;
+ * all three u8 or all three f32 (no NaN), 1 channel. */
+int wsisa_cpu_reconstruct(const wsisa_image *marker, const wsisa_image *mask, int conn,
+                          wsisa_image *out);
+/* u8 0/255 (any non-zero is on): the pixels of mask conn-connected within mask
+ * to a pixel of seed AND mask. out is distinct from seed and mask. */
+int wsisa_cpu_bin_reconstruct(const wsisa_image *seed, const wsisa_image *mask, int conn,
+                              wsisa_image *out);
+/* u8 0/255: holes (background not conn-connected through background to the
+ * image border) become foreground, as nscale's fillHoles(img, conn). */
+int wsisa_cpu_fill_holes(const wsisa_image *mask, int conn, wsisa_image *out);
+/* f32: h-minima transform, reconstruction by erosion of in + h over in; h >= 0.
+ * f32 outputs of these kernels hold no -0.0. */
+int wsisa_cpu_hmin(const wsisa_image *in, float h, int conn, wsisa_image *out);
+/* f32 in (no NaN), u8 0/255 out: pixels of the regional minima (conn). */
+int wsisa_cpu_regional_min(const wsisa_image *in, int conn, wsisa_image *out);
+/* ---- pixel group: normalization (DESIGN §3, Reinhard colour transfer as in
+ * nscale) and the per-pixel segmentation operations ---------------------- */
+
+/* Does img have like's width and height, `channels` channels of `type`? */
+static inline int wsisa__image_is(const wsisa_image *img, const wsisa_image *like,
+                                  int channels, wsisa_dtype type) {
+  return img->width == like->width && img->height == like->height &&
+         img->channels == channels && img->type == type;
+}
+
+/* The constants of the Reinhard lαβ transform (DESIGN §3 Normalization), made
+ * in one place for the CPU kernels and uploaded as is for the OpenCL kernels:
+ * only doubles, no padding, and the .cl files index it by this member order. */
+typedef struct wsisa_reinhard {
+  double rgb2lms[9];  /* RGB/255 -> LMS, row-major */
+  double lms2lab[9];  /* log10 LMS -> lαβ: diag(1/√3, 1/√6, 1/√2)·[1 1 1; 1 1 −2; 1 −1 0] */
+  double lab2lms[9];  /* exact inverse of lms2lab */
+  double lms2rgb[9];  /* inverse of rgb2lms, computed in double */
+  double lms_floor;   /* log10 of an LMS component is taken at least at this */
+  double mean_target[3], std_target[3]; /* the template's lαβ statistics */
+} wsisa_reinhard;
+void wsisa_cpu_reinhard(wsisa_reinhard *k);
+
+/* Fisher's discriminant rows M1, M2 (DESIGN §3) in thousandths of a unit. */
+extern const int wsisa__fisher_m1[4], wsisa__fisher_m2[4];
+
+/* mask(u8) = 255 where M1·(R,G,B,1) < M2·(R,G,B,1); rgb is u8 × 3. */
+int wsisa_cpu_fisher_fg(const wsisa_image *rgb, wsisa_image *mask);
+/* lab(f32 × 3) = Reinhard lαβ of rgb(u8 × 3). */
+int wsisa_cpu_rgb2lab(const wsisa_image *rgb, wsisa_image *lab);
+/* Layout of the statistics vector: count, mean[3], std[3] (population). */
+enum { WSISA_STATS_COUNT = 0, WSISA_STATS_MEAN = 1, WSISA_STATS_STD = 4, WSISA_STATS_N = 7 };
+/* Statistics of lab(f32 × 3) over the pixels where mask(u8) is non-zero. */
+int wsisa_cpu_masked_stats(const wsisa_image *lab, const wsisa_image *mask,
+                           double stats[WSISA_STATS_N]);
+/* out = (lab − mean)·stdT/std + meanT where mask is on, lab elsewhere. */
+int wsisa_cpu_color_transfer(const wsisa_image *lab, const wsisa_image *mask,
+                             const double stats[WSISA_STATS_N], wsisa_image *out);
+/* rgb_out = RGB of lab where mask is on, rgb_in elsewhere (u8 × 3). */
+int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
+                      const wsisa_image *rgb_in, wsisa_image *rgb_out);
+/* mask = (b > blue) & (g > green) & (r > red) on rgb(u8 × 3). */
+int wsisa_cpu_background(const wsisa_image *rgb, int blue, int green, int red,
+                         wsisa_image *mask);
+/* first[d] = the least numerator n in 0..255 with n / (d + FLT_EPSILON) >
+ * threshold in double, 256 when none: a ratio mask is then num >= first[den]. */
+void wsisa_cpu_ratio_table(double threshold, uint16_t first[256]);
+/* mask = img[num] / (img[den] + FLT_EPSILON) > threshold; img is u8, 1-4 ch. */
+int wsisa_cpu_ratio_mask(const wsisa_image *img, int num_channel, int den_channel,
+                         double threshold, wsisa_image *mask);
+/* mask = grey > t (u8). */
+int wsisa_cpu_threshold(const wsisa_image *grey, int t, wsisa_image *mask);
+/* out = max(a − b, 0) (u8). */
+int wsisa_cpu_sub_sat(const wsisa_image *a, const wsisa_image *b, wsisa_image *out);
+/* out = a op b on masks; op is a wsisa_mask_op (codelets/codelets.h). */
+int wsisa_cpu_mask_logic(const wsisa_image *a, const wsisa_image *b, int op,
+                         wsisa_image *out);
+/* counts = |A∩B|, |A|, |B| for masks a and b (non-zero = on). */
+int wsisa_cpu_compare(const wsisa_image *a, const wsisa_image *b, uint64_t counts[3]);
 /* ---- objects: labelling, size filters, distance transform, watershed ---- */
 
 /* The connected components of a binary mask as horizontal runs [x0, x1) of on

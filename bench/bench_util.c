@@ -1,0 +1,58 @@
+/* Timing and reporting helpers shared by the experiments. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <starpu.h>
+
+#include "bench/bench.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+bench_stats bench_summarize(double *samples, int n) {
+  bench_stats s = {0, 0, 0};
+  if (n <= 0) return s;
+  qsort(samples, (size_t)n, sizeof *samples, cmp_double);
+  s.min = samples[0];
+  s.max = samples[n - 1];
+  s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  return s;
+}
+
+double bench_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void bench_print_context(FILE *f) {
+  struct utsname u;
+  uname(&u);
+  char model[256] = "unknown CPU";
+  FILE *c = fopen("/proc/cpuinfo", "r");
+  if (c) {
+    char line[512];
+    while (fgets(line, sizeof line, c))
+      if (strncmp(line, "model name", 10) == 0) {
+        char *colon = strchr(line, ':');
+        if (colon) snprintf(model, sizeof model, "%s", colon + 2);
+        model[strcspn(model, "\n")] = '\0';
+        break;
+      }
+    fclose(c);
+  }
+  int major, minor, release;
+  starpu_get_version(&major, &minor, &release);
+  fprintf(f, "# machine: %s, %ld cores, %s %s\n", model, sysconf(_SC_NPROCESSORS_ONLN),
+          u.sysname, u.release);
+  fprintf(f, "# wsisa %s, StarPU %d.%d.%d", WSISA_VERSION, major, minor, release);
+  if (wsisa_runtime_active())
+    fprintf(f, ", scheduler %s, workers: %d CPU + %d OpenCL", wsisa_runtime_sched(),
+            wsisa_runtime_ncpu(), wsisa_runtime_nopencl());
+  fprintf(f, "\n");
+}

@@ -1,0 +1,42 @@
+/* Binary reconstruction (MATLAB imreconstruct on binary images, scipy's
+ * binary_propagation): the mask pixels connected within the mask to a pixel
+ * of seed AND mask (DESIGN §3 levels 1 and 5). */
+#include "codelets/cpu/morph_private.h"
+
+int wsisa_cpu_bin_reconstruct(const wsisa_image *seed, const wsisa_image *mask, int conn,
+                              wsisa_image *out) {
+  const int width = mask->width, height = mask->height;
+  if (seed->type != WSISA_U8 || mask->type != WSISA_U8 || out->type != WSISA_U8 ||
+      seed->channels != 1 || mask->channels != 1 || out->channels != 1 ||
+      seed->width != width || seed->height != height || out->width != width ||
+      out->height != height || (conn != 4 && conn != 8))
+    return WSISA_EINTERNAL;
+  /* out is the flood's state: mask pixels open, the rest closed. */
+  for (int y = 0; y < height; y++) {
+    const uint8_t *m = wsisa_image_row(mask, y);
+    uint8_t *o = wsisa_image_row(out, y);
+    for (int x = 0; x < width; x++) o[x] = m[x] ? WSISA__FLOOD_OPEN : 0;
+  }
+  /* Each run of open seed pixels starts a flood; runs an earlier flood
+   * reached are already done and cost one scan. */
+  wsisa__flood_stack stack = {0};
+  int rc = 0;
+  for (int y = 0; y < height && !rc; y++) {
+    const uint8_t *s = wsisa_image_row(seed, y);
+    const uint8_t *o = wsisa_image_row(out, y);
+    for (int x = 0; x < width && !rc; x++) {
+      if (!s[x] || o[x] != WSISA__FLOOD_OPEN) continue;
+      int end = x;
+      while (end + 1 < width && s[end + 1] && o[end + 1] == WSISA__FLOOD_OPEN) end++;
+      rc = wsisa__flood(out, conn, y, x, end, &stack);
+      x = end;
+    }
+  }
+  wsisa__flood_free(&stack);
+  if (rc) return rc;
+  for (int y = 0; y < height; y++) {
+    uint8_t *o = wsisa_image_row(out, y);
+    for (int x = 0; x < width; x++) o[x] = o[x] == WSISA__FLOOD_DONE ? 255 : 0;
+  }
+  return 0;
+}

@@ -1,0 +1,43 @@
+/* Grey reconstruction by dilation of a marker under a mask, u8 or f32
+ * (DESIGN §3 level 2: rc_recon from rc_open under rc). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "codelets/cpu/morph_private.h"
+
+#define T uint8_t
+#define T_LOWEST 0
+#define RECON_NAME wsisa__recon_u8
+#define RECON_IMAGES recon_images_u8
+#define RECON_SCAN recon_scan_u8
+#include "codelets/cpu/recon_hybrid.h"
+#undef T
+#undef T_LOWEST
+#undef RECON_NAME
+#undef RECON_IMAGES
+#undef RECON_SCAN
+
+#define T float
+#define T_LOWEST (-INFINITY)
+#define RECON_NAME wsisa__recon_f32
+#define RECON_IMAGES recon_images_f32
+#define RECON_SCAN recon_scan_f32
+#include "codelets/cpu/recon_hybrid.h"
+#undef T
+#undef T_LOWEST
+#undef RECON_NAME
+#undef RECON_IMAGES
+#undef RECON_SCAN
+
+int wsisa_cpu_reconstruct(const wsisa_image *marker, const wsisa_image *mask, int conn,
+                          wsisa_image *out) {
+  const wsisa_dtype type = mask->type;
+  const int width = mask->width, height = mask->height;
+  if ((type != WSISA_U8 && type != WSISA_F32) || marker->type != type ||
+      out->type != type || marker->channels != 1 || mask->channels != 1 ||
+      out->channels != 1 || marker->width != width || marker->height != height ||
+      out->width != width || out->height != height || (conn != 4 && conn != 8))
+    return WSISA_EINTERNAL;
+  return type == WSISA_U8 ? recon_images_u8(marker, mask, conn, out)
+                          : recon_images_f32(marker, mask, conn, out);
+}

@@ -1,0 +1,681 @@
+/* `wsisa run --study S.json -o DIR`: the whole study. Tiles, design, reuse
+ * plan, execution on StarPU, comparison with the reference, metrics, indices.
+ * Finished units go to a journal (flushed and synced), so a killed run goes on
+ * with `wsisa run --resume DIR` and ends with the same outputs. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "core/cli.h"
+#include "core/cmds.h"
+#include "core/executor.h"
+#include "core/workflow.h"
+#include "io/csv.h"
+#include "io/io.h"
+#include "io/study.h"
+#include "reuse/reuse.h"
+#include "sa/sa.h"
+
+typedef struct run_opts {
+  const char *study_path, *out, *resume;
+  long max_buckets, max_bucket_size, active_paths;
+  const char *reuse, *memory_limit;
+} run_opts;
+
+typedef struct run_state {
+  wsisa_study *study;
+  char dir[4096];
+  wsisa_tile_ref *tiles;
+  char **tile_names;
+  size_t ntiles;
+  wsisa_sa_space *space;
+  wsisa_sa_opts sa;
+  wsisa_sa_design *design;
+  size_t nruns;
+  double *params;           /* nruns x 15, canonical order */
+  wsisa_reuse_design *plan;
+  wsisa_reuse_buckets *buckets;
+  wsisa_counts *counts;     /* nruns x ntiles */
+  uint8_t *have;            /* nruns x ntiles: counts known */
+  FILE *journal;
+  double t_plan, t_exec, t_start;
+  wsisa_exec_stats stats;
+  uint64_t tasks_no_reuse;
+} run_state;
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void path_in(const run_state *s, const char *name, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s", s->dir, name);
+}
+
+/* ---- tiles ----------------------------------------------------------------- */
+
+static int add_tile(run_state *s, const wsisa_tile_ref *t, const char *name, wsisa_err *e) {
+  wsisa_tile_ref *nt = realloc(s->tiles, (s->ntiles + 1) * sizeof *nt);
+  if (nt) s->tiles = nt;
+  char **nn = realloc(s->tile_names, (s->ntiles + 1) * sizeof *nn);
+  if (nn) s->tile_names = nn;
+  if (!nt || !nn || !(s->tile_names[s->ntiles] = strdup(name)))
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  s->tiles[s->ntiles++] = *t;
+  return 0;
+}
+
+static int collect_tiles(run_state *s, wsisa_err *e) {
+  const wsisa_study_inputs *in = &s->study->inputs;
+  int rc = 0;
+  char name[4400];
+  for (size_t i = 0; i < in->nslides && !rc; i++) {
+    wsisa_slide *slide = NULL;
+    wsisa_grid *g = NULL;
+    if ((rc = wsisa_slide_open(in->slides[i], &slide, e))) break;
+    rc = wsisa_grid_make(slide, in->level, in->tile_size, in->overlap, &g, e);
+    for (size_t t = 0; !rc && t < g->ntiles; t++) {
+      const wsisa_tile *tl = &g->tiles[t];
+      if (in->tissue_only && !tl->tissue) continue;
+      wsisa_tile_ref ref = {in->slides[i], 1, in->level, tl->x, tl->y, tl->width, tl->height};
+      snprintf(name, sizeof name, "%s#L%d:%lld,%lld,%d,%d", in->slides[i], in->level,
+               (long long)tl->x, (long long)tl->y, tl->width, tl->height);
+      rc = add_tile(s, &ref, name, e);
+    }
+    wsisa_grid_free(g);
+    wsisa_slide_close(slide);
+  }
+  for (size_t i = 0; i < in->nimages && !rc; i++) {
+    wsisa_image *img = NULL;
+    if ((rc = wsisa_image_read(in->images[i], &img, e))) break;
+    int ok = img->type == WSISA_U8 && img->channels == 3;
+    wsisa_tile_ref ref = {in->images[i], 0, 0, 0, 0, img->width, img->height};
+    wsisa_image_free(img);
+    if (!ok) rc = wsisa_error(e, WSISA_EFORMAT, "%s: expected an 8-bit RGB image", in->images[i]);
+    else rc = add_tile(s, &ref, in->images[i], e);
+  }
+  if (!rc && s->ntiles == 0)
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs: no tile to segment (no tissue found?)",
+                     s->study->path);
+  return rc;
+}
+
+/* ---- design and plan --------------------------------------------------------- */
+
+static int make_design(run_state *s, wsisa_err *e) {
+  int rc = wsisa_study_design(s->study, NULL, &s->space, &s->sa, &s->design, e);
+  if (rc) return rc;
+  s->nruns = s->design->nrows;
+  s->params = malloc(s->nruns * WSISA_SEG_NPARAMS * sizeof *s->params);
+  if (!s->params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    long col = wsisa_sa_space_find(s->space, wsisa_seg_param_name(p));
+    for (size_t r = 0; r < s->nruns; r++)
+      s->params[r * WSISA_SEG_NPARAMS + p] =
+          col < 0 ? wsisa_seg_defaults()[p]
+                  : s->design->values[r * s->design->nparams + (size_t)col];
+  }
+  return 0;
+}
+
+/* The none strategy: every run alone, its own chain of seven tasks, even when
+ * two runs are equal. */
+static int buckets_none(run_state *s, const uint64_t *keys, wsisa_err *e) {
+  wsisa_reuse_buckets *b = calloc(1, sizeof *b);
+  if (!b) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  s->buckets = b;
+  b->n_buckets = s->nruns;
+  b->k = WSISA_SEG_LEVELS;
+  b->start = calloc(s->nruns + 1, sizeof *b->start);
+  b->instances = calloc(s->nruns, sizeof *b->instances);
+  b->trees = calloc(s->nruns, sizeof *b->trees);
+  b->tasks = calloc(s->nruns, sizeof *b->tasks);
+  b->cost = calloc(s->nruns, sizeof *b->cost);
+  if (!b->start || !b->instances || !b->trees || !b->tasks || !b->cost)
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t r = 0; r < s->nruns; r++) {
+    b->start[r + 1] = r + 1;
+    b->instances[r] = r;
+    if (wsisa_reuse_tree_build(keys, WSISA_SEG_LEVELS, &r, 1, &b->trees[r]))
+      return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    b->tasks[r] = WSISA_SEG_LEVELS;
+    b->cost[r] = WSISA_SEG_LEVELS;
+  }
+  return 0;
+}
+
+static int make_plan(run_state *s, wsisa_err *e) {
+  double t0 = now();
+  size_t level[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = (size_t)wsisa_seg_param_level(p) - 1;
+  uint64_t *keys = malloc(s->nruns * WSISA_SEG_LEVELS * sizeof *keys);
+  if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  int rc = wsisa_reuse_keys_from_values(s->params, s->nruns, WSISA_SEG_NPARAMS, level,
+                                        WSISA_SEG_LEVELS, keys);
+  if (!rc) rc = wsisa_reuse_design_new(keys, s->nruns, WSISA_SEG_LEVELS, &s->plan);
+  if (rc) {
+    free(keys);
+    return wsisa_error(e, rc, "cannot analyse the design for reuse");
+  }
+  const wsisa_study_reuse_opts *ro = &s->study->reuse;
+  if (ro->strategy == WSISA_STUDY_REUSE_NONE) {
+    rc = buckets_none(s, keys, e);
+  } else {
+    wsisa_reuse_opts o;
+    memset(&o, 0, sizeof o);
+    static const wsisa_reuse_strategy map[] = {WSISA_REUSE_STAGE, WSISA_REUSE_STAGE,
+                                               WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
+                                               WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
+    o.strategy = map[ro->strategy];
+    int workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
+    o.max_buckets = ro->max_buckets > 0 ? (size_t)ro->max_buckets : (size_t)(3 * workers);
+    o.max_bucket_size = ro->max_bucket_size > 0 ? (size_t)ro->max_bucket_size : 8;
+    o.trtma_last_phase = WSISA_REUSE_BALANCE;
+    /* the knobs in force, for run.json */
+    s->study->reuse.max_buckets = (int)o.max_buckets;
+    s->study->reuse.max_bucket_size = (int)o.max_bucket_size;
+    rc = wsisa_reuse_merge(s->plan, &o, &s->buckets);
+    if (rc) rc = wsisa_error(e, rc, "reuse planning failed");
+  }
+  free(keys);
+  s->tasks_no_reuse = (uint64_t)s->nruns * WSISA_SEG_LEVELS * s->ntiles;
+  s->t_plan = now() - t0;
+  return rc;
+}
+
+/* ---- journal ------------------------------------------------------------------ */
+
+static int journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                        const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  (void)bucket;
+  run_state *s = ctx;
+  for (size_t i = 0; i < n; i++) {
+    fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu\n", tile, runs[i],
+            (unsigned long long)counts[i].both, (unsigned long long)counts[i].run,
+            (unsigned long long)counts[i].ref);
+    s->counts[runs[i] * s->ntiles + tile] = counts[i];
+    s->have[runs[i] * s->ntiles + tile] = 1;
+  }
+  if (fflush(s->journal) || fsync(fileno(s->journal)))
+    return wsisa_error(e, WSISA_EIO, "%s/journal.csv: %s", s->dir, strerror(errno));
+  return 0;
+}
+
+/* Read what an earlier run finished; a torn last line (killed mid-write) is
+ * ignored, and that unit runs again. */
+static int journal_read(run_state *s, wsisa_err *e) {
+  char path[4200], line[256];
+  path_in(s, "journal.csv", path, sizeof path);
+  FILE *f = fopen(path, "r");
+  if (!f) return errno == ENOENT ? 0 : wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  size_t lineno = 0, kept = 0;
+  while (fgets(line, sizeof line, f)) {
+    lineno++;
+    if (lineno == 1 || !strchr(line, '\n')) continue;
+    unsigned long long tile, run, both, a, b;
+    if (sscanf(line, "%llu,%llu,%llu,%llu,%llu", &tile, &run, &both, &a, &b) != 5) continue;
+    if (tile >= s->ntiles || run >= s->nruns) {
+      fclose(f);
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %llu or run %llu is not in this study",
+                         path, lineno, tile, run);
+    }
+    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b};
+    s->have[run * s->ntiles + tile] = 1;
+    kept++;
+  }
+  fclose(f);
+  wsisa_log(WSISA_LOG_INFO, "run", "resuming: %zu (run, tile) results already in the journal", kept);
+  return 0;
+}
+
+static int journal_open(run_state *s, int fresh, wsisa_err *e) {
+  char path[4200];
+  path_in(s, "journal.csv", path, sizeof path);
+  s->journal = fopen(path, "a");
+  if (!s->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  if (fresh) fprintf(s->journal, "tile,run_id,both,run,ref\n");
+  return fflush(s->journal) ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno)) : 0;
+}
+
+/* ---- results --------------------------------------------------------------------- */
+
+typedef struct run_metrics {
+  double dice, jaccard;
+  uint64_t both, run, ref;
+} run_metrics;
+
+static run_metrics metrics_of(const run_state *s, size_t r) {
+  run_metrics m = {0, 0, 0, 0, 0};
+  for (size_t t = 0; t < s->ntiles; t++) {
+    const wsisa_counts *c = &s->counts[r * s->ntiles + t];
+    m.both += c->both;
+    m.run += c->run;
+    m.ref += c->ref;
+  }
+  /* two empty masks agree perfectly */
+  m.dice = m.run + m.ref ? 2.0 * (double)m.both / (double)(m.run + m.ref) : 1.0;
+  uint64_t uni = m.run + m.ref - m.both;
+  m.jaccard = uni ? (double)m.both / (double)uni : 1.0;
+  return m;
+}
+
+static int write_metrics(run_state *s, wsisa_err *e) {
+  char path[4200], outputs[4200];
+  path_in(s, "metrics.csv", path, sizeof path);
+  path_in(s, "outputs.csv", outputs, sizeof outputs);
+  wsisa_csv_writer *w = NULL, *o = NULL;
+  int rc = wsisa_csv_create(path, &w, e);
+  if (!rc) rc = wsisa_csv_create(outputs, &o, e);
+  if (rc) {
+    if (w) wsisa_csv_close(w, NULL);
+    return rc;
+  }
+  wsisa_csv_text(w, "run_id");
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
+  const char *cols[] = {"dice", "jaccard", "pixels_both", "pixels_run", "pixels_reference"};
+  for (size_t c = 0; c < 5; c++) wsisa_csv_text(w, cols[c]);
+  wsisa_csv_end_row(w);
+  wsisa_csv_text(o, "run_id");
+  for (size_t m = 0; m < s->study->nmetrics; m++) wsisa_csv_text(o, s->study->metrics[m]);
+  wsisa_csv_end_row(o);
+  for (size_t r = 0; r < s->nruns; r++) {
+    run_metrics m = metrics_of(s, r);
+    wsisa_csv_uint(w, r);
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
+    wsisa_csv_num(w, m.dice);
+    wsisa_csv_num(w, m.jaccard);
+    wsisa_csv_uint(w, m.both);
+    wsisa_csv_uint(w, m.run);
+    wsisa_csv_uint(w, m.ref);
+    wsisa_csv_end_row(w);
+    wsisa_csv_uint(o, r);
+    for (size_t k = 0; k < s->study->nmetrics; k++)
+      wsisa_csv_num(o, strcmp(s->study->metrics[k], "jaccard") == 0 ? m.jaccard : m.dice);
+    wsisa_csv_end_row(o);
+  }
+  rc = wsisa_csv_close(w, e);
+  int rc2 = wsisa_csv_close(o, e);
+  return rc ? rc : rc2;
+}
+
+static int write_samples(run_state *s, wsisa_err *e) {
+  char path[4200];
+  path_in(s, "samples.csv", path, sizeof path);
+  wsisa_csv_writer *w;
+  int rc = wsisa_csv_create(path, &w, e);
+  if (rc) return rc;
+  wsisa_csv_text(w, "run_id");
+  for (size_t c = 0; c < s->space->nparams; c++) wsisa_csv_text(w, s->space->params[c].name);
+  wsisa_csv_end_row(w);
+  for (size_t r = 0; r < s->nruns; r++) {
+    wsisa_csv_uint(w, r);
+    for (size_t c = 0; c < s->design->nparams; c++)
+      wsisa_csv_num(w, s->design->values[r * s->design->nparams + c]);
+    wsisa_csv_end_row(w);
+  }
+  return wsisa_csv_close(w, e);
+}
+
+static int write_study(run_state *s, wsisa_err *e) {
+  char path[4200], *text = NULL;
+  path_in(s, "study.json", path, sizeof path);
+  int rc = wsisa_study_to_json(s->study, &text, e);
+  if (rc) return rc;
+  FILE *f = fopen(path, "w");
+  if (!f || fputs(text, f) < 0 || fclose(f)) {
+    free(text);
+    return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  }
+  free(text);
+  return 0;
+}
+
+static long peak_rss_kib(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+static int write_provenance(run_state *s, wsisa_err *e) {
+  int major, minor, release;
+  starpu_get_version(&major, &minor, &release);
+  char starpu_v[32], path[4200];
+  snprintf(starpu_v, sizeof starpu_v, "%d.%d.%d", major, minor, release);
+  const wsisa_study_reuse_opts *ro = &s->study->reuse;
+  json_t *root = json_pack(
+      "{s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:i, s:i, s:i, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:f},"
+      " s:{s:f, s:f, s:f}, s:I, s:I, s:I}",
+      "wsisa", WSISA_VERSION, "starpu", starpu_v, "scheduler", wsisa_runtime_sched(),
+      "workers", "cpu", wsisa_runtime_ncpu(), "opencl", wsisa_runtime_nopencl(), "reuse",
+      "strategy", wsisa_study_reuse_name(ro->strategy), "max_buckets", ro->max_buckets,
+      "max_bucket_size", ro->max_bucket_size, "active_paths", ro->active_paths, "buckets",
+      (json_int_t)s->buckets->n_buckets, "tasks", "executed", (json_int_t)s->stats.tasks,
+      "no_reuse", (json_int_t)s->tasks_no_reuse, "skipped_background",
+      (json_int_t)s->stats.skipped, "tile_stages", (json_int_t)s->stats.tile_stages,
+      "distinct_runs", (json_int_t)s->plan->n_distinct, "lower_bound_per_tile",
+      (json_int_t)wsisa_reuse_tree_tasks(s->plan->tree), "reuse_percent",
+      s->tasks_no_reuse ? 100.0 * (1.0 - (double)s->stats.tasks / (double)s->tasks_no_reuse) : 0.0,
+      "seconds", "plan", s->t_plan, "execute", s->t_exec, "total", now() - s->t_start,
+      "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
+      (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
+  json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  json_object_set_new(root, "memory_limit_bytes",
+                      json_integer((json_int_t)s->study->execution.memory_limit));
+  path_in(s, "run.json", path, sizeof path);
+  int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+  json_decref(root);
+  return rc ? wsisa_error(e, WSISA_EIO, "%s: cannot write", path) : 0;
+}
+
+static int analyze(run_state *s, wsisa_err *e) {
+  char study[4200], samples[4200], outputs[4200];
+  path_in(s, "study.json", study, sizeof study);
+  path_in(s, "samples.csv", samples, sizeof samples);
+  path_in(s, "outputs.csv", outputs, sizeof outputs);
+  char *argv[] = {"analyze", "--study", study, "--samples", samples, "--outputs", outputs,
+                  "-o", s->dir, NULL};
+  return wsisa_cmd_analyze(9, argv, e);
+}
+
+/* The ranking the user reads first: parameters by their main index for the
+ * first metric (MOAT mu*, VBD ST, correlation |PRCC|). */
+static void print_top(run_state *s) {
+  char path[4200];
+  path_in(s, "indices.csv", path, sizeof path);
+  wsisa_csv *c = NULL;
+  if (wsisa_csv_read_table(path, "output", &c, NULL)) return;
+  static const char *const keys[] = {"mu_star", "ST", "prcc"};
+  long col = -1, pcol = wsisa_csv_column(c, "parameter");
+  const char *key = NULL;
+  for (int i = 0; i < 3 && col < 0; i++) col = wsisa_csv_column(c, key = keys[i]);
+  if (col < 0 || pcol < 0) {
+    wsisa_csv_free(c);
+    return;
+  }
+  const char *metric = c->nrows ? wsisa_csv_cell(c, 0, 0) : "";
+  size_t n = 0, order[64];
+  double v[64];
+  for (size_t r = 0; r < c->nrows && n < 64; r++) {
+    if (strcmp(wsisa_csv_cell(c, r, 0), metric) != 0) continue;
+    double x;
+    if (wsisa_csv_number(c, r, (size_t)col, &x, NULL) || !isfinite(x)) continue;
+    v[n] = fabs(x);
+    order[n] = r;
+    n++;
+  }
+  /* insertion sort, largest first: n is at most 15 or so */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j] > v[j - 1]; j--) {
+      double tv = v[j];
+      v[j] = v[j - 1], v[j - 1] = tv;
+      size_t to = order[j];
+      order[j] = order[j - 1], order[j - 1] = to;
+    }
+  printf("top parameters for %s by %s:", metric, key);
+  for (size_t i = 0; i < n && i < 5; i++)
+    printf(" %s (%.3g)%s", wsisa_csv_cell(c, order[i], (size_t)pcol), v[i], i + 1 < n && i < 4 ? "," : "");
+  printf("\n");
+  wsisa_csv_free(c);
+}
+
+/* With no --study: the bundled sample slide and a small MOAT study. */
+static const char default_study[] =
+    "{ \"name\": \"default: MOAT screening of the 15 parameters on the bundled sample\",\n"
+    "  \"inputs\": { \"slides\": [\"" WSISA_DATA_DIR "/CMU-1-Small-Region.svs\"],\n"
+    "              \"level\": 0, \"tile_size\": 1024, \"tissue_only\": true },\n"
+    "  \"method\": { \"name\": \"moat\", \"trajectories\": 4, \"levels\": 4 },\n"
+    "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
+    "  \"metric\": [\"dice\", \"jaccard\"],\n"
+    "  \"reuse\": { \"strategy\": \"trtma\" } }\n";
+
+/* Bytes one active root-to-leaf path holds per tile pixel: the seven task
+ * outputs (u8 masks) plus the largest set of temporaries a task keeps at once
+ * (level 6: distance, relief and h-minima as f32, markers and labels as i32,
+ * and four u8 masks). */
+#define PATH_BYTES_PER_PIXEL (7 + 3 * 4 + 2 * 4 + 4)
+/* What a tile holds whatever the paths: RGB in and normalized, rc, its
+ * opening, the reference mask. */
+#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+
+/* RMSR's K: --active-paths (or the study's), else the worker count; a memory
+ * limit lowers it to what fits (seed 003 §III: peak memory is bounded by K).
+ * Two units are in flight at once, so the tile cost counts twice. */
+static size_t active_paths(run_state *s) {
+  size_t k = s->study->reuse.active_paths > 0
+                 ? (size_t)s->study->reuse.active_paths
+                 : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
+  uint64_t limit = s->study->execution.memory_limit;
+  if (limit) {
+    double px = 0;
+    for (size_t t = 0; t < s->ntiles; t++)
+      px = fmax(px, (double)s->tiles[t].width * s->tiles[t].height);
+    double free_bytes = (double)limit - 2.0 * px * TILE_BYTES_PER_PIXEL;
+    size_t fit = free_bytes > 0 ? (size_t)(free_bytes / (px * PATH_BYTES_PER_PIXEL)) : 0;
+    if (fit < 1) {
+      wsisa_log(WSISA_LOG_WARN, "run",
+                "memory limit %.0f MiB is below one active path (%.0f MiB); running with K = 1",
+                (double)limit / 1048576.0,
+                px * (PATH_BYTES_PER_PIXEL + 2 * TILE_BYTES_PER_PIXEL) / 1048576.0);
+      fit = 1;
+    }
+    if (fit < k) k = fit;
+  }
+  return k;
+}
+
+/* ---- the command -------------------------------------------------------------------- */
+
+static int prepare_dir(run_state *s, const run_opts *o, wsisa_err *e) {
+  snprintf(s->dir, sizeof s->dir, "%s", o->resume ? o->resume : o->out);
+  char path[4200];
+  path_in(s, "study.json", path, sizeof path);
+  if (o->resume) {
+    if (access(path, R_OK) != 0)
+      return wsisa_error(e, WSISA_EUSAGE, "--resume %s: no study.json there: not a results folder",
+                         s->dir);
+    return 0;
+  }
+  if (access(path, F_OK) == 0)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "-o %s: already holds a study's results (use --resume %s, or another -o)",
+                       s->dir, s->dir);
+  if (mkdir(s->dir, 0755) != 0 && errno != EEXIST)
+    return wsisa_error(e, WSISA_EIO, "-o %s: %s", s->dir, strerror(errno));
+  if (access(s->dir, W_OK) != 0)
+    return wsisa_error(e, WSISA_EIO, "-o %s: not writable (%s)", s->dir, strerror(errno));
+  return 0;
+}
+
+static void run_free(run_state *s) {
+  if (s->journal) fclose(s->journal);
+  for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
+  free(s->tile_names);
+  free(s->tiles);
+  free(s->params);
+  free(s->counts);
+  free(s->have);
+  if (s->buckets) wsisa_reuse_buckets_free(s->buckets);
+  if (s->plan) wsisa_reuse_design_free(s->plan);
+  if (s->design) wsisa_sa_design_free(s->design);
+  if (s->space) wsisa_sa_space_free(s->space);
+  if (s->study) wsisa_study_free(s->study);
+}
+
+static void usage(void) {
+  printf("usage: wsisa run [--study S.json] -o DIR [options]\n"
+         "       wsisa run --resume DIR\n"
+         "  --study S.json        the study (DESIGN.md §6 format); without it, a MOAT\n"
+         "                        study of the 15 parameters on the bundled sample slide\n"
+         "  -o DIR                results folder (must not hold another study's results)\n"
+         "  --resume DIR          go on with an interrupted run; finished units are not redone\n"
+         "  --reuse S             none | stage | naive | sca | rtma | trtma (overrides the study)\n"
+         "  --max-buckets N       TRTMA MaxBuckets (default 3 x workers)\n"
+         "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
+         "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
+         "  --memory-limit SIZE   lower K so the active paths fit (e.g. 512M, 4G)\n"
+         "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
+         "         *.svg run.json journal.csv\n");
+}
+
+static int apply_flags(run_state *s, const run_opts *o, wsisa_err *e) {
+  wsisa_study_reuse_opts *ro = &s->study->reuse;
+  if (o->reuse) {
+    static const char *const names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
+    int found = -1;
+    for (int i = 0; i < 6; i++)
+      if (strcmp(o->reuse, names[i]) == 0) found = i;
+    if (found < 0)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "--reuse %s: unknown strategy (none, stage, naive, sca, rtma, trtma)",
+                         o->reuse);
+    ro->strategy = (wsisa_study_reuse)found;
+  }
+  if (o->max_buckets) ro->max_buckets = (int)o->max_buckets;
+  if (o->max_bucket_size) ro->max_bucket_size = (int)o->max_bucket_size;
+  if (o->active_paths) ro->active_paths = (int)o->active_paths;
+  if (o->memory_limit &&
+      wsisa_study_parse_bytes(o->memory_limit, &s->study->execution.memory_limit))
+    return wsisa_error(e, WSISA_EUSAGE, "--memory-limit %s: not a size (e.g. 4G, 512M)",
+                       o->memory_limit);
+  return 0;
+}
+
+int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
+  static const struct option longopts[] = {
+      {"study", required_argument, 0, 's'},          {"output", required_argument, 0, 'o'},
+      {"resume", required_argument, 0, 'R'},         {"reuse", required_argument, 0, 'u'},
+      {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
+      {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
+      {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
+  run_opts o = {0};
+  int opt, rc;
+  opterr = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    long *target = NULL;
+    const char *flag = NULL;
+    switch (opt) {
+      case 's': o.study_path = optarg; break;
+      case 'o': o.out = optarg; break;
+      case 'R': o.resume = optarg; break;
+      case 'u': o.reuse = optarg; break;
+      case 'm': o.memory_limit = optarg; break;
+      case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
+      case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
+      case 'k': target = &o.active_paths, flag = "--active-paths"; break;
+      case 'h': usage(); return 0;
+      default: return wsisa_cli_bad_option(opt, argv, e);
+    }
+    if (target) {
+      if ((rc = wsisa_cli_long(flag, optarg, target, e))) return rc;
+      if (*target < 1 || *target > 1000000)
+        return wsisa_error(e, WSISA_EUSAGE, "%s %ld: must be in 1..1000000", flag, *target);
+    }
+  }
+  if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
+  if (o.resume && (o.study_path || o.out))
+    return wsisa_error(e, WSISA_EUSAGE, "--resume DIR takes neither --study nor -o");
+  if (!o.resume && !o.out) return wsisa_error(e, WSISA_EUSAGE, "missing -o DIR (the results folder)");
+
+  run_state s;
+  memset(&s, 0, sizeof s);
+  s.t_start = now();
+  char study_path[4200];
+  if (o.resume) snprintf(study_path, sizeof study_path, "%s/study.json", o.resume);
+  else if (o.study_path) snprintf(study_path, sizeof study_path, "%s", o.study_path);
+  if (o.resume && access(study_path, R_OK) != 0) {
+    rc = wsisa_error(e, WSISA_EUSAGE, "--resume %s: no study.json there: not a results folder",
+                     o.resume);
+    goto done;
+  }
+  if (!o.resume && !o.study_path) {
+    snprintf(study_path, sizeof study_path, "(default study)");
+    rc = wsisa_study_parse(default_study, study_path, &s.study, e);
+  } else {
+    rc = wsisa_study_load(study_path, &s.study, e);
+  }
+  if (rc) goto done;
+  if (!s.study->segmentation) {
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: no inputs: a pure SA study (use wsisa sample and wsisa analyze)",
+                     study_path);
+    goto done;
+  }
+  if ((rc = apply_flags(&s, &o, e))) goto done;
+  const char *sched = s.study->execution.scheduler;
+  wsisa_env env;
+  wsisa_env_read(&env);
+  if (!sched) sched = env.sched;
+  if (sched && !wsisa_sched_valid(sched)) {
+    rc = wsisa_error(e, WSISA_EUSAGE, "scheduler %s: unknown (one of: %s)", sched,
+                     wsisa_sched_names());
+    goto done;
+  }
+  if ((rc = prepare_dir(&s, &o, e))) goto done;
+  if ((rc = collect_tiles(&s, e)) || (rc = make_design(&s, e))) goto done;
+  s.counts = calloc(s.nruns * s.ntiles, sizeof *s.counts);
+  s.have = calloc(s.nruns * s.ntiles, 1);
+  if (!s.counts || !s.have) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto done;
+  }
+  /* the study and its design are written first: --resume reads them back */
+  if (!o.resume && ((rc = write_study(&s, e)) || (rc = write_samples(&s, e)))) goto done;
+  if (o.resume && (rc = journal_read(&s, e))) goto done;
+  if ((rc = journal_open(&s, !o.resume, e))) goto done;
+
+  wsisa_runtime_opts ropts = {sched, -1, -1};
+  if ((rc = wsisa_runtime_init(&ropts, e))) goto done;
+  if (!(rc = make_plan(&s, e))) {
+    size_t nb = s.buckets->n_buckets;
+    uint8_t *done_units = calloc(s.ntiles * nb, 1);
+    if (!done_units) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    for (size_t t = 0; !rc && t < s.ntiles; t++)
+      for (size_t b = 0; b < nb; b++) {
+        int all = 1;
+        for (size_t i = s.buckets->start[b]; i < s.buckets->start[b + 1]; i++) {
+          size_t d = s.buckets->instances[i];
+          all &= s.have[d * s.ntiles + t];
+        }
+        done_units[t * nb + b] = (uint8_t)all;
+      }
+    wsisa_exec_opts eo = {active_paths(&s), 1,
+                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE};
+    s.study->reuse.active_paths = (int)eo.active_paths;
+    double t0 = now();
+    if (!rc)
+      rc = wsisa_exec_run(s.tiles, s.ntiles, s.params, s.buckets, done_units, &eo, journal_unit,
+                          &s, &s.stats, e);
+    s.t_exec = now() - t0;
+    free(done_units);
+  }
+  if (!rc) rc = write_provenance(&s, e);
+  wsisa_runtime_shutdown();
+  if (rc) goto done;
+  /* identical runs share a leaf: every run has its counts for every tile */
+  for (size_t i = 0; i < s.nruns * s.ntiles; i++)
+    if (!s.have[i]) {
+      rc = wsisa_error(e, WSISA_EINTERNAL, "run %zu has no result for tile %zu", i / s.ntiles,
+                       i % s.ntiles);
+      goto done;
+    }
+  if ((rc = write_metrics(&s, e)) || (rc = analyze(&s, e))) goto done;
+  print_top(&s);
+  printf("results in %s: metrics.csv, indices.csv, indices.json, *.svg, run.json\n", s.dir);
+  printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s.nruns,
+         s.ntiles, (unsigned long long)s.stats.tasks, (unsigned long long)s.tasks_no_reuse,
+         now() - s.t_start);
+done:
+  run_free(&s);
+  return rc;
+}

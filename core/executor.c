@@ -1,0 +1,356 @@
+/* The executor (DESIGN.md §1, §4-5). For each tile: its shared stage and the
+ * reference segmentation (default parameters) once; then for each bucket, the
+ * merged task tree is walked depth first and submitted in dependency order.
+ * A node's outputs are released once its subtree is submitted, and at most K
+ * root-to-leaf paths are active at once (RMSR, seed 003 §III, Algorithm 1): a
+ * path stays active until its leaf's comparison has finished, so peak memory
+ * is bounded by K, not by the bucket size. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "core/executor.h"
+#include "io/io.h"
+
+/* ---- active paths ------------------------------------------------------- */
+
+typedef struct paths {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  size_t active, peak;
+} paths;
+
+typedef struct unit unit;
+
+/* One leaf's comparison with the reference: its counts come home here. */
+typedef struct leaf {
+  uint64_t counts[3];
+  starpu_data_handle_t handle;
+  size_t node;
+  unit *owner;
+} leaf;
+
+struct unit {
+  size_t tile, bucket;
+  const wsisa_reuse_tree *tree;
+  leaf *leaves;
+  size_t nleaves, pending; /* leaves whose comparison has not finished */
+  wsisa_counts *node_counts; /* per level-1 node skipped: counts of an empty mask */
+  paths *paths;
+  wsisa_tile_data own_tile; /* when the tile stage is not shared */
+  int owns_tile;
+};
+
+static void leaf_done(void *arg) {
+  leaf *l = arg;
+  starpu_data_release(l->handle);
+  paths *p = l->owner->paths;
+  pthread_mutex_lock(&p->lock);
+  p->active--;
+  l->owner->pending--;
+  pthread_cond_broadcast(&p->cond);
+  pthread_mutex_unlock(&p->lock);
+}
+
+/* Wait until fewer than `limit` paths are active (limit 0: no bound). */
+static void paths_wait_below(paths *p, size_t limit) {
+  if (!limit) return;
+  pthread_mutex_lock(&p->lock);
+  while (p->active >= limit) pthread_cond_wait(&p->cond, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void paths_begin(paths *p) {
+  pthread_mutex_lock(&p->lock);
+  p->active++;
+  if (p->active > p->peak) p->peak = p->active;
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void unit_wait(unit *u) {
+  pthread_mutex_lock(&u->paths->lock);
+  while (u->pending) pthread_cond_wait(&u->paths->cond, &u->paths->lock);
+  pthread_mutex_unlock(&u->paths->lock);
+}
+
+/* ---- tiles ---------------------------------------------------------------- */
+
+int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
+  *rgb = NULL;
+  if (!t->is_slide) {
+    wsisa_image *img = NULL;
+    int rc = wsisa_image_read(t->path, &img, e);
+    if (rc) return rc;
+    if (img->type != WSISA_U8 || img->channels != 3) {
+      wsisa_image_free(img);
+      return wsisa_error(e, WSISA_EFORMAT, "%s: expected an 8-bit RGB image", t->path);
+    }
+    *rgb = img;
+    return 0;
+  }
+  wsisa_slide *slide = NULL;
+  int rc = wsisa_slide_open(t->path, &slide, e);
+  if (rc) return rc;
+  rc = wsisa_slide_read_rgb(slide, t->level, t->x, t->y, t->width, t->height, rgb, e);
+  wsisa_slide_close(slide);
+  return rc;
+}
+
+typedef struct tile_state {
+  wsisa_image *rgb;
+  starpu_data_handle_t h_rgb;
+  wsisa_tile_data data;
+  starpu_data_handle_t ref;  /* reference mask (default parameters) */
+  uint64_t ref_pixels;
+  /* background decisions per (B, G, R) seen on this tile */
+  double (*bgr)[3];
+  int *skip;
+  size_t nbgr, cap_bgr;
+} tile_state;
+
+static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
+                     wsisa_exec_stats *stats, wsisa_err *e) {
+  memset(ts, 0, sizeof *ts);
+  int rc = wsisa_tile_load(ref, &ts->rgb, e);
+  if (rc) return rc;
+  int w = ts->rgb->width, h = ts->rgb->height;
+  if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
+  if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, w, h, o->normalize, &ts->data, e))) return rc;
+  stats->tile_stages++;
+  if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
+  if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
+    return rc;
+  uint64_t counts[3] = {0, 0, 0};
+  starpu_data_handle_t hc;
+  starpu_vector_data_register(&hc, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
+  if (wsisa_submit_compare(ts->ref, ts->ref, hc))
+    rc = wsisa_error(e, WSISA_ERUNTIME, "cannot submit the reference count");
+  starpu_data_unregister(hc);
+  ts->ref_pixels = counts[1];
+  return rc;
+}
+
+static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
+  if (ts->data.rc) wsisa_workflow_tile_release(&ts->data, o->normalize);
+  if (ts->ref) starpu_data_unregister_submit(ts->ref);
+  if (ts->h_rgb) starpu_data_unregister(ts->h_rgb); /* waits for its readers */
+  wsisa_image_free(ts->rgb);
+  free(ts->bgr);
+  free(ts->skip);
+  memset(ts, 0, sizeof *ts);
+}
+
+static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
+                     wsisa_err *e) {
+  for (size_t i = 0; i < ts->nbgr; i++)
+    if (ts->bgr[i][0] == p[WSISA_P_B] && ts->bgr[i][1] == p[WSISA_P_G] &&
+        ts->bgr[i][2] == p[WSISA_P_R]) {
+      *skip = ts->skip[i];
+      return 0;
+    }
+  int rc = wsisa_workflow_background_skip(data, p, skip, e);
+  if (rc) return rc;
+  if (ts->nbgr == ts->cap_bgr) {
+    size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
+    double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);
+    if (b) ts->bgr = b;
+    int *s = realloc(ts->skip, cap * sizeof *s);
+    if (s) ts->skip = s;
+    if (!b || !s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    ts->cap_bgr = cap;
+  }
+  ts->bgr[ts->nbgr][0] = p[WSISA_P_B];
+  ts->bgr[ts->nbgr][1] = p[WSISA_P_G];
+  ts->bgr[ts->nbgr][2] = p[WSISA_P_R];
+  ts->skip[ts->nbgr++] = *skip;
+  return 0;
+}
+
+/* ---- units ---------------------------------------------------------------- */
+
+static void unit_free(unit *u) {
+  if (!u) return;
+  for (size_t i = 0; i < u->nleaves; i++)
+    if (u->leaves[i].handle) starpu_data_unregister(u->leaves[i].handle);
+  free(u->leaves);
+  free(u->node_counts);
+  free(u);
+}
+
+/* Submit one unit: the depth-first walk of its tree. */
+static int unit_submit(unit *u, tile_state *ts, const double *params,
+                       const wsisa_exec_opts *o, wsisa_exec_stats *stats, wsisa_err *e) {
+  const wsisa_reuse_tree *t = u->tree;
+  const wsisa_tile_data *data = &ts->data;
+  int rc = 0;
+  if (!o->share_tile_stage) {
+    if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, ts->rgb->width, ts->rgb->height,
+                                         o->normalize, &u->own_tile, e)))
+      return rc;
+    u->owns_tile = 1;
+    stats->tile_stages++;
+    data = &u->own_tile;
+  }
+  size_t nleaves = 0;
+  for (size_t v = 1; v < t->n_nodes; v++) nleaves += t->nodes[v].level == t->k;
+  u->leaves = calloc(nleaves ? nleaves : 1, sizeof *u->leaves);
+  u->node_counts = calloc(t->n_nodes, sizeof *u->node_counts);
+  if (!u->leaves || !u->node_counts) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+
+  wsisa_task_data path;
+  memset(&path, 0, sizeof path);
+  size_t stack[WSISA_SEG_LEVELS + 1], depth = 0;
+  for (size_t v = 1; v < t->n_nodes && !rc;) {
+    const wsisa_reuse_node *n = &t->nodes[v];
+    /* leave the subtrees that are finished: their outputs have no consumer left */
+    while (depth && t->nodes[stack[depth - 1]].end <= v)
+      wsisa_workflow_task_release((int)t->nodes[stack[--depth]].level, &path);
+    const double *p = params + t->instances[n->first_instance] * WSISA_SEG_NPARAMS;
+    if (n->level == 1) {
+      int skip = 0;
+      if ((rc = tile_skip(ts, data, p, &skip, e))) break;
+      if (skip) {
+        /* the 90 % background rule: an empty mask, the subtree is not run */
+        u->node_counts[v].ref = ts->ref_pixels;
+        u->node_counts[v].run = 1; /* marks "skipped" until reported */
+        stats->skipped += n->end - v;
+        v = n->end;
+        continue;
+      }
+    }
+    if (n->level == t->k) paths_wait_below(u->paths, o->active_paths);
+    rc = wsisa_workflow_task_submit((int)n->level, p, data, &path, NULL, e);
+    if (rc) break;
+    stats->tasks++;
+    stack[depth++] = v;
+    if (n->level == t->k) {
+      leaf *l = &u->leaves[u->nleaves++];
+      l->node = v;
+      l->owner = u;
+      starpu_vector_data_register(&l->handle, STARPU_MAIN_RAM, (uintptr_t)l->counts, 3,
+                                  sizeof l->counts[0]);
+      if (wsisa_submit_compare(path.final, ts->ref, l->handle)) {
+        rc = wsisa_error(e, WSISA_ERUNTIME, "cannot submit a comparison");
+        break;
+      }
+      paths_begin(u->paths);
+      pthread_mutex_lock(&u->paths->lock);
+      u->pending++;
+      pthread_mutex_unlock(&u->paths->lock);
+      if (starpu_data_acquire_cb(l->handle, STARPU_R, leaf_done, l)) {
+        rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
+        break;
+      }
+    }
+    v++;
+  }
+  while (depth) wsisa_workflow_task_release((int)t->nodes[stack[--depth]].level, &path);
+  if (u->owns_tile) {
+    wsisa_workflow_tile_release(&u->own_tile, o->normalize);
+    u->owns_tile = 0;
+  }
+  return rc;
+}
+
+/* Gather a finished unit's counts per run and hand them over. */
+static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
+  const wsisa_reuse_tree *t = u->tree;
+  size_t n = t->n_instances;
+  size_t *runs = malloc((n ? n : 1) * sizeof *runs);
+  wsisa_counts *counts = calloc(n ? n : 1, sizeof *counts);
+  if (!runs || !counts) {
+    free(runs);
+    free(counts);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < u->nleaves; i++) {
+    const wsisa_reuse_node *leaf_node = &t->nodes[u->leaves[i].node];
+    for (size_t j = 0; j < leaf_node->n_instances; j++) {
+      runs[m] = t->instances[leaf_node->first_instance + j];
+      counts[m++] = (wsisa_counts){u->leaves[i].counts[0], u->leaves[i].counts[1],
+                                   u->leaves[i].counts[2]};
+    }
+  }
+  for (size_t v = 1; v < t->n_nodes; v++) {
+    if (t->nodes[v].level != 1 || !u->node_counts[v].run) continue;
+    const wsisa_reuse_node *nd = &t->nodes[v];
+    for (size_t j = 0; j < nd->n_instances; j++) {
+      runs[m] = t->instances[nd->first_instance + j];
+      counts[m++] = (wsisa_counts){0, 0, u->node_counts[v].ref};
+    }
+  }
+  int rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
+  free(runs);
+  free(counts);
+  return rc;
+}
+
+/* Units in flight at once: the next unit is submitted while the previous one
+ * drains, so workers do not idle at unit boundaries. */
+#define UNITS_IN_FLIGHT 2
+
+int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
+                   const wsisa_exec_opts *opts, wsisa_exec_unit_fn on_unit, void *ctx,
+                   wsisa_exec_stats *stats, wsisa_err *e) {
+  wsisa_exec_stats local;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  paths ps = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
+  unit *queue[UNITS_IN_FLIGHT] = {0};
+  size_t nq = 0;
+  int rc = 0;
+  size_t total = ntiles * buckets->n_buckets, finished = 0;
+  for (size_t i = 0; done && i < total; i++) finished += done[i] != 0;
+  wsisa_progress *prog = wsisa_progress_start("units", total);
+  wsisa_progress_advance(prog, finished);
+  for (size_t ti = 0; ti < ntiles && !rc; ti++) {
+    size_t todo = 0;
+    for (size_t b = 0; b < buckets->n_buckets; b++)
+      todo += !(done && done[ti * buckets->n_buckets + b]);
+    if (!todo) continue;
+    tile_state ts;
+    rc = tile_open(&tiles[ti], opts, &ts, stats, e);
+    for (size_t b = 0; b < buckets->n_buckets && !rc; b++) {
+      if (done && done[ti * buckets->n_buckets + b]) continue;
+      unit *u = calloc(1, sizeof *u);
+      if (!u) {
+        rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+        break;
+      }
+      u->tile = ti;
+      u->bucket = b;
+      u->tree = buckets->trees[b];
+      u->paths = &ps;
+      rc = unit_submit(u, &ts, params, opts, stats, e);
+      if (rc) {
+        unit_wait(u);
+        unit_free(u);
+        break;
+      }
+      queue[nq++] = u;
+      if (nq == UNITS_IN_FLIGHT) {
+        unit_wait(queue[0]);
+        rc = unit_report(queue[0], on_unit, ctx, e);
+        unit_free(queue[0]);
+        memmove(queue, queue + 1, --nq * sizeof *queue);
+        wsisa_progress_advance(prog, 1);
+      }
+    }
+    /* the tile's pixels must outlive every unit that reads them */
+    while (nq) {
+      unit_wait(queue[0]);
+      if (!rc) rc = unit_report(queue[0], on_unit, ctx, e);
+      unit_free(queue[0]);
+      memmove(queue, queue + 1, --nq * sizeof *queue);
+      wsisa_progress_advance(prog, 1);
+    }
+    starpu_task_wait_for_all();
+    tile_close(&ts, opts);
+  }
+  wsisa_progress_finish(prog);
+  stats->peak_paths = ps.peak;
+  return rc;
+}

@@ -1,0 +1,59 @@
+/* The executor: runs a study's merged task trees on StarPU, unit by unit
+ * (bucket x tile), with at most K root-to-leaf paths active (RMSR, seed 003
+ * §III, Algorithm 1), and compares every result with the tile's reference. */
+#ifndef WSISA_EXECUTOR_H
+#define WSISA_EXECUTOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "core/workflow.h"
+#include "reuse/reuse.h"
+
+/* One tile of the study: a region of a slide level, or a whole image file. */
+typedef struct wsisa_tile_ref {
+  const char *path;
+  int is_slide;
+  int level;
+  int64_t x, y;
+  int width, height;
+} wsisa_tile_ref;
+
+/* Pixel counts of one (run, tile) against the reference mask. */
+typedef struct wsisa_counts {
+  uint64_t both, run, ref; /* |A ∩ B|, |A| (this run), |B| (reference) */
+} wsisa_counts;
+
+typedef struct wsisa_exec_opts {
+  size_t active_paths; /* K; 0: unbounded */
+  int normalize;       /* normalize tiles first (default 1) */
+  /* 0 ("none"): every run recomputes the whole workflow, normalization
+   * included; 1: the tile stage is shared by the runs. */
+  int share_tile_stage;
+} wsisa_exec_opts;
+
+typedef struct wsisa_exec_stats {
+  uint64_t tasks;        /* reuse-level tasks submitted (levels 1..7) */
+  uint64_t tile_stages;  /* tile stages (normalization and shared work) */
+  uint64_t skipped;      /* tasks not run because the background rule emptied the mask */
+  size_t peak_paths;     /* most root-to-leaf paths active at once */
+} wsisa_exec_stats;
+
+/* Called on the submitting thread when unit (tile, bucket) has finished:
+ * counts[i] belongs to runs[i]. Return non-zero to stop (the error is kept). */
+typedef int (*wsisa_exec_unit_fn)(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                                  const wsisa_counts *counts, size_t nruns, wsisa_err *e);
+
+/* Run every (tile, bucket) unit not marked in `done` (ntiles x n_buckets, may be
+ * NULL). `params` holds a row of WSISA_SEG_NPARAMS values per run. StarPU must
+ * be running. */
+int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
+                   const wsisa_exec_opts *opts, wsisa_exec_unit_fn on_unit, void *ctx,
+                   wsisa_exec_stats *stats, wsisa_err *e);
+
+/* Load a tile's RGB pixels (slide region or image file). */
+int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
+
+#endif

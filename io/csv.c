@@ -1,0 +1,434 @@
+/* CSV reading (decoded in place, one allocation per file), writing with exact
+ * numbers, and staged output files renamed into place together. */
+#include "io/csv.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* ---- reading ---------------------------------------------------------------- */
+
+typedef struct parser {
+  const char *path;
+  char *r;        /* next byte to read */
+  char *w;        /* next byte to write: fields shrink, so w <= r */
+  char *end;
+  size_t line;
+} parser;
+
+static int is_blank(char c) { return c == ' ' || c == '\t'; }
+
+/* One field at the parser's position, NUL-terminated in place; *last tells
+ * whether it ended its record. */
+static int parse_field(parser *p, char **field, int *last, wsisa_err *e) {
+  while (p->r < p->end && is_blank(*p->r)) p->r++;
+  char *start = p->w;
+  if (p->r < p->end && *p->r == '"') {
+    size_t open_line = p->line;
+    p->r++;
+    for (;;) {
+      if (p->r >= p->end)
+        return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: a quoted field is not closed", p->path,
+                           open_line);
+      char c = *p->r++;
+      if (c == '"') {
+        if (p->r < p->end && *p->r == '"') {
+          *p->w++ = '"';
+          p->r++;
+          continue;
+        }
+        break;
+      }
+      if (c == '\n') p->line++;
+      *p->w++ = c;
+    }
+    while (p->r < p->end && (is_blank(*p->r) || *p->r == '\r')) p->r++;
+    if (p->r < p->end && *p->r != ',' && *p->r != '\n')
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: text after a closing quote", p->path,
+                         p->line);
+  } else {
+    while (p->r < p->end && *p->r != ',' && *p->r != '\n') *p->w++ = *p->r++;
+    while (p->w > start && (is_blank(p->w[-1]) || p->w[-1] == '\r')) p->w--;
+  }
+  /* Read the delimiter before the terminator may overwrite it. */
+  *last = p->r >= p->end || *p->r == '\n';
+  if (p->r < p->end) {
+    if (*p->r == '\n') p->line++;
+    p->r++;
+  }
+  *p->w++ = '\0';
+  *field = start;
+  return 0;
+}
+
+/* Skip lines holding only blanks; 0 at the end of the file. */
+static int next_record(parser *p) {
+  for (;;) {
+    char *q = p->r;
+    while (q < p->end && (is_blank(*q) || *q == '\r')) q++;
+    if (q >= p->end) return 0;
+    if (*q != '\n') return 1;
+    p->r = q + 1;
+    p->line++;
+  }
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t size, wsisa_err *e) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *g = realloc(*arr, n * size);
+  if (!g) return wsisa_error(e, WSISA_ENOMEM, "out of memory reading a CSV file");
+  *arr = g;
+  *cap = n;
+  return 0;
+}
+
+static int slurp(const char *path, char **text, size_t *len, wsisa_err *e) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  size_t cap = 1 << 16, n = 0;
+  char *buf = malloc(cap + 1);
+  while (buf) {
+    n += fread(buf + n, 1, cap - n, f);
+    if (n < cap) break;
+    char *g = realloc(buf, 2 * cap + 1);
+    if (!g) {
+      free(buf);
+      buf = NULL;
+      break;
+    }
+    buf = g;
+    cap *= 2;
+  }
+  int bad = ferror(f);
+  fclose(f);
+  if (!buf) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  if (bad) {
+    free(buf);
+    return wsisa_error(e, WSISA_EIO, "%s: read error", path);
+  }
+  buf[n] = '\0';
+  *text = buf;
+  *len = n;
+  return 0;
+}
+
+void wsisa_csv_free(wsisa_csv *c) {
+  if (!c) return;
+  free(c->path);
+  free(c->header);
+  free(c->cells);
+  free(c->lines);
+  free(c->text);
+  free(c);
+}
+
+int wsisa_csv_read(const char *path, wsisa_csv **out, wsisa_err *e) {
+  return wsisa_csv_read_table(path, "run_id", out, e);
+}
+
+int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, wsisa_err *e) {
+  *out = NULL;
+  wsisa_csv *c = calloc(1, sizeof *c);
+  if (!c) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  size_t len = 0, cell_cap = 0, line_cap = 0, head_cap = 0;
+  int rc = slurp(path, &c->text, &len, e);
+  if (rc) goto fail;
+  c->path = strdup(path);
+  if (!c->path) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto fail;
+  }
+  parser p = {path, c->text, c->text, c->text + len, 1};
+  if (len >= 3 && memcmp(c->text, "\xEF\xBB\xBF", 3) == 0) p.r += 3;
+  if (!next_record(&p)) {
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: empty file (expected a header row starting with run_id)",
+                     path);
+    goto fail;
+  }
+  c->header_line = p.line;
+  for (int last = 0; !last;) {
+    char *field;
+    if ((rc = parse_field(&p, &field, &last, e))) goto fail;
+    if ((rc = grow((void **)&c->header, &head_cap, c->ncols + 1, sizeof *c->header, e)))
+      goto fail;
+    c->header[c->ncols++] = field;
+  }
+  if (first && strcmp(c->header[0], first) != 0) {
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: the first column is '%s'; it must be %s", path,
+                     c->header_line, c->header[0], first);
+    goto fail;
+  }
+  for (size_t i = 0; i < c->ncols; i++) {
+    if (!c->header[i][0]) {
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column %zu has no name", path, c->header_line,
+                       i + 1);
+      goto fail;
+    }
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(c->header[i], c->header[j]) == 0) {
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' appears twice", path,
+                         c->header_line, c->header[i]);
+        goto fail;
+      }
+  }
+  while (next_record(&p)) {
+    size_t line = p.line, n = 0;
+    if ((rc = grow((void **)&c->lines, &line_cap, c->nrows + 1, sizeof *c->lines, e))) goto fail;
+    for (int last = 0; !last;) {
+      char *field;
+      if ((rc = parse_field(&p, &field, &last, e))) goto fail;
+      if (n == c->ncols) {
+        while (!last && !(rc = parse_field(&p, &field, &last, e))) n++;
+        rc = rc ? rc
+                : wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %zu fields, the header has %zu", path,
+                              line, n + 1, c->ncols);
+        goto fail;
+      }
+      size_t at = c->nrows * c->ncols + n++;
+      if ((rc = grow((void **)&c->cells, &cell_cap, at + 1, sizeof *c->cells, e))) goto fail;
+      c->cells[at] = field;
+    }
+    if (n != c->ncols) {
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %zu field%s, the header has %zu", path, line, n,
+                       n == 1 ? "" : "s", c->ncols);
+      goto fail;
+    }
+    c->lines[c->nrows++] = line;
+  }
+  *out = c;
+  return 0;
+fail:
+  wsisa_csv_free(c);
+  return rc;
+}
+
+long wsisa_csv_column(const wsisa_csv *c, const char *name) {
+  for (size_t i = 0; i < c->ncols; i++)
+    if (strcmp(c->header[i], name) == 0) return (long)i;
+  return -1;
+}
+
+int wsisa_csv_number(const wsisa_csv *c, size_t row, size_t col, double *out, wsisa_err *e) {
+  const char *s = wsisa_csv_cell(c, row, col);
+  if (!s[0] || ((s[0] == 'n' || s[0] == 'N') &&
+                 (strcasecmp(s, "na") == 0 || strcasecmp(s, "nan") == 0))) {
+    *out = NAN;
+    return 0;
+  }
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  /* strtod also reads hex and "infinity"; overflow to inf is a real value too. */
+  if (end == s || *end)
+    return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s': '%s' is not a number", c->path,
+                       c->lines[row], c->header[col], s);
+  *out = v;
+  return 0;
+}
+
+static int cmp_pairs(const void *a, const void *b) {
+  const uint64_t *x = a, *y = b;
+  if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+  return (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+int wsisa_csv_run_ids(const wsisa_csv *c, uint64_t *ids, wsisa_err *e) {
+  for (size_t r = 0; r < c->nrows; r++) {
+    const char *s = wsisa_csv_cell(c, r, 0);
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!s[0] || *end || errno || s[0] == '-' || s[0] == '+')
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id '%s' is not a whole number >= 0",
+                         c->path, c->lines[r], s);
+    ids[r] = v;
+  }
+  /* Repeats: sort a copy of (id, row) pairs. */
+  uint64_t(*pairs)[2] = malloc(c->nrows * sizeof *pairs + 1);
+  if (!pairs) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t r = 0; r < c->nrows; r++) {
+    pairs[r][0] = ids[r];
+    pairs[r][1] = r;
+  }
+  qsort(pairs, c->nrows, sizeof *pairs, cmp_pairs);
+  int rc = 0;
+  for (size_t i = 1; i < c->nrows && !rc; i++)
+    if (pairs[i][0] == pairs[i - 1][0])
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id %" PRIu64 " repeats line %zu", c->path,
+                       c->lines[pairs[i][1]], pairs[i][0], c->lines[pairs[i - 1][1]]);
+  free(pairs);
+  return rc;
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+struct wsisa_csv_writer {
+  FILE *f;
+  char *path;
+  int fields; /* written in the current row */
+};
+
+int wsisa_csv_create(const char *path, wsisa_csv_writer **out, wsisa_err *e) {
+  *out = NULL;
+  wsisa_csv_writer *w = calloc(1, sizeof *w);
+  if (!w || !(w->path = strdup(path))) {
+    free(w);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  w->f = fopen(path, "w");
+  if (!w->f) {
+    int rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+    free(w->path);
+    free(w);
+    return rc;
+  }
+  *out = w;
+  return 0;
+}
+
+static void separator(wsisa_csv_writer *w) {
+  if (w->fields++) fputc(',', w->f);
+}
+
+void wsisa_csv_text(wsisa_csv_writer *w, const char *text) {
+  separator(w);
+  size_t n = strlen(text);
+  int quote = strpbrk(text, ",\"\r\n") != NULL || (n && (is_blank(text[0]) || is_blank(text[n - 1])));
+  if (!quote) {
+    fputs(text, w->f);
+    return;
+  }
+  fputc('"', w->f);
+  for (const char *s = text; *s; s++) {
+    if (*s == '"') fputc('"', w->f);
+    fputc(*s, w->f);
+  }
+  fputc('"', w->f);
+}
+
+void wsisa_csv_format(double v, char *buf, size_t cap) {
+  if (isnan(v)) {
+    snprintf(buf, cap, "%s", "");
+    return;
+  }
+  if (isinf(v)) {
+    snprintf(buf, cap, "%s", v > 0 ? "inf" : "-inf");
+    return;
+  }
+  /* Whole numbers (most parameter values) skip printf's float path, which
+   * dominates writing 10^5-run designs otherwise. */
+  if (v == floor(v) && fabs(v) < 1e15 && cap >= 18) {
+    char digits[20];
+    long long n = (long long)v;
+    unsigned long long m = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
+    size_t len = 0;
+    do digits[len++] = (char)('0' + m % 10);
+    while ((m /= 10) != 0);
+    size_t at = 0;
+    if (n < 0) buf[at++] = '-';
+    while (len) buf[at++] = digits[--len];
+    buf[at] = '\0';
+    return;
+  }
+  snprintf(buf, cap, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, cap, "%.17g", v);
+}
+
+void wsisa_csv_num(wsisa_csv_writer *w, double v) {
+  char buf[40];
+  wsisa_csv_format(v, buf, sizeof buf);
+  separator(w);
+  fputs(buf, w->f);
+}
+
+void wsisa_csv_uint(wsisa_csv_writer *w, uint64_t v) {
+  separator(w);
+  fprintf(w->f, "%" PRIu64, v);
+}
+
+void wsisa_csv_end_row(wsisa_csv_writer *w) {
+  fputc('\n', w->f);
+  w->fields = 0;
+}
+
+int wsisa_csv_close(wsisa_csv_writer *w, wsisa_err *e) {
+  if (!w) return 0;
+  int bad = ferror(w->f);
+  bad |= fclose(w->f) != 0;
+  int rc = bad ? wsisa_error(e, WSISA_EIO, "%s: write error", w->path) : 0;
+  free(w->path);
+  free(w);
+  return rc;
+}
+
+/* ---- staged output ------------------------------------------------------------ */
+
+const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
+  /* Refuse an unwritable place now, under the name the user gave. */
+  char *dir = strdup(path);
+  if (!dir) {
+    wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    return NULL;
+  }
+  char *slash = strrchr(dir, '/');
+  const char *where = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+  int writable = access(where, W_OK) == 0;
+  int err = errno;
+  free(dir);
+  if (!writable) {
+    wsisa_error(e, WSISA_EIO, "%s: cannot write there (%s)", path, strerror(err));
+    return NULL;
+  }
+  char **f = realloc(s->final_paths, (s->n + 1) * sizeof *f);
+  if (f) s->final_paths = f;
+  char **t = realloc(s->temp_paths, (s->n + 1) * sizeof *t);
+  if (t) s->temp_paths = t;
+  size_t len = strlen(path) + 32;
+  char *temp = malloc(len), *final = strdup(path);
+  if (!f || !t || !temp || !final) {
+    free(temp);
+    free(final);
+    wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    return NULL;
+  }
+  /* Same directory as the final file, so rename(2) is atomic. */
+  snprintf(temp, len, "%s.tmp%ld.%zu", path, (long)getpid(), s->n);
+  s->final_paths[s->n] = final;
+  s->temp_paths[s->n] = temp;
+  s->n++;
+  return temp;
+}
+
+static void stage_free(wsisa_stage *s) {
+  for (size_t i = 0; i < s->n; i++) {
+    free(s->final_paths[i]);
+    free(s->temp_paths[i]);
+  }
+  free(s->final_paths);
+  free(s->temp_paths);
+  s->n = 0;
+  s->final_paths = s->temp_paths = NULL;
+}
+
+void wsisa_stage_abort(wsisa_stage *s) {
+  for (size_t i = 0; i < s->n; i++) unlink(s->temp_paths[i]);
+  stage_free(s);
+}
+
+int wsisa_stage_commit(wsisa_stage *s, wsisa_err *e) {
+  for (size_t i = 0; i < s->n; i++)
+    if (rename(s->temp_paths[i], s->final_paths[i]) != 0) {
+      int rc = wsisa_error(e, WSISA_EIO, "%s: %s", s->final_paths[i], strerror(errno));
+      for (size_t j = i; j < s->n; j++) unlink(s->temp_paths[j]);
+      stage_free(s);
+      return rc;
+    }
+  stage_free(s);
+  return 0;
+}

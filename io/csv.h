@@ -1,0 +1,81 @@
+/* CSV files of designs, outputs and indices: a header row, `run_id` first,
+ * quoted fields tolerated; and output files staged so nothing is half-written. */
+#ifndef WSISA_IO_CSV_H
+#define WSISA_IO_CSV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/core.h"
+
+/* ---- reading ---------------------------------------------------------------- */
+
+typedef struct wsisa_csv {
+  char *path;
+  size_t ncols, nrows;
+  char **header;   /* ncols names */
+  char **cells;    /* nrows x ncols, never NULL ("" for an empty field) */
+  size_t *lines;   /* line of the file where each row starts (1-based) */
+  size_t header_line;
+  char *text;      /* the file's bytes; fields are decoded in place */
+} wsisa_csv;
+
+/* Read a whole CSV file: RFC 4180 quoting ("a, b" and "" inside quotes), CRLF
+ * or LF, a UTF-8 byte-order mark, blank lines skipped, spaces around unquoted
+ * fields trimmed. The header's first column must be `run_id`, names must be
+ * unique and non-empty, and every row must have as many fields as the header.
+ * Errors name the file and line: "y.csv:7: 3 fields, the header has 4". */
+int wsisa_csv_read(const char *path, wsisa_csv **out, wsisa_err *e);
+/* The same for a table whose first column is `first` (NULL: any name), such
+ * as indices.csv (first column "output"). */
+int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, wsisa_err *e);
+void wsisa_csv_free(wsisa_csv *csv);
+
+static inline const char *wsisa_csv_cell(const wsisa_csv *c, size_t row, size_t col) {
+  return c->cells[row * c->ncols + col];
+}
+/* Column index by header name, or -1. */
+long wsisa_csv_column(const wsisa_csv *c, const char *name);
+/* A cell as a number. Empty, NA, NaN and nan give NaN (a missing value), inf
+ * and -inf give infinities; any other non-number is an error naming the file,
+ * line, column and text. */
+int wsisa_csv_number(const wsisa_csv *c, size_t row, size_t col, double *out, wsisa_err *e);
+/* The run_id column as non-negative whole numbers, each once. */
+int wsisa_csv_run_ids(const wsisa_csv *c, uint64_t *ids, wsisa_err *e);
+
+/* ---- writing ---------------------------------------------------------------- */
+
+typedef struct wsisa_csv_writer wsisa_csv_writer;
+
+int wsisa_csv_create(const char *path, wsisa_csv_writer **out, wsisa_err *e);
+/* A text field, quoted when it holds a comma, quote, line break or edge space. */
+void wsisa_csv_text(wsisa_csv_writer *w, const char *text);
+/* A number in the shortest of %.15g / %.17g that reads back exactly; NaN is an
+ * empty field. */
+void wsisa_csv_num(wsisa_csv_writer *w, double value);
+void wsisa_csv_uint(wsisa_csv_writer *w, uint64_t value);
+void wsisa_csv_end_row(wsisa_csv_writer *w);
+/* Flush and close; reports any write error. Frees the writer either way. */
+int wsisa_csv_close(wsisa_csv_writer *w, wsisa_err *e);
+/* Format a number as wsisa_csv_num does (for JSON or messages). */
+void wsisa_csv_format(double value, char *buf, size_t cap);
+
+/* ---- staged output ------------------------------------------------------------ */
+
+/* Files are written under temporary names next to their final ones and renamed
+ * into place together by commit; abort (or a failed commit) removes them, so a
+ * failing command leaves no partial output. */
+typedef struct wsisa_stage {
+  size_t n;
+  char **final_paths, **temp_paths;
+} wsisa_stage;
+
+#define WSISA_STAGE_INIT {0, NULL, NULL}
+
+/* The temporary path to write `path` to (owned by the stage). */
+const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e);
+int wsisa_stage_commit(wsisa_stage *s, wsisa_err *e);
+void wsisa_stage_abort(wsisa_stage *s);
+
+#endif

@@ -1,0 +1,816 @@
+/* Study files: the JSON contract of DESIGN.md §6 read with jansson, every field
+ * validated with the file and JSON path in the message, and written back
+ * resolved (defaults filled in) for a run's provenance. */
+#include "io/study.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <jansson.h>
+
+static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
+static const char *const cost_names[] = {"tasks", "measured"};
+const char *const wsisa_study_metrics[] = {"dice", "jaccard", "nucleus_count", "mean_area",
+                                           "object_dice"};
+const size_t wsisa_study_nmetrics = sizeof wsisa_study_metrics / sizeof *wsisa_study_metrics;
+
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+const char *wsisa_study_reuse_name(wsisa_study_reuse s) {
+  return (unsigned)s < COUNT(reuse_names) ? reuse_names[s] : "?";
+}
+
+const char *wsisa_study_cost_name(wsisa_study_cost c) {
+  return (unsigned)c < COUNT(cost_names) ? cost_names[c] : "?";
+}
+
+/* ---- validation helpers ------------------------------------------------------- */
+
+typedef struct ctx {
+  const char *file;
+  wsisa_err *e;
+} ctx;
+
+/* "file: path: message" */
+static int fail(ctx *c, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(ctx *c, const char *path, const char *fmt, ...) {
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return wsisa_error(c->e, WSISA_EUSAGE, "%s: %s%s%s", c->file, path, path[0] ? ": " : "", msg);
+}
+
+/* A message from sa, which starts with the name of what it checked. */
+static int fail_sa(ctx *c, const char *prefix, const wsisa_err *inner) {
+  return wsisa_error(c->e, inner->code ? inner->code : WSISA_EUSAGE, "%s: %s%s", c->file, prefix,
+                     inner->msg);
+}
+
+/* What a JSON value is, for "expected X, got Y". */
+static void describe(const json_t *v, char *buf, size_t cap) {
+  switch (json_typeof(v)) {
+    case JSON_STRING: snprintf(buf, cap, "the string \"%.40s\"", json_string_value(v)); break;
+    case JSON_INTEGER: snprintf(buf, cap, "%" JSON_INTEGER_FORMAT, json_integer_value(v)); break;
+    case JSON_REAL: snprintf(buf, cap, "%g", json_real_value(v)); break;
+    case JSON_TRUE: snprintf(buf, cap, "true"); break;
+    case JSON_FALSE: snprintf(buf, cap, "false"); break;
+    case JSON_NULL: snprintf(buf, cap, "null"); break;
+    case JSON_ARRAY: snprintf(buf, cap, "an array"); break;
+    case JSON_OBJECT: snprintf(buf, cap, "an object"); break;
+  }
+}
+
+static int expected(ctx *c, const char *path, const char *what, const json_t *v) {
+  char got[96];
+  describe(v, got, sizeof got);
+  return fail(c, path, "expected %s, got %s", what, got);
+}
+
+static int in_list(const char *key, const char *const *allowed) {
+  for (; *allowed; allowed++)
+    if (strcmp(key, *allowed) == 0) return 1;
+  return 0;
+}
+
+/* Refuse keys outside `allowed` (NULL-terminated); `path` is the object's. */
+static int check_keys(ctx *c, json_t *obj, const char *path, const char *const *allowed,
+                      const char *owner) {
+  const char *key;
+  json_t *v;
+  json_object_foreach(obj, key, v) {
+    if (in_list(key, allowed)) continue;
+    char full[256], list[256] = "";
+    snprintf(full, sizeof full, "%s%s%s", path, path[0] ? "." : "", key);
+    for (const char *const *a = allowed; *a; a++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", a == allowed ? "" : ", ",
+               *a);
+    return fail(c, full, "unknown key (%s takes %s)", owner, list);
+  }
+  return 0;
+}
+
+static int get_number(ctx *c, json_t *v, const char *path, double *out) {
+  if (!json_is_number(v)) return expected(c, path, "a number", v);
+  *out = json_number_value(v);
+  if (!isfinite(*out)) return fail(c, path, "not a finite number");
+  return 0;
+}
+
+static int get_whole(ctx *c, json_t *v, const char *path, double lo, double hi, double *out) {
+  if (!json_is_number(v) || json_number_value(v) != floor(json_number_value(v)))
+    return expected(c, path, "a whole number", v);
+  double x = json_number_value(v);
+  if (x < lo || x > hi) return fail(c, path, "%.0f is outside %.0f..%.0f", x, lo, hi);
+  *out = x;
+  return 0;
+}
+
+static int get_int(ctx *c, json_t *v, const char *path, int lo, int hi, int *out) {
+  double x;
+  int rc = get_whole(c, v, path, lo, hi, &x);
+  if (!rc) *out = (int)x;
+  return rc;
+}
+
+static int get_size(ctx *c, json_t *v, const char *path, size_t lo, size_t hi, size_t *out) {
+  double x;
+  int rc = get_whole(c, v, path, (double)lo, (double)hi, &x);
+  if (!rc) *out = (size_t)x;
+  return rc;
+}
+
+static int get_bool(ctx *c, json_t *v, const char *path, int *out) {
+  if (!json_is_boolean(v)) return expected(c, path, "true or false", v);
+  *out = json_is_true(v);
+  return 0;
+}
+
+static int get_string(ctx *c, json_t *v, const char *path, const char **out) {
+  if (!json_is_string(v)) return expected(c, path, "a string", v);
+  if (!json_string_value(v)[0]) return fail(c, path, "empty string");
+  *out = json_string_value(v);
+  return 0;
+}
+
+/* Index of `name` in names[0..n-1], or a message listing them. */
+static int get_choice(ctx *c, json_t *v, const char *path, const char *const *names, size_t n,
+                      int *out) {
+  const char *s;
+  int rc = get_string(c, v, path, &s);
+  if (rc) return rc;
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *out = (int)i;
+      return 0;
+    }
+  char list[256] = "";
+  for (size_t i = 0; i < n; i++)
+    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", names[i]);
+  return fail(c, path, "'%s' is not one of %s", s, list);
+}
+
+static int dup_string(ctx *c, const char *s, char **out) {
+  if (!(*out = strdup(s))) return wsisa_error(c->e, WSISA_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* A non-empty array of non-empty, distinct strings. */
+static int get_strings(ctx *c, json_t *v, const char *path, char ***out, size_t *n) {
+  if (!json_is_array(v) || json_array_size(v) == 0)
+    return expected(c, path, "a non-empty array of strings", v);
+  *n = json_array_size(v);
+  if (!(*out = calloc(*n, sizeof **out))) return wsisa_error(c->e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < *n; i++) {
+    char at[256];
+    const char *s;
+    snprintf(at, sizeof at, "%s[%zu]", path, i);
+    int rc = get_string(c, json_array_get(v, i), at, &s);
+    if (!rc) rc = dup_string(c, s, &(*out)[i]);
+    if (rc) return rc;
+    for (size_t j = 0; j < i; j++)
+      if (strcmp((*out)[j], s) == 0) return fail(c, at, "'%s' is listed twice", s);
+  }
+  return 0;
+}
+
+/* ---- sections ---------------------------------------------------------------- */
+
+static int has_suffix(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
+  static const char *const keys[] = {"slides", "images", "level", "tile_size", "overlap",
+                                     "tissue_only", NULL};
+  if (!json_is_object(in)) return expected(c, "inputs", "an object", in);
+  int rc = check_keys(c, in, "inputs", keys, "inputs");
+  if (rc) return rc;
+  json_t *slides = json_object_get(in, "slides"), *images = json_object_get(in, "images");
+  if (slides && images)
+    return fail(c, "inputs", "give slides or images, not both (one study, one kind of input)");
+  if (!slides && !images)
+    return fail(c, "inputs", "needs slides (whole-slide images) or images (PNG/TIFF tiles)");
+  if (slides && (rc = get_strings(c, slides, "inputs.slides", &out->slides, &out->nslides)))
+    return rc;
+  if (images) {
+    if ((rc = get_strings(c, images, "inputs.images", &out->images, &out->nimages))) return rc;
+    for (size_t i = 0; i < out->nimages; i++) {
+      const char *s = out->images[i];
+      if (!has_suffix(s, ".png") && !has_suffix(s, ".tif") && !has_suffix(s, ".tiff")) {
+        char at[64];
+        snprintf(at, sizeof at, "inputs.images[%zu]", i);
+        return fail(c, at, "'%s' is not a .png, .tif or .tiff file", s);
+      }
+    }
+  }
+  json_t *v;
+  if ((v = json_object_get(in, "level")) && (rc = get_int(c, v, "inputs.level", 0, 64, &out->level)))
+    return rc;
+  if ((v = json_object_get(in, "tile_size")) &&
+      (rc = get_int(c, v, "inputs.tile_size", 16, 1 << 16, &out->tile_size)))
+    return rc;
+  if ((v = json_object_get(in, "overlap")) &&
+      (rc = get_int(c, v, "inputs.overlap", 0, 1 << 16, &out->overlap)))
+    return rc;
+  if (out->overlap >= out->tile_size)
+    return fail(c, "inputs.overlap", "%d must be smaller than tile_size %d", out->overlap,
+                out->tile_size);
+  if ((v = json_object_get(in, "tissue_only")) &&
+      (rc = get_bool(c, v, "inputs.tissue_only", &out->tissue_only)))
+    return rc;
+  return 0;
+}
+
+/* A segmentation parameter's value must suit the segmentation itself. */
+static int check_domain(ctx *c, const char *path, const char *name, double v) {
+  wsisa_err inner = WSISA_ERR_INIT;
+  if (wsisa_sa_seg_validate(name, v, &inner)) {
+    char prefix[256];
+    snprintf(prefix, sizeof prefix, "%s: ", path);
+    return fail_sa(c, prefix, &inner);
+  }
+  return 0;
+}
+
+static int parse_param(ctx *c, const char *name, json_t *spec, int segmentation,
+                       wsisa_sa_param *p) {
+  static const char *const keys[] = {"range", "step", "integer", "values", "fixed", "default",
+                                     NULL};
+  char path[128], at[200];
+  snprintf(path, sizeof path, "parameters.%s", name);
+  memset(p, 0, sizeof *p);
+  if (strlen(name) >= WSISA_SA_NAME_MAX)
+    return fail(c, path, "names are at most %d bytes", WSISA_SA_NAME_MAX - 1);
+  snprintf(p->name, sizeof p->name, "%s", name);
+  const wsisa_sa_seg_param *sp = NULL;
+  if (segmentation) {
+    wsisa_err inner = WSISA_ERR_INIT;
+    if (wsisa_sa_seg_lookup(name, &sp, &inner)) return fail_sa(c, "parameters.", &inner);
+    wsisa_sa_seg_to_param(sp, p);
+  }
+  if (json_is_number(spec)) { /* "B": 220 is short for {"fixed": 220} */
+    p->kind = WSISA_SA_FIXED;
+    int rc = get_number(c, spec, path, &p->value);
+    return rc ? rc : sp ? check_domain(c, path, name, p->value) : 0;
+  }
+  if (!json_is_object(spec))
+    return expected(c, path, "an object with range, values or fixed (or a number)", spec);
+  int rc = check_keys(c, spec, path, keys, "a parameter");
+  if (rc) return rc;
+  json_t *range = json_object_get(spec, "range"), *values = json_object_get(spec, "values");
+  json_t *fixed = json_object_get(spec, "fixed"), *step = json_object_get(spec, "step");
+  json_t *integer = json_object_get(spec, "integer"), *def = json_object_get(spec, "default");
+  if (!!range + !!values + !!fixed > 1)
+    return fail(c, path, "give one of range, values or fixed");
+  if (!range && !values && !fixed && !sp)
+    return fail(c, path, "give range, values or fixed");
+  if (!range && (step || integer)) {
+    snprintf(at, sizeof at, "%s.%s", path, step ? "step" : "integer");
+    return fail(c, at, "only goes with range");
+  }
+  if (fixed && def) {
+    snprintf(at, sizeof at, "%s.default", path);
+    return fail(c, at, "a fixed parameter has only its fixed value");
+  }
+  if (fixed) {
+    p->kind = WSISA_SA_FIXED;
+    snprintf(at, sizeof at, "%s.fixed", path);
+    rc = get_number(c, fixed, at, &p->value);
+    return rc ? rc : sp ? check_domain(c, at, name, p->value) : 0;
+  }
+  if (values) {
+    snprintf(at, sizeof at, "%s.values", path);
+    if (!json_is_array(values)) return expected(c, at, "an array of numbers", values);
+    if (json_array_size(values) > WSISA_SA_MAX_VALUES)
+      return fail(c, at, "at most %d values", WSISA_SA_MAX_VALUES);
+    p->kind = WSISA_SA_CATEGORICAL;
+    p->nvalues = json_array_size(values);
+    for (size_t i = 0; i < p->nvalues; i++) {
+      char item[256];
+      snprintf(item, sizeof item, "%s[%zu]", at, i);
+      json_t *x = json_array_get(values, i);
+      if (!json_is_number(x)) return expected(c, item, "a number (values are numeric)", x);
+      if ((rc = get_number(c, x, item, &p->values[i]))) return rc;
+      if (sp && (rc = check_domain(c, item, name, p->values[i]))) return rc;
+    }
+    if (!sp && p->nvalues) p->value = p->values[0];
+  }
+  if (range) {
+    snprintf(at, sizeof at, "%s.range", path);
+    if (!json_is_array(range) || json_array_size(range) != 2)
+      return expected(c, at, "[lower, upper]", range);
+    char item[256];
+    snprintf(item, sizeof item, "%s[0]", at);
+    if ((rc = get_number(c, json_array_get(range, 0), item, &p->lo))) return rc;
+    snprintf(item, sizeof item, "%s[1]", at);
+    if ((rc = get_number(c, json_array_get(range, 1), item, &p->hi))) return rc;
+    if (sp && p->lo <= p->hi &&
+        ((rc = check_domain(c, at, name, p->lo)) || (rc = check_domain(c, at, name, p->hi))))
+      return rc;
+    if (sp && sp->kind == WSISA_SA_CATEGORICAL)
+      return fail(c, at, "%s is a connectivity: use \"values\": [4, 8]", name);
+    int whole = sp ? sp->integer_valued : 0;
+    snprintf(item, sizeof item, "%s.integer", path);
+    if (integer && (rc = get_bool(c, integer, item, &whole))) return rc;
+    if (sp && sp->integer_valued && !whole)
+      return fail(c, item, "%s takes whole numbers only", name);
+    p->step = 0;
+    p->kind = whole ? WSISA_SA_INTEGER : WSISA_SA_CONTINUOUS;
+    if (step) {
+      snprintf(item, sizeof item, "%s.step", path);
+      if ((rc = get_number(c, step, item, &p->step))) return rc;
+      if (whole && (p->step != floor(p->step) || p->lo != floor(p->lo)))
+        return fail(c, item, "%s takes whole numbers; a range from %g by %g does not", name,
+                    p->lo, p->step);
+      p->kind = WSISA_SA_DISCRETE;
+    }
+  }
+  if (def) {
+    snprintf(at, sizeof at, "%s.default", path);
+    if ((rc = get_number(c, def, at, &p->value))) return rc;
+    if (sp && (rc = check_domain(c, at, name, p->value))) return rc;
+  } else if (!sp && p->kind != WSISA_SA_CATEGORICAL && p->lo < p->hi) {
+    p->value = wsisa_sa_param_midpoint(p);
+  }
+  return 0;
+}
+
+static int parse_parameters(ctx *c, json_t *params, int segmentation, wsisa_sa_space *space) {
+  wsisa_err inner = WSISA_ERR_INIT;
+  if (segmentation) {
+    /* Unnamed parameters keep their defaults: start from all 15 fixed. */
+    for (size_t i = 0; i < WSISA_SA_NSEG; i++) {
+      wsisa_sa_param p;
+      wsisa_sa_seg_to_param(&wsisa_sa_seg_params[i], &p);
+      if (params) p.kind = WSISA_SA_FIXED;
+      if (wsisa_sa_space_add(space, &p, &inner)) return fail_sa(c, "parameters.", &inner);
+    }
+    if (!params) return 0; /* the built-in space: all 15 over their SA ranges */
+  }
+  if (!json_is_object(params)) return expected(c, "parameters", "an object", params);
+  if (!segmentation && json_object_size(params) == 0)
+    return fail(c, "parameters", "a study without inputs needs at least one parameter");
+  const char *name;
+  json_t *spec;
+  json_object_foreach(params, name, spec) {
+    wsisa_sa_param p;
+    int rc = parse_param(c, name, spec, segmentation, &p);
+    if (rc) return rc;
+    if (wsisa_sa_param_check(&p, &inner)) return fail_sa(c, "parameters.", &inner);
+    if (segmentation)
+      space->params[wsisa_sa_space_find(space, name)] = p;
+    else if (wsisa_sa_space_add(space, &p, &inner))
+      return fail_sa(c, "parameters.", &inner);
+  }
+  return 0;
+}
+
+static int parse_method(ctx *c, json_t *m, json_t *sampler, wsisa_sa_opts *o) {
+  static const char *const moat[] = {"name", "trajectories", "levels", "pool", NULL};
+  static const char *const vbd[] = {"name", "samples", "bootstrap", "confidence", "second_order",
+                                    NULL};
+  static const char *const corr[] = {"name", "samples", NULL};
+  static const char *const two[] = {"name",      "trajectories", "levels",     "pool", "keep",
+                                    "samples",   "bootstrap",    "confidence", "second_order",
+                                    NULL};
+  static const char *const *const knobs[] = {moat, vbd, corr, two};
+  static const char *const methods[] = {"moat", "vbd", "correlation", "two_phase"};
+  int rc, method;
+  json_t *name = json_is_object(m) ? json_object_get(m, "name") : m;
+  if (!json_is_object(m) && !json_is_string(m))
+    return expected(c, "method", "an object with a name, or a method name", m);
+  if (!name) return fail(c, "method", "needs a name (moat, vbd, correlation or two_phase)");
+  if ((rc = get_choice(c, name, json_is_object(m) ? "method.name" : "method", methods, 4, &method)))
+    return rc;
+  wsisa_sa_opts_default(o, (wsisa_sa_method)method);
+  if (json_is_object(m)) {
+    char owner[64];
+    snprintf(owner, sizeof owner, "method %s", methods[method]);
+    if ((rc = check_keys(c, m, "method", knobs[method], owner))) return rc;
+    json_t *v;
+    double levels;
+    if ((v = json_object_get(m, "trajectories")) &&
+        (rc = get_size(c, v, "method.trajectories", 0, 1u << 30, &o->trajectories)))
+      return rc;
+    if ((v = json_object_get(m, "levels"))) {
+      if ((rc = get_whole(c, v, "method.levels", 0, 1e6, &levels))) return rc;
+      o->levels = (unsigned)levels;
+    }
+    if ((v = json_object_get(m, "pool")) && (rc = get_size(c, v, "method.pool", 0, 1u << 20, &o->pool)))
+      return rc;
+    if ((v = json_object_get(m, "samples")) &&
+        (rc = get_size(c, v, "method.samples", 0, 1u << 31, &o->samples)))
+      return rc;
+    if ((v = json_object_get(m, "bootstrap")) &&
+        (rc = get_size(c, v, "method.bootstrap", 0, 1u << 31, &o->bootstrap)))
+      return rc;
+    if ((v = json_object_get(m, "confidence")) &&
+        (rc = get_number(c, v, "method.confidence", &o->confidence)))
+      return rc;
+    if ((v = json_object_get(m, "second_order")) &&
+        (rc = get_bool(c, v, "method.second_order", &o->second_order)))
+      return rc;
+    if ((v = json_object_get(m, "keep")) && (rc = get_size(c, v, "method.keep", 0, 1u << 20, &o->keep)))
+      return rc;
+  }
+  if (!sampler) return 0;
+  static const char *const sampler_keys[] = {"name", "seed", NULL};
+  const char *samplers[WSISA_SA_NSAMPLERS];
+  for (int i = 0; i < WSISA_SA_NSAMPLERS; i++) samplers[i] = wsisa_sa_sampler_name(i);
+  int s;
+  if (json_is_string(sampler)) {
+    if ((rc = get_choice(c, sampler, "sampler", samplers, WSISA_SA_NSAMPLERS, &s))) return rc;
+    o->sampler = (wsisa_sa_sampler)s;
+    return 0;
+  }
+  if (!json_is_object(sampler))
+    return expected(c, "sampler", "an object with a name, or a sampler name", sampler);
+  if ((rc = check_keys(c, sampler, "sampler", sampler_keys, "sampler"))) return rc;
+  json_t *v = json_object_get(sampler, "name");
+  if (v) {
+    if ((rc = get_choice(c, v, "sampler.name", samplers, WSISA_SA_NSAMPLERS, &s))) return rc;
+    o->sampler = (wsisa_sa_sampler)s;
+  }
+  if ((v = json_object_get(sampler, "seed"))) {
+    double seed;
+    if ((rc = get_whole(c, v, "sampler.seed", 0, 9007199254740992.0, &seed))) return rc;
+    o->seed = (uint64_t)seed;
+  }
+  return 0;
+}
+
+static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
+  int rc;
+  if (json_is_string(m)) {
+    const char *name;
+    if ((rc = get_string(c, m, "metric", &name))) return rc;
+    if (!(s->metrics = calloc(1, sizeof *s->metrics)))
+      return wsisa_error(c->e, WSISA_ENOMEM, "out of memory");
+    s->nmetrics = 1;
+    if ((rc = dup_string(c, name, &s->metrics[0]))) return rc;
+  } else if ((rc = get_strings(c, m, "metric", &s->metrics, &s->nmetrics))) {
+    return rc;
+  }
+  if (!segmentation) return 0;
+  for (size_t i = 0; i < s->nmetrics; i++) {
+    int known = 0;
+    for (size_t j = 0; j < wsisa_study_nmetrics && !known; j++)
+      known = strcmp(s->metrics[i], wsisa_study_metrics[j]) == 0;
+    if (!known) {
+      char at[32];
+      if (json_is_string(m))
+        snprintf(at, sizeof at, "metric");
+      else
+        snprintf(at, sizeof at, "metric[%zu]", i);
+      return fail(c, at, "'%s' is not one of dice, jaccard, nucleus_count, mean_area, object_dice",
+                  s->metrics[i]);
+    }
+  }
+  return 0;
+}
+
+static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
+  static const char *const keys[] = {"strategy", "max_buckets", "max_bucket_size",
+                                     "active_paths", "cost_model", NULL};
+  if (!json_is_object(r)) return expected(c, "reuse", "an object", r);
+  int rc = check_keys(c, r, "reuse", keys, "reuse");
+  json_t *v;
+  int choice;
+  if (rc) return rc;
+  if ((v = json_object_get(r, "strategy"))) {
+    if ((rc = get_choice(c, v, "reuse.strategy", reuse_names, COUNT(reuse_names), &choice)))
+      return rc;
+    o->strategy = (wsisa_study_reuse)choice;
+  }
+  if ((v = json_object_get(r, "max_buckets")) &&
+      (rc = get_int(c, v, "reuse.max_buckets", 1, 1000000, &o->max_buckets)))
+    return rc;
+  if ((v = json_object_get(r, "max_bucket_size")) &&
+      (rc = get_int(c, v, "reuse.max_bucket_size", 1, 1000000, &o->max_bucket_size)))
+    return rc;
+  if ((v = json_object_get(r, "active_paths")) &&
+      (rc = get_int(c, v, "reuse.active_paths", 1, 1000000, &o->active_paths)))
+    return rc;
+  if ((v = json_object_get(r, "cost_model"))) {
+    if ((rc = get_choice(c, v, "reuse.cost_model", cost_names, COUNT(cost_names), &choice)))
+      return rc;
+    o->cost = (wsisa_study_cost)choice;
+  }
+  return 0;
+}
+
+int wsisa_study_parse_bytes(const char *text, uint64_t *out) {
+  char *end;
+  double v = strtod(text, &end);
+  if (end == text || !(v > 0) || !isfinite(v)) return -1;
+  double unit = 1;
+  switch (toupper((unsigned char)*end)) {
+    case 'K': unit = 1024.0; end++; break;
+    case 'M': unit = 1024.0 * 1024; end++; break;
+    case 'G': unit = 1024.0 * 1024 * 1024; end++; break;
+    case 'T': unit = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+  }
+  if (unit > 1 && (*end == 'i' || *end == 'I')) {
+    end++;
+    if (toupper((unsigned char)*end) != 'B') return -1;
+  }
+  if (toupper((unsigned char)*end) == 'B') end++;
+  if (*end) return -1;
+  double bytes = v * unit;
+  if (bytes < 1 || bytes > 1.8e19) return -1;
+  *out = (uint64_t)bytes;
+  return 0;
+}
+
+static int parse_execution(ctx *c, json_t *x, wsisa_study_execution *o) {
+  static const char *const keys[] = {"memory_limit", "scheduler", NULL};
+  if (!json_is_object(x)) return expected(c, "execution", "an object", x);
+  int rc = check_keys(c, x, "execution", keys, "execution");
+  json_t *v;
+  if (rc) return rc;
+  if ((v = json_object_get(x, "memory_limit"))) {
+    if (json_is_integer(v) && json_integer_value(v) > 0) {
+      o->memory_limit = (uint64_t)json_integer_value(v);
+    } else {
+      const char *s;
+      if (!json_is_string(v)) return expected(c, "execution.memory_limit", "a size like \"4G\"", v);
+      if ((rc = get_string(c, v, "execution.memory_limit", &s))) return rc;
+      if (wsisa_study_parse_bytes(s, &o->memory_limit))
+        return fail(c, "execution.memory_limit",
+                    "'%s' is not a size (a positive number of bytes, or with K, M, G or T)", s);
+    }
+  }
+  const char *sched;
+  if ((v = json_object_get(x, "scheduler"))) {
+    if ((rc = get_string(c, v, "execution.scheduler", &sched))) return rc;
+    if ((rc = dup_string(c, sched, &o->scheduler))) return rc;
+  }
+  return 0;
+}
+
+/* ---- the study ------------------------------------------------------------------ */
+
+void wsisa_study_free(wsisa_study *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->inputs.nslides; i++) free(s->inputs.slides[i]);
+  for (size_t i = 0; i < s->inputs.nimages; i++) free(s->inputs.images[i]);
+  for (size_t i = 0; i < s->nmetrics; i++) free(s->metrics[i]);
+  free(s->inputs.slides);
+  free(s->inputs.images);
+  free(s->metrics);
+  free(s->path);
+  free(s->name);
+  free(s->description);
+  free(s->execution.scheduler);
+  wsisa_sa_space_free(s->space);
+  free(s);
+}
+
+static int parse_root(ctx *c, json_t *root, wsisa_study *s) {
+  static const char *const keys[] = {"name",   "description", "inputs", "parameters", "method",
+                                     "sampler", "metric",     "reuse",  "execution",  NULL};
+  if (!json_is_object(root)) return expected(c, "", "a JSON object", root);
+  int rc = check_keys(c, root, "", keys, "a study");
+  if (rc) return rc;
+  json_t *v;
+  const char *text;
+  if ((v = json_object_get(root, "name")) &&
+      ((rc = get_string(c, v, "name", &text)) || (rc = dup_string(c, text, &s->name))))
+    return rc;
+  if ((v = json_object_get(root, "description")) &&
+      ((rc = get_string(c, v, "description", &text)) || (rc = dup_string(c, text, &s->description))))
+    return rc;
+  json_t *inputs = json_object_get(root, "inputs");
+  s->segmentation = inputs != NULL;
+  if (inputs && (rc = parse_inputs(c, inputs, &s->inputs))) return rc;
+  json_t *params = json_object_get(root, "parameters");
+  if (!params && !s->segmentation)
+    return fail(c, "parameters", "required in a study without inputs (a pure SA study)");
+  if ((rc = parse_parameters(c, params, s->segmentation, s->space))) return rc;
+  json_t *method = json_object_get(root, "method");
+  if (!method) return fail(c, "method", "required (moat, vbd, correlation or two_phase)");
+  if ((rc = parse_method(c, method, json_object_get(root, "sampler"), &s->sa))) return rc;
+  wsisa_err inner = WSISA_ERR_INIT;
+  if (wsisa_sa_opts_check(&s->sa, wsisa_sa_space_dims(s->space), &inner))
+    return fail_sa(c, strncmp(inner.msg, "parameters", 10) == 0 ? "" : "method.", &inner);
+  if ((v = json_object_get(root, "metric"))) {
+    if ((rc = parse_metric(c, v, s->segmentation, s))) return rc;
+  } else if (s->segmentation) {
+    s->metrics = calloc(1, sizeof *s->metrics);
+    if (!s->metrics) return wsisa_error(c->e, WSISA_ENOMEM, "out of memory");
+    s->nmetrics = 1;
+    if ((rc = dup_string(c, "dice", &s->metrics[0]))) return rc;
+  }
+  if ((v = json_object_get(root, "reuse")) && (rc = parse_reuse(c, v, &s->reuse))) return rc;
+  if ((v = json_object_get(root, "execution")) && (rc = parse_execution(c, v, &s->execution)))
+    return rc;
+  return 0;
+}
+
+static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_err *e) {
+  wsisa_study *s = calloc(1, sizeof *s);
+  ctx c = {name, e};
+  int rc = 0;
+  if (!s || !(s->path = strdup(name)) || !(s->space = wsisa_sa_space_new()))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) {
+    s->inputs.tile_size = 1024;
+    s->inputs.tissue_only = 1;
+    s->reuse.strategy = WSISA_STUDY_REUSE_TRTMA;
+    rc = parse_root(&c, root, s);
+  }
+  if (rc) {
+    wsisa_study_free(s);
+    return rc;
+  }
+  *out = s;
+  return 0;
+}
+
+int wsisa_study_parse(const char *text, const char *name, wsisa_study **out, wsisa_err *e) {
+  *out = NULL;
+  json_error_t err;
+  json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+  if (!root)
+    return wsisa_error(e, WSISA_EUSAGE, "%s:%d:%d: %s", name, err.line, err.column, err.text);
+  int rc = parse_json(root, name, out, e);
+  json_decref(root);
+  return rc;
+}
+
+int wsisa_study_load(const char *path, wsisa_study **out, wsisa_err *e) {
+  *out = NULL;
+  json_error_t err;
+  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+  if (!root) {
+    FILE *f = fopen(path, "r");
+    if (!f) return wsisa_error(e, WSISA_EIO, "%s: cannot open the study file", path);
+    fclose(f);
+    return wsisa_error(e, WSISA_EUSAGE, "%s:%d:%d: %s", path, err.line, err.column, err.text);
+  }
+  int rc = parse_json(root, path, out, e);
+  json_decref(root);
+  return rc;
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+/* Whole numbers print as integers, others as reals; *digits17 is raised when
+ * a real needs 17 digits to read back (else 15 keep 0.1 from printing as
+ * 0.10000000000000001). */
+static json_t *number(double v, int *digits17) {
+  if (v == floor(v) && fabs(v) < 9007199254740992.0) return json_integer((json_int_t)v);
+  char buf[40];
+  snprintf(buf, sizeof buf, "%.15g", v);
+  if (strtod(buf, NULL) != v) *digits17 = 1;
+  return json_real(v);
+}
+
+static json_t *strings(char **list, size_t n) {
+  json_t *a = json_array();
+  for (size_t i = 0; i < n; i++) json_array_append_new(a, json_string(list[i]));
+  return a;
+}
+
+static json_t *param_json(const wsisa_sa_param *p, int *d17) {
+  json_t *o = json_object();
+  switch (p->kind) {
+    case WSISA_SA_FIXED: json_object_set_new(o, "fixed", number(p->value, d17)); return o;
+    case WSISA_SA_CATEGORICAL: {
+      json_t *v = json_array();
+      for (size_t i = 0; i < p->nvalues; i++) json_array_append_new(v, number(p->values[i], d17));
+      json_object_set_new(o, "values", v);
+      break;
+    }
+    default:
+      json_object_set_new(o, "range", json_pack("[o, o]", number(p->lo, d17), number(p->hi, d17)));
+      if (p->kind == WSISA_SA_DISCRETE) json_object_set_new(o, "step", number(p->step, d17));
+      if (p->kind == WSISA_SA_INTEGER) json_object_set_new(o, "integer", json_true());
+      break;
+  }
+  json_object_set_new(o, "default", number(p->value, d17));
+  return o;
+}
+
+int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
+  *out = NULL;
+  int d17 = 0;
+  json_t *root = json_object();
+  if (s->name) json_object_set_new(root, "name", json_string(s->name));
+  if (s->description) json_object_set_new(root, "description", json_string(s->description));
+  if (s->segmentation) {
+    const wsisa_study_inputs *in = &s->inputs;
+    json_t *o = json_object();
+    if (in->nslides) json_object_set_new(o, "slides", strings(in->slides, in->nslides));
+    if (in->nimages) json_object_set_new(o, "images", strings(in->images, in->nimages));
+    json_object_set_new(o, "level", json_integer(in->level));
+    json_object_set_new(o, "tile_size", json_integer(in->tile_size));
+    json_object_set_new(o, "overlap", json_integer(in->overlap));
+    json_object_set_new(o, "tissue_only", json_boolean(in->tissue_only));
+    json_object_set_new(root, "inputs", o);
+  }
+  json_t *params = json_object();
+  for (size_t i = 0; i < s->space->nparams; i++)
+    json_object_set_new(params, s->space->params[i].name, param_json(&s->space->params[i], &d17));
+  json_object_set_new(root, "parameters", params);
+  const wsisa_sa_opts *o = &s->sa;
+  json_t *m = json_object();
+  json_object_set_new(m, "name", json_string(wsisa_sa_method_name(o->method)));
+  int moat = o->method == WSISA_SA_MOAT || o->method == WSISA_SA_TWO_PHASE;
+  int vbd = o->method == WSISA_SA_VBD || o->method == WSISA_SA_TWO_PHASE;
+  if (moat) {
+    json_object_set_new(m, "trajectories", json_integer((json_int_t)o->trajectories));
+    json_object_set_new(m, "levels", json_integer(o->levels));
+    if (o->pool) json_object_set_new(m, "pool", json_integer((json_int_t)o->pool));
+  }
+  if (o->method == WSISA_SA_TWO_PHASE) json_object_set_new(m, "keep", json_integer((json_int_t)o->keep));
+  if (vbd || o->method == WSISA_SA_CORRELATION)
+    json_object_set_new(m, "samples", json_integer((json_int_t)o->samples));
+  if (vbd) {
+    json_object_set_new(m, "bootstrap", json_integer((json_int_t)o->bootstrap));
+    json_object_set_new(m, "confidence", number(o->confidence, &d17));
+    json_object_set_new(m, "second_order", json_boolean(o->second_order));
+  }
+  json_object_set_new(root, "method", m);
+  json_object_set_new(root, "sampler",
+                      json_pack("{s:s, s:I}", "name", wsisa_sa_sampler_name(o->sampler), "seed",
+                                (json_int_t)o->seed));
+  if (s->nmetrics) json_object_set_new(root, "metric", strings(s->metrics, s->nmetrics));
+  json_t *r = json_object();
+  json_object_set_new(r, "strategy", json_string(wsisa_study_reuse_name(s->reuse.strategy)));
+  if (s->reuse.max_buckets) json_object_set_new(r, "max_buckets", json_integer(s->reuse.max_buckets));
+  if (s->reuse.max_bucket_size)
+    json_object_set_new(r, "max_bucket_size", json_integer(s->reuse.max_bucket_size));
+  if (s->reuse.active_paths) json_object_set_new(r, "active_paths", json_integer(s->reuse.active_paths));
+  json_object_set_new(r, "cost_model", json_string(wsisa_study_cost_name(s->reuse.cost)));
+  json_object_set_new(root, "reuse", r);
+  json_t *x = json_object();
+  if (s->execution.memory_limit)
+    json_object_set_new(x, "memory_limit", json_integer((json_int_t)s->execution.memory_limit));
+  if (s->execution.scheduler) json_object_set_new(x, "scheduler", json_string(s->execution.scheduler));
+  json_object_set_new(root, "execution", x);
+  *out = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(d17 ? 17 : 15));
+  json_decref(root);
+  if (!*out) return wsisa_error(e, WSISA_ENOMEM, "out of memory writing the study as JSON");
+  return 0;
+}
+
+/* ---- designs ---------------------------------------------------------------------- */
+
+int wsisa_study_design(const wsisa_study *s, const char *select, wsisa_sa_space **space,
+                       wsisa_sa_opts *opts, wsisa_sa_design **design, wsisa_err *e) {
+  *space = NULL;
+  *design = NULL;
+  *opts = s->sa;
+  if (!select) {
+    int rc = wsisa_sa_space_clone(s->space, space, e);
+    if (!rc) rc = wsisa_sa_design_make(*space, opts, design, e);
+    if (rc) {
+      wsisa_sa_space_free(*space);
+      *space = NULL;
+    }
+    return rc;
+  }
+  if (s->sa.method != WSISA_SA_TWO_PHASE)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "--select %s: a selection is the second phase of a two_phase study; %s "
+                       "is a %s study",
+                       select, s->path, wsisa_sa_method_name(s->sa.method));
+  char *copy = strdup(select);
+  size_t n = 1;
+  for (const char *p = select; *p; p++) n += *p == ',';
+  const char **names = calloc(n, sizeof *names);
+  int rc = copy && names ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  size_t count = 0;
+  for (char *tok = copy, *next; !rc && tok; tok = next) {
+    next = strchr(tok, ',');
+    if (next) *next++ = '\0';
+    if (!*tok) rc = wsisa_error(e, WSISA_EUSAGE, "--select %s: an empty name", select);
+    names[count++] = tok;
+  }
+  wsisa_err inner = WSISA_ERR_INIT;
+  if (!rc && wsisa_sa_space_select(s->space, names, count, space, &inner))
+    rc = wsisa_error(e, inner.code, "--select %s: %s", select, inner.msg);
+  if (!rc) {
+    opts->method = WSISA_SA_VBD;
+    rc = wsisa_sa_design_make(*space, opts, design, e);
+  }
+  if (rc) {
+    wsisa_sa_space_free(*space);
+    *space = NULL;
+  }
+  free(copy);
+  free(names);
+  return rc;
+}

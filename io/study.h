@@ -1,0 +1,99 @@
+/* Study files (DESIGN.md §6): the JSON contract parsed and validated into a
+ * wsisa_study, and the resolved study written back as JSON. */
+#ifndef WSISA_IO_STUDY_H
+#define WSISA_IO_STUDY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/core.h"
+#include "sa/sa.h"
+
+/* Reuse strategies (seed 000 §4): none runs every parameter set alone, stage
+ * merges identical stage instances, the others merge tasks into buckets. */
+typedef enum {
+  WSISA_STUDY_REUSE_NONE = 0,
+  WSISA_STUDY_REUSE_STAGE,
+  WSISA_STUDY_REUSE_NAIVE,
+  WSISA_STUDY_REUSE_SCA,
+  WSISA_STUDY_REUSE_RTMA,
+  WSISA_STUDY_REUSE_TRTMA
+} wsisa_study_reuse;
+
+/* Bucket cost: the papers' count of distinct tasks, or measured task times. */
+typedef enum { WSISA_STUDY_COST_TASKS = 0, WSISA_STUDY_COST_MEASURED } wsisa_study_cost;
+
+const char *wsisa_study_reuse_name(wsisa_study_reuse strategy);
+const char *wsisa_study_cost_name(wsisa_study_cost cost);
+
+/* Slide-level metrics a segmentation study may name (DESIGN.md §3). */
+extern const char *const wsisa_study_metrics[];
+extern const size_t wsisa_study_nmetrics;
+
+typedef struct wsisa_study_inputs {
+  char **slides;        /* whole-slide images, as written (relative to the
+                           working directory) */
+  size_t nslides;
+  char **images;        /* or PNG/TIFF tiles */
+  size_t nimages;
+  int level;            /* pyramid level, default 0 */
+  int tile_size;        /* default 1024 */
+  int overlap;          /* default 0 */
+  int tissue_only;      /* default 1 */
+} wsisa_study_inputs;
+
+typedef struct wsisa_study_reuse_opts {
+  wsisa_study_reuse strategy;  /* default trtma */
+  int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
+  int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
+  int active_paths;            /* RMSR K; 0: unbounded */
+  wsisa_study_cost cost;       /* default tasks */
+} wsisa_study_reuse_opts;
+
+typedef struct wsisa_study_execution {
+  uint64_t memory_limit;  /* bytes; 0: none. "4G" = 4 x 2^30 */
+  char *scheduler;        /* NULL: STARPU_SCHED or StarPU's default; the runner
+                             validates the name */
+} wsisa_study_execution;
+
+typedef struct wsisa_study {
+  char *path;              /* as given to wsisa_study_load, for messages */
+  char *name;              /* optional "name" */
+  char *description;       /* optional "description" */
+  int segmentation;        /* 1 when the study has inputs: parameters are the
+                              segmentation's 15 and unnamed ones keep defaults */
+  wsisa_study_inputs inputs;
+  wsisa_sa_space *space;   /* every parameter, fixed ones included */
+  wsisa_sa_opts sa;        /* method, its knobs, sampler and seed */
+  char **metrics;          /* segmentation: metric names (default dice); pure SA:
+                              the output columns to analyse (none: all) */
+  size_t nmetrics;
+  wsisa_study_reuse_opts reuse;
+  wsisa_study_execution execution;
+} wsisa_study;
+
+/* Read and validate a study file. Every message names the file and the JSON
+ * path: "study.json: parameters.G1.range: lower bound 80 is above upper bound 5".
+ * Unknown keys are refused with their path. */
+int wsisa_study_load(const char *path, wsisa_study **out, wsisa_err *e);
+/* The same from JSON text; `name` stands for the file in messages. */
+int wsisa_study_parse(const char *text, const char *name, wsisa_study **out, wsisa_err *e);
+void wsisa_study_free(wsisa_study *study);
+
+/* The resolved study (defaults filled in, every parameter listed) as indented
+ * JSON text that wsisa_study_parse reads back to the same study; free() it. */
+int wsisa_study_to_json(const wsisa_study *study, char **out, wsisa_err *e);
+
+/* The design a study asks for, over *space (a copy the caller frees). A
+ * two-phase study gives its first phase, MOAT over every varying parameter;
+ * with `select` (comma-separated names kept after screening) it gives the
+ * second: VBD over those, every other parameter fixed at its default. Only
+ * two-phase studies take a selection. *opts receives the settings used. */
+int wsisa_study_design(const wsisa_study *study, const char *select, wsisa_sa_space **space,
+                       wsisa_sa_opts *opts, wsisa_sa_design **design, wsisa_err *e);
+
+/* "4G", "512M", "1.5G", "64K", "1T", "1048576" (bytes; optional B or iB after
+ * the unit) into bytes. */
+int wsisa_study_parse_bytes(const char *text, uint64_t *out);
+
+#endif

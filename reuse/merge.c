@@ -1,0 +1,138 @@
+/* Task-level merging entry point: run the chosen algorithm over the distinct
+ * instances, then hand back buckets of original instances, each with its
+ * merged task tree and cost. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reuse/reuse_private.h"
+
+static const struct {
+  const char *name;
+  wsisa_reuse_strategy strategy;
+} strategies[] = {
+    {"stage", WSISA_REUSE_STAGE}, {"naive", WSISA_REUSE_NAIVE}, {"sca", WSISA_REUSE_SCA},
+    {"rtma", WSISA_REUSE_RTMA},   {"trtma", WSISA_REUSE_TRTMA},
+};
+#define NSTRATEGIES (sizeof strategies / sizeof *strategies)
+
+int wsisa_reuse_strategy_parse(const char *name, wsisa_reuse_strategy *out) {
+  for (size_t i = 0; i < NSTRATEGIES; i++)
+    if (strcmp(name, strategies[i].name) == 0) {
+      *out = strategies[i].strategy;
+      return 0;
+    }
+  return WSISA_EUSAGE;
+}
+
+const char *wsisa_reuse_strategy_name(wsisa_reuse_strategy s) {
+  for (size_t i = 0; i < NSTRATEGIES; i++)
+    if (strategies[i].strategy == s) return strategies[i].name;
+  return "?";
+}
+
+static int merge_stage(const wsisa_reuse_design *d, wsisa__groups *g) {
+  for (size_t u = 0; u < d->n_distinct; u++)
+    if (wsisa__ids_push(&g->ids, u) || wsisa__groups_close(g)) return WSISA_ENOMEM;
+  return 0;
+}
+
+/* Expand groups of distinct ids into buckets of instances with their trees. */
+static int make_buckets(const wsisa_reuse_design *d, const wsisa__groups *g,
+                        const double *level_cost, wsisa_reuse_buckets *b) {
+  size_t nb = g->start.len - 1;
+  b->n_buckets = nb;
+  b->k = d->k;
+  b->start = malloc((nb + 1) * sizeof *b->start);
+  b->instances = malloc(d->n * sizeof *b->instances);
+  b->trees = calloc(nb ? nb : 1, sizeof *b->trees);
+  b->tasks = malloc((nb ? nb : 1) * sizeof *b->tasks);
+  b->cost = malloc((nb ? nb : 1) * sizeof *b->cost);
+  if (!b->start || !b->instances || !b->trees || !b->tasks || !b->cost) return WSISA_ENOMEM;
+  size_t n = 0;
+  for (size_t j = 0; j < nb; j++) {
+    b->start[j] = n;
+    for (size_t p = g->start.v[j]; p < g->start.v[j + 1]; p++) {
+      size_t u = g->ids.v[p];
+      for (size_t m = d->member_start[u]; m < d->member_start[u + 1]; m++)
+        b->instances[n++] = d->members[m];
+    }
+    int rc = wsisa_reuse_tree_build(d->keys, d->k, b->instances + b->start[j], n - b->start[j],
+                                    &b->trees[j]);
+    if (rc) return rc;
+    b->tasks[j] = wsisa_reuse_tree_tasks(b->trees[j]);
+    b->cost[j] = wsisa_reuse_tree_cost(b->trees[j], level_cost);
+  }
+  b->start[nb] = n;
+  return n == d->n ? 0 : WSISA_EINTERNAL;
+}
+
+int wsisa_reuse_merge(const wsisa_reuse_design *d, const wsisa_reuse_opts *opts,
+                      wsisa_reuse_buckets **out) {
+  *out = NULL;
+  const double *cost = opts->level_cost;
+  if (cost)
+    for (size_t l = 0; l < d->k; l++)
+      if (!(cost[l] >= 0)) return WSISA_EUSAGE; /* also rejects NaN */
+  wsisa_reuse_strategy s = opts->strategy;
+  if ((s == WSISA_REUSE_NAIVE || s == WSISA_REUSE_SCA || s == WSISA_REUSE_RTMA) &&
+      opts->max_bucket_size == 0)
+    return WSISA_EUSAGE;
+  if (s == WSISA_REUSE_TRTMA && opts->max_buckets == 0) return WSISA_EUSAGE;
+
+  wsisa__groups g;
+  wsisa_reuse_buckets *b = calloc(1, sizeof *b);
+  int rc = wsisa__groups_init(&g);
+  if (!b || rc) {
+    rc = WSISA_ENOMEM;
+    goto fail;
+  }
+  switch (s) {
+  case WSISA_REUSE_STAGE: rc = merge_stage(d, &g); break;
+  case WSISA_REUSE_NAIVE: rc = wsisa__merge_naive(d, opts->max_bucket_size, &g); break;
+  case WSISA_REUSE_SCA: rc = wsisa__merge_sca(d, opts->max_bucket_size, cost, &g); break;
+  case WSISA_REUSE_RTMA: rc = wsisa__merge_rtma(d, opts->max_bucket_size, &g); break;
+  case WSISA_REUSE_TRTMA:
+    rc = wsisa__merge_trtma(d, opts->max_buckets, cost, opts->trtma_last_phase, &g);
+    break;
+  default: rc = WSISA_EUSAGE;
+  }
+  if (rc || (rc = make_buckets(d, &g, cost, b))) goto fail;
+  wsisa__groups_clear(&g);
+  *out = b;
+  return 0;
+fail:
+  wsisa__groups_clear(&g);
+  wsisa_reuse_buckets_free(b);
+  return rc;
+}
+
+void wsisa_reuse_buckets_free(wsisa_reuse_buckets *b) {
+  if (!b) return;
+  if (b->trees)
+    for (size_t j = 0; j < b->n_buckets; j++) wsisa_reuse_tree_free(b->trees[j]);
+  free(b->trees);
+  free(b->start);
+  free(b->instances);
+  free(b->tasks);
+  free(b->cost);
+  free(b);
+}
+
+void wsisa_reuse_buckets_summarize(const wsisa_reuse_buckets *b, size_t active_paths,
+                                   wsisa_reuse_summary *s) {
+  memset(s, 0, sizeof *s);
+  s->n_buckets = b->n_buckets;
+  for (size_t j = 0; j < b->n_buckets; j++) {
+    const wsisa_reuse_tree *t = b->trees[j];
+    size_t leaves = 0, peak = wsisa_reuse_tree_peak_live(t, active_paths);
+    for (size_t v = 0; v < t->n_nodes; v++) leaves += t->nodes[v].level == t->k;
+    s->tasks += b->tasks[j];
+    s->cost += b->cost[j];
+    if (b->cost[j] > s->max_cost) s->max_cost = b->cost[j];
+    if (leaves > s->max_instances) s->max_instances = leaves;
+    if (peak > s->peak_live) s->peak_live = peak;
+  }
+  if (b->n_buckets) s->mean_cost = s->cost / (double)b->n_buckets;
+  /* Rounding can put an even max a hair below the mean. */
+  if (s->mean_cost > 0 && s->max_cost > s->mean_cost) s->imbalance = s->max_cost / s->mean_cost - 1;
+}

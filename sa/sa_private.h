@@ -1,0 +1,22 @@
+/* sa internals shared between its files. */
+#ifndef WSISA_SA_PRIVATE_H
+#define WSISA_SA_PRIVATE_H
+
+#include "sa/sa.h"
+
+/* wsisa_error's contract (first error sticks) without linking the core base,
+ * so sa stays libc + libm. */
+int wsisa__sa_error(wsisa_err *e, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* calloc that fails with a message instead of returning NULL silently. */
+void *wsisa__sa_calloc(size_t n, size_t size, wsisa_err *e);
+
+/* Percentile (linear interpolation between order statistics) of sorted data. */
+double wsisa__sa_quantile(const double *sorted, size_t n, double q);
+/* Sort doubles ascending (NaN last). */
+void wsisa__sa_sort(double *x, size_t n);
+/* Sample standard deviation (n - 1 denominator) of x. */
+double wsisa__sa_stdev(const double *x, size_t n);
+
+#endif

@@ -1,0 +1,136 @@
+/* `wsisa run` end to end on a small MOAT study over a tile of the sample: the
+ * same metrics whatever the reuse strategy and the scheduler, and a run killed
+ * part-way finishes with --resume to the same outputs. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+static const char *write_study(const char *dir, const char *tile, int trajectories) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/study.json", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"images\": [\"%s\"] },\n"
+          "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"T1\": {}, \"recon_conn\": {},\n"
+          "                    \"min_size_pl\": {}, \"watershed_conn\": {} },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": %d, \"levels\": 4 },\n"
+          "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
+          "  \"metric\": [\"dice\", \"jaccard\"] }\n",
+          tu_src(tile), trajectories);
+  fclose(f);
+  return path;
+}
+
+static char *run_study(const char *study, const char *env, const char *flags, char *out_dir,
+                       size_t cap) {
+  snprintf(out_dir, cap, "%s/results", tu_tmpdir("run"));
+  char cmd[16384];
+  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s %s run --study '%s' -o '%s' %s",
+           env, WSISA_EXE, study, out_dir, flags);
+  char *err = NULL;
+  int status = tu_run_shell(cmd, NULL, &err);
+  cr_assert_eq(status, 0, "%s failed: %s", cmd, err ? err : "");
+  free(err);
+  char path[4400];
+  snprintf(path, sizeof path, "%s/metrics.csv", out_dir);
+  char *metrics = tu_slurp(path, NULL);
+  cr_assert_not_null(metrics, "no %s", path);
+  return metrics;
+}
+
+Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
+  const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png", 2);
+  char dir[4300];
+  char *base = run_study(study, "STARPU_SCHED=eager", "--reuse none", dir, sizeof dir);
+  /* a header and 2 trajectories x 7 runs */
+  size_t lines = 0;
+  for (const char *p = base; *p; p++) lines += *p == '\n';
+  cr_expect_eq(lines, 15);
+  static const char *const variants[][2] = {
+      {"STARPU_SCHED=eager", "--reuse stage"}, {"STARPU_SCHED=lws", "--reuse rtma --max-bucket-size 3"},
+      {"STARPU_SCHED=dmda", "--reuse trtma --max-buckets 2"},
+      /* the OpenCL worker on: tasks land on either kind of worker */
+      {"STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
+      {"STARPU_SCHED=eager STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse none"},
+      {"STARPU_SCHED=pats STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
+      {"STARPU_SCHED=eager", "--reuse trtma --active-paths 1"},
+      {"STARPU_SCHED=eager", "--reuse naive --max-bucket-size 4"},
+      {"STARPU_SCHED=eager", "--reuse sca --max-bucket-size 4"}};
+  for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
+    char *m = run_study(study, variants[i][0], variants[i][1], dir, sizeof dir);
+    cr_expect_str_eq(m, base, "%s %s: metrics differ", variants[i][0], variants[i][1]);
+    free(m);
+  }
+  char path[4400];
+  snprintf(path, sizeof path, "%s/indices.csv", dir);
+  char *indices = tu_slurp(path, NULL);
+  cr_expect_not_null(indices, "no indices.csv");
+  free(indices);
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  char *prov = tu_slurp(path, NULL);
+  cr_expect(prov && strstr(prov, "\"peak_rss_kib\"") && strstr(prov, "\"scheduler\""),
+            "run.json lacks provenance");
+  free(prov);
+  free(base);
+}
+
+static size_t count_lines(const char *path) {
+  char *text = tu_slurp(path, NULL);
+  size_t n = 0;
+  for (const char *p = text; p && *p; p++) n += *p == '\n';
+  free(text);
+  return n;
+}
+
+Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
+  const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_1024.png", 2);
+  char ref_dir[4300], dir[4300], journal[4400];
+  char *ref = run_study(study, "", "--reuse none", ref_dir, sizeof ref_dir);
+
+  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("killed"));
+  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    setenv("STARPU_NCPU", "2", 1);
+    execl(WSISA_EXE, WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse", "none",
+          (char *)NULL);
+    _exit(127);
+  }
+  /* kill it once a few units are in the journal */
+  size_t seen = 0;
+  for (int i = 0; i < 60000 && seen < 4; i++) {
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+    seen = count_lines(journal);
+    int status;
+    if (waitpid(pid, &status, WNOHANG) == pid) {
+      pid = -1;
+      break;
+    }
+  }
+  if (pid > 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+  }
+  size_t at_kill = count_lines(journal);
+  cr_log_info("journal lines at kill: %zu of 15\n", at_kill);
+  cr_expect_lt(at_kill, 15, "the run finished before it could be killed");
+  char args[8800], *err = NULL;
+  snprintf(args, sizeof args, "run --resume '%s'", dir);
+  cr_assert_eq(tu_run(args, NULL, &err), 0, "resume failed: %s", err ? err : "");
+  free(err);
+  char path[4400];
+  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  char *resumed = tu_slurp(path, NULL);
+  cr_assert_not_null(resumed);
+  cr_expect_str_eq(resumed, ref);
+  free(resumed);
+  free(ref);
+}

@@ -1,0 +1,287 @@
+/* `wsisa sample` and `wsisa analyze` end to end: designs on disk, indices of a
+ * known function, missing outputs, the two phases, and no partial output. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io/csv.h"
+#include "tests/testutil.h"
+
+static char *run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static char *run_ok(const char *fmt, ...) {
+  char args[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  char *out = NULL, *err = NULL;
+  int status = tu_run(args, &out, &err);
+  cr_assert_eq(status, 0, "wsisa %s: exit %d: %s", args, status, err ? err : "");
+  free(err);
+  return out;
+}
+
+/* Evaluate f on every row of a samples file and write run_id,<name>. */
+static void write_outputs(const char *samples, const char *outputs, const char *name,
+                          double (*f)(const wsisa_csv *, size_t)) {
+  wsisa_csv *c = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_csv_read(samples, &c, &e), 0, "%s", e.msg);
+  FILE *out = fopen(outputs, "w");
+  cr_assert_not_null(out);
+  fprintf(out, "run_id,%s\n", name);
+  for (size_t r = 0; r < c->nrows; r++) {
+    double y = f(c, r);
+    if (isnan(y))
+      fprintf(out, "%s,\n", wsisa_csv_cell(c, r, 0));
+    else
+      fprintf(out, "%s,%.17g\n", wsisa_csv_cell(c, r, 0), y);
+  }
+  fclose(out);
+  wsisa_csv_free(c);
+}
+
+static double col(const wsisa_csv *c, size_t row, const char *name) {
+  double v;
+  long at = wsisa_csv_column(c, name);
+  cr_assert_geq(at, 0, "no column %s", name);
+  cr_assert_eq(wsisa_csv_number(c, row, (size_t)at, &v, NULL), 0);
+  return v;
+}
+
+/* One statistic of indices.csv. */
+static double index_of(const char *dir, const char *output, const char *param, const char *stat) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/indices.csv", dir);
+  wsisa_csv *c = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_csv_read_table(path, "output", &c, &e), 0, "%s", e.msg);
+  double v = NAN;
+  for (size_t r = 0; r < c->nrows; r++)
+    if (strcmp(wsisa_csv_cell(c, r, 0), output) == 0 && strcmp(wsisa_csv_cell(c, r, 1), param) == 0)
+      v = col(c, r, stat);
+  wsisa_csv_free(c);
+  return v;
+}
+
+static json_t *load_json(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/indices.json", dir);
+  json_error_t err;
+  json_t *j = json_load_file(path, 0, &err);
+  cr_assert_not_null(j, "%s: %s", path, err.text);
+  return j;
+}
+
+Test(sa_cli, sample_writes_a_reproducible_design) {
+  const char *dir = tu_tmpdir("sample");
+  char *out = run_ok("sample --study %s -o %s/a.csv", tu_src("tests/studies/moat_segmentation.json"),
+                     dir);
+  cr_expect(strstr(out, "160 runs, 15 parameters (15 varying, 0 fixed), sampler halton, seed 1"),
+            "%s", out);
+  free(out);
+  free(run_ok("sample --study %s -o %s/b.csv", tu_src("tests/studies/moat_segmentation.json"), dir));
+  char a[4200], b[4200];
+  snprintf(a, sizeof a, "%s/a.csv", dir);
+  snprintf(b, sizeof b, "%s/b.csv", dir);
+  char *ta = tu_slurp(a, NULL), *tb = tu_slurp(b, NULL);
+  cr_assert(ta && tb);
+  cr_expect_str_eq(ta, tb, "the same study gives the same design");
+  cr_expect_eq(strncmp(ta,
+                       "run_id,B,G,R,T1,T2,G1,G2,min_size,max_size,min_size_pl,min_size_seg,"
+                       "max_size_seg,fill_holes_conn,recon_conn,watershed_conn\n",
+                       120),
+               0, "%.200s", ta);
+  wsisa_csv *c = NULL;
+  cr_assert_eq(wsisa_csv_read(a, &c, NULL), 0);
+  cr_expect_eq(c->nrows, 160);
+  cr_expect_eq(c->ncols, 16);
+  for (size_t r = 0; r < c->nrows; r++) {
+    double g1 = col(c, r, "G1"), fh = col(c, r, "fill_holes_conn");
+    cr_expect(g1 == 5 || g1 == 30 || g1 == 55 || g1 == 80, "G1 %g on the 4-level grid", g1);
+    cr_expect(fh == 4 || fh == 8);
+  }
+  wsisa_csv_free(c);
+  free(ta);
+  free(tb);
+}
+
+static double ishigami(const wsisa_csv *c, size_t r) {
+  double x1 = col(c, r, "x1"), x2 = col(c, r, "x2"), x3 = col(c, r, "x3");
+  return sin(x1) + 7 * sin(x2) * sin(x2) + 0.1 * pow(x3, 4) * sin(x1);
+}
+
+Test(sa_cli, analyze_ishigami) {
+  const char *dir = tu_tmpdir("ishigami");
+  const char *study = tu_src("tests/studies/ishigami.json");
+  char samples[4200], outputs[4200], res[4200];
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  free(run_ok("sample --study %s -o %s", study, samples));
+  write_outputs(samples, outputs, "f", ishigami);
+  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
+                     outputs, res);
+  cr_expect(strstr(out, "f: VBD, 4096 base samples"), "%s", out);
+  free(out);
+  /* N = 4096 Sobol' base samples: errors are a few thousandths (test_sa_vbd). */
+  const char *names[3] = {"x1", "x2", "x3"};
+  const double s1[3] = {0.3139, 0.4424, 0}, st[3] = {0.5576, 0.4424, 0.2437};
+  for (int i = 0; i < 3; i++) {
+    double v = index_of(res, "f", names[i], "S1"), t = index_of(res, "f", names[i], "ST");
+    cr_expect(fabs(v - s1[i]) < 0.02, "S1 %s %g", names[i], v);
+    cr_expect(fabs(t - st[i]) < 0.02, "ST %s %g", names[i], t);
+    cr_expect_lt(index_of(res, "f", names[i], "ST_lo"), t);
+  }
+  json_t *j = load_json(res);
+  cr_expect_str_eq(json_string_value(json_object_get(j, "method")), "vbd");
+  json_t *s13 = json_array_get(json_object_get(json_object_get(json_object_get(j, "results"), "f"),
+                                               "second_order"),
+                               1);
+  cr_expect_str_eq(json_string_value(json_array_get(json_object_get(s13, "parameters"), 1)), "x3");
+  cr_expect(fabs(json_number_value(json_object_get(s13, "S2")) - 0.2437) < 0.04);
+  json_decref(j);
+  char svg[4300];
+  snprintf(svg, sizeof svg, "%s/f_vbd.svg", res);
+  char *plot = tu_slurp(svg, NULL);
+  cr_assert_not_null(plot, "no %s", svg);
+  cr_expect(strstr(plot, "<svg") && strstr(plot, "S1 (first order)") && strstr(plot, "<path d=\"M"),
+            "bars with whiskers");
+  free(plot);
+}
+
+static double linear(const wsisa_csv *c, size_t r) {
+  /* Run 1 (inside trajectory 0) has no output. */
+  return r == 1 ? NAN : 3 * col(c, r, "a") - 0.5 * col(c, r, "b");
+}
+
+Test(sa_cli, moat_drops_only_effects_touching_missing_outputs) {
+  const char *dir = tu_tmpdir("moat");
+  const char *study = tu_src("tests/studies/tiny_moat.json");
+  const char *samples = tu_src("tests/studies/tiny_moat_samples.csv");
+  char outputs[4200], res[4200];
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  write_outputs(samples, outputs, "y", linear);
+  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
+                     outputs, res);
+  cr_expect(strstr(out, "y: 1 run with a missing or non-finite output: 1"), "%s", out);
+  cr_expect(strstr(out, "y: dropped 2 of 4 elementary effects that touch those runs"), "%s", out);
+  free(out);
+  json_t *j = load_json(res);
+  json_t *y = json_object_get(json_object_get(j, "results"), "y");
+  cr_expect_eq(json_integer_value(json_object_get(y, "dropped_effects")), 2);
+  cr_expect_eq(json_integer_value(json_array_get(json_object_get(y, "missing_runs"), 0)), 1);
+  json_decref(j);
+  cr_expect_float_eq(index_of(res, "y", "a", "mu_param"), 3, 1e-9);
+  cr_expect_float_eq(index_of(res, "y", "b", "mu_star_param"), 0.5, 1e-9);
+  cr_expect_float_eq(index_of(res, "y", "a", "effects"), 1, 0, "one effect of a is left");
+}
+
+static double missing_two(const wsisa_csv *c, size_t r) {
+  return r == 5 || r == 9 ? NAN : col(c, r, "a") + col(c, r, "b");
+}
+
+Test(sa_cli, vbd_refuses_missing_outputs_and_writes_nothing) {
+  const char *dir = tu_tmpdir("vbd");
+  const char *study = tu_src("tests/studies/tiny_vbd.json");
+  const char *samples = tu_src("tests/studies/tiny_vbd_samples.csv");
+  char outputs[4200], res[4200], args[12000];
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  write_outputs(samples, outputs, "y", missing_two);
+  snprintf(args, sizeof args, "analyze --study %s --samples %s --outputs %s -o %s", study,
+           samples, outputs, res);
+  char *out = NULL, *err = NULL;
+  cr_expect_eq(tu_run(args, &out, &err), 1);
+  cr_expect(strstr(err, "'y' is missing or not finite for runs 5, 9"), "%s", err);
+  cr_expect_str_empty(out);
+  free(out);
+  free(err);
+  DIR *d = opendir(res);
+  size_t files = 0;
+  for (struct dirent *ent; d && (ent = readdir(d));) files += ent->d_name[0] != '.';
+  if (d) closedir(d);
+  cr_expect_null(d, "a refused analysis creates no directory and no file");
+  cr_expect_eq(files, 0);
+  out = run_ok("%s --drop-missing", args);
+  cr_expect(strstr(out, "y: dropped 2 of 4 base samples"), "%s", out);
+  free(out);
+  json_t *j = load_json(res);
+  json_t *y = json_object_get(json_object_get(j, "results"), "y");
+  cr_expect_eq(json_integer_value(json_object_get(y, "base_samples")), 2);
+  json_decref(j);
+}
+
+static double screening(const wsisa_csv *c, size_t r) {
+  return 0.9 - 0.004 * (80 - col(c, r, "G1")) - 0.003 * col(c, r, "G2") +
+         0.0001 * col(c, r, "T1");
+}
+
+Test(sa_cli, two_phase_study) {
+  const char *dir = tu_tmpdir("two");
+  const char *study = tu_src("tests/studies/two_phase_segmentation.json");
+  char p1[4200], y1[4200], r1[4200], p2[4200], y2[4200], r2[4200];
+  snprintf(p1, sizeof p1, "%s/p1.csv", dir);
+  snprintf(y1, sizeof y1, "%s/y1.csv", dir);
+  snprintf(r1, sizeof r1, "%s/r1", dir);
+  snprintf(p2, sizeof p2, "%s/p2.csv", dir);
+  snprintf(y2, sizeof y2, "%s/y2.csv", dir);
+  snprintf(r2, sizeof r2, "%s/r2", dir);
+  char *out = run_ok("sample --study %s -o %s", study, p1);
+  cr_expect(strstr(out, "320 runs") && strstr(out, "Campolongo"), "%s", out);
+  free(out);
+  write_outputs(p1, y1, "dice", screening);
+  out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, p1, y1, r1);
+  cr_expect(strstr(out, "go to phase 2 (VBD)") && strstr(out, "--select G1,G2,"), "%s", out);
+  free(out);
+  json_t *j = load_json(r1);
+  json_t *sel = json_object_get(j, "selected");
+  cr_expect_eq(json_array_size(sel), 8);
+  cr_expect_str_eq(json_string_value(json_array_get(sel, 0)), "G1");
+  cr_expect_str_eq(json_string_value(json_array_get(sel, 1)), "G2");
+  cr_expect_str_eq(json_string_value(json_array_get(sel, 2)), "T1");
+  json_decref(j);
+  out = run_ok("sample --study %s --select G1,G2,T1 -o %s", study, p2);
+  cr_expect(strstr(out, "1280 runs, 15 parameters (3 varying, 12 fixed)"), "%s", out);
+  free(out);
+  write_outputs(p2, y2, "dice", screening);
+  free(run_ok("analyze --study %s --select G1,G2,T1 --samples %s --outputs %s -o %s", study, p2,
+              y2, r2));
+  j = load_json(r2);
+  cr_expect_str_eq(json_string_value(json_object_get(j, "method")), "vbd");
+  cr_expect_eq(json_integer_value(json_object_get(j, "two_phase_phase")), 2);
+  json_decref(j);
+  /* Additive model: first-order indices hold nearly all the variance. */
+  double g1 = index_of(r2, "dice", "G1", "S1"), g2 = index_of(r2, "dice", "G2", "S1");
+  cr_expect(g1 > g2 && g1 + g2 > 0.9, "S1 G1 %g G2 %g", g1, g2);
+}
+
+Test(sa_cli, correlation_study) {
+  const char *dir = tu_tmpdir("corr");
+  char study[4200], samples[4200], outputs[4200], res[4200];
+  snprintf(study, sizeof study, "%s/study.json", dir);
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  FILE *f = fopen(study, "w");
+  fputs("{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 10], \"step\": 1}},"
+        " \"method\": {\"name\": \"correlation\", \"samples\": 500}}",
+        f);
+  fclose(f);
+  free(run_ok("sample --study %s -o %s", study, samples));
+  write_outputs(samples, outputs, "y", linear);
+  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
+                     outputs, res);
+  cr_expect(strstr(out, "y: correlations over 499 runs"), "%s", out);
+  free(out);
+  /* y = 3a - b/2 exactly: the partial correlations are +-1. */
+  cr_expect_float_eq(index_of(res, "y", "a", "pcc"), 1, 1e-9);
+  cr_expect_float_eq(index_of(res, "y", "b", "pcc"), -1, 1e-9);
+  cr_expect_lt(index_of(res, "y", "b", "spearman"), -0.5);
+}

@@ -1,0 +1,234 @@
+/* Parameter spaces: the built-in segmentation table, value checks, the map from
+ * the unit interval to each kind, selection, and duplicate counting. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sa/sa.h"
+
+static wsisa_sa_param make(const char *name, wsisa_sa_kind kind, double lo, double hi,
+                           double step) {
+  wsisa_sa_param p;
+  memset(&p, 0, sizeof p);
+  snprintf(p.name, sizeof p.name, "%s", name);
+  p.kind = kind;
+  p.lo = lo;
+  p.hi = hi;
+  p.step = step;
+  p.value = lo;
+  return p;
+}
+
+Test(sa_space, segmentation_table_in_design_order) {
+  const char *names[WSISA_SA_NSEG] = {"B",  "G",  "R",  "T1", "T2",
+                                      "G1", "G2", "min_size", "max_size", "min_size_pl",
+                                      "min_size_seg", "max_size_seg", "fill_holes_conn",
+                                      "recon_conn", "watershed_conn"};
+  const int levels[WSISA_SA_NSEG] = {1, 1, 1, 1, 1, 3, 5, 4, 4, 6, 7, 7, 3, 2, 6};
+  for (int i = 0; i < WSISA_SA_NSEG; i++) {
+    cr_expect_str_eq(wsisa_sa_seg_params[i].name, names[i]);
+    cr_expect_eq(wsisa_sa_seg_params[i].level, levels[i], "%s", names[i]);
+    cr_expect_eq(wsisa_sa_seg_find(names[i]), &wsisa_sa_seg_params[i]);
+  }
+  const wsisa_sa_seg_param *g2 = wsisa_sa_seg_find("G2");
+  cr_expect_eq(g2->def, 45);
+  cr_expect_eq(g2->lo, 2);
+  cr_expect_eq(g2->hi, 40);
+  cr_expect_eq(g2->step, 2);
+  const wsisa_sa_seg_param *maxs = wsisa_sa_seg_find("max_size_seg");
+  cr_expect_eq(maxs->kind, WSISA_SA_INTEGER);
+  cr_expect_eq(maxs->lo, 900);
+  cr_expect_eq(maxs->hi, 1500);
+  cr_expect_eq(wsisa_sa_seg_find("watershed_conn")->kind, WSISA_SA_CATEGORICAL);
+  cr_expect_null(wsisa_sa_seg_find("minS"));
+}
+
+Test(sa_space, segmentation_space_is_fifteen_varying_parameters) {
+  wsisa_sa_space *s = NULL;
+  cr_assert_eq(wsisa_sa_space_segmentation(&s, NULL), 0);
+  cr_expect_eq(s->nparams, 15);
+  cr_expect_eq(wsisa_sa_space_dims(s), 15);
+  const wsisa_sa_param *t1 = &s->params[wsisa_sa_space_find(s, "T1")];
+  cr_expect_eq(wsisa_sa_param_count(t1), 11, "T1 2.5..7.5 by 0.5");
+  cr_expect_eq(wsisa_sa_param_count(&s->params[wsisa_sa_space_find(s, "G1")]), 16);
+  cr_expect_eq(wsisa_sa_param_count(&s->params[wsisa_sa_space_find(s, "max_size")]), 601);
+  cr_expect_eq(s->params[wsisa_sa_space_find(s, "recon_conn")].level, 2);
+  wsisa_sa_space_free(s);
+}
+
+Test(sa_space, validate_values_for_the_segmentation) {
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_sa_seg_validate("G1", 80, NULL), 0);
+  cr_expect_eq(wsisa_sa_seg_validate("min_size", 11, NULL), 0, "defaults off the SA grid pass");
+  cr_expect_eq(wsisa_sa_seg_validate("T1", 3.25, NULL), 0);
+  cr_expect_eq(wsisa_sa_seg_validate("G1", 300, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "G1=300") && strstr(e.msg, "0..255"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  cr_expect_eq(wsisa_sa_seg_validate("fill_holes_conn", 6, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "fill_holes_conn=6: a connectivity is 4 or 8"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  cr_expect_eq(wsisa_sa_seg_validate("max_size", 1000.5, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "whole number"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  cr_expect_eq(wsisa_sa_seg_validate("minS", 4, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "did you mean min_size?"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  cr_expect_eq(wsisa_sa_seg_validate("B", -1, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "B=-1: outside the valid range 0..255"), "%s", e.msg);
+}
+
+Test(sa_space, unit_map_gives_each_value_an_equal_share) {
+  wsisa_sa_param c = make("c", WSISA_SA_CONTINUOUS, -2, 6, 0);
+  cr_expect_eq(wsisa_sa_param_from_unit(&c, 0.25), 0);
+  cr_expect_eq(wsisa_sa_param_from_unit(&c, 1), 6);
+  wsisa_sa_param i = make("i", WSISA_SA_INTEGER, 1, 3, 0);
+  cr_expect_eq(wsisa_sa_param_from_unit(&i, 0), 1);
+  cr_expect_eq(wsisa_sa_param_from_unit(&i, 0.333), 1);
+  cr_expect_eq(wsisa_sa_param_from_unit(&i, 0.334), 2);
+  cr_expect_eq(wsisa_sa_param_from_unit(&i, 0.99), 3);
+  cr_expect_eq(wsisa_sa_param_from_unit(&i, 1), 3, "u = 1 stays in range");
+  wsisa_sa_param d = make("d", WSISA_SA_DISCRETE, 2.5, 7.5, 0.5);
+  cr_expect_eq(wsisa_sa_param_from_unit(&d, 0), 2.5);
+  cr_expect_eq(wsisa_sa_param_from_unit(&d, 5.0 / 11 + 1e-9), 5.0);
+  cr_expect_eq(wsisa_sa_param_from_unit(&d, 0.999), 7.5);
+  wsisa_sa_param tenth = make("t", WSISA_SA_DISCRETE, 0, 1, 0.1);
+  char text[32];
+  snprintf(text, sizeof text, "%.17g", wsisa_sa_param_at(&tenth, 3));
+  cr_expect_str_eq(text, "0.29999999999999999", "0.3 exactly as a double");
+  wsisa_sa_param k = make("k", WSISA_SA_CATEGORICAL, 0, 0, 0);
+  k.nvalues = 2;
+  k.values[0] = 8;
+  k.values[1] = 4;
+  cr_expect_eq(wsisa_sa_param_from_unit(&k, 0.49), 8);
+  cr_expect_eq(wsisa_sa_param_from_unit(&k, 0.5), 4);
+}
+
+Test(sa_space, lhs_design_visits_every_level_equally) {
+  /* 1100 LHS runs over 11 levels: the strata of each level hold exactly 100 runs. */
+  wsisa_sa_space *s = wsisa_sa_space_new();
+  wsisa_sa_param t = make("T1", WSISA_SA_DISCRETE, 2.5, 7.5, 0.5);
+  cr_assert_eq(wsisa_sa_space_add(s, &t, NULL), 0);
+  wsisa_sa_param x = make("x", WSISA_SA_CONTINUOUS, 0, 1, 0);
+  cr_assert_eq(wsisa_sa_space_add(s, &x, NULL), 0);
+  wsisa_sa_opts o;
+  wsisa_sa_opts_default(&o, WSISA_SA_CORRELATION);
+  o.samples = 1100;
+  wsisa_sa_design *d = NULL;
+  cr_assert_eq(wsisa_sa_design_make(s, &o, &d, NULL), 0);
+  int count[11] = {0};
+  for (size_t r = 0; r < d->nrows; r++) {
+    double v = d->values[r * 2];
+    double level = (v - 2.5) / 0.5;
+    cr_assert_eq(level, round(level), "value %g is a level", v);
+    count[(int)level]++;
+  }
+  for (int l = 0; l < 11; l++) cr_expect_eq(count[l], 100, "level %d: %d runs", l, count[l]);
+  cr_expect_eq(d->nduplicates, 0);
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(s);
+}
+
+Test(sa_space, duplicates_are_counted) {
+  wsisa_sa_space *s = wsisa_sa_space_new();
+  wsisa_sa_param k = make("conn", WSISA_SA_CATEGORICAL, 0, 0, 0);
+  k.nvalues = 2;
+  k.values[0] = k.value = 4;
+  k.values[1] = 8;
+  cr_assert_eq(wsisa_sa_space_add(s, &k, NULL), 0);
+  wsisa_sa_param f = make("B", WSISA_SA_FIXED, 0, 0, 0);
+  f.value = 220;
+  cr_assert_eq(wsisa_sa_space_add(s, &f, NULL), 0);
+  wsisa_sa_opts o;
+  wsisa_sa_opts_default(&o, WSISA_SA_CORRELATION);
+  o.samples = 10;
+  wsisa_sa_design *d = NULL;
+  cr_assert_eq(wsisa_sa_design_make(s, &o, &d, NULL), 0);
+  cr_expect_eq(d->nrows, 10);
+  cr_expect_eq(d->nduplicates, 8, "10 runs over 2 values: 8 repeat an earlier run");
+  for (size_t r = 0; r < d->nrows; r++) cr_expect_eq(d->values[r * 2 + 1], 220);
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(s);
+}
+
+Test(sa_space, bad_parameters_are_refused_with_their_name) {
+  wsisa_err e = WSISA_ERR_INIT;
+  wsisa_sa_param p = make("G1", WSISA_SA_DISCRETE, 80, 5, 5);
+  cr_expect_eq(wsisa_sa_param_check(&p, &e), WSISA_EUSAGE);
+  cr_expect_str_eq(e.msg, "G1.range: lower bound 80 is above upper bound 5");
+  wsisa_err_clear(&e);
+  p = make("G1", WSISA_SA_DISCRETE, 5, 82, 5);
+  cr_expect_eq(wsisa_sa_param_check(&p, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "G1.step: the range 5..82 is not a whole number of steps of 5"), "%s",
+            e.msg);
+  wsisa_err_clear(&e);
+  p = make("n", WSISA_SA_INTEGER, 1.5, 4, 0);
+  cr_expect_eq(wsisa_sa_param_check(&p, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "whole bounds"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  p = make("x", WSISA_SA_CONTINUOUS, 3, 3, 0);
+  cr_expect_eq(wsisa_sa_param_check(&p, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "single value"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  p = make("c", WSISA_SA_CATEGORICAL, 0, 0, 0);
+  p.nvalues = 3;
+  p.values[0] = 4;
+  p.values[1] = 8;
+  p.values[2] = 4;
+  cr_expect_eq(wsisa_sa_param_check(&p, &e), WSISA_EUSAGE);
+  cr_expect_str_eq(e.msg, "c.values: 4 is listed twice");
+  wsisa_err_clear(&e);
+  wsisa_sa_space *s = wsisa_sa_space_new();
+  p = make("x", WSISA_SA_CONTINUOUS, 0, 1, 0);
+  cr_expect_eq(wsisa_sa_space_add(s, &p, NULL), 0);
+  cr_expect_eq(wsisa_sa_space_add(s, &p, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "x: the parameter is defined twice"), "%s", e.msg);
+  wsisa_sa_space_free(s);
+}
+
+Test(sa_space, select_fixes_the_rest_at_their_defaults) {
+  wsisa_sa_space *s = NULL, *sel = NULL;
+  cr_assert_eq(wsisa_sa_space_segmentation(&s, NULL), 0);
+  const char *keep[] = {"G1", "T2"};
+  cr_assert_eq(wsisa_sa_space_select(s, keep, 2, &sel, NULL), 0);
+  cr_expect_eq(wsisa_sa_space_dims(sel), 2);
+  const wsisa_sa_param *g2 = &sel->params[wsisa_sa_space_find(sel, "G2")];
+  cr_expect_eq(g2->kind, WSISA_SA_FIXED);
+  cr_expect_eq(g2->value, 45, "G2 keeps its segmentation default, outside its SA range");
+  cr_expect_eq(sel->params[wsisa_sa_space_find(sel, "G1")].kind, WSISA_SA_DISCRETE);
+  wsisa_err e = WSISA_ERR_INIT;
+  const char *bad[] = {"G7"};
+  wsisa_sa_space *none = NULL;
+  cr_expect_eq(wsisa_sa_space_select(s, bad, 1, &none, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "G7: not a parameter of the study"), "%s", e.msg);
+  cr_expect_null(none);
+  wsisa_sa_space_free(sel);
+  wsisa_sa_space_free(s);
+}
+
+Test(sa_space, knobs_are_checked) {
+  wsisa_sa_opts o;
+  wsisa_err e = WSISA_ERR_INIT;
+  wsisa_sa_opts_default(&o, WSISA_SA_MOAT);
+  o.levels = 5;
+  cr_expect_eq(wsisa_sa_opts_check(&o, 3, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "levels: 5 is not an even number"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  wsisa_sa_opts_default(&o, WSISA_SA_MOAT);
+  o.pool = 5;
+  cr_expect_eq(wsisa_sa_opts_check(&o, 3, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "pool: 5 trajectories cannot yield the 10 to keep"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  wsisa_sa_opts_default(&o, WSISA_SA_CORRELATION);
+  o.samples = 16;
+  cr_expect_eq(wsisa_sa_opts_check(&o, 15, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "samples: 16 runs are too few"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  wsisa_sa_opts_default(&o, WSISA_SA_VBD);
+  o.confidence = 1.5;
+  cr_expect_eq(wsisa_sa_opts_check(&o, 3, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "confidence: 1.5"), "%s", e.msg);
+  wsisa_err_clear(&e);
+  cr_expect_eq(wsisa_sa_opts_check(&o, 0, &e), WSISA_EUSAGE);
+  cr_expect(strstr(e.msg, "every parameter is fixed"), "%s", e.msg);
+}
