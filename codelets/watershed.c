@@ -146,7 +146,7 @@ struct starpu_opencl_program wsisa__watershed_program;
 
 struct starpu_perfmodel wsisa__watershed_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_watershed_v1",
+    .symbol = "wsisa_watershed_v2",
 };
 
 struct starpu_codelet wsisa__watershed_codelet = {
