@@ -1,8 +1,10 @@
 /* Marker watershed by synchronous waves: the flooding rule of
- * codelets/cpu/watershed.c, one launch per wave (wave: decide from the state
- * before it into `next`; resolve: same-wave meetings become lines, back into
- * `lab`), then a jump to the lowest relief still on the frontier. Images are
- * (buffer, byte offset, byte stride); lab/next are dense width x height. */
+ * codelets/cpu/watershed.c. Per level: frontier finds the lowest relief still
+ * between a labelled and an unlabelled pixel, gather lists the first wave's
+ * pixels; per wave, over that list only: decide (from the state before the
+ * wave, into `next`), settle (same-wave meetings become lines, into `lab`;
+ * the pixels the new labels reach at this level make the next list). Images are (buffer, byte offset, byte stride); lab,
+ * next and stamp are dense width x height, lists hold pixel indices. */
 
 #define LINE (-1)
 
@@ -32,28 +34,20 @@ __constant int DX[4] = {-1, 1, 0, 0};
 __constant int DY[4] = {0, 0, -1, 1};
 
 __kernel void wsisa_watershed_init(__global const uchar *markers, uint markers_off,
-                                   uint markers_stride, __global int *lab, int width,
+                                   uint markers_stride, __global int *lab,
+                                   __global int *next, __global int *stamp, int width,
                                    int height) {
   int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= height) return;
   int m = *((__global const int *)(markers + markers_off + y * markers_stride) + x);
-  lab[y * width + x] = m > 0 ? m : 0;
+  int i = y * width + x;
+  lab[i] = next[i] = m > 0 ? m : 0;
+  stamp[i] = -1;
 }
 
-__kernel void wsisa_watershed_wave(__global const uchar *rgb, uint rgb_off,
-                                   uint rgb_stride, __global const uchar *mask,
-                                   uint mask_off, uint mask_stride,
-                                   __global const int *lab, __global int *next,
-                                   int level, __global int *changed, int width,
-                                   int height) {
-  int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  int i = y * width + x, now = lab[i];
-  if (now != 0) {
-    next[i] = now;
-    return;
-  }
-  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
+/* The rule for unlabelled pixel (x, y) at `level`, from lab alone. */
+int decide(image_arg im, __global const int *lab, int x, int y, int level, int width,
+           int height) {
   uint c = colour(im, x, y);
   int reached = 0, touching = 0;
   for (int k = 0; k < 4; k++) {
@@ -67,21 +61,76 @@ __kernel void wsisa_watershed_wave(__global const uchar *rgb, uint rgb_off,
     if (reached == 0) reached = l;
     else if (l != reached) reached = LINE;
   }
-  int d = reached > 0 && touching != reached ? LINE : reached;
-  next[i] = d;
-  if (d) *changed = 1;
+  return reached > 0 && touching != reached ? LINE : reached;
 }
 
-__kernel void wsisa_watershed_resolve(__global int *lab, __global const int *next,
-                                      int width, int height) {
+/* The first wave of a level: every unlabelled pixel the rule reaches. */
+__kernel void wsisa_watershed_gather(__global const uchar *rgb, uint rgb_off,
+                                     uint rgb_stride, __global const uchar *mask,
+                                     uint mask_off, uint mask_stride,
+                                     __global const int *lab, int level,
+                                     __global int *list, __global int *count,
+                                     __global int *stamp, int wave, int width,
+                                     int height) {
   int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= height) return;
-  int i = y * width + x, d = next[i];
-  if (lab[i] == 0 && d > 0) {
+  if (x >= width || y >= height || lab[y * width + x] != 0) return;
+  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
+  if (decide(im, lab, x, y, level, width, height) == 0) return;
+  int i = y * width + x;
+  stamp[i] = wave;
+  list[atomic_inc(count)] = i;
+}
+
+/* The wave's first step into next. The same launch settles next for the
+ * previous wave's pixels (their final labels) and clears the count the
+ * coming settle appends to. */
+__kernel void wsisa_watershed_decide(__global const uchar *rgb, uint rgb_off,
+                                     uint rgb_stride, __global const uchar *mask,
+                                     uint mask_off, uint mask_stride,
+                                     __global const int *lab, __global int *next,
+                                     int level, __global const int *list, int n,
+                                     __global const int *previous, int n_previous,
+                                     __global int *count, int width, int height) {
+  int k = get_global_id(0);
+  if (k == 0) *count = 0;
+  if (k < n_previous) next[previous[k]] = lab[previous[k]];
+  if (k >= n) return;
+  int i = list[k];
+  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
+  next[i] = decide(im, lab, i % width, i / width, level, width, height);
+}
+
+/* The rule's second step, then the next wave. next holds the labels before
+ * the wave plus the wave's first step: every labelled neighbour from before
+ * the wave already carries d, so another label to the left or above was
+ * taken in this wave. A pixel that keeps a label reaches its unlabelled
+ * neighbours (next == 0) over edges of relief <= level; each is listed once. */
+__kernel void wsisa_watershed_settle(__global const uchar *rgb, uint rgb_off,
+                                     uint rgb_stride, __global const uchar *mask,
+                                     uint mask_off, uint mask_stride,
+                                     __global int *lab, __global const int *next,
+                                     int level, __global const int *list, int n,
+                                     __global int *out, __global int *count,
+                                     __global int *stamp, int wave, int width,
+                                     int height) {
+  int k = get_global_id(0);
+  if (k >= n) return;
+  int i = list[k], x = i % width, y = i / width, d = next[i];
+  if (d > 0) {
     int left = x > 0 ? next[i - 1] : 0, up = y > 0 ? next[i - width] : 0;
     if ((left > 0 && left != d) || (up > 0 && up != d)) d = LINE;
   }
   lab[i] = d;
+  if (d <= 0) return;
+  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
+  uint c = colour(im, x, y);
+  for (int e = 0; e < 4; e++) {
+    int qx = x + DX[e], qy = y + DY[e];
+    if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
+    int q = qy * width + qx;
+    if (next[q] != 0 || relief(c, colour(im, qx, qy)) > level) continue;
+    if (atomic_xchg(&stamp[q], wave) != wave) out[atomic_inc(count)] = q;
+  }
 }
 
 /* Lowest relief between an unlabelled pixel and a labelled neighbour. */

@@ -140,6 +140,14 @@ static inline int meets_earlier(const flood *f, int x, int y, int32_t d) {
   return (left > 0 && left != d) || (up > 0 && up != d);
 }
 
+/* Would an offer of lab at level now or above change the offered pixel
+ * (x, y) holding v? Not when it already waits at now holding lab or "two or
+ * more": then the colours need not be read at all. */
+static inline int offer_moot(const flood *f, int x, int y, int32_t v, int32_t lab, int now) {
+  return v != 0 && f->level[index_of(f, x, y)] == now &&
+         (OFFER_OF(v) == lab || OFFER_OF(v) == 0);
+}
+
 /* (x, y) took label lab at level now: offer it around. */
 static int spread(flood *f, int x, int y, int32_t lab, int now) {
   const uint8_t *px = f->rgb + (size_t)y * f->rgb_stride + 3 * (size_t)x;
@@ -148,10 +156,11 @@ static int spread(flood *f, int x, int y, int32_t lab, int now) {
   const int32_t *row = f->label + index_of(f, x, y);
   const ptrdiff_t rgb_row = (ptrdiff_t)f->rgb_stride, mask_row = (ptrdiff_t)f->mask_stride;
   int rc = 0;
-#define OFFER_TO(inside, v, dx, dy, rgb_step, mask_step)                       \
-  if ((inside) && (v) <= 0 && (v) != LINE) {                                   \
-    int r = relief(c, colour_at(px + (rgb_step), on + (mask_step)));           \
-    rc |= offer(f, x + (dx), y + (dy), lab, r > now ? r : now, now);          \
+#define OFFER_TO(inside, v, dx, dy, rgb_step, mask_step)                         \
+  if ((inside) && (v) <= 0 && (v) != LINE &&                                     \
+      !offer_moot(f, x + (dx), y + (dy), v, lab, now)) {                         \
+    int r = relief(c, colour_at(px + (rgb_step), on + (mask_step)));             \
+    rc |= offer(f, x + (dx), y + (dy), lab, r > now ? r : now, now);            \
   }
   OFFER_TO(x > 0, row[-1], -1, 0, -3, -1)
   OFFER_TO(x + 1 < f->width, row[1], 1, 0, 3, 1)
@@ -165,6 +174,20 @@ static int spread(flood *f, int x, int y, int32_t lab, int now) {
  * sign bit of (m - 1) | (m + 2) says so, and ORs over a block. */
 static inline uint32_t marker_odd(int32_t m) {
   return ((uint32_t)m - 1u) | ((uint32_t)m + 2u);
+}
+
+/* Copy 16 markers, and OR their marker_odd values, four lanes at a time
+ * (GCC vector extension: SSE2 on x86-64, NEON on ARM, plain code elsewhere). */
+typedef uint32_t lanes4 __attribute__((vector_size(16)));
+static inline uint32_t block_copy_odd(const int32_t *from, int32_t *to) {
+  lanes4 odd = {0, 0, 0, 0};
+  for (int k = 0; k < 16; k += 4) {
+    lanes4 v;
+    memcpy(&v, from + k, sizeof v);
+    memcpy(to + k, &v, sizeof v);
+    odd |= (v - 1u) | (v + 2u);
+  }
+  return odd[0] | odd[1] | odd[2] | odd[3];
 }
 
 /* out = 255 where on is non-zero, 0 elsewhere, eight bytes at a time. */
@@ -181,44 +204,55 @@ static void binary_copy(const uint8_t *on, uint8_t *out, int n) {
   for (; x < n; x++) out[x] = on[x] ? 255 : 0;
 }
 
+/* Unknown pixel (x, y) of the marker rows m (up, down: the rows around it,
+ * NULL at the image edge): the markers next to it offer their labels.
+ * Read the markers, not the labels: the row below is not copied yet. */
+static int seed_pixel(flood *f, const int32_t *m, const int32_t *up, const int32_t *down,
+                      int x, int y) {
+  f->label[index_of(f, x, y)] = 0;
+  const int left = x > 0 && m[x - 1] > 0, right = x + 1 < f->width && m[x + 1] > 0;
+  const int above = up && up[x] > 0, below = down && down[x] > 0;
+  if (!(left | right | above | below)) return 0;
+  const uint32_t c = colour(f, x, y);
+  int rc = 0;
+  if (left) rc |= offer(f, x, y, m[x - 1], relief(c, colour(f, x - 1, y)), -1);
+  if (right) rc |= offer(f, x, y, m[x + 1], relief(c, colour(f, x + 1, y)), -1);
+  if (above) rc |= offer(f, x, y, up[x], relief(c, colour(f, x, y - 1)), -1);
+  if (below) rc |= offer(f, x, y, down[x], relief(c, colour(f, x, y + 1)), -1);
+  return rc;
+}
+
 /* One pass over the image: labels from the markers, mask_out from the mask
  * (lines clear it later), and the markers' offers to their unknown
  * neighbours. */
 static int seed(flood *f, const wsisa_image *markers) {
+  enum { BLOCK = 16 }; /* block_copy_odd */
   for (int y = 0; y < f->height; y++) {
-    const int32_t *m = wsisa_image_row(markers, y);
+    const int32_t *restrict m = wsisa_image_row(markers, y);
     const int32_t *up = y > 0 ? wsisa_image_row(markers, y - 1) : NULL;
     const int32_t *down = y + 1 < f->height ? wsisa_image_row(markers, y + 1) : NULL;
-    const uint8_t *on = f->mask + (size_t)y * f->mask_stride;
-    uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
-    int32_t *lab = f->label + index_of(f, 0, y);
-    binary_copy(on, out, f->width);
-    memcpy(lab, m, (size_t)f->width * sizeof *lab);
-    for (int x = 0; x < f->width; x++) {
-      /* Most pixels carry a valid marker: skip them 16 at a time. */
-      if (!(x & 15) && x + 16 <= f->width) {
-        uint32_t odd = 0;
-        for (int k = 0; k < 16; k++) odd |= marker_odd(m[x + k]);
-        if (!(odd >> 31)) {
-          x += 15;
-          continue;
+    int32_t *restrict lab = f->label + index_of(f, 0, y);
+    binary_copy(f->mask + (size_t)y * f->mask_stride,
+                f->mask_out + (size_t)y * f->out_stride, f->width);
+    /* Copy and look for anything but a plain marker a block at a time: most
+     * pixels are markers (the background is one). */
+    for (int x0 = 0; x0 < f->width; x0 += BLOCK) {
+      const int n = f->width - x0 < BLOCK ? f->width - x0 : BLOCK;
+      uint32_t odd = 0;
+      if (n == BLOCK) {
+        odd = block_copy_odd(m + x0, lab + x0);
+      } else {
+        for (int k = 0; k < n; k++) {
+          lab[x0 + k] = m[x0 + k];
+          odd |= marker_odd(m[x0 + k]);
         }
       }
-      if (!(marker_odd(m[x]) >> 31)) continue;
-      if (m[x] > 0) return WSISA_EINTERNAL; /* above WSISA_WATERSHED_MAX_LABEL */
-      lab[x] = 0;
-      const int left = x > 0 && m[x - 1] > 0, right = x + 1 < f->width && m[x + 1] > 0;
-      const int above = up && up[x] > 0, below = down && down[x] > 0;
-      if (!(left | right | above | below)) continue;
-      /* Offers from this row's right neighbour and the row below come before
-       * those pixels are copied: read the markers, not the labels. */
-      const uint32_t c = colour(f, x, y);
-      int rc = 0;
-      if (left) rc |= offer(f, x, y, m[x - 1], relief(c, colour(f, x - 1, y)), -1);
-      if (right) rc |= offer(f, x, y, m[x + 1], relief(c, colour(f, x + 1, y)), -1);
-      if (above) rc |= offer(f, x, y, up[x], relief(c, colour(f, x, y - 1)), -1);
-      if (below) rc |= offer(f, x, y, down[x], relief(c, colour(f, x, y + 1)), -1);
-      if (rc) return WSISA_ENOMEM;
+      if (!(odd >> 31)) continue;
+      for (int x = x0; x < x0 + n; x++) {
+        if (!(marker_odd(m[x]) >> 31)) continue;
+        if (m[x] > 0) return WSISA_EINTERNAL; /* above WSISA_WATERSHED_MAX_LABEL */
+        if (seed_pixel(f, m, up, down, x, y)) return WSISA_ENOMEM;
+      }
     }
   }
   return 0;
