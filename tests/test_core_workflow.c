@@ -53,8 +53,8 @@ static double dice(const wsisa_image *a, const wsisa_image *b) {
 /* The reference floods with cv::watershed, whose ties depend on its queue
  * order; ours follows an order-free rule (codelets/cpu/watershed.c). Upstream
  * of the watershed the masks agree exactly; the measured agreement of the
- * final masks is the bar: Dice >= 0.99 with the defaults (0.991 and 0.996
- * measured), >= 0.98 with many small nuclei and 4-connected markers (0.986). */
+ * final masks is the bar: Dice >= 0.99 (measured 0.9994 and 0.9971 with the
+ * defaults, 0.9940 with many small nuclei and 4-connected markers). */
 static void against_reference(const char *tile, const char *golden, const double *params,
                               double bar) {
   wsisa_image *ours = segment(tile, params, STARPU_CPU), *ref = NULL;
@@ -83,7 +83,7 @@ Test(workflow, varied_parameters_match_reference) {
                                       "watershed_conn=4,min_size_pl=10,min_size=6,min_size_seg=8",
                                       p, &e),
                0, "%s", e.msg);
-  against_reference("tests/data/tile_256.png", "tests/golden/workflow/tile_256_varied.png", p, 0.98);
+  against_reference("tests/data/tile_256.png", "tests/golden/workflow/tile_256_varied.png", p, 0.99);
 }
 
 /* Results must not depend on the worker a task ran on. */

@@ -120,7 +120,12 @@ def segment(rgb, p):
     markers = measure.label(minima, connectivity=1 if p["watershed_conn"] == 4 else 2)
     nuclei = rgb.copy()
     nuclei[~big] = 0
-    ws = cv2.watershed(np.ascontiguousarray(nuclei[..., ::-1]), markers.astype(np.int32))
+    # cv::watershed marks the image's outermost pixels as lines; pad by one
+    # pixel so that artefact falls outside the tile
+    bgr = cv2.copyMakeBorder(np.ascontiguousarray(nuclei[..., ::-1]), 1, 1, 1, 1,
+                             cv2.BORDER_CONSTANT, value=0)
+    mk = cv2.copyMakeBorder(markers.astype(np.int32), 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
+    ws = cv2.watershed(bgr, mk)[1:-1, 1:-1]
     sep = big & (ws != -1)
     # level 7: final size
     final = area_filter(sep, 4, p["min_size_seg"], p["max_size_seg"])
