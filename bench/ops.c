@@ -225,6 +225,7 @@ static void free_inputs(inputs *in) {
     if (*hs[i]) starpu_data_unregister(*hs[i]);
     wsisa_image_free(*imgs[i]);
   }
+  memset(in, 0, sizeof *in);
 }
 
 int bench_ops(int argc, char **argv, wsisa_err *e) {
@@ -273,6 +274,21 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
     if (have_cl) cl[i] = time_op(&in, rows[i].run, STARPU_OPENCL, (int)repeats);
   }
   bench_stats whole = time_workflow(&in, (int)size, (int)repeats);
+  /* StarPU's idle workers poll: stop them before the peers run */
+  char context[512] = "";
+  {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    if (mem) {
+      bench_print_context(mem);
+      fclose(mem);
+      snprintf(context, sizeof context, "%s", buf);
+      free(buf);
+    }
+  }
+  free_inputs(&in);
+  wsisa_runtime_shutdown();
   /* peers, on the same files, one thread */
   snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s/wsisa-bench-opencv' '%s' %ld 2>/dev/null",
            WSISA_BENCH_DIR, dir, repeats);
@@ -292,7 +308,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   }
   fprintf(csv, "op,ours_cpu_ms,ours_cpu_min,ours_cpu_max,ours_opencl_ms,peer,peer_ms,peer_min,"
                "peer_max,peer_over_ours\n");
-  bench_print_context(stdout);
+  fputs(context, stdout);
   printf("# %ldx%ld tile from %s, median of %ld runs (min..max); ours: CPU kernel on one "
          "core / OpenCL worker (PoCL)\n",
          size, size, SAMPLE_SLIDE, repeats);
