@@ -105,6 +105,8 @@ typedef struct wsisa_env {
   const char *starpu_home;  /* STARPU_HOME */
   const char *log;          /* WSISA_LOG */
   int opencl_on_cpus;       /* STARPU_OPENCL_ON_CPUS=1 */
+  const char *cache_home;   /* XDG_CACHE_HOME */
+  const char *home;         /* HOME */
 } wsisa_env;
 
 void wsisa_env_read(wsisa_env *env);

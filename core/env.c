@@ -11,4 +11,6 @@ void wsisa_env_read(wsisa_env *env) {
   env->log = getenv("WSISA_LOG");
   s = getenv("STARPU_OPENCL_ON_CPUS");
   env->opencl_on_cpus = s && strcmp(s, "1") == 0;
+  env->cache_home = getenv("XDG_CACHE_HOME");
+  env->home = getenv("HOME");
 }

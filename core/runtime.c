@@ -55,6 +55,16 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
     return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED=%s: unknown scheduler (one of: %s)",
                        sched, wsisa_sched_names());
 
+  /* Calibrated models are kept in a wsisa-owned folder unless the user names
+   * one; StarPU keys them by host and by worker architecture inside it. */
+  if (!env.starpu_home) {
+    const char *cache = env.cache_home, *home = env.home;
+    char dir[4096];
+    if (cache && *cache) snprintf(dir, sizeof dir, "%s/wsisa", cache);
+    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/wsisa", home);
+    else dir[0] = '\0';
+    if (dir[0]) setenv("STARPU_HOME", dir, 0);
+  }
   /* StarPU's own chatter (model recalibration notes) only when debugging */
   if (!wsisa_log_enabled(WSISA_LOG_DEBUG)) setenv("STARPU_SILENT", "1", 0);
   struct starpu_conf conf;
