@@ -97,12 +97,10 @@ static int collect_tiles(run_state *s, wsisa_err *e) {
   }
   for (size_t i = 0; i < in->nimages && !rc; i++) {
     wsisa_image *img = NULL;
-    if ((rc = wsisa_image_read(in->images[i], &img, e))) break;
-    int ok = img->type == WSISA_U8 && img->channels == 3;
+    if ((rc = wsisa_image_read_rgb(in->images[i], &img, e))) break;
     wsisa_tile_ref ref = {in->images[i], 0, 0, 0, 0, img->width, img->height};
     wsisa_image_free(img);
-    if (!ok) rc = wsisa_error(e, WSISA_EFORMAT, "%s: expected an 8-bit RGB image", in->images[i]);
-    else rc = add_tile(s, &ref, in->images[i], e);
+    rc = add_tile(s, &ref, in->images[i], e);
   }
   if (!rc && s->ntiles == 0)
     rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs: no tile to segment (no tissue found?)",

@@ -68,30 +68,7 @@ static int load_input(const segment_opts *o, wsisa_image **rgb, wsisa_err *e) {
     const char *vendor = openslide_detect_vendor(o->input);
     is_slide = vendor && strcmp(vendor, "generic-tiff") != 0;
   }
-  if (!is_slide) {
-    wsisa_image *img = NULL;
-    int rc = wsisa_image_read(o->input, &img, e);
-    if (rc) return rc;
-    if (img->type != WSISA_U8 || img->channels < 3) {
-      wsisa_image_free(img);
-      return wsisa_error(e, WSISA_EFORMAT, "%s: expected an 8-bit RGB image", o->input);
-    }
-    if (img->channels == 3) {
-      *rgb = img;
-      return 0;
-    }
-    /* drop alpha */
-    wsisa_image *packed = NULL;
-    rc = wsisa_image_new(img->width, img->height, 3, WSISA_U8, &packed, e);
-    for (int y = 0; !rc && y < img->height; y++) {
-      const uint8_t *src = wsisa_image_row(img, y);
-      uint8_t *dst = wsisa_image_row(packed, y);
-      for (int x = 0; x < img->width; x++) memcpy(dst + 3 * x, src + 4 * x, 3);
-    }
-    wsisa_image_free(img);
-    *rgb = packed;
-    return rc;
-  }
+  if (!is_slide) return wsisa_image_read_rgb(o->input, rgb, e);
   wsisa_slide *slide = NULL;
   int rc = wsisa_slide_open(o->input, &slide, e);
   if (rc) return rc;

@@ -78,17 +78,7 @@ static void unit_wait(unit *u) {
 
 int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
   *rgb = NULL;
-  if (!t->is_slide) {
-    wsisa_image *img = NULL;
-    int rc = wsisa_image_read(t->path, &img, e);
-    if (rc) return rc;
-    if (img->type != WSISA_U8 || img->channels != 3) {
-      wsisa_image_free(img);
-      return wsisa_error(e, WSISA_EFORMAT, "%s: expected an 8-bit RGB image", t->path);
-    }
-    *rgb = img;
-    return 0;
-  }
+  if (!t->is_slide) return wsisa_image_read_rgb(t->path, rgb, e);
   wsisa_slide *slide = NULL;
   int rc = wsisa_slide_open(t->path, &slide, e);
   if (rc) return rc;

@@ -239,6 +239,30 @@ int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e) {
   return wsisa_error(e, WSISA_EFORMAT, "%s: not a PNG or TIFF image", path);
 }
 
+int wsisa_image_read_rgb(const char *path, wsisa_image **out, wsisa_err *e) {
+  *out = NULL;
+  wsisa_image *img = NULL, *packed = NULL;
+  int rc = wsisa_image_read(path, &img, e);
+  if (rc) return rc;
+  if (img->type != WSISA_U8 || img->channels < 3) {
+    wsisa_image_free(img);
+    return wsisa_error(e, WSISA_EFORMAT, "%s: expected an 8-bit RGB image", path);
+  }
+  if (img->channels == 3) {
+    *out = img;
+    return 0;
+  }
+  rc = wsisa_image_new(img->width, img->height, 3, WSISA_U8, &packed, e);
+  for (int y = 0; !rc && y < img->height; y++) {
+    const uint8_t *src = wsisa_image_row(img, y);
+    uint8_t *dst = wsisa_image_row(packed, y);
+    for (int x = 0; x < img->width; x++) memcpy(dst + 3 * x, src + 4 * x, 3);
+  }
+  wsisa_image_free(img);
+  *out = packed;
+  return rc;
+}
+
 static int has_suffix(const char *s, const char *suffix) {
   size_t ls = strlen(s), lx = strlen(suffix);
   return ls >= lx && strcasecmp(s + ls - lx, suffix) == 0;

@@ -73,6 +73,9 @@ int wsisa_tissue_mask(wsisa_slide *slide, int max_side, wsisa_image **out,
 /* Read PNG or TIFF (detected by content, not name). PNG: u8/u16, 1-4 channels;
  * TIFF: u8/u16/i32/f32, 1-4 channels, strips or tiles. */
 int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e);
+/* Read an 8-bit colour image as packed RGB (an alpha channel is dropped);
+ * anything else is refused naming the file. */
+int wsisa_image_read_rgb(const char *path, wsisa_image **out, wsisa_err *e);
 /* Write by extension: .png (u8/u16) or .tif/.tiff (any type). */
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e);
 
