@@ -610,6 +610,13 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     goto done;
   }
   if ((rc = apply_flags(&s, &o, e))) goto done;
+  for (size_t m = 0; m < s.study->nmetrics; m++)
+    if (strcmp(s.study->metrics[m], "dice") != 0 && strcmp(s.study->metrics[m], "jaccard") != 0) {
+      rc = wsisa_error(e, WSISA_EUSAGE,
+                       "%s: metric %s: wsisa run computes dice and jaccard so far",
+                       study_path, s.study->metrics[m]);
+      goto done;
+    }
   const char *sched = s.study->execution.scheduler;
   wsisa_env env;
   wsisa_env_read(&env);
