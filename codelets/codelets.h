@@ -147,4 +147,8 @@ int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t marker
                            starpu_data_handle_t mask, starpu_data_handle_t labels_out,
                            starpu_data_handle_t mask_out);
 
+/* study metrics: count = the largest label of a canonical i32 label image
+ * (a vector of 1 uint64). */
+int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t count);
+
 #endif

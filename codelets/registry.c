@@ -6,6 +6,7 @@
 
 WSISA__OP_DECLARE(invert);
 WSISA__OP_DECLARE(neg_dist);
+WSISA__OP_DECLARE(count_labels);
 /* morph: mathematical morphology */
 WSISA__OP_DECLARE(morph);
 WSISA__OP_DECLARE(reconstruct);
@@ -36,6 +37,7 @@ WSISA__OP_DECLARE(watershed);
 const wsisa_op wsisa_ops[] = {
     ROW(invert),
     ROW(neg_dist),
+    ROW(count_labels),
     /* morph: mathematical morphology */
     ROW(morph),
     ROW(reconstruct),

@@ -139,4 +139,7 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
                         const wsisa_image *mask, wsisa_image *labels,
                         wsisa_image *mask_out);
 
+/* study metrics: the object count of a canonical label image (its largest label). */
+int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);
+
 #endif
