@@ -198,9 +198,10 @@ static int journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
   (void)bucket;
   run_state *s = ctx;
   for (size_t i = 0; i < n; i++) {
-    fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu\n", tile, runs[i],
+    fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu,%llu,%llu\n", tile, runs[i],
             (unsigned long long)counts[i].both, (unsigned long long)counts[i].run,
-            (unsigned long long)counts[i].ref);
+            (unsigned long long)counts[i].ref, (unsigned long long)counts[i].nuclei,
+            (unsigned long long)counts[i].ref_nuclei);
     s->counts[runs[i] * s->ntiles + tile] = counts[i];
     s->have[runs[i] * s->ntiles + tile] = 1;
   }
@@ -220,14 +221,16 @@ static int journal_read(run_state *s, wsisa_err *e) {
   while (fgets(line, sizeof line, f)) {
     lineno++;
     if (lineno == 1 || !strchr(line, '\n')) continue;
-    unsigned long long tile, run, both, a, b;
-    if (sscanf(line, "%llu,%llu,%llu,%llu,%llu", &tile, &run, &both, &a, &b) != 5) continue;
+    unsigned long long tile, run, both, a, b, na, nb;
+    if (sscanf(line, "%llu,%llu,%llu,%llu,%llu,%llu,%llu", &tile, &run, &both, &a, &b, &na,
+               &nb) != 7)
+      continue;
     if (tile >= s->ntiles || run >= s->nruns) {
       fclose(f);
       return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %llu or run %llu is not in this study",
                          path, lineno, tile, run);
     }
-    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b};
+    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb};
     s->have[run * s->ntiles + tile] = 1;
     kept++;
   }
@@ -241,25 +244,33 @@ static int journal_open(run_state *s, int fresh, wsisa_err *e) {
   path_in(s, "journal.csv", path, sizeof path);
   s->journal = fopen(path, "a");
   if (!s->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  if (fresh) fprintf(s->journal, "tile,run_id,both,run,ref\n");
+  if (fresh) fprintf(s->journal, "tile,run_id,both,run,ref,nuclei,ref_nuclei\n");
   return fflush(s->journal) ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno)) : 0;
 }
 
 /* ---- results --------------------------------------------------------------------- */
 
 typedef struct run_metrics {
-  double dice, jaccard;
-  uint64_t both, run, ref;
+  double dice, jaccard, mean_area;
+  uint64_t both, run, ref, nuclei, ref_nuclei;
 } run_metrics;
 
+/* The metrics a segmentation study may ask of `wsisa run`. */
+static const char *const run_metric_names[] = {"dice", "jaccard", "nucleus_count", "mean_area"};
+#define NRUN_METRICS (sizeof run_metric_names / sizeof *run_metric_names)
+
 static run_metrics metrics_of(const run_state *s, size_t r) {
-  run_metrics m = {0, 0, 0, 0, 0};
+  run_metrics m = {0, 0, 0, 0, 0, 0, 0, 0};
   for (size_t t = 0; t < s->ntiles; t++) {
     const wsisa_counts *c = &s->counts[r * s->ntiles + t];
     m.both += c->both;
     m.run += c->run;
     m.ref += c->ref;
+    m.nuclei += c->nuclei;
+    m.ref_nuclei += c->ref_nuclei;
   }
+  /* no nucleus, no mean area: a missing output the analysis reports by run id */
+  m.mean_area = m.nuclei ? (double)m.run / (double)m.nuclei : NAN;
   /* two empty masks agree perfectly */
   m.dice = m.run + m.ref ? 2.0 * (double)m.both / (double)(m.run + m.ref) : 1.0;
   uint64_t uni = m.run + m.ref - m.both;
@@ -280,8 +291,9 @@ static int write_metrics(run_state *s, wsisa_err *e) {
   }
   wsisa_csv_text(w, "run_id");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
-  const char *cols[] = {"dice", "jaccard", "pixels_both", "pixels_run", "pixels_reference"};
-  for (size_t c = 0; c < 5; c++) wsisa_csv_text(w, cols[c]);
+  const char *cols[] = {"dice", "jaccard", "nucleus_count", "mean_area", "pixels_both",
+                        "pixels_run", "pixels_reference", "reference_nucleus_count"};
+  for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) wsisa_csv_text(w, cols[c]);
   wsisa_csv_end_row(w);
   wsisa_csv_text(o, "run_id");
   for (size_t m = 0; m < s->study->nmetrics; m++) wsisa_csv_text(o, s->study->metrics[m]);
@@ -290,15 +302,17 @@ static int write_metrics(run_state *s, wsisa_err *e) {
     run_metrics m = metrics_of(s, r);
     wsisa_csv_uint(w, r);
     for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
-    wsisa_csv_num(w, m.dice);
-    wsisa_csv_num(w, m.jaccard);
+    const double values[NRUN_METRICS] = {m.dice, m.jaccard, (double)m.nuclei, m.mean_area};
+    for (size_t k = 0; k < NRUN_METRICS; k++) wsisa_csv_num(w, values[k]);
     wsisa_csv_uint(w, m.both);
     wsisa_csv_uint(w, m.run);
     wsisa_csv_uint(w, m.ref);
+    wsisa_csv_uint(w, m.ref_nuclei);
     wsisa_csv_end_row(w);
     wsisa_csv_uint(o, r);
     for (size_t k = 0; k < s->study->nmetrics; k++)
-      wsisa_csv_num(o, strcmp(s->study->metrics[k], "jaccard") == 0 ? m.jaccard : m.dice);
+      for (size_t j = 0; j < NRUN_METRICS; j++)
+        if (strcmp(s->study->metrics[k], run_metric_names[j]) == 0) wsisa_csv_num(o, values[j]);
     wsisa_csv_end_row(o);
   }
   rc = wsisa_csv_close(w, e);
@@ -610,13 +624,18 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     goto done;
   }
   if ((rc = apply_flags(&s, &o, e))) goto done;
-  for (size_t m = 0; m < s.study->nmetrics; m++)
-    if (strcmp(s.study->metrics[m], "dice") != 0 && strcmp(s.study->metrics[m], "jaccard") != 0) {
+  for (size_t m = 0; m < s.study->nmetrics; m++) {
+    int known = 0;
+    for (size_t j = 0; j < NRUN_METRICS; j++)
+      known |= strcmp(s.study->metrics[m], run_metric_names[j]) == 0;
+    if (!known) {
       rc = wsisa_error(e, WSISA_EUSAGE,
-                       "%s: metric %s: wsisa run computes dice and jaccard so far",
+                       "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count and "
+                       "mean_area so far",
                        study_path, s.study->metrics[m]);
       goto done;
     }
+  }
   const char *sched = s.study->execution.scheduler;
   wsisa_env env;
   wsisa_env_read(&env);

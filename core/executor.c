@@ -23,10 +23,12 @@ typedef struct paths {
 
 typedef struct unit unit;
 
-/* One leaf's comparison with the reference: its counts come home here. */
+/* One leaf's measures against the reference: they come home here. The path
+ * ends when both have arrived. */
 typedef struct leaf {
-  uint64_t counts[3];
-  starpu_data_handle_t handle;
+  uint64_t counts[3], nuclei;
+  starpu_data_handle_t handle, nuclei_handle;
+  int remaining;
   size_t node;
   unit *owner;
 } leaf;
@@ -38,19 +40,32 @@ struct unit {
   size_t nleaves, pending; /* leaves whose comparison has not finished */
   wsisa_counts *node_counts; /* per level-1 node skipped: counts of an empty mask */
   paths *paths;
+  uint64_t ref_nuclei;      /* the tile's reference object count */
   wsisa_tile_data own_tile; /* when the tile stage is not shared */
   int owns_tile;
 };
 
-static void leaf_done(void *arg) {
-  leaf *l = arg;
-  starpu_data_release(l->handle);
+static void leaf_arrived(leaf *l) {
   paths *p = l->owner->paths;
   pthread_mutex_lock(&p->lock);
-  p->active--;
-  l->owner->pending--;
-  pthread_cond_broadcast(&p->cond);
+  if (--l->remaining == 0) {
+    p->active--;
+    l->owner->pending--;
+    pthread_cond_broadcast(&p->cond);
+  }
   pthread_mutex_unlock(&p->lock);
+}
+
+static void leaf_counts_done(void *arg) {
+  leaf *l = arg;
+  starpu_data_release(l->handle);
+  leaf_arrived(l);
+}
+
+static void leaf_nuclei_done(void *arg) {
+  leaf *l = arg;
+  starpu_data_release(l->nuclei_handle);
+  leaf_arrived(l);
 }
 
 /* Wait until fewer than `limit` paths are active (limit 0: no bound). */
@@ -92,7 +107,7 @@ typedef struct tile_state {
   starpu_data_handle_t h_rgb;
   wsisa_tile_data data;
   starpu_data_handle_t ref;  /* reference mask (default parameters) */
-  uint64_t ref_pixels;
+  uint64_t ref_pixels, ref_nuclei;
   /* background decisions per (B, G, R) seen on this tile */
   double (*bgr)[3];
   int *skip;
@@ -111,13 +126,15 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
     return rc;
-  uint64_t counts[3] = {0, 0, 0};
-  starpu_data_handle_t hc;
+  uint64_t counts[3] = {0, 0, 0}, nuclei = 0;
+  starpu_data_handle_t hc, hn;
   starpu_vector_data_register(&hc, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
-  if (wsisa_submit_compare(ts->ref, ts->ref, hc))
-    rc = wsisa_error(e, WSISA_ERUNTIME, "cannot submit the reference count");
+  starpu_vector_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)&nuclei, 1, sizeof nuclei);
+  rc = wsisa_workflow_measure_submit(&ts->data, ts->ref, ts->ref, hc, hn, e);
   starpu_data_unregister(hc);
+  starpu_data_unregister(hn);
   ts->ref_pixels = counts[1];
+  ts->ref_nuclei = nuclei;
   return rc;
 }
 
@@ -162,7 +179,10 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
 static void unit_free(unit *u) {
   if (!u) return;
   for (size_t i = 0; i < u->nleaves; i++)
-    if (u->leaves[i].handle) starpu_data_unregister(u->leaves[i].handle);
+    if (u->leaves[i].handle) {
+      starpu_data_unregister(u->leaves[i].handle);
+      starpu_data_unregister(u->leaves[i].nuclei_handle);
+    }
   free(u->leaves);
   free(u->node_counts);
   free(u);
@@ -218,17 +238,20 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       leaf *l = &u->leaves[u->nleaves++];
       l->node = v;
       l->owner = u;
+      l->remaining = 2;
       starpu_vector_data_register(&l->handle, STARPU_MAIN_RAM, (uintptr_t)l->counts, 3,
                                   sizeof l->counts[0]);
-      if (wsisa_submit_compare(path.final, ts->ref, l->handle)) {
-        rc = wsisa_error(e, WSISA_ERUNTIME, "cannot submit a comparison");
+      starpu_vector_data_register(&l->nuclei_handle, STARPU_MAIN_RAM, (uintptr_t)&l->nuclei, 1,
+                                  sizeof l->nuclei);
+      if ((rc = wsisa_workflow_measure_submit(data, path.final, ts->ref, l->handle,
+                                              l->nuclei_handle, e)))
         break;
-      }
       paths_begin(u->paths);
       pthread_mutex_lock(&u->paths->lock);
       u->pending++;
       pthread_mutex_unlock(&u->paths->lock);
-      if (starpu_data_acquire_cb(l->handle, STARPU_R, leaf_done, l)) {
+      if (starpu_data_acquire_cb(l->handle, STARPU_R, leaf_counts_done, l) ||
+          starpu_data_acquire_cb(l->nuclei_handle, STARPU_R, leaf_nuclei_done, l)) {
         rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
         break;
       }
@@ -260,7 +283,8 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     for (size_t j = 0; j < leaf_node->n_instances; j++) {
       runs[m] = t->instances[leaf_node->first_instance + j];
       counts[m++] = (wsisa_counts){u->leaves[i].counts[0], u->leaves[i].counts[1],
-                                   u->leaves[i].counts[2]};
+                                   u->leaves[i].counts[2], u->leaves[i].nuclei,
+                                   u->ref_nuclei};
     }
   }
   for (size_t v = 1; v < t->n_nodes; v++) {
@@ -268,7 +292,7 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     const wsisa_reuse_node *nd = &t->nodes[v];
     for (size_t j = 0; j < nd->n_instances; j++) {
       runs[m] = t->instances[nd->first_instance + j];
-      counts[m++] = (wsisa_counts){0, 0, u->node_counts[v].ref};
+      counts[m++] = (wsisa_counts){0, 0, u->node_counts[v].ref, 0, u->ref_nuclei};
     }
   }
   int rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
@@ -314,6 +338,7 @@ int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
       u->bucket = b;
       u->tree = buckets->trees[b];
       u->paths = &ps;
+      u->ref_nuclei = ts.ref_nuclei;
       rc = unit_submit(u, &ts, params, opts, stats, e);
       if (rc) {
         unit_wait(u);

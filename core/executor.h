@@ -23,6 +23,7 @@ typedef struct wsisa_tile_ref {
 /* Pixel counts of one (run, tile) against the reference mask. */
 typedef struct wsisa_counts {
   uint64_t both, run, ref; /* |A ∩ B|, |A| (this run), |B| (reference) */
+  uint64_t nuclei, ref_nuclei; /* objects (4-connected) of the run and of the reference */
 } wsisa_counts;
 
 typedef struct wsisa_exec_opts {

@@ -285,6 +285,19 @@ void wsisa_workflow_task_release(int level, wsisa_task_data *path) {
   release(outputs[level - 1]);
 }
 
+int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                  starpu_data_handle_t ref, starpu_data_handle_t counts,
+                                  starpu_data_handle_t nuclei, wsisa_err *e) {
+  starpu_data_handle_t labels = NULL;
+  int rc = tmp_labels(tile, &labels, e);
+  if (rc) return rc;
+  rc = submitted(wsisa_submit_compare(mask, ref, counts), "comparison", e);
+  if (!rc) rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);
+  if (!rc) rc = submitted(wsisa_submit_count_labels(labels, nuclei), "object count", e);
+  release(&labels);
+  return rc;
+}
+
 int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
                                   starpu_data_handle_t mask_out, wsisa_err *e) {
   int skip = 0, rc = wsisa_workflow_background_skip(tile, p, &skip, e);

@@ -53,6 +53,10 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 15);
+  cr_expect(strstr(base, ",dice,jaccard,nucleus_count,mean_area,") != NULL, "metrics header: %.300s",
+            base);
+  /* the reference segments 85 nuclei on this tile (wsisa segment --labels agrees) */
+  cr_expect(strstr(base, ",85\n") != NULL, "reference nucleus count missing");
   static const char *const variants[][2] = {
       {"STARPU_SCHED=eager", "--reuse stage"}, {"STARPU_SCHED=lws", "--reuse rtma --max-bucket-size 3"},
       {"STARPU_SCHED=dmda", "--reuse trtma --max-buckets 2"},
