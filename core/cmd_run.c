@@ -26,7 +26,7 @@
 #include "sa/sa.h"
 
 typedef struct run_opts {
-  const char *study_path, *out, *resume;
+  const char *study_path, *out, *resume, *samples;
   long max_buckets, max_bucket_size, active_paths;
   const char *reuse, *memory_limit;
 } run_opts;
@@ -42,6 +42,8 @@ typedef struct run_state {
   wsisa_sa_design *design;
   size_t nruns;
   double *params;           /* nruns x 15, canonical order */
+  uint64_t *run_ids;        /* a design read from CSV keeps its run ids; NULL: 0..n-1 */
+  int from_csv;
   wsisa_reuse_design *plan;
   wsisa_reuse_buckets *buckets;
   wsisa_counts *counts;     /* nruns x ntiles */
@@ -110,7 +112,49 @@ static int collect_tiles(run_state *s, wsisa_err *e) {
 
 /* ---- design and plan --------------------------------------------------------- */
 
-static int make_design(run_state *s, wsisa_err *e) {
+/* A design made elsewhere (wsisa sample, another SA tool): one row per run,
+ * run_id first, segmentation parameters by their canonical names; the
+ * parameters it does not name keep their defaults. */
+static int design_from_csv(run_state *s, const char *path, wsisa_err *e) {
+  wsisa_csv *c = NULL;
+  int rc = wsisa_csv_read(path, &c, e);
+  if (rc) return rc;
+  long col_of[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) col_of[p] = wsisa_csv_column(c, wsisa_seg_param_name(p));
+  for (size_t k = 1; k < c->ncols && !rc; k++)
+    if (!wsisa_sa_seg_find(c->header[k]))
+      rc = wsisa_error(e, WSISA_EUSAGE, "%s: column %s: not a segmentation parameter", path,
+                       c->header[k]);
+  if (!rc && c->nrows == 0) rc = wsisa_error(e, WSISA_EUSAGE, "%s: no runs", path);
+  uint64_t *ids = rc ? NULL : malloc(c->nrows * sizeof *ids);
+  if (!rc && !ids) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) rc = wsisa_csv_run_ids(c, ids, e);
+  if (!rc) {
+    s->nruns = c->nrows;
+    s->run_ids = ids;
+    ids = NULL;
+    s->params = malloc(s->nruns * WSISA_SEG_NPARAMS * sizeof *s->params);
+    if (!s->params) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  for (size_t r = 0; !rc && r < s->nruns; r++)
+    for (int p = 0; !rc && p < WSISA_SEG_NPARAMS; p++) {
+      double v = wsisa_seg_defaults()[p];
+      if (col_of[p] >= 0 && !(rc = wsisa_csv_number(c, r, (size_t)col_of[p], &v, e)) &&
+          (rc = wsisa_sa_seg_validate(wsisa_seg_param_name(p), v, NULL)))
+        rc = wsisa_error(e, WSISA_EUSAGE, "%s:%zu: %s=%g is outside the valid range", path,
+                         c->lines[r], wsisa_seg_param_name(p), v);
+      s->params[r * WSISA_SEG_NPARAMS + p] = v;
+    }
+  free(ids);
+  wsisa_csv_free(c);
+  return rc;
+}
+
+static int make_design(run_state *s, const char *samples, wsisa_err *e) {
+  if (samples) {
+    s->from_csv = 1;
+    return design_from_csv(s, samples, e);
+  }
   int rc = wsisa_study_design(s->study, NULL, &s->space, &s->sa, &s->design, e);
   if (rc) return rc;
   s->nruns = s->design->nrows;
@@ -309,7 +353,7 @@ static int write_metrics(run_state *s, wsisa_err *e) {
     wsisa_csv_uint(w, m.ref);
     wsisa_csv_uint(w, m.ref_nuclei);
     wsisa_csv_end_row(w);
-    wsisa_csv_uint(o, r);
+    wsisa_csv_uint(o, s->run_ids ? s->run_ids[r] : r);
     for (size_t k = 0; k < s->study->nmetrics; k++)
       for (size_t j = 0; j < NRUN_METRICS; j++)
         if (strcmp(s->study->metrics[k], run_metric_names[j]) == 0) wsisa_csv_num(o, values[j]);
@@ -320,7 +364,30 @@ static int write_metrics(run_state *s, wsisa_err *e) {
   return rc ? rc : rc2;
 }
 
+/* The design of a CSV-driven run, in canonical columns: design.csv marks the
+ * results folder so --resume reads the same design back. */
+static int write_csv_design(run_state *s, const char *name, wsisa_err *e) {
+  char path[4200];
+  path_in(s, name, path, sizeof path);
+  wsisa_csv_writer *w;
+  int rc = wsisa_csv_create(path, &w, e);
+  if (rc) return rc;
+  wsisa_csv_text(w, "run_id");
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
+  wsisa_csv_end_row(w);
+  for (size_t r = 0; r < s->nruns; r++) {
+    wsisa_csv_uint(w, s->run_ids[r]);
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
+    wsisa_csv_end_row(w);
+  }
+  return wsisa_csv_close(w, e);
+}
+
 static int write_samples(run_state *s, wsisa_err *e) {
+  if (s->from_csv) {
+    int rc = write_csv_design(s, "samples.csv", e);
+    return rc ? rc : write_csv_design(s, "design.csv", e);
+  }
   char path[4200];
   path_in(s, "samples.csv", path, sizeof path);
   wsisa_csv_writer *w;
@@ -514,6 +581,7 @@ static void run_free(run_state *s) {
   free(s->tile_names);
   free(s->tiles);
   free(s->params);
+  free(s->run_ids);
   free(s->counts);
   free(s->have);
   if (s->buckets) wsisa_reuse_buckets_free(s->buckets);
@@ -530,6 +598,8 @@ static void usage(void) {
          "                        study of the 15 parameters on the bundled sample slide\n"
          "  -o DIR                results folder (must not hold another study's results)\n"
          "  --resume DIR          go on with an interrupted run; finished units are not redone\n"
+         "  --samples CSV         the design from a CSV (run_id, then parameter columns) made\n"
+         "                        by wsisa sample or another SA tool, instead of the sampler\n"
          "  --reuse S             none | stage | naive | sca | rtma | trtma (overrides the study)\n"
          "  --max-buckets N       TRTMA MaxBuckets (default 3 x workers)\n"
          "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
@@ -568,6 +638,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       {"resume", required_argument, 0, 'R'},         {"reuse", required_argument, 0, 'u'},
       {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
       {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
+      {"samples", required_argument, 0, 'S'},
       {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
   run_opts o = {0};
   int opt, rc;
@@ -580,6 +651,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       case 's': o.study_path = optarg; break;
       case 'o': o.out = optarg; break;
       case 'R': o.resume = optarg; break;
+      case 'S': o.samples = optarg; break;
       case 'u': o.reuse = optarg; break;
       case 'm': o.memory_limit = optarg; break;
       case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
@@ -595,8 +667,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     }
   }
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
-  if (o.resume && (o.study_path || o.out))
-    return wsisa_error(e, WSISA_EUSAGE, "--resume DIR takes neither --study nor -o");
+  if (o.resume && (o.study_path || o.out || o.samples))
+    return wsisa_error(e, WSISA_EUSAGE, "--resume DIR takes neither --study, -o nor --samples");
   if (!o.resume && !o.out) return wsisa_error(e, WSISA_EUSAGE, "missing -o DIR (the results folder)");
 
   run_state s;
@@ -646,7 +718,11 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     goto done;
   }
   if ((rc = prepare_dir(&s, &o, e))) goto done;
-  if ((rc = collect_tiles(&s, e)) || (rc = make_design(&s, e))) goto done;
+  char design_csv[4200];
+  snprintf(design_csv, sizeof design_csv, "%s/design.csv", s.dir);
+  const char *samples = o.samples;
+  if (o.resume && access(design_csv, R_OK) == 0) samples = design_csv;
+  if ((rc = collect_tiles(&s, e)) || (rc = make_design(&s, samples, e))) goto done;
   s.counts = calloc(s.nruns * s.ntiles, sizeof *s.counts);
   s.have = calloc(s.nruns * s.ntiles, 1);
   if (!s.counts || !s.have) {
@@ -693,9 +769,16 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                        i % s.ntiles);
       goto done;
     }
-  if ((rc = write_metrics(&s, e)) || (rc = analyze(&s, e))) goto done;
-  print_top(&s);
-  printf("results in %s: metrics.csv, indices.csv, indices.json, *.svg, run.json\n", s.dir);
+  if ((rc = write_metrics(&s, e))) goto done;
+  if (s.from_csv)
+    printf("design from %s: no indices computed here (the study's method may not match it); "
+           "run `wsisa analyze` on %s/samples.csv and %s/outputs.csv with a matching study\n",
+           samples, s.dir, s.dir);
+  else if ((rc = analyze(&s, e)))
+    goto done;
+  if (!s.from_csv) print_top(&s);
+  printf("results in %s: metrics.csv%s, run.json\n", s.dir,
+         s.from_csv ? ", outputs.csv" : ", indices.csv, indices.json, *.svg");
   printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s.nruns,
          s.ntiles, (unsigned long long)s.stats.tasks, (unsigned long long)s.tasks_no_reuse,
          now() - s.t_start);

@@ -72,6 +72,15 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
     cr_expect_str_eq(m, base, "%s %s: metrics differ", variants[i][0], variants[i][1]);
     free(m);
   }
+  /* the same design through a CSV, as `wsisa sample` writes it */
+  char samples[4400], args[9000], csv_dir[4300];
+  snprintf(samples, sizeof samples, "%s/samples.csv", tu_tmpdir("samples"));
+  snprintf(args, sizeof args, "sample --study '%s' -o '%s'", study, samples);
+  cr_assert_eq(tu_run(args, NULL, NULL), 0);
+  snprintf(args, sizeof args, "--reuse trtma --samples '%s'", samples);
+  char *from_csv = run_study(study, "", args, csv_dir, sizeof csv_dir);
+  cr_expect_str_eq(from_csv, base, "--samples: metrics differ");
+  free(from_csv);
   char path[4400];
   snprintf(path, sizeof path, "%s/indices.csv", dir);
   char *indices = tu_slurp(path, NULL);
