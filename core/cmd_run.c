@@ -722,7 +722,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   snprintf(design_csv, sizeof design_csv, "%s/design.csv", s.dir);
   const char *samples = o.samples;
   if (o.resume && access(design_csv, R_OK) == 0) samples = design_csv;
-  if ((rc = collect_tiles(&s, e)) || (rc = make_design(&s, samples, e))) goto done;
+  if ((rc = make_design(&s, samples, e)) || (rc = collect_tiles(&s, e))) goto done;
   s.counts = calloc(s.nruns * s.ntiles, sizeof *s.counts);
   s.have = calloc(s.nruns * s.ntiles, 1);
   if (!s.counts || !s.have) {
