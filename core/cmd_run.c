@@ -534,6 +534,12 @@ static size_t active_paths(run_state *s) {
                  ? (size_t)s->study->reuse.active_paths
                  : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
   uint64_t limit = s->study->execution.memory_limit;
+  if (!limit) {
+    /* by default, stay below the memory that is free now */
+    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && page > 0) limit = (uint64_t)((double)pages * (double)page * 0.8);
+    s->study->execution.memory_limit = limit;
+  }
   if (limit) {
     double px = 0;
     for (size_t t = 0; t < s->ntiles; t++)
