@@ -100,7 +100,11 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
     /* a fresh results folder each time: `wsisa run` refuses another study's */
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
     if (system(cmd) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot remove", out);
-    snprintf(cmd, sizeof cmd, "env %s '%s' run --study '%s' -o '%s' %s >'%s.log' 2>&1",
+    /* CPU workers only unless `env` says otherwise: `ops` turns on the OpenCL
+     * CPU device in this process, and its environment would leak into wsisa */
+    snprintf(cmd, sizeof cmd,
+             "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' run --study '%s' -o '%s' %s "
+             ">'%s.log' 2>&1",
              env ? env : "", WSISA_EXE, study, out, args ? args : "", out);
     double t0 = bench_now();
     int st = system(cmd);
