@@ -22,7 +22,7 @@ static const experiment experiments[] = {
      "RTMA bucket size K against bucket 28 + RMSR --active-paths K, K = 1, 2, 4: peak RSS, "
      "makespan"},
     {"sched", bench_sched,
-     "eager, lws, dmda, dmdas, heft, pats on 2 CPUs and on 1 CPU + 1 OpenCL worker: "
+     "eager, lws, dmda, dmdas, modular-heft, pats on 2 CPUs and on 1 CPU + 1 OpenCL worker: "
      "makespan, hybrid speedup"},
     {"scale", bench_scale, "1 and 2 CPU workers: makespan, parallel efficiency"},
     {"algo", bench_algo, "reuse analysis time (wsisa plan) against n and MaxBuckets"},

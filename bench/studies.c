@@ -168,7 +168,7 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "sched", &o, e);
   if (rc) return rc;
-  static const char *const policies[] = {"eager", "lws", "dmda", "dmdas", "heft", "pats"};
+  static const char *const policies[] = {"eager", "lws", "dmda", "dmdas", "modular-heft", "pats"};
   enum { NP = 6 };
   static const char *const settings[2] = {
       "STARPU_NCPU=2 STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0",
@@ -197,7 +197,7 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
          "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1 (PoCL); speedup = CPU-only / "
          "hybrid, same policy\n",
          image);
-  printf("%-6s %-8s %-24s %-24s %8s\n", "policy", "setting", "makespan s", "wall s", "speedup");
+  printf("%-12s %-8s %-24s %-24s %8s\n", "policy", "setting", "makespan s", "wall s", "speedup");
   double val[2][NP], lo[2][NP], hi[2][NP];
   for (int p = 0; p < NP; p++)
     for (int s = 0; s < 2; s++) {
@@ -207,7 +207,7 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
       double speedup = s ? res[p][0].exec.median / r->exec.median : NAN_;
       char a[64], b[64], sp[16] = "";
       if (s) snprintf(sp, sizeof sp, "%.2fx", speedup);
-      printf("%-6s %-8s %-24s %-24s %8s\n", policies[p], s ? "hybrid" : "cpu",
+      printf("%-12s %-8s %-24s %-24s %8s\n", policies[p], s ? "hybrid" : "cpu",
              bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), sp);
       wsisa_csv_text(w, policies[p]);
       wsisa_csv_text(w, s ? "hybrid" : "cpu");
