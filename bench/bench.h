@@ -61,8 +61,8 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
                     bench_run *r, wsisa_err *e);
 /* `wsisa plan --study STUDY --json`, parsed. */
 int bench_plan_json(const char *study, json_t **out, wsisa_err *e);
-/* The machine context and what the runs were. */
-void bench_print_runs_context(const bench_opts *o, const bench_run *r);
+/* The machine context and what the runs were (IMAGE as for bench_write_study). */
+void bench_print_runs_context(const bench_opts *o, const bench_run *r, const char *image);
 /* "median (min..max)" of s * scale. */
 char *bench_fmt(char *buf, size_t cap, bench_stats s, double scale, int decimals);
 /* DIR/NAME.csv with a header given as "a,b,c". */

@@ -61,7 +61,7 @@ static void usage(FILE *f) {
           "              worker on PoCL), cpu_workers, opencl_workers, makespan_s,\n"
           "              makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
           "              hybrid_speedup (cpu makespan / hybrid makespan, same policy)\n"
-          "              (2 trajectories on tile_1024.png; --quick: tile_256.png)\n"
+          "              (2 trajectories on tile_1024.png, with or without --quick)\n"
           "  scale.csv:  cpu_workers, makespan_s, makespan_min, makespan_max, wall_s,\n"
           "              wall_min, wall_max, speedup, efficiency (T1 / (p x Tp))\n"
           "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"

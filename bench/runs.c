@@ -139,12 +139,17 @@ int bench_plan_json(const char *study, json_t **out, wsisa_err *e) {
   return 0;
 }
 
-void bench_print_runs_context(const bench_opts *o, const bench_run *r) {
+void bench_print_runs_context(const bench_opts *o, const bench_run *r, const char *image) {
+  char what[128];
+  if (image || o->quick)
+    snprintf(what, sizeof what, "tests/data/%s", image ? image : "tile_1024.png");
+  else
+    snprintf(what, sizeof what, "the tissue tiles of CMU-1-Small-Region.svs at 1024");
   bench_print_context(stdout);
   printf("# runs: wsisa run (scheduler %s, %d CPU + %d OpenCL workers unless stated) on %s; "
          "median of %d (min..max)\n",
          r->sched, r->ncpu, r->nopencl,
-         o->quick ? "tests/data/tile_1024.png" : "the tissue tiles of CMU-1-Small-Region.svs at 1024",
+         what,
          o->repeats);
 }
 

@@ -48,7 +48,7 @@ int bench_reuse(int argc, char **argv, wsisa_err *e) {
                            "buckets,speedup_over_none",
                            &w, e)))
     return rc;
-  bench_print_runs_context(&o, &res[0][0]);
+  bench_print_runs_context(&o, &res[0][0], NULL);
   printf("# makespan = run.json seconds.execute; speedup = none's median / this median\n");
   printf("%-5s %-6s %-24s %-24s %13s %7s %8s\n", "traj", "reuse", "makespan s", "wall s",
          "tasks", "reuse%", "speedup");
@@ -120,7 +120,7 @@ int bench_memory(int argc, char **argv, wsisa_err *e) {
                            "tasks_executed",
                            &w, e)))
     return rc;
-  bench_print_runs_context(&o, &small[0]);
+  bench_print_runs_context(&o, &small[0], NULL);
   printf("# MOAT 2 trajectories (32 runs); rtma-K: bucket size K (active paths = workers); "
          "rmsr-K: bucket size 28, --active-paths K\n");
   printf("%-8s %-26s %-24s %8s %6s %6s\n", "config", "peak RSS MiB", "makespan s", "buckets",
@@ -136,8 +136,9 @@ int bench_memory(int argc, char **argv, wsisa_err *e) {
       const bench_run *r = rs[c];
       char name[16], a[64], b[64];
       snprintf(name, sizeof name, "%s-%d", c ? "rmsr" : "rtma", ks[i]);
-      printf("%-8s %-26s %-24s %8.0f %6.0f %6.0f\n", name, bench_fmt(a, sizeof a, r->rss, 1.0 / 1024, 1),
-             bench_fmt(b, sizeof b, r->exec, 1, 2), r->buckets, r->peak_paths, r->executed);
+      printf("%-8s %-26s %-24s %8.0f %6.0f %6.0f\n", name,
+             bench_fmt(a, sizeof a, r->rss, 1.0 / 1024, 1), bench_fmt(b, sizeof b, r->exec, 1, 2),
+             r->buckets, r->peak_paths, r->executed);
       wsisa_csv_text(w, c ? "rtma28_rmsr" : "rtma_bucket_k");
       wsisa_csv_uint(w, (uint64_t)ks[i]);
       wsisa_csv_uint(w, (uint64_t)(c ? 28 : ks[i]));
@@ -174,8 +175,8 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
       "STARPU_NCPU=2 STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0",
       "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1"};
   int nset = o.no_opencl ? 1 : 2;
-  /* OpenCL on PoCL is slow: a small study, and the 256 tile with --quick */
-  const char *image = o.quick ? "tile_256.png" : "tile_1024.png";
+  /* OpenCL on PoCL is slow: a small study, one tile */
+  const char *image = "tile_1024.png";
   char study[4300], env[256];
   if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, sizeof study, e)))
     return rc;
@@ -192,7 +193,7 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
                            "makespan_max,wall_s,wall_min,wall_max,hybrid_speedup",
                            &w, e)))
     return rc;
-  bench_print_runs_context(&o, &res[0][0]);
+  bench_print_runs_context(&o, &res[0][0], image);
   printf("# MOAT 2 trajectories (32 runs) on tests/data/%s; CPU: STARPU_NCPU=2; hybrid: "
          "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1 (PoCL); speedup = CPU-only / "
          "hybrid, same policy\n",
@@ -253,7 +254,7 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
                            "wall_max,speedup,efficiency",
                            &w, e)))
     return rc;
-  bench_print_runs_context(&o, &res[NC - 1]);
+  bench_print_runs_context(&o, &res[NC - 1], NULL);
   printf("# MOAT %d trajectories (%d runs), CPU only; efficiency = T1 / (p x Tp)\n", traj,
          16 * traj);
   printf("%-4s %-24s %-24s %8s %10s\n", "cpus", "makespan s", "wall s", "speedup", "efficiency");
