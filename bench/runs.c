@@ -17,7 +17,7 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
                                            {"output", required_argument, 0, 'o'},
                                            {"no-opencl", no_argument, 0, 'n'},
                                            {0, 0, 0, 0}};
-  long repeats = 0;
+  long repeats = -1; /* unset: 3, or 1 with --quick */
   int opt, rc;
   memset(o, 0, sizeof *o);
   snprintf(o->dir, sizeof o->dir, "bench-results/%s", name);
@@ -33,7 +33,7 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
     }
   }
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
-  if (repeats == 0) repeats = o->quick ? 1 : 3;
+  if (repeats == -1) repeats = o->quick ? 1 : 3;
   if (repeats < 1 || repeats > BENCH_MAX_REPEATS)
     return wsisa_error(e, WSISA_EUSAGE, "--repeats %ld: must be in 1..%d", repeats,
                        BENCH_MAX_REPEATS);
