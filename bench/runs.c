@@ -17,7 +17,8 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
                                            {"output", required_argument, 0, 'o'},
                                            {"no-opencl", no_argument, 0, 'n'},
                                            {0, 0, 0, 0}};
-  long repeats = -1; /* unset: 3, or 1 with --quick */
+  long repeats = 0;
+  int repeats_given = 0;
   int opt, rc;
   memset(o, 0, sizeof *o);
   snprintf(o->dir, sizeof o->dir, "bench-results/%s", name);
@@ -26,14 +27,17 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
   while ((opt = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
     switch (opt) {
       case 'q': o->quick = 1; break;
-      case 'r': if ((rc = wsisa_cli_long("--repeats", optarg, &repeats, e))) return rc; break;
+      case 'r':
+        if ((rc = wsisa_cli_long("--repeats", optarg, &repeats, e))) return rc;
+        repeats_given = 1;
+        break;
       case 'o': snprintf(o->dir, sizeof o->dir, "%s", optarg); break;
       case 'n': o->no_opencl = 1; break;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
-  if (repeats == -1) repeats = o->quick ? 1 : 3;
+  if (!repeats_given) repeats = o->quick ? 1 : 3;
   if (repeats < 1 || repeats > BENCH_MAX_REPEATS)
     return wsisa_error(e, WSISA_EUSAGE, "--repeats %ld: must be in 1..%d", repeats,
                        BENCH_MAX_REPEATS);
