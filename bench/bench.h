@@ -5,7 +5,10 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "core/core.h"
+#include "io/csv.h"
 
 typedef struct bench_stats {
   double median, min, max;
@@ -18,5 +21,55 @@ double bench_now(void);
 void bench_print_context(FILE *f);
 
 int bench_ops(int argc, char **argv, wsisa_err *e);
+int bench_reuse(int argc, char **argv, wsisa_err *e);
+int bench_memory(int argc, char **argv, wsisa_err *e);
+int bench_sched(int argc, char **argv, wsisa_err *e);
+int bench_scale(int argc, char **argv, wsisa_err *e);
+int bench_algo(int argc, char **argv, wsisa_err *e);
+int bench_all(int argc, char **argv, wsisa_err *e);
+
+/* ---- study-level experiments: `wsisa run` / `wsisa plan` as subprocesses ---- */
+
+#define BENCH_MAX_REPEATS 64
+
+typedef struct bench_opts {
+  int quick, repeats, no_opencl;
+  char dir[4096];
+} bench_opts;
+
+/* One configuration's figures over the repeats; counts are from the last run
+ * (they do not vary between runs). */
+typedef struct bench_run {
+  bench_stats wall, exec, rss; /* seconds, seconds, KiB */
+  double execute, executed, no_reuse, buckets, rss_kib, peak_paths;
+  int ncpu, nopencl;
+  char sched[32];
+} bench_run;
+
+/* --quick, --repeats N (default 3, 1 with --quick), -o DIR (default
+ * bench-results/NAME, created with a studies/ folder), --no-opencl. */
+int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_err *e);
+/* DIR/studies/LABEL.json: a MOAT (Halton) study with `trajectories`, on the
+ * tests/data/IMAGE if given, else tile_1024.png with --quick or the sample
+ * slide's tissue tiles at 1024; `reuse` is a JSON object text or NULL. */
+int bench_write_study(const bench_opts *o, const char *label, const char *image,
+                      int trajectories, const char *reuse, char *path, size_t cap,
+                      wsisa_err *e);
+/* `env ENV wsisa run --study STUDY -o DIR/run ARGS`, o->repeats times; wall
+ * time around the subprocess, the rest from its run.json. */
+int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, const char *args,
+                    bench_run *r, wsisa_err *e);
+/* `wsisa plan --study STUDY --json`, parsed. */
+int bench_plan_json(const char *study, json_t **out, wsisa_err *e);
+/* The machine context and what the runs were (IMAGE as for bench_write_study). */
+void bench_print_runs_context(const bench_opts *o, const bench_run *r, const char *image);
+/* "median (min..max)" of s * scale. */
+char *bench_fmt(char *buf, size_t cap, bench_stats s, double scale, int decimals);
+/* DIR/NAME.csv with a header given as "a,b,c". */
+int bench_csv_open(const bench_opts *o, const char *name, const char *header,
+                   wsisa_csv_writer **w, wsisa_err *e);
+/* Three cells: median, min, max of s * scale. */
+void bench_csv_stats(wsisa_csv_writer *w, bench_stats s, double scale);
+void bench_svg_path(const bench_opts *o, const char *name, char *path, size_t cap);
 
 #endif

@@ -15,11 +15,24 @@ static const experiment experiments[] = {
     {"ops", bench_ops,
      "per-operation times on a 4096x4096 tile: CPU kernel (1 core), OpenCL worker, OpenCV "
      "and scikit-image peers; whole-workflow time"},
+    {"reuse", bench_reuse,
+     "MOAT designs of 2, 4, 8 trajectories x reuse none, stage, naive, rtma, trtma (sca on "
+     "the smallest): makespan, tasks, reuse %, speedup over none"},
+    {"memory", bench_memory,
+     "RTMA bucket size K against bucket 28 + RMSR --active-paths K, K = 1, 2, 4: peak RSS, "
+     "makespan"},
+    {"sched", bench_sched,
+     "eager, lws, dmda, dmdas, modular-heft, pats on 2 CPUs and on 1 CPU + 1 OpenCL worker: "
+     "makespan, hybrid speedup"},
+    {"scale", bench_scale, "1 and 2 CPU workers: makespan, parallel efficiency"},
+    {"algo", bench_algo, "reuse analysis time (wsisa plan) against n and MaxBuckets"},
+    {"all", bench_all, "every experiment in turn (ops with --no-opencl)"},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof *experiments)
 
 static void usage(FILE *f) {
-  fprintf(f, "usage: wsisa-bench EXPERIMENT [--quick] [--repeats N] [--size N] [--no-opencl] [-o DIR]\n\nexperiments:\n");
+  fprintf(f, "usage: wsisa-bench EXPERIMENT [--quick] [--repeats N] [--no-opencl] [-o DIR]\n"
+             "       wsisa-bench ops [--size N] ...\n\nexperiments:\n");
   for (size_t i = 0; i < NEXPERIMENTS; i++)
     fprintf(f, "  %-8s %s\n", experiments[i].name, experiments[i].what);
   fprintf(f,
@@ -27,7 +40,34 @@ static void usage(FILE *f) {
           "measured in the same run. CSV columns of `ops`: op, ours_cpu_ms, ours_cpu_min,\n"
           "ours_cpu_max, ours_opencl_ms, peer, peer_ms, peer_min, peer_max, peer_over_ours.\n"
           "--no-opencl skips the OpenCL worker (on PoCL some iterative kernels take\n"
-          "minutes at 4096x4096). `ops --quick` takes about 3 minutes on 2 cores.\n");
+          "minutes at 4096x4096). `ops --quick` takes about 3 minutes on 2 cores.\n"
+          "\n"
+          "The other experiments run the wsisa executable on MOAT (Halton) studies they\n"
+          "write to DIR/studies/ (the sample slide's tissue tiles at 1024; with --quick\n"
+          "tests/data/tile_1024.png), read each run's run.json and time the subprocess.\n"
+          "Default: 3 repeats; --quick: 1 repeat and the smallest sizes. -o DIR (default\n"
+          "bench-results/EXPERIMENT) receives EXPERIMENT.csv and EXPERIMENT.svg.\n"
+          "makespan = run.json seconds.execute; wall = around the subprocess; every\n"
+          "X_s / X_ms column is a median followed by X_min and X_max.\n"
+          "  reuse.csv:  trajectories, runs, strategy, makespan_s, makespan_min,\n"
+          "              makespan_max, wall_s, wall_min, wall_max, tasks_executed,\n"
+          "              tasks_no_reuse, reuse_pct (100 x (1 - executed/no_reuse)),\n"
+          "              buckets, speedup_over_none\n"
+          "  memory.csv: config (rtma_bucket_k | rtma28_rmsr), k, max_bucket_size,\n"
+          "              active_paths (empty: default), peak_rss_mib, rss_min, rss_max,\n"
+          "              makespan_s, makespan_min, makespan_max, buckets,\n"
+          "              peak_active_paths, tasks_executed\n"
+          "  sched.csv:  policy, setting (cpu: STARPU_NCPU=2 | hybrid: 1 CPU + 1 OpenCL\n"
+          "              worker on PoCL), cpu_workers, opencl_workers, makespan_s,\n"
+          "              makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
+          "              hybrid_speedup (cpu makespan / hybrid makespan, same policy)\n"
+          "              (2 trajectories on tile_1024.png, with or without --quick)\n"
+          "  scale.csv:  cpu_workers, makespan_s, makespan_min, makespan_max, wall_s,\n"
+          "              wall_min, wall_max, speedup, efficiency (T1 / (p x Tp))\n"
+          "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
+          "              analysis_min, analysis_max, buckets, reuse_pct\n"
+          "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"
+          "2048x2048.\n");
 }
 
 int main(int argc, char **argv) {

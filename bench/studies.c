@@ -1,0 +1,431 @@
+/* The study-level experiments: reuse strategies (seed 000 Figs. 12-13), memory
+ * under RTMA bucket sizes and RMSR active paths (seed 003 Fig. 7), schedulers
+ * with and without the OpenCL worker, CPU scaling, and the reuse analysis
+ * time; each runs `wsisa run` / `wsisa plan` on generated MOAT studies. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/bench.h"
+#include "io/svg.h"
+
+#define MAXSZ 8
+#define NAN_ (0.0 / 0.0)
+
+/* ---- reuse ------------------------------------------------------------------ */
+
+static const char *const reuse_strategies[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
+#define NSTRAT 6
+
+int bench_reuse(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "reuse", &o, e);
+  if (rc) return rc;
+  static const int full[] = {2, 4, 8}, quick[] = {2, 4};
+  const int *sizes = o.quick ? quick : full;
+  int nsizes = o.quick ? 2 : 3;
+  bench_run res[MAXSZ][NSTRAT];
+  int have[MAXSZ][NSTRAT] = {{0}};
+  char study[4300], args[64];
+  for (int i = 0; i < nsizes; i++) {
+    char label[32];
+    snprintf(label, sizeof label, "moat_t%d", sizes[i]);
+    if ((rc = bench_write_study(&o, label, NULL, sizes[i], NULL, study, sizeof study, e)))
+      return rc;
+    for (int s = 0; s < NSTRAT; s++) {
+      /* SCA's analysis is the slow one (seed 000 §4.2.2): the smallest design only */
+      if (strcmp(reuse_strategies[s], "sca") == 0 && i > 0) continue;
+      fprintf(stderr, "wsisa-bench reuse: %d trajectories, %s\n", sizes[i], reuse_strategies[s]);
+      snprintf(args, sizeof args, "--reuse %s", reuse_strategies[s]);
+      if ((rc = bench_run_wsisa(&o, NULL, study, args, &res[i][s], e))) return rc;
+      have[i][s] = 1;
+    }
+  }
+  wsisa_csv_writer *w;
+  if ((rc = bench_csv_open(&o, "reuse",
+                           "trajectories,runs,strategy,makespan_s,makespan_min,makespan_max,"
+                           "wall_s,wall_min,wall_max,tasks_executed,tasks_no_reuse,reuse_pct,"
+                           "buckets,speedup_over_none",
+                           &w, e)))
+    return rc;
+  bench_print_runs_context(&o, &res[0][0], NULL);
+  printf("# makespan = run.json seconds.execute; speedup = none's median / this median\n");
+  printf("%-5s %-6s %-24s %-24s %13s %7s %8s\n", "traj", "reuse", "makespan s", "wall s",
+         "tasks", "reuse%", "speedup");
+  double val[NSTRAT][MAXSZ], lo[NSTRAT][MAXSZ], hi[NSTRAT][MAXSZ];
+  char labels[MAXSZ][48];
+  const char *lp[MAXSZ];
+  for (int i = 0; i < nsizes; i++) {
+    snprintf(labels[i], sizeof labels[i], "%d trajectories (%d runs)", sizes[i], 16 * sizes[i]);
+    lp[i] = labels[i];
+    for (int s = 0; s < NSTRAT; s++) {
+      val[s][i] = lo[s][i] = hi[s][i] = NAN_;
+      if (!have[i][s]) continue;
+      const bench_run *r = &res[i][s];
+      double pct = 100.0 * (1.0 - r->executed / r->no_reuse);
+      double speedup = res[i][0].exec.median / r->exec.median;
+      char a[64], b[64], t[32];
+      snprintf(t, sizeof t, "%.0f/%.0f", r->executed, r->no_reuse);
+      printf("%-5d %-6s %-24s %-24s %13s %7.1f %7.2fx\n", sizes[i], reuse_strategies[s],
+             bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), t, pct,
+             speedup);
+      wsisa_csv_uint(w, (uint64_t)sizes[i]);
+      wsisa_csv_uint(w, (uint64_t)(16 * sizes[i]));
+      wsisa_csv_text(w, reuse_strategies[s]);
+      bench_csv_stats(w, r->exec, 1);
+      bench_csv_stats(w, r->wall, 1);
+      wsisa_csv_num(w, r->executed);
+      wsisa_csv_num(w, r->no_reuse);
+      wsisa_csv_num(w, pct);
+      wsisa_csv_num(w, r->buckets);
+      wsisa_csv_num(w, speedup);
+      wsisa_csv_end_row(w);
+      val[s][i] = r->exec.median;
+      lo[s][i] = r->exec.min;
+      hi[s][i] = r->exec.max;
+    }
+  }
+  if ((rc = wsisa_csv_close(w, e))) return rc;
+  wsisa_svg_series series[NSTRAT];
+  for (int s = 0; s < NSTRAT; s++)
+    series[s] = (wsisa_svg_series){reuse_strategies[s], val[s], lo[s], hi[s]};
+  char path[4200];
+  bench_svg_path(&o, "reuse", path, sizeof path);
+  return wsisa_svg_bars(path, "Makespan by reuse strategy (MOAT, Halton)", "seconds",
+                        (size_t)nsizes, lp, NSTRAT, series, e);
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+int bench_memory(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "memory", &o, e);
+  if (rc) return rc;
+  static const int ks[] = {1, 2, 4};
+  enum { NK = 3 };
+  bench_run small[NK], rmsr[NK];
+  char study[4300], args[128];
+  if ((rc = bench_write_study(&o, "moat_t2", NULL, 2, NULL, study, sizeof study, e))) return rc;
+  for (int i = 0; i < NK; i++) {
+    fprintf(stderr, "wsisa-bench memory: K = %d\n", ks[i]);
+    snprintf(args, sizeof args, "--reuse rtma --max-bucket-size %d", ks[i]);
+    if ((rc = bench_run_wsisa(&o, NULL, study, args, &small[i], e))) return rc;
+    snprintf(args, sizeof args, "--reuse rtma --max-bucket-size 28 --active-paths %d", ks[i]);
+    if ((rc = bench_run_wsisa(&o, NULL, study, args, &rmsr[i], e))) return rc;
+  }
+  wsisa_csv_writer *w;
+  if ((rc = bench_csv_open(&o, "memory",
+                           "config,k,max_bucket_size,active_paths,peak_rss_mib,rss_min,rss_max,"
+                           "makespan_s,makespan_min,makespan_max,buckets,peak_active_paths,"
+                           "tasks_executed",
+                           &w, e)))
+    return rc;
+  bench_print_runs_context(&o, &small[0], NULL);
+  printf("# MOAT 2 trajectories (32 runs); rtma-K: bucket size K (active paths = workers); "
+         "rmsr-K: bucket size 28, --active-paths K\n");
+  printf("%-8s %-26s %-24s %8s %6s %6s\n", "config", "peak RSS MiB", "makespan s", "buckets",
+         "paths", "tasks");
+  double val[2][NK], lo[2][NK], hi[2][NK];
+  char labels[NK][16];
+  const char *lp[NK];
+  for (int i = 0; i < NK; i++) {
+    snprintf(labels[i], sizeof labels[i], "K = %d", ks[i]);
+    lp[i] = labels[i];
+    const bench_run *rs[2] = {&small[i], &rmsr[i]};
+    for (int c = 0; c < 2; c++) {
+      const bench_run *r = rs[c];
+      char name[16], a[64], b[64];
+      snprintf(name, sizeof name, "%s-%d", c ? "rmsr" : "rtma", ks[i]);
+      printf("%-8s %-26s %-24s %8.0f %6.0f %6.0f\n", name,
+             bench_fmt(a, sizeof a, r->rss, 1.0 / 1024, 1), bench_fmt(b, sizeof b, r->exec, 1, 2),
+             r->buckets, r->peak_paths, r->executed);
+      wsisa_csv_text(w, c ? "rtma28_rmsr" : "rtma_bucket_k");
+      wsisa_csv_uint(w, (uint64_t)ks[i]);
+      wsisa_csv_uint(w, (uint64_t)(c ? 28 : ks[i]));
+      if (c) wsisa_csv_uint(w, (uint64_t)ks[i]); else wsisa_csv_text(w, "");
+      bench_csv_stats(w, r->rss, 1.0 / 1024);
+      bench_csv_stats(w, r->exec, 1);
+      wsisa_csv_num(w, r->buckets);
+      wsisa_csv_num(w, r->peak_paths);
+      wsisa_csv_num(w, r->executed);
+      wsisa_csv_end_row(w);
+      val[c][i] = r->rss.median / 1024;
+      lo[c][i] = r->rss.min / 1024;
+      hi[c][i] = r->rss.max / 1024;
+    }
+  }
+  if ((rc = wsisa_csv_close(w, e))) return rc;
+  wsisa_svg_series series[2] = {{"RTMA, bucket size K", val[0], lo[0], hi[0]},
+                                {"RTMA bucket 28 + RMSR, K active paths", val[1], lo[1], hi[1]}};
+  char path[4200];
+  bench_svg_path(&o, "memory", path, sizeof path);
+  return wsisa_svg_bars(path, "Peak RSS: bucket size against active paths", "MiB", NK, lp, 2,
+                        series, e);
+}
+
+/* ---- sched ------------------------------------------------------------------ */
+
+int bench_sched(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "sched", &o, e);
+  if (rc) return rc;
+  static const char *const policies[] = {"eager", "lws", "dmda", "dmdas", "modular-heft", "pats"};
+  enum { NP = 6 };
+  static const char *const settings[2] = {
+      "STARPU_NCPU=2 STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0",
+      "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1"};
+  int nset = o.no_opencl ? 1 : 2;
+  /* OpenCL on PoCL is slow: a small study, one tile */
+  const char *image = "tile_1024.png";
+  char study[4300], env[256];
+  if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, sizeof study, e)))
+    return rc;
+  bench_run res[NP][2];
+  for (int p = 0; p < NP; p++)
+    for (int s = 0; s < nset; s++) {
+      fprintf(stderr, "wsisa-bench sched: %s, %s\n", policies[p], s ? "CPU + OpenCL" : "CPU");
+      snprintf(env, sizeof env, "STARPU_SCHED=%s %s", policies[p], settings[s]);
+      if ((rc = bench_run_wsisa(&o, env, study, NULL, &res[p][s], e))) return rc;
+    }
+  wsisa_csv_writer *w;
+  if ((rc = bench_csv_open(&o, "sched",
+                           "policy,setting,cpu_workers,opencl_workers,makespan_s,makespan_min,"
+                           "makespan_max,wall_s,wall_min,wall_max,hybrid_speedup",
+                           &w, e)))
+    return rc;
+  bench_print_runs_context(&o, &res[0][0], image);
+  printf("# MOAT 2 trajectories (32 runs) on tests/data/%s; CPU: STARPU_NCPU=2; hybrid: "
+         "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1 (PoCL); speedup = CPU-only / "
+         "hybrid, same policy\n",
+         image);
+  printf("%-12s %-8s %-24s %-24s %8s\n", "policy", "setting", "makespan s", "wall s", "speedup");
+  double val[2][NP], lo[2][NP], hi[2][NP];
+  for (int p = 0; p < NP; p++)
+    for (int s = 0; s < 2; s++) {
+      val[s][p] = lo[s][p] = hi[s][p] = NAN_;
+      if (s >= nset) continue;
+      const bench_run *r = &res[p][s];
+      double speedup = s ? res[p][0].exec.median / r->exec.median : NAN_;
+      char a[64], b[64], sp[16] = "";
+      if (s) snprintf(sp, sizeof sp, "%.2fx", speedup);
+      printf("%-12s %-8s %-24s %-24s %8s\n", policies[p], s ? "hybrid" : "cpu",
+             bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), sp);
+      wsisa_csv_text(w, policies[p]);
+      wsisa_csv_text(w, s ? "hybrid" : "cpu");
+      wsisa_csv_uint(w, (uint64_t)r->ncpu);
+      wsisa_csv_uint(w, (uint64_t)r->nopencl);
+      bench_csv_stats(w, r->exec, 1);
+      bench_csv_stats(w, r->wall, 1);
+      wsisa_csv_num(w, speedup);
+      wsisa_csv_end_row(w);
+      val[s][p] = r->exec.median;
+      lo[s][p] = r->exec.min;
+      hi[s][p] = r->exec.max;
+    }
+  if ((rc = wsisa_csv_close(w, e))) return rc;
+  wsisa_svg_series series[2] = {{"2 CPU workers", val[0], lo[0], hi[0]},
+                                {"1 CPU + 1 OpenCL worker", val[1], lo[1], hi[1]}};
+  char path[4200];
+  bench_svg_path(&o, "sched", path, sizeof path);
+  return wsisa_svg_bars(path, "Makespan by scheduling policy", "seconds", NP, policies,
+                        (size_t)nset, series, e);
+}
+
+/* ---- scale ------------------------------------------------------------------ */
+
+int bench_scale(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "scale", &o, e);
+  if (rc) return rc;
+  enum { NC = 2 };
+  bench_run res[NC];
+  int traj = o.quick ? 2 : 4;
+  char study[4300], env[128], label[32];
+  snprintf(label, sizeof label, "moat_t%d", traj);
+  if ((rc = bench_write_study(&o, label, NULL, traj, NULL, study, sizeof study, e))) return rc;
+  for (int c = 0; c < NC; c++) {
+    fprintf(stderr, "wsisa-bench scale: %d CPU workers\n", c + 1);
+    snprintf(env, sizeof env, "STARPU_NCPU=%d STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0", c + 1);
+    if ((rc = bench_run_wsisa(&o, env, study, NULL, &res[c], e))) return rc;
+  }
+  wsisa_csv_writer *w;
+  if ((rc = bench_csv_open(&o, "scale",
+                           "cpu_workers,makespan_s,makespan_min,makespan_max,wall_s,wall_min,"
+                           "wall_max,speedup,efficiency",
+                           &w, e)))
+    return rc;
+  bench_print_runs_context(&o, &res[NC - 1], NULL);
+  printf("# MOAT %d trajectories (%d runs), CPU only; efficiency = T1 / (p x Tp)\n", traj,
+         16 * traj);
+  printf("%-4s %-24s %-24s %8s %10s\n", "cpus", "makespan s", "wall s", "speedup", "efficiency");
+  double val[NC], lo[NC], hi[NC];
+  const char *lp[NC] = {"1 CPU worker", "2 CPU workers"};
+  for (int c = 0; c < NC; c++) {
+    const bench_run *r = &res[c];
+    double speedup = res[0].exec.median / r->exec.median, eff = speedup / (c + 1);
+    char a[64], b[64];
+    printf("%-4d %-24s %-24s %7.2fx %10.2f\n", c + 1, bench_fmt(a, sizeof a, r->exec, 1, 2),
+           bench_fmt(b, sizeof b, r->wall, 1, 2), speedup, eff);
+    wsisa_csv_uint(w, (uint64_t)(c + 1));
+    bench_csv_stats(w, r->exec, 1);
+    bench_csv_stats(w, r->wall, 1);
+    wsisa_csv_num(w, speedup);
+    wsisa_csv_num(w, eff);
+    wsisa_csv_end_row(w);
+    val[c] = r->exec.median;
+    lo[c] = r->exec.min;
+    hi[c] = r->exec.max;
+  }
+  if ((rc = wsisa_csv_close(w, e))) return rc;
+  wsisa_svg_series series = {"makespan", val, lo, hi};
+  char path[4200];
+  bench_svg_path(&o, "scale", path, sizeof path);
+  return wsisa_svg_bars(path, "Makespan by CPU workers", "seconds", NC, lp, 1, &series, e);
+}
+
+/* ---- algo ------------------------------------------------------------------- */
+
+static const char *const plan_strategies[] = {"stage", "naive", "sca", "rtma", "trtma"};
+#define NPLAN 5
+
+/* analysis_ms and the figures of each strategy in one `wsisa plan` report */
+static void plan_figures(json_t *root, double ms[NPLAN], double buckets[NPLAN],
+                         double reuse[NPLAN]) {
+  for (int s = 0; s < NPLAN; s++) ms[s] = buckets[s] = reuse[s] = NAN_;
+  size_t i;
+  json_t *st;
+  json_array_foreach(json_object_get(root, "strategies"), i, st) {
+    const char *name = json_string_value(json_object_get(st, "strategy"));
+    for (int s = 0; s < NPLAN && name; s++)
+      if (strcmp(name, plan_strategies[s]) == 0) {
+        ms[s] = json_number_value(json_object_get(st, "analysis_ms"));
+        buckets[s] = json_number_value(json_object_get(st, "buckets"));
+        reuse[s] = json_number_value(json_object_get(st, "reuse_pct"));
+      }
+  }
+}
+
+int bench_algo(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "algo", &o, e);
+  if (rc) return rc;
+  static const int full_t[] = {2, 4, 8, 16, 32, 64}, quick_t[] = {2, 4, 8, 16};
+  static const int bks[] = {2, 6, 12};
+  enum { NB = 3 };
+  const int *traj = o.quick ? quick_t : full_t;
+  int nt = o.quick ? 4 : 6;
+  wsisa_csv_writer *w;
+  if ((rc = bench_csv_open(&o, "algo",
+                           "trajectories,runs,max_buckets,strategy,analysis_ms,analysis_min,"
+                           "analysis_max,buckets,reuse_pct",
+                           &w, e)))
+    return rc;
+  bench_print_context(stdout);
+  printf("# wsisa plan --study S --json on MOAT (Halton) designs, analysis_ms per strategy, "
+         "median of %d (min..max)\n", o.repeats);
+  printf("%-5s %-5s", "runs", "maxb");
+  for (int s = 0; s < NPLAN; s++) printf(" %-22s", plan_strategies[s]);
+  printf("\n");
+  double val[NB + 3][MAXSZ], lo[NB + 3][MAXSZ], hi[NB + 3][MAXSZ];
+  char labels[MAXSZ][16];
+  const char *lp[MAXSZ];
+  for (int t = 0; t < nt; t++) {
+    snprintf(labels[t], sizeof labels[t], "n = %d", 16 * traj[t]);
+    lp[t] = labels[t];
+    for (int b = 0; b < NB; b++) {
+      char study[4300], label[48], reuse[96];
+      snprintf(label, sizeof label, "plan_t%d_b%d", traj[t], bks[b]);
+      snprintf(reuse, sizeof reuse, "{ \"strategy\": \"trtma\", \"max_buckets\": %d }", bks[b]);
+      if ((rc = bench_write_study(&o, label, NULL, traj[t], reuse, study, sizeof study, e)))
+        goto fail;
+      double samples[NPLAN][BENCH_MAX_REPEATS], buckets[NPLAN], pct[NPLAN];
+      for (int r = 0; r < o.repeats; r++) {
+        json_t *root;
+        if ((rc = bench_plan_json(study, &root, e))) goto fail;
+        double ms[NPLAN];
+        plan_figures(root, ms, buckets, pct);
+        json_decref(root);
+        for (int s = 0; s < NPLAN; s++) samples[s][r] = ms[s];
+      }
+      printf("%-5d %-5d", 16 * traj[t], bks[b]);
+      for (int s = 0; s < NPLAN; s++) {
+        bench_stats st = bench_summarize(samples[s], o.repeats);
+        char a[64];
+        printf(" %-22s", bench_fmt(a, sizeof a, st, 1, 3));
+        wsisa_csv_uint(w, (uint64_t)traj[t]);
+        wsisa_csv_uint(w, (uint64_t)(16 * traj[t]));
+        wsisa_csv_uint(w, (uint64_t)bks[b]);
+        wsisa_csv_text(w, plan_strategies[s]);
+        bench_csv_stats(w, st, 1);
+        wsisa_csv_num(w, buckets[s]);
+        wsisa_csv_num(w, pct[s]);
+        wsisa_csv_end_row(w);
+        /* plotted: naive, sca, rtma (they do not use MaxBuckets) and trtma per MaxBuckets */
+        int series = s == 4 ? 3 + b : (b == 0 && s >= 1 && s <= 3 ? s - 1 : -1);
+        if (series >= 0) {
+          val[series][t] = st.median;
+          lo[series][t] = st.min;
+          hi[series][t] = st.max;
+        }
+      }
+      printf("\n");
+    }
+  }
+  if ((rc = wsisa_csv_close(w, e))) return rc;
+  char names[NB][32];
+  wsisa_svg_series series[NB + 3];
+  for (int s = 0; s < 3; s++)
+    series[s] = (wsisa_svg_series){plan_strategies[s + 1], val[s], lo[s], hi[s]};
+  for (int b = 0; b < NB; b++) {
+    snprintf(names[b], sizeof names[b], "trtma, MaxBuckets %d", bks[b]);
+    series[3 + b] = (wsisa_svg_series){names[b], val[3 + b], lo[3 + b], hi[3 + b]};
+  }
+  char path[4200];
+  bench_svg_path(&o, "algo", path, sizeof path);
+  return wsisa_svg_bars(path, "Reuse analysis time (wsisa plan)", "ms", (size_t)nt, lp, NB + 3,
+                        series, e);
+fail:
+  wsisa_csv_close(w, e);
+  return rc;
+}
+
+/* ---- all -------------------------------------------------------------------- */
+
+int bench_all(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "all", &o, e);
+  if (rc) return rc;
+  static const char *const names[] = {"ops", "reuse", "memory", "sched", "scale", "algo"};
+  int (*const fns[])(int, char **, wsisa_err *) = {bench_ops, bench_reuse, bench_memory,
+                                                    bench_sched, bench_scale, bench_algo};
+  double t0 = bench_now();
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    char dir[4200], rep[16];
+    snprintf(dir, sizeof dir, "%s/%s", o.dir, names[i]);
+    snprintf(rep, sizeof rep, "%d", o.repeats);
+    char *av[12];
+    int ac = 0;
+    av[ac++] = (char *)names[i];
+    av[ac++] = "-o";
+    av[ac++] = dir;
+    av[ac++] = "--repeats";
+    av[ac++] = rep;
+    if (strcmp(names[i], "ops") == 0) {
+      av[ac++] = "--no-opencl";
+      /* the smallest size that still shows the operations' costs */
+      if (o.quick) { av[ac++] = "--size"; av[ac++] = "2048"; }
+    } else {
+      if (o.quick) av[ac++] = "--quick";
+      if (o.no_opencl) av[ac++] = "--no-opencl";
+    }
+    av[ac] = NULL;
+    printf("\n## wsisa-bench %s\n", names[i]);
+    fflush(stdout);
+    double t1 = bench_now();
+    if ((rc = fns[i](ac, av, e))) return rc;
+    printf("# %s took %.0f s\n", names[i], bench_now() - t1);
+    fflush(stdout);
+  }
+  printf("\n# all%s took %.0f s\n", o.quick ? " --quick" : "", bench_now() - t0);
+  return 0;
+}
