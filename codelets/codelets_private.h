@@ -66,4 +66,12 @@ cl_int wsisa__cl_flag_read(cl_command_queue queue, cl_mem flag);
  * holds the raster index + 1 of its component's first pixel, 0 elsewhere. */
 cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn);
 
+/* A row-then-total reduction: kernel `rows` gets the matrices buffers[0..n-1],
+ * a scratch buffer of `row_bytes` per image row, then (width, height), and runs
+ * one work-item per row; kernel `total` gets (scratch, height, the vector
+ * buffers[n]) and runs once. Integer reductions done this way are the same in
+ * any order. */
+void wsisa__cl_reduce_rows(struct starpu_opencl_program *program, const char *rows,
+                           const char *total, void *buffers[], int n, size_t row_bytes);
+
 #endif

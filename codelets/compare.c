@@ -17,29 +17,8 @@ static void compare_cpu(void *buffers[], void *cl_arg) {
 
 static void compare_opencl(void *buffers[], void *cl_arg) {
   (void)cl_arg;
-  cl_kernel rows_kernel, total_kernel;
-  cl_command_queue queue;
-  wsisa__cl_kernel(&wsisa__compare_program, "wsisa_compare_rows", &rows_kernel, &queue);
-  wsisa__cl_kernel(&wsisa__compare_program, "wsisa_compare_total", &total_kernel, &queue);
-  cl_int width = (cl_int)STARPU_MATRIX_GET_NX(buffers[0]);
-  cl_int height = (cl_int)STARPU_MATRIX_GET_NY(buffers[0]);
-  cl_mem rows = wsisa__cl_buffer((size_t)height * 3 * sizeof(cl_ulong), NULL);
-  cl_uint arg = 0;
-  wsisa__cl_arg_matrix(rows_kernel, &arg, buffers[0]);
-  wsisa__cl_arg_matrix(rows_kernel, &arg, buffers[1]);
-  wsisa__cl_arg(rows_kernel, &arg, sizeof rows, &rows);
-  wsisa__cl_arg(rows_kernel, &arg, sizeof width, &width);
-  wsisa__cl_arg(rows_kernel, &arg, sizeof height, &height);
-  arg = 0;
-  wsisa__cl_arg(total_kernel, &arg, sizeof rows, &rows);
-  wsisa__cl_arg(total_kernel, &arg, sizeof height, &height);
-  wsisa__cl_arg_vector(total_kernel, &arg, buffers[2]);
-  const size_t row_range = (size_t)height, one = 1;
-  wsisa__cl_run(rows_kernel, queue, 1, &row_range, NULL);
-  wsisa__cl_run(total_kernel, queue, 1, &one, NULL);
-  clReleaseMemObject(rows);
-  starpu_opencl_release_kernel(rows_kernel);
-  starpu_opencl_release_kernel(total_kernel);
+  wsisa__cl_reduce_rows(&wsisa__compare_program, "wsisa_compare_rows", "wsisa_compare_total", buffers, 2,
+                        3 * sizeof(cl_ulong));
 }
 
 struct starpu_opencl_program wsisa__compare_program;

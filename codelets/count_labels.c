@@ -15,29 +15,8 @@ static void count_labels_cpu(void *buffers[], void *cl_arg) {
 
 static void count_labels_opencl(void *buffers[], void *cl_arg) {
   (void)cl_arg;
-  cl_kernel rows_kernel, total_kernel;
-  cl_command_queue queue;
-  wsisa__cl_kernel(&wsisa__count_labels_program, "wsisa_count_labels_rows", &rows_kernel, &queue);
-  wsisa__cl_kernel(&wsisa__count_labels_program, "wsisa_count_labels_total", &total_kernel,
-                   &queue);
-  cl_int width = (cl_int)STARPU_MATRIX_GET_NX(buffers[0]);
-  cl_int height = (cl_int)STARPU_MATRIX_GET_NY(buffers[0]);
-  cl_mem rows = wsisa__cl_buffer((size_t)height * sizeof(cl_int), NULL);
-  cl_uint arg = 0;
-  wsisa__cl_arg_matrix(rows_kernel, &arg, buffers[0]);
-  wsisa__cl_arg(rows_kernel, &arg, sizeof rows, &rows);
-  wsisa__cl_arg(rows_kernel, &arg, sizeof width, &width);
-  wsisa__cl_arg(rows_kernel, &arg, sizeof height, &height);
-  arg = 0;
-  wsisa__cl_arg(total_kernel, &arg, sizeof rows, &rows);
-  wsisa__cl_arg(total_kernel, &arg, sizeof height, &height);
-  wsisa__cl_arg_vector(total_kernel, &arg, buffers[1]);
-  const size_t row_range = (size_t)height, one = 1;
-  wsisa__cl_run(rows_kernel, queue, 1, &row_range, NULL);
-  wsisa__cl_run(total_kernel, queue, 1, &one, NULL);
-  clReleaseMemObject(rows);
-  starpu_opencl_release_kernel(rows_kernel);
-  starpu_opencl_release_kernel(total_kernel);
+  wsisa__cl_reduce_rows(&wsisa__count_labels_program, "wsisa_count_labels_rows", "wsisa_count_labels_total", buffers, 1,
+                        sizeof(cl_int));
 }
 
 struct starpu_opencl_program wsisa__count_labels_program;
