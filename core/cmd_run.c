@@ -17,6 +17,7 @@
 
 #include "core/cli.h"
 #include "core/cmds.h"
+#include "core/dist.h"
 #include "core/executor.h"
 #include "core/workflow.h"
 #include "io/csv.h"
@@ -27,7 +28,7 @@
 
 typedef struct run_opts {
   const char *study_path, *out, *resume, *samples;
-  long max_buckets, max_bucket_size, active_paths;
+  long max_buckets, max_bucket_size, active_paths, unit_timeout;
   const char *reuse, *memory_limit;
 } run_opts;
 
@@ -46,6 +47,7 @@ typedef struct run_state {
   int from_csv;
   wsisa_reuse_design *plan;
   wsisa_reuse_buckets *buckets;
+  int workers;              /* StarPU workers over every MPI rank */
   wsisa_counts *counts;     /* nruns x ntiles */
   uint8_t *have;            /* nruns x ntiles: counts known */
   FILE *journal;
@@ -219,8 +221,7 @@ static int make_plan(run_state *s, wsisa_err *e) {
                                                WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
                                                WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
     o.strategy = map[ro->strategy];
-    int workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
-    o.max_buckets = ro->max_buckets > 0 ? (size_t)ro->max_buckets : (size_t)(3 * workers);
+    o.max_buckets = ro->max_buckets > 0 ? (size_t)ro->max_buckets : (size_t)(3 * s->workers);
     o.max_bucket_size = ro->max_bucket_size > 0 ? (size_t)ro->max_bucket_size : 8;
     o.trtma_last_phase = WSISA_REUSE_BALANCE;
     /* the knobs in force, for run.json */
@@ -448,6 +449,9 @@ static int write_provenance(run_state *s, wsisa_err *e) {
       "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  json_object_set_new(root, "mpi", json_pack("{s:i, s:i, s:i}", "ranks", wsisa_dist_size(),
+                                             "ranks_lost", wsisa_dist_lost(), "workers",
+                                             s->workers));
   json_object_set_new(root, "memory_limit_bytes",
                       json_integer((json_int_t)s->study->execution.memory_limit));
   path_in(s, "run.json", path, sizeof path);
@@ -611,6 +615,8 @@ static void usage(void) {
          "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
          "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
          "  --memory-limit SIZE   lower K so the active paths fit (e.g. 512M, 4G)\n"
+         "  --unit-timeout S      under mpirun: seconds a worker may hold a unit before its\n"
+         "                        units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)\n"
          "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
          "         *.svg run.json journal.csv\n");
 }
@@ -644,7 +650,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       {"resume", required_argument, 0, 'R'},         {"reuse", required_argument, 0, 'u'},
       {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
       {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
-      {"samples", required_argument, 0, 'S'},
+      {"samples", required_argument, 0, 'S'},       {"unit-timeout", required_argument, 0, 't'},
       {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
   run_opts o = {0};
   int opt, rc;
@@ -663,6 +669,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
       case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
       case 'k': target = &o.active_paths, flag = "--active-paths"; break;
+      case 't': target = &o.unit_timeout, flag = "--unit-timeout"; break;
       case 'h': usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -680,6 +687,12 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   run_state s;
   memset(&s, 0, sizeof s);
   s.t_start = now();
+  /* under mpirun, ranks other than 0 only execute what the manager hands out */
+  if ((rc = wsisa_dist_start(o.unit_timeout ? (double)o.unit_timeout : 600.0, e))) goto done;
+  if (wsisa_dist_rank() > 0) {
+    rc = wsisa_dist_worker(e);
+    goto done;
+  }
   char study_path[4200];
   if (o.resume) snprintf(study_path, sizeof study_path, "%s/study.json", o.resume);
   else if (o.study_path) snprintf(study_path, sizeof study_path, "%s", o.study_path);
@@ -742,7 +755,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
 
   wsisa_runtime_opts ropts = {sched, -1, -1};
   if ((rc = wsisa_runtime_init(&ropts, e))) goto done;
-  if (!(rc = make_plan(&s, e))) {
+  rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s.workers, e);
+  if (!rc && !(rc = make_plan(&s, e))) {
     size_t nb = s.buckets->n_buckets;
     uint8_t *done_units = calloc(s.ntiles * nb, 1);
     if (!done_units) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -755,13 +769,14 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
         }
         done_units[t * nb + b] = (uint8_t)all;
       }
+    size_t k_asked = s.study->reuse.active_paths > 0 ? (size_t)s.study->reuse.active_paths : 0;
     wsisa_exec_opts eo = {active_paths(&s), 1,
                           s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE};
     s.study->reuse.active_paths = (int)eo.active_paths;
     double t0 = now();
     if (!rc)
-      rc = wsisa_exec_run(s.tiles, s.ntiles, s.params, s.buckets, done_units, &eo, journal_unit,
-                          &s, &s.stats, e);
+      rc = wsisa_dist_run(s.tiles, s.ntiles, s.params, s.buckets, done_units, &eo, k_asked,
+                          journal_unit, &s, &s.stats, e);
     s.t_exec = now() - t0;
     free(done_units);
   }
@@ -790,5 +805,6 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
          now() - s.t_start);
 done:
   run_free(&s);
+  wsisa_dist_end();
   return rc;
 }

@@ -107,6 +107,9 @@ typedef struct wsisa_env {
   int opencl_on_cpus;       /* STARPU_OPENCL_ON_CPUS=1 */
   const char *cache_home;   /* XDG_CACHE_HOME */
   const char *home;         /* HOME */
+  int mpi_world_size;       /* OMPI_COMM_WORLD_SIZE: set by Open MPI's mpirun; 0 when unset */
+  const char *unit_timeout; /* WSISA_UNIT_TIMEOUT: seconds, overrides --unit-timeout */
+  int starpu_binding;       /* STARPU_WORKERS_CPUID, _GETBIND or _NOBIND is set */
 } wsisa_env;
 
 void wsisa_env_read(wsisa_env *env);

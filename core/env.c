@@ -13,4 +13,10 @@ void wsisa_env_read(wsisa_env *env) {
   env->opencl_on_cpus = s && strcmp(s, "1") == 0;
   env->cache_home = getenv("XDG_CACHE_HOME");
   env->home = getenv("HOME");
+  s = getenv("OMPI_COMM_WORLD_SIZE");
+  env->mpi_world_size = s ? atoi(s) : 0;
+  s = getenv("WSISA_UNIT_TIMEOUT");
+  env->unit_timeout = (s && *s) ? s : NULL;
+  env->starpu_binding = getenv("STARPU_WORKERS_CPUID") || getenv("STARPU_WORKERS_GETBIND") ||
+                        getenv("STARPU_WORKERS_NOBIND");
 }

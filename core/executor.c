@@ -369,3 +369,125 @@ int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
   stats->peak_paths = ps.peak;
   return rc;
 }
+
+/* ---- sessions: units handed out one at a time ---------------------------- */
+
+struct wsisa_exec_session {
+  const wsisa_tile_ref *tiles;
+  size_t ntiles;
+  const double *params;
+  const wsisa_reuse_buckets *buckets;
+  wsisa_exec_opts opts;
+  paths ps;
+  tile_state ts;
+  size_t tile; /* the loaded tile; ntiles when none is */
+  unit **queue;
+  size_t nq, cap;
+  wsisa_exec_stats stats; /* since the last wsisa_exec_session_stats */
+};
+
+int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                           const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                           wsisa_exec_session **out, wsisa_err *e) {
+  wsisa_exec_session *s = calloc(1, sizeof *s);
+  if (!s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  s->tiles = tiles;
+  s->ntiles = ntiles;
+  s->params = params;
+  s->buckets = buckets;
+  s->opts = *opts;
+  pthread_mutex_init(&s->ps.lock, NULL);
+  pthread_cond_init(&s->ps.cond, NULL);
+  s->tile = ntiles;
+  *out = s;
+  return 0;
+}
+
+static int unit_finished(unit *u) {
+  pthread_mutex_lock(&u->paths->lock);
+  int done = u->pending == 0;
+  pthread_mutex_unlock(&u->paths->lock);
+  return done;
+}
+
+int wsisa_exec_session_poll(wsisa_exec_session *s, int wait, wsisa_exec_unit_fn on_unit,
+                            void *ctx, size_t *in_flight, wsisa_err *e) {
+  int rc = 0;
+  while (s->nq && !rc) {
+    if (!wait && !unit_finished(s->queue[0])) break;
+    unit_wait(s->queue[0]);
+    rc = unit_report(s->queue[0], on_unit, ctx, e);
+    unit_free(s->queue[0]);
+    memmove(s->queue, s->queue + 1, --s->nq * sizeof *s->queue);
+  }
+  if (in_flight) *in_flight = s->nq;
+  return rc;
+}
+
+static void session_close_tile(wsisa_exec_session *s) {
+  if (s->tile == s->ntiles) return;
+  starpu_task_wait_for_all();
+  tile_close(&s->ts, &s->opts);
+  s->tile = s->ntiles;
+}
+
+int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
+                              wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
+  if (tile >= s->ntiles || bucket >= s->buckets->n_buckets)
+    return wsisa_error(e, WSISA_EINTERNAL, "unit (tile %zu, bucket %zu) is not in the study",
+                       tile, bucket);
+  int rc = 0;
+  if (tile != s->tile) {
+    /* the tile's pixels must outlive every unit that reads them */
+    if ((rc = wsisa_exec_session_poll(s, 1, on_unit, ctx, NULL, e))) return rc;
+    session_close_tile(s);
+    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts, &s->stats, e);
+    s->tile = tile;
+    if (rc) {
+      session_close_tile(s);
+      return rc;
+    }
+  }
+  if (s->nq == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 4;
+    unit **q = realloc(s->queue, cap * sizeof *q);
+    if (!q) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    s->queue = q;
+    s->cap = cap;
+  }
+  unit *u = calloc(1, sizeof *u);
+  if (!u) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  u->tile = tile;
+  u->bucket = bucket;
+  u->tree = s->buckets->trees[bucket];
+  u->paths = &s->ps;
+  u->ref_nuclei = s->ts.ref_nuclei;
+  if ((rc = unit_submit(u, &s->ts, s->params, &s->opts, &s->stats, e))) {
+    unit_wait(u);
+    unit_free(u);
+    return rc;
+  }
+  s->queue[s->nq++] = u;
+  return 0;
+}
+
+void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {
+  pthread_mutex_lock(&s->ps.lock);
+  s->stats.peak_paths = s->ps.peak;
+  pthread_mutex_unlock(&s->ps.lock);
+  *stats = s->stats;
+  memset(&s->stats, 0, sizeof s->stats);
+}
+
+void wsisa_exec_session_free(wsisa_exec_session *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->nq; i++) {
+    unit_wait(s->queue[i]);
+    unit_free(s->queue[i]);
+  }
+  session_close_tile(s);
+  pthread_mutex_destroy(&s->ps.lock);
+  pthread_cond_destroy(&s->ps.cond);
+  free(s->queue);
+  free(s);
+}

@@ -54,6 +54,26 @@ int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
                    const wsisa_exec_opts *opts, wsisa_exec_unit_fn on_unit, void *ctx,
                    wsisa_exec_stats *stats, wsisa_err *e);
 
+/* Units one at a time, for a caller that hands them out itself (the MPI
+ * manager and its workers, core/dist.c): the current tile stays loaded while
+ * its units run, and several units may be in flight. */
+typedef struct wsisa_exec_session wsisa_exec_session;
+int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                           const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                           wsisa_exec_session **out, wsisa_err *e);
+/* Submit unit (tile, bucket). A unit of another tile first waits for the
+ * units in flight, which are reported through on_unit. */
+int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
+                              wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e);
+/* Report the units that have finished, oldest first (all of them, waiting,
+ * when `wait` is set); *in_flight is what remains. */
+int wsisa_exec_session_poll(wsisa_exec_session *s, int wait, wsisa_exec_unit_fn on_unit,
+                            void *ctx, size_t *in_flight, wsisa_err *e);
+/* Take the statistics gathered since the last call (`stats` is overwritten). */
+void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
+/* Wait for what is in flight (unreported), close the tile, free. */
+void wsisa_exec_session_free(wsisa_exec_session *s);
+
 /* Load a tile's RGB pixels (slide region or image file). */
 int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
 

@@ -1,0 +1,793 @@
+/* The MPI manager/worker layer: rank 0 hands (tile x bucket) units out on
+ * demand to ranks that each drive their own StarPU (seed 000 §2.2, seed 003 §II).
+ *
+ * Plain MPI messages beside each rank's StarPU, not StarPU's MPI layer
+ * (libstarpumpi): a unit is independent of every other and coarse (a tile and a
+ * bucket's whole merged task tree), so the only traffic is a unit id out and a
+ * few counts back. starpu_mpi distributes single tasks along data dependencies
+ * with owner-computes placement, wants every rank to submit the same task graph,
+ * keeps a core per rank busy progressing communications, and has no way to go
+ * on when a rank dies. Here assignment stays demand-driven (a slow rank simply
+ * asks less often) and failure is the manager's business: the units a dead or
+ * silent worker held run elsewhere, and the manager's journal makes the study
+ * resumable as on one machine.
+ *
+ * Order of initialisation: MPI_Init_thread, then StarPU. Only a rank's main
+ * thread calls MPI (StarPU's callbacks never do), so MPI_THREAD_FUNNELED is all
+ * that is needed; StarPU without starpu_mpi asks nothing of MPI and reserves no
+ * communication core, so STARPU_NCPU is each rank's computing workers. Ranks on
+ * one host would bind their workers to the same first cores, so unless the user
+ * chose a binding (STARPU_WORKERS_CPUID, _GETBIND, _NOBIND) workers stay
+ * unbound inside the cpuset mpirun gives the rank.
+ *
+ * Messages are bytes. Results carry wsisa_counts and wsisa_exec_stats as raw
+ * structs whose sizes are checked, so every rank runs the same build. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/dist.h"
+
+#ifdef WSISA_WITH_MPI
+#include <mpi.h>
+#endif
+
+static struct {
+  int active, rank, size, lost, stopped;
+  int manager_gone; /* a worker's view */
+  double timeout;
+  unsigned char *alive; /* per rank; the manager's view */
+} world = {0, 0, 1, 0, 0, 0, 600.0, NULL};
+
+int wsisa_dist_active(void) { return world.active; }
+int wsisa_dist_rank(void) { return world.rank; }
+int wsisa_dist_size(void) { return world.size; }
+int wsisa_dist_lost(void) { return world.lost; }
+
+#ifdef WSISA_WITH_MPI
+
+enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR };
+/* units a rank holds at once: the next one is queued while the current drains */
+#define CREDIT 2
+#define NONE ((size_t)-1)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void nap(void) { nanosleep(&(struct timespec){0, 500000}, NULL); }
+
+/* ---- byte buffers ---------------------------------------------------------- */
+
+typedef struct buf {
+  unsigned char *p;
+  size_t n, cap, at;
+  int bad; /* a read ran past the end, or an allocation failed */
+} buf;
+
+static void put(buf *b, const void *x, size_t n) {
+  if (b->bad) return;
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + n) cap *= 2;
+    unsigned char *p = realloc(b->p, cap);
+    if (!p) {
+      b->bad = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  if (n) memcpy(b->p + b->n, x, n);
+  b->n += n;
+}
+
+static void put_u64(buf *b, uint64_t v) { put(b, &v, sizeof v); }
+
+static void get(buf *b, void *x, size_t n) {
+  if (b->bad || n > b->n - b->at) {
+    b->bad = 1;
+    memset(x, 0, n);
+    return;
+  }
+  memcpy(x, b->p + b->at, n);
+  b->at += n;
+}
+
+static uint64_t get_u64(buf *b) {
+  uint64_t v;
+  get(b, &v, sizeof v);
+  return v;
+}
+
+static void buf_free(buf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+/* A message from `src` (MPI_ANY_SOURCE allowed) if one is waiting: 1 and its
+ * bytes in `out`, else 0; -1 on an MPI error. */
+static int msg_take(int src, int *tag, int *from, buf *out) {
+  int flag = 0, count = 0;
+  MPI_Status st;
+  if (MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS) return -1;
+  if (!flag) return 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  memset(out, 0, sizeof *out);
+  out->p = malloc(count > 0 ? (size_t)count : 1);
+  if (!out->p) return -1;
+  out->n = out->cap = (size_t)count;
+  if (MPI_Recv(out->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    buf_free(out);
+    return -1;
+  }
+  *tag = st.MPI_TAG;
+  if (from) *from = st.MPI_SOURCE;
+  return 1;
+}
+
+/* Wait for a message from `src` until `deadline` (< 0: for ever). */
+static int msg_wait(int src, int *tag, int *from, buf *out, double deadline) {
+  for (;;) {
+    int got = msg_take(src, tag, from, out);
+    if (got) return got;
+    if (deadline >= 0 && now() > deadline) return 0;
+    nap();
+  }
+}
+
+/* Send without blocking past `deadline`: a rank that died may never take a
+ * message too large to be sent eagerly. 0 when sent. */
+static int msg_send(int dest, int tag, const void *p, size_t n, double deadline) {
+  MPI_Request rq;
+  if (n > (size_t)0x7fffffff ||
+      MPI_Isend(p, (int)n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &rq) != MPI_SUCCESS)
+    return -1;
+  for (;;) {
+    int flag = 0;
+    if (MPI_Test(&rq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
+    if (flag) return 0;
+    if (now() > deadline) {
+      MPI_Cancel(&rq);
+      MPI_Request_free(&rq);
+      return -1;
+    }
+    nap();
+  }
+}
+
+static void lose_rank(int r, const char *why) {
+  if (!world.alive[r]) return;
+  world.alive[r] = 0;
+  world.lost++;
+  wsisa_log(WSISA_LOG_WARN, "mpi", "rank %d %s: it gets no more work", r, why);
+}
+
+/* ---- the job: what every rank must agree on --------------------------------- */
+
+typedef struct job {
+  wsisa_tile_ref *tiles;
+  char **paths;
+  size_t ntiles, nruns;
+  double *params;
+  wsisa_reuse_buckets *buckets;
+  wsisa_exec_opts opts;
+  double timeout;
+} job;
+
+static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                       const wsisa_reuse_buckets *bk, const wsisa_exec_opts *o,
+                       size_t worker_paths) {
+  put_u64(b, ntiles);
+  for (size_t t = 0; t < ntiles; t++) {
+    const wsisa_tile_ref *r = &tiles[t];
+    size_t len = strlen(r->path);
+    put_u64(b, len);
+    put(b, r->path, len);
+    int32_t ints[4] = {r->is_slide, r->level, r->width, r->height};
+    put(b, ints, sizeof ints);
+    put(b, &r->x, sizeof r->x);
+    put(b, &r->y, sizeof r->y);
+  }
+  size_t nruns = 0;
+  for (size_t i = 0; i < bk->start[bk->n_buckets]; i++)
+    if (bk->instances[i] + 1 > nruns) nruns = bk->instances[i] + 1;
+  put_u64(b, nruns);
+  put(b, params, nruns * WSISA_SEG_NPARAMS * sizeof *params);
+  put_u64(b, bk->n_buckets);
+  for (size_t i = 0; i <= bk->n_buckets; i++) put_u64(b, bk->start[i]);
+  for (size_t i = 0; i < bk->start[bk->n_buckets]; i++) put_u64(b, bk->instances[i]);
+  put_u64(b, worker_paths);
+  put_u64(b, (uint64_t)o->normalize);
+  put_u64(b, (uint64_t)o->share_tile_stage);
+  put(b, &world.timeout, sizeof world.timeout);
+}
+
+static void job_free(job *j) {
+  for (size_t t = 0; j->paths && t < j->ntiles; t++) free(j->paths[t]);
+  free(j->paths);
+  free(j->tiles);
+  free(j->params);
+  if (j->buckets) wsisa_reuse_buckets_free(j->buckets);
+  memset(j, 0, sizeof *j);
+}
+
+/* Each bucket's merged tree, rebuilt from its runs: the trie of their task
+ * keys, as the manager's plan has it. */
+static int job_trees(job *j, wsisa_err *e) {
+  wsisa_reuse_buckets *b = j->buckets;
+  size_t level[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = (size_t)wsisa_seg_param_level(p) - 1;
+  uint64_t *keys = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_LEVELS * sizeof *keys);
+  if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  int rc = wsisa_reuse_keys_from_values(j->params, j->nruns, WSISA_SEG_NPARAMS, level,
+                                        WSISA_SEG_LEVELS, keys);
+  for (size_t k = 0; k < b->n_buckets && !rc; k++)
+    rc = wsisa_reuse_tree_build(keys, WSISA_SEG_LEVELS, b->instances + b->start[k],
+                                b->start[k + 1] - b->start[k], &b->trees[k]);
+  free(keys);
+  return rc ? wsisa_error(e, WSISA_ENOMEM, "cannot rebuild the manager's task trees") : 0;
+}
+
+static int job_decode(buf *b, int local_workers, job *j, wsisa_err *e) {
+  memset(j, 0, sizeof *j);
+  j->ntiles = get_u64(b);
+  if (b->bad || j->ntiles > b->n) goto bad;
+  j->tiles = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->tiles);
+  j->paths = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->paths);
+  if (!j->tiles || !j->paths) goto nomem;
+  for (size_t t = 0; t < j->ntiles; t++) {
+    size_t len = get_u64(b);
+    if (b->bad || len > b->n - b->at) goto bad;
+    if (!(j->paths[t] = calloc(len + 1, 1))) goto nomem;
+    get(b, j->paths[t], len);
+    int32_t ints[4];
+    get(b, ints, sizeof ints);
+    wsisa_tile_ref *r = &j->tiles[t];
+    r->path = j->paths[t];
+    r->is_slide = ints[0], r->level = ints[1], r->width = ints[2], r->height = ints[3];
+    get(b, &r->x, sizeof r->x);
+    get(b, &r->y, sizeof r->y);
+  }
+  j->nruns = get_u64(b);
+  if (b->bad || j->nruns > b->n / (WSISA_SEG_NPARAMS * sizeof(double))) goto bad;
+  if (!(j->params = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_NPARAMS * sizeof *j->params)))
+    goto nomem;
+  get(b, j->params, j->nruns * WSISA_SEG_NPARAMS * sizeof *j->params);
+  size_t nb = get_u64(b);
+  if (b->bad || nb > b->n) goto bad;
+  wsisa_reuse_buckets *bk = j->buckets = calloc(1, sizeof *bk);
+  if (!bk) goto nomem;
+  bk->n_buckets = nb;
+  bk->k = WSISA_SEG_LEVELS;
+  bk->start = calloc(nb + 1, sizeof *bk->start);
+  bk->trees = calloc(nb ? nb : 1, sizeof *bk->trees);
+  bk->tasks = calloc(nb ? nb : 1, sizeof *bk->tasks);
+  bk->cost = calloc(nb ? nb : 1, sizeof *bk->cost);
+  if (!bk->start || !bk->trees || !bk->tasks || !bk->cost) goto nomem;
+  for (size_t i = 0; i <= nb; i++) bk->start[i] = get_u64(b);
+  size_t ninst = bk->start[nb];
+  if (b->bad || ninst > b->n) goto bad;
+  if (!(bk->instances = calloc(ninst ? ninst : 1, sizeof *bk->instances))) goto nomem;
+  for (size_t i = 0; i < ninst; i++) {
+    bk->instances[i] = get_u64(b);
+    if (bk->instances[i] >= j->nruns) goto bad;
+  }
+  for (size_t i = 0; i < nb; i++)
+    if (bk->start[i] > bk->start[i + 1]) goto bad;
+  size_t paths = get_u64(b);
+  j->opts.active_paths = paths ? paths : (size_t)local_workers;
+  j->opts.normalize = (int)get_u64(b);
+  j->opts.share_tile_stage = (int)get_u64(b);
+  get(b, &j->timeout, sizeof j->timeout);
+  if (b->bad) goto bad;
+  return job_trees(j, e);
+bad:
+  return wsisa_error(e, WSISA_EFORMAT, "the manager's job message is malformed");
+nomem:
+  return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+}
+
+/* ---- worker ------------------------------------------------------------------ */
+
+typedef struct worker_ctx {
+  wsisa_exec_session *session;
+} worker_ctx;
+
+static void send_error(int code, const char *msg) {
+  buf b = {0};
+  int32_t c = code;
+  put(&b, &c, sizeof c);
+  put(&b, msg, strlen(msg) + 1);
+  if (!b.bad) msg_send(0, TAG_ERROR, b.p, b.n, now() + world.timeout);
+  buf_free(&b);
+}
+
+/* A finished unit goes home: tile, bucket, the runs and their counts, and
+ * what executing it cost. */
+static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                       const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  worker_ctx *w = ctx;
+  wsisa_exec_stats st;
+  wsisa_exec_session_stats(w->session, &st);
+  buf b = {0};
+  put_u64(&b, tile);
+  put_u64(&b, bucket);
+  put_u64(&b, n);
+  put_u64(&b, sizeof *counts);
+  put_u64(&b, sizeof st);
+  put(&b, &st, sizeof st);
+  for (size_t i = 0; i < n; i++) put_u64(&b, runs[i]);
+  put(&b, counts, n * sizeof *counts);
+  int rc = b.bad ? wsisa_error(e, WSISA_ENOMEM, "out of memory")
+           : MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD) != MPI_SUCCESS
+               ? wsisa_error(e, WSISA_ERUNTIME, "cannot send a result to the manager")
+               : 0;
+  buf_free(&b);
+  return rc;
+}
+
+/* After an error the worker only waits to be told to stop. */
+static void wait_stop(void) {
+  buf m;
+  int tag;
+  while (msg_wait(0, &tag, NULL, &m, -1) > 0) {
+    buf_free(&m);
+    if (tag == TAG_STOP) return;
+  }
+}
+
+static int serve(job *j, wsisa_err *e) {
+  worker_ctx w = {NULL};
+  int rc = wsisa_exec_session_new(j->tiles, j->ntiles, j->params, j->buckets, &j->opts,
+                                  &w.session, e);
+  /* idle this long with nothing to do and the manager is taken for gone */
+  double silence = 2 * j->timeout + 60, last = now();
+  while (!rc) {
+    buf m;
+    int tag, got = msg_take(0, &tag, NULL, &m);
+    if (got < 0) {
+      rc = wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving from the manager");
+      break;
+    }
+    if (got) {
+      last = now();
+      uint64_t tile = get_u64(&m), bucket = get_u64(&m);
+      int bad = m.bad;
+      buf_free(&m);
+      if (tag == TAG_STOP) break;
+      if (tag != TAG_UNIT || bad) continue;
+      rc = wsisa_exec_session_submit(w.session, tile, bucket, send_result, &w, e);
+      continue;
+    }
+    size_t in_flight = 0;
+    rc = wsisa_exec_session_poll(w.session, 0, send_result, &w, &in_flight, e);
+    if (!rc && in_flight == 0 && now() - last > silence) {
+      wsisa_exec_session_free(w.session);
+      return wsisa_error(e, WSISA_ERUNTIME, "no word from the manager for %.0f s: giving up",
+                         silence);
+    }
+    nap();
+  }
+  if (rc) {
+    send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
+    wait_stop();
+    rc = 0; /* the manager reports it; a failing rank would take the job down first */
+  }
+  wsisa_exec_session_free(w.session);
+  return rc;
+}
+
+int wsisa_dist_worker(wsisa_err *e) {
+  buf m;
+  int tag;
+  if (msg_wait(0, &tag, NULL, &m, -1) <= 0)
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
+  if (tag != TAG_SETUP) {
+    buf_free(&m);
+    return 0; /* the manager stopped before any work */
+  }
+  char sched[64] = "";
+  snprintf(sched, sizeof sched, "%.*s", (int)(m.n < 63 ? m.n : 63), (const char *)m.p);
+  buf_free(&m);
+  wsisa_runtime_opts ro = {sched[0] ? sched : NULL, -1, -1};
+  int rc = wsisa_runtime_init(&ro, e);
+  if (rc) {
+    send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
+    wait_stop();
+    return 0;
+  }
+  int32_t workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
+  if (msg_send(0, TAG_READY, &workers, sizeof workers, now() + world.timeout)) {
+    wsisa_runtime_shutdown();
+    return wsisa_error(e, WSISA_ERUNTIME, "cannot reach the manager");
+  }
+  if (msg_wait(0, &tag, NULL, &m, -1) <= 0) {
+    wsisa_runtime_shutdown();
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
+  }
+  if (tag == TAG_JOB) {
+    job j;
+    wsisa_err je = WSISA_ERR_INIT;
+    rc = job_decode(&m, workers, &j, &je);
+    if (rc) {
+      send_error(rc, je.msg);
+      wait_stop();
+      rc = 0;
+    } else {
+      rc = serve(&j, e);
+    }
+    job_free(&j);
+  }
+  buf_free(&m);
+  wsisa_runtime_shutdown();
+  if (rc) world.manager_gone = 1; /* MPI_Finalize would wait for it */
+  return rc;
+}
+
+/* ---- manager ------------------------------------------------------------------ */
+
+typedef struct mgr {
+  size_t ntiles, nb, nruns, total, ndone;
+  uint8_t *state;     /* per unit: 0 to do, 1 out, 2 done */
+  size_t *todo;       /* per tile: units to do */
+  size_t *holders;    /* per tile: ranks whose current tile it is */
+  struct rank_units {
+    size_t unit[CREDIT], n, tile;
+    double since; /* the oldest unit's clock started here */
+  } *ranks;
+  wsisa_exec_unit_fn on_unit;
+  void *ctx;
+  wsisa_exec_stats stats;
+  wsisa_progress *prog;
+} mgr;
+
+static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
+  to->tasks += s->tasks;
+  to->tile_stages += s->tile_stages;
+  to->skipped += s->skipped;
+  if (s->peak_paths > to->peak_paths) to->peak_paths = s->peak_paths;
+}
+
+static void set_tile(mgr *m, int r, size_t tile) {
+  struct rank_units *ru = &m->ranks[r];
+  if (ru->tile == tile) return;
+  if (ru->tile != NONE) m->holders[ru->tile]--;
+  ru->tile = tile;
+  if (tile != NONE) m->holders[tile]++;
+}
+
+/* The next unit for rank r: its current tile first (the tile is loaded there);
+ * else a tile no rank holds, so each rank loads few tiles; else the tile with
+ * the most left to do. */
+static size_t pick(mgr *m, int r) {
+  size_t t = m->ranks[r].tile;
+  if (t == NONE || !m->todo[t]) {
+    t = NONE;
+    for (size_t i = 0; i < m->ntiles && t == NONE; i++)
+      if (m->todo[i] && !m->holders[i]) t = i;
+    if (t == NONE)
+      for (size_t i = 0; i < m->ntiles; i++)
+        if (m->todo[i] && (t == NONE || m->todo[i] > m->todo[t])) t = i;
+  }
+  if (t == NONE) return NONE;
+  for (size_t b = 0; b < m->nb; b++)
+    if (m->state[t * m->nb + b] == 0) {
+      set_tile(m, r, t);
+      return t * m->nb + b;
+    }
+  return NONE;
+}
+
+static void hand_out(mgr *m, int r, size_t u) {
+  struct rank_units *ru = &m->ranks[r];
+  m->state[u] = 1;
+  m->todo[u / m->nb]--;
+  if (!ru->n) ru->since = now();
+  ru->unit[ru->n++] = u;
+}
+
+/* Unit u came back from rank r; 0 if r did not hold it. */
+static int take_back(mgr *m, int r, size_t u) {
+  struct rank_units *ru = &m->ranks[r];
+  for (size_t i = 0; i < ru->n; i++)
+    if (ru->unit[i] == u) {
+      memmove(ru->unit + i, ru->unit + i + 1, (ru->n - i - 1) * sizeof *ru->unit);
+      ru->n--;
+      ru->since = now();
+      return 1;
+    }
+  return 0;
+}
+
+static void give_up(mgr *m, int r, const char *why) {
+  struct rank_units *ru = &m->ranks[r];
+  for (size_t i = 0; i < ru->n; i++) {
+    m->state[ru->unit[i]] = 0;
+    m->todo[ru->unit[i] / m->nb]++;
+  }
+  if (ru->n)
+    wsisa_log(WSISA_LOG_WARN, "mpi", "rank %d: its %zu unit(s) in flight run elsewhere", r, ru->n);
+  ru->n = 0;
+  set_tile(m, r, NONE);
+  lose_rank(r, why);
+}
+
+static int unit_done(mgr *m, size_t tile, size_t bucket, const size_t *runs,
+                     const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  int rc = m->on_unit ? m->on_unit(m->ctx, tile, bucket, runs, counts, n, e) : 0;
+  m->state[tile * m->nb + bucket] = 2;
+  m->ndone++;
+  wsisa_progress_advance(m->prog, 1);
+  return rc;
+}
+
+/* The manager's own StarPU reports here. */
+static int local_done(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                      const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  mgr *m = ctx;
+  take_back(m, 0, tile * m->nb + bucket);
+  return unit_done(m, tile, bucket, runs, counts, n, e);
+}
+
+static int on_result(mgr *m, int r, buf *b, wsisa_err *e) {
+  uint64_t tile = get_u64(b), bucket = get_u64(b), n = get_u64(b), csize = get_u64(b),
+           ssize = get_u64(b);
+  if (b->bad || csize != sizeof(wsisa_counts) || ssize != sizeof(wsisa_exec_stats) ||
+      tile >= m->ntiles || bucket >= m->nb || n > m->nruns)
+    return wsisa_error(e, WSISA_EFORMAT,
+                       "rank %d sent a malformed result (is every rank the same wsisa build?)",
+                       r);
+  wsisa_exec_stats st;
+  get(b, &st, sizeof st);
+  size_t *runs = malloc((n ? n : 1) * sizeof *runs);
+  wsisa_counts *counts = malloc((n ? n : 1) * sizeof *counts);
+  int rc = 0;
+  if (!runs || !counts) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < n; i++)
+    if ((runs[i] = get_u64(b)) >= m->nruns) b->bad = 1;
+  if (!rc) get(b, counts, n * sizeof *counts);
+  if (!rc && b->bad)
+    rc = wsisa_error(e, WSISA_EFORMAT, "rank %d sent a malformed result", r);
+  /* a unit given up on and handed to another rank is taken once only */
+  if (!rc && take_back(m, r, tile * m->nb + bucket)) {
+    stats_add(&m->stats, &st);
+    rc = unit_done(m, tile, bucket, runs, counts, n, e);
+  }
+  free(runs);
+  free(counts);
+  return rc;
+}
+
+static int on_message(mgr *m, int from, int tag, buf *b, wsisa_err *e) {
+  if (from <= 0 || from >= world.size || !world.alive[from]) return 0; /* given up on */
+  if (tag == TAG_RESULT) return m ? on_result(m, from, b, e) : 0;
+  if (tag == TAG_ERROR) {
+    int32_t code = 0;
+    get(b, &code, sizeof code);
+    const char *msg = b->at < b->n ? (const char *)b->p + b->at : "";
+    if (b->n) b->p[b->n - 1] = '\0';
+    return wsisa_error(e, code < 0 ? code : WSISA_ERUNTIME, "rank %d: %s", from, msg);
+  }
+  return 0;
+}
+
+static void stop_workers(void) {
+  if (world.stopped) return;
+  world.stopped = 1;
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && msg_send(r, TAG_STOP, NULL, 0, now() + world.timeout))
+      lose_rank(r, "cannot be told to stop");
+}
+
+#endif /* WSISA_WITH_MPI */
+
+/* ---- the public face ---------------------------------------------------------- */
+
+int wsisa_dist_start(double unit_timeout, wsisa_err *e) {
+  wsisa_env env;
+  wsisa_env_read(&env);
+  world.timeout = unit_timeout;
+  if (env.unit_timeout) {
+    char *end;
+    double t = strtod(env.unit_timeout, &end);
+    if (*end || !(t > 0))
+      return wsisa_error(e, WSISA_EUSAGE, "WSISA_UNIT_TIMEOUT=%s: not a number of seconds > 0",
+                         env.unit_timeout);
+    world.timeout = t;
+  }
+  if (env.mpi_world_size <= 1) return 0;
+#ifdef WSISA_WITH_MPI
+  int provided = 0, argc = 0;
+  char **argv = NULL;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI failed to start");
+  /* errors come back as codes: a dead rank must not take the manager down */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world.size);
+  world.active = world.size > 1;
+  world.alive = malloc((size_t)world.size);
+  if (!world.alive) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  memset(world.alive, 1, (size_t)world.size);
+  if (provided < MPI_THREAD_FUNNELED)
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI offers no thread support (StarPU needs FUNNELED)");
+  wsisa_log_set_rank(world.rank);
+  if (!env.starpu_binding) setenv("STARPU_WORKERS_NOBIND", "1", 0);
+  return 0;
+#else
+  return wsisa_error(e, WSISA_EUSAGE,
+                     "started by mpirun with %d ranks, but this wsisa was built without Open MPI "
+                     "(install libopenmpi-dev and rebuild)",
+                     env.mpi_world_size);
+#endif
+}
+
+int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
+  *total = local;
+  if (!world.active) return 0;
+#ifdef WSISA_WITH_MPI
+  const char *sched = wsisa_runtime_sched();
+  double deadline = now() + world.timeout;
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && msg_send(r, TAG_SETUP, sched, strlen(sched) + 1, deadline))
+      lose_rank(r, "cannot be reached");
+  int rc = 0;
+  for (int r = 1; r < world.size && !rc; r++) {
+    buf m;
+    int tag;
+    if (!world.alive[r]) continue;
+    int got = msg_wait(r, &tag, NULL, &m, deadline);
+    if (got <= 0) {
+      lose_rank(r, "did not start in time");
+      continue;
+    }
+    if (tag == TAG_READY) {
+      int32_t n = 0;
+      get(&m, &n, sizeof n);
+      *total += n;
+    } else {
+      rc = on_message(NULL, r, tag, &m, e);
+    }
+    buf_free(&m);
+  }
+  wsisa_log(WSISA_LOG_INFO, "mpi", "%d ranks, %d StarPU workers in all", world.size, *total);
+  return rc;
+#else
+  (void)e;
+  return 0;
+#endif
+}
+
+int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
+                   const wsisa_exec_opts *opts, size_t worker_paths,
+                   wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
+                   wsisa_err *e) {
+  if (!world.active)
+    return wsisa_exec_run(tiles, ntiles, params, buckets, done, opts, on_unit, ctx, stats, e);
+#ifdef WSISA_WITH_MPI
+  wsisa_exec_stats local;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  mgr m;
+  memset(&m, 0, sizeof m);
+  m.ntiles = ntiles;
+  m.nb = buckets->n_buckets;
+  m.total = ntiles * m.nb;
+  for (size_t i = 0; i < buckets->start[m.nb]; i++)
+    if (buckets->instances[i] + 1 > m.nruns) m.nruns = buckets->instances[i] + 1;
+  m.on_unit = on_unit;
+  m.ctx = ctx;
+  m.state = calloc(m.total ? m.total : 1, 1);
+  m.todo = calloc(ntiles ? ntiles : 1, sizeof *m.todo);
+  m.holders = calloc(ntiles ? ntiles : 1, sizeof *m.holders);
+  m.ranks = calloc((size_t)world.size, sizeof *m.ranks);
+  buf jb = {0};
+  wsisa_exec_session *self = NULL;
+  int rc = 0;
+  if (!m.state || !m.todo || !m.holders || !m.ranks) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int r = 0; r < world.size; r++) m.ranks[r].tile = NONE;
+  for (size_t u = 0; u < m.total; u++) {
+    m.state[u] = done && done[u] ? 2 : 0;
+    m.ndone += m.state[u] == 2;
+    m.todo[u / m.nb] += m.state[u] == 0;
+  }
+  job_encode(&jb, tiles, ntiles, params, buckets, opts, worker_paths);
+  if (jb.bad) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, now() + world.timeout))
+      lose_rank(r, "cannot be sent the study");
+  if ((rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &self, e))) goto out;
+  m.prog = wsisa_progress_start("units", m.total);
+  wsisa_progress_advance(m.prog, m.ndone);
+  while (m.ndone < m.total && !rc) {
+    size_t before = m.ndone;
+    int busy = 0;
+    /* workers first: the manager's own submissions may block on RMSR's bound */
+    for (int r = world.size - 1; r >= 0 && !rc; r--) {
+      while (world.alive[r] && m.ranks[r].n < CREDIT && !rc) {
+        size_t u = pick(&m, r);
+        if (u == NONE) break;
+        hand_out(&m, r, u);
+        busy = 1;
+        uint64_t msg[2] = {u / m.nb, u % m.nb};
+        if (r == 0)
+          rc = wsisa_exec_session_submit(self, u / m.nb, u % m.nb, local_done, &m, e);
+        else if (msg_send(r, TAG_UNIT, msg, sizeof msg, now() + world.timeout))
+          give_up(&m, r, "cannot be sent a unit");
+      }
+    }
+    buf b;
+    int tag, from, got;
+    while (!rc && (got = msg_take(MPI_ANY_SOURCE, &tag, &from, &b)) != 0) {
+      if (got < 0) {
+        rc = wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving results");
+        break;
+      }
+      rc = on_message(&m, from, tag, &b, e);
+      buf_free(&b);
+      busy = 1;
+    }
+    if (!rc) rc = wsisa_exec_session_poll(self, 0, local_done, &m, NULL, e);
+    double t = now();
+    for (int r = 1; r < world.size; r++)
+      if (world.alive[r] && m.ranks[r].n && t - m.ranks[r].since > world.timeout) {
+        char why[96];
+        snprintf(why, sizeof why, "sent no result for %.0f s (dead or hung)", world.timeout);
+        give_up(&m, r, why);
+      }
+    if (!busy && m.ndone == before) nap();
+  }
+  if (!rc) rc = wsisa_exec_session_poll(self, 1, local_done, &m, NULL, e);
+  wsisa_progress_finish(m.prog);
+out:
+  if (self) {
+    wsisa_exec_stats st;
+    wsisa_exec_session_stats(self, &st);
+    stats_add(&m.stats, &st);
+    wsisa_exec_session_free(self);
+  }
+  stop_workers();
+  *stats = m.stats;
+  buf_free(&jb);
+  free(m.state);
+  free(m.todo);
+  free(m.holders);
+  free(m.ranks);
+  return rc;
+#else
+  (void)worker_paths;
+  return WSISA_EINTERNAL;
+#endif
+}
+
+void wsisa_dist_end(void) {
+  if (!world.active) return;
+#ifdef WSISA_WITH_MPI
+  if (world.rank == 0) stop_workers();
+  /* a rank given up on may never reach MPI_Finalize, which waits for every
+   * rank: leave without it; the results are already on disk */
+  if (world.lost || world.manager_gone) {
+    if (world.lost)
+      wsisa_log(WSISA_LOG_WARN, "mpi", "%d rank(s) lost: leaving without MPI_Finalize",
+                world.lost);
+  } else {
+    MPI_Finalize();
+  }
+#endif
+  free(world.alive);
+  world.alive = NULL;
+  world.active = 0;
+}
