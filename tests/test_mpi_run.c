@@ -1,0 +1,236 @@
+/* `mpirun -np N wsisa run` on this machine: 1, 2 and 4 ranks give the metrics of
+ * the single-process run; a worker killed mid-study costs nothing but time; a
+ * killed manager's study finishes with --resume. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/testutil.h"
+
+#ifdef WSISA_WITH_MPI
+
+/* Ranks share the 2 cores here: one CPU worker each, no OpenCL worker. */
+#define RANK_ENV "STARPU_NCPU=1 STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0"
+#define MPIRUN "mpirun --oversubscribe --allow-run-as-root"
+
+static void mpi_env(void) {
+  if (system("command -v mpirun >/dev/null 2>&1") != 0) cr_skip_test("mpirun is not installed");
+#if defined(__SANITIZE_ADDRESS__)
+  /* Open MPI keeps allocations to its exit by design: LeakSanitizer would
+   * report them as wsisa's */
+  static char lsan[4400];
+  snprintf(lsan, sizeof lsan, "suppressions=%s:print_suppressions=0",
+           tu_src("tests/lsan_mpi.supp"));
+  setenv("LSAN_OPTIONS", lsan, 1);
+#endif
+  setenv("STARPU_NCPU", "1", 1);
+  setenv("STARPU_NOPENCL", "0", 1);
+  setenv("STARPU_OPENCL_ON_CPUS", "0", 1);
+}
+
+static const char *write_study(const char *tile2) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("mpi_study"));
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"images\": [\"%s\", \"%s\"] },\n"
+          "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"T1\": {}, \"recon_conn\": {},\n"
+          "                    \"min_size_pl\": {}, \"watershed_conn\": {} },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+          "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
+          "  \"metric\": [\"dice\", \"jaccard\"] }\n",
+          tu_src("tests/data/tile_256.png"), tu_src(tile2));
+  fclose(f);
+  return path;
+}
+
+static char *metrics_of(const char *dir) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  char *m = tu_slurp(path, NULL);
+  cr_assert_not_null(m, "no %s", path);
+  return m;
+}
+
+/* `launch wsisa run --study S -o DIR ARGS`; launch is "" or an mpirun line. */
+static char *run(const char *launch, const char *study, const char *args, char *dir, size_t cap) {
+  snprintf(dir, cap, "%s/results", tu_tmpdir("mpi_run"));
+  char cmd[16384], *err = NULL;
+  snprintf(cmd, sizeof cmd, "env " RANK_ENV " %s %s run --study '%s' -o '%s' %s", launch,
+           WSISA_EXE, study, dir, args);
+  int status = tu_run_shell(cmd, NULL, &err);
+  cr_assert_eq(status, 0, "%s failed: %s", cmd, err ? err : "");
+  free(err);
+  return metrics_of(dir);
+}
+
+static size_t count_lines(const char *path) {
+  char *text = tu_slurp(path, NULL);
+  size_t n = 0;
+  for (const char *p = text; p && *p; p++) n += *p == '\n';
+  free(text);
+  return n;
+}
+
+/* The pid of rank `rank` of the job writing to `dir`, or -1. */
+static pid_t find_rank(const char *dir, int rank) {
+  DIR *d = opendir("/proc");
+  struct dirent *ent;
+  pid_t found = -1;
+  char want[64];
+  snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
+  while (d && (ent = readdir(d)) && found < 0) {
+    char path[300];
+    snprintf(path, sizeof path, "/proc/%s/comm", ent->d_name);
+    char *comm = tu_slurp(path, NULL);
+    int is_wsisa = comm && strncmp(comm, "wsisa\n", 6) == 0;
+    free(comm);
+    if (!is_wsisa) continue;
+    size_t n = 0;
+    snprintf(path, sizeof path, "/proc/%s/cmdline", ent->d_name);
+    char *cmdline = tu_slurp(path, &n), *mine = NULL;
+    for (size_t i = 0; cmdline && i < n; i += strlen(cmdline + i) + 1)
+      if (strstr(cmdline + i, dir)) mine = cmdline;
+    snprintf(path, sizeof path, "/proc/%s/environ", ent->d_name);
+    char *env = mine ? tu_slurp(path, &n) : NULL;
+    for (size_t i = 0; env && i < n; i += strlen(env + i) + 1)
+      if (strcmp(env + i, want) == 0) found = (pid_t)atoi(ent->d_name);
+    free(env);
+    free(cmdline);
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+/* mpirun in the background: its pid. */
+static pid_t launch(const char *const *argv) {
+  pid_t pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) {
+    freopen("/dev/null", "w", stdout);
+    execvp(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  return pid;
+}
+
+/* Wait for `lines` journal lines, then SIGKILL rank `rank`; returns the lines
+ * there were at the kill (0: the job ended first). */
+static size_t kill_rank_after(pid_t job, const char *dir, size_t lines, int rank) {
+  char journal[4400];
+  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  for (int i = 0; i < 24000; i++) {
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+    if (waitpid(job, NULL, WNOHANG) == job) return 0;
+    size_t n = count_lines(journal);
+    pid_t victim = n >= lines ? find_rank(dir, rank) : -1;
+    if (victim > 0) {
+      kill(victim, SIGKILL);
+      return n;
+    }
+  }
+  return 0;
+}
+
+Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300) {
+  mpi_env();
+  const char *study = write_study("tests/data/tile_256_b.png");
+  char dir[4300];
+  char *base = run("", study, "", dir, sizeof dir);
+  size_t lines = 0;
+  for (const char *p = base; *p; p++) lines += *p == '\n';
+  cr_expect_eq(lines, 15, "a header and 2 trajectories x 7 runs");
+  static const char *const ranks[] = {"1", "2", "4"};
+  for (size_t i = 0; i < 3; i++) {
+    char launch_cmd[128];
+    snprintf(launch_cmd, sizeof launch_cmd, MPIRUN " -np %s", ranks[i]);
+    char *m = run(launch_cmd, study, "", dir, sizeof dir);
+    cr_expect_str_eq(m, base, "%s ranks: metrics differ", ranks[i]);
+    free(m);
+    char path[4400];
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    char *prov = tu_slurp(path, NULL), want[64];
+    snprintf(want, sizeof want, "\"ranks\": %s,", ranks[i]);
+    cr_expect(prov && strstr(prov, want), "%s ranks: run.json lacks %s", ranks[i], want);
+    free(prov);
+  }
+  /* a worker never writes into the results folder: only the manager's files */
+  DIR *d = opendir(dir);
+  cr_assert_not_null(d);
+  struct dirent *ent;
+  while ((ent = readdir(d)))
+    cr_expect(!strstr(ent->d_name, ".tmp"), "stray file %s", ent->d_name);
+  closedir(d);
+  free(base);
+}
+
+Test(mpi, a_killed_worker_costs_only_its_units, .timeout = 300) {
+  mpi_env();
+  /* one unit per run and tile, large enough to be caught in flight */
+  const char *study = write_study("tests/data/tile_1024.png");
+  char ref_dir[4300], dir[4300];
+  char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir);
+  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_killed"));
+  setenv("WSISA_UNIT_TIMEOUT", "10", 1);
+  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--enable-recovery",
+                        "-np", "3", WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse",
+                        "none", NULL};
+  pid_t job = launch(argv);
+  size_t at_kill = kill_rank_after(job, dir, 4, 2);
+  cr_assert_gt(at_kill, 0, "the study ended before a worker could be killed");
+  cr_log_info("journal lines at the kill: %zu of 29\n", at_kill);
+  int status = 0;
+  waitpid(job, &status, 0);
+  unsetenv("WSISA_UNIT_TIMEOUT");
+  cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mpirun status %d", status);
+  char *m = metrics_of(dir);
+  cr_expect_str_eq(m, ref, "metrics differ after a worker died");
+  free(m);
+  char path[4400];
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  char *prov = tu_slurp(path, NULL);
+  cr_expect(prov && strstr(prov, "\"ranks_lost\": 1"), "run.json: %s", prov ? prov : "missing");
+  free(prov);
+  free(ref);
+}
+
+Test(mpi, a_killed_manager_resumes_to_the_same_metrics, .timeout = 300) {
+  mpi_env();
+  const char *study = write_study("tests/data/tile_1024.png");
+  char ref_dir[4300], dir[4300], journal[4400];
+  char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir);
+  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_manager"));
+  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  /* without --enable-recovery, mpirun ends the whole job with its manager */
+  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2",
+                        WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse", "none", NULL};
+  pid_t job = launch(argv);
+  size_t at_kill = kill_rank_after(job, dir, 4, 0);
+  cr_assert_gt(at_kill, 0, "the study ended before the manager could be killed");
+  waitpid(job, NULL, 0);
+  size_t kept = count_lines(journal);
+  cr_expect_lt(kept, 29, "the journal is complete: nothing left to resume");
+  char cmd[9000], *err = NULL;
+  snprintf(cmd, sizeof cmd, "env " RANK_ENV " " MPIRUN " -np 2 %s run --resume '%s'", WSISA_EXE,
+           dir);
+  cr_assert_eq(tu_run_shell(cmd, NULL, &err), 0, "resume failed: %s", err ? err : "");
+  free(err);
+  char *m = metrics_of(dir);
+  cr_expect_str_eq(m, ref, "metrics differ after the resume");
+  free(m);
+  free(ref);
+}
+
+#else
+
+Test(mpi, not_built) {
+  cr_skip_test("wsisa was built without Open MPI (WSISA_WITH_MPI=OFF): no MPI test to run");
+}
+
+#endif
