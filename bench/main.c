@@ -24,7 +24,8 @@ static const experiment experiments[] = {
     {"sched", bench_sched,
      "eager, lws, dmda, dmdas, modular-heft, pats on 2 CPUs and on 1 CPU + 1 OpenCL worker: "
      "makespan, hybrid speedup"},
-    {"scale", bench_scale, "1 and 2 CPU workers: makespan, parallel efficiency"},
+    {"scale", bench_scale,
+     "1 and 2 CPU workers; under mpirun 1, 2, 4 ranks of 1 CPU worker: makespan, efficiency"},
     {"algo", bench_algo, "reuse analysis time (wsisa plan) against n and MaxBuckets"},
     {"all", bench_all, "every experiment in turn (ops with --no-opencl)"},
 };
@@ -62,8 +63,10 @@ static void usage(FILE *f) {
           "              makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
           "              hybrid_speedup (cpu makespan / hybrid makespan, same policy)\n"
           "              (2 trajectories on tile_1024.png, with or without --quick)\n"
-          "  scale.csv:  cpu_workers, makespan_s, makespan_min, makespan_max, wall_s,\n"
-          "              wall_min, wall_max, speedup, efficiency (T1 / (p x Tp))\n"
+          "  scale.csv:  ranks (0: one process, no mpirun), cpu_workers (over all ranks),\n"
+          "              makespan_s, makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
+          "              speedup, efficiency (T1 / (p x Tp)), oversubscribed (more workers\n"
+          "              than cores); the rank series needs Open MPI's mpirun\n"
           "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
           "              analysis_min, analysis_max, buckets, reuse_pct\n"
           "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 #include "io/svg.h"
@@ -233,54 +234,86 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
 
 /* ---- scale ------------------------------------------------------------------ */
 
+/* One process with 1 and 2 CPU workers; then, built with Open MPI, 1, 2 and 4
+ * ranks of one CPU worker each under mpirun (4 oversubscribe 2 cores here).
+ * Efficiency = T1 / (p x Tp) over the CPU workers of the whole job. */
+typedef struct scale_row {
+  int ranks, cpus; /* ranks 0: no mpirun */
+  const char *label;
+} scale_row;
+
 int bench_scale(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "scale", &o, e);
   if (rc) return rc;
-  enum { NC = 2 };
-  bench_run res[NC];
+  static const scale_row rows[] = {{0, 1, "1 CPU worker"},
+                                   {0, 2, "2 CPU workers"},
+#ifdef WSISA_WITH_MPI
+                                   {1, 1, "1 rank x 1 CPU"},
+                                   {2, 1, "2 ranks x 1 CPU"},
+                                   {4, 1, "4 ranks x 1 CPU (oversubscribed)"},
+#endif
+  };
+  enum { NR = sizeof rows / sizeof *rows };
+  bench_run res[NR];
   int traj = o.quick ? 2 : 4;
-  char study[4300], env[128], label[32];
+  char study[4300], env[256], label[32];
   snprintf(label, sizeof label, "moat_t%d", traj);
   if ((rc = bench_write_study(&o, label, NULL, traj, NULL, study, sizeof study, e))) return rc;
-  for (int c = 0; c < NC; c++) {
-    fprintf(stderr, "wsisa-bench scale: %d CPU workers\n", c + 1);
-    snprintf(env, sizeof env, "STARPU_NCPU=%d STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0", c + 1);
+  for (int c = 0; c < NR; c++) {
+    fprintf(stderr, "wsisa-bench scale: %s\n", rows[c].label);
+    /* `env VAR=... mpirun ... wsisa run`: every rank inherits the variables */
+    int n = snprintf(env, sizeof env, "STARPU_NCPU=%d STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0",
+                     rows[c].cpus);
+    if (rows[c].ranks)
+      snprintf(env + n, sizeof env - (size_t)n,
+               " mpirun --oversubscribe --allow-run-as-root -np %d", rows[c].ranks);
     if ((rc = bench_run_wsisa(&o, env, study, NULL, &res[c], e))) return rc;
   }
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "scale",
-                           "cpu_workers,makespan_s,makespan_min,makespan_max,wall_s,wall_min,"
-                           "wall_max,speedup,efficiency",
+                           "ranks,cpu_workers,makespan_s,makespan_min,makespan_max,wall_s,"
+                           "wall_min,wall_max,speedup,efficiency,oversubscribed",
                            &w, e)))
     return rc;
-  bench_print_runs_context(&o, &res[NC - 1], NULL);
-  printf("# MOAT %d trajectories (%d runs), CPU only; efficiency = T1 / (p x Tp)\n", traj,
-         16 * traj);
-  printf("%-4s %-24s %-24s %8s %10s\n", "cpus", "makespan s", "wall s", "speedup", "efficiency");
-  double val[NC], lo[NC], hi[NC];
-  const char *lp[NC] = {"1 CPU worker", "2 CPU workers"};
-  for (int c = 0; c < NC; c++) {
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  bench_print_runs_context(&o, &res[0], NULL);
+  printf("# MOAT %d trajectories (%d runs), CPU only; efficiency = T1 / (p x Tp), p = CPU "
+         "workers over all ranks; ranks 0 = one process without mpirun; %ld cores here\n",
+         traj, 16 * traj, cores);
+  printf("%-34s %-24s %-24s %8s %10s\n", "configuration", "makespan s", "wall s", "speedup",
+         "efficiency");
+  double val[NR], lo[NR], hi[NR];
+  const char *lp[NR];
+  for (int c = 0; c < NR; c++) {
     const bench_run *r = &res[c];
-    double speedup = res[0].exec.median / r->exec.median, eff = speedup / (c + 1);
+    /* each series against its own single-worker run */
+    const bench_run *one = rows[c].ranks ? &res[2] : &res[0];
+    int p = (rows[c].ranks ? rows[c].ranks : 1) * rows[c].cpus;
+    double speedup = one->exec.median / r->exec.median, eff = speedup / p;
     char a[64], b[64];
-    printf("%-4d %-24s %-24s %7.2fx %10.2f\n", c + 1, bench_fmt(a, sizeof a, r->exec, 1, 2),
-           bench_fmt(b, sizeof b, r->wall, 1, 2), speedup, eff);
-    wsisa_csv_uint(w, (uint64_t)(c + 1));
+    printf("%-34s %-24s %-24s %7.2fx %10.2f\n", rows[c].label,
+           bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), speedup,
+           eff);
+    wsisa_csv_uint(w, (uint64_t)rows[c].ranks);
+    wsisa_csv_uint(w, (uint64_t)p);
     bench_csv_stats(w, r->exec, 1);
     bench_csv_stats(w, r->wall, 1);
     wsisa_csv_num(w, speedup);
     wsisa_csv_num(w, eff);
+    wsisa_csv_uint(w, (uint64_t)(p > cores));
     wsisa_csv_end_row(w);
     val[c] = r->exec.median;
     lo[c] = r->exec.min;
     hi[c] = r->exec.max;
+    lp[c] = rows[c].label;
   }
   if ((rc = wsisa_csv_close(w, e))) return rc;
   wsisa_svg_series series = {"makespan", val, lo, hi};
   char path[4200];
   bench_svg_path(&o, "scale", path, sizeof path);
-  return wsisa_svg_bars(path, "Makespan by CPU workers", "seconds", NC, lp, 1, &series, e);
+  return wsisa_svg_bars(path, "Makespan by CPU workers and MPI ranks", "seconds", NR, lp, 1,
+                        &series, e);
 }
 
 /* ---- algo ------------------------------------------------------------------- */
