@@ -203,8 +203,9 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
   for (size_t i = 0; i <= bk->n_buckets; i++) put_u64(b, bk->start[i]);
   for (size_t i = 0; i < bk->start[bk->n_buckets]; i++) put_u64(b, bk->instances[i]);
   put_u64(b, worker_paths);
-  put_u64(b, (uint64_t)o->normalize);
-  put_u64(b, (uint64_t)o->share_tile_stage);
+  /* the options as bytes: fields added to them travel without a change here */
+  put_u64(b, sizeof *o);
+  put(b, o, sizeof *o);
   put(b, &world.timeout, sizeof world.timeout);
 }
 
@@ -281,9 +282,9 @@ static int job_decode(buf *b, int local_workers, job *j, wsisa_err *e) {
   for (size_t i = 0; i < nb; i++)
     if (bk->start[i] > bk->start[i + 1]) goto bad;
   size_t paths = get_u64(b);
+  if (get_u64(b) != sizeof j->opts) goto bad;
+  get(b, &j->opts, sizeof j->opts);
   j->opts.active_paths = paths ? paths : (size_t)local_workers;
-  j->opts.normalize = (int)get_u64(b);
-  j->opts.share_tile_stage = (int)get_u64(b);
   get(b, &j->timeout, sizeof j->timeout);
   if (b->bad) goto bad;
   return job_trees(j, e);

@@ -142,4 +142,11 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
 /* study metrics: the object count of a canonical label image (its largest label). */
 int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);
 
+/* study metrics: object Dice sums of run labels against reference labels (both
+ * canonical i32), on the grid of 1/WSISA_OBJECT_MATCH_ONE. */
+#define WSISA_OBJECT_MATCH_ONE 1048576.0 /* 2^20 */
+int wsisa_cpu_object_match(const wsisa_image *ref, const wsisa_image *run, uint64_t sums[2]);
+/* One object's term: round(area · 2·overlap / (area + other_area) · ONE). */
+uint64_t wsisa_object_match_term(uint64_t area, uint64_t overlap, uint64_t other_area);
+
 #endif
