@@ -99,14 +99,6 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   free(base);
 }
 
-static size_t count_lines(const char *path) {
-  char *text = tu_slurp(path, NULL);
-  size_t n = 0;
-  for (const char *p = text; p && *p; p++) n += *p == '\n';
-  free(text);
-  return n;
-}
-
 Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_1024.png", 2);
   char ref_dir[4300], dir[4300], journal[4400];
@@ -126,7 +118,7 @@ Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   size_t seen = 0;
   for (int i = 0; i < 60000 && seen < 4; i++) {
     nanosleep(&(struct timespec){0, 5000000}, NULL);
-    seen = count_lines(journal);
+    seen = tu_count_lines(journal);
     int status;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       pid = -1;
@@ -137,7 +129,7 @@ Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
   }
-  size_t at_kill = count_lines(journal);
+  size_t at_kill = tu_count_lines(journal);
   cr_log_info("journal lines at kill: %zu of 15\n", at_kill);
   cr_expect_lt(at_kill, 15, "the run finished before it could be killed");
   char args[8800], *err = NULL;

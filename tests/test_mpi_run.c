@@ -70,14 +70,6 @@ static char *run(const char *launch, const char *study, const char *args, char *
   return metrics_of(dir);
 }
 
-static size_t count_lines(const char *path) {
-  char *text = tu_slurp(path, NULL);
-  size_t n = 0;
-  for (const char *p = text; p && *p; p++) n += *p == '\n';
-  free(text);
-  return n;
-}
-
 /* The pid of rank `rank` of the job writing to `dir`, or -1. */
 static pid_t find_rank(const char *dir, int rank) {
   DIR *d = opendir("/proc");
@@ -128,7 +120,7 @@ static size_t kill_rank_after(pid_t job, const char *dir, size_t lines, int rank
   for (int i = 0; i < 24000; i++) {
     nanosleep(&(struct timespec){0, 5000000}, NULL);
     if (waitpid(job, NULL, WNOHANG) == job) return 0;
-    size_t n = count_lines(journal);
+    size_t n = tu_count_lines(journal);
     pid_t victim = n >= lines ? find_rank(dir, rank) : -1;
     if (victim > 0) {
       kill(victim, SIGKILL);
@@ -214,7 +206,7 @@ Test(mpi, a_killed_manager_resumes_to_the_same_metrics, .timeout = 300) {
   size_t at_kill = kill_rank_after(job, dir, 4, 0);
   cr_assert_gt(at_kill, 0, "the study ended before the manager could be killed");
   waitpid(job, NULL, 0);
-  size_t kept = count_lines(journal);
+  size_t kept = tu_count_lines(journal);
   cr_expect_lt(kept, 29, "the journal is complete: nothing left to resume");
   char cmd[9000], *err = NULL;
   snprintf(cmd, sizeof cmd, "env " RANK_ENV " " MPIRUN " -np 2 %s run --resume '%s'", WSISA_EXE,

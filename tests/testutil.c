@@ -112,3 +112,11 @@ int tu_run_op(uint32_t where, wsisa_image **imgs, int nimgs, tu_submit_fn submit
   for (int i = 0; i < nimgs; i++) starpu_data_unregister(h[i]);
   return rc;
 }
+
+size_t tu_count_lines(const char *path) {
+  char *text = tu_slurp(path, NULL);
+  size_t n = 0;
+  for (const char *p = text; p && *p; p++) n += *p == '\n';
+  free(text);
+  return n;
+}

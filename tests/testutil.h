@@ -20,6 +20,8 @@ int tu_run(const char *args, char **out, char **err);
 int tu_run_shell(const char *command, char **out, char **err);
 /* Read a whole file into a malloc'd string; NULL if unreadable. */
 char *tu_slurp(const char *path, size_t *len);
+/* Newlines in a file; 0 if unreadable. */
+size_t tu_count_lines(const char *path);
 /* Number of pixels whose bytes differ between two images of the same shape;
  * (size_t)-1 when the shapes differ. */
 size_t tu_image_diff(const wsisa_image *a, const wsisa_image *b);
