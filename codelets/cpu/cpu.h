@@ -142,4 +142,31 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
 /* study metrics: the object count of a canonical label image (its largest label). */
 int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);
 
+/* ---- nucleus features: the per-nucleus reduction of the feature stage ---- */
+
+/* Columns of one nucleus's row (doubles), then WSISA_NF_STATS per channel.
+ * Coordinates are in pixels of the label image, x = column, y = row, a pixel's
+ * centre at its integer coordinates (scikit-image's regionprops convention). */
+enum {
+  WSISA_NF_LABEL, WSISA_NF_CENTROID_X, WSISA_NF_CENTROID_Y, WSISA_NF_BBOX_X,
+  WSISA_NF_BBOX_Y, WSISA_NF_BBOX_W, WSISA_NF_BBOX_H, WSISA_NF_AREA, WSISA_NF_PERIMETER,
+  WSISA_NF_EQUIV_DIAMETER, WSISA_NF_MAJOR_AXIS, WSISA_NF_MINOR_AXIS,
+  WSISA_NF_ECCENTRICITY, WSISA_NF_ORIENTATION, WSISA_NF_CONVEX_AREA, WSISA_NF_SOLIDITY,
+  WSISA_NF_SHAPE
+};
+/* Per channel: mean, population std, median (mean of the two middle values
+ * for an even count), energy (mean of squares). */
+enum { WSISA_NF_MEAN, WSISA_NF_STD, WSISA_NF_MEDIAN, WSISA_NF_ENERGY, WSISA_NF_STATS };
+#define WSISA_NF_MAX_CHANNELS 16
+#define WSISA_NF_ROW(nchannels) (WSISA_NF_SHAPE + WSISA_NF_STATS * (nchannels))
+/* Column names: shape columns, then the statistic suffixes. */
+extern const char *const wsisa_nf_shape_names[WSISA_NF_SHAPE];
+extern const char *const wsisa_nf_stat_names[WSISA_NF_STATS];
+/* rows (n x WSISA_NF_ROW(nchannels) doubles) = the features of objects 1..n of
+ * labels (i32, every value in 0..n); channels are f32 images of the same
+ * shape. Definitions: codelets/cpu/nucleus_features.c. */
+int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
+                               const wsisa_image *const *channels, int nchannels,
+                               double *rows);
+
 #endif
