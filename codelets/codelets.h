@@ -161,5 +161,23 @@ int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t 
 int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
                                   const starpu_data_handle_t *channels, int nchannels,
                                   starpu_data_handle_t rows);
+/* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
+ * filter bank) ---------------------------------------------------------------- */
+
+/* The standard H&E stain rows (RGB optical densities): skimage's rgb_from_hed
+ * H and E rows, then their normalised cross product as the residual. */
+extern const float wsisa_stains_he[9];
+/* Ruifrok–Johnston colour deconvolution: rgb(u8 × 3) -> h, eo, res (f32), the
+ * amounts of the stains whose rows (H, E, residual; NULL: wsisa_stains_he) are
+ * given, in optical-density units: od_c = log10(255 / v_c) (6 for v_c = 0),
+ * then (h, eo, res) = od · stains⁻¹, not clipped. A non-finite or (nearly)
+ * singular stain matrix is WSISA_EUSAGE. Bit-identical on CPU and OpenCL. */
+int wsisa_submit_deconv(starpu_data_handle_t rgb, const float stains[9],
+                        starpu_data_handle_t h, starpu_data_handle_t eo,
+                        starpu_data_handle_t res);
+/* mag(f32) = Sobel gradient magnitude sqrt(gx² + gy²) of in(f32), the
+ * unnormalised 3×3 kernels of scipy.ndimage.sobel; outside pixels repeat the
+ * nearest edge pixel. Bit-identical on CPU and OpenCL. */
+int wsisa_submit_sobel(starpu_data_handle_t in, starpu_data_handle_t mag);
 
 #endif

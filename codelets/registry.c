@@ -35,6 +35,9 @@ WSISA__OP_DECLARE(watershed);
 extern struct starpu_codelet wsisa__nucleus_features_codelet;
 extern struct starpu_opencl_program wsisa__nucleus_features_program;
 extern struct starpu_perfmodel wsisa__nucleus_features_model;
+/* features, pixel half: per-tile channels */
+WSISA__OP_DECLARE(deconv);
+WSISA__OP_DECLARE(sobel);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
@@ -69,6 +72,9 @@ const wsisa_op wsisa_ops[] = {
     /* features, nucleus half */
     {"nucleus_features", &wsisa__nucleus_features_codelet, NULL,
      &wsisa__nucleus_features_program, &wsisa__nucleus_features_model},
+    /* features, pixel half: per-tile channels */
+    ROW(deconv),
+    ROW(sobel),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 

@@ -168,5 +168,25 @@ extern const char *const wsisa_nf_stat_names[WSISA_NF_STATS];
 int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
                                const wsisa_image *const *channels, int nchannels,
                                double *rows);
+/* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
+ * filter bank) ---------------------------------------------------------------- */
+
+/* What both deconvolution kernels read: the optical density of each u8 level
+ * (log10(255 / v), 6 for v = 0: skimage's 1e-6 floor) and the inverse of the
+ * stain matrix, row-major, so concentration j = Σ_c od[v_c]·m[3c + j]. */
+typedef struct wsisa_deconv_consts {
+  float od[256];
+  float m[9];
+} wsisa_deconv_consts;
+/* From stain rows H, E, residual (RGB optical densities of a unit amount):
+ * WSISA_EUSAGE for a non-finite entry or a (nearly) singular matrix. */
+int wsisa_cpu_deconv_setup(const float stains[9], wsisa_deconv_consts *k);
+/* rgb(u8 × 3) -> h, eo, res (f32, 1 channel each). */
+int wsisa_cpu_deconv(const wsisa_image *rgb, const wsisa_deconv_consts *k,
+                     wsisa_image *h, wsisa_image *eo, wsisa_image *res);
+/* mag(f32) = sqrt(gx² + gy²), unnormalised 3×3 Sobel on in(f32); outside
+ * pixels repeat the nearest edge pixel (scipy's 'nearest', equal to its
+ * 'reflect' for a 3×3 kernel). */
+int wsisa_cpu_sobel(const wsisa_image *in, wsisa_image *mag);
 
 #endif
