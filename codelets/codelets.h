@@ -180,4 +180,15 @@ int wsisa_submit_deconv(starpu_data_handle_t rgb, const float stains[9],
  * nearest edge pixel. Bit-identical on CPU and OpenCL. */
 int wsisa_submit_sobel(starpu_data_handle_t in, starpu_data_handle_t mag);
 
+/* The filter bank: out[s](f32) = scale-normalised Laplacian of Gaussian
+ * σ²·(Gxx + Gyy) of in(f32) at σ = sigmas[s], s < nscales (1..7, σ in
+ * (0, 32], else WSISA_EUSAGE), with scipy.ndimage.gaussian_laplace's sampled
+ * kernel (radius (int)(4σ + 0.5)) and mirrored borders (scipy's 'reflect').
+ * The CPU computes it with FFTW (plans made once per size, wisdom kept in
+ * $STARPU_HOME/wsisa), OpenCL as a direct convolution: they agree to float
+ * rounding, not bit for bit. */
+#define WSISA_FILTER_BANK_DEFAULT_SCALES {1.0f, 2.0f, 4.0f}
+int wsisa_submit_filter_bank(starpu_data_handle_t in, const float *sigmas, int nscales,
+                             starpu_data_handle_t *out);
+
 #endif

@@ -38,6 +38,7 @@ extern struct starpu_perfmodel wsisa__nucleus_features_model;
 /* features, pixel half: per-tile channels */
 WSISA__OP_DECLARE(deconv);
 WSISA__OP_DECLARE(sobel);
+WSISA__OP_DECLARE(filter_bank);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
@@ -75,6 +76,7 @@ const wsisa_op wsisa_ops[] = {
     /* features, pixel half: per-tile channels */
     ROW(deconv),
     ROW(sobel),
+    ROW(filter_bank),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
@@ -315,4 +316,195 @@ Test(sobel, cpu_and_opencl_are_bit_identical, STARPU_FIXTURE) {
   wsisa_image_free(rgb);
   wsisa_image_free(g);
   free_all(hed, 3);
+}
+
+/* ---- filter_bank ---------------------------------------------------------- */
+
+static const float default_scales[] = WSISA_FILTER_BANK_DEFAULT_SCALES;
+#define NDEFAULT ((int)(sizeof default_scales / sizeof *default_scales))
+
+/* Deterministic texture with edges and blobs, values in [0, 3). */
+static wsisa_image *pattern(int w, int h) {
+  wsisa_image *img = new_f32(w, h, 1);
+  uint32_t state = 12345u;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      state = state * 1664525u + 1013904223u;
+      float noise = (float)(state >> 8) / (float)(1u << 24);
+      f32_at(img, x, y)[0] = (x * 7 / w + y * 5 / h) % 2 + noise + (x == w / 2 ? 1.0f : 0.0f);
+    }
+  return img;
+}
+
+/* Mirror i into 0..n-1 by repeated folding (d c b a | a b c d | d c b a). */
+static int fold(int i, int n) {
+  while (i < 0 || i >= n) i = i < 0 ? -1 - i : 2 * n - 1 - i;
+  return i;
+}
+
+/* The definition: a 2-D convolution in double with the sampled kernel. */
+static void log_direct(const wsisa_image *in, float sigma, double *out) {
+  const int r = wsisa_cpu_log_radius(sigma), n = 2 * r + 1;
+  float *g = malloc(sizeof(float) * 2 * n), *g2 = g + n;
+  cr_assert(g);
+  wsisa_cpu_log_taps(sigma, g, g2);
+  for (int y = 0; y < in->height; y++)
+    for (int x = 0; x < in->width; x++) {
+      double sum = 0;
+      for (int j = -r; j <= r; j++)
+        for (int i = -r; i <= r; i++)
+          sum += ((double)g2[i + r] * g[j + r] + (double)g[i + r] * g2[j + r]) *
+                 f32_at(in, fold(x + i, in->width), fold(y + j, in->height))[0];
+      out[(size_t)y * in->width + x] = sum;
+    }
+  free(g);
+}
+
+static void filter_bank_cpu(const wsisa_image *in, const float *sigmas, int n, wsisa_image **out) {
+  for (int s = 0; s < n; s++) out[s] = new_f32(in->width, in->height, 1);
+  cr_assert_eq(wsisa_cpu_filter_bank(in, sigmas, n, out), 0);
+}
+
+/* Worst |got - direct| over the image, in units of the direct response's
+ * largest magnitude. */
+static double worst_vs_direct(const wsisa_image *in, float sigma, const wsisa_image *got) {
+  double *want = malloc(sizeof(double) * in->width * in->height), top = 0, worst = 0;
+  cr_assert(want);
+  log_direct(in, sigma, want);
+  for (int y = 0; y < in->height; y++)
+    for (int x = 0; x < in->width; x++) {
+      double w = want[(size_t)y * in->width + x];
+      top = fmax(top, fabs(w));
+      worst = fmax(worst, fabs(f32_at(got, x, y)[0] - w));
+    }
+  free(want);
+  return worst / top;
+}
+
+Test(filter_bank, taps_are_scipys_sampled_gaussian_and_its_second_derivative) {
+  cr_expect_eq(wsisa_cpu_log_radius(1.0f), 4);
+  cr_expect_eq(wsisa_cpu_log_radius(2.0f), 8);
+  cr_expect_eq(wsisa_cpu_log_radius(4.0f), 16);
+  float g[9], g2[9];
+  wsisa_cpu_log_taps(1.0f, g, g2);
+  double sum = 0;
+  for (int i = 0; i < 9; i++) sum += g[i];
+  cr_expect_lt(fabs(sum - 1), 1e-6);
+  cr_expect_eq(g[0], g[8]);
+  cr_expect_lt(fabs(g2[4] + g[4]), 1e-7, "g2(0) = -g(0) at sigma 1");
+  cr_expect_lt(fabs(g2[5]), 1e-7, "g2(1) = 0 at sigma 1");
+  for (int i = -7; i <= 7; i++) cr_expect_eq(fold(i, 3), wsisa_cpu_reflect(i, 3), "i = %d", i);
+}
+
+Test(filter_bank, fft_equals_direct_convolution) {
+  /* odd sizes, a kernel wider than the image, and a tile of no power of two */
+  const int sizes[][2] = {{37, 29}, {5, 3}, {150, 100}};
+  for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+    wsisa_image *in = pattern(sizes[k][0], sizes[k][1]), *out[NDEFAULT];
+    filter_bank_cpu(in, default_scales, NDEFAULT, out);
+    for (int s = 0; s < NDEFAULT; s++) {
+      double worst = worst_vs_direct(in, default_scales[s], out[s]);
+      cr_log_info("filter_bank %dx%d sigma %g: FFT vs direct, max error %g of the peak",
+                  in->width, in->height, default_scales[s], worst);
+      cr_expect_leq(worst, 1e-5, "%dx%d sigma %g: %g", in->width, in->height,
+                    default_scales[s], worst);
+    }
+    wsisa_image_free(in);
+    free_all(out, NDEFAULT);
+  }
+}
+
+Test(filter_bank, cpu_kernel_matches_scipy_gaussian_laplace) {
+  wsisa_image *h = golden("h_128.tiff"), *out[NDEFAULT];
+  filter_bank_cpu(h, default_scales, NDEFAULT, out);
+  for (int s = 0; s < NDEFAULT; s++) {
+    char name[32];
+    snprintf(name, sizeof name, "log_%d.tiff", (int)default_scales[s]);
+    wsisa_image *want = golden(name);
+    double worst = max_abs_diff(out[s], want);
+    cr_log_info("filter_bank vs scipy, sigma %g: max abs difference %g", default_scales[s], worst);
+    cr_expect_leq(worst, 1e-5, "sigma %g: %g", default_scales[s], worst);
+    wsisa_image_free(want);
+  }
+  wsisa_image_free(h);
+  free_all(out, NDEFAULT);
+}
+
+Test(filter_bank, plans_are_made_once_per_size_and_wisdom_is_kept) {
+  wsisa_image *in = pattern(61, 43), *out[NDEFAULT];
+  unsigned long before = wsisa__cpu_filter_bank_plans_made();
+  filter_bank_cpu(in, default_scales, NDEFAULT, out);
+  cr_expect_eq(wsisa__cpu_filter_bank_plans_made(), before + 2, "one r2c and one c2r plan");
+  float first = f32_at(out[2], 30, 20)[0];
+  free_all(out, NDEFAULT);
+  filter_bank_cpu(in, default_scales, NDEFAULT, out);
+  cr_expect_eq(wsisa__cpu_filter_bank_plans_made(), before + 2, "the same size planned again");
+  cr_expect_eq(f32_at(out[2], 30, 20)[0], first);
+  free_all(out, NDEFAULT);
+  wsisa_image_free(in);
+  const char *home = getenv("STARPU_HOME");
+  char host[256], path[4096];
+  if (home && *home && gethostname(host, sizeof host) == 0) {
+    snprintf(path, sizeof path, "%s/wsisa/fftw-wisdom-%s", home, host);
+    cr_expect_eq(access(path, R_OK), 0, "%s: no wisdom saved", path);
+  }
+}
+
+static int submit_filter_bank(starpu_data_handle_t *h, void *arg) {
+  const int *n = arg;
+  return wsisa_submit_filter_bank(h[0], default_scales, *n, h + 1);
+}
+
+static void filter_bank_on(uint32_t where, wsisa_image *in, wsisa_image **out) {
+  int n = NDEFAULT;
+  wsisa_image *imgs[1 + NDEFAULT] = {in};
+  for (int s = 0; s < n; s++) imgs[1 + s] = out[s] = new_f32(in->width, in->height, 1);
+  cr_assert_eq(tu_run_op(where, imgs, 1 + n, submit_filter_bank, &n), 0);
+}
+
+Test(filter_bank, cpu_and_opencl_agree_to_rounding, STARPU_FIXTURE) {
+  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+  wsisa_image *rgb = load("tests/data/tile_256.png"), *hed[3];
+  deconv_cpu(rgb, wsisa_stains_he, hed);
+  wsisa_image *small = pattern(37, 29), *inputs[] = {hed[0], small};
+  for (int i = 0; i < 2; i++) {
+    wsisa_image *cpu[NDEFAULT], *cl[NDEFAULT];
+    filter_bank_on(STARPU_CPU, inputs[i], cpu);
+    filter_bank_on(STARPU_OPENCL, inputs[i], cl);
+    for (int s = 0; s < NDEFAULT; s++) {
+      double worst = max_abs_diff(cpu[s], cl[s]), top = 0, rel = 0;
+      for (int y = 0; y < cpu[s]->height; y++)
+        for (int x = 0; x < cpu[s]->width; x++) {
+          double c = f32_at(cpu[s], x, y)[0], d = fabs(c - f32_at(cl[s], x, y)[0]);
+          top = fmax(top, fabs(c));
+          if (fabs(c) > 1e-2) rel = fmax(rel, d / fabs(c));
+        }
+      cr_log_info("filter_bank %dx%d sigma %g: CPU vs OpenCL max abs %g (peak %g), max rel "
+                  "%g where |response| > 0.01",
+                  inputs[i]->width, inputs[i]->height, default_scales[s], worst, top, rel);
+      cr_expect_leq(worst, 1e-5 * top, "input %d sigma %g", i, default_scales[s]);
+    }
+    free_all(cpu, NDEFAULT);
+    free_all(cl, NDEFAULT);
+  }
+  wsisa_image_free(rgb);
+  wsisa_image_free(small);
+  free_all(hed, 3);
+}
+
+Test(filter_bank, submit_refuses_bad_scales, STARPU_FIXTURE) {
+  wsisa_image *in = pattern(8, 8), *out = new_f32(8, 8, 1);
+  starpu_data_handle_t h[2];
+  cr_assert_eq(wsisa_image_register(in, &h[0], NULL), 0);
+  cr_assert_eq(wsisa_image_register(out, &h[1], NULL), 0);
+  const float zero = 0, huge = 40, nan = NAN, one = 1;
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &zero, 1, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &huge, 1, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &nan, 1, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &one, 0, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], default_scales, 8, h + 1), WSISA_EUSAGE);
+  starpu_data_unregister(h[0]);
+  starpu_data_unregister(h[1]);
+  wsisa_image_free(in);
+  wsisa_image_free(out);
 }
