@@ -129,7 +129,7 @@ static int run_segmentation(const segment_opts *o, wsisa_image *rgb, wsisa_image
   if (!rc) rc = wsisa_workflow_tile_submit(hrgb, rgb->width, rgb->height, o->normalize, &tile, e);
   if (!rc) {
     rc = wsisa_workflow_segment_submit(&tile, o->params, hmask, e);
-    if (!rc && features) rc = wsisa_workflow_channels_submit(&tile, e);
+    if (!rc && features) rc = wsisa_workflow_channels_submit(&tile, 0, e);
     if (!rc && features) rc = wsisa_workflow_features_compute(&tile, hmask, features, nuclei, e);
     wsisa_workflow_tile_release(&tile, o->normalize);
   }
@@ -189,7 +189,8 @@ static void usage(void) {
          "  --labels FILE       also write the nucleus labels (i32 .tif/.tiff)\n"
          "  --geojson FILE      also write the nucleus outlines as GeoJSON\n"
          "  --features FILE     also write per-nucleus features (.csv): shape, and\n"
-         "                      statistics of haematoxylin, eosin and its gradient\n");
+         "                      statistics of haematoxylin, eosin, the gradient and\n"
+         "                      filter-bank responses of haematoxylin\n");
 }
 
 int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {

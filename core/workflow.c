@@ -329,16 +329,23 @@ int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
 
 /* ---- the feature stage ------------------------------------------------------ */
 
-static const char *const channel_names[] = {"h", "e", "grad"};
-#define NCHANNELS ((int)(sizeof channel_names / sizeof *channel_names))
+/* H, E, the Sobel magnitude of H, then the filter bank on H at each scale. */
+static const float fb_scales[] = WSISA_FILTER_BANK_DEFAULT_SCALES;
+#define NSCALES ((int)(sizeof fb_scales / sizeof *fb_scales))
+#define NCHANNELS (3 + NSCALES)
 
 int wsisa_workflow_channel_count(void) { return NCHANNELS; }
 
 const char *wsisa_workflow_channel_name(int channel) {
-  return channel >= 0 && channel < NCHANNELS ? channel_names[channel] : NULL;
+  static char names[NCHANNELS][24] = {"h", "e", "grad"};
+  if (channel < 0 || channel >= NCHANNELS) return NULL;
+  if (channel >= 3 && !names[channel][0])
+    snprintf(names[channel], sizeof names[channel], "fb_s%g", (double)fb_scales[channel - 3]);
+  return names[channel];
 }
 
-int wsisa_workflow_channels_submit(wsisa_tile_data *tile, wsisa_err *e) {
+int wsisa_workflow_channels_submit(wsisa_tile_data *tile, int filter_bank_on_cpu,
+                                   wsisa_err *e) {
   starpu_data_handle_t res = NULL;
   int rc = 0;
   tile->nchannels = NCHANNELS;
@@ -348,6 +355,16 @@ int wsisa_workflow_channels_submit(wsisa_tile_data *tile, wsisa_err *e) {
     rc = submitted(wsisa_submit_deconv(tile->rgb, NULL, tile->channels[0], tile->channels[1], res),
                    "colour deconvolution", e);
   if (!rc) rc = submitted(wsisa_submit_sobel(tile->channels[0], tile->channels[2]), "Sobel", e);
+  if (!rc) {
+    /* FFT (CPU) and direct convolution (OpenCL) agree only to rounding: a
+     * study metric must not depend on the worker, so it pins this task */
+    uint32_t where = wsisa_codelets_where();
+    if (filter_bank_on_cpu) wsisa_codelets_set_where(STARPU_CPU);
+    rc = submitted(wsisa_submit_filter_bank(tile->channels[0], fb_scales, NSCALES,
+                                            tile->channels + 3),
+                   "filter bank", e);
+    wsisa_codelets_set_where(where);
+  }
   release(&res);
   return rc;
 }
@@ -356,7 +373,7 @@ int wsisa_workflow_feature_column(int col, char *buf, size_t cap) {
   if (col < 0 || col >= WSISA_NF_ROW(NCHANNELS)) return -1;
   if (col < WSISA_NF_SHAPE) snprintf(buf, cap, "%s", wsisa_nf_shape_names[col]);
   else
-    snprintf(buf, cap, "%s_%s", channel_names[(col - WSISA_NF_SHAPE) / WSISA_NF_STATS],
+    snprintf(buf, cap, "%s_%s", wsisa_workflow_channel_name((col - WSISA_NF_SHAPE) / WSISA_NF_STATS),
              wsisa_nf_stat_names[(col - WSISA_NF_SHAPE) % WSISA_NF_STATS]);
   return 0;
 }

@@ -100,12 +100,15 @@ int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
 /* ---- the feature stage ------------------------------------------------------ */
 
 /* Channel names in the order wsisa_workflow_channels_submit makes them: "h",
- * "e", "grad" (Sobel magnitude of H). */
+ * "e", "grad" (Sobel magnitude of H), "fb_s<σ>" (filter bank on H, at
+ * WSISA_FILTER_BANK_DEFAULT_SCALES). */
 int wsisa_workflow_channel_count(void);
 const char *wsisa_workflow_channel_name(int channel);
 /* Submit the tile's channels (from its normalized RGB) into tile->channels;
- * released with the tile. */
-int wsisa_workflow_channels_submit(wsisa_tile_data *tile, wsisa_err *e);
+ * released with the tile. filter_bank_on_cpu pins the filter bank to CPU
+ * workers (its CPU and OpenCL versions agree only to rounding). */
+int wsisa_workflow_channels_submit(wsisa_tile_data *tile, int filter_bank_on_cpu,
+                                   wsisa_err *e);
 /* Columns of a feature row (WSISA_NF_ROW(tile channels) of them): the shape
  * names, then <channel>_<statistic> ("h_mean", "grad_std", ...). Writes the
  * name of column `col` into buf; -1 when col is out of range. */

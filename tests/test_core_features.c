@@ -40,7 +40,8 @@ Test(features, segment_writes_one_row_per_nucleus) {
   wsisa_csv *c = segment_features(input, dir);
   cr_expect_eq(c->nrows, 85); /* the reference nucleus count of this tile */
   static const char *const cols[] = {"centroid_x", "bbox_w", "perimeter", "solidity",
-                                     "h_mean", "h_median", "e_std", "grad_energy"};
+                                     "h_mean", "h_median", "e_std", "grad_energy", "fb_s1_energy",
+                                     "fb_s4_mean"};
   for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
     cr_expect_geq(wsisa_csv_column(c, cols[i]), 0, "no column %s", cols[i]);
   /* areas add up to the mask's pixels, labels are 1..n, H is positive */
