@@ -17,6 +17,7 @@
 
 #include "core/cli.h"
 #include "core/cmds.h"
+#include "core/core_private.h"
 #include "core/executor.h"
 #include "core/workflow.h"
 #include "io/csv.h"
@@ -52,6 +53,7 @@ typedef struct run_state {
   double t_plan, t_exec, t_start;
   wsisa_exec_stats stats;
   uint64_t tasks_no_reuse;
+  wsisa__run_features *features; /* NULL: no metric needs the feature stage */
 } run_state;
 
 static double now(void) {
@@ -241,12 +243,16 @@ static int journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
                         const wsisa_counts *counts, size_t n, wsisa_err *e) {
   (void)bucket;
   run_state *s = ctx;
+  int frc = s->features ? wsisa__run_features_unit(s->features, tile, runs, counts, n, e) : 0;
+  if (frc) return frc;
   for (size_t i = 0; i < n; i++) {
     fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu,%llu,%llu\n", tile, runs[i],
             (unsigned long long)counts[i].both, (unsigned long long)counts[i].run,
             (unsigned long long)counts[i].ref, (unsigned long long)counts[i].nuclei,
             (unsigned long long)counts[i].ref_nuclei);
     s->counts[runs[i] * s->ntiles + tile] = counts[i];
+    s->counts[runs[i] * s->ntiles + tile].features = NULL; /* the unit's, gone after */
+    s->counts[runs[i] * s->ntiles + tile].ref_features = NULL;
     s->have[runs[i] * s->ntiles + tile] = 1;
   }
   if (fflush(s->journal) || fsync(fileno(s->journal)))
@@ -274,7 +280,7 @@ static int journal_read(run_state *s, wsisa_err *e) {
       return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %llu or run %llu is not in this study",
                          path, lineno, tile, run);
     }
-    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb};
+    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb, NULL, NULL, 0};
     s->have[run * s->ntiles + tile] = 1;
     kept++;
   }
@@ -338,6 +344,8 @@ static int write_metrics(run_state *s, wsisa_err *e) {
   const char *cols[] = {"dice", "jaccard", "nucleus_count", "mean_area", "pixels_both",
                         "pixels_run", "pixels_reference", "reference_nucleus_count"};
   for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) wsisa_csv_text(w, cols[c]);
+  for (size_t k = 0; k < s->study->nmetrics; k++)
+    if (wsisa__run_features_is_metric(s->study->metrics[k])) wsisa_csv_text(w, s->study->metrics[k]);
   wsisa_csv_end_row(w);
   wsisa_csv_text(o, "run_id");
   for (size_t m = 0; m < s->study->nmetrics; m++) wsisa_csv_text(o, s->study->metrics[m]);
@@ -352,11 +360,17 @@ static int write_metrics(run_state *s, wsisa_err *e) {
     wsisa_csv_uint(w, m.run);
     wsisa_csv_uint(w, m.ref);
     wsisa_csv_uint(w, m.ref_nuclei);
+    for (size_t k = 0; k < s->study->nmetrics; k++)
+      if (wsisa__run_features_is_metric(s->study->metrics[k]))
+        wsisa_csv_num(w, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
     wsisa_csv_end_row(w);
     wsisa_csv_uint(o, s->run_ids ? s->run_ids[r] : r);
-    for (size_t k = 0; k < s->study->nmetrics; k++)
+    for (size_t k = 0; k < s->study->nmetrics; k++) {
       for (size_t j = 0; j < NRUN_METRICS; j++)
         if (strcmp(s->study->metrics[k], run_metric_names[j]) == 0) wsisa_csv_num(o, values[j]);
+      if (wsisa__run_features_is_metric(s->study->metrics[k]))
+        wsisa_csv_num(o, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
+    }
     wsisa_csv_end_row(o);
   }
   rc = wsisa_csv_close(w, e);
@@ -590,6 +604,7 @@ static void run_free(run_state *s) {
   free(s->run_ids);
   free(s->counts);
   free(s->have);
+  wsisa__run_features_free(s->features);
   if (s->buckets) wsisa_reuse_buckets_free(s->buckets);
   if (s->plan) wsisa_reuse_design_free(s->plan);
   if (s->design) wsisa_sa_design_free(s->design);
@@ -706,10 +721,18 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     int known = 0;
     for (size_t j = 0; j < NRUN_METRICS; j++)
       known |= strcmp(s.study->metrics[m], run_metric_names[j]) == 0;
+    known |= wsisa__run_features_is_metric(s.study->metrics[m]);
+    if (!known && strncmp(s.study->metrics[m], WSISA_STUDY_WASSERSTEIN,
+                          strlen(WSISA_STUDY_WASSERSTEIN)) == 0) {
+      rc = wsisa_error(e, WSISA_EUSAGE,
+                       "%s: metric %s: no such feature (the columns of wsisa segment --features)",
+                       study_path, s.study->metrics[m]);
+      goto done;
+    }
     if (!known) {
       rc = wsisa_error(e, WSISA_EUSAGE,
-                       "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count and "
-                       "mean_area so far",
+                       "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count, "
+                       "mean_area, mean_haematoxylin and wasserstein:<feature> so far",
                        study_path, s.study->metrics[m]);
       goto done;
     }
@@ -737,8 +760,13 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   }
   /* the study and its design are written first: --resume reads them back */
   if (!o.resume && ((rc = write_study(&s, e)) || (rc = write_samples(&s, e)))) goto done;
+  if ((rc = wsisa__run_features_new(s.study->metrics, s.study->nmetrics, s.nruns, s.ntiles, s.dir,
+                                     &s.features, e)))
+    goto done;
   if (o.resume && (rc = journal_read(&s, e))) goto done;
+  if (s.features && o.resume && (rc = wsisa__run_features_read(s.features, s.have, e))) goto done;
   if ((rc = journal_open(&s, !o.resume, e))) goto done;
+  if (s.features && (rc = wsisa__run_features_open(s.features, !o.resume, e))) goto done;
 
   wsisa_runtime_opts ropts = {sched, -1, -1};
   if ((rc = wsisa_runtime_init(&ropts, e))) goto done;
@@ -756,7 +784,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
         done_units[t * nb + b] = (uint8_t)all;
       }
     wsisa_exec_opts eo = {active_paths(&s), 1,
-                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE};
+                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE, s.features != NULL};
     s.study->reuse.active_paths = (int)eo.active_paths;
     double t0 = now();
     if (!rc)

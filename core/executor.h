@@ -24,6 +24,12 @@ typedef struct wsisa_tile_ref {
 typedef struct wsisa_counts {
   uint64_t both, run, ref; /* |A ∩ B|, |A| (this run), |B| (reference) */
   uint64_t nuclei, ref_nuclei; /* objects (4-connected) of the run and of the reference */
+  /* with wsisa_exec_opts.features: the nuclei's feature rows (feature_cols
+   * doubles each, WSISA_NF_* then channel statistics) of the run (`nuclei`
+   * rows) and of the reference (`ref_nuclei` rows); valid during the unit
+   * callback only */
+  const double *features, *ref_features;
+  int feature_cols;
 } wsisa_counts;
 
 typedef struct wsisa_exec_opts {
@@ -32,6 +38,10 @@ typedef struct wsisa_exec_opts {
   /* 0 ("none"): every run recomputes the whole workflow, normalization
    * included; 1: the tile stage is shared by the runs. */
   int share_tile_stage;
+  /* compute the feature stage (channels per tile, a reduction per leaf) for
+   * feature metrics; its filter bank runs on CPU workers so the metrics do
+   * not depend on the worker */
+  int features;
 } wsisa_exec_opts;
 
 typedef struct wsisa_exec_stats {

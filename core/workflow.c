@@ -292,12 +292,19 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
                                   starpu_data_handle_t ref, starpu_data_handle_t counts,
                                   starpu_data_handle_t nuclei, wsisa_err *e) {
   starpu_data_handle_t labels = NULL;
-  int rc = tmp_labels(tile, &labels, e);
+  int rc = wsisa_workflow_measure_labels_submit(tile, mask, ref, counts, nuclei, &labels, e);
+  release(&labels);
+  return rc;
+}
+
+int wsisa_workflow_measure_labels_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                         starpu_data_handle_t ref, starpu_data_handle_t counts,
+                                         starpu_data_handle_t nuclei,
+                                         starpu_data_handle_t *labels, wsisa_err *e) {
+  int rc = tmp_labels(tile, labels, e);
   if (rc) return rc;
   rc = submitted(wsisa_submit_compare(mask, ref, counts), "comparison", e);
-  if (!rc) rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);
-  if (!rc) rc = submitted(wsisa_submit_count_labels(labels, nuclei), "object count", e);
-  release(&labels);
+  if (!rc) rc = wsisa_workflow_objects_submit(mask, *labels, nuclei, e);
   return rc;
 }
 

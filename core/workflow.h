@@ -91,6 +91,13 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
                                   starpu_data_handle_t ref, starpu_data_handle_t counts,
                                   starpu_data_handle_t nuclei, wsisa_err *e);
 
+/* The same, keeping the objects' labels (i32, an intermediate the caller
+ * releases) for the feature stage's reduction. */
+int wsisa_workflow_measure_labels_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                         starpu_data_handle_t ref, starpu_data_handle_t counts,
+                                         starpu_data_handle_t nuclei,
+                                         starpu_data_handle_t *labels, wsisa_err *e);
+
 /* The whole segmentation of one tile with one parameter set into `mask_out`
  * (u8 0/255, registered by the caller). An empty mask when the background rule
  * applies. */
