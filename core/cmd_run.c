@@ -731,8 +731,9 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     }
     if (!known) {
       rc = wsisa_error(e, WSISA_EUSAGE,
-                       "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count, "
-                       "mean_area, mean_haematoxylin and wasserstein:<feature> so far",
+                       "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count and "
+                       "mean_area so far, and from features mean_haematoxylin and "
+                       "wasserstein:<feature>",
                        study_path, s.study->metrics[m]);
       goto done;
     }
