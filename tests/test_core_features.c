@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core_private.h"
 #include "io/csv.h"
 #include "io/io.h"
 #include "tests/testutil.h"
@@ -203,4 +204,13 @@ Test(features, resume_keeps_feature_metrics_exact, .timeout = 300) {
   cr_expect_str_eq(resumed, whole);
   free(resumed);
   free(whole);
+}
+
+Test(features, wasserstein1_known_values) {
+  const double a[] = {0, 1}, b[] = {1}, c[] = {0, 2}, d[] = {3, 4, 5};
+  cr_expect_eq(wsisa__wasserstein1(a, 2, a, 2), 0);
+  cr_expect_eq(wsisa__wasserstein1(a, 2, b, 1), 0.5); /* half the mass moves by 1 */
+  cr_expect_eq(wsisa__wasserstein1(c, 2, b, 1), 1);
+  cr_expect_eq(wsisa__wasserstein1(b, 1, d, 3), 3);   /* mean shift 3, no crossing */
+  cr_expect_eq(wsisa__wasserstein1(d, 3, b, 1), 3);
 }
