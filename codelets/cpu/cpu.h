@@ -148,5 +148,45 @@ int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);
 int wsisa_cpu_object_match(const wsisa_image *ref, const wsisa_image *run, uint64_t sums[2]);
 /* One object's term: round(area · 2·overlap / (area + other_area) · ONE). */
 uint64_t wsisa_object_match_term(uint64_t area, uint64_t overlap, uint64_t other_area);
+/* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
+ * filter bank) ---------------------------------------------------------------- */
+
+/* What both deconvolution kernels read: the optical density of each u8 level
+ * (log10(255 / v), 6 for v = 0: skimage's 1e-6 floor) and the inverse of the
+ * stain matrix, row-major, so concentration j = Σ_c od[v_c]·m[3c + j]. */
+typedef struct wsisa_deconv_consts {
+  float od[256];
+  float m[9];
+} wsisa_deconv_consts;
+/* From stain rows H, E, residual (RGB optical densities of a unit amount):
+ * WSISA_EUSAGE for a non-finite entry or a (nearly) singular matrix. */
+int wsisa_cpu_deconv_setup(const float stains[9], wsisa_deconv_consts *k);
+/* rgb(u8 × 3) -> h, eo, res (f32, 1 channel each). */
+int wsisa_cpu_deconv(const wsisa_image *rgb, const wsisa_deconv_consts *k,
+                     wsisa_image *h, wsisa_image *eo, wsisa_image *res);
+/* mag(f32) = sqrt(gx² + gy²), unnormalised 3×3 Sobel on in(f32); outside
+ * pixels repeat the nearest edge pixel (scipy's 'nearest', equal to its
+ * 'reflect' for a 3×3 kernel). */
+int wsisa_cpu_sobel(const wsisa_image *in, wsisa_image *mag);
+
+/* Filter bank: scale-normalised Laplacian of Gaussian σ²·(Gxx + Gyy) at each
+ * σ, scipy.ndimage.gaussian_laplace's sampled kernel (truncate 4), outside
+ * pixels mirrored (scipy's 'reflect': d c b a | a b c d | d c b a). */
+#define WSISA_FILTER_BANK_MAX_SCALES 7
+#define WSISA_FILTER_BANK_MAX_SIGMA 32.0f
+/* Radius of the σ kernel: (int)(4σ + 0.5). */
+int wsisa_cpu_log_radius(float sigma);
+/* The 2r + 1 taps (x = -r..r) of the normalised sampled Gaussian g and of
+ * σ²·g'' = (x²/σ² − 1)·g, so the kernel is g2(x)·g(y) + g(x)·g2(y). */
+void wsisa_cpu_log_taps(float sigma, float *g, float *g2);
+/* Index i of a line of n pixels mirrored into 0..n-1 (any i, any n >= 1). */
+int wsisa_cpu_reflect(int i, int n);
+/* out[s](f32) = response at sigmas[s] of in(f32), s < nscales; in the
+ * frequency domain with FFTW, plans made once per padded size (thread-safe).
+ * sigmas in (0, WSISA_FILTER_BANK_MAX_SIGMA]. */
+int wsisa_cpu_filter_bank(const wsisa_image *in, const float *sigmas, int nscales,
+                          wsisa_image *const *out);
+/* How many FFTW plans the filter bank has made in this process (tests). */
+unsigned long wsisa__cpu_filter_bank_plans_made(void);
 
 #endif
