@@ -33,23 +33,12 @@ double bench_now(void) {
 void bench_print_context(FILE *f) {
   struct utsname u;
   uname(&u);
-  char model[256] = "unknown CPU";
-  FILE *c = fopen("/proc/cpuinfo", "r");
-  if (c) {
-    char line[512];
-    while (fgets(line, sizeof line, c))
-      if (strncmp(line, "model name", 10) == 0) {
-        char *colon = strchr(line, ':');
-        if (colon) snprintf(model, sizeof model, "%s", colon + 2);
-        model[strcspn(model, "\n")] = '\0';
-        break;
-      }
-    fclose(c);
-  }
+  wsisa_machine m;
+  wsisa_machine_read(&m);
   int major, minor, release;
   starpu_get_version(&major, &minor, &release);
-  fprintf(f, "# machine: %s, %ld cores, %s %s\n", model, sysconf(_SC_NPROCESSORS_ONLN),
-          u.sysname, u.release);
+  fprintf(f, "# machine: %s, %d cores (%d hardware threads), %.1f GiB, %s %s\n", m.cpu_model,
+          m.cores, m.pus, (double)m.memory_total / 1073741824.0, u.sysname, u.release);
   fprintf(f, "# wsisa %s, StarPU %d.%d.%d", WSISA_VERSION, major, minor, release);
   if (wsisa_runtime_active())
     fprintf(f, ", scheduler %s, workers: %d CPU + %d OpenCL", wsisa_runtime_sched(),

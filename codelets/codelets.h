@@ -161,6 +161,11 @@ int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t 
 int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
                                   const starpu_data_handle_t *channels, int nchannels,
                                   starpu_data_handle_t rows);
+/* study metrics: sums = vector of 2 uint64, the object Dice sums of run_labels
+ * against ref_labels (canonical i32): Σ|G|·Dice(G, S*(G)) and Σ|S|·Dice(G*(S), S)
+ * on the grid of 1/WSISA_OBJECT_MATCH_ONE (codelets/cpu/cpu.h). */
+int wsisa_submit_object_match(starpu_data_handle_t ref_labels, starpu_data_handle_t run_labels,
+                              starpu_data_handle_t sums);
 /* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
  * filter bank) ---------------------------------------------------------------- */
 

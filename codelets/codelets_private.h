@@ -53,6 +53,8 @@ cl_mem wsisa__cl_reinhard(void);
 /* can_execute of codelets whose OpenCL kernels compute in double: a device
  * without cl_khr_fp64 builds their programs empty and is kept out. */
 int wsisa__can_execute_fp64(unsigned workerid, struct starpu_task *task, unsigned nimpl);
+/* 1 when `workerid` is not an OpenCL worker or its device lists `extension`. */
+int wsisa__cl_worker_has(unsigned workerid, const char *extension);
 /* ---- objects: labelling, size filters, distance transform, watershed ---- */
 
 /* A scratch buffer of `bytes` on the calling OpenCL worker's context, and the

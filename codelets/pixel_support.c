@@ -48,16 +48,20 @@ cl_mem wsisa__cl_reinhard(void) {
   return wsisa__cl_buffer(sizeof k, &k);
 }
 
-int wsisa__can_execute_fp64(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
-  (void)task;
-  (void)nimpl;
+int wsisa__cl_worker_has(unsigned workerid, const char *extension) {
   if (starpu_worker_get_type((int)workerid) != STARPU_OPENCL_WORKER) return 1;
-  /* The same test as the kernels' #ifdef cl_khr_fp64. */
   cl_device_id device;
   starpu_opencl_get_device(starpu_worker_get_devid((int)workerid), &device);
   char extensions[4096];
   if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, sizeof extensions, extensions, NULL) !=
       CL_SUCCESS)
     return 0;
-  return strstr(extensions, "cl_khr_fp64") != NULL;
+  return strstr(extensions, extension) != NULL;
+}
+
+int wsisa__can_execute_fp64(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
+  (void)task;
+  (void)nimpl;
+  /* The same test as the kernels' #ifdef cl_khr_fp64. */
+  return wsisa__cl_worker_has(workerid, "cl_khr_fp64");
 }

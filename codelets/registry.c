@@ -7,6 +7,7 @@
 WSISA__OP_DECLARE(invert);
 WSISA__OP_DECLARE(neg_dist);
 WSISA__OP_DECLARE(count_labels);
+WSISA__OP_DECLARE(object_match);
 /* morph: mathematical morphology */
 WSISA__OP_DECLARE(morph);
 WSISA__OP_DECLARE(reconstruct);
@@ -46,6 +47,7 @@ const wsisa_op wsisa_ops[] = {
     ROW(invert),
     ROW(neg_dist),
     ROW(count_labels),
+    ROW(object_match),
     /* morph: mathematical morphology */
     ROW(morph),
     ROW(reconstruct),

@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "codelets/cpu/cpu.h"
 #include "core/cli.h"
 #include "core/cmds.h"
 #include "core/core_private.h"
@@ -53,6 +54,8 @@ typedef struct run_state {
   double t_plan, t_exec, t_start;
   wsisa_exec_stats stats;
   uint64_t tasks_no_reuse;
+  int object_match; /* a metric needs the objects matched (object_dice) */
+  wsisa_machine machine;
   wsisa__run_features *features; /* NULL: no metric needs the feature stage */
 } run_state;
 
@@ -246,10 +249,12 @@ static int journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
   int frc = s->features ? wsisa__run_features_unit(s->features, tile, runs, counts, n, e) : 0;
   if (frc) return frc;
   for (size_t i = 0; i < n; i++) {
-    fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu,%llu,%llu\n", tile, runs[i],
-            (unsigned long long)counts[i].both, (unsigned long long)counts[i].run,
-            (unsigned long long)counts[i].ref, (unsigned long long)counts[i].nuclei,
-            (unsigned long long)counts[i].ref_nuclei);
+    const wsisa_counts *c = &counts[i];
+    fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", tile, runs[i],
+            (unsigned long long)c->both, (unsigned long long)c->run,
+            (unsigned long long)c->ref, (unsigned long long)c->nuclei,
+            (unsigned long long)c->ref_nuclei, (unsigned long long)c->obj_ref,
+            (unsigned long long)c->obj_run);
     s->counts[runs[i] * s->ntiles + tile] = counts[i];
     s->counts[runs[i] * s->ntiles + tile].features = NULL; /* the unit's, gone after */
     s->counts[runs[i] * s->ntiles + tile].ref_features = NULL;
@@ -271,16 +276,16 @@ static int journal_read(run_state *s, wsisa_err *e) {
   while (fgets(line, sizeof line, f)) {
     lineno++;
     if (lineno == 1 || !strchr(line, '\n')) continue;
-    unsigned long long tile, run, both, a, b, na, nb;
-    if (sscanf(line, "%llu,%llu,%llu,%llu,%llu,%llu,%llu", &tile, &run, &both, &a, &b, &na,
-               &nb) != 7)
+    unsigned long long tile, run, both, a, b, na, nb, oa, ob;
+    if (sscanf(line, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &tile, &run, &both, &a, &b,
+               &na, &nb, &oa, &ob) != 9)
       continue;
     if (tile >= s->ntiles || run >= s->nruns) {
       fclose(f);
       return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %llu or run %llu is not in this study",
                          path, lineno, tile, run);
     }
-    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb, NULL, NULL, 0};
+    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb, oa, ob, NULL, NULL, 0};
     s->have[run * s->ntiles + tile] = 1;
     kept++;
   }
@@ -294,23 +299,26 @@ static int journal_open(run_state *s, int fresh, wsisa_err *e) {
   path_in(s, "journal.csv", path, sizeof path);
   s->journal = fopen(path, "a");
   if (!s->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  if (fresh) fprintf(s->journal, "tile,run_id,both,run,ref,nuclei,ref_nuclei\n");
+  if (fresh)
+    fprintf(s->journal, "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run\n");
   return fflush(s->journal) ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno)) : 0;
 }
 
 /* ---- results --------------------------------------------------------------------- */
 
 typedef struct run_metrics {
-  double dice, jaccard, mean_area;
-  uint64_t both, run, ref, nuclei, ref_nuclei;
+  double dice, jaccard, mean_area, object_dice;
+  uint64_t both, run, ref, nuclei, ref_nuclei, obj_ref, obj_run;
 } run_metrics;
 
 /* The metrics a segmentation study may ask of `wsisa run`. */
-static const char *const run_metric_names[] = {"dice", "jaccard", "nucleus_count", "mean_area"};
+static const char *const run_metric_names[] = {"dice", "jaccard", "nucleus_count", "mean_area",
+                                               "object_dice"};
 #define NRUN_METRICS (sizeof run_metric_names / sizeof *run_metric_names)
 
 static run_metrics metrics_of(const run_state *s, size_t r) {
-  run_metrics m = {0, 0, 0, 0, 0, 0, 0, 0};
+  run_metrics m;
+  memset(&m, 0, sizeof m);
   for (size_t t = 0; t < s->ntiles; t++) {
     const wsisa_counts *c = &s->counts[r * s->ntiles + t];
     m.both += c->both;
@@ -318,6 +326,8 @@ static run_metrics metrics_of(const run_state *s, size_t r) {
     m.ref += c->ref;
     m.nuclei += c->nuclei;
     m.ref_nuclei += c->ref_nuclei;
+    m.obj_ref += c->obj_ref;
+    m.obj_run += c->obj_run;
   }
   /* no nucleus, no mean area: a missing output the analysis reports by run id */
   m.mean_area = m.nuclei ? (double)m.run / (double)m.nuclei : NAN;
@@ -325,6 +335,13 @@ static run_metrics metrics_of(const run_state *s, size_t r) {
   m.dice = m.run + m.ref ? 2.0 * (double)m.both / (double)(m.run + m.ref) : 1.0;
   uint64_t uni = m.run + m.ref - m.both;
   m.jaccard = uni ? (double)m.both / (double)uni : 1.0;
+  /* object Dice (GlaS): the area-weighted mean of each reference object's Dice
+   * with its best run object, averaged with the same seen from the run's side;
+   * an empty side has no matches */
+  m.object_dice = m.run + m.ref == 0
+                      ? 1.0
+                      : 0.5 * ((m.ref ? (double)m.obj_ref / WSISA_OBJECT_MATCH_ONE / (double)m.ref : 0.0) +
+                               (m.run ? (double)m.obj_run / WSISA_OBJECT_MATCH_ONE / (double)m.run : 0.0));
   return m;
 }
 
@@ -341,8 +358,10 @@ static int write_metrics(run_state *s, wsisa_err *e) {
   }
   wsisa_csv_text(w, "run_id");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
-  const char *cols[] = {"dice", "jaccard", "nucleus_count", "mean_area", "pixels_both",
-                        "pixels_run", "pixels_reference", "reference_nucleus_count"};
+  for (size_t k = 0; k < NRUN_METRICS - !s->object_match; k++)
+    wsisa_csv_text(w, run_metric_names[k]);
+  const char *cols[] = {"pixels_both", "pixels_run", "pixels_reference",
+                        "reference_nucleus_count"};
   for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) wsisa_csv_text(w, cols[c]);
   for (size_t k = 0; k < s->study->nmetrics; k++)
     if (wsisa__run_features_is_metric(s->study->metrics[k])) wsisa_csv_text(w, s->study->metrics[k]);
@@ -354,8 +373,9 @@ static int write_metrics(run_state *s, wsisa_err *e) {
     run_metrics m = metrics_of(s, r);
     wsisa_csv_uint(w, r);
     for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
-    const double values[NRUN_METRICS] = {m.dice, m.jaccard, (double)m.nuclei, m.mean_area};
-    for (size_t k = 0; k < NRUN_METRICS; k++) wsisa_csv_num(w, values[k]);
+    const double values[NRUN_METRICS] = {m.dice, m.jaccard, (double)m.nuclei, m.mean_area,
+                                         m.object_dice};
+    for (size_t k = 0; k < NRUN_METRICS - !s->object_match; k++) wsisa_csv_num(w, values[k]);
     wsisa_csv_uint(w, m.both);
     wsisa_csv_uint(w, m.run);
     wsisa_csv_uint(w, m.ref);
@@ -462,6 +482,13 @@ static int write_provenance(run_state *s, wsisa_err *e) {
       "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  const wsisa_machine *mc = &s->machine;
+  json_object_set_new(root, "machine",
+                      json_pack("{s:s, s:i, s:i, s:i, s:I, s:I}", "cpu_model", mc->cpu_model,
+                                "cores", mc->cores, "hardware_threads", mc->pus, "numa_nodes",
+                                mc->numa_nodes, "memory_total_bytes",
+                                (json_int_t)mc->memory_total, "memory_available_bytes",
+                                (json_int_t)mc->memory_available));
   json_object_set_new(root, "memory_limit_bytes",
                       json_integer((json_int_t)s->study->execution.memory_limit));
   path_in(s, "run.json", path, sizeof path);
@@ -549,9 +576,8 @@ static size_t active_paths(run_state *s) {
                  : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
   uint64_t limit = s->study->execution.memory_limit;
   if (!limit) {
-    /* by default, stay below the memory that is free now */
-    long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0) limit = (uint64_t)((double)pages * (double)page * 0.8);
+    /* by default, stay below the memory available now */
+    limit = (uint64_t)((double)s->machine.memory_available * 0.8);
     s->study->execution.memory_limit = limit;
   }
   if (limit) {
@@ -695,6 +721,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   run_state s;
   memset(&s, 0, sizeof s);
   s.t_start = now();
+  wsisa_machine_read(&s.machine);
   char study_path[4200];
   if (o.resume) snprintf(study_path, sizeof study_path, "%s/study.json", o.resume);
   else if (o.study_path) snprintf(study_path, sizeof study_path, "%s", o.study_path);
@@ -721,6 +748,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     int known = 0;
     for (size_t j = 0; j < NRUN_METRICS; j++)
       known |= strcmp(s.study->metrics[m], run_metric_names[j]) == 0;
+    s.object_match |= strcmp(s.study->metrics[m], "object_dice") == 0;
     known |= wsisa__run_features_is_metric(s.study->metrics[m]);
     if (!known && strncmp(s.study->metrics[m], WSISA_STUDY_WASSERSTEIN,
                           strlen(WSISA_STUDY_WASSERSTEIN)) == 0) {
@@ -731,8 +759,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     }
     if (!known) {
       rc = wsisa_error(e, WSISA_EUSAGE,
-                       "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count and "
-                       "mean_area so far, and from features mean_haematoxylin and "
+                       "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count, "
+                       "mean_area and object_dice, and from features mean_haematoxylin and "
                        "wasserstein:<feature>",
                        study_path, s.study->metrics[m]);
       goto done;
@@ -785,7 +813,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
         done_units[t * nb + b] = (uint8_t)all;
       }
     wsisa_exec_opts eo = {active_paths(&s), 1,
-                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE, s.features != NULL};
+                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE, s.object_match,
+                          s.features != NULL};
     s.study->reuse.active_paths = (int)eo.active_paths;
     double t0 = now();
     if (!rc)

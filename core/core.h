@@ -111,6 +111,16 @@ typedef struct wsisa_env {
 
 void wsisa_env_read(wsisa_env *env);
 
+/* The machine, read with hwloc (core/machine.c). */
+typedef struct wsisa_machine {
+  int cores, pus, numa_nodes;
+  uint64_t memory_total;     /* installed, bytes */
+  uint64_t memory_available; /* available now (MemAvailable), bytes */
+  char cpu_model[128];
+} wsisa_machine;
+
+void wsisa_machine_read(wsisa_machine *m);
+
 /* ---- StarPU runtime ------------------------------------------------------- */
 
 typedef struct wsisa_runtime_opts {

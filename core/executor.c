@@ -24,11 +24,21 @@ typedef struct paths {
 
 typedef struct unit unit;
 
+typedef struct leaf leaf;
+
+/* One measure of a leaf on its way home. */
+typedef struct leaf_part {
+  leaf *owner;
+  starpu_data_handle_t handle;
+} leaf_part;
+
+enum { PART_COUNTS, PART_NUCLEI, PART_MATCH, NPARTS };
+
 /* One leaf's measures against the reference: they come home here. The path
- * ends when both have arrived. */
-typedef struct leaf {
-  uint64_t counts[3], nuclei;
-  starpu_data_handle_t handle, nuclei_handle;
+ * ends when all have arrived. */
+struct leaf {
+  uint64_t counts[3], nuclei, match[2];
+  leaf_part part[NPARTS];
   int remaining;
   size_t node;
   unit *owner;
@@ -37,7 +47,7 @@ typedef struct leaf {
   starpu_data_handle_t labels, rows_handle;
   double *rows;
   int failed;
-} leaf;
+};
 
 struct unit {
   size_t tile, bucket;
@@ -64,10 +74,10 @@ static void leaf_arrived(leaf *l) {
   pthread_mutex_unlock(&p->lock);
 }
 
-static void leaf_counts_done(void *arg) {
-  leaf *l = arg;
-  starpu_data_release(l->handle);
-  leaf_arrived(l);
+static void leaf_part_done(void *arg) {
+  leaf_part *part = arg;
+  starpu_data_release(part->handle);
+  leaf_arrived(part->owner);
 }
 
 static void leaf_rows_done(void *arg) {
@@ -76,27 +86,26 @@ static void leaf_rows_done(void *arg) {
   leaf_arrived(l);
 }
 
-/* The object count is home: the reduction's output can be registered now.
- * Runs in a callback: it only submits, never waits. */
+/* With features, the object count is home: the reduction's output can be
+ * registered now. Runs in a callback: it only submits, never waits. */
 static void leaf_nuclei_done(void *arg) {
-  leaf *l = arg;
-  starpu_data_release(l->nuclei_handle);
-  if (l->labels) {
-    size_t len = (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels);
-    if (len) {
-      l->rows = malloc(len * sizeof *l->rows);
-      l->failed = !l->rows;
-    }
-    if (len && l->rows) {
-      starpu_vector_data_register(&l->rows_handle, STARPU_MAIN_RAM, (uintptr_t)l->rows,
-                                  (uint32_t)len, sizeof *l->rows);
-      l->failed = wsisa_workflow_reduce_submit(l->data, l->labels, l->rows_handle, NULL) ||
-                  starpu_data_acquire_cb(l->rows_handle, STARPU_R, leaf_rows_done, l);
-    }
-    starpu_data_unregister_submit(l->labels);
-    l->labels = NULL;
-    if (len && l->rows && !l->failed) return; /* leaf_rows_done ends the path */
+  leaf_part *part = arg;
+  leaf *l = part->owner;
+  starpu_data_release(part->handle);
+  size_t len = (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels);
+  if (len) {
+    l->rows = malloc(len * sizeof *l->rows);
+    l->failed = !l->rows;
   }
+  if (len && l->rows) {
+    starpu_vector_data_register(&l->rows_handle, STARPU_MAIN_RAM, (uintptr_t)l->rows,
+                                (uint32_t)len, sizeof *l->rows);
+    l->failed = wsisa_workflow_reduce_submit(l->data, l->labels, l->rows_handle, NULL) ||
+                starpu_data_acquire_cb(l->rows_handle, STARPU_R, leaf_rows_done, l);
+  }
+  starpu_data_unregister_submit(l->labels);
+  l->labels = NULL;
+  if (len && l->rows && !l->failed) return; /* leaf_rows_done ends the path */
   leaf_arrived(l);
 }
 
@@ -139,6 +148,7 @@ typedef struct tile_state {
   starpu_data_handle_t h_rgb;
   wsisa_tile_data data;
   starpu_data_handle_t ref;  /* reference mask (default parameters) */
+  starpu_data_handle_t ref_labels; /* its objects, kept when objects are matched */
   uint64_t ref_pixels, ref_nuclei;
   double *ref_features; /* with features: ref_nuclei rows */
   /* background decisions per (B, G, R) seen on this tile */
@@ -164,7 +174,8 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   starpu_data_handle_t hc, hn;
   starpu_vector_data_register(&hc, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
   starpu_vector_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)&nuclei, 1, sizeof nuclei);
-  rc = wsisa_workflow_measure_submit(&ts->data, ts->ref, ts->ref, hc, hn, e);
+  wsisa_measure m = {hc, hn, NULL, NULL, o->object_match ? &ts->ref_labels : NULL};
+  rc = wsisa_workflow_measure_submit(&ts->data, ts->ref, ts->ref, &m, e);
   starpu_data_unregister(hc);
   starpu_data_unregister(hn);
   ts->ref_pixels = counts[1];
@@ -182,6 +193,7 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
 static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
   if (ts->data.rc) wsisa_workflow_tile_release(&ts->data, o->normalize);
   if (ts->ref) starpu_data_unregister_submit(ts->ref);
+  if (ts->ref_labels) starpu_data_unregister_submit(ts->ref_labels);
   if (ts->h_rgb) starpu_data_unregister(ts->h_rgb); /* waits for its readers */
   wsisa_image_free(ts->rgb);
   free(ts->bgr);
@@ -221,10 +233,8 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
 static void unit_free(unit *u) {
   if (!u) return;
   for (size_t i = 0; i < u->nleaves; i++) {
-    if (u->leaves[i].handle) {
-      starpu_data_unregister(u->leaves[i].handle);
-      starpu_data_unregister(u->leaves[i].nuclei_handle);
-    }
+    for (int k = 0; k < NPARTS; k++)
+      if (u->leaves[i].part[k].handle) starpu_data_unregister(u->leaves[i].part[k].handle);
     if (u->leaves[i].labels) starpu_data_unregister_submit(u->leaves[i].labels);
     if (u->leaves[i].rows_handle) starpu_data_unregister(u->leaves[i].rows_handle);
     free(u->leaves[i].rows);
@@ -288,27 +298,30 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       leaf *l = &u->leaves[u->nleaves++];
       l->node = v;
       l->owner = u;
-      l->remaining = 2;
-      starpu_vector_data_register(&l->handle, STARPU_MAIN_RAM, (uintptr_t)l->counts, 3,
-                                  sizeof l->counts[0]);
-      starpu_vector_data_register(&l->nuclei_handle, STARPU_MAIN_RAM, (uintptr_t)&l->nuclei, 1,
-                                  sizeof l->nuclei);
+      l->remaining = o->object_match ? 3 : 2;
+      uint64_t *home[NPARTS] = {l->counts, &l->nuclei, l->match};
+      const uint32_t len[NPARTS] = {3, 1, 2};
+      for (int k = 0; k < l->remaining; k++) {
+        l->part[k].owner = l;
+        starpu_vector_data_register(&l->part[k].handle, STARPU_MAIN_RAM, (uintptr_t)home[k],
+                                    len[k], sizeof(uint64_t));
+      }
       l->data = data;
-      if ((rc = o->features ? wsisa_workflow_measure_labels_submit(data, path.final, ts->ref,
-                                                                 l->handle, l->nuclei_handle,
-                                                                 &l->labels, e)
-                            : wsisa_workflow_measure_submit(data, path.final, ts->ref,
-                                                            l->handle, l->nuclei_handle, e)))
-        break;
+      wsisa_measure m = {l->part[PART_COUNTS].handle, l->part[PART_NUCLEI].handle,
+                         l->part[PART_MATCH].handle, ts->ref_labels,
+                         o->features ? &l->labels : NULL};
+      if ((rc = wsisa_workflow_measure_submit(data, path.final, ts->ref, &m, e))) break;
       paths_begin(u->paths);
       pthread_mutex_lock(&u->paths->lock);
       u->pending++;
       pthread_mutex_unlock(&u->paths->lock);
-      if (starpu_data_acquire_cb(l->handle, STARPU_R, leaf_counts_done, l) ||
-          starpu_data_acquire_cb(l->nuclei_handle, STARPU_R, leaf_nuclei_done, l)) {
-        rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
-        break;
-      }
+      for (int k = 0, n = l->remaining; k < n && !rc; k++)
+        if (starpu_data_acquire_cb(l->part[k].handle, STARPU_R,
+                                   k == PART_NUCLEI && l->labels ? leaf_nuclei_done
+                                                                 : leaf_part_done,
+                                   &l->part[k]))
+          rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
+      if (rc) break;
     }
     v++;
   }
@@ -342,10 +355,10 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     const wsisa_reuse_node *leaf_node = &t->nodes[u->leaves[i].node];
     for (size_t j = 0; j < leaf_node->n_instances; j++) {
       runs[m] = t->instances[leaf_node->first_instance + j];
-      counts[m++] = (wsisa_counts){u->leaves[i].counts[0], u->leaves[i].counts[1],
-                                   u->leaves[i].counts[2], u->leaves[i].nuclei,
-                                   u->ref_nuclei, u->leaves[i].rows, u->ref_features,
-                                   WSISA_NF_ROW(u->leaves[i].data->nchannels)};
+      const leaf *l = &u->leaves[i];
+      counts[m++] = (wsisa_counts){l->counts[0], l->counts[1], l->counts[2], l->nuclei,
+                                   u->ref_nuclei, l->match[0], l->match[1], l->rows,
+                                   u->ref_features, WSISA_NF_ROW(l->data->nchannels)};
     }
   }
   for (size_t v = 1; v < t->n_nodes; v++) {
@@ -353,7 +366,7 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     const wsisa_reuse_node *nd = &t->nodes[v];
     for (size_t j = 0; j < nd->n_instances; j++) {
       runs[m] = t->instances[nd->first_instance + j];
-      counts[m++] = (wsisa_counts){0, 0, u->node_counts[v].ref, 0, u->ref_nuclei, NULL,
+      counts[m++] = (wsisa_counts){0,    0, u->node_counts[v].ref, 0, u->ref_nuclei, 0, 0, NULL,
                                    u->ref_features, 0};
     }
   }

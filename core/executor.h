@@ -24,6 +24,9 @@ typedef struct wsisa_tile_ref {
 typedef struct wsisa_counts {
   uint64_t both, run, ref; /* |A ∩ B|, |A| (this run), |B| (reference) */
   uint64_t nuclei, ref_nuclei; /* objects (4-connected) of the run and of the reference */
+  /* object Dice sums Σ|G|·Dice(G, S*(G)) and Σ|S|·Dice(G*(S), S) on the grid of
+   * 2^-20 (codelets/cpu/object_match.c); 0 unless objects are matched */
+  uint64_t obj_ref, obj_run;
   /* with wsisa_exec_opts.features: the nuclei's feature rows (feature_cols
    * doubles each, WSISA_NF_* then channel statistics) of the run (`nuclei`
    * rows) and of the reference (`ref_nuclei` rows); valid during the unit
@@ -38,6 +41,7 @@ typedef struct wsisa_exec_opts {
   /* 0 ("none"): every run recomputes the whole workflow, normalization
    * included; 1: the tile stage is shared by the runs. */
   int share_tile_stage;
+  int object_match;    /* also match objects with the reference's (object Dice) */
   /* compute the feature stage (channels per tile, a reduction per leaf) for
    * feature metrics; its filter bank runs on CPU workers so the metrics do
    * not depend on the worker */

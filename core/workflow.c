@@ -289,22 +289,22 @@ void wsisa_workflow_task_release(int level, wsisa_task_data *path) {
 }
 
 int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
-                                  starpu_data_handle_t ref, starpu_data_handle_t counts,
-                                  starpu_data_handle_t nuclei, wsisa_err *e) {
+                                  starpu_data_handle_t ref, const wsisa_measure *m,
+                                  wsisa_err *e) {
   starpu_data_handle_t labels = NULL;
-  int rc = wsisa_workflow_measure_labels_submit(tile, mask, ref, counts, nuclei, &labels, e);
-  release(&labels);
-  return rc;
-}
-
-int wsisa_workflow_measure_labels_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
-                                         starpu_data_handle_t ref, starpu_data_handle_t counts,
-                                         starpu_data_handle_t nuclei,
-                                         starpu_data_handle_t *labels, wsisa_err *e) {
-  int rc = tmp_labels(tile, labels, e);
+  int rc = tmp_labels(tile, &labels, e);
   if (rc) return rc;
-  rc = submitted(wsisa_submit_compare(mask, ref, counts), "comparison", e);
-  if (!rc) rc = wsisa_workflow_objects_submit(mask, *labels, nuclei, e);
+  rc = submitted(wsisa_submit_compare(mask, ref, m->counts), "comparison", e);
+  if (!rc) rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);
+  if (!rc) rc = submitted(wsisa_submit_count_labels(labels, m->nuclei), "object count", e);
+  if (!rc && m->match)
+    rc = submitted(wsisa_submit_object_match(m->ref_labels, labels, m->match), "object matching",
+                   e);
+  if (!rc && m->labels_out) {
+    *m->labels_out = labels;
+    return 0;
+  }
+  release(&labels);
   return rc;
 }
 

@@ -83,20 +83,21 @@ int wsisa_workflow_task_submit(int level, const double *p, const wsisa_tile_data
 /* Release what task `level` produced, once its last consumer is submitted. */
 void wsisa_workflow_task_release(int level, wsisa_task_data *path);
 
-/* A mask's measures against the reference: `counts` (vector of 3 uint64)
- * receives |mask ∩ ref|, |mask|, |ref|; `nuclei` (vector of 1 uint64) the
- * number of 4-connected objects of `mask` (the final size filter's
- * connectivity). */
-int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
-                                  starpu_data_handle_t ref, starpu_data_handle_t counts,
-                                  starpu_data_handle_t nuclei, wsisa_err *e);
+/* What to measure of a mask against the reference. */
+typedef struct wsisa_measure {
+  starpu_data_handle_t counts;      /* vector of 3 uint64: |mask ∩ ref|, |mask|, |ref| */
+  starpu_data_handle_t nuclei;      /* vector of 1 uint64: 4-connected objects of mask
+                                       (the final size filter's connectivity) */
+  starpu_data_handle_t match;       /* NULL, or vector of 2 uint64: object Dice sums of
+                                       mask's objects against ref_labels' (object_match) */
+  starpu_data_handle_t ref_labels;  /* the reference's labels, read when match is set */
+  starpu_data_handle_t *labels_out; /* NULL, or receives mask's labels (the caller
+                                       unregisters them) */
+} wsisa_measure;
 
-/* The same, keeping the objects' labels (i32, an intermediate the caller
- * releases) for the feature stage's reduction. */
-int wsisa_workflow_measure_labels_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
-                                         starpu_data_handle_t ref, starpu_data_handle_t counts,
-                                         starpu_data_handle_t nuclei,
-                                         starpu_data_handle_t *labels, wsisa_err *e);
+int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                  starpu_data_handle_t ref, const wsisa_measure *m,
+                                  wsisa_err *e);
 
 /* The whole segmentation of one tile with one parameter set into `mask_out`
  * (u8 0/255, registered by the caller). An empty mask when the background rule

@@ -193,7 +193,21 @@ static void deconv_on(uint32_t where, wsisa_image *rgb, const float *stains, wsi
   cr_assert_eq(tu_run_op(where, imgs, 4, submit_deconv, (void *)stains), 0);
 }
 
-Test(deconv, cpu_and_opencl_are_bit_identical, STARPU_FIXTURE) {
+/* Runs under StarPU: one start serves both checks. */
+static void deconv_submit_refuses_singular_stains_and_wrong_shapes(wsisa_image *rgb) {
+  wsisa_image *out[3];
+  for (int i = 0; i < 3; i++) out[i] = new_f32(rgb->width, rgb->height, 1);
+  wsisa_image *imgs[] = {rgb, out[0], out[1], out[2]};
+  float flat[9] = {0};
+  cr_expect_eq(tu_run_op(STARPU_CPU, imgs, 4, submit_deconv, flat), WSISA_EUSAGE);
+  wsisa_image *small = new_f32(5, 5, 1);
+  wsisa_image *bad[] = {rgb, out[0], small, out[2]};
+  cr_expect_eq(tu_run_op(STARPU_CPU, bad, 4, submit_deconv, NULL), WSISA_EINTERNAL);
+  wsisa_image_free(small);
+  free_all(out, 3);
+}
+
+Test(deconv, cpu_and_opencl_are_bit_identical_and_bad_input_is_refused, STARPU_FIXTURE) {
   cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
   wsisa_image *rgb = load("tests/data/tile_256.png");
   /* the defaults, and a matrix of other stains (no row order assumed) */
@@ -213,23 +227,10 @@ Test(deconv, cpu_and_opencl_are_bit_identical, STARPU_FIXTURE) {
     free_all(cpu, 3);
     free_all(cl, 3);
   }
+  deconv_submit_refuses_singular_stains_and_wrong_shapes(rgb);
   wsisa_image_free(rgb);
 }
 
-Test(deconv, submit_refuses_singular_stains_and_wrong_shapes, STARPU_FIXTURE) {
-  wsisa_image *rgb = load("tests/data/tile_256.png");
-  wsisa_image *out[3];
-  for (int i = 0; i < 3; i++) out[i] = new_f32(rgb->width, rgb->height, 1);
-  wsisa_image *imgs[] = {rgb, out[0], out[1], out[2]};
-  float flat[9] = {0};
-  cr_expect_eq(tu_run_op(STARPU_CPU, imgs, 4, submit_deconv, flat), WSISA_EUSAGE);
-  wsisa_image *small = new_f32(5, 5, 1);
-  wsisa_image *bad[] = {rgb, out[0], small, out[2]};
-  cr_expect_eq(tu_run_op(STARPU_CPU, bad, 4, submit_deconv, NULL), WSISA_EINTERNAL);
-  wsisa_image_free(small);
-  wsisa_image_free(rgb);
-  free_all(out, 3);
-}
 
 /* ---- sobel ------------------------------------------------------------- */
 
@@ -462,7 +463,25 @@ static void filter_bank_on(uint32_t where, wsisa_image *in, wsisa_image **out) {
   cr_assert_eq(tu_run_op(where, imgs, 1 + n, submit_filter_bank, &n), 0);
 }
 
-Test(filter_bank, cpu_and_opencl_agree_to_rounding, STARPU_FIXTURE) {
+/* Runs under StarPU: one start serves both checks. */
+static void filter_bank_submit_refuses_bad_scales(void) {
+  wsisa_image *in = pattern(8, 8), *out = new_f32(8, 8, 1);
+  starpu_data_handle_t h[2];
+  cr_assert_eq(wsisa_image_register(in, &h[0], NULL), 0);
+  cr_assert_eq(wsisa_image_register(out, &h[1], NULL), 0);
+  const float zero = 0, huge = 40, nan = NAN, one = 1;
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &zero, 1, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &huge, 1, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &nan, 1, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], &one, 0, h + 1), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_filter_bank(h[0], default_scales, 8, h + 1), WSISA_EUSAGE);
+  starpu_data_unregister(h[0]);
+  starpu_data_unregister(h[1]);
+  wsisa_image_free(in);
+  wsisa_image_free(out);
+}
+
+Test(filter_bank, cpu_and_opencl_agree_to_rounding_and_bad_scales_are_refused, STARPU_FIXTURE) {
   cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
   wsisa_image *rgb = load("tests/data/tile_256.png"), *hed[3];
   deconv_cpu(rgb, wsisa_stains_he, hed);
@@ -487,24 +506,9 @@ Test(filter_bank, cpu_and_opencl_agree_to_rounding, STARPU_FIXTURE) {
     free_all(cpu, NDEFAULT);
     free_all(cl, NDEFAULT);
   }
+  filter_bank_submit_refuses_bad_scales();
   wsisa_image_free(rgb);
   wsisa_image_free(small);
   free_all(hed, 3);
 }
 
-Test(filter_bank, submit_refuses_bad_scales, STARPU_FIXTURE) {
-  wsisa_image *in = pattern(8, 8), *out = new_f32(8, 8, 1);
-  starpu_data_handle_t h[2];
-  cr_assert_eq(wsisa_image_register(in, &h[0], NULL), 0);
-  cr_assert_eq(wsisa_image_register(out, &h[1], NULL), 0);
-  const float zero = 0, huge = 40, nan = NAN, one = 1;
-  cr_expect_eq(wsisa_submit_filter_bank(h[0], &zero, 1, h + 1), WSISA_EUSAGE);
-  cr_expect_eq(wsisa_submit_filter_bank(h[0], &huge, 1, h + 1), WSISA_EUSAGE);
-  cr_expect_eq(wsisa_submit_filter_bank(h[0], &nan, 1, h + 1), WSISA_EUSAGE);
-  cr_expect_eq(wsisa_submit_filter_bank(h[0], &one, 0, h + 1), WSISA_EUSAGE);
-  cr_expect_eq(wsisa_submit_filter_bank(h[0], default_scales, 8, h + 1), WSISA_EUSAGE);
-  starpu_data_unregister(h[0]);
-  starpu_data_unregister(h[1]);
-  wsisa_image_free(in);
-  wsisa_image_free(out);
-}

@@ -2,6 +2,7 @@
  * same metrics whatever the reuse strategy and the scheduler, and a run killed
  * part-way finishes with --resume to the same outputs. */
 #include <criterion/criterion.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codelets/cpu/cpu.h"
+#include "io/csv.h"
+#include "io/io.h"
 #include "tests/testutil.h"
 
 static const char *write_study(const char *dir, const char *tile, int trajectories) {
@@ -22,7 +26,7 @@ static const char *write_study(const char *dir, const char *tile, int trajectori
           "                    \"min_size_pl\": {}, \"watershed_conn\": {} },\n"
           "  \"method\": { \"name\": \"moat\", \"trajectories\": %d, \"levels\": 4 },\n"
           "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
-          "  \"metric\": [\"dice\", \"jaccard\"] }\n",
+          "  \"metric\": [\"dice\", \"jaccard\", \"object_dice\"] }\n",
           tu_src(tile), trajectories);
   fclose(f);
   return path;
@@ -53,7 +57,8 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 15);
-  cr_expect(strstr(base, ",dice,jaccard,nucleus_count,mean_area,") != NULL, "metrics header: %.300s",
+  cr_expect(strstr(base, ",dice,jaccard,nucleus_count,mean_area,object_dice,") != NULL,
+            "metrics header: %.300s",
             base);
   /* the reference segments 85 nuclei on this tile (wsisa segment --labels agrees) */
   cr_expect(strstr(base, ",85\n") != NULL, "reference nucleus count missing");
@@ -146,4 +151,61 @@ Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   cr_expect_str_eq(resumed, ref);
   free(resumed);
   free(ref);
+}
+
+/* Object Dice of a run against the reference, from the two masks `wsisa
+ * segment` writes for the same parameter sets, matched here in-process. */
+static double object_dice_of(const char *ref_png, const char *run_png) {
+  wsisa_image *mask[2] = {NULL, NULL}, *labels[2] = {NULL, NULL};
+  const char *png[2] = {ref_png, run_png};
+  uint64_t area[2] = {0, 0}, sums[2];
+  for (int k = 0; k < 2; k++) {
+    cr_assert_eq(wsisa_image_read(png[k], &mask[k], NULL), 0);
+    cr_assert_eq(wsisa_image_new(mask[k]->width, mask[k]->height, 1, WSISA_I32, &labels[k], NULL), 0);
+    cr_assert_eq(wsisa_cpu_label(mask[k], 4, labels[k]), 0);
+    for (int y = 0; y < mask[k]->height; y++)
+      for (int x = 0; x < mask[k]->width; x++) area[k] += ((uint8_t *)wsisa_image_row(mask[k], y))[x] != 0;
+  }
+  cr_assert_eq(wsisa_cpu_object_match(labels[0], labels[1], sums), 0);
+  for (int k = 0; k < 2; k++) {
+    wsisa_image_free(mask[k]);
+    wsisa_image_free(labels[k]);
+  }
+  return 0.5 * ((double)sums[0] / WSISA_OBJECT_MATCH_ONE / (double)area[0] +
+                (double)sums[1] / WSISA_OBJECT_MATCH_ONE / (double)area[1]);
+}
+
+Test(run, object_dice_matches_the_masks, .timeout = 300) {
+  const char *tmp = tu_tmpdir("objdice");
+  static const char varied[] = "G1=45,G2=20,T1=4,T2=3,recon_conn=4,watershed_conn=4,min_size=6";
+  char args[9000], ref_png[4400], run_png[4400], samples[4400];
+  snprintf(ref_png, sizeof ref_png, "%s/ref.png", tmp);
+  snprintf(run_png, sizeof run_png, "%s/run.png", tmp);
+  snprintf(args, sizeof args, "segment '%s' -o '%s'", tu_src("tests/data/tile_256.png"), ref_png);
+  cr_assert_eq(tu_run(args, NULL, NULL), 0);
+  snprintf(args, sizeof args, "segment '%s' --params %s -o '%s'",
+           tu_src("tests/data/tile_256.png"), varied, run_png);
+  cr_assert_eq(tu_run(args, NULL, NULL), 0);
+  snprintf(samples, sizeof samples, "%s/design.csv", tmp);
+  FILE *f = fopen(samples, "w");
+  cr_assert_not_null(f);
+  fprintf(f, "run_id,G1,G2,T1,T2,recon_conn,watershed_conn,min_size\n7,45,20,4,3,4,4,6\n");
+  fclose(f);
+  const char *study = write_study(tu_tmpdir("objstudy"), "tests/data/tile_256.png", 2);
+  char dir[4300], flags[4500];
+  snprintf(flags, sizeof flags, "--samples '%s'", samples);
+  free(run_study(study, "", flags, dir, sizeof dir));
+  char path[4400];
+  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  wsisa_csv *c = NULL;
+  cr_assert_eq(wsisa_csv_read(path, &c, NULL), 0);
+  long col = wsisa_csv_column(c, "object_dice");
+  cr_assert_geq(col, 0);
+  double got;
+  cr_assert_eq(wsisa_csv_number(c, 0, (size_t)col, &got, NULL), 0);
+  wsisa_csv_free(c);
+  double want = object_dice_of(ref_png, run_png);
+  cr_log_info("object Dice %.9f (masks: %.9f)\n", got, want);
+  cr_expect(want > 0.3 && want < 0.99, "the varied run should differ: %g", want);
+  cr_expect(fabs(got - want) < 1e-9, "object_dice %.12g, from the masks %.12g", got, want);
 }

@@ -168,6 +168,12 @@ extern const char *const wsisa_nf_stat_names[WSISA_NF_STATS];
 int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
                                const wsisa_image *const *channels, int nchannels,
                                double *rows);
+/* study metrics: object Dice sums of run labels against reference labels (both
+ * canonical i32), on the grid of 1/WSISA_OBJECT_MATCH_ONE. */
+#define WSISA_OBJECT_MATCH_ONE 1048576.0 /* 2^20 */
+int wsisa_cpu_object_match(const wsisa_image *ref, const wsisa_image *run, uint64_t sums[2]);
+/* One object's term: round(area · 2·overlap / (area + other_area) · ONE). */
+uint64_t wsisa_object_match_term(uint64_t area, uint64_t overlap, uint64_t other_area);
 /* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
  * filter bank) ---------------------------------------------------------------- */
 

@@ -174,14 +174,16 @@ int wsisa_cpu_filter_bank(const wsisa_image *in, const float *sigmas, int nscale
   fftwf_complex *scratch = fftwf_malloc(sizeof(fftwf_complex) * nspec);
   double *tx = malloc(sizeof(double) * 2 * (size_t)(nu + ny));
   float *taps = malloc(sizeof(float) * 2 * (size_t)(2 * pad + 1));
-  if (!real || !spectrum || !scratch || !tx || !taps) goto done;
+  int *column = malloc(sizeof(int) * (size_t)nx);
+  if (!real || !spectrum || !scratch || !tx || !taps || !column) goto done;
   fft_plans *plans = plans_get(nx, ny, real, spectrum, scratch);
   if (!plans) goto done;
 
+  for (int x = 0; x < nx; x++) column[x] = wsisa_cpu_reflect(x - pad, w);
   for (int y = 0; y < ny; y++) {
     const float *src = wsisa_image_row(in, wsisa_cpu_reflect(y - pad, h));
     float *dst = real + (size_t)y * nx;
-    for (int x = 0; x < nx; x++) dst[x] = src[wsisa_cpu_reflect(x - pad, w)];
+    for (int x = 0; x < nx; x++) dst[x] = src[column[x]];
   }
   fftwf_execute_dft_r2c(plans->forward, real, spectrum);
 
@@ -217,5 +219,6 @@ done:
   fftwf_free(scratch);
   free(tx);
   free(taps);
+  free(column);
   return rc;
 }
