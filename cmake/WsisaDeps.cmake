@@ -11,6 +11,7 @@ wsisa_require(HWLOC    hwloc)
 wsisa_require(OPENCL   OpenCL)     # StarPU lists it as private: link it ourselves
 wsisa_require(OPENSLIDE openslide)
 wsisa_require(FFTW     fftw3)
+wsisa_require(FFTWF    fftw3f)     # single precision: the filter bank
 wsisa_require(PNG      libpng)
 wsisa_require(TIFF     libtiff-4)
 wsisa_require(JANSSON  jansson)

@@ -151,10 +151,49 @@ int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t marker
  * (a vector of 1 uint64). */
 int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t count);
 
+/* ---- features, nucleus half: the per-nucleus reduction -------------------- */
+/* rows (vector of n × WSISA_NF_ROW(nchannels) doubles, codelets/cpu/cpu.h) =
+ * shape and per-channel statistics of objects 1..n of the canonical label
+ * image labels (i32); channels are f32 of the labels' shape. n is the object
+ * count (wsisa_submit_count_labels), known before `rows` is registered. The
+ * task runs on CPU workers whatever wsisa_codelets_where says (no OpenCL
+ * version: codelets/nucleus_features.c says why). */
+int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
+                                  const starpu_data_handle_t *channels, int nchannels,
+                                  starpu_data_handle_t rows);
 /* study metrics: sums = vector of 2 uint64, the object Dice sums of run_labels
  * against ref_labels (canonical i32): Σ|G|·Dice(G, S*(G)) and Σ|S|·Dice(G*(S), S)
  * on the grid of 1/WSISA_OBJECT_MATCH_ONE (codelets/cpu/cpu.h). */
 int wsisa_submit_object_match(starpu_data_handle_t ref_labels, starpu_data_handle_t run_labels,
                               starpu_data_handle_t sums);
+/* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
+ * filter bank) ---------------------------------------------------------------- */
+
+/* The standard H&E stain rows (RGB optical densities): skimage's rgb_from_hed
+ * H and E rows, then their normalised cross product as the residual. */
+extern const float wsisa_stains_he[9];
+/* Ruifrok–Johnston colour deconvolution: rgb(u8 × 3) -> h, eo, res (f32), the
+ * amounts of the stains whose rows (H, E, residual; NULL: wsisa_stains_he) are
+ * given, in optical-density units: od_c = log10(255 / v_c) (6 for v_c = 0),
+ * then (h, eo, res) = od · stains⁻¹, not clipped. A non-finite or (nearly)
+ * singular stain matrix is WSISA_EUSAGE. Bit-identical on CPU and OpenCL. */
+int wsisa_submit_deconv(starpu_data_handle_t rgb, const float stains[9],
+                        starpu_data_handle_t h, starpu_data_handle_t eo,
+                        starpu_data_handle_t res);
+/* mag(f32) = Sobel gradient magnitude sqrt(gx² + gy²) of in(f32), the
+ * unnormalised 3×3 kernels of scipy.ndimage.sobel; outside pixels repeat the
+ * nearest edge pixel. Bit-identical on CPU and OpenCL. */
+int wsisa_submit_sobel(starpu_data_handle_t in, starpu_data_handle_t mag);
+
+/* The filter bank: out[s](f32) = scale-normalised Laplacian of Gaussian
+ * σ²·(Gxx + Gyy) of in(f32) at σ = sigmas[s], s < nscales (1..7, σ in
+ * (0, 32], else WSISA_EUSAGE), with scipy.ndimage.gaussian_laplace's sampled
+ * kernel (radius (int)(4σ + 0.5)) and mirrored borders (scipy's 'reflect').
+ * The CPU computes it with FFTW (plans made once per size, wisdom kept in
+ * $STARPU_HOME/wsisa), OpenCL as a direct convolution: they agree to float
+ * rounding, not bit for bit. */
+#define WSISA_FILTER_BANK_DEFAULT_SCALES {1.0f, 2.0f, 4.0f}
+int wsisa_submit_filter_bank(starpu_data_handle_t in, const float *sigmas, int nscales,
+                             starpu_data_handle_t *out);
 
 #endif

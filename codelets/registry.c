@@ -32,6 +32,14 @@ WSISA__OP_DECLARE(label);
 WSISA__OP_DECLARE(area_filter);
 WSISA__OP_DECLARE(edt);
 WSISA__OP_DECLARE(watershed);
+/* features, nucleus half: the per-nucleus reduction (CPU only, no program) */
+extern struct starpu_codelet wsisa__nucleus_features_codelet;
+extern struct starpu_opencl_program wsisa__nucleus_features_program;
+extern struct starpu_perfmodel wsisa__nucleus_features_model;
+/* features, pixel half: per-tile channels */
+WSISA__OP_DECLARE(deconv);
+WSISA__OP_DECLARE(sobel);
+WSISA__OP_DECLARE(filter_bank);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
 
@@ -64,6 +72,13 @@ const wsisa_op wsisa_ops[] = {
     ROW(area_filter),
     ROW(edt),
     ROW(watershed),
+    /* features, nucleus half */
+    {"nucleus_features", &wsisa__nucleus_features_codelet, NULL,
+     &wsisa__nucleus_features_program, &wsisa__nucleus_features_model},
+    /* features, pixel half: per-tile channels */
+    ROW(deconv),
+    ROW(sobel),
+    ROW(filter_bank),
 };
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 

@@ -18,6 +18,7 @@
 #include "codelets/cpu/cpu.h"
 #include "core/cli.h"
 #include "core/cmds.h"
+#include "core/core_private.h"
 #include "core/dist.h"
 #include "core/executor.h"
 #include "core/workflow.h"
@@ -57,6 +58,7 @@ typedef struct run_state {
   uint64_t tasks_no_reuse;
   int object_match; /* a metric needs the objects matched (object_dice) */
   wsisa_machine machine;
+  wsisa__run_features *features; /* NULL: no metric needs the feature stage */
 } run_state;
 
 static double now(void) {
@@ -245,6 +247,8 @@ static int journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
                         const wsisa_counts *counts, size_t n, wsisa_err *e) {
   (void)bucket;
   run_state *s = ctx;
+  int frc = s->features ? wsisa__run_features_unit(s->features, tile, runs, counts, n, e) : 0;
+  if (frc) return frc;
   for (size_t i = 0; i < n; i++) {
     const wsisa_counts *c = &counts[i];
     fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", tile, runs[i],
@@ -253,6 +257,8 @@ static int journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
             (unsigned long long)c->ref_nuclei, (unsigned long long)c->obj_ref,
             (unsigned long long)c->obj_run);
     s->counts[runs[i] * s->ntiles + tile] = counts[i];
+    s->counts[runs[i] * s->ntiles + tile].features = NULL; /* the unit's, gone after */
+    s->counts[runs[i] * s->ntiles + tile].ref_features = NULL;
     s->have[runs[i] * s->ntiles + tile] = 1;
   }
   if (fflush(s->journal) || fsync(fileno(s->journal)))
@@ -280,7 +286,7 @@ static int journal_read(run_state *s, wsisa_err *e) {
       return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %llu or run %llu is not in this study",
                          path, lineno, tile, run);
     }
-    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb, oa, ob};
+    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb, oa, ob, NULL, NULL, 0};
     s->have[run * s->ntiles + tile] = 1;
     kept++;
   }
@@ -358,6 +364,8 @@ static int write_metrics(run_state *s, wsisa_err *e) {
   const char *cols[] = {"pixels_both", "pixels_run", "pixels_reference",
                         "reference_nucleus_count"};
   for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) wsisa_csv_text(w, cols[c]);
+  for (size_t k = 0; k < s->study->nmetrics; k++)
+    if (wsisa__run_features_is_metric(s->study->metrics[k])) wsisa_csv_text(w, s->study->metrics[k]);
   wsisa_csv_end_row(w);
   wsisa_csv_text(o, "run_id");
   for (size_t m = 0; m < s->study->nmetrics; m++) wsisa_csv_text(o, s->study->metrics[m]);
@@ -373,11 +381,17 @@ static int write_metrics(run_state *s, wsisa_err *e) {
     wsisa_csv_uint(w, m.run);
     wsisa_csv_uint(w, m.ref);
     wsisa_csv_uint(w, m.ref_nuclei);
+    for (size_t k = 0; k < s->study->nmetrics; k++)
+      if (wsisa__run_features_is_metric(s->study->metrics[k]))
+        wsisa_csv_num(w, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
     wsisa_csv_end_row(w);
     wsisa_csv_uint(o, s->run_ids ? s->run_ids[r] : r);
-    for (size_t k = 0; k < s->study->nmetrics; k++)
+    for (size_t k = 0; k < s->study->nmetrics; k++) {
       for (size_t j = 0; j < NRUN_METRICS; j++)
         if (strcmp(s->study->metrics[k], run_metric_names[j]) == 0) wsisa_csv_num(o, values[j]);
+      if (wsisa__run_features_is_metric(s->study->metrics[k]))
+        wsisa_csv_num(o, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
+    }
     wsisa_csv_end_row(o);
   }
   rc = wsisa_csv_close(w, e);
@@ -620,6 +634,7 @@ static void run_free(run_state *s) {
   free(s->run_ids);
   free(s->counts);
   free(s->have);
+  wsisa__run_features_free(s->features);
   if (s->buckets) wsisa_reuse_buckets_free(s->buckets);
   if (s->plan) wsisa_reuse_design_free(s->plan);
   if (s->design) wsisa_sa_design_free(s->design);
@@ -747,10 +762,19 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     for (size_t j = 0; j < NRUN_METRICS; j++)
       known |= strcmp(s.study->metrics[m], run_metric_names[j]) == 0;
     s.object_match |= strcmp(s.study->metrics[m], "object_dice") == 0;
+    known |= wsisa__run_features_is_metric(s.study->metrics[m]);
+    if (!known && strncmp(s.study->metrics[m], WSISA_STUDY_WASSERSTEIN,
+                          strlen(WSISA_STUDY_WASSERSTEIN)) == 0) {
+      rc = wsisa_error(e, WSISA_EUSAGE,
+                       "%s: metric %s: no such feature (the columns of wsisa segment --features)",
+                       study_path, s.study->metrics[m]);
+      goto done;
+    }
     if (!known) {
       rc = wsisa_error(e, WSISA_EUSAGE,
                        "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count, "
-                       "mean_area and object_dice",
+                       "mean_area and object_dice, and from features mean_haematoxylin and "
+                       "wasserstein:<feature>",
                        study_path, s.study->metrics[m]);
       goto done;
     }
@@ -778,8 +802,13 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   }
   /* the study and its design are written first: --resume reads them back */
   if (!o.resume && ((rc = write_study(&s, e)) || (rc = write_samples(&s, e)))) goto done;
+  if ((rc = wsisa__run_features_new(s.study->metrics, s.study->nmetrics, s.nruns, s.ntiles, s.dir,
+                                     &s.features, e)))
+    goto done;
   if (o.resume && (rc = journal_read(&s, e))) goto done;
+  if (s.features && o.resume && (rc = wsisa__run_features_read(s.features, s.have, e))) goto done;
   if ((rc = journal_open(&s, !o.resume, e))) goto done;
+  if (s.features && (rc = wsisa__run_features_open(s.features, !o.resume, e))) goto done;
 
   wsisa_runtime_opts ropts = {sched, -1, -1};
   if ((rc = wsisa_runtime_init(&ropts, e))) goto done;
@@ -799,7 +828,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       }
     size_t k_asked = s.study->reuse.active_paths > 0 ? (size_t)s.study->reuse.active_paths : 0;
     wsisa_exec_opts eo = {active_paths(&s), 1,
-                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE, s.object_match};
+                          s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE, s.object_match,
+                          s.features != NULL};
     s.study->reuse.active_paths = (int)eo.active_paths;
     double t0 = now();
     if (!rc)

@@ -1,6 +1,6 @@
 /* `wsisa segment`: one segmentation of an image file or a slide region with
- * the default or given parameters; writes the mask, optionally the labels and
- * a GeoJSON of the nucleus outlines. */
+ * the default or given parameters; writes the mask, optionally the labels, a
+ * GeoJSON of the nucleus outlines and a CSV of per-nucleus features. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -11,15 +11,17 @@
 #include <openslide/openslide.h>
 
 #include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
 #include "core/cli.h"
 #include "core/cmds.h"
 #include "core/workflow.h"
+#include "io/csv.h"
 #include "io/io.h"
 
 #define WHOLE_SLIDE_MAX_PIXELS (64.0 * 1024 * 1024)
 
 typedef struct segment_opts {
-  const char *input, *out, *labels, *geojson;
+  const char *input, *out, *labels, *geojson, *features;
   const char *region, *tile;
   long level, tile_size;
   int normalize;
@@ -60,9 +62,12 @@ static int check_output_path(const char *flag, const char *path, const char *con
   return 0;
 }
 
-/* The RGB input: an image file, or a region, tile or (small) whole level of a slide. */
-static int load_input(const segment_opts *o, wsisa_image **rgb, wsisa_err *e) {
+/* The RGB input: an image file, or a region, tile or (small) whole level of a
+ * slide; origin = its top-left pixel in the slide level (0, 0 for a file). */
+static int load_input(const segment_opts *o, wsisa_image **rgb, int64_t origin[2],
+                      wsisa_err *e) {
   *rgb = NULL;
+  origin[0] = origin[1] = 0;
   int is_slide = o->region || o->tile;
   if (!is_slide) {
     const char *vendor = openslide_detect_vendor(o->input);
@@ -105,13 +110,17 @@ static int load_input(const segment_opts *o, wsisa_image **rgb, wsisa_err *e) {
     goto done;
   }
   rc = wsisa_slide_read_rgb(slide, (int)o->level, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
+  origin[0] = r[0], origin[1] = r[1];
 done:
   wsisa_slide_close(slide);
   return rc;
 }
 
+/* The segmentation, and the nucleus features when `features` is given: *features
+ * (malloc'd) holds *nuclei rows of WSISA_NF_ROW(wsisa_workflow_channel_count()). */
 static int run_segmentation(const segment_opts *o, wsisa_image *rgb, wsisa_image *mask,
-                            wsisa_image *labels, wsisa_err *e) {
+                            wsisa_image *labels, double **features, size_t *nuclei,
+                            wsisa_err *e) {
   starpu_data_handle_t hrgb = NULL, hmask = NULL, hlabels = NULL;
   wsisa_tile_data tile;
   int rc = wsisa_image_register(rgb, &hrgb, e);
@@ -120,6 +129,8 @@ static int run_segmentation(const segment_opts *o, wsisa_image *rgb, wsisa_image
   if (!rc) rc = wsisa_workflow_tile_submit(hrgb, rgb->width, rgb->height, o->normalize, &tile, e);
   if (!rc) {
     rc = wsisa_workflow_segment_submit(&tile, o->params, hmask, e);
+    if (!rc && features) rc = wsisa_workflow_channels_submit(&tile, 0, e);
+    if (!rc && features) rc = wsisa_workflow_features_compute(&tile, hmask, features, nuclei, e);
     wsisa_workflow_tile_release(&tile, o->normalize);
   }
   if (!rc && hlabels && wsisa_submit_label(hmask, hlabels, 4))
@@ -128,6 +139,40 @@ static int run_segmentation(const segment_opts *o, wsisa_image *rgb, wsisa_image
   if (hlabels) starpu_data_unregister(hlabels);
   if (hmask) starpu_data_unregister(hmask);
   if (hrgb) starpu_data_unregister(hrgb);
+  return rc;
+}
+
+/* features.csv: one row per nucleus; positions in pixels of the slide level
+ * (the region's origin added) or of the image file. */
+static int write_features(const char *path, const double *rows, size_t n,
+                          const int64_t origin[2], wsisa_err *e) {
+  wsisa_stage stage = WSISA_STAGE_INIT;
+  wsisa_csv_writer *w = NULL;
+  const char *temp = wsisa_stage_add(&stage, path, e);
+  if (!temp) return e && e->code ? e->code : WSISA_ENOMEM;
+  int rc = wsisa_csv_create(temp, &w, e);
+  if (!rc) {
+    const int ncols = WSISA_NF_ROW(wsisa_workflow_channel_count());
+    char name[64];
+    for (int c = 0; c < ncols; c++) {
+      wsisa_workflow_feature_column(c, name, sizeof name);
+      wsisa_csv_text(w, name);
+    }
+    wsisa_csv_end_row(w);
+    for (size_t i = 0; i < n; i++) {
+      const double *row = rows + i * (size_t)ncols;
+      for (int c = 0; c < ncols; c++) {
+        double v = row[c];
+        if (c == WSISA_NF_CENTROID_X || c == WSISA_NF_BBOX_X) v += (double)origin[0];
+        if (c == WSISA_NF_CENTROID_Y || c == WSISA_NF_BBOX_Y) v += (double)origin[1];
+        wsisa_csv_num(w, v);
+      }
+      wsisa_csv_end_row(w);
+    }
+    rc = wsisa_csv_close(w, e);
+  }
+  if (!rc) rc = wsisa_stage_commit(&stage, e);
+  if (rc) wsisa_stage_abort(&stage);
   return rc;
 }
 
@@ -142,7 +187,10 @@ static void usage(void) {
          "  --no-normalize      segment the pixels as they are (default: normalize first)\n"
          "  -o MASK             output mask, .png or .tif/.tiff (0/255)\n"
          "  --labels FILE       also write the nucleus labels (i32 .tif/.tiff)\n"
-         "  --geojson FILE      also write the nucleus outlines as GeoJSON\n");
+         "  --geojson FILE      also write the nucleus outlines as GeoJSON\n"
+         "  --features FILE     also write per-nucleus features (.csv): shape, and\n"
+         "                      statistics of haematoxylin, eosin, the gradient and\n"
+         "                      filter-bank responses of haematoxylin\n");
 }
 
 int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
@@ -152,6 +200,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
       {"params", required_argument, 0, 'p'}, {"normalize", no_argument, 0, 'n'},
       {"no-normalize", no_argument, 0, 'N'}, {"output", required_argument, 0, 'o'},
       {"labels", required_argument, 0, 'L'}, {"geojson", required_argument, 0, 'g'},
+      {"features", required_argument, 0, 'F'},
       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   segment_opts o = {0};
   o.tile_size = 1024;
@@ -172,6 +221,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
       case 'o': o.out = optarg; break;
       case 'L': o.labels = optarg; break;
       case 'g': o.geojson = optarg; break;
+      case 'F': o.features = optarg; break;
       case 'h': usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -185,23 +235,29 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   static const char *const mask_exts[] = {".png", ".tif", ".tiff", NULL};
   static const char *const tiff_exts[] = {".tif", ".tiff", NULL};
   static const char *const json_exts[] = {".geojson", ".json", NULL};
+  static const char *const csv_exts[] = {".csv", NULL};
   if ((rc = check_output_path("-o", o.out, mask_exts, e))) return rc;
   if (o.labels && (rc = check_output_path("--labels", o.labels, tiff_exts, e))) return rc;
   if (o.geojson && (rc = check_output_path("--geojson", o.geojson, json_exts, e))) return rc;
+  if (o.features && (rc = check_output_path("--features", o.features, csv_exts, e))) return rc;
 
   wsisa_image *rgb = NULL, *mask = NULL, *labels = NULL;
-  if ((rc = load_input(&o, &rgb, e))) return rc;
+  double *features = NULL;
+  size_t nfeatures = 0;
+  int64_t origin[2];
+  if ((rc = load_input(&o, &rgb, origin, e))) return rc;
   if ((rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &mask, e))) goto done;
   if ((o.labels || o.geojson) &&
       (rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &labels, e)))
     goto done;
   if ((rc = wsisa_runtime_init(NULL, e))) goto done;
-  rc = run_segmentation(&o, rgb, mask, labels, e);
+  rc = run_segmentation(&o, rgb, mask, labels, o.features ? &features : NULL, &nfeatures, e);
   wsisa_runtime_shutdown();
   if (rc) goto done;
   if ((rc = wsisa_image_write(o.out, mask, e))) goto done;
   if (o.labels && (rc = wsisa_image_write(o.labels, labels, e))) goto done;
   if (o.geojson && (rc = wsisa_geojson_write(o.geojson, labels, e))) goto done;
+  if (o.features && (rc = write_features(o.features, features, nfeatures, origin, e))) goto done;
   {
     size_t on = 0;
     int32_t nuclei = 0;
@@ -216,11 +272,13 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
     printf("%s: %dx%d, %zu nucleus pixels (%.2f%%)", o.out, mask->width, mask->height, on,
            100.0 * (double)on / ((double)mask->width * mask->height));
     if (labels) printf(", %d nuclei", nuclei);
+    else if (o.features) printf(", %zu nuclei", nfeatures);
     printf("\n");
   }
 done:
   wsisa_image_free(rgb);
   wsisa_image_free(mask);
   wsisa_image_free(labels);
+  free(features);
   return rc;
 }

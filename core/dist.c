@@ -553,6 +553,11 @@ static int on_result(mgr *m, int r, buf *b, wsisa_err *e) {
   for (size_t i = 0; !rc && i < n; i++)
     if ((runs[i] = get_u64(b)) >= m->nruns) b->bad = 1;
   if (!rc) get(b, counts, n * sizeof *counts);
+  /* pointers in the struct belonged to the worker's address space */
+  for (size_t i = 0; !rc && i < n; i++) {
+    counts[i].features = counts[i].ref_features = NULL;
+    counts[i].feature_cols = 0;
+  }
   if (!rc && b->bad)
     rc = wsisa_error(e, WSISA_EFORMAT, "rank %d sent a malformed result", r);
   /* a unit given up on and handed to another rank is taken once only */
@@ -673,6 +678,11 @@ int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
   if (!world.active)
     return wsisa_exec_run(tiles, ntiles, params, buckets, done, opts, on_unit, ctx, stats, e);
 #ifdef WSISA_WITH_MPI
+  /* per-object feature rows are not carried by the result messages yet */
+  if (opts->features)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "feature metrics are not computed under mpirun yet: run this study "
+                       "without mpirun");
   wsisa_exec_stats local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);

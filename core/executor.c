@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
 #include "core/executor.h"
 #include "io/io.h"
 
@@ -41,6 +42,11 @@ struct leaf {
   int remaining;
   size_t node;
   unit *owner;
+  /* the feature stage: labels kept for the reduction, its rows */
+  const wsisa_tile_data *data;
+  starpu_data_handle_t labels, rows_handle;
+  double *rows;
+  int failed;
 };
 
 struct unit {
@@ -53,6 +59,8 @@ struct unit {
   uint64_t ref_nuclei;      /* the tile's reference object count */
   wsisa_tile_data own_tile; /* when the tile stage is not shared */
   int owns_tile;
+  const double *ref_features; /* the tile's reference feature rows */
+  int normalize;
 };
 
 static void leaf_arrived(leaf *l) {
@@ -70,6 +78,35 @@ static void leaf_part_done(void *arg) {
   leaf_part *part = arg;
   starpu_data_release(part->handle);
   leaf_arrived(part->owner);
+}
+
+static void leaf_rows_done(void *arg) {
+  leaf *l = arg;
+  starpu_data_release(l->rows_handle);
+  leaf_arrived(l);
+}
+
+/* With features, the object count is home: the reduction's output can be
+ * registered now. Runs in a callback: it only submits, never waits. */
+static void leaf_nuclei_done(void *arg) {
+  leaf_part *part = arg;
+  leaf *l = part->owner;
+  starpu_data_release(part->handle);
+  size_t len = (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels);
+  if (len) {
+    l->rows = malloc(len * sizeof *l->rows);
+    l->failed = !l->rows;
+  }
+  if (len && l->rows) {
+    starpu_vector_data_register(&l->rows_handle, STARPU_MAIN_RAM, (uintptr_t)l->rows,
+                                (uint32_t)len, sizeof *l->rows);
+    l->failed = wsisa_workflow_reduce_submit(l->data, l->labels, l->rows_handle, NULL) ||
+                starpu_data_acquire_cb(l->rows_handle, STARPU_R, leaf_rows_done, l);
+  }
+  starpu_data_unregister_submit(l->labels);
+  l->labels = NULL;
+  if (len && l->rows && !l->failed) return; /* leaf_rows_done ends the path */
+  leaf_arrived(l);
 }
 
 /* Wait until fewer than `limit` paths are active (limit 0: no bound). */
@@ -113,6 +150,7 @@ typedef struct tile_state {
   starpu_data_handle_t ref;  /* reference mask (default parameters) */
   starpu_data_handle_t ref_labels; /* its objects, kept when objects are matched */
   uint64_t ref_pixels, ref_nuclei;
+  double *ref_features; /* with features: ref_nuclei rows */
   /* background decisions per (B, G, R) seen on this tile */
   double (*bgr)[3];
   int *skip;
@@ -127,6 +165,7 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   int w = ts->rgb->width, h = ts->rgb->height;
   if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
   if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, w, h, o->normalize, &ts->data, e))) return rc;
+  if (o->features && (rc = wsisa_workflow_channels_submit(&ts->data, 1, e))) return rc;
   stats->tile_stages++;
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
@@ -141,6 +180,13 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   starpu_data_unregister(hn);
   ts->ref_pixels = counts[1];
   ts->ref_nuclei = nuclei;
+  if (!rc && o->features) {
+    size_t n = 0;
+    rc = wsisa_workflow_features_compute(&ts->data, ts->ref, &ts->ref_features, &n, e);
+    if (!rc && n != nuclei)
+      rc = wsisa_error(e, WSISA_EINTERNAL, "reference: %zu feature rows for %llu nuclei", n,
+                       (unsigned long long)nuclei);
+  }
   return rc;
 }
 
@@ -152,6 +198,7 @@ static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
   wsisa_image_free(ts->rgb);
   free(ts->bgr);
   free(ts->skip);
+  free(ts->ref_features);
   memset(ts, 0, sizeof *ts);
 }
 
@@ -185,9 +232,15 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
 
 static void unit_free(unit *u) {
   if (!u) return;
-  for (size_t i = 0; i < u->nleaves; i++)
+  for (size_t i = 0; i < u->nleaves; i++) {
     for (int k = 0; k < NPARTS; k++)
       if (u->leaves[i].part[k].handle) starpu_data_unregister(u->leaves[i].part[k].handle);
+    if (u->leaves[i].labels) starpu_data_unregister_submit(u->leaves[i].labels);
+    if (u->leaves[i].rows_handle) starpu_data_unregister(u->leaves[i].rows_handle);
+    free(u->leaves[i].rows);
+  }
+  /* with features, the leaves' reductions read the unit's own channels */
+  if (u->owns_tile) wsisa_workflow_tile_release(&u->own_tile, u->normalize);
   free(u->leaves);
   free(u->node_counts);
   free(u);
@@ -204,6 +257,8 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
                                          o->normalize, &u->own_tile, e)))
       return rc;
     u->owns_tile = 1;
+    u->normalize = o->normalize;
+    if (o->features && (rc = wsisa_workflow_channels_submit(&u->own_tile, 1, e))) return rc;
     stats->tile_stages++;
     data = &u->own_tile;
   }
@@ -251,22 +306,27 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
         starpu_vector_data_register(&l->part[k].handle, STARPU_MAIN_RAM, (uintptr_t)home[k],
                                     len[k], sizeof(uint64_t));
       }
+      l->data = data;
       wsisa_measure m = {l->part[PART_COUNTS].handle, l->part[PART_NUCLEI].handle,
-                         l->part[PART_MATCH].handle, ts->ref_labels, NULL};
+                         l->part[PART_MATCH].handle, ts->ref_labels,
+                         o->features ? &l->labels : NULL};
       if ((rc = wsisa_workflow_measure_submit(data, path.final, ts->ref, &m, e))) break;
       paths_begin(u->paths);
       pthread_mutex_lock(&u->paths->lock);
       u->pending++;
       pthread_mutex_unlock(&u->paths->lock);
       for (int k = 0, n = l->remaining; k < n && !rc; k++)
-        if (starpu_data_acquire_cb(l->part[k].handle, STARPU_R, leaf_part_done, &l->part[k]))
+        if (starpu_data_acquire_cb(l->part[k].handle, STARPU_R,
+                                   k == PART_NUCLEI && l->labels ? leaf_nuclei_done
+                                                                 : leaf_part_done,
+                                   &l->part[k]))
           rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
       if (rc) break;
     }
     v++;
   }
   while (depth) wsisa_workflow_task_release((int)t->nodes[stack[--depth]].level, &path);
-  if (u->owns_tile) {
+  if (u->owns_tile && !o->features) {
     wsisa_workflow_tile_release(&u->own_tile, o->normalize);
     u->owns_tile = 0;
   }
@@ -285,13 +345,20 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   size_t m = 0;
+  for (size_t i = 0; i < u->nleaves; i++)
+    if (u->leaves[i].failed) {
+      free(runs);
+      free(counts);
+      return wsisa_error(e, WSISA_ERUNTIME, "cannot compute the nucleus features");
+    }
   for (size_t i = 0; i < u->nleaves; i++) {
     const wsisa_reuse_node *leaf_node = &t->nodes[u->leaves[i].node];
     for (size_t j = 0; j < leaf_node->n_instances; j++) {
       runs[m] = t->instances[leaf_node->first_instance + j];
       const leaf *l = &u->leaves[i];
       counts[m++] = (wsisa_counts){l->counts[0], l->counts[1], l->counts[2], l->nuclei,
-                                   u->ref_nuclei, l->match[0], l->match[1]};
+                                   u->ref_nuclei, l->match[0], l->match[1], l->rows,
+                                   u->ref_features, WSISA_NF_ROW(l->data->nchannels)};
     }
   }
   for (size_t v = 1; v < t->n_nodes; v++) {
@@ -299,7 +366,8 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     const wsisa_reuse_node *nd = &t->nodes[v];
     for (size_t j = 0; j < nd->n_instances; j++) {
       runs[m] = t->instances[nd->first_instance + j];
-      counts[m++] = (wsisa_counts){0, 0, u->node_counts[v].ref, 0, u->ref_nuclei, 0, 0};
+      counts[m++] = (wsisa_counts){0,    0, u->node_counts[v].ref, 0, u->ref_nuclei, 0, 0, NULL,
+                                   u->ref_features, 0};
     }
   }
   int rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
@@ -346,6 +414,7 @@ int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
       u->tree = buckets->trees[b];
       u->paths = &ps;
       u->ref_nuclei = ts.ref_nuclei;
+      u->ref_features = ts.ref_features;
       rc = unit_submit(u, &ts, params, opts, stats, e);
       if (rc) {
         unit_wait(u);

@@ -27,6 +27,12 @@ typedef struct wsisa_counts {
   /* object Dice sums Σ|G|·Dice(G, S*(G)) and Σ|S|·Dice(G*(S), S) on the grid of
    * 2^-20 (codelets/cpu/object_match.c); 0 unless objects are matched */
   uint64_t obj_ref, obj_run;
+  /* with wsisa_exec_opts.features: the nuclei's feature rows (feature_cols
+   * doubles each, WSISA_NF_* then channel statistics) of the run (`nuclei`
+   * rows) and of the reference (`ref_nuclei` rows); valid during the unit
+   * callback only */
+  const double *features, *ref_features;
+  int feature_cols;
 } wsisa_counts;
 
 typedef struct wsisa_exec_opts {
@@ -36,6 +42,10 @@ typedef struct wsisa_exec_opts {
    * included; 1: the tile stage is shared by the runs. */
   int share_tile_stage;
   int object_match;    /* also match objects with the reference's (object Dice) */
+  /* compute the feature stage (channels per tile, a reduction per leaf) for
+   * feature metrics; its filter bank runs on CPU workers so the metrics do
+   * not depend on the worker */
+  int features;
 } wsisa_exec_opts;
 
 typedef struct wsisa_exec_stats {

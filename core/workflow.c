@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
 #include "core/workflow.h"
 #include "sa/sa.h"
 
@@ -102,6 +103,8 @@ void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb) {
   tile->rgb = NULL;
   release(&tile->rc);
   release(&tile->rc_open);
+  for (int c = 0; c < tile->nchannels; c++) release(&tile->channels[c]);
+  tile->nchannels = 0;
 }
 
 int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
@@ -328,5 +331,97 @@ int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
   path.final = NULL;
   for (int level = 1; level <= WSISA_SEG_LEVELS; level++)
     wsisa_workflow_task_release(level, &path);
+  return rc;
+}
+
+/* ---- the feature stage ------------------------------------------------------ */
+
+/* H, E, the Sobel magnitude of H, then the filter bank on H at each scale. */
+static const float fb_scales[] = WSISA_FILTER_BANK_DEFAULT_SCALES;
+#define NSCALES ((int)(sizeof fb_scales / sizeof *fb_scales))
+#define NCHANNELS (3 + NSCALES)
+
+int wsisa_workflow_channel_count(void) { return NCHANNELS; }
+
+const char *wsisa_workflow_channel_name(int channel) {
+  static char names[NCHANNELS][24] = {"h", "e", "grad"};
+  if (channel < 0 || channel >= NCHANNELS) return NULL;
+  if (channel >= 3 && !names[channel][0])
+    snprintf(names[channel], sizeof names[channel], "fb_s%g", (double)fb_scales[channel - 3]);
+  return names[channel];
+}
+
+int wsisa_workflow_channels_submit(wsisa_tile_data *tile, int filter_bank_on_cpu,
+                                   wsisa_err *e) {
+  starpu_data_handle_t res = NULL;
+  int rc = 0;
+  tile->nchannels = NCHANNELS;
+  for (int c = 0; c < NCHANNELS && !rc; c++) rc = tmp_float(tile, &tile->channels[c], e);
+  if (!rc) rc = tmp_float(tile, &res, e);
+  if (!rc)
+    rc = submitted(wsisa_submit_deconv(tile->rgb, NULL, tile->channels[0], tile->channels[1], res),
+                   "colour deconvolution", e);
+  if (!rc) rc = submitted(wsisa_submit_sobel(tile->channels[0], tile->channels[2]), "Sobel", e);
+  if (!rc) {
+    /* FFT (CPU) and direct convolution (OpenCL) agree only to rounding: a
+     * study metric must not depend on the worker, so it pins this task */
+    uint32_t where = wsisa_codelets_where();
+    if (filter_bank_on_cpu) wsisa_codelets_set_where(STARPU_CPU);
+    rc = submitted(wsisa_submit_filter_bank(tile->channels[0], fb_scales, NSCALES,
+                                            tile->channels + 3),
+                   "filter bank", e);
+    wsisa_codelets_set_where(where);
+  }
+  release(&res);
+  return rc;
+}
+
+int wsisa_workflow_feature_column(int col, char *buf, size_t cap) {
+  if (col < 0 || col >= WSISA_NF_ROW(NCHANNELS)) return -1;
+  if (col < WSISA_NF_SHAPE) snprintf(buf, cap, "%s", wsisa_nf_shape_names[col]);
+  else
+    snprintf(buf, cap, "%s_%s", wsisa_workflow_channel_name((col - WSISA_NF_SHAPE) / WSISA_NF_STATS),
+             wsisa_nf_stat_names[(col - WSISA_NF_SHAPE) % WSISA_NF_STATS]);
+  return 0;
+}
+
+int wsisa_workflow_objects_submit(starpu_data_handle_t mask, starpu_data_handle_t labels,
+                                  starpu_data_handle_t count, wsisa_err *e) {
+  int rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);
+  if (!rc) rc = submitted(wsisa_submit_count_labels(labels, count), "object count", e);
+  return rc;
+}
+
+int wsisa_workflow_reduce_submit(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                 starpu_data_handle_t rows, wsisa_err *e) {
+  return submitted(wsisa_submit_nucleus_features(labels, tile->channels, tile->nchannels, rows),
+                   "nucleus features", e);
+}
+
+int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                    double **rows, size_t *n, wsisa_err *e) {
+  *rows = NULL;
+  *n = 0;
+  uint64_t count = 0;
+  starpu_data_handle_t labels = NULL, hcount = NULL, hrows = NULL;
+  int rc = tmp_labels(tile, &labels, e);
+  if (rc) return rc;
+  starpu_vector_data_register(&hcount, STARPU_MAIN_RAM, (uintptr_t)&count, 1, sizeof count);
+  rc = wsisa_workflow_objects_submit(mask, labels, hcount, e);
+  starpu_data_unregister(hcount); /* waits for the count and brings it home */
+  if (!rc && count) {
+    size_t len = (size_t)count * WSISA_NF_ROW(tile->nchannels);
+    double *r = malloc(len * sizeof *r);
+    if (!r) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    if (!rc) {
+      starpu_vector_data_register(&hrows, STARPU_MAIN_RAM, (uintptr_t)r, (uint32_t)len,
+                                  sizeof *r);
+      rc = wsisa_workflow_reduce_submit(tile, labels, hrows, e);
+      starpu_data_unregister(hrows);
+    }
+    if (rc) free(r);
+    else *rows = r, *n = (size_t)count;
+  }
+  release(&labels);
   return rc;
 }

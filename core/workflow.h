@@ -30,6 +30,12 @@ const double *wsisa_seg_defaults(void);
 /* Parse "name=value,name=value" onto `p` (which holds defaults or earlier values). */
 int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e);
 
+/* The feature stage (seed 000 Fig. 1, Table 2). Its channels are
+ * parameter-free, so they belong to the tile stage (computed once per tile and
+ * shared by every run); the per-run part labels a final mask and reduces it
+ * per nucleus (codelets/cpu/cpu.h, WSISA_NF_*). */
+#define WSISA_FEATURE_CHANNELS_MAX 8
+
 /* What the whole tile shares: the normalized RGB, and the parameter-free
  * intermediates (rc = 255 - red, its opening by the 19x19 disk). */
 typedef struct wsisa_tile_data {
@@ -37,6 +43,10 @@ typedef struct wsisa_tile_data {
   starpu_data_handle_t rgb;
   starpu_data_handle_t rc;
   starpu_data_handle_t rc_open;
+  /* the feature stage's channels (f32), when wsisa_workflow_channels_submit
+   * made them: H, E, Sobel magnitude of H, filter-bank responses of H */
+  int nchannels;
+  starpu_data_handle_t channels[WSISA_FEATURE_CHANNELS_MAX];
 } wsisa_tile_data;
 
 /* What the tasks on one root-to-node path of a task tree have produced; a task
@@ -94,5 +104,35 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
  * applies. */
 int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
                                   starpu_data_handle_t mask_out, wsisa_err *e);
+
+/* ---- the feature stage ------------------------------------------------------ */
+
+/* Channel names in the order wsisa_workflow_channels_submit makes them: "h",
+ * "e", "grad" (Sobel magnitude of H), "fb_s<σ>" (filter bank on H, at
+ * WSISA_FILTER_BANK_DEFAULT_SCALES). */
+int wsisa_workflow_channel_count(void);
+const char *wsisa_workflow_channel_name(int channel);
+/* Submit the tile's channels (from its normalized RGB) into tile->channels;
+ * released with the tile. filter_bank_on_cpu pins the filter bank to CPU
+ * workers (its CPU and OpenCL versions agree only to rounding). */
+int wsisa_workflow_channels_submit(wsisa_tile_data *tile, int filter_bank_on_cpu,
+                                   wsisa_err *e);
+/* Columns of a feature row (WSISA_NF_ROW(tile channels) of them): the shape
+ * names, then <channel>_<statistic> ("h_mean", "grad_std", ...). Writes the
+ * name of column `col` into buf; -1 when col is out of range. */
+int wsisa_workflow_feature_column(int col, char *buf, size_t cap);
+/* The first half of the per-run part: labels (i32, registered by the caller)
+ * = 4-connected objects of `mask` (the final size filter's connectivity), and
+ * `count` (vector of 1 uint64) their number. */
+int wsisa_workflow_objects_submit(starpu_data_handle_t mask, starpu_data_handle_t labels,
+                                  starpu_data_handle_t count, wsisa_err *e);
+/* The second half, once the count n > 0 is known: rows (vector of
+ * n × WSISA_NF_ROW(tile->nchannels) doubles) = the nuclei's features. */
+int wsisa_workflow_reduce_submit(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                 starpu_data_handle_t rows, wsisa_err *e);
+/* Both halves for one mask, waiting on the calling thread (never a worker):
+ * *rows (malloc'd, NULL when there is no nucleus) holds *n rows. */
+int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                    double **rows, size_t *n, wsisa_err *e);
 
 #endif

@@ -17,7 +17,7 @@
 static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
 static const char *const cost_names[] = {"tasks", "measured"};
 const char *const wsisa_study_metrics[] = {"dice", "jaccard", "nucleus_count", "mean_area",
-                                           "object_dice"};
+                                           "object_dice", "mean_haematoxylin"};
 const size_t wsisa_study_nmetrics = sizeof wsisa_study_metrics / sizeof *wsisa_study_metrics;
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
@@ -466,13 +466,18 @@ static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
     int known = 0;
     for (size_t j = 0; j < wsisa_study_nmetrics && !known; j++)
       known = strcmp(s->metrics[i], wsisa_study_metrics[j]) == 0;
+    /* a feature's distribution distance; `wsisa run` checks the feature name */
+    known |= strncmp(s->metrics[i], WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0 &&
+             s->metrics[i][strlen(WSISA_STUDY_WASSERSTEIN)];
     if (!known) {
       char at[32];
       if (json_is_string(m))
         snprintf(at, sizeof at, "metric");
       else
         snprintf(at, sizeof at, "metric[%zu]", i);
-      return fail(c, at, "'%s' is not one of dice, jaccard, nucleus_count, mean_area, object_dice",
+      return fail(c, at,
+                  "'%s' is not one of dice, jaccard, nucleus_count, mean_area, object_dice, "
+                  "mean_haematoxylin, wasserstein:<feature>",
                   s->metrics[i]);
     }
   }

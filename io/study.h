@@ -28,6 +28,9 @@ const char *wsisa_study_cost_name(wsisa_study_cost cost);
 
 /* Slide-level metrics a segmentation study may name (DESIGN.md §3). */
 extern const char *const wsisa_study_metrics[];
+/* Prefix of the metric "wasserstein:<feature>": the Wasserstein-1 distance of
+ * a per-nucleus feature's distribution to the reference run's. */
+#define WSISA_STUDY_WASSERSTEIN "wasserstein:"
 extern const size_t wsisa_study_nmetrics;
 
 typedef struct wsisa_study_inputs {

@@ -142,11 +142,77 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
 /* study metrics: the object count of a canonical label image (its largest label). */
 int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);
 
+/* ---- nucleus features: the per-nucleus reduction of the feature stage ---- */
+
+/* Columns of one nucleus's row (doubles), then WSISA_NF_STATS per channel.
+ * Coordinates are in pixels of the label image, x = column, y = row, a pixel's
+ * centre at its integer coordinates (scikit-image's regionprops convention). */
+enum {
+  WSISA_NF_LABEL, WSISA_NF_CENTROID_X, WSISA_NF_CENTROID_Y, WSISA_NF_BBOX_X,
+  WSISA_NF_BBOX_Y, WSISA_NF_BBOX_W, WSISA_NF_BBOX_H, WSISA_NF_AREA, WSISA_NF_PERIMETER,
+  WSISA_NF_EQUIV_DIAMETER, WSISA_NF_MAJOR_AXIS, WSISA_NF_MINOR_AXIS,
+  WSISA_NF_ECCENTRICITY, WSISA_NF_ORIENTATION, WSISA_NF_CONVEX_AREA, WSISA_NF_SOLIDITY,
+  WSISA_NF_SHAPE
+};
+/* Per channel: mean, population std, median (mean of the two middle values
+ * for an even count), energy (mean of squares). */
+enum { WSISA_NF_MEAN, WSISA_NF_STD, WSISA_NF_MEDIAN, WSISA_NF_ENERGY, WSISA_NF_STATS };
+#define WSISA_NF_MAX_CHANNELS 16
+#define WSISA_NF_ROW(nchannels) (WSISA_NF_SHAPE + WSISA_NF_STATS * (nchannels))
+/* Column names: shape columns, then the statistic suffixes. */
+extern const char *const wsisa_nf_shape_names[WSISA_NF_SHAPE];
+extern const char *const wsisa_nf_stat_names[WSISA_NF_STATS];
+/* rows (n x WSISA_NF_ROW(nchannels) doubles) = the features of objects 1..n of
+ * labels (i32, every value in 0..n); channels are f32 images of the same
+ * shape. Definitions: codelets/cpu/nucleus_features.c. */
+int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
+                               const wsisa_image *const *channels, int nchannels,
+                               double *rows);
 /* study metrics: object Dice sums of run labels against reference labels (both
  * canonical i32), on the grid of 1/WSISA_OBJECT_MATCH_ONE. */
 #define WSISA_OBJECT_MATCH_ONE 1048576.0 /* 2^20 */
 int wsisa_cpu_object_match(const wsisa_image *ref, const wsisa_image *run, uint64_t sums[2]);
 /* One object's term: round(area · 2·overlap / (area + other_area) · ONE). */
 uint64_t wsisa_object_match_term(uint64_t area, uint64_t overlap, uint64_t other_area);
+/* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
+ * filter bank) ---------------------------------------------------------------- */
+
+/* What both deconvolution kernels read: the optical density of each u8 level
+ * (log10(255 / v), 6 for v = 0: skimage's 1e-6 floor) and the inverse of the
+ * stain matrix, row-major, so concentration j = Σ_c od[v_c]·m[3c + j]. */
+typedef struct wsisa_deconv_consts {
+  float od[256];
+  float m[9];
+} wsisa_deconv_consts;
+/* From stain rows H, E, residual (RGB optical densities of a unit amount):
+ * WSISA_EUSAGE for a non-finite entry or a (nearly) singular matrix. */
+int wsisa_cpu_deconv_setup(const float stains[9], wsisa_deconv_consts *k);
+/* rgb(u8 × 3) -> h, eo, res (f32, 1 channel each). */
+int wsisa_cpu_deconv(const wsisa_image *rgb, const wsisa_deconv_consts *k,
+                     wsisa_image *h, wsisa_image *eo, wsisa_image *res);
+/* mag(f32) = sqrt(gx² + gy²), unnormalised 3×3 Sobel on in(f32); outside
+ * pixels repeat the nearest edge pixel (scipy's 'nearest', equal to its
+ * 'reflect' for a 3×3 kernel). */
+int wsisa_cpu_sobel(const wsisa_image *in, wsisa_image *mag);
+
+/* Filter bank: scale-normalised Laplacian of Gaussian σ²·(Gxx + Gyy) at each
+ * σ, scipy.ndimage.gaussian_laplace's sampled kernel (truncate 4), outside
+ * pixels mirrored (scipy's 'reflect': d c b a | a b c d | d c b a). */
+#define WSISA_FILTER_BANK_MAX_SCALES 7
+#define WSISA_FILTER_BANK_MAX_SIGMA 32.0f
+/* Radius of the σ kernel: (int)(4σ + 0.5). */
+int wsisa_cpu_log_radius(float sigma);
+/* The 2r + 1 taps (x = -r..r) of the normalised sampled Gaussian g and of
+ * σ²·g'' = (x²/σ² − 1)·g, so the kernel is g2(x)·g(y) + g(x)·g2(y). */
+void wsisa_cpu_log_taps(float sigma, float *g, float *g2);
+/* Index i of a line of n pixels mirrored into 0..n-1 (any i, any n >= 1). */
+int wsisa_cpu_reflect(int i, int n);
+/* out[s](f32) = response at sigmas[s] of in(f32), s < nscales; in the
+ * frequency domain with FFTW, plans made once per padded size (thread-safe).
+ * sigmas in (0, WSISA_FILTER_BANK_MAX_SIGMA]. */
+int wsisa_cpu_filter_bank(const wsisa_image *in, const float *sigmas, int nscales,
+                          wsisa_image *const *out);
+/* How many FFTW plans the filter bank has made in this process (tests). */
+unsigned long wsisa__cpu_filter_bank_plans_made(void);
 
 #endif
