@@ -562,46 +562,6 @@ static const char default_study[] =
     "  \"metric\": [\"dice\", \"jaccard\"],\n"
     "  \"reuse\": { \"strategy\": \"trtma\" } }\n";
 
-/* Bytes one active root-to-leaf path holds per tile pixel: the seven task
- * outputs (u8 masks) plus the largest set of temporaries a task keeps at once
- * (level 6: distance, relief and h-minima as f32, markers and labels as i32,
- * and four u8 masks). */
-#define PATH_BYTES_PER_PIXEL (7 + 3 * 4 + 2 * 4 + 4)
-/* What a tile holds whatever the paths: RGB in and normalized, rc, its
- * opening, the reference mask. */
-#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
-
-/* RMSR's K: --active-paths (or the study's), else the worker count; a memory
- * limit lowers it to what fits (seed 003 §III: peak memory is bounded by K).
- * Two units are in flight at once, so the tile cost counts twice. */
-static size_t active_paths(run_state *s) {
-  size_t k = s->study->reuse.active_paths > 0
-                 ? (size_t)s->study->reuse.active_paths
-                 : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
-  uint64_t limit = s->study->execution.memory_limit;
-  if (!limit) {
-    /* by default, stay below the memory available now */
-    limit = (uint64_t)((double)s->machine.memory_available * 0.8);
-    s->study->execution.memory_limit = limit;
-  }
-  if (limit) {
-    double px = 0;
-    for (size_t t = 0; t < s->ntiles; t++)
-      px = fmax(px, (double)s->tiles[t].width * s->tiles[t].height);
-    double free_bytes = (double)limit - 2.0 * px * TILE_BYTES_PER_PIXEL;
-    size_t fit = free_bytes > 0 ? (size_t)(free_bytes / (px * PATH_BYTES_PER_PIXEL)) : 0;
-    if (fit < 1) {
-      wsisa_log(WSISA_LOG_WARN, "run",
-                "memory limit %.0f MiB is below one active path (%.0f MiB); running with K = 1",
-                (double)limit / 1048576.0,
-                px * (PATH_BYTES_PER_PIXEL + 2 * TILE_BYTES_PER_PIXEL) / 1048576.0);
-      fit = 1;
-    }
-    if (fit < k) k = fit;
-  }
-  return k;
-}
-
 /* ---- the command -------------------------------------------------------------------- */
 
 static int prepare_dir(run_state *s, const run_opts *o, wsisa_err *e) {
@@ -826,15 +786,20 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
         }
         done_units[t * nb + b] = (uint8_t)all;
       }
+    /* every rank derives its own K from what was asked (core/dist.c) */
     size_t k_asked = s.study->reuse.active_paths > 0 ? (size_t)s.study->reuse.active_paths : 0;
-    wsisa_exec_opts eo = {active_paths(&s), 1,
+    uint64_t limit_asked = s.study->execution.memory_limit;
+    wsisa_exec_opts eo = {wsisa_exec_active_paths(k_asked, s.machine.memory_available,
+                                                  &s.study->execution.memory_limit, s.tiles,
+                                                  s.ntiles),
+                          1,
                           s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE, s.object_match,
                           s.features != NULL};
     s.study->reuse.active_paths = (int)eo.active_paths;
     double t0 = now();
     if (!rc)
       rc = wsisa_dist_run(s.tiles, s.ntiles, s.params, s.buckets, done_units, &eo, k_asked,
-                          journal_unit, &s, &s.stats, e);
+                          limit_asked, journal_unit, &s, &s.stats, e);
     s.t_exec = now() - t0;
     free(done_units);
   }

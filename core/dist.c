@@ -21,12 +21,16 @@
  * unbound inside the cpuset mpirun gives the rank.
  *
  * Messages are bytes. Results carry wsisa_counts and wsisa_exec_stats as raw
- * structs whose sizes are checked, so every rank runs the same build. */
+ * structs whose sizes are checked, so every rank runs the same build, and
+ * with feature metrics the feature rows of the unit's runs and of its tile's
+ * reference after them. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "codelets/cpu/cpu.h"
 #include "core/dist.h"
+#include "core/workflow.h"
 
 #ifdef WSISA_WITH_MPI
 #include <mpi.h>
@@ -34,7 +38,7 @@
 
 static struct {
   int active, rank, size, lost, stopped;
-  int manager_gone; /* a worker's view */
+  int manager_gone; /* a worker's view: the manager left without MPI_Finalize */
   double timeout;
   unsigned char *alive; /* per rank; the manager's view */
 } world = {0, 0, 1, 0, 0, 0, 600.0, NULL};
@@ -182,7 +186,7 @@ typedef struct job {
 
 static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                        const wsisa_reuse_buckets *bk, const wsisa_exec_opts *o,
-                       size_t worker_paths) {
+                       size_t paths_asked, uint64_t memory_limit) {
   put_u64(b, ntiles);
   for (size_t t = 0; t < ntiles; t++) {
     const wsisa_tile_ref *r = &tiles[t];
@@ -202,7 +206,8 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
   put_u64(b, bk->n_buckets);
   for (size_t i = 0; i <= bk->n_buckets; i++) put_u64(b, bk->start[i]);
   for (size_t i = 0; i < bk->start[bk->n_buckets]; i++) put_u64(b, bk->instances[i]);
-  put_u64(b, worker_paths);
+  put_u64(b, paths_asked);
+  put_u64(b, memory_limit);
   /* the options as bytes: fields added to them travel without a change here */
   put_u64(b, sizeof *o);
   put(b, o, sizeof *o);
@@ -235,7 +240,7 @@ static int job_trees(job *j, wsisa_err *e) {
   return rc ? wsisa_error(e, WSISA_ENOMEM, "cannot rebuild the manager's task trees") : 0;
 }
 
-static int job_decode(buf *b, int local_workers, job *j, wsisa_err *e) {
+static int job_decode(buf *b, job *j, wsisa_err *e) {
   memset(j, 0, sizeof *j);
   j->ntiles = get_u64(b);
   if (b->bad || j->ntiles > b->n) goto bad;
@@ -282,11 +287,18 @@ static int job_decode(buf *b, int local_workers, job *j, wsisa_err *e) {
   for (size_t i = 0; i < nb; i++)
     if (bk->start[i] > bk->start[i + 1]) goto bad;
   size_t paths = get_u64(b);
+  uint64_t limit = get_u64(b);
   if (get_u64(b) != sizeof j->opts) goto bad;
   get(b, &j->opts, sizeof j->opts);
-  j->opts.active_paths = paths ? paths : (size_t)local_workers;
   get(b, &j->timeout, sizeof j->timeout);
   if (b->bad) goto bad;
+  /* K as rank 0 derives its own: the memory limit holds on every rank */
+  wsisa_machine mc;
+  wsisa_machine_read(&mc);
+  j->opts.active_paths =
+      wsisa_exec_active_paths(paths, mc.memory_available, &limit, j->tiles, j->ntiles);
+  wsisa_log(WSISA_LOG_INFO, "mpi", "K = %zu active paths (memory limit %.0f MiB)",
+            j->opts.active_paths, (double)limit / 1048576.0);
   return job_trees(j, e);
 bad:
   return wsisa_error(e, WSISA_EFORMAT, "the manager's job message is malformed");
@@ -309,8 +321,25 @@ static void send_error(int code, const char *msg) {
   buf_free(&b);
 }
 
-/* A finished unit goes home: tile, bucket, the runs and their counts, and
- * what executing it cost. */
+/* Feature rows per run in a result, after the counts: the reference's rows of
+ * the tile (every unit carries them: the manager keeps the first it gets, as
+ * on one process), then each run's. */
+static size_t feature_stride(void) { return WSISA_NF_ROW(wsisa_workflow_channel_count()); }
+
+static void put_features(buf *b, const wsisa_counts *counts, size_t n) {
+  uint64_t ref_rows = n && counts[0].ref_features ? counts[0].ref_nuclei : 0;
+  put_u64(b, ref_rows);
+  put_u64(b, feature_stride());
+  for (size_t i = 0; i < n; i++) put_u64(b, counts[i].features ? counts[i].nuclei : 0);
+  put(b, n ? counts[0].ref_features : NULL, ref_rows * feature_stride() * sizeof(double));
+  for (size_t i = 0; i < n; i++)
+    if (counts[i].features)
+      put(b, counts[i].features,
+          counts[i].nuclei * (size_t)counts[i].feature_cols * sizeof(double));
+}
+
+/* A finished unit goes home: tile, bucket, the runs and their counts, what
+ * executing it cost, and the feature rows. */
 static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs,
                        const wsisa_counts *counts, size_t n, wsisa_err *e) {
   worker_ctx *w = ctx;
@@ -325,7 +354,10 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
   put(&b, &st, sizeof st);
   for (size_t i = 0; i < n; i++) put_u64(&b, runs[i]);
   put(&b, counts, n * sizeof *counts);
+  put_features(&b, counts, n);
   int rc = b.bad ? wsisa_error(e, WSISA_ENOMEM, "out of memory")
+           : b.n > 0x7fffffff ? wsisa_error(e, WSISA_ERUNTIME, "a result of %zu bytes is too "
+                                            "large for one message", b.n)
            : MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD) != MPI_SUCCESS
                ? wsisa_error(e, WSISA_ERUNTIME, "cannot send a result to the manager")
                : 0;
@@ -333,11 +365,18 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
   return rc;
 }
 
+/* The stop message says whether ranks were lost: then the manager leaves
+ * without MPI_Finalize, and so must a worker, as it would wait for them. */
+static void on_stop(const buf *m) {
+  if (m->n && m->p[0]) world.manager_gone = 1;
+}
+
 /* After an error the worker only waits to be told to stop. */
 static void wait_stop(void) {
   buf m;
   int tag;
   while (msg_wait(0, &tag, NULL, &m, -1) > 0) {
+    if (tag == TAG_STOP) on_stop(&m);
     buf_free(&m);
     if (tag == TAG_STOP) return;
   }
@@ -358,6 +397,7 @@ static int serve(job *j, wsisa_err *e) {
     }
     if (got) {
       last = now();
+      if (tag == TAG_STOP) on_stop(&m);
       uint64_t tile = get_u64(&m), bucket = get_u64(&m);
       int bad = m.bad;
       buf_free(&m);
@@ -390,6 +430,7 @@ int wsisa_dist_worker(wsisa_err *e) {
   if (msg_wait(0, &tag, NULL, &m, -1) <= 0)
     return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
   if (tag != TAG_SETUP) {
+    if (tag == TAG_STOP) on_stop(&m);
     buf_free(&m);
     return 0; /* the manager stopped before any work */
   }
@@ -415,7 +456,7 @@ int wsisa_dist_worker(wsisa_err *e) {
   if (tag == TAG_JOB) {
     job j;
     wsisa_err je = WSISA_ERR_INIT;
-    rc = job_decode(&m, workers, &j, &je);
+    rc = job_decode(&m, &j, &je);
     if (rc) {
       send_error(rc, je.msg);
       wait_stop();
@@ -536,6 +577,43 @@ static int local_done(void *ctx, size_t tile, size_t bucket, const size_t *runs,
   return unit_done(m, tile, bucket, runs, counts, n, e);
 }
 
+/* The feature rows after the counts, into one array *rows that the counts
+ * point into; the unit callback copies what it keeps, as it does the
+ * executor's rows, and the caller frees the array after it. */
+static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
+  const size_t stride = feature_stride();
+  /* no more rows than the message could hold, so no sum below overflows */
+  const uint64_t most = b->n / (stride * sizeof(double));
+  uint64_t ref_rows = get_u64(b), ref_cols = get_u64(b), total = 0;
+  if (b->bad || ref_rows > most ||
+      (ref_rows && (ref_cols != stride || !n || ref_rows != counts[0].ref_nuclei)))
+    return -1;
+  total = ref_rows * stride;
+  uint64_t *nrows = malloc((n ? n : 1) * sizeof *nrows);
+  if (!nrows) return -1;
+  for (size_t i = 0; i < n && !b->bad; i++) {
+    nrows[i] = get_u64(b);
+    if (nrows[i] > most ||
+        (nrows[i] && (nrows[i] != counts[i].nuclei || (size_t)counts[i].feature_cols != stride)))
+      b->bad = 1;
+    total += nrows[i] * stride;
+  }
+  if (b->bad || total > (b->n - b->at) / sizeof(double) ||
+      !(*rows = malloc((total ? total : 1) * sizeof **rows))) {
+    free(nrows);
+    return -1;
+  }
+  get(b, *rows, total * sizeof **rows);
+  const double *at = *rows + ref_rows * stride;
+  for (size_t i = 0; i < n; i++) {
+    counts[i].ref_features = ref_rows ? *rows : NULL;
+    counts[i].features = nrows[i] ? at : NULL;
+    at += nrows[i] * stride;
+  }
+  free(nrows);
+  return b->bad ? -1 : 0;
+}
+
 static int on_result(mgr *m, int r, buf *b, wsisa_err *e) {
   uint64_t tile = get_u64(b), bucket = get_u64(b), n = get_u64(b), csize = get_u64(b),
            ssize = get_u64(b);
@@ -553,11 +631,10 @@ static int on_result(mgr *m, int r, buf *b, wsisa_err *e) {
   for (size_t i = 0; !rc && i < n; i++)
     if ((runs[i] = get_u64(b)) >= m->nruns) b->bad = 1;
   if (!rc) get(b, counts, n * sizeof *counts);
-  /* pointers in the struct belonged to the worker's address space */
-  for (size_t i = 0; !rc && i < n; i++) {
-    counts[i].features = counts[i].ref_features = NULL;
-    counts[i].feature_cols = 0;
-  }
+  /* the pointers in the structs were the worker's: the rows that came with
+   * them take their place */
+  double *rows = NULL;
+  if (!rc && !b->bad && get_features(b, counts, n, &rows)) b->bad = 1;
   if (!rc && b->bad)
     rc = wsisa_error(e, WSISA_EFORMAT, "rank %d sent a malformed result", r);
   /* a unit given up on and handed to another rank is taken once only */
@@ -565,6 +642,7 @@ static int on_result(mgr *m, int r, buf *b, wsisa_err *e) {
     stats_add(&m->stats, &st);
     rc = unit_done(m, tile, bucket, runs, counts, n, e);
   }
+  free(rows);
   free(runs);
   free(counts);
   return rc;
@@ -586,8 +664,12 @@ static int on_message(mgr *m, int from, int tag, buf *b, wsisa_err *e) {
 static void stop_workers(void) {
   if (world.stopped) return;
   world.stopped = 1;
+  /* a lost rank never reaches MPI_Finalize, where live ranks would wait for
+   * it: they leave without it too (ranks told before one is found
+   * unreachable here still finalize) */
+  unsigned char lost = world.lost > 0;
   for (int r = 1; r < world.size; r++)
-    if (world.alive[r] && msg_send(r, TAG_STOP, NULL, 0, now() + world.timeout))
+    if (world.alive[r] && msg_send(r, TAG_STOP, &lost, 1, now() + world.timeout))
       lose_rank(r, "cannot be told to stop");
 }
 
@@ -672,17 +754,12 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
 
 int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                    const wsisa_reuse_buckets *buckets, const uint8_t *done,
-                   const wsisa_exec_opts *opts, size_t worker_paths,
+                   const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
                    wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
                    wsisa_err *e) {
   if (!world.active)
     return wsisa_exec_run(tiles, ntiles, params, buckets, done, opts, on_unit, ctx, stats, e);
 #ifdef WSISA_WITH_MPI
-  /* per-object feature rows are not carried by the result messages yet */
-  if (opts->features)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "feature metrics are not computed under mpirun yet: run this study "
-                       "without mpirun");
   wsisa_exec_stats local;
   if (!stats) stats = &local;
   memset(stats, 0, sizeof *stats);
@@ -712,7 +789,7 @@ int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
     m.ndone += m.state[u] == 2;
     m.todo[u / m.nb] += m.state[u] == 0;
   }
-  job_encode(&jb, tiles, ntiles, params, buckets, opts, worker_paths);
+  job_encode(&jb, tiles, ntiles, params, buckets, opts, paths_asked, memory_limit);
   if (jb.bad) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
@@ -779,7 +856,7 @@ out:
   free(m.ranks);
   return rc;
 #else
-  (void)worker_paths;
+  (void)paths_asked, (void)memory_limit;
   return WSISA_EINTERNAL;
 #endif
 }

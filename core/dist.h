@@ -30,10 +30,12 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e);
 /* Manager: wsisa_exec_run over every rank. Units go out on demand, two in
  * flight per rank, the manager computing too; a worker that dies or passes
  * the unit timeout loses only its units in flight, which run elsewhere.
- * `worker_paths` is the K each worker uses (0: its own worker count). */
+ * Each worker derives its K with wsisa_exec_active_paths from `paths_asked`
+ * (0: its own worker count) and `memory_limit` (bytes per rank, 0: 80% of its
+ * memory available), as rank 0 did for opts->active_paths. */
 int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                    const wsisa_reuse_buckets *buckets, const uint8_t *done,
-                   const wsisa_exec_opts *opts, size_t worker_paths,
+                   const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
                    wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
                    wsisa_err *e);
 

@@ -5,6 +5,7 @@
  * root-to-leaf paths are active at once (RMSR, seed 003 §III, Algorithm 1): a
  * path stays active until its leaf's comparison has finished, so peak memory
  * is bounded by K, not by the bucket size. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,6 +539,7 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   u->tree = s->buckets->trees[bucket];
   u->paths = &s->ps;
   u->ref_nuclei = s->ts.ref_nuclei;
+  u->ref_features = s->ts.ref_features;
   if ((rc = unit_submit(u, &s->ts, s->params, &s->opts, &s->stats, e))) {
     unit_wait(u);
     unit_free(u);
@@ -566,4 +568,36 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   pthread_cond_destroy(&s->ps.cond);
   free(s->queue);
   free(s);
+}
+
+/* Bytes one active root-to-leaf path holds per tile pixel: the seven task
+ * outputs (u8 masks) plus the largest set of temporaries a task keeps at once
+ * (level 6: distance, relief and h-minima as f32, markers and labels as i32,
+ * and four u8 masks). */
+#define PATH_BYTES_PER_PIXEL (7 + 3 * 4 + 2 * 4 + 4)
+/* What a tile holds whatever the paths: RGB in and normalized, rc, its
+ * opening, the reference mask. */
+#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+
+/* Peak memory is bounded by K (seed 003 §III), so a memory limit lowers K to
+ * what fits. Two units are in flight at once, so the tile cost counts twice. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
+                               const wsisa_tile_ref *tiles, size_t ntiles) {
+  size_t k = asked ? asked : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
+  uint64_t limit = *memory_limit;
+  /* by default, stay below the memory available now */
+  if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8);
+  if (!limit) return k;
+  double px = 0;
+  for (size_t t = 0; t < ntiles; t++) px = fmax(px, (double)tiles[t].width * tiles[t].height);
+  double free_bytes = (double)limit - 2.0 * px * TILE_BYTES_PER_PIXEL;
+  size_t fit = free_bytes > 0 ? (size_t)(free_bytes / (px * PATH_BYTES_PER_PIXEL)) : 0;
+  if (fit < 1) {
+    wsisa_log(WSISA_LOG_WARN, "run",
+              "memory limit %.0f MiB is below one active path (%.0f MiB); running with K = 1",
+              (double)limit / 1048576.0,
+              px * (PATH_BYTES_PER_PIXEL + 2 * TILE_BYTES_PER_PIXEL) / 1048576.0);
+    fit = 1;
+  }
+  return fit < k ? fit : k;
 }

@@ -88,6 +88,13 @@ void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
 /* Wait for what is in flight (unreported), close the tile, free. */
 void wsisa_exec_session_free(wsisa_exec_session *s);
 
+/* RMSR's K on this rank: `asked` (0: this rank's StarPU workers, StarPU
+ * running), lowered so the active paths over the largest of `tiles` fit in
+ * *memory_limit bytes; a limit of 0 becomes 80% of `available` (bytes
+ * available now), written back. At least 1. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
+                               const wsisa_tile_ref *tiles, size_t ntiles);
+
 /* Load a tile's RGB pixels (slide region or image file). */
 int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
 

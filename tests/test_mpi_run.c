@@ -1,6 +1,7 @@
 /* `mpirun -np N wsisa run` on this machine: 1, 2 and 4 ranks give the metrics of
- * the single-process run; a worker killed mid-study costs nothing but time; a
- * killed manager's study finishes with --resume. */
+ * the single-process run, feature metrics and object Dice included; workers
+ * bound their K by the memory limit; a worker killed mid-study costs nothing
+ * but time; a killed manager's study finishes with --resume. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <signal.h>
@@ -31,7 +32,8 @@ static void mpi_env(void) {
   unsetenv("STARPU_OPENCL_ON_CPUS");
 }
 
-static const char *write_study(const char *tile2) {
+/* `metrics`: the study's metric list, JSON strings. */
+static const char *write_study(const char *tile2, const char *metrics) {
   static char path[4300];
   snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("mpi_study"));
   FILE *f = fopen(path, "w");
@@ -42,8 +44,8 @@ static const char *write_study(const char *tile2) {
           "                    \"min_size_pl\": {}, \"watershed_conn\": {} },\n"
           "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
           "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
-          "  \"metric\": [\"dice\", \"jaccard\"] }\n",
-          tu_src("tests/data/tile_256.png"), tu_src(tile2));
+          "  \"metric\": [%s] }\n",
+          tu_src("tests/data/tile_256.png"), tu_src(tile2), metrics);
   fclose(f);
   return path;
 }
@@ -56,15 +58,20 @@ static char *metrics_of(const char *dir) {
   return m;
 }
 
-/* `launch wsisa run --study S -o DIR ARGS`; launch is "" or an mpirun line. */
-static char *run(const char *launch, const char *study, const char *args, char *dir, size_t cap) {
+#define DICE "\"dice\", \"jaccard\""
+
+/* `launch wsisa run --study S -o DIR ARGS`; launch is "" or an mpirun line.
+ * Its stderr goes to *err_out when asked. */
+static char *run(const char *launch, const char *study, const char *args, char *dir, size_t cap,
+                 char **err_out) {
   snprintf(dir, cap, "%s/results", tu_tmpdir("mpi_run"));
   char cmd[16384], *err = NULL;
   snprintf(cmd, sizeof cmd, "env " RANK_ENV " %s %s run --study '%s' -o '%s' %s", launch,
            WSISA_EXE, study, dir, args);
   int status = tu_run_shell(cmd, NULL, &err);
   cr_assert_eq(status, 0, "%s failed: %s", cmd, err ? err : "");
-  free(err);
+  if (err_out) *err_out = err;
+  else free(err);
   return metrics_of(dir);
 }
 
@@ -130,9 +137,9 @@ static size_t kill_rank_after(pid_t job, const char *dir, size_t lines, int rank
 
 Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300) {
   mpi_env();
-  const char *study = write_study("tests/data/tile_256_b.png");
+  const char *study = write_study("tests/data/tile_256_b.png", DICE);
   char dir[4300];
-  char *base = run("", study, "", dir, sizeof dir);
+  char *base = run("", study, "", dir, sizeof dir, NULL);
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 15, "a header and 2 trajectories x 7 runs");
@@ -140,7 +147,7 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
   for (size_t i = 0; i < 3; i++) {
     char launch_cmd[128];
     snprintf(launch_cmd, sizeof launch_cmd, MPIRUN " -np %s", ranks[i]);
-    char *m = run(launch_cmd, study, "", dir, sizeof dir);
+    char *m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
     cr_expect_str_eq(m, base, "%s ranks: metrics differ", ranks[i]);
     free(m);
     char path[4400];
@@ -160,12 +167,48 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
   free(base);
 }
 
+/* A file's lines, sorted: ranks finish units in another order. */
+static char *sorted_lines(const char *dir, const char *name) {
+  char cmd[4400], *out = NULL;
+  snprintf(cmd, sizeof cmd, "LC_ALL=C sort '%s/%s'", dir, name);
+  cr_assert_eq(tu_run_shell(cmd, &out, NULL), 0, "%s", cmd);
+  return out;
+}
+
+Test(mpi, feature_metrics_and_object_dice_match_the_single_process_run, .timeout = 300) {
+  mpi_env();
+  const char *study = write_study("tests/data/tile_256_b.png",
+                                  "\"mean_haematoxylin\", \"wasserstein:area\", "
+                                  "\"wasserstein:fb_s2_mean\", \"object_dice\"");
+  char base_dir[4300], dir[4300], *err = NULL;
+  char *base = run("", study, "", base_dir, sizeof base_dir, NULL);
+  cr_assert(strstr(base, "mean_haematoxylin") && strstr(base, "object_dice"), "%s", base);
+  /* 5 MiB holds two 256 x 256 tiles in flight and two active paths: every
+   * rank lowers K to 2, whatever --active-paths asks */
+  setenv("WSISA_LOG", "info", 1);
+  char *m = run(MPIRUN " -np 2 -x WSISA_LOG", study, "--active-paths 9 --memory-limit 5M", dir,
+                sizeof dir, &err);
+  unsetenv("WSISA_LOG");
+  cr_expect_str_eq(m, base, "2 ranks: metrics differ");
+  cr_expect(err && strstr(err, "wsisa[1] info mpi: K = 2 active paths"),
+            "the worker's K is not bounded by the memory limit: %s", err ? err : "");
+  /* the journal of feature values, which --resume reads back, holds the same doubles */
+  char *want = sorted_lines(base_dir, "feature_values.csv"),
+       *got = sorted_lines(dir, "feature_values.csv");
+  cr_expect_str_eq(got, want, "feature_values.csv differs");
+  free(want);
+  free(got);
+  free(err);
+  free(m);
+  free(base);
+}
+
 Test(mpi, a_killed_worker_costs_only_its_units, .timeout = 300) {
   mpi_env();
   /* one unit per run and tile, large enough to be caught in flight */
-  const char *study = write_study("tests/data/tile_1024.png");
+  const char *study = write_study("tests/data/tile_1024.png", DICE);
   char ref_dir[4300], dir[4300];
-  char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir);
+  char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
   snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_killed"));
   setenv("WSISA_UNIT_TIMEOUT", "10", 1);
   const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--enable-recovery",
@@ -192,9 +235,9 @@ Test(mpi, a_killed_worker_costs_only_its_units, .timeout = 300) {
 
 Test(mpi, a_killed_manager_resumes_to_the_same_metrics, .timeout = 300) {
   mpi_env();
-  const char *study = write_study("tests/data/tile_1024.png");
+  const char *study = write_study("tests/data/tile_1024.png", DICE);
   char ref_dir[4300], dir[4300], journal[4400];
-  char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir);
+  char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
   snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_manager"));
   snprintf(journal, sizeof journal, "%s/journal.csv", dir);
   /* without --enable-recovery, mpirun ends the whole job with its manager */
