@@ -11,7 +11,8 @@
  *   special-cases mu_xx = mu_yy to ±π/4, we keep the formula there too).
  * - perimeter: regionprops' 4-neighbourhood chain estimate: border pixels are
  *   object pixels with a 4-neighbour outside the object; each border pixel
- *   weighs 1, √2 or (1+√2)/2 by the pattern of its border neighbours.
+ *   weighs 1, √2 or (1+√2)/2 by the pattern of its border neighbours (counted
+ *   per weight, then n1 + n2·√2 + n3·(1+√2)/2: the same in any order).
  * - convex area: the number of pixels whose centre lies inside or on the
  *   convex hull of the midpoints of the object's pixel edges (regionprops 0.19
  *   offsets each pixel centre by ±0.5 along each axis, not to its corners);
@@ -23,7 +24,9 @@
  * - per channel: mean, population std (two passes), exact median (selection
  *   over the object's values; mean of the middle two for an even count) and energy
  *   (mean of squares). Values are summed in raster order, so results do not
- *   depend on anything but the data. */
+ *   depend on anything but the data.
+ * The kernel reduces each object to a wsisa_nf_sums and per-channel raw sums;
+ * wsisa__nf_finish turns them into the row, for the OpenCL codelet too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
