@@ -59,6 +59,21 @@ static void buffer_args(cl_kernel k, cl_uint *arg, int count, const cl_mem *mems
   for (int i = 0; i < count; i++) wsisa__cl_arg(k, arg, sizeof mems[i], &mems[i]);
 }
 
+/* A kernel taking (labels matrix, buffers..., width, height), one work-item
+ * per image row. */
+static void run_rows(cl_kernel k, cl_command_queue queue, void *labels, int count,
+                     const cl_mem *mems) {
+  cl_int width = (cl_int)STARPU_MATRIX_GET_NX(labels);
+  cl_int height = (cl_int)STARPU_MATRIX_GET_NY(labels);
+  const size_t range = (size_t)height;
+  cl_uint arg = 0;
+  wsisa__cl_arg_matrix(k, &arg, labels);
+  buffer_args(k, &arg, count, mems);
+  wsisa__cl_arg(k, &arg, sizeof width, &width);
+  wsisa__cl_arg(k, &arg, sizeof height, &height);
+  wsisa__cl_run(k, queue, 1, &range, NULL);
+}
+
 enum { K_EXTENT, K_BORDER, K_ROWS, K_OBJECTS, K_SCATTER, K_GATHER, K_STATS, K_HULL, K_N };
 static const char *const kernel_names[K_N] = {
     "wsisa_nf_extent",  "wsisa_nf_border", "wsisa_nf_rows",  "wsisa_nf_objects",
@@ -82,7 +97,7 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   cl_command_queue queue;
   for (int i = 0; i < K_N; i++)
     wsisa__cl_kernel(&wsisa__nucleus_features_program, kernel_names[i], &k[i], &queue);
-  const size_t rows_range = (size_t)height, objects_range = (size_t)n;
+  const size_t objects_range = (size_t)n;
 
   /* 1: the rows each object spans */
   int32_t *lo = malloc((size_t)n * sizeof *lo), *hi = malloc((size_t)n * sizeof *hi);
@@ -95,18 +110,13 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   cl_int bad = 0;
   cl_mem d_lo = upload(queue, (size_t)n * sizeof *lo, lo);
   cl_mem d_hi = upload(queue, (size_t)n * sizeof *hi, hi);
-  cl_mem d_bad = upload(queue, sizeof bad, &bad);
-  cl_uint arg = 0;
-  wsisa__cl_arg_matrix(k[K_EXTENT], &arg, lab);
-  wsisa__cl_arg(k[K_EXTENT], &arg, sizeof n, &n);
-  buffer_args(k[K_EXTENT], &arg, 3, (cl_mem[]){d_lo, d_hi, d_bad});
-  wsisa__cl_arg(k[K_EXTENT], &arg, sizeof width, &width);
-  wsisa__cl_arg(k[K_EXTENT], &arg, sizeof height, &height);
-  wsisa__cl_run(k[K_EXTENT], queue, 1, &rows_range, NULL);
+  cl_mem d_bad = upload(queue, sizeof bad, &bad), d_n = upload(queue, sizeof n, &n);
+  run_rows(k[K_EXTENT], queue, lab, 4, (cl_mem[]){d_n, d_lo, d_hi, d_bad});
   download(queue, d_lo, (size_t)n * sizeof *lo, lo);
   download(queue, d_hi, (size_t)n * sizeof *hi, hi);
   download(queue, d_bad, sizeof bad, &bad);
   STARPU_ASSERT_MSG(!bad, "nucleus features: a label outside 0..n");
+  cl_uint arg;
   size_t nrows = 0;
   for (cl_int i = 0; i < n; i++) {
     first[i] = (int32_t)nrows;
@@ -134,12 +144,7 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   wsisa__cl_arg_matrix(k[K_BORDER], &arg, lab);
   wsisa__cl_arg(k[K_BORDER], &arg, sizeof d_border, &d_border);
   wsisa__cl_run_image(k[K_BORDER], queue, &arg, lab);
-  arg = 0;
-  wsisa__cl_arg_matrix(k[K_ROWS], &arg, lab);
-  buffer_args(k[K_ROWS], &arg, 5, (cl_mem[]){d_border, d_first, d_lo, d_ri, d_rl});
-  wsisa__cl_arg(k[K_ROWS], &arg, sizeof width, &width);
-  wsisa__cl_arg(k[K_ROWS], &arg, sizeof height, &height);
-  wsisa__cl_run(k[K_ROWS], queue, 1, &rows_range, NULL);
+  run_rows(k[K_ROWS], queue, lab, 5, (cl_mem[]){d_border, d_first, d_lo, d_ri, d_rl});
   arg = 0;
   buffer_args(k[K_OBJECTS], &arg, 7, (cl_mem[]){d_first, d_lo, d_hi, d_ri, d_rl, d_roff, d_sums});
   wsisa__cl_arg(k[K_OBJECTS], &arg, sizeof n, &n);
@@ -156,12 +161,7 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   cl_mem d_index = wsisa__cl_buffer_new(fg ? (size_t)fg * sizeof(cl_int) : 1);
   cl_mem d_values = wsisa__cl_buffer_new(fg ? (size_t)fg * sizeof(float) : 1);
   cl_mem d_raw = upload(queue, (size_t)n * nch * WSISA_NF_RAW * sizeof *raw, raw);
-  arg = 0;
-  wsisa__cl_arg_matrix(k[K_SCATTER], &arg, lab);
-  buffer_args(k[K_SCATTER], &arg, 5, (cl_mem[]){d_first, d_lo, d_fval, d_roff, d_index});
-  wsisa__cl_arg(k[K_SCATTER], &arg, sizeof width, &width);
-  wsisa__cl_arg(k[K_SCATTER], &arg, sizeof height, &height);
-  wsisa__cl_run(k[K_SCATTER], queue, 1, &rows_range, NULL);
+  run_rows(k[K_SCATTER], queue, lab, 5, (cl_mem[]){d_first, d_lo, d_fval, d_roff, d_index});
 
   /* 4: per channel, its values into the slices and the statistics */
   const size_t fg_range = (size_t)(fg ? fg : 1);
@@ -197,8 +197,8 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
                                        CL_TRUE, STARPU_VECTOR_GET_OFFSET(out),
                                        (size_t)n * stride * sizeof *rows, rows, 0, NULL, NULL),
                   "nucleus features rows");
-  cl_mem scratch[] = {d_lo,   d_hi,   d_bad,   d_first,  d_ri,  d_rl,  d_border, d_roff,
-                      d_sums, d_fval, d_index, d_values, d_raw, d_pts, d_hull};
+  cl_mem scratch[] = {d_n,    d_lo,   d_hi,    d_bad,    d_first, d_ri,  d_rl,   d_border,
+                      d_roff, d_sums, d_fval, d_index, d_values, d_raw, d_pts, d_hull};
   for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) clReleaseMemObject(scratch[i]);
   for (int i = 0; i < K_N; i++) starpu_opencl_release_kernel(k[i]);
   free(lo);

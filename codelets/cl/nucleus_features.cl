@@ -36,12 +36,13 @@
 #define R_N 6
 
 /* Rows y0..y1 of every object (lo starts at INT_MAX, hi at -1); bad is raised
- * by a label outside 0..n. Atomics once per run of equal labels. */
-__kernel void wsisa_nf_extent(__global const uchar *l, uint l_off, uint l_stride, int n,
-                              __global int *lo, __global int *hi, __global int *bad,
-                              int width, int height) {
+ * by a label outside 0..*n. Atomics once per run of equal labels. */
+__kernel void wsisa_nf_extent(__global const uchar *l, uint l_off, uint l_stride,
+                              __global const int *count, __global int *lo, __global int *hi,
+                              __global int *bad, int width, int height) {
   int y = get_global_id(0);
   if (y >= height) return;
+  const int n = *count;
   int prev = 0;
   for (int x = 0; x < width; x++) {
     int id = LABEL(l, l_off, l_stride, x, y);
@@ -87,6 +88,11 @@ static int perimeter_class(int code) {
   }
 }
 
+/* The (object, row) entry of object `id` on row y. */
+static size_t entry(__global const int *first_row, __global const int *lo, int id, int y) {
+  return (size_t)first_row[id - 1] + (size_t)(y - lo[id - 1]);
+}
+
 /* One work-item per row: each object's pixel count, extremes, sum of x and x^2
  * and perimeter classes on that row (entries start as 0, INT_MAX, -1, 0...). */
 __kernel void wsisa_nf_rows(__global const uchar *l, uint l_off, uint l_stride,
@@ -98,7 +104,7 @@ __kernel void wsisa_nf_rows(__global const uchar *l, uint l_off, uint l_stride,
   for (int x = 0; x < width; x++) {
     int id = LABEL(l, l_off, l_stride, x, y);
     if (!id) continue;
-    size_t r = (size_t)first_row[id - 1] + (size_t)(y - lo[id - 1]);
+    size_t r = entry(first_row, lo, id, y);
     __global int *e = ri + R_N * r;
     e[R_COUNT]++;
     e[R_MIN] = min(e[R_MIN], x);
@@ -174,7 +180,7 @@ __kernel void wsisa_nf_scatter(__global const uchar *l, uint l_off, uint l_strid
   for (int x = 0; x < width; x++) {
     int id = LABEL(l, l_off, l_stride, x, y);
     if (!id) continue;
-    size_t r = (size_t)first_row[id - 1] + (size_t)(y - lo[id - 1]);
+    size_t r = entry(first_row, lo, id, y);
     index[first_value[id - 1] + roff[r]++] = y * width + x;
   }
 }
