@@ -1,5 +1,6 @@
 /* The per-nucleus reduction: synthetic shapes and channels with known answers,
- * the codelet against the kernel, and scikit-image regionprops on the labels of
+ * the codelet forced on the CPU and on the OpenCL worker against the kernel
+ * (same bytes), and scikit-image regionprops on the labels of
  * tests/data/tile_256.png (tests/golden/make_nucleus.py). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -283,7 +284,7 @@ static double *codelet_rows(uint32_t where, const wsisa_image *labels, int32_t n
 }
 
 /* The kernel, the CPU-forced and the OpenCL-forced codelet give the same
- * bytes; returns how many objects were compared. */
+ * bytes. */
 static void same_everywhere(const char *what, const wsisa_image *labels, int32_t n,
                             wsisa_image *const *ch, int nch) {
   cr_assert_gt(starpu_opencl_worker_get_count(), 0, "an OpenCL worker (PoCL)");
