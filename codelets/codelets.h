@@ -155,9 +155,9 @@ int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t 
 /* rows (vector of n × WSISA_NF_ROW(nchannels) doubles, codelets/cpu/cpu.h) =
  * shape and per-channel statistics of objects 1..n of the canonical label
  * image labels (i32); channels are f32 of the labels' shape. n is the object
- * count (wsisa_submit_count_labels), known before `rows` is registered. The
- * task runs on CPU workers whatever wsisa_codelets_where says (no OpenCL
- * version: codelets/nucleus_features.c says why). */
+ * count (wsisa_submit_count_labels), known before `rows` is registered; with
+ * n = 0 there is nothing to write and no task. The CPU and OpenCL rows are the
+ * same bytes (codelets/nucleus_features.c says how). */
 int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
                                   const starpu_data_handle_t *channels, int nchannels,
                                   starpu_data_handle_t rows);

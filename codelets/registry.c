@@ -32,10 +32,8 @@ WSISA__OP_DECLARE(label);
 WSISA__OP_DECLARE(area_filter);
 WSISA__OP_DECLARE(edt);
 WSISA__OP_DECLARE(watershed);
-/* features, nucleus half: the per-nucleus reduction (CPU only, no program) */
-extern struct starpu_codelet wsisa__nucleus_features_codelet;
-extern struct starpu_opencl_program wsisa__nucleus_features_program;
-extern struct starpu_perfmodel wsisa__nucleus_features_model;
+/* features, nucleus half: the per-nucleus reduction */
+WSISA__OP_DECLARE(nucleus_features);
 /* features, pixel half: per-tile channels */
 WSISA__OP_DECLARE(deconv);
 WSISA__OP_DECLARE(sobel);
@@ -73,8 +71,7 @@ const wsisa_op wsisa_ops[] = {
     ROW(edt),
     ROW(watershed),
     /* features, nucleus half */
-    {"nucleus_features", &wsisa__nucleus_features_codelet, NULL,
-     &wsisa__nucleus_features_program, &wsisa__nucleus_features_model},
+    ROW(nucleus_features),
     /* features, pixel half: per-tile channels */
     ROW(deconv),
     ROW(sobel),

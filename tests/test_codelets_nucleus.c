@@ -1,5 +1,6 @@
 /* The per-nucleus reduction: synthetic shapes and channels with known answers,
- * the codelet against the kernel, and scikit-image regionprops on the labels of
+ * the codelet forced on the CPU and on the OpenCL worker against the kernel
+ * (same bytes), and scikit-image regionprops on the labels of
  * tests/data/tile_256.png (tests/golden/make_nucleus.py). */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -258,32 +259,140 @@ Test(nucleus, golden_regionprops) {
   wsisa_image_free(ch[1]);
 }
 
+/* The codelet's rows with the task forced on `where` (asserts it ran there:
+ * submission fails when no worker of that kind can take it). */
+static double *codelet_rows(uint32_t where, const wsisa_image *labels, int32_t n,
+                            wsisa_image *const *ch, int nch) {
+  size_t count = (size_t)n * WSISA_NF_ROW(nch);
+  double *rows = malloc((count ? count : 1) * sizeof *rows);
+  cr_assert(rows);
+  memset(rows, 0xa5, (count ? count : 1) * sizeof *rows); /* no stale zeros */
+  starpu_data_handle_t hl, hc[WSISA_NF_MAX_CHANNELS], hr;
+  cr_assert_eq(wsisa_image_register((wsisa_image *)labels, &hl, NULL), 0);
+  for (int c = 0; c < nch; c++) cr_assert_eq(wsisa_image_register(ch[c], &hc[c], NULL), 0);
+  starpu_vector_data_register(&hr, STARPU_MAIN_RAM, (uintptr_t)rows, (uint32_t)count,
+                              sizeof *rows);
+  wsisa_codelets_set_where(where);
+  int rc = wsisa_submit_nucleus_features(hl, hc, nch, hr);
+  starpu_task_wait_for_all();
+  wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
+  starpu_data_unregister(hr);
+  starpu_data_unregister(hl);
+  for (int c = 0; c < nch; c++) starpu_data_unregister(hc[c]);
+  cr_assert_eq(rc, 0, "submission forced on %s", where == STARPU_CPU ? "CPU" : "OpenCL");
+  return rows;
+}
+
+/* The kernel, the CPU-forced and the OpenCL-forced codelet give the same
+ * bytes. */
+static void same_everywhere(const char *what, const wsisa_image *labels, int32_t n,
+                            wsisa_image *const *ch, int nch) {
+  cr_assert_gt(starpu_opencl_worker_get_count(), 0, "an OpenCL worker (PoCL)");
+  size_t bytes = (size_t)n * WSISA_NF_ROW(nch) * sizeof(double);
+  double *want = features(labels, n, (const wsisa_image *const *)ch, nch);
+  double *cpu = codelet_rows(STARPU_CPU, labels, n, ch, nch);
+  double *cl = codelet_rows(STARPU_OPENCL, labels, n, ch, nch);
+  cr_expect_eq(memcmp(want, cpu, bytes), 0, "%s: CPU codelet against the kernel", what);
+  size_t off = 0;
+  for (size_t i = 0; i < bytes / sizeof(double); i++)
+    if (memcmp(&want[i], &cl[i], sizeof(double))) {
+      if (!off++)
+        cr_expect(0, "%s: OpenCL differs first at object %zu column %zu: %.17g, CPU %.17g",
+                  what, i / WSISA_NF_ROW(nch) + 1, i % WSISA_NF_ROW(nch), cl[i], want[i]);
+    }
+  cr_expect_eq(off, 0, "%s: %zu of %zu values differ", what, off, bytes / sizeof(double));
+  free(want);
+  free(cpu);
+  free(cl);
+}
+
+static wsisa_image *channel_new(int w, int h, unsigned seed) {
+  wsisa_image *c = NULL;
+  cr_assert_eq(wsisa_image_new(w, h, 1, WSISA_F32, &c, NULL), 0);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      seed = seed * 1103515245u + 12345u;
+      /* repeated values (ties for the median) and negative zeros */
+      float v = (float)((seed >> 16) % 7) * 0.125f - 0.375f;
+      ((float *)wsisa_image_row(c, y))[x] = v == 0 && (seed & 1) ? -0.0f : v;
+    }
+  return c;
+}
+
+Test(nucleus, cpu_and_opencl_agree_on_shapes, .init = (void (*)(void))tu_starpu_start,
+     .fini = tu_starpu_stop) {
+  wsisa_image *l = labels_new(96, 96);
+  wsisa_image *ch[2] = {channel_new(96, 96, 1), channel_new(96, 96, 2)};
+  same_everywhere("empty labels, two absent objects", l, 2, ch, 2);
+  same_everywhere("empty labels, no object", l, 0, ch, 2);
+  put(l, 95, 95, 1); /* a single pixel in the corner */
+  same_everywhere("single pixel", l, 1, ch, 2);
+  rect(l, 3, 2, 7, 5, 2);
+  rect(l, 0, 0, 96, 1, 3);
+  ellipse(l, 48, 47.5, 30, 12, PI / 6, 4);
+  ellipse(l, 20, 70, 9, 9, 0, 5);
+  rect(l, 70, 10, 2, 6, 6);
+  rect(l, 70, 14, 6, 2, 6);
+  rect(l, 80, 30, 3, 2, 7); /* object 7 in two pieces, rows apart */
+  rect(l, 84, 36, 2, 3, 7);
+  for (int x = 0; x < 96; x += 2) put(l, x, 90, 8); /* a dotted line */
+  same_everywhere("shapes", l, 9, ch, 2); /* object 9 absent */
+  same_everywhere("shapes, no channel", l, 9, NULL, 0);
+  wsisa_image_free(l);
+  wsisa_image_free(ch[0]);
+  wsisa_image_free(ch[1]);
+}
+
 Test(nucleus, codelet_matches_kernel, .init = (void (*)(void))tu_starpu_start,
      .fini = tu_starpu_stop) {
   wsisa_image *labels = NULL, *ch[2];
   golden_inputs(&labels, ch);
   int32_t n = max_label(labels);
-  double *want = features(labels, n, (const wsisa_image *const *)ch, 2);
-  double *got = calloc((size_t)n * WSISA_NF_ROW(2), sizeof *got);
-  starpu_data_handle_t hl, hc[2], hr;
+  cr_assert_gt(n, 10);
+  same_everywhere("tile_256", labels, n, ch, 2);
+  starpu_data_handle_t hl, hc[3], hr;
+  double row[WSISA_NF_ROW(2)];
   cr_assert_eq(wsisa_image_register(labels, &hl, NULL), 0);
   for (int c = 0; c < 2; c++) cr_assert_eq(wsisa_image_register(ch[c], &hc[c], NULL), 0);
-  starpu_vector_data_register(&hr, STARPU_MAIN_RAM, (uintptr_t)got,
-                              (uint32_t)(n * WSISA_NF_ROW(2)), sizeof *got);
-  /* the task runs on a CPU worker even when OpenCL alone is asked for */
-  wsisa_codelets_set_where(STARPU_OPENCL);
-  cr_expect_eq(wsisa_submit_nucleus_features(hl, hc, 2, hr), 0);
-  wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
-  cr_expect_eq(wsisa_submit_nucleus_features(hl, (starpu_data_handle_t[]){hc[0], hc[1], hc[0]}, 3, hr),
-               WSISA_EINTERNAL,
+  hc[2] = hc[0];
+  starpu_vector_data_register(&hr, STARPU_MAIN_RAM, (uintptr_t)row, WSISA_NF_ROW(2),
+                              sizeof *row);
+  cr_expect_eq(wsisa_submit_nucleus_features(hl, hc, 3, hr), WSISA_EINTERNAL,
                "a row length that does not divide the vector");
   starpu_data_unregister(hr);
   starpu_data_unregister(hl);
   for (int c = 0; c < 2; c++) starpu_data_unregister(hc[c]);
-  cr_expect_eq(memcmp(want, got, (size_t)n * WSISA_NF_ROW(2) * sizeof *got), 0);
-  free(want);
-  free(got);
   wsisa_image_free(labels);
   wsisa_image_free(ch[0]);
   wsisa_image_free(ch[1]);
+}
+
+/* Nuclei of a 1024 tile: the dark pixels of the red channel, 8-connected. */
+Test(nucleus, cpu_and_opencl_agree_on_tile_1024, .init = (void (*)(void))tu_starpu_start,
+     .fini = tu_starpu_stop) {
+  wsisa_image *rgb = NULL, *grey = NULL, *mask = NULL, *labels = NULL, *ch[3];
+  cr_assert_eq(wsisa_image_read_rgb(tu_src("tests/data/tile_1024.png"), &rgb, NULL), 0);
+  const int w = rgb->width, h = rgb->height;
+  cr_assert_eq(wsisa_image_new(w, h, 1, WSISA_U8, &grey, NULL), 0);
+  cr_assert_eq(wsisa_image_new(w, h, 1, WSISA_U8, &mask, NULL), 0);
+  cr_assert_eq(wsisa_image_new(w, h, 1, WSISA_I32, &labels, NULL), 0);
+  for (int c = 0; c < 3; c++) {
+    cr_assert_eq(wsisa_image_new(w, h, 1, WSISA_F32, &ch[c], NULL), 0);
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        uint8_t v = ((uint8_t *)wsisa_image_row(rgb, y))[3 * x + c];
+        ((float *)wsisa_image_row(ch[c], y))[x] = -logf(((float)v + 1) / 256);
+        if (c == 0) ((uint8_t *)wsisa_image_row(grey, y))[x] = (uint8_t)(255 - v);
+      }
+  }
+  cr_assert_eq(wsisa_cpu_threshold(grey, 105, mask), 0);
+  cr_assert_eq(wsisa_cpu_label(mask, 8, labels), 0);
+  int32_t n = max_label(labels);
+  cr_assert_gt(n, 100);
+  same_everywhere("tile_1024", labels, n, ch, 3);
+  wsisa_image_free(rgb);
+  wsisa_image_free(grey);
+  wsisa_image_free(mask);
+  wsisa_image_free(labels);
+  for (int c = 0; c < 3; c++) wsisa_image_free(ch[c]);
 }

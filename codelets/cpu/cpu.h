@@ -168,6 +168,24 @@ extern const char *const wsisa_nf_stat_names[WSISA_NF_STATS];
 int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
                                const wsisa_image *const *channels, int nchannels,
                                double *rows);
+/* What both implementations of the per-nucleus reduction reduce an object to:
+ * exact integer sums, then per channel (sum, sum of squares, sum of squared
+ * deviations from the mean, median) in doubles summed in raster order. One
+ * host function finishes the row from them (square roots, atan2, divisions),
+ * so the CPU and OpenCL rows are the same bytes. perim counts border pixels
+ * weighing 1, √2 and (1+√2)/2. The OpenCL kernels write this very layout. */
+typedef struct wsisa_nf_sums {
+  int64_t area, sx, sy, sxx, sxy, syy;
+  int64_t x0, y0, x1, y1; /* bbox, inclusive */
+  int64_t perim[3];
+  int64_t convex;
+} wsisa_nf_sums;
+enum { WSISA_NF_RAW_SUM, WSISA_NF_RAW_SQ, WSISA_NF_RAW_DEV, WSISA_NF_RAW_MEDIAN, WSISA_NF_RAW };
+/* row (WSISA_NF_ROW(nchannels) doubles) of object `id` from its sums and its
+ * nchannels x WSISA_NF_RAW channel values; a zero row but the label when the
+ * object has no pixel. */
+void wsisa__nf_finish(const wsisa_nf_sums *o, int32_t id, const double *raw, int nchannels,
+                      double *row);
 /* study metrics: object Dice sums of run labels against reference labels (both
  * canonical i32), on the grid of 1/WSISA_OBJECT_MATCH_ONE. */
 #define WSISA_OBJECT_MATCH_ONE 1048576.0 /* 2^20 */

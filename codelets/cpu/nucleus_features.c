@@ -11,7 +11,8 @@
  *   special-cases mu_xx = mu_yy to ±π/4, we keep the formula there too).
  * - perimeter: regionprops' 4-neighbourhood chain estimate: border pixels are
  *   object pixels with a 4-neighbour outside the object; each border pixel
- *   weighs 1, √2 or (1+√2)/2 by the pattern of its border neighbours.
+ *   weighs 1, √2 or (1+√2)/2 by the pattern of its border neighbours (counted
+ *   per weight, then n1 + n2·√2 + n3·(1+√2)/2: the same in any order).
  * - convex area: the number of pixels whose centre lies inside or on the
  *   convex hull of the midpoints of the object's pixel edges (regionprops 0.19
  *   offsets each pixel centre by ±0.5 along each axis, not to its corners);
@@ -23,7 +24,9 @@
  * - per channel: mean, population std (two passes), exact median (selection
  *   over the object's values; mean of the middle two for an even count) and energy
  *   (mean of squares). Values are summed in raster order, so results do not
- *   depend on anything but the data. */
+ *   depend on anything but the data.
+ * The kernel reduces each object to a wsisa_nf_sums and per-channel raw sums;
+ * wsisa__nf_finish turns them into the row, for the OpenCL codelet too. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,11 +43,9 @@ const char *const wsisa_nf_shape_names[WSISA_NF_SHAPE] = {
 const char *const wsisa_nf_stat_names[WSISA_NF_STATS] = {"mean", "std", "median", "energy"};
 
 typedef struct object {
-  int64_t area, sx, sy, sxx, sxy, syy;
-  int32_t x0, y0, x1, y1; /* bbox, inclusive */
-  double perimeter;
-  size_t first_row;       /* into the per-row extremes */
-  size_t first_value;     /* into the gathered channel values */
+  wsisa_nf_sums s;
+  size_t first_row;   /* into the per-row extremes */
+  size_t first_value; /* into the gathered channel values */
 } object;
 
 typedef struct point {
@@ -108,25 +109,28 @@ static int hull_contains(const point *hull, size_t n, point p) {
 
 /* Pixel centres inside or on the hull, in the bbox (coordinates doubled so
  * edge midpoints are whole numbers). Each row's inside part is one interval. */
-static int64_t hull_pixels(const object *o, const point *hull, size_t n) {
+static int64_t hull_pixels(const wsisa_nf_sums *o, const point *hull, size_t n) {
   int64_t count = 0;
-  for (int32_t y = o->y0; y <= o->y1; y++) {
-    int32_t l = o->x0, r = o->x1;
-    while (l <= r && !hull_contains(hull, n, (point){2 * (int64_t)l, 2 * (int64_t)y})) l++;
-    while (r >= l && !hull_contains(hull, n, (point){2 * (int64_t)r, 2 * (int64_t)y})) r--;
+  for (int64_t y = o->y0; y <= o->y1; y++) {
+    int64_t l = o->x0, r = o->x1;
+    while (l <= r && !hull_contains(hull, n, (point){2 * l, 2 * y})) l++;
+    while (r >= l && !hull_contains(hull, n, (point){2 * r, 2 * y})) r--;
     count += r >= l ? r - l + 1 : 0;
   }
   return count;
 }
 
-/* Weight of a border pixel by 1 + 2·(4-neighbour border pixels) + 10·(diagonal
- * border pixels), as skimage.measure.perimeter's table. */
-static double perimeter_weight(int code) {
+/* Weight class of a border pixel by 1 + 2·(4-neighbour border pixels) +
+ * 10·(diagonal border pixels), as skimage.measure.perimeter's table: 0 weighs
+ * 1, 1 weighs √2, 2 weighs (1+√2)/2, -1 nothing. Counting classes instead of
+ * adding weights makes the sum independent of the order pixels come in (the
+ * OpenCL kernel counts them the same way, codelets/cl/nucleus_features.cl). */
+static int perimeter_class(int code) {
   switch (code) {
-    case 5: case 7: case 15: case 17: case 25: case 27: return 1.0;
-    case 21: case 33: return SQRT2;
-    case 13: case 23: return (1.0 + SQRT2) / 2.0;
-    default: return 0.0;
+    case 5: case 7: case 15: case 17: case 25: case 27: return 0;
+    case 21: case 33: return 1;
+    case 13: case 23: return 2;
+    default: return -1;
   }
 }
 
@@ -149,11 +153,12 @@ static void perimeters(const wsisa_image *labels, const uint8_t *border, object 
           if (border[(size_t)ny * w + nx] && label_at(labels, nx, ny) == id)
             code += dx && dy ? 10 : 2;
         }
-      obj[id - 1].perimeter += perimeter_weight(code);
+      int cls = perimeter_class(code);
+      if (cls >= 0) obj[id - 1].s.perim[cls]++;
     }
 }
 
-static void shape_row(const object *o, int32_t id, int64_t convex, double *row) {
+static void shape_row(const wsisa_nf_sums *o, int32_t id, double *row) {
   double a = (double)o->area;
   double cx = (double)o->sx / a, cy = (double)o->sy / a;
   double mxx = ((double)o->sxx - (double)o->sx * cx) / a;
@@ -165,12 +170,13 @@ static void shape_row(const object *o, int32_t id, int64_t convex, double *row) 
   row[WSISA_NF_LABEL] = id;
   row[WSISA_NF_CENTROID_X] = cx;
   row[WSISA_NF_CENTROID_Y] = cy;
-  row[WSISA_NF_BBOX_X] = o->x0;
-  row[WSISA_NF_BBOX_Y] = o->y0;
-  row[WSISA_NF_BBOX_W] = o->x1 - o->x0 + 1;
-  row[WSISA_NF_BBOX_H] = o->y1 - o->y0 + 1;
+  row[WSISA_NF_BBOX_X] = (double)o->x0;
+  row[WSISA_NF_BBOX_Y] = (double)o->y0;
+  row[WSISA_NF_BBOX_W] = (double)(o->x1 - o->x0 + 1);
+  row[WSISA_NF_BBOX_H] = (double)(o->y1 - o->y0 + 1);
   row[WSISA_NF_AREA] = a;
-  row[WSISA_NF_PERIMETER] = o->perimeter;
+  row[WSISA_NF_PERIMETER] = (double)o->perim[0] + (double)o->perim[1] * SQRT2 +
+                            (double)o->perim[2] * ((1.0 + SQRT2) / 2.0);
   row[WSISA_NF_EQUIV_DIAMETER] = sqrt(4 * a / PI);
   row[WSISA_NF_MAJOR_AXIS] = 4 * sqrt(l1);
   row[WSISA_NF_MINOR_AXIS] = 4 * sqrt(l2);
@@ -178,11 +184,13 @@ static void shape_row(const object *o, int32_t id, int64_t convex, double *row) 
   /* regionprops' inertia tensor [[a, b], [b, c]] over (row, column) has
    * a = mxx, c = myy, b = -mxy */
   row[WSISA_NF_ORIENTATION] = 0.5 * atan2(2 * mxy, myy - mxx);
-  row[WSISA_NF_CONVEX_AREA] = (double)convex;
-  row[WSISA_NF_SOLIDITY] = convex ? a / (double)convex : 0;
+  row[WSISA_NF_CONVEX_AREA] = (double)o->convex;
+  row[WSISA_NF_SOLIDITY] = o->convex ? a / (double)o->convex : 0;
 }
 
-static void value_stats(float *v, long n, double *out) {
+/* One channel's raw values of an object (WSISA_NF_RAW doubles): sums in the
+ * order of v (raster order), then the median, which reorders v. */
+static void value_sums(float *v, long n, double *raw) {
   double sum = 0, sq = 0, dev = 0;
   for (long i = 0; i < n; i++) {
     sum += v[i];
@@ -196,10 +204,27 @@ static void value_stats(float *v, long n, double *out) {
     for (long i = 1; i < n / 2; i++) below = v[i] > below ? v[i] : below;
     median = ((double)below + median) / 2;
   }
-  out[WSISA_NF_MEAN] = mean;
-  out[WSISA_NF_STD] = sqrt(dev / (double)n);
-  out[WSISA_NF_MEDIAN] = median;
-  out[WSISA_NF_ENERGY] = sq / (double)n;
+  raw[WSISA_NF_RAW_SUM] = sum;
+  raw[WSISA_NF_RAW_SQ] = sq;
+  raw[WSISA_NF_RAW_DEV] = dev;
+  raw[WSISA_NF_RAW_MEDIAN] = median;
+}
+
+void wsisa__nf_finish(const wsisa_nf_sums *o, int32_t id, const double *raw, int nchannels,
+                      double *row) {
+  memset(row, 0, (size_t)WSISA_NF_ROW(nchannels) * sizeof *row);
+  row[WSISA_NF_LABEL] = id;
+  if (!o->area) return;
+  shape_row(o, id, row);
+  double n = (double)o->area;
+  for (int c = 0; c < nchannels; c++) {
+    const double *r = raw + (size_t)c * WSISA_NF_RAW;
+    double *out = row + WSISA_NF_SHAPE + WSISA_NF_STATS * c;
+    out[WSISA_NF_MEAN] = r[WSISA_NF_RAW_SUM] / n;
+    out[WSISA_NF_STD] = sqrt(r[WSISA_NF_RAW_DEV] / n);
+    out[WSISA_NF_MEDIAN] = r[WSISA_NF_RAW_MEDIAN];
+    out[WSISA_NF_ENERGY] = r[WSISA_NF_RAW_SQ] / n;
+  }
 }
 
 int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
@@ -219,8 +244,10 @@ int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
   point *pts = NULL, *hull = NULL;
   float *values = NULL;
   size_t *fill = NULL;
+  double *raw = NULL;
   if (!obj || !border) goto done;
-  for (int32_t i = 0; i < n; i++) obj[i].x0 = obj[i].y0 = INT32_MAX, obj[i].x1 = obj[i].y1 = -1;
+  for (int32_t i = 0; i < n; i++)
+    obj[i].s.x0 = obj[i].s.y0 = INT32_MAX, obj[i].s.x1 = obj[i].s.y1 = -1;
 
   /* pass 1: moments, bboxes, border pixels */
   int64_t fg = 0;
@@ -233,7 +260,7 @@ int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
         rc = WSISA_EINTERNAL;
         goto done;
       }
-      object *o = &obj[id - 1];
+      wsisa_nf_sums *o = &obj[id - 1].s;
       o->area++;
       o->sx += x, o->sy += y;
       o->sxx += (int64_t)x * x, o->sxy += (int64_t)x * y, o->syy += (int64_t)y * y;
@@ -254,11 +281,12 @@ int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
   size_t nrows = 0, maxh = 0;
   int64_t at = 0;
   for (int32_t i = 0; i < n; i++) {
-    size_t oh = obj[i].area ? (size_t)(obj[i].y1 - obj[i].y0 + 1) : 0;
+    const wsisa_nf_sums *o = &obj[i].s;
+    size_t oh = o->area ? (size_t)(o->y1 - o->y0 + 1) : 0;
     obj[i].first_row = nrows;
     obj[i].first_value = (size_t)at;
     nrows += oh;
-    at += obj[i].area;
+    at += o->area;
     if (oh > maxh) maxh = oh;
   }
   row_min = malloc((nrows ? nrows : 1) * sizeof *row_min);
@@ -267,30 +295,28 @@ int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
   hull = malloc((6 * maxh + 2) * sizeof *hull);
   values = malloc((size_t)(fg ? fg : 1) * sizeof *values);
   fill = malloc((size_t)n * sizeof *fill);
-  if (!row_min || !row_max || !pts || !hull || !values || !fill) goto done;
+  raw = calloc((size_t)n * (nchannels ? nchannels : 1) * WSISA_NF_RAW, sizeof *raw);
+  if (!row_min || !row_max || !pts || !hull || !values || !fill || !raw) goto done;
   for (size_t i = 0; i < nrows; i++) row_min[i] = INT32_MAX, row_max[i] = -1;
   for (int y = 0; y < h; y++) {
     const int32_t *row = wsisa_image_row(labels, y);
     for (int x = 0; x < w; x++) {
       if (!row[x]) continue;
       const object *o = &obj[row[x] - 1];
-      size_t r = o->first_row + (size_t)(y - o->y0);
+      size_t r = o->first_row + (size_t)(y - o->s.y0);
       if (x < row_min[r]) row_min[r] = x;
       if (x > row_max[r]) row_max[r] = x;
     }
   }
   for (int32_t i = 0; i < n; i++) {
-    const object *o = &obj[i];
-    double *out = rows + (size_t)i * stride;
-    memset(out, 0, (size_t)stride * sizeof *out);
-    out[WSISA_NF_LABEL] = i + 1;
+    wsisa_nf_sums *o = &obj[i].s;
     if (!o->area) continue;
     size_t np = 0;
-    for (int32_t y = o->y0; y <= o->y1; y++) {
-      size_t r = o->first_row + (size_t)(y - o->y0);
+    for (int64_t y = o->y0; y <= o->y1; y++) {
+      size_t r = obj[i].first_row + (size_t)(y - o->y0);
       if (row_max[r] < 0) continue;
       /* the edge midpoints of the row's first and last pixels (doubled) */
-      int64_t cy = 2 * (int64_t)y, l = 2 * (int64_t)row_min[r], rr = 2 * (int64_t)row_max[r];
+      int64_t cy = 2 * y, l = 2 * (int64_t)row_min[r], rr = 2 * (int64_t)row_max[r];
       pts[np++] = (point){l - 1, cy};
       pts[np++] = (point){l, cy - 1};
       pts[np++] = (point){l, cy + 1};
@@ -300,7 +326,7 @@ int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
     }
     qsort(pts, np, sizeof *pts, point_order);
     size_t nh = hull_make(pts, np, hull);
-    shape_row(o, i + 1, hull_pixels(o, hull, nh), out);
+    o->convex = hull_pixels(o, hull, nh);
   }
 
   for (int c = 0; c < nchannels; c++) {
@@ -312,10 +338,13 @@ int wsisa_cpu_nucleus_features(const wsisa_image *labels, int32_t n,
         if (row[x]) values[fill[row[x] - 1]++] = v[x];
     }
     for (int32_t i = 0; i < n; i++)
-      if (obj[i].area)
-        value_stats(values + obj[i].first_value, obj[i].area,
-                    rows + (size_t)i * stride + WSISA_NF_SHAPE + WSISA_NF_STATS * c);
+      if (obj[i].s.area)
+        value_sums(values + obj[i].first_value, obj[i].s.area,
+                   raw + ((size_t)i * nchannels + c) * WSISA_NF_RAW);
   }
+  for (int32_t i = 0; i < n; i++)
+    wsisa__nf_finish(&obj[i].s, i + 1, raw + (size_t)i * nchannels * WSISA_NF_RAW, nchannels,
+                     rows + (size_t)i * stride);
   rc = 0;
 done:
   free(obj);
@@ -326,5 +355,6 @@ done:
   free(hull);
   free(values);
   free(fill);
+  free(raw);
   return rc;
 }
