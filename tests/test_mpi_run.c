@@ -16,9 +16,11 @@
 #ifdef WSISA_WITH_MPI
 
 /* Ranks share the 2 cores here: one CPU worker each, and no OpenCL worker
- * (PoCL's CPU device is only used with STARPU_OPENCL_ON_CPUS=1). */
+ * (PoCL's CPU device is only used with STARPU_OPENCL_ON_CPUS=1). Unbound:
+ * mpirun binds rank r to core r, and on a shared machine every job's rank 0
+ * would then queue on core 0. */
 #define RANK_ENV "STARPU_NCPU=1"
-#define MPIRUN "mpirun --oversubscribe --allow-run-as-root"
+#define MPIRUN "mpirun --oversubscribe --allow-run-as-root --bind-to none"
 
 static void mpi_env(void) {
   if (system("command -v mpirun >/dev/null 2>&1") != 0) cr_skip_test("mpirun is not installed");
@@ -211,9 +213,9 @@ Test(mpi, a_killed_worker_costs_only_its_units, .timeout = 300) {
   char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
   snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_killed"));
   setenv("WSISA_UNIT_TIMEOUT", "10", 1);
-  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--enable-recovery",
-                        "-np", "3", WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse",
-                        "none", NULL};
+  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none",
+                        "--enable-recovery", "-np", "3", WSISA_EXE, "run", "--study", study, "-o",
+                        dir, "--reuse", "none", NULL};
   pid_t job = launch(argv);
   size_t at_kill = kill_rank_after(job, dir, 4, 2);
   cr_assert_gt(at_kill, 0, "the study ended before a worker could be killed");
@@ -241,8 +243,9 @@ Test(mpi, a_killed_manager_resumes_to_the_same_metrics, .timeout = 300) {
   snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_manager"));
   snprintf(journal, sizeof journal, "%s/journal.csv", dir);
   /* without --enable-recovery, mpirun ends the whole job with its manager */
-  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2",
-                        WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse", "none", NULL};
+  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none",
+                        "-np", "2", WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse",
+                        "none", NULL};
   pid_t job = launch(argv);
   size_t at_kill = kill_rank_after(job, dir, 4, 0);
   cr_assert_gt(at_kill, 0, "the study ended before the manager could be killed");
