@@ -46,7 +46,7 @@ int wsisa_dist_lost(void) { return world.lost; }
 
 #ifdef WSISA_WITH_MPI
 
-enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR };
+enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR, TAG_BYE };
 /* units a rank holds at once: the next one is queued while the current drains */
 #define CREDIT 2
 #define NONE ((size_t)-1)
@@ -333,13 +333,20 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
   return rc;
 }
 
+/* Answer the manager's stop: it calls MPI_Finalize, which waits for every
+ * rank, only when every rank it has not given up on has answered. */
+static void say_bye(void) { msg_send(0, TAG_BYE, NULL, 0, now() + world.timeout); }
+
 /* After an error the worker only waits to be told to stop. */
 static void wait_stop(void) {
   buf m;
   int tag;
   while (msg_wait(0, &tag, NULL, &m, -1) > 0) {
     buf_free(&m);
-    if (tag == TAG_STOP) return;
+    if (tag == TAG_STOP) {
+      say_bye();
+      return;
+    }
   }
 }
 
@@ -361,7 +368,10 @@ static int serve(job *j, wsisa_err *e) {
       uint64_t tile = get_u64(&m), bucket = get_u64(&m);
       int bad = m.bad;
       buf_free(&m);
-      if (tag == TAG_STOP) break;
+      if (tag == TAG_STOP) {
+        say_bye();
+        break;
+      }
       if (tag != TAG_UNIT || bad) continue;
       rc = wsisa_exec_session_submit(w.session, tile, bucket, send_result, &w, e);
       continue;
@@ -391,6 +401,7 @@ int wsisa_dist_worker(wsisa_err *e) {
     return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
   if (tag != TAG_SETUP) {
     buf_free(&m);
+    if (tag == TAG_STOP) say_bye();
     return 0; /* the manager stopped before any work */
   }
   char sched[64] = "";
@@ -412,6 +423,7 @@ int wsisa_dist_worker(wsisa_err *e) {
     wsisa_runtime_shutdown();
     return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
   }
+  if (tag == TAG_STOP) say_bye();
   if (tag == TAG_JOB) {
     job j;
     wsisa_err je = WSISA_ERR_INIT;
@@ -583,12 +595,35 @@ static int on_message(mgr *m, int from, int tag, buf *b, wsisa_err *e) {
   return 0;
 }
 
+/* Tell every live worker to stop and wait for each one's answer: a rank that
+ * died while it held no unit is found here, before MPI_Finalize would wait
+ * for it for ever. Other messages still on their way are dropped. */
 static void stop_workers(void) {
   if (world.stopped) return;
   world.stopped = 1;
-  for (int r = 1; r < world.size; r++)
-    if (world.alive[r] && msg_send(r, TAG_STOP, NULL, 0, now() + world.timeout))
+  int waiting = 0;
+  for (int r = 1; r < world.size; r++) {
+    if (!world.alive[r]) continue;
+    if (msg_send(r, TAG_STOP, NULL, 0, now() + world.timeout))
       lose_rank(r, "cannot be told to stop");
+    else
+      waiting++;
+  }
+  char *bye = calloc((size_t)world.size, 1);
+  double deadline = now() + (world.timeout < 60 ? world.timeout : 60);
+  while (waiting > 0 && bye) {
+    buf m;
+    int tag, from;
+    if (msg_wait(MPI_ANY_SOURCE, &tag, &from, &m, deadline) <= 0) break;
+    buf_free(&m);
+    if (tag == TAG_BYE && from > 0 && from < world.size && world.alive[from] && !bye[from]) {
+      bye[from] = 1;
+      waiting--;
+    }
+  }
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && !(bye && bye[r])) lose_rank(r, "did not answer the stop");
+  free(bye);
 }
 
 #endif /* WSISA_WITH_MPI */
