@@ -50,7 +50,7 @@ int wsisa_dist_lost(void) { return world.lost; }
 
 #ifdef WSISA_WITH_MPI
 
-enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR };
+enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR, TAG_BYE };
 /* units a rank holds at once: the next one is queued while the current drains */
 #define CREDIT 2
 #define NONE ((size_t)-1)
@@ -371,6 +371,10 @@ static void on_stop(const buf *m) {
   if (m->n && m->p[0]) world.manager_gone = 1;
 }
 
+/* Answer the manager's stop: it calls MPI_Finalize, which waits for every
+ * rank, only when every rank it has not given up on has answered. */
+static void say_bye(void) { msg_send(0, TAG_BYE, NULL, 0, now() + world.timeout); }
+
 /* After an error the worker only waits to be told to stop. */
 static void wait_stop(void) {
   buf m;
@@ -378,7 +382,10 @@ static void wait_stop(void) {
   while (msg_wait(0, &tag, NULL, &m, -1) > 0) {
     if (tag == TAG_STOP) on_stop(&m);
     buf_free(&m);
-    if (tag == TAG_STOP) return;
+    if (tag == TAG_STOP) {
+      say_bye();
+      return;
+    }
   }
 }
 
@@ -401,7 +408,10 @@ static int serve(job *j, wsisa_err *e) {
       uint64_t tile = get_u64(&m), bucket = get_u64(&m);
       int bad = m.bad;
       buf_free(&m);
-      if (tag == TAG_STOP) break;
+      if (tag == TAG_STOP) {
+        say_bye();
+        break;
+      }
       if (tag != TAG_UNIT || bad) continue;
       rc = wsisa_exec_session_submit(w.session, tile, bucket, send_result, &w, e);
       continue;
@@ -432,6 +442,7 @@ int wsisa_dist_worker(wsisa_err *e) {
   if (tag != TAG_SETUP) {
     if (tag == TAG_STOP) on_stop(&m);
     buf_free(&m);
+    if (tag == TAG_STOP) say_bye();
     return 0; /* the manager stopped before any work */
   }
   char sched[64] = "";
@@ -452,6 +463,10 @@ int wsisa_dist_worker(wsisa_err *e) {
   if (msg_wait(0, &tag, NULL, &m, -1) <= 0) {
     wsisa_runtime_shutdown();
     return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
+  }
+  if (tag == TAG_STOP) {
+    on_stop(&m);
+    say_bye();
   }
   if (tag == TAG_JOB) {
     job j;
@@ -661,16 +676,39 @@ static int on_message(mgr *m, int from, int tag, buf *b, wsisa_err *e) {
   return 0;
 }
 
+/* Tell every live worker to stop and wait for each one's answer: a rank that
+ * died while it held no unit is found here, before MPI_Finalize would wait
+ * for it for ever. Other messages still on their way are dropped. */
 static void stop_workers(void) {
   if (world.stopped) return;
   world.stopped = 1;
   /* a lost rank never reaches MPI_Finalize, where live ranks would wait for
-   * it: they leave without it too (ranks told before one is found
-   * unreachable here still finalize) */
+   * it: they leave without it too (ranks told before one is found lost
+   * below still finalize) */
   unsigned char lost = world.lost > 0;
-  for (int r = 1; r < world.size; r++)
-    if (world.alive[r] && msg_send(r, TAG_STOP, &lost, 1, now() + world.timeout))
+  int waiting = 0;
+  for (int r = 1; r < world.size; r++) {
+    if (!world.alive[r]) continue;
+    if (msg_send(r, TAG_STOP, &lost, 1, now() + world.timeout))
       lose_rank(r, "cannot be told to stop");
+    else
+      waiting++;
+  }
+  char *bye = calloc((size_t)world.size, 1);
+  double deadline = now() + (world.timeout < 60 ? world.timeout : 60);
+  while (waiting > 0 && bye) {
+    buf m;
+    int tag, from;
+    if (msg_wait(MPI_ANY_SOURCE, &tag, &from, &m, deadline) <= 0) break;
+    buf_free(&m);
+    if (tag == TAG_BYE && from > 0 && from < world.size && world.alive[from] && !bye[from]) {
+      bye[from] = 1;
+      waiting--;
+    }
+  }
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && !(bye && bye[r])) lose_rank(r, "did not answer the stop");
+  free(bye);
 }
 
 #endif /* WSISA_WITH_MPI */
