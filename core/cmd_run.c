@@ -559,8 +559,7 @@ static const char default_study[] =
     "              \"level\": 0, \"tile_size\": 1024, \"tissue_only\": true },\n"
     "  \"method\": { \"name\": \"moat\", \"trajectories\": 4, \"levels\": 4 },\n"
     "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
-    "  \"metric\": [\"dice\", \"jaccard\"],\n"
-    "  \"reuse\": { \"strategy\": \"trtma\" } }\n";
+    "  \"metric\": [\"dice\", \"jaccard\"] }\n";
 
 /* ---- the command -------------------------------------------------------------------- */
 

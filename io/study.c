@@ -632,7 +632,9 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
   if (!rc) {
     s->inputs.tile_size = 1024;
     s->inputs.tissue_only = 1;
-    s->reuse.strategy = WSISA_STUDY_REUSE_TRTMA;
+    /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
+     * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
+    s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
     rc = parse_root(&c, root, s);
   }
   if (rc) {
