@@ -13,14 +13,13 @@
 #include "io/io.h"
 #include "tests/testutil.h"
 
-#define STARPU_FIXTURE .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop
+#define STARPU_FIXTURE TU_STARPU_FIXTURE
 
 /* ---- images ------------------------------------------------------------- */
 
 static wsisa_image *load(const char *relative) {
-  wsisa_image *img = NULL;
-  wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_image_read(tu_src(relative), &img, &e), 0, "%s", e.msg);
+  wsisa_image *img = tu_load(relative);
+  cr_assert_not_null(img, "cannot read %s", relative);
   return img;
 }
 

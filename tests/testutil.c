@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "codelets/codelets.h"
+#include "io/io.h"
 
 const char *tu_src(const char *relative) {
   static char bufs[8][4096];
@@ -119,4 +120,14 @@ size_t tu_count_lines(const char *path) {
   for (const char *p = text; p && *p; p++) n += *p == '\n';
   free(text);
   return n;
+}
+
+wsisa_image *tu_load(const char *relative) {
+  wsisa_image *img = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  if (wsisa_image_read(tu_src(relative), &img, &e)) {
+    fprintf(stderr, "%s\n", e.msg);
+    return NULL;
+  }
+  return img;
 }

@@ -32,6 +32,11 @@ size_t tu_image_diff(const wsisa_image *a, const wsisa_image *b);
  * Returns what `submit` returned. */
 typedef int (*tu_submit_fn)(starpu_data_handle_t *handles, void *arg);
 int tu_run_op(uint32_t where, wsisa_image **imgs, int nimgs, tu_submit_fn submit, void *arg);
+/* Read an image of the source tree; NULL (with the reason on stderr) when
+ * it cannot be read. */
+wsisa_image *tu_load(const char *relative);
+/* Criterion fixture of the suites that run codelets: StarPU per test. */
+#define TU_STARPU_FIXTURE .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop
 /* Start StarPU with one CPU worker and, when PoCL offers it, one OpenCL worker. */
 int tu_starpu_start(void);
 void tu_starpu_stop(void);
