@@ -16,7 +16,6 @@ typedef struct bench_stats {
 
 /* Median, min and max of n samples (sorts them). */
 bench_stats bench_summarize(double *samples, int n);
-double bench_now(void);
 /* The machine, StarPU version, scheduler and workers, printed with each table. */
 void bench_print_context(FILE *f);
 

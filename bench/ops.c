@@ -170,10 +170,10 @@ static bench_stats time_op(inputs *in, op_fn fn, uint32_t where, int repeats) {
   fn(in); /* warm-up: program build, first allocation, model calibration */
   starpu_task_wait_for_all();
   for (int r = 0; r < repeats; r++) {
-    double t0 = bench_now();
+    double t0 = wsisa_now();
     fn(in);
     starpu_task_wait_for_all();
-    ms[r] = (bench_now() - t0) * 1e3;
+    ms[r] = (wsisa_now() - t0) * 1e3;
   }
   wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
   return bench_summarize(ms, repeats);
@@ -200,7 +200,7 @@ static bench_stats time_workflow(inputs *in, int size, int repeats) {
   if (repeats > 64) repeats = 64;
   wsisa_codelets_set_where(STARPU_CPU);
   for (int r = 0; r <= repeats; r++) {
-    double t0 = bench_now();
+    double t0 = wsisa_now();
     wsisa_tile_data tile;
     wsisa_err e = WSISA_ERR_INIT;
     if (wsisa_workflow_tile_submit(in->h_rgb, size, size, 1, &tile, &e) == 0) {
@@ -208,7 +208,7 @@ static bench_stats time_workflow(inputs *in, int size, int repeats) {
       wsisa_workflow_tile_release(&tile, 1);
     }
     starpu_task_wait_for_all();
-    if (r > 0) ms[r - 1] = (bench_now() - t0) * 1e3; /* run 0 warms up */
+    if (r > 0) ms[r - 1] = (wsisa_now() - t0) * 1e3; /* run 0 warms up */
   }
   wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
   return bench_summarize(ms, repeats);

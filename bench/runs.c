@@ -110,9 +110,9 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
              "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' run --study '%s' -o '%s' %s "
              ">'%s.log' 2>&1",
              env ? env : "", WSISA_EXE, study, out, args ? args : "", out);
-    double t0 = bench_now();
+    double t0 = wsisa_now();
     int st = system(cmd);
-    wall[i] = bench_now() - t0;
+    wall[i] = wsisa_now() - t0;
     if (st != 0)
       return wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s.log)", cmd, out);
     snprintf(path, sizeof path, "%s/run.json", out);

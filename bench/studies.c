@@ -431,7 +431,7 @@ int bench_all(int argc, char **argv, wsisa_err *e) {
   static const char *const names[] = {"ops", "reuse", "memory", "sched", "scale", "algo"};
   int (*const fns[])(int, char **, wsisa_err *) = {bench_ops, bench_reuse, bench_memory,
                                                     bench_sched, bench_scale, bench_algo};
-  double t0 = bench_now();
+  double t0 = wsisa_now();
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char dir[4200], rep[16];
     snprintf(dir, sizeof dir, "%s/%s", o.dir, names[i]);
@@ -454,11 +454,11 @@ int bench_all(int argc, char **argv, wsisa_err *e) {
     av[ac] = NULL;
     printf("\n## wsisa-bench %s\n", names[i]);
     fflush(stdout);
-    double t1 = bench_now();
+    double t1 = wsisa_now();
     if ((rc = fns[i](ac, av, e))) return rc;
-    printf("# %s took %.0f s\n", names[i], bench_now() - t1);
+    printf("# %s took %.0f s\n", names[i], wsisa_now() - t1);
     fflush(stdout);
   }
-  printf("\n# all%s took %.0f s\n", o.quick ? " --quick" : "", bench_now() - t0);
+  printf("\n# all%s took %.0f s\n", o.quick ? " --quick" : "", wsisa_now() - t0);
   return 0;
 }

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -39,12 +38,6 @@ typedef struct row {
   wsisa_reuse_summary s;
   double ms;
 } row;
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
 
 static int parse_costs(const char *text, double *cost, wsisa_err *e) {
   const char *p = text;
@@ -152,9 +145,9 @@ static int design_values(const plan_args *a, const wsisa_study *study, double **
 static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, size_t active_paths,
                         row *out, wsisa_err *e) {
   wsisa_reuse_buckets *b = NULL;
-  double t0 = now_ms();
+  double t0 = 1e3 * wsisa_now();
   int rc = wsisa_reuse_merge(d, o, &b);
-  out->ms = now_ms() - t0;
+  out->ms = 1e3 * wsisa_now() - t0;
   if (rc)
     return wsisa_error(e, rc, "reuse analysis (%s) failed: %s", wsisa_reuse_strategy_name(o->strategy),
                        wsisa_strerror(rc));
@@ -313,12 +306,12 @@ static int plan(const plan_args *a, wsisa_err *e) {
     rc = wsisa_error(e, WSISA_EINTERNAL, "%s: a parameter has no task level", study->path);
     goto done;
   }
-  double t0 = now_ms();
+  double t0 = 1e3 * wsisa_now();
   if ((rc = wsisa_reuse_design_new(keys, n, NLEVELS, &d))) {
     rc = wsisa_error(e, rc, "reuse analysis failed: %s", wsisa_strerror(rc));
     goto done;
   }
-  double design_ms = now_ms() - t0;
+  double design_ms = 1e3 * wsisa_now() - t0;
 
   long workers = a->workers > 0 ? a->workers : sysconf(_SC_NPROCESSORS_ONLN);
   if (workers < 1) workers = 1;

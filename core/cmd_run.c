@@ -10,7 +10,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -60,12 +59,6 @@ typedef struct run_state {
   wsisa_machine machine;
   wsisa__run_features *features; /* NULL: no metric needs the feature stage */
 } run_state;
-
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static void path_in(const run_state *s, const char *name, char *buf, size_t cap) {
   snprintf(buf, cap, "%s/%s", s->dir, name);
@@ -204,7 +197,7 @@ static int buckets_none(run_state *s, const uint64_t *keys, wsisa_err *e) {
 }
 
 static int make_plan(run_state *s, wsisa_err *e) {
-  double t0 = now();
+  double t0 = wsisa_now();
   size_t level[WSISA_SEG_NPARAMS];
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = (size_t)wsisa_seg_param_level(p) - 1;
   uint64_t *keys = malloc(s->nruns * WSISA_SEG_LEVELS * sizeof *keys);
@@ -237,7 +230,7 @@ static int make_plan(run_state *s, wsisa_err *e) {
   }
   free(keys);
   s->tasks_no_reuse = (uint64_t)s->nruns * WSISA_SEG_LEVELS * s->ntiles;
-  s->t_plan = now() - t0;
+  s->t_plan = wsisa_now() - t0;
   return rc;
 }
 
@@ -479,7 +472,7 @@ static int write_provenance(run_state *s, wsisa_err *e) {
       "distinct_runs", (json_int_t)s->plan->n_distinct, "lower_bound_per_tile",
       (json_int_t)wsisa_reuse_tree_tasks(s->plan->tree), "reuse_percent",
       s->tasks_no_reuse ? 100.0 * (1.0 - (double)s->stats.tasks / (double)s->tasks_no_reuse) : 0.0,
-      "seconds", "plan", s->t_plan, "execute", s->t_exec, "total", now() - s->t_start,
+      "seconds", "plan", s->t_plan, "execute", s->t_exec, "total", wsisa_now() - s->t_start,
       "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
@@ -686,7 +679,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
 
   run_state s;
   memset(&s, 0, sizeof s);
-  s.t_start = now();
+  s.t_start = wsisa_now();
   /* under mpirun, ranks other than 0 only execute what the manager hands out */
   if ((rc = wsisa_dist_start(o.unit_timeout ? (double)o.unit_timeout : 600.0, e))) goto done;
   if (wsisa_dist_rank() > 0) {
@@ -795,11 +788,11 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                           s.study->reuse.strategy != WSISA_STUDY_REUSE_NONE, s.object_match,
                           s.features != NULL};
     s.study->reuse.active_paths = (int)eo.active_paths;
-    double t0 = now();
+    double t0 = wsisa_now();
     if (!rc)
       rc = wsisa_dist_run(s.tiles, s.ntiles, s.params, s.buckets, done_units, &eo, k_asked,
                           limit_asked, journal_unit, &s, &s.stats, e);
-    s.t_exec = now() - t0;
+    s.t_exec = wsisa_now() - t0;
     free(done_units);
   }
   if (!rc) rc = write_provenance(&s, e);
@@ -824,7 +817,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
          s.from_csv ? ", outputs.csv" : ", indices.csv, indices.json, *.svg");
   printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s.nruns,
          s.ntiles, (unsigned long long)s.stats.tasks, (unsigned long long)s.tasks_no_reuse,
-         now() - s.t_start);
+         wsisa_now() - s.t_start);
 done:
   run_free(&s);
   wsisa_dist_end();

@@ -92,6 +92,9 @@ static inline void *wsisa_image_row(const wsisa_image *img, int y) {
 
 /* A bar with ETA when stderr is a terminal; a plain log line every few seconds
  * otherwise. Quiet when WSISA_LOG is error. */
+/* Seconds on a monotonic clock: for durations, not dates. */
+double wsisa_now(void);
+
 typedef struct wsisa_progress wsisa_progress;
 wsisa_progress *wsisa_progress_start(const char *label, uint64_t total);
 void wsisa_progress_advance(wsisa_progress *p, uint64_t done_increment);

@@ -55,12 +55,6 @@ enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ER
 #define CREDIT 2
 #define NONE ((size_t)-1)
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void nap(void) { nanosleep(&(struct timespec){0, 500000}, NULL); }
 
 /* ---- byte buffers ---------------------------------------------------------- */
@@ -140,7 +134,7 @@ static int msg_wait(int src, int *tag, int *from, buf *out, double deadline) {
   for (;;) {
     int got = msg_take(src, tag, from, out);
     if (got) return got;
-    if (deadline >= 0 && now() > deadline) return 0;
+    if (deadline >= 0 && wsisa_now() > deadline) return 0;
     nap();
   }
 }
@@ -156,7 +150,7 @@ static int msg_send(int dest, int tag, const void *p, size_t n, double deadline)
     int flag = 0;
     if (MPI_Test(&rq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
     if (flag) return 0;
-    if (now() > deadline) {
+    if (wsisa_now() > deadline) {
       MPI_Cancel(&rq);
       MPI_Request_free(&rq);
       return -1;
@@ -317,7 +311,7 @@ static void send_error(int code, const char *msg) {
   int32_t c = code;
   put(&b, &c, sizeof c);
   put(&b, msg, strlen(msg) + 1);
-  if (!b.bad) msg_send(0, TAG_ERROR, b.p, b.n, now() + world.timeout);
+  if (!b.bad) msg_send(0, TAG_ERROR, b.p, b.n, wsisa_now() + world.timeout);
   buf_free(&b);
 }
 
@@ -373,7 +367,7 @@ static void on_stop(const buf *m) {
 
 /* Answer the manager's stop: it calls MPI_Finalize, which waits for every
  * rank, only when every rank it has not given up on has answered. */
-static void say_bye(void) { msg_send(0, TAG_BYE, NULL, 0, now() + world.timeout); }
+static void say_bye(void) { msg_send(0, TAG_BYE, NULL, 0, wsisa_now() + world.timeout); }
 
 /* After an error the worker only waits to be told to stop. */
 static void wait_stop(void) {
@@ -394,7 +388,7 @@ static int serve(job *j, wsisa_err *e) {
   int rc = wsisa_exec_session_new(j->tiles, j->ntiles, j->params, j->buckets, &j->opts,
                                   &w.session, e);
   /* idle this long with nothing to do and the manager is taken for gone */
-  double silence = 2 * j->timeout + 60, last = now();
+  double silence = 2 * j->timeout + 60, last = wsisa_now();
   while (!rc) {
     buf m;
     int tag, got = msg_take(0, &tag, NULL, &m);
@@ -403,7 +397,7 @@ static int serve(job *j, wsisa_err *e) {
       break;
     }
     if (got) {
-      last = now();
+      last = wsisa_now();
       if (tag == TAG_STOP) on_stop(&m);
       uint64_t tile = get_u64(&m), bucket = get_u64(&m);
       int bad = m.bad;
@@ -418,7 +412,7 @@ static int serve(job *j, wsisa_err *e) {
     }
     size_t in_flight = 0;
     rc = wsisa_exec_session_poll(w.session, 0, send_result, &w, &in_flight, e);
-    if (!rc && in_flight == 0 && now() - last > silence) {
+    if (!rc && in_flight == 0 && wsisa_now() - last > silence) {
       wsisa_exec_session_free(w.session);
       return wsisa_error(e, WSISA_ERUNTIME, "no word from the manager for %.0f s: giving up",
                          silence);
@@ -456,7 +450,7 @@ int wsisa_dist_worker(wsisa_err *e) {
     return 0;
   }
   int32_t workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
-  if (msg_send(0, TAG_READY, &workers, sizeof workers, now() + world.timeout)) {
+  if (msg_send(0, TAG_READY, &workers, sizeof workers, wsisa_now() + world.timeout)) {
     wsisa_runtime_shutdown();
     return wsisa_error(e, WSISA_ERUNTIME, "cannot reach the manager");
   }
@@ -545,7 +539,7 @@ static void hand_out(mgr *m, int r, size_t u) {
   struct rank_units *ru = &m->ranks[r];
   m->state[u] = 1;
   m->todo[u / m->nb]--;
-  if (!ru->n) ru->since = now();
+  if (!ru->n) ru->since = wsisa_now();
   ru->unit[ru->n++] = u;
 }
 
@@ -556,7 +550,7 @@ static int take_back(mgr *m, int r, size_t u) {
     if (ru->unit[i] == u) {
       memmove(ru->unit + i, ru->unit + i + 1, (ru->n - i - 1) * sizeof *ru->unit);
       ru->n--;
-      ru->since = now();
+      ru->since = wsisa_now();
       return 1;
     }
   return 0;
@@ -689,13 +683,13 @@ static void stop_workers(void) {
   int waiting = 0;
   for (int r = 1; r < world.size; r++) {
     if (!world.alive[r]) continue;
-    if (msg_send(r, TAG_STOP, &lost, 1, now() + world.timeout))
+    if (msg_send(r, TAG_STOP, &lost, 1, wsisa_now() + world.timeout))
       lose_rank(r, "cannot be told to stop");
     else
       waiting++;
   }
   char *bye = calloc((size_t)world.size, 1);
-  double deadline = now() + (world.timeout < 60 ? world.timeout : 60);
+  double deadline = wsisa_now() + (world.timeout < 60 ? world.timeout : 60);
   while (waiting > 0 && bye) {
     buf m;
     int tag, from;
@@ -759,7 +753,7 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
   if (!world.active) return 0;
 #ifdef WSISA_WITH_MPI
   const char *sched = wsisa_runtime_sched();
-  double deadline = now() + world.timeout;
+  double deadline = wsisa_now() + world.timeout;
   for (int r = 1; r < world.size; r++)
     if (world.alive[r] && msg_send(r, TAG_SETUP, sched, strlen(sched) + 1, deadline))
       lose_rank(r, "cannot be reached");
@@ -833,7 +827,7 @@ int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
     goto out;
   }
   for (int r = 1; r < world.size; r++)
-    if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, now() + world.timeout))
+    if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, wsisa_now() + world.timeout))
       lose_rank(r, "cannot be sent the study");
   if ((rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &self, e))) goto out;
   m.prog = wsisa_progress_start("units", m.total);
@@ -851,7 +845,7 @@ int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
         uint64_t msg[2] = {u / m.nb, u % m.nb};
         if (r == 0)
           rc = wsisa_exec_session_submit(self, u / m.nb, u % m.nb, local_done, &m, e);
-        else if (msg_send(r, TAG_UNIT, msg, sizeof msg, now() + world.timeout))
+        else if (msg_send(r, TAG_UNIT, msg, sizeof msg, wsisa_now() + world.timeout))
           give_up(&m, r, "cannot be sent a unit");
       }
     }
@@ -867,7 +861,7 @@ int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
       busy = 1;
     }
     if (!rc) rc = wsisa_exec_session_poll(self, 0, local_done, &m, NULL, e);
-    double t = now();
+    double t = wsisa_now();
     for (int r = 1; r < world.size; r++)
       if (world.alive[r] && m.ranks[r].n && t - m.ranks[r].since > world.timeout) {
         char why[96];

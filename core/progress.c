@@ -18,7 +18,7 @@ struct wsisa_progress {
   pthread_mutex_t lock;
 };
 
-static double now_seconds(void) {
+double wsisa_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
@@ -65,7 +65,7 @@ wsisa_progress *wsisa_progress_start(const char *label, uint64_t total) {
   if (!p) return NULL;
   snprintf(p->label, sizeof p->label, "%s", label);
   p->total = total;
-  p->start = p->last_print = now_seconds();
+  p->start = p->last_print = wsisa_now();
   p->tty = isatty(STDERR_FILENO);
   p->quiet = !wsisa_log_enabled(WSISA_LOG_WARN);
   pthread_mutex_init(&p->lock, NULL);
@@ -77,7 +77,7 @@ void wsisa_progress_advance(wsisa_progress *p, uint64_t done_increment) {
   pthread_mutex_lock(&p->lock);
   p->done += done_increment;
   if (p->done > p->total) p->done = p->total;
-  double t = now_seconds();
+  double t = wsisa_now();
   double interval = p->tty ? 0.2 : LINE_INTERVAL;
   if (!p->quiet && t - p->last_print >= interval) draw(p, t, 0);
   pthread_mutex_unlock(&p->lock);
@@ -85,7 +85,7 @@ void wsisa_progress_advance(wsisa_progress *p, uint64_t done_increment) {
 
 void wsisa_progress_finish(wsisa_progress *p) {
   if (!p) return;
-  double t = now_seconds();
+  double t = wsisa_now();
   /* A short job that never printed stays silent when not on a terminal. */
   if (!p->quiet && (p->tty || t - p->start >= LINE_INTERVAL)) draw(p, t, 1);
   pthread_mutex_destroy(&p->lock);
