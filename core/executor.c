@@ -377,76 +377,6 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
   return rc;
 }
 
-/* Units in flight at once: the next unit is submitted while the previous one
- * drains, so workers do not idle at unit boundaries. */
-#define UNITS_IN_FLIGHT 2
-
-int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
-                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
-                   const wsisa_exec_opts *opts, wsisa_exec_unit_fn on_unit, void *ctx,
-                   wsisa_exec_stats *stats, wsisa_err *e) {
-  wsisa_exec_stats local;
-  if (!stats) stats = &local;
-  memset(stats, 0, sizeof *stats);
-  paths ps = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0};
-  unit *queue[UNITS_IN_FLIGHT] = {0};
-  size_t nq = 0;
-  int rc = 0;
-  size_t total = ntiles * buckets->n_buckets, finished = 0;
-  for (size_t i = 0; done && i < total; i++) finished += done[i] != 0;
-  wsisa_progress *prog = wsisa_progress_start("units", total);
-  wsisa_progress_advance(prog, finished);
-  for (size_t ti = 0; ti < ntiles && !rc; ti++) {
-    size_t todo = 0;
-    for (size_t b = 0; b < buckets->n_buckets; b++)
-      todo += !(done && done[ti * buckets->n_buckets + b]);
-    if (!todo) continue;
-    tile_state ts;
-    rc = tile_open(&tiles[ti], opts, &ts, stats, e);
-    for (size_t b = 0; b < buckets->n_buckets && !rc; b++) {
-      if (done && done[ti * buckets->n_buckets + b]) continue;
-      unit *u = calloc(1, sizeof *u);
-      if (!u) {
-        rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-        break;
-      }
-      u->tile = ti;
-      u->bucket = b;
-      u->tree = buckets->trees[b];
-      u->paths = &ps;
-      u->ref_nuclei = ts.ref_nuclei;
-      u->ref_features = ts.ref_features;
-      rc = unit_submit(u, &ts, params, opts, stats, e);
-      if (rc) {
-        unit_wait(u);
-        unit_free(u);
-        break;
-      }
-      queue[nq++] = u;
-      if (nq == UNITS_IN_FLIGHT) {
-        unit_wait(queue[0]);
-        rc = unit_report(queue[0], on_unit, ctx, e);
-        unit_free(queue[0]);
-        memmove(queue, queue + 1, --nq * sizeof *queue);
-        wsisa_progress_advance(prog, 1);
-      }
-    }
-    /* the tile's pixels must outlive every unit that reads them */
-    while (nq) {
-      unit_wait(queue[0]);
-      if (!rc) rc = unit_report(queue[0], on_unit, ctx, e);
-      unit_free(queue[0]);
-      memmove(queue, queue + 1, --nq * sizeof *queue);
-      wsisa_progress_advance(prog, 1);
-    }
-    starpu_task_wait_for_all();
-    tile_close(&ts, opts);
-  }
-  wsisa_progress_finish(prog);
-  stats->peak_paths = ps.peak;
-  return rc;
-}
-
 /* ---- sessions: units handed out one at a time ---------------------------- */
 
 struct wsisa_exec_session {
@@ -487,16 +417,24 @@ static int unit_finished(unit *u) {
   return done;
 }
 
-int wsisa_exec_session_poll(wsisa_exec_session *s, int wait, wsisa_exec_unit_fn on_unit,
-                            void *ctx, size_t *in_flight, wsisa_err *e) {
+/* Report finished units, oldest first, until at most `keep` are in flight;
+ * with `wait`, wait for them, else stop at the first unfinished one. */
+static int session_report(wsisa_exec_session *s, size_t keep, int wait,
+                          wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
   int rc = 0;
-  while (s->nq && !rc) {
+  while (s->nq > keep && !rc) {
     if (!wait && !unit_finished(s->queue[0])) break;
     unit_wait(s->queue[0]);
     rc = unit_report(s->queue[0], on_unit, ctx, e);
     unit_free(s->queue[0]);
     memmove(s->queue, s->queue + 1, --s->nq * sizeof *s->queue);
   }
+  return rc;
+}
+
+int wsisa_exec_session_poll(wsisa_exec_session *s, int wait, wsisa_exec_unit_fn on_unit,
+                            void *ctx, size_t *in_flight, wsisa_err *e) {
+  int rc = session_report(s, 0, wait, on_unit, ctx, e);
   if (in_flight) *in_flight = s->nq;
   return rc;
 }
@@ -568,6 +506,52 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   pthread_cond_destroy(&s->ps.cond);
   free(s->queue);
   free(s);
+}
+
+/* ---- a whole study on this process ---------------------------------------- */
+
+/* Units in flight at once: the next unit is submitted while the previous one
+ * drains, so workers do not idle at unit boundaries. */
+#define UNITS_IN_FLIGHT 2
+
+typedef struct run_ctx {
+  wsisa_exec_unit_fn on_unit;
+  void *ctx;
+  wsisa_progress *prog;
+} run_ctx;
+
+static int run_unit_done(void *c, size_t tile, size_t bucket, const size_t *runs,
+                         const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  run_ctx *r = c;
+  int rc = r->on_unit ? r->on_unit(r->ctx, tile, bucket, runs, counts, n, e) : 0;
+  wsisa_progress_advance(r->prog, 1);
+  return rc;
+}
+
+int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
+                   const wsisa_exec_opts *opts, wsisa_exec_unit_fn on_unit, void *ctx,
+                   wsisa_exec_stats *stats, wsisa_err *e) {
+  wsisa_exec_session *s = NULL;
+  int rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &s, e);
+  if (rc) return rc;
+  size_t total = ntiles * buckets->n_buckets, finished = 0;
+  for (size_t i = 0; done && i < total; i++) finished += done[i] != 0;
+  run_ctx r = {on_unit, ctx, wsisa_progress_start("units", total)};
+  wsisa_progress_advance(r.prog, finished);
+  /* units in tile order: a tile is loaded once, and closed when the session
+   * moves on to the next one */
+  for (size_t u = 0; u < total && !rc; u++) {
+    if (done && done[u]) continue;
+    rc = wsisa_exec_session_submit(s, u / buckets->n_buckets, u % buckets->n_buckets,
+                                   run_unit_done, &r, e);
+    if (!rc) rc = session_report(s, UNITS_IN_FLIGHT - 1, 1, run_unit_done, &r, e);
+  }
+  if (!rc) rc = session_report(s, 0, 1, run_unit_done, &r, e);
+  wsisa_progress_finish(r.prog);
+  if (stats) wsisa_exec_session_stats(s, stats);
+  wsisa_exec_session_free(s);
+  return rc;
 }
 
 /* Bytes one active root-to-leaf path holds per tile pixel: the seven task
