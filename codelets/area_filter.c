@@ -23,7 +23,7 @@ static void area_filter_opencl(void *buffers[], void *cl_arg) {
   void *mask = buffers[0], *out = buffers[1];
   const size_t pixels = STARPU_MATRIX_GET_NX(mask) * STARPU_MATRIX_GET_NY(mask);
   cl_mem lab = wsisa__cl_label_roots(mask, a->conn);
-  cl_mem area = wsisa__cl_buffer_new(pixels * sizeof(cl_int));
+  cl_mem area = wsisa__cl_buffer(pixels * sizeof(cl_int), NULL);
   cl_kernel zero, count, keep;
   cl_command_queue queue;
   wsisa__cl_kernel(&wsisa__area_filter_program, "wsisa_area_filter_zero", &zero, &queue);

@@ -1,13 +1,23 @@
-/* OpenCL scratch buffers and the "changed" flag of the iterative operations
+/* OpenCL device buffers (scratch, uploads, zeroed) and the "changed" flag of the iterative operations
  * (labelling, area filter, distance transform, watershed). */
 #include "codelets/codelets_private.h"
 
-cl_mem wsisa__cl_buffer_new(size_t bytes) {
+cl_mem wsisa__cl_buffer(size_t bytes, const void *init) {
   cl_context context;
   starpu_opencl_get_context(starpu_worker_get_devid(starpu_worker_get_id()), &context);
   cl_int err;
-  cl_mem mem = clCreateBuffer(context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
-  wsisa__cl_check(err, "scratch buffer");
+  /* OpenCL refuses empty buffers: an empty one holds a byte nobody reads */
+  cl_mem mem = clCreateBuffer(context, CL_MEM_READ_WRITE | (init && bytes ? CL_MEM_COPY_HOST_PTR : 0),
+                              bytes ? bytes : 1, init && bytes ? (void *)init : NULL, &err);
+  wsisa__cl_check(err, "buffer creation");
+  return mem;
+}
+
+cl_mem wsisa__cl_zeros(size_t bytes) {
+  void *host = calloc(1, bytes ? bytes : 1);
+  STARPU_ASSERT(host);
+  cl_mem mem = wsisa__cl_buffer(bytes, host);
+  free(host);
   return mem;
 }
 

@@ -45,9 +45,11 @@ int wsisa__check_matrices(int n, const starpu_data_handle_t *h, const size_t *el
 int wsisa__check_vector(starpu_data_handle_t h, uint32_t n, size_t elemsize);
 /* A vector buffer as two arguments: (global pointer, byte offset). */
 void wsisa__cl_arg_vector(cl_kernel kernel, cl_uint *index, void *buffer);
-/* A device buffer on the calling OpenCL worker's context, filled from `init`
- * when it is not NULL; the caller releases it (clReleaseMemObject). */
+/* A read-write device buffer on the calling OpenCL worker's context, filled
+ * from `init` when it is not NULL (an empty one gets one byte); the caller
+ * releases it (clReleaseMemObject). wsisa__cl_zeros: the same, zeroed. */
 cl_mem wsisa__cl_buffer(size_t bytes, const void *init);
+cl_mem wsisa__cl_zeros(size_t bytes);
 /* The Reinhard constants (wsisa_reinhard, codelets/cpu/cpu.h) uploaded. */
 cl_mem wsisa__cl_reinhard(void);
 /* can_execute of codelets whose OpenCL kernels compute in double: a device
@@ -57,10 +59,8 @@ int wsisa__can_execute_fp64(unsigned workerid, struct starpu_task *task, unsigne
 int wsisa__cl_worker_has(unsigned workerid, const char *extension);
 /* ---- objects: labelling, size filters, distance transform, watershed ---- */
 
-/* A scratch buffer of `bytes` on the calling OpenCL worker's context, and the
- * one-int "something changed" flag iterative kernels raise: reset, then read
- * (both wait). Release with clReleaseMemObject. */
-cl_mem wsisa__cl_buffer_new(size_t bytes);
+/* The one-int "something changed" flag iterative kernels raise (a
+ * wsisa__cl_buffer): reset, then read (both wait). */
 void wsisa__cl_flag_reset(cl_command_queue queue, cl_mem flag, cl_int value);
 cl_int wsisa__cl_flag_read(cl_command_queue queue, cl_mem flag);
 /* Label equivalence on the calling OpenCL worker (codelets/label.c): a new

@@ -19,8 +19,8 @@ static void edt_opencl(void *buffers[], void *cl_arg) {
   void *mask = buffers[0], *dist = buffers[1];
   const size_t width = STARPU_MATRIX_GET_NX(mask), height = STARPU_MATRIX_GET_NY(mask);
   const size_t bytes = width * height * sizeof(cl_int);
-  cl_mem g = wsisa__cl_buffer_new(bytes), s = wsisa__cl_buffer_new(bytes),
-         t = wsisa__cl_buffer_new(bytes);
+  cl_mem g = wsisa__cl_buffer(bytes, NULL), s = wsisa__cl_buffer(bytes, NULL),
+         t = wsisa__cl_buffer(bytes, NULL);
   cl_kernel columns, rows;
   cl_command_queue queue;
   wsisa__cl_kernel(&wsisa__edt_program, "wsisa_edt_columns", &columns, &queue);

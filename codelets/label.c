@@ -21,8 +21,8 @@ static void label_cpu(void *buffers[], void *cl_arg) {
 cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn) {
   const size_t width = STARPU_MATRIX_GET_NX(mask_buffer);
   const size_t height = STARPU_MATRIX_GET_NY(mask_buffer);
-  cl_mem lab = wsisa__cl_buffer_new(width * height * sizeof(cl_int));
-  cl_mem changed = wsisa__cl_buffer_new(sizeof(cl_int));
+  cl_mem lab = wsisa__cl_buffer(width * height * sizeof(cl_int), NULL);
+  cl_mem changed = wsisa__cl_buffer(sizeof(cl_int), NULL);
   cl_kernel init, scan, resolve;
   cl_command_queue queue;
   wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_init", &init, &queue);
@@ -59,7 +59,7 @@ static void label_opencl(void *buffers[], void *cl_arg) {
   const size_t height = STARPU_MATRIX_GET_NY(mask);
   cl_int width_arg = (cl_int)STARPU_MATRIX_GET_NX(mask), height_arg = (cl_int)height;
   cl_mem lab = wsisa__cl_label_roots(mask, a->conn);
-  cl_mem row_roots = wsisa__cl_buffer_new(height * sizeof(cl_int));
+  cl_mem row_roots = wsisa__cl_buffer(height * sizeof(cl_int), NULL);
   cl_kernel count, prefix, number, write;
   cl_command_queue queue;
   wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_count_roots", &count, &queue);

@@ -40,15 +40,6 @@ static void nucleus_features_cpu(void *buffers[], void *cl_arg) {
   (void)rc;
 }
 
-/* A device buffer holding a copy of host memory, readable and writable. */
-static cl_mem upload(cl_command_queue queue, size_t bytes, const void *host) {
-  cl_mem m = wsisa__cl_buffer_new(bytes ? bytes : 1);
-  if (bytes)
-    wsisa__cl_check(clEnqueueWriteBuffer(queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
-                    "nucleus features upload");
-  return m;
-}
-
 static void download(cl_command_queue queue, cl_mem m, size_t bytes, void *host) {
   wsisa__cl_check(clEnqueueReadBuffer(queue, m, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
                   "nucleus features download");
@@ -108,9 +99,9 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   STARPU_ASSERT(lo && hi && first && sums && raw && rows);
   for (cl_int i = 0; i < n; i++) lo[i] = INT32_MAX, hi[i] = -1;
   cl_int bad = 0;
-  cl_mem d_lo = upload(queue, (size_t)n * sizeof *lo, lo);
-  cl_mem d_hi = upload(queue, (size_t)n * sizeof *hi, hi);
-  cl_mem d_bad = upload(queue, sizeof bad, &bad), d_n = upload(queue, sizeof n, &n);
+  cl_mem d_lo = wsisa__cl_buffer((size_t)n * sizeof *lo, lo);
+  cl_mem d_hi = wsisa__cl_buffer((size_t)n * sizeof *hi, hi);
+  cl_mem d_bad = wsisa__cl_buffer(sizeof bad, &bad), d_n = wsisa__cl_buffer(sizeof n, &n);
   run_rows(k[K_EXTENT], queue, lab, 4, (cl_mem[]){d_n, d_lo, d_hi, d_bad});
   download(queue, d_lo, (size_t)n * sizeof *lo, lo);
   download(queue, d_hi, (size_t)n * sizeof *hi, hi);
@@ -130,16 +121,13 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   for (size_t r = 0; r < nrows; r++)
     ri[6 * r] = 0, ri[6 * r + 1] = INT32_MAX, ri[6 * r + 2] = -1,
     ri[6 * r + 3] = ri[6 * r + 4] = ri[6 * r + 5] = 0;
-  cl_mem d_first = upload(queue, (size_t)n * sizeof *first, first);
-  cl_mem d_ri = upload(queue, nrows * 6 * sizeof *ri, ri);
+  cl_mem d_first = wsisa__cl_buffer((size_t)n * sizeof *first, first);
+  cl_mem d_ri = wsisa__cl_buffer(nrows * 6 * sizeof *ri, ri);
   free(ri);
-  cl_long *zero = calloc(nrows ? 2 * nrows : 1, sizeof *zero);
-  STARPU_ASSERT(zero);
-  cl_mem d_rl = upload(queue, nrows * 2 * sizeof *zero, zero);
-  free(zero);
-  cl_mem d_border = wsisa__cl_buffer_new((size_t)width * height);
-  cl_mem d_roff = wsisa__cl_buffer_new(nrows ? nrows * sizeof(cl_int) : 1);
-  cl_mem d_sums = wsisa__cl_buffer_new((size_t)n * sizeof *sums);
+  cl_mem d_rl = wsisa__cl_zeros(nrows * 2 * sizeof(cl_long));
+  cl_mem d_border = wsisa__cl_buffer((size_t)width * height, NULL);
+  cl_mem d_roff = wsisa__cl_buffer(nrows * sizeof(cl_int), NULL);
+  cl_mem d_sums = wsisa__cl_buffer((size_t)n * sizeof *sums, NULL);
   arg = 0;
   wsisa__cl_arg_matrix(k[K_BORDER], &arg, lab);
   wsisa__cl_arg(k[K_BORDER], &arg, sizeof d_border, &d_border);
@@ -157,10 +145,10 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
     first[i] = fg;
     fg += (cl_int)sums[i].area;
   }
-  cl_mem d_fval = upload(queue, (size_t)n * sizeof *first, first);
-  cl_mem d_index = wsisa__cl_buffer_new(fg ? (size_t)fg * sizeof(cl_int) : 1);
-  cl_mem d_values = wsisa__cl_buffer_new(fg ? (size_t)fg * sizeof(float) : 1);
-  cl_mem d_raw = upload(queue, (size_t)n * nch * WSISA_NF_RAW * sizeof *raw, raw);
+  cl_mem d_fval = wsisa__cl_buffer((size_t)n * sizeof *first, first);
+  cl_mem d_index = wsisa__cl_buffer((size_t)fg * sizeof(cl_int), NULL);
+  cl_mem d_values = wsisa__cl_buffer((size_t)fg * sizeof(float), NULL);
+  cl_mem d_raw = wsisa__cl_buffer((size_t)n * nch * WSISA_NF_RAW * sizeof *raw, raw);
   run_rows(k[K_SCATTER], queue, lab, 5, (cl_mem[]){d_first, d_lo, d_fval, d_roff, d_index});
 
   /* 4: per channel, its values into the slices and the statistics */
@@ -181,8 +169,8 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   }
 
   /* 5: convex areas */
-  cl_mem d_pts = wsisa__cl_buffer_new((nrows ? 6 * nrows : 1) * sizeof(cl_int2));
-  cl_mem d_hull = wsisa__cl_buffer_new((6 * nrows + 2 * (size_t)n) * sizeof(cl_int2));
+  cl_mem d_pts = wsisa__cl_buffer(6 * nrows * sizeof(cl_int2), NULL);
+  cl_mem d_hull = wsisa__cl_buffer((6 * nrows + 2 * (size_t)n) * sizeof(cl_int2), NULL);
   arg = 0;
   buffer_args(k[K_HULL], &arg, 5, (cl_mem[]){d_first, d_ri, d_pts, d_hull, d_sums});
   wsisa__cl_arg(k[K_HULL], &arg, sizeof n, &n);

@@ -18,20 +18,6 @@ static void object_match_cpu(void *buffers[], void *cl_arg) {
   (void)rc;
 }
 
-/* A zeroed scratch buffer (OpenCL 1.1 has no fill command). */
-static cl_mem zeros(size_t bytes) {
-  void *host = calloc(1, bytes ? bytes : 1);
-  STARPU_ASSERT(host);
-  cl_context context;
-  starpu_opencl_get_context(starpu_worker_get_devid(starpu_worker_get_id()), &context);
-  cl_int err;
-  cl_mem m = clCreateBuffer(context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR,
-                            bytes ? bytes : 1, host, &err);
-  wsisa__cl_check(err, "scratch buffer");
-  free(host);
-  return m;
-}
-
 static void object_match_opencl(void *buffers[], void *cl_arg) {
   (void)cl_arg;
   cl_kernel scan, pairs, best, terms;
@@ -40,7 +26,7 @@ static void object_match_opencl(void *buffers[], void *cl_arg) {
   wsisa__cl_kernel(&wsisa__object_match_program, "wsisa_object_match_pairs", &pairs, &queue);
   wsisa__cl_kernel(&wsisa__object_match_program, "wsisa_object_match_best", &best, &queue);
   wsisa__cl_kernel(&wsisa__object_match_program, "wsisa_object_match_terms", &terms, &queue);
-  cl_mem st = zeros(3 * sizeof(cl_int));
+  cl_mem st = wsisa__cl_zeros(3 * sizeof(cl_int));
   cl_uint arg = 0;
   wsisa__cl_arg_matrix(scan, &arg, buffers[0]);
   wsisa__cl_arg_matrix(scan, &arg, buffers[1]);
@@ -52,13 +38,13 @@ static void object_match_opencl(void *buffers[], void *cl_arg) {
   cl_ulong cap = 2;
   while (cap < 2 * (cl_ulong)n[2]) cap *= 2;
   const cl_ulong mask = cap - 1;
-  cl_mem area_g = zeros(((size_t)n[0] + 1) * sizeof(cl_uint));
-  cl_mem area_s = zeros(((size_t)n[1] + 1) * sizeof(cl_uint));
-  cl_mem best_g = zeros(((size_t)n[0] + 1) * sizeof(cl_ulong));
-  cl_mem best_s = zeros(((size_t)n[1] + 1) * sizeof(cl_ulong));
-  cl_mem keys = zeros((size_t)cap * sizeof(cl_ulong));
-  cl_mem count = zeros((size_t)cap * sizeof(cl_uint));
-  cl_mem sums = zeros(2 * sizeof(cl_ulong));
+  cl_mem area_g = wsisa__cl_zeros(((size_t)n[0] + 1) * sizeof(cl_uint));
+  cl_mem area_s = wsisa__cl_zeros(((size_t)n[1] + 1) * sizeof(cl_uint));
+  cl_mem best_g = wsisa__cl_zeros(((size_t)n[0] + 1) * sizeof(cl_ulong));
+  cl_mem best_s = wsisa__cl_zeros(((size_t)n[1] + 1) * sizeof(cl_ulong));
+  cl_mem keys = wsisa__cl_zeros((size_t)cap * sizeof(cl_ulong));
+  cl_mem count = wsisa__cl_zeros((size_t)cap * sizeof(cl_uint));
+  cl_mem sums = wsisa__cl_zeros(2 * sizeof(cl_ulong));
   arg = 0;
   wsisa__cl_arg_matrix(pairs, &arg, buffers[0]);
   wsisa__cl_arg_matrix(pairs, &arg, buffers[1]);

@@ -30,18 +30,6 @@ void wsisa__cl_arg_vector(cl_kernel kernel, cl_uint *index, void *buffer) {
   wsisa__cl_arg(kernel, index, sizeof offset, &offset);
 }
 
-cl_mem wsisa__cl_buffer(size_t bytes, const void *init) {
-  cl_context context;
-  starpu_opencl_get_context(starpu_worker_get_devid(starpu_worker_get_id()), &context);
-  cl_int err;
-  cl_mem mem = clCreateBuffer(context,
-                              init ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR
-                                   : CL_MEM_READ_WRITE,
-                              bytes, (void *)init, &err);
-  wsisa__cl_check(err, "buffer creation");
-  return mem;
-}
-
 cl_mem wsisa__cl_reinhard(void) {
   wsisa_reinhard k;
   wsisa_cpu_reinhard(&k);

@@ -46,10 +46,10 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   const cl_int width = (cl_int)STARPU_MATRIX_GET_NX(mask);
   const cl_int height = (cl_int)STARPU_MATRIX_GET_NY(mask);
   const size_t bytes = (size_t)width * (size_t)height * sizeof(cl_int);
-  cl_mem lab = wsisa__cl_buffer_new(bytes), next = wsisa__cl_buffer_new(bytes);
-  cl_mem stamp = wsisa__cl_buffer_new(bytes);
-  cl_mem list[2] = {wsisa__cl_buffer_new(bytes), wsisa__cl_buffer_new(bytes)};
-  cl_mem count = wsisa__cl_buffer_new(sizeof(cl_int));
+  cl_mem lab = wsisa__cl_buffer(bytes, NULL), next = wsisa__cl_buffer(bytes, NULL);
+  cl_mem stamp = wsisa__cl_buffer(bytes, NULL);
+  cl_mem list[2] = {wsisa__cl_buffer(bytes, NULL), wsisa__cl_buffer(bytes, NULL)};
+  cl_mem count = wsisa__cl_buffer(sizeof(cl_int), NULL);
   cl_command_queue queue;
   enum { INIT, FRONTIER, GATHER, DECIDE, SETTLE, FINISH, NKERNELS };
   static const char *const names[NKERNELS] = {
