@@ -33,7 +33,8 @@ typedef struct leaf_part {
   starpu_data_handle_t handle;
 } leaf_part;
 
-enum { PART_COUNTS, PART_NUCLEI, PART_MATCH, NPARTS };
+/* PART_ROWS, the feature rows, is registered once the object count is home. */
+enum { PART_COUNTS, PART_NUCLEI, PART_MATCH, PART_ROWS, NPARTS };
 
 /* One leaf's measures against the reference: they come home here. The path
  * ends when all have arrived. */
@@ -45,7 +46,7 @@ struct leaf {
   unit *owner;
   /* the feature stage: labels kept for the reduction, its rows */
   const wsisa_tile_data *data;
-  starpu_data_handle_t labels, rows_handle;
+  starpu_data_handle_t labels;
   double *rows;
   int failed;
 };
@@ -81,12 +82,6 @@ static void leaf_part_done(void *arg) {
   leaf_arrived(part->owner);
 }
 
-static void leaf_rows_done(void *arg) {
-  leaf *l = arg;
-  starpu_data_release(l->rows_handle);
-  leaf_arrived(l);
-}
-
 /* With features, the object count is home: the reduction's output can be
  * registered now. Runs in a callback: it only submits, never waits. */
 static void leaf_nuclei_done(void *arg) {
@@ -99,14 +94,16 @@ static void leaf_nuclei_done(void *arg) {
     l->failed = !l->rows;
   }
   if (len && l->rows) {
-    starpu_vector_data_register(&l->rows_handle, STARPU_MAIN_RAM, (uintptr_t)l->rows,
+    leaf_part *rows = &l->part[PART_ROWS];
+    rows->owner = l;
+    starpu_vector_data_register(&rows->handle, STARPU_MAIN_RAM, (uintptr_t)l->rows,
                                 (uint32_t)len, sizeof *l->rows);
-    l->failed = wsisa_workflow_reduce_submit(l->data, l->labels, l->rows_handle, NULL) ||
-                starpu_data_acquire_cb(l->rows_handle, STARPU_R, leaf_rows_done, l);
+    l->failed = wsisa_workflow_reduce_submit(l->data, l->labels, rows->handle, NULL) ||
+                starpu_data_acquire_cb(rows->handle, STARPU_R, leaf_part_done, rows);
   }
   starpu_data_unregister_submit(l->labels);
   l->labels = NULL;
-  if (len && l->rows && !l->failed) return; /* leaf_rows_done ends the path */
+  if (len && l->rows && !l->failed) return; /* the rows' arrival ends the path */
   leaf_arrived(l);
 }
 
@@ -237,7 +234,6 @@ static void unit_free(unit *u) {
     for (int k = 0; k < NPARTS; k++)
       if (u->leaves[i].part[k].handle) starpu_data_unregister(u->leaves[i].part[k].handle);
     if (u->leaves[i].labels) starpu_data_unregister_submit(u->leaves[i].labels);
-    if (u->leaves[i].rows_handle) starpu_data_unregister(u->leaves[i].rows_handle);
     free(u->leaves[i].rows);
   }
   /* with features, the leaves' reductions read the unit's own channels */
