@@ -57,6 +57,8 @@ cl_mem wsisa__cl_reinhard(void);
 int wsisa__can_execute_fp64(unsigned workerid, struct starpu_task *task, unsigned nimpl);
 /* 1 when `workerid` is not an OpenCL worker or its device lists `extension`. */
 int wsisa__cl_worker_has(unsigned workerid, const char *extension);
+/* Drop what wsisa__cl_worker_has learnt of the workers (StarPU is stopping). */
+void wsisa__cl_worker_forget(void);
 /* ---- objects: labelling, size filters, distance transform, watershed ---- */
 
 /* The one-int "something changed" flag iterative kernels raise (a

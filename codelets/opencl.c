@@ -100,4 +100,6 @@ int wsisa_codelets_load_opencl(wsisa_err *e) {
 void wsisa_codelets_unload_opencl(void) {
   for (size_t i = 0; i < wsisa_n_ops; i++)
     if (wsisa_ops[i].cl_source) starpu_opencl_unload_opencl(wsisa_ops[i].program);
+  /* the next StarPU may number its workers differently */
+  wsisa__cl_worker_forget();
 }
