@@ -30,6 +30,8 @@ struct wsisa__run_features {
   int *cols;        /* feature columns whose values are kept (h_mean first when asked) */
   values *run;      /* (run x tile) x ncols */
   values *ref;      /* tile x ncols */
+  values *ref_pooled; /* per column: the reference's values over every tile,
+                         sorted; made once, on first use (have) */
   FILE *journal;
   char path[4200];
 };
@@ -93,6 +95,8 @@ void wsisa__run_features_free(wsisa__run_features *f) {
   if (f->journal) fclose(f->journal);
   for (size_t i = 0; f->run && i < f->nruns * f->ntiles * f->ncols; i++) free(f->run[i].v);
   for (size_t i = 0; f->ref && i < f->ntiles * f->ncols; i++) free(f->ref[i].v);
+  for (size_t k = 0; f->ref_pooled && k < f->ncols; k++) free(f->ref_pooled[k].v);
+  free(f->ref_pooled);
   free(f->cols);
   free(f->run);
   free(f->ref);
@@ -240,26 +244,37 @@ double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t n
   return w;
 }
 
+/* The reference's pooled values of column k, sorted once for every run. */
+static const values *reference(wsisa__run_features *f, size_t k) {
+  if (!f->ref_pooled && !(f->ref_pooled = calloc(f->ncols, sizeof *f->ref_pooled))) return NULL;
+  values *r = &f->ref_pooled[k];
+  if (!r->have) {
+    r->v = pooled(f, 1, 0, k, &r->n);
+    r->have = r->v != NULL;
+  }
+  return r->have ? r : NULL;
+}
+
 double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char *metric) {
   int col = metric_column(metric);
   size_t k = 0;
   while (k < f->ncols && f->cols[k] != col) k++;
   if (col < 0 || k == f->ncols) return NAN;
-  size_t n = 0, nref = 0;
-  double *v = pooled(f, 0, run, k, &n), out = NAN;
   if (strcmp(metric, MEAN_H) == 0) {
     /* summed in tile then nucleus order, as the journal holds them */
     double sum = 0;
+    size_t n = 0;
     for (size_t t = 0; t < f->ntiles; t++) {
       const values *s = slot(f, 0, run, t, k);
       for (size_t i = 0; i < s->n; i++) sum += s->v[i];
+      n += s->n;
     }
-    if (n) out = sum / (double)n;
-  } else {
-    double *r = pooled(f, 1, 0, k, &nref);
-    if (v && r && n && nref) out = wsisa__wasserstein1(v, n, r, nref);
-    free(r);
+    return n ? sum / (double)n : NAN;
   }
+  size_t n = 0;
+  double *v = pooled(f, 0, run, k, &n), out = NAN;
+  const values *r = reference(f, k);
+  if (v && r && n && r->n) out = wsisa__wasserstein1(v, n, r->v, r->n);
   free(v);
   return out;
 }
