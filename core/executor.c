@@ -172,18 +172,20 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   starpu_data_handle_t hc, hn;
   starpu_vector_data_register(&hc, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
   starpu_vector_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)&nuclei, 1, sizeof nuclei);
-  wsisa_measure m = {hc, hn, NULL, NULL, o->object_match ? &ts->ref_labels : NULL};
+  /* the reference's objects: matched with every run's, and reduced to feature rows */
+  wsisa_measure m = {hc, hn, NULL, NULL,
+                     o->object_match || o->features ? &ts->ref_labels : NULL};
   rc = wsisa_workflow_measure_submit(&ts->data, ts->ref, ts->ref, &m, e);
   starpu_data_unregister(hc);
   starpu_data_unregister(hn);
   ts->ref_pixels = counts[1];
   ts->ref_nuclei = nuclei;
-  if (!rc && o->features) {
-    size_t n = 0;
-    rc = wsisa_workflow_features_compute(&ts->data, ts->ref, &ts->ref_features, &n, e);
-    if (!rc && n != nuclei)
-      rc = wsisa_error(e, WSISA_EINTERNAL, "reference: %zu feature rows for %llu nuclei", n,
-                       (unsigned long long)nuclei);
+  if (!rc && o->features)
+    rc = wsisa_workflow_rows_compute(&ts->data, ts->ref_labels, (size_t)nuclei,
+                                     &ts->ref_features, e);
+  if (ts->ref_labels && !o->object_match) {
+    starpu_data_unregister_submit(ts->ref_labels);
+    ts->ref_labels = NULL;
   }
   return rc;
 }

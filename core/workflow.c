@@ -295,8 +295,7 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
   int rc = tmp_labels(tile, &labels, e);
   if (rc) return rc;
   rc = submitted(wsisa_submit_compare(mask, ref, m->counts), "comparison", e);
-  if (!rc) rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);
-  if (!rc) rc = submitted(wsisa_submit_count_labels(labels, m->nuclei), "object count", e);
+  if (!rc) rc = wsisa_workflow_objects_submit(mask, labels, m->nuclei, e);
   if (!rc && m->match)
     rc = submitted(wsisa_submit_object_match(m->ref_labels, labels, m->match), "object matching",
                    e);
@@ -398,30 +397,35 @@ int wsisa_workflow_reduce_submit(const wsisa_tile_data *tile, starpu_data_handle
                    "nucleus features", e);
 }
 
+int wsisa_workflow_rows_compute(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                size_t n, double **rows, wsisa_err *e) {
+  *rows = NULL;
+  if (!n) return 0;
+  size_t len = n * WSISA_NF_ROW(tile->nchannels);
+  double *r = malloc(len * sizeof *r);
+  if (!r) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  starpu_data_handle_t hrows = NULL;
+  starpu_vector_data_register(&hrows, STARPU_MAIN_RAM, (uintptr_t)r, (uint32_t)len, sizeof *r);
+  int rc = wsisa_workflow_reduce_submit(tile, labels, hrows, e);
+  starpu_data_unregister(hrows); /* waits for the rows and brings them home */
+  if (rc) free(r);
+  else *rows = r;
+  return rc;
+}
+
 int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_handle_t mask,
                                     double **rows, size_t *n, wsisa_err *e) {
   *rows = NULL;
   *n = 0;
   uint64_t count = 0;
-  starpu_data_handle_t labels = NULL, hcount = NULL, hrows = NULL;
+  starpu_data_handle_t labels = NULL, hcount = NULL;
   int rc = tmp_labels(tile, &labels, e);
   if (rc) return rc;
   starpu_vector_data_register(&hcount, STARPU_MAIN_RAM, (uintptr_t)&count, 1, sizeof count);
   rc = wsisa_workflow_objects_submit(mask, labels, hcount, e);
   starpu_data_unregister(hcount); /* waits for the count and brings it home */
-  if (!rc && count) {
-    size_t len = (size_t)count * WSISA_NF_ROW(tile->nchannels);
-    double *r = malloc(len * sizeof *r);
-    if (!r) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    if (!rc) {
-      starpu_vector_data_register(&hrows, STARPU_MAIN_RAM, (uintptr_t)r, (uint32_t)len,
-                                  sizeof *r);
-      rc = wsisa_workflow_reduce_submit(tile, labels, hrows, e);
-      starpu_data_unregister(hrows);
-    }
-    if (rc) free(r);
-    else *rows = r, *n = (size_t)count;
-  }
+  if (!rc && !(rc = wsisa_workflow_rows_compute(tile, labels, (size_t)count, rows, e)))
+    *n = (size_t)count;
   release(&labels);
   return rc;
 }

@@ -130,6 +130,10 @@ int wsisa_workflow_objects_submit(starpu_data_handle_t mask, starpu_data_handle_
  * n × WSISA_NF_ROW(tile->nchannels) doubles) = the nuclei's features. */
 int wsisa_workflow_reduce_submit(const wsisa_tile_data *tile, starpu_data_handle_t labels,
                                  starpu_data_handle_t rows, wsisa_err *e);
+/* The second half for labels whose count n is known, waiting on the calling
+ * thread (never a worker): *rows (malloc'd, NULL when n is 0). */
+int wsisa_workflow_rows_compute(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                size_t n, double **rows, wsisa_err *e);
 /* Both halves for one mask, waiting on the calling thread (never a worker):
  * *rows (malloc'd, NULL when there is no nucleus) holds *n rows. */
 int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_handle_t mask,
