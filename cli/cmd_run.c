@@ -14,13 +14,12 @@
 
 #include <jansson.h>
 
+#include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "core/cli.h"
-#include "core/cmds.h"
-#include "core/core_private.h"
-#include "core/dist.h"
-#include "core/executor.h"
-#include "core/workflow.h"
+#include "cli/cli.h"
+#include "cli/cmds.h"
+#include "engine/engine_private.h"
+#include "engine/engine.h"
 #include "io/csv.h"
 #include "io/io.h"
 #include "io/study.h"
@@ -762,8 +761,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   if ((rc = journal_open(&s, !o.resume, e))) goto done;
   if (s.features && (rc = wsisa__run_features_open(s.features, !o.resume, e))) goto done;
 
-  wsisa_runtime_opts ropts = {sched, -1, -1};
-  if ((rc = wsisa_runtime_init(&ropts, e))) goto done;
+  wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1};
+  if ((rc = wsisa_codelets_start(&ropts, e))) goto done;
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s.workers, e);
   if (!rc && !(rc = make_plan(&s, e))) {
     size_t nb = s.buckets->n_buckets;

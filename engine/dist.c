@@ -28,9 +28,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "core/dist.h"
-#include "core/workflow.h"
+#include "engine/engine.h"
 
 #ifdef WSISA_WITH_MPI
 #include <mpi.h>
@@ -442,8 +442,8 @@ int wsisa_dist_worker(wsisa_err *e) {
   char sched[64] = "";
   snprintf(sched, sizeof sched, "%.*s", (int)(m.n < 63 ? m.n : 63), (const char *)m.p);
   buf_free(&m);
-  wsisa_runtime_opts ro = {sched[0] ? sched : NULL, -1, -1};
-  int rc = wsisa_runtime_init(&ro, e);
+  wsisa_runtime_opts ro = {.sched = sched[0] ? sched : NULL, .ncpu = -1, .nopencl = -1};
+  int rc = wsisa_codelets_start(&ro, e);
   if (rc) {
     send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
     wait_stop();

@@ -12,7 +12,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "core/executor.h"
+#include "engine/engine.h"
 #include "io/io.h"
 
 /* ---- active paths ------------------------------------------------------- */

@@ -10,8 +10,8 @@
 
 #include <jansson.h>
 
-#include "core/cli.h"
-#include "core/cmds.h"
+#include "cli/cli.h"
+#include "cli/cmds.h"
 #include "io/csv.h"
 #include "io/study.h"
 #include "reuse/reuse.h"
