@@ -293,4 +293,95 @@ int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *par
  * results are on disk. */
 void wsisa_dist_end(void);
 
+/* ==== the study's reuse plan ================================================= */
+
+/* RTMA's, naive's and SCA's MaxBucketSize when the study sets none: measured
+ * best on this workflow (README, Performance). */
+#define WSISA_DEFAULT_BUCKET_SIZE 8
+
+struct wsisa_study;
+/* The reuse options a study runs with on `workers` StarPU workers in all:
+ * its strategy and limits, MaxBuckets 3 x workers and MaxBucketSize
+ * WSISA_DEFAULT_BUCKET_SIZE unless the study sets them. `level_cost` (7
+ * values, or NULL for the papers' task count) is kept by pointer. */
+void wsisa_plan_reuse_opts(const struct wsisa_study *study, int workers,
+                           const double *level_cost, wsisa_reuse_opts *o);
+/* The reuse-level task keys (WSISA_SEG_LEVELS per run) of runs given as rows
+ * of `nparams` values whose task level (1..7) `level` names per column. */
+int wsisa_plan_keys(const double *values, size_t nruns, size_t nparams, const int *level,
+                    uint64_t *keys);
+
+/* The none strategy: every run alone in a bucket of its own, its own chain of
+ * WSISA_SEG_LEVELS tasks, even when two runs are equal. */
+int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_buckets **out);
+
+/* ---- `wsisa plan`: every strategy on a study's design, without running it -- */
+
+#define WSISA_PLAN_STRATEGIES 5 /* stage, naive, sca, rtma, trtma */
+/* SCA is O(n^4): beyond this many distinct stage instances it is reported,
+ * not run. */
+#define WSISA_PLAN_SCA_LIMIT 2000
+
+typedef struct wsisa_plan_request {
+  const char *samples_path; /* a design CSV instead of the study's own */
+  const char *select;       /* two_phase: plan the phase-2 design */
+  int workers;              /* TRTMA's MaxBuckets is 3 x workers; <= 0: the CPUs */
+  long active_paths;        /* for the peak estimate; -1: the study's */
+  const double *level_cost; /* 7 values, or NULL: the papers' task count */
+} wsisa_plan_request;
+
+typedef struct wsisa_plan_row {
+  wsisa_reuse_strategy strategy;
+  size_t limit;             /* max bucket size, or max buckets (trtma) */
+  int skipped;              /* SCA beyond WSISA_PLAN_SCA_LIMIT */
+  wsisa_reuse_summary summary;
+  double ms;                /* the strategy's merge */
+} wsisa_plan_row;
+
+typedef struct wsisa_plan_report {
+  char source[512];         /* where the design came from, in words */
+  wsisa_reuse_design *design;
+  size_t active_paths;
+  double design_ms;         /* stage-level reuse and the reuse tree */
+  wsisa_plan_row rows[WSISA_PLAN_STRATEGIES];
+} wsisa_plan_report;
+
+/* The reuse analysis of a segmentation study's design under each strategy,
+ * with the limits `wsisa run` would use. */
+int wsisa_plan_compare(const struct wsisa_study *study, const wsisa_plan_request *r,
+                       wsisa_plan_report *out, wsisa_err *e);
+void wsisa_plan_report_free(wsisa_plan_report *report);
+
+/* ==== analysis of a study's outputs =========================================== */
+
+typedef struct wsisa_analysis_request {
+  const char *study_path;   /* the study the samples came from */
+  const char *samples_path; /* its design, as `wsisa sample` wrote it */
+  const char *outputs_path; /* run_id, then output columns */
+  const char *dir;          /* where indices.csv, indices.json and plots go; NULL: . */
+  const char *select;       /* two_phase: the parameters kept for phase 2 */
+  int drop_missing;         /* VBD: drop base samples with a missing output */
+} wsisa_analysis_request;
+
+/* Check samples and outputs against the study's design, compute the indices
+ * of every output, write them (all or nothing), and print the report. */
+int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e);
+
+/* ==== a whole study =========================================================== */
+
+typedef struct wsisa_runner_request {
+  const char *study;       /* study file; NULL: the default study on the bundled sample */
+  const char *out;         /* a new results folder ... */
+  const char *resume;      /* ... or an interrupted run's, to go on with */
+  const char *samples;     /* a design CSV instead of the study's sampler */
+  int strategy;            /* a wsisa_study_reuse, or -1: the study's */
+  long max_buckets, max_bucket_size, active_paths; /* 0: the study's */
+  uint64_t memory_limit;   /* bytes; 0: the study's */
+  double unit_timeout;     /* under mpirun, seconds; 0: 600 */
+} wsisa_runner_request;
+
+/* `wsisa run`: tiles, design, reuse plan, execution on StarPU (and MPI ranks
+ * when started by mpirun), journal, metrics, indices, run.json. */
+int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e);
+
 #endif

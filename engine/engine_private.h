@@ -2,9 +2,14 @@
 #ifndef WSISA_ENGINE_PRIVATE_H
 #define WSISA_ENGINE_PRIVATE_H
 
-#include "engine/engine.h"
+#include <stdio.h>
 
-/* `wsisa run`'s feature metrics (core/run_features.c): mean_haematoxylin and
+#include "engine/engine.h"
+#include "io/study.h"
+#include "reuse/reuse.h"
+#include "sa/sa.h"
+
+/* `wsisa run`'s feature metrics (engine/features.c): mean_haematoxylin and
  * wasserstein:<feature>, from per-(run, tile) values journaled in
  * feature_values.csv. */
 typedef struct wsisa__run_features wsisa__run_features;
@@ -26,5 +31,59 @@ int wsisa__run_features_unit(wsisa__run_features *f, size_t tile, const size_t *
 double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char *metric);
 /* Wasserstein-1 distance of two sorted, non-empty samples. */
 double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t nb);
+
+/* ---- a study's run: engine/runner.c, journal.c, results.c ------------------ */
+
+/* Everything one `wsisa run` knows, from the study to the counts. */
+typedef struct wsisa__study_run {
+  wsisa_study *study;
+  char dir[4096];
+  wsisa_tile_ref *tiles;
+  char **tile_names;
+  size_t ntiles;
+  wsisa_sa_space *space;
+  wsisa_sa_opts sa;
+  wsisa_sa_design *design;
+  size_t nruns;
+  double *params;           /* nruns x 15, canonical order */
+  uint64_t *run_ids;        /* a design read from CSV keeps its run ids; NULL: 0..n-1 */
+  int from_csv;
+  wsisa_reuse_design *plan;
+  wsisa_reuse_buckets *buckets;
+  int workers;              /* StarPU workers over every MPI rank */
+  wsisa_counts *counts;     /* nruns x ntiles */
+  uint8_t *have;            /* nruns x ntiles: counts known */
+  FILE *journal;
+  double t_plan, t_exec, t_start;
+  wsisa_exec_stats stats;
+  uint64_t tasks_no_reuse;
+  int object_match;         /* a metric needs the objects matched (object_dice) */
+  wsisa_machine machine;
+  wsisa__run_features *features; /* NULL: no metric needs the feature stage */
+} wsisa__study_run;
+
+/* DIR/name into buf. */
+void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap);
+
+/* journal.csv: one line per finished (run, tile), flushed and synced. */
+int wsisa__journal_open(wsisa__study_run *s, int fresh, wsisa_err *e);
+/* Resume: the counts an earlier run finished; a torn last line is ignored. */
+int wsisa__journal_read(wsisa__study_run *s, wsisa_err *e);
+/* The unit callback (wsisa_exec_unit_fn) that journals and keeps the counts. */
+int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                        const wsisa_counts *counts, size_t n, wsisa_err *e);
+
+/* Is every metric of the study one `wsisa run` computes? Sets s->object_match. */
+int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e);
+/* study.json (resolved) and samples.csv (and design.csv for a CSV design):
+ * what --resume reads back. */
+int wsisa__results_study(wsisa__study_run *s, wsisa_err *e);
+int wsisa__results_samples(wsisa__study_run *s, wsisa_err *e);
+/* metrics.csv and outputs.csv from the counts. */
+int wsisa__results_metrics(wsisa__study_run *s, wsisa_err *e);
+/* run.json: versions, workers, machine, reuse, tasks, times, memory. */
+int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e);
+/* The parameters ranked by the first metric's main index, on stdout. */
+void wsisa__results_print_top(const wsisa__study_run *s);
 
 #endif
