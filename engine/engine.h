@@ -210,17 +210,9 @@ typedef struct wsisa_exec_stats {
 typedef int (*wsisa_exec_unit_fn)(void *ctx, size_t tile, size_t bucket, const size_t *runs,
                                   const wsisa_counts *counts, size_t nruns, wsisa_err *e);
 
-/* Run every (tile, bucket) unit not marked in `done` (ntiles x n_buckets, may be
- * NULL). `params` holds a row of WSISA_SEG_NPARAMS values per run. StarPU must
- * be running. */
-int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
-                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
-                   const wsisa_exec_opts *opts, wsisa_exec_unit_fn on_unit, void *ctx,
-                   wsisa_exec_stats *stats, wsisa_err *e);
-
-/* Units one at a time, for a caller that hands them out itself (the MPI
- * manager and its workers, core/dist.c): the current tile stays loaded while
- * its units run, and several units may be in flight. */
+/* Units one at a time, for the unit queue (engine/units.c) and the MPI
+ * workers (engine/dist.c): the current tile stays loaded while its units run,
+ * and several units may be in flight. */
 typedef struct wsisa_exec_session wsisa_exec_session;
 int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                            const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
@@ -229,10 +221,12 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
  * units in flight, which are reported through on_unit. */
 int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
                               wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e);
-/* Report the units that have finished, oldest first (all of them, waiting,
- * when `wait` is set); *in_flight is what remains. */
-int wsisa_exec_session_poll(wsisa_exec_session *s, int wait, wsisa_exec_unit_fn on_unit,
-                            void *ctx, size_t *in_flight, wsisa_err *e);
+/* Report the units that have finished, oldest first, until at most `keep`
+ * are in flight: with `wait`, waiting for them, else stopping at the first
+ * that has not finished; *in_flight (may be NULL) is what remains. */
+int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
+                            wsisa_exec_unit_fn on_unit, void *ctx, size_t *in_flight,
+                            wsisa_err *e);
 /* Take the statistics gathered since the last call (`stats` is overwritten). */
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
 /* Wait for what is in flight (unreported), close the tile, free. */
@@ -248,10 +242,28 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memor
 /* Load a tile's RGB pixels (slide region or image file). */
 int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
 
-/* ==== distribution over MPI ranks =========================================== */
+/* ==== the unit queue ========================================================= */
+
+/* Run every (tile, bucket) unit not marked in `done` (ntiles x n_buckets, may
+ * be NULL) on every rank of the job: this process (rank 0, the only one
+ * without mpirun) and the MPI workers. Units go out on demand, two in flight
+ * per rank; a worker that dies or passes the unit timeout loses only its
+ * units in flight, which run elsewhere. `params` holds a row of
+ * WSISA_SEG_NPARAMS values per run; on_unit sees every unit once, on this
+ * thread. Each worker derives its K with wsisa_exec_active_paths from
+ * `paths_asked` (0: its own worker count) and `memory_limit` (bytes per
+ * rank, 0: 80% of its memory available), as rank 0 did for
+ * opts->active_paths. StarPU must be running. */
+int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                    const wsisa_reuse_buckets *buckets, const uint8_t *done,
+                    const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
+                    wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
+                    wsisa_err *e);
+
+/* ==== MPI: the unit queue's transport to other ranks ========================= */
 
 /* Beyond one machine: `mpirun -np N wsisa run` runs rank 0 as the manager and
- * every other rank as a worker driving its own StarPU (DESIGN.md §1, §5). */
+ * every other rank as a worker driving its own StarPU (docs/architecture.md). */
 
 
 /* Join the MPI job when launched by mpirun with more than one rank (Open MPI
@@ -275,18 +287,6 @@ int wsisa_dist_worker(wsisa_err *e);
  * counts to `local` into *total (just `local` when not distributed). The
  * reuse plan sizes itself on the total (MaxBuckets = 3 x workers). */
 int wsisa_dist_workers(int local, int *total, wsisa_err *e);
-
-/* Manager: wsisa_exec_run over every rank. Units go out on demand, two in
- * flight per rank, the manager computing too; a worker that dies or passes
- * the unit timeout loses only its units in flight, which run elsewhere.
- * Each worker derives its K with wsisa_exec_active_paths from `paths_asked`
- * (0: its own worker count) and `memory_limit` (bytes per rank, 0: 80% of its
- * memory available), as rank 0 did for opts->active_paths. */
-int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
-                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
-                   const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
-                   wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
-                   wsisa_err *e);
 
 /* Tell the live workers to stop and leave MPI. With a rank lost, MPI_Finalize
  * is skipped (it may wait for a rank that never comes); call it only once the

@@ -286,7 +286,7 @@ static int execute(wsisa__study_run *s, const char *sched, wsisa_err *e) {
         .features = s->features != NULL};
     s->study->reuse.active_paths = (int)eo.active_paths;
     double t0 = wsisa_now();
-    rc = wsisa_dist_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
+    rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                         limit_asked, wsisa__journal_unit, s, &s->stats, e);
     s->t_exec = wsisa_now() - t0;
   }
