@@ -1,4 +1,4 @@
-/* Study files: the JSON contract of DESIGN.md §6 read with jansson, every field
+/* Study files: the JSON contract of docs/study-file.md read with jansson, every field
  * validated with the file and JSON path in the message, and written back
  * resolved (defaults filled in) for a run's provenance. */
 #include "io/study.h"

@@ -152,7 +152,7 @@ int wsisa_sa_space_clone(const wsisa_sa_space *space, wsisa_sa_space **out, wsis
 int wsisa_sa_space_select(const wsisa_sa_space *space, const char *const *names,
                           size_t nnames, wsisa_sa_space **out, wsisa_err *e);
 
-/* ---- the segmentation's parameters (DESIGN.md §3) ---------------------------- */
+/* ---- the segmentation's parameters (docs/workflow.md) ---------------------------- */
 
 #define WSISA_SA_NSEG 15
 

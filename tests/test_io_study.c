@@ -1,4 +1,4 @@
-/* Study files: the contract of DESIGN.md §6 parsed field by field, defaults,
+/* Study files: the contract of docs/study-file.md parsed field by field, defaults,
  * pure SA studies, the resolved study round-tripping, and every kind of bad
  * field refused with the file and JSON path. */
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include "io/study.h"
 #include "tests/testutil.h"
 
-/* The example of DESIGN.md §6, verbatim. */
+/* The example of docs/study-file.md, verbatim. */
 static const char *design_example =
     "{\n"
     "  \"inputs\":     { \"slides\": [\"tests/data/CMU-1-Small-Region.svs\"],\n"
