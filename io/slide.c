@@ -123,7 +123,7 @@ const char *wsisa_mpp_source_name(wsisa_mpp_source source) {
 
 const char *wsisa_mpp_source_text(wsisa_mpp_source source) {
   static const char *const texts[] = {
-      "unknown", "given by the user", "the slide's openslide.mpp-x/-y properties",
+      "unknown", "the user's --mpp / inputs.slide_mpp", "the slide's openslide.mpp-x/-y properties",
       "the slide's TIFF resolution tags, in pixels per centimetre",
       "the slide's TIFF resolution tags, in pixels per inch"};
   return (unsigned)source < sizeof texts / sizeof *texts ? texts[source] : "unknown";
