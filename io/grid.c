@@ -234,6 +234,11 @@ void wsisa_grid_free(wsisa_grid *grid) {
   free(grid);
 }
 
+void wsisa_grid_tile_to_level0(const wsisa_grid *grid, const wsisa_tile *tile, double px,
+                               double py, double *x0, double *y0) {
+  wsisa_scale_to_level0(&grid->scale, (double)tile->x + px, (double)tile->y + py, x0, y0);
+}
+
 int wsisa_grid_tile_read(wsisa_slide *slide, const wsisa_grid *grid, const wsisa_tile *tile,
                          wsisa_image **out, wsisa_err *e) {
   return wsisa_slide_read_scaled(slide, &grid->scale, tile->x, tile->y, tile->width,

@@ -192,6 +192,10 @@ int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int til
 int wsisa_grid_make(wsisa_slide *slide, int level, int tile_size, int overlap,
                     wsisa_grid **out, wsisa_err *e);
 void wsisa_grid_free(wsisa_grid *grid);
+/* Level-0 position of pixel (px, py) of a tile (pixel corners; px, py in
+ * target pixels from the tile's origin): origin + p * wsisa_scale_step(). */
+void wsisa_grid_tile_to_level0(const wsisa_grid *grid, const wsisa_tile *tile, double px,
+                               double py, double *x0, double *y0);
 /* RGB u8 of one tile at the grid's target resolution. */
 int wsisa_grid_tile_read(wsisa_slide *slide, const wsisa_grid *grid, const wsisa_tile *tile,
                          wsisa_image **out, wsisa_err *e);

@@ -256,45 +256,63 @@ static int axis_make(int64_t off, int64_t n, int outputs, int sources, axis *a, 
 /* dst (allocated, u8, src's channels) from src: exact integer sums, rounded
  * half up. With n <= WSISA_SCALE_MAX_FACTOR * ONE = 2^26, a row sum is at most
  * 255 * 2^26 and a pixel's sum 255 * 2^52: both fit in 64 bits. */
+static void row_sums(const uint8_t *row, const axis *ax, int w, int c, uint64_t *sums) {
+  for (int i = 0; i < w; i++) {
+    const uint8_t *p = row + (size_t)ax->first[i] * (size_t)c;
+    const int64_t *wx = ax->weight + ax->at[i];
+    for (int ch = 0; ch < c; ch++) {
+      uint64_t sum = 0;
+      for (int kx = 0; kx < ax->count[i]; kx++)
+        sum += (uint64_t)wx[kx] * p[(size_t)kx * (size_t)c + (size_t)ch];
+      sums[(size_t)i * c + ch] = sum;
+    }
+  }
+}
+
 static int area_average(const wsisa_image *src, int64_t off_x, int64_t off_y, int64_t n,
                         wsisa_image *dst, wsisa_err *e) {
   const int c = src->channels, w = dst->width;
+  const size_t len = (size_t)w * (size_t)c;
   axis ax = {0}, ay = {0};
-  uint64_t *acc = NULL, *row_sum = NULL;
+  uint64_t *acc = NULL, *sums = NULL, *shared = NULL;
   int rc = axis_make(off_x, n, w, src->width, &ax, e);
   if (rc) return rc;
   if ((rc = axis_make(off_y, n, dst->height, src->height, &ay, e))) goto fail;
-  acc = malloc((size_t)w * (size_t)c * sizeof *acc);
-  row_sum = malloc((size_t)w * (size_t)c * sizeof *row_sum);
-  if (!acc || !row_sum) {
+  acc = malloc(len * sizeof *acc);
+  sums = malloc(len * sizeof *sums);
+  shared = malloc(len * sizeof *shared);
+  if (!acc || !sums || !shared) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory for resampling");
     goto fail;
   }
   const uint64_t nn = (uint64_t)n * (uint64_t)n;
+  /* A source row cut by an output row boundary belongs to two output rows:
+   * its horizontal sums are kept (`shared`) rather than made twice. */
+  int shared_row = -1;
   for (int j = 0; j < dst->height; j++) {
-    memset(acc, 0, (size_t)w * (size_t)c * sizeof *acc);
+    memset(acc, 0, len * sizeof *acc);
     for (int ky = 0; ky < ay.count[j]; ky++) {
-      const uint8_t *row = wsisa_image_row(src, ay.first[j] + ky);
+      const int k = ay.first[j] + ky;
       const uint64_t wy = (uint64_t)ay.weight[ay.at[j] + (size_t)ky];
-      for (int i = 0; i < w; i++) {
-        const uint8_t *p = row + (size_t)ax.first[i] * (size_t)c;
-        const int64_t *wx = ax.weight + ax.at[i];
-        for (int ch = 0; ch < c; ch++) {
-          uint64_t sum = 0;
-          for (int kx = 0; kx < ax.count[i]; kx++)
-            sum += (uint64_t)wx[kx] * p[(size_t)kx * (size_t)c + (size_t)ch];
-          row_sum[(size_t)i * c + ch] = sum;
-        }
+      uint64_t *h = sums;
+      if (k == shared_row) {
+        h = shared;
+      } else if (ky == ay.count[j] - 1) {
+        h = shared;
+        shared_row = k;
+        row_sums(wsisa_image_row(src, k), &ax, w, c, h);
+      } else {
+        row_sums(wsisa_image_row(src, k), &ax, w, c, h);
       }
-      for (size_t q = 0; q < (size_t)w * (size_t)c; q++) acc[q] += wy * row_sum[q];
+      for (size_t q = 0; q < len; q++) acc[q] += wy * h[q];
     }
     uint8_t *out = wsisa_image_row(dst, j);
-    for (size_t q = 0; q < (size_t)w * (size_t)c; q++)
-      out[q] = (uint8_t)((2 * acc[q] + nn) / (2 * nn));
+    for (size_t q = 0; q < len; q++) out[q] = (uint8_t)((2 * acc[q] + nn) / (2 * nn));
   }
 fail:
   free(acc);
-  free(row_sum);
+  free(sums);
+  free(shared);
   axis_free(&ax);
   axis_free(&ay);
   return rc;

@@ -356,6 +356,10 @@ Test(scale, grid_rectangles_in_level0_pixels) {
   cr_expect_eq(g->tiles[6].width, 99);
   expect_rect(&g->tiles[6], 1728, 0, 317, 320);
   expect_rect(&g->tiles[(size_t)6 * g->cols + 6], 1728, 1728, 317, 317);
+  double x0, y0;
+  wsisa_grid_tile_to_level0(g, &g->tiles[3], 10, 0.5, &x0, &y0);
+  cr_expect_float_eq(x0, 280 * (838861.0 / ONE), 1e-9, "%.9f", x0);
+  cr_expect_float_eq(y0, 0.5 * (838861.0 / ONE), 1e-9, "%.9f", y0);
   wsisa_grid_free(g);
 
   /* level 1 (downsample 4) area-averaged by 2: 8 level-0 pixels a target pixel */
