@@ -28,6 +28,9 @@ const wsisa_op *wsisa_op_find(const char *name);
 /* Load / unload every registry program; only meaningful with OpenCL workers. */
 int wsisa_codelets_load_opencl(wsisa_err *e);
 void wsisa_codelets_unload_opencl(void);
+/* Start StarPU (wsisa_runtime_init with `opts`, NULL for the defaults) with
+ * every registry program loaded; wsisa_runtime_shutdown unloads them. */
+int wsisa_codelets_start(const wsisa_runtime_opts *opts, wsisa_err *e);
 
 /* Where submitted tasks may run: STARPU_CPU | STARPU_OPENCL by default. Tests
  * force one side to compare CPU and OpenCL outputs. */

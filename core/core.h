@@ -133,6 +133,11 @@ typedef struct wsisa_runtime_opts {
   const char *sched;   /* NULL: STARPU_SCHED, else StarPU's default */
   int ncpu;            /* -1: StarPU's choice */
   int nopencl;         /* -1: StarPU's choice */
+  /* OpenCL programs to load once StarPU runs (with OpenCL workers only) and
+   * to unload before it stops; core knows no operation, so the layer that
+   * owns them passes them in (codelets/: wsisa_codelets_start). */
+  int (*load_programs)(wsisa_err *e);
+  void (*unload_programs)(void);
 } wsisa_runtime_opts;
 
 /* Is `name` a StarPU policy or one of wsisa's own (pats)? */
@@ -140,10 +145,10 @@ int wsisa_sched_valid(const char *name);
 /* Comma-separated list of the accepted names, for messages and --help. */
 const char *wsisa_sched_names(void);
 
-/* Start StarPU (validating the scheduler, which StarPU does not) and load every
- * OpenCL program of the codelet registry. One call per process. */
+/* Start StarPU (validating the scheduler, which StarPU does not) and load the
+ * OpenCL programs of opts. One call per process. */
 int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e);
-/* Unload the OpenCL programs, then shut StarPU down. */
+/* Wait for every task, unload the OpenCL programs, then shut StarPU down. */
 void wsisa_runtime_shutdown(void);
 int wsisa_runtime_active(void);
 /* Worker counts after init. */

@@ -12,9 +12,9 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "core/cli.h"
-#include "core/cmds.h"
-#include "core/workflow.h"
+#include "cli/cli.h"
+#include "cli/cmds.h"
+#include "engine/engine.h"
 #include "io/csv.h"
 #include "io/io.h"
 
@@ -250,7 +250,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   if ((o.labels || o.geojson) &&
       (rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &labels, e)))
     goto done;
-  if ((rc = wsisa_runtime_init(NULL, e))) goto done;
+  if ((rc = wsisa_codelets_start(NULL, e))) goto done;
   rc = run_segmentation(&o, rgb, mask, labels, o.features ? &features : NULL, &nfeatures, e);
   wsisa_runtime_shutdown();
   if (rc) goto done;

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/cli.h"
-#include "core/cmds.h"
+#include "cli/cli.h"
+#include "cli/cmds.h"
 #include "io/csv.h"
 #include "io/study.h"
 #include "sa/sa.h"

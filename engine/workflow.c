@@ -8,7 +8,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "core/workflow.h"
+#include "engine/engine.h"
 #include "sa/sa.h"
 
 const char *wsisa_seg_param_name(int index) { return wsisa_sa_seg_params[index].name; }

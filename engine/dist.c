@@ -1,5 +1,7 @@
-/* The MPI manager/worker layer: rank 0 hands (tile x bucket) units out on
- * demand to ranks that each drive their own StarPU (seed 000 §2.2, seed 003 §II).
+/* MPI, the unit queue's transport: rank 0 (engine/units.c) hands (tile x
+ * bucket) units out on demand to ranks that each drive their own StarPU (seed
+ * 000 §2.2, seed 003 §II); this file carries the job, the units and the
+ * results between ranks, and is a worker rank's whole life.
  *
  * Plain MPI messages beside each rank's StarPU, not StarPU's MPI layer
  * (libstarpumpi): a unit is independent of every other and coarse (a tile and a
@@ -28,9 +30,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "core/dist.h"
-#include "core/workflow.h"
+#include "engine/engine_private.h"
 
 #ifdef WSISA_WITH_MPI
 #include <mpi.h>
@@ -51,9 +53,6 @@ int wsisa_dist_lost(void) { return world.lost; }
 #ifdef WSISA_WITH_MPI
 
 enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR, TAG_BYE };
-/* units a rank holds at once: the next one is queued while the current drains */
-#define CREDIT 2
-#define NONE ((size_t)-1)
 
 static void nap(void) { nanosleep(&(struct timespec){0, 500000}, NULL); }
 
@@ -221,12 +220,11 @@ static void job_free(job *j) {
  * keys, as the manager's plan has it. */
 static int job_trees(job *j, wsisa_err *e) {
   wsisa_reuse_buckets *b = j->buckets;
-  size_t level[WSISA_SEG_NPARAMS];
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = (size_t)wsisa_seg_param_level(p) - 1;
+  int level[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = wsisa_seg_param_level(p);
   uint64_t *keys = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_LEVELS * sizeof *keys);
   if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  int rc = wsisa_reuse_keys_from_values(j->params, j->nruns, WSISA_SEG_NPARAMS, level,
-                                        WSISA_SEG_LEVELS, keys);
+  int rc = wsisa_plan_keys(j->params, j->nruns, WSISA_SEG_NPARAMS, level, keys);
   for (size_t k = 0; k < b->n_buckets && !rc; k++)
     rc = wsisa_reuse_tree_build(keys, WSISA_SEG_LEVELS, b->instances + b->start[k],
                                 b->start[k + 1] - b->start[k], &b->trees[k]);
@@ -411,7 +409,7 @@ static int serve(job *j, wsisa_err *e) {
       continue;
     }
     size_t in_flight = 0;
-    rc = wsisa_exec_session_poll(w.session, 0, send_result, &w, &in_flight, e);
+    rc = wsisa_exec_session_poll(w.session, 0, 0, send_result, &w, &in_flight, e);
     if (!rc && in_flight == 0 && wsisa_now() - last > silence) {
       wsisa_exec_session_free(w.session);
       return wsisa_error(e, WSISA_ERUNTIME, "no word from the manager for %.0f s: giving up",
@@ -442,8 +440,8 @@ int wsisa_dist_worker(wsisa_err *e) {
   char sched[64] = "";
   snprintf(sched, sizeof sched, "%.*s", (int)(m.n < 63 ? m.n : 63), (const char *)m.p);
   buf_free(&m);
-  wsisa_runtime_opts ro = {sched[0] ? sched : NULL, -1, -1};
-  int rc = wsisa_runtime_init(&ro, e);
+  wsisa_runtime_opts ro = {.sched = sched[0] ? sched : NULL, .ncpu = -1, .nopencl = -1};
+  int rc = wsisa_codelets_start(&ro, e);
   if (rc) {
     send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
     wait_stop();
@@ -481,110 +479,7 @@ int wsisa_dist_worker(wsisa_err *e) {
   return rc;
 }
 
-/* ---- manager ------------------------------------------------------------------ */
-
-typedef struct mgr {
-  size_t ntiles, nb, nruns, total, ndone;
-  uint8_t *state;     /* per unit: 0 to do, 1 out, 2 done */
-  size_t *todo;       /* per tile: units to do */
-  size_t *holders;    /* per tile: ranks whose current tile it is */
-  struct rank_units {
-    size_t unit[CREDIT], n, tile;
-    double since; /* the oldest unit's clock started here */
-  } *ranks;
-  wsisa_exec_unit_fn on_unit;
-  void *ctx;
-  wsisa_exec_stats stats;
-  wsisa_progress *prog;
-} mgr;
-
-static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
-  to->tasks += s->tasks;
-  to->tile_stages += s->tile_stages;
-  to->skipped += s->skipped;
-  if (s->peak_paths > to->peak_paths) to->peak_paths = s->peak_paths;
-}
-
-static void set_tile(mgr *m, int r, size_t tile) {
-  struct rank_units *ru = &m->ranks[r];
-  if (ru->tile == tile) return;
-  if (ru->tile != NONE) m->holders[ru->tile]--;
-  ru->tile = tile;
-  if (tile != NONE) m->holders[tile]++;
-}
-
-/* The next unit for rank r: its current tile first (the tile is loaded there);
- * else a tile no rank holds, so each rank loads few tiles; else the tile with
- * the most left to do. */
-static size_t pick(mgr *m, int r) {
-  size_t t = m->ranks[r].tile;
-  if (t == NONE || !m->todo[t]) {
-    t = NONE;
-    for (size_t i = 0; i < m->ntiles && t == NONE; i++)
-      if (m->todo[i] && !m->holders[i]) t = i;
-    if (t == NONE)
-      for (size_t i = 0; i < m->ntiles; i++)
-        if (m->todo[i] && (t == NONE || m->todo[i] > m->todo[t])) t = i;
-  }
-  if (t == NONE) return NONE;
-  for (size_t b = 0; b < m->nb; b++)
-    if (m->state[t * m->nb + b] == 0) {
-      set_tile(m, r, t);
-      return t * m->nb + b;
-    }
-  return NONE;
-}
-
-static void hand_out(mgr *m, int r, size_t u) {
-  struct rank_units *ru = &m->ranks[r];
-  m->state[u] = 1;
-  m->todo[u / m->nb]--;
-  if (!ru->n) ru->since = wsisa_now();
-  ru->unit[ru->n++] = u;
-}
-
-/* Unit u came back from rank r; 0 if r did not hold it. */
-static int take_back(mgr *m, int r, size_t u) {
-  struct rank_units *ru = &m->ranks[r];
-  for (size_t i = 0; i < ru->n; i++)
-    if (ru->unit[i] == u) {
-      memmove(ru->unit + i, ru->unit + i + 1, (ru->n - i - 1) * sizeof *ru->unit);
-      ru->n--;
-      ru->since = wsisa_now();
-      return 1;
-    }
-  return 0;
-}
-
-static void give_up(mgr *m, int r, const char *why) {
-  struct rank_units *ru = &m->ranks[r];
-  for (size_t i = 0; i < ru->n; i++) {
-    m->state[ru->unit[i]] = 0;
-    m->todo[ru->unit[i] / m->nb]++;
-  }
-  if (ru->n)
-    wsisa_log(WSISA_LOG_WARN, "mpi", "rank %d: its %zu unit(s) in flight run elsewhere", r, ru->n);
-  ru->n = 0;
-  set_tile(m, r, NONE);
-  lose_rank(r, why);
-}
-
-static int unit_done(mgr *m, size_t tile, size_t bucket, const size_t *runs,
-                     const wsisa_counts *counts, size_t n, wsisa_err *e) {
-  int rc = m->on_unit ? m->on_unit(m->ctx, tile, bucket, runs, counts, n, e) : 0;
-  m->state[tile * m->nb + bucket] = 2;
-  m->ndone++;
-  wsisa_progress_advance(m->prog, 1);
-  return rc;
-}
-
-/* The manager's own StarPU reports here. */
-static int local_done(void *ctx, size_t tile, size_t bucket, const size_t *runs,
-                      const wsisa_counts *counts, size_t n, wsisa_err *e) {
-  mgr *m = ctx;
-  take_back(m, 0, tile * m->nb + bucket);
-  return unit_done(m, tile, bucket, runs, counts, n, e);
-}
+/* ---- manager: the transport the unit queue calls ----------------------------- */
 
 /* The feature rows after the counts, into one array *rows that the counts
  * point into; the unit callback copies what it keeps, as it does the
@@ -623,57 +518,100 @@ static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
   return b->bad ? -1 : 0;
 }
 
-static int on_result(mgr *m, int r, buf *b, wsisa_err *e) {
+static int decode_result(int r, buf *b, size_t ntiles, size_t nb, size_t nruns,
+                         wsisa__dist_result *res, wsisa_err *e) {
+  memset(res, 0, sizeof *res);
+  res->rank = r;
   uint64_t tile = get_u64(b), bucket = get_u64(b), n = get_u64(b), csize = get_u64(b),
            ssize = get_u64(b);
   if (b->bad || csize != sizeof(wsisa_counts) || ssize != sizeof(wsisa_exec_stats) ||
-      tile >= m->ntiles || bucket >= m->nb || n > m->nruns)
+      tile >= ntiles || bucket >= nb || n > nruns)
     return wsisa_error(e, WSISA_EFORMAT,
                        "rank %d sent a malformed result (is every rank the same wsisa build?)",
                        r);
-  wsisa_exec_stats st;
-  get(b, &st, sizeof st);
-  size_t *runs = malloc((n ? n : 1) * sizeof *runs);
-  wsisa_counts *counts = malloc((n ? n : 1) * sizeof *counts);
-  int rc = 0;
-  if (!runs || !counts) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t i = 0; !rc && i < n; i++)
-    if ((runs[i] = get_u64(b)) >= m->nruns) b->bad = 1;
-  if (!rc) get(b, counts, n * sizeof *counts);
+  res->tile = tile, res->bucket = bucket, res->n = n;
+  get(b, &res->stats, sizeof res->stats);
+  res->runs = malloc((n ? n : 1) * sizeof *res->runs);
+  res->counts = malloc((n ? n : 1) * sizeof *res->counts);
+  if (!res->runs || !res->counts) {
+    wsisa__dist_result_free(res);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++)
+    if ((res->runs[i] = get_u64(b)) >= nruns) b->bad = 1;
+  get(b, res->counts, n * sizeof *res->counts);
   /* the pointers in the structs were the worker's: the rows that came with
    * them take their place */
-  double *rows = NULL;
-  if (!rc && !b->bad && get_features(b, counts, n, &rows)) b->bad = 1;
-  if (!rc && b->bad)
-    rc = wsisa_error(e, WSISA_EFORMAT, "rank %d sent a malformed result", r);
-  /* a unit given up on and handed to another rank is taken once only */
-  if (!rc && take_back(m, r, tile * m->nb + bucket)) {
-    stats_add(&m->stats, &st);
-    rc = unit_done(m, tile, bucket, runs, counts, n, e);
+  if (!b->bad && get_features(b, res->counts, n, &res->rows)) b->bad = 1;
+  if (b->bad) {
+    wsisa__dist_result_free(res);
+    return wsisa_error(e, WSISA_EFORMAT, "rank %d sent a malformed result", r);
   }
-  free(rows);
-  free(runs);
-  free(counts);
+  return 0;
+}
+
+void wsisa__dist_result_free(wsisa__dist_result *res) {
+  free(res->rows);
+  free(res->runs);
+  free(res->counts);
+  memset(res, 0, sizeof *res);
+}
+
+/* An error a worker reports. */
+static int on_error(int from, buf *b, wsisa_err *e) {
+  int32_t code = 0;
+  get(b, &code, sizeof code);
+  const char *msg = b->at < b->n ? (const char *)b->p + b->at : "";
+  if (b->n) b->p[b->n - 1] = '\0';
+  return wsisa_error(e, code < 0 ? code : WSISA_ERUNTIME, "rank %d: %s", from, msg);
+}
+
+int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
+                        wsisa_err *e) {
+  buf b;
+  int tag, from, got = msg_take(MPI_ANY_SOURCE, &tag, &from, &b);
+  if (got <= 0)
+    return got < 0 ? wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving results") : 0;
+  int rc = 2; /* given up on, or nothing to report */
+  if (from > 0 && from < world.size && world.alive[from]) {
+    if (tag == TAG_RESULT) rc = decode_result(from, &b, ntiles, nbuckets, nruns, res, e) ? -1 : 1;
+    else if (tag == TAG_ERROR) rc = on_error(from, &b, e);
+  }
+  if (rc == -1) rc = e && e->code ? e->code : WSISA_EFORMAT;
+  buf_free(&b);
   return rc;
 }
 
-static int on_message(mgr *m, int from, int tag, buf *b, wsisa_err *e) {
-  if (from <= 0 || from >= world.size || !world.alive[from]) return 0; /* given up on */
-  if (tag == TAG_RESULT) return m ? on_result(m, from, b, e) : 0;
-  if (tag == TAG_ERROR) {
-    int32_t code = 0;
-    get(b, &code, sizeof code);
-    const char *msg = b->at < b->n ? (const char *)b->p + b->at : "";
-    if (b->n) b->p[b->n - 1] = '\0';
-    return wsisa_error(e, code < 0 ? code : WSISA_ERUNTIME, "rank %d: %s", from, msg);
+int wsisa__dist_alive(int rank) { return rank > 0 && rank < world.size && world.alive[rank]; }
+void wsisa__dist_lose(int rank, const char *why) { lose_rank(rank, why); }
+double wsisa__dist_timeout(void) { return world.timeout; }
+void wsisa__dist_idle(void) { nap(); }
+
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
+  uint64_t msg[2] = {tile, bucket};
+  return msg_send(rank, TAG_UNIT, msg, sizeof msg, wsisa_now() + world.timeout);
+}
+
+int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                         const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                         size_t paths_asked, uint64_t memory_limit, wsisa_err *e) {
+  buf jb = {0};
+  job_encode(&jb, tiles, ntiles, params, buckets, opts, paths_asked, memory_limit);
+  if (jb.bad) {
+    buf_free(&jb);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, wsisa_now() + world.timeout))
+      lose_rank(r, "cannot be sent the study");
+  buf_free(&jb);
   return 0;
 }
 
 /* Tell every live worker to stop and wait for each one's answer: a rank that
  * died while it held no unit is found here, before MPI_Finalize would wait
  * for it for ever. Other messages still on their way are dropped. */
-static void stop_workers(void) {
+void wsisa__dist_stop_workers(void) {
   if (world.stopped) return;
   world.stopped = 1;
   /* a lost rank never reaches MPI_Finalize, where live ranks would wait for
@@ -704,6 +642,31 @@ static void stop_workers(void) {
     if (world.alive[r] && !(bye && bye[r])) lose_rank(r, "did not answer the stop");
   free(bye);
 }
+
+#else /* without MPI the job is this process alone: no worker to reach */
+
+int wsisa__dist_alive(int rank) { return rank == 0; }
+void wsisa__dist_lose(int rank, const char *why) { (void)rank, (void)why; }
+double wsisa__dist_timeout(void) { return world.timeout; }
+void wsisa__dist_idle(void) {}
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
+  (void)rank, (void)tile, (void)bucket;
+  return -1;
+}
+int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                         const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                         size_t paths_asked, uint64_t memory_limit, wsisa_err *e) {
+  (void)tiles, (void)ntiles, (void)params, (void)buckets, (void)opts, (void)paths_asked,
+      (void)memory_limit;
+  return wsisa_error(e, WSISA_EINTERNAL, "no MPI in this build");
+}
+int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
+                        wsisa_err *e) {
+  (void)ntiles, (void)nbuckets, (void)nruns, (void)res, (void)e;
+  return 0;
+}
+void wsisa__dist_result_free(wsisa__dist_result *res) { (void)res; }
+void wsisa__dist_stop_workers(void) {}
 
 #endif /* WSISA_WITH_MPI */
 
@@ -772,7 +735,7 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
       get(&m, &n, sizeof n);
       *total += n;
     } else {
-      rc = on_message(NULL, r, tag, &m, e);
+      rc = tag == TAG_ERROR ? on_error(r, &m, e) : 0;
     }
     buf_free(&m);
   }
@@ -784,119 +747,10 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
 #endif
 }
 
-int wsisa_dist_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
-                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
-                   const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
-                   wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
-                   wsisa_err *e) {
-  if (!world.active)
-    return wsisa_exec_run(tiles, ntiles, params, buckets, done, opts, on_unit, ctx, stats, e);
-#ifdef WSISA_WITH_MPI
-  wsisa_exec_stats local;
-  if (!stats) stats = &local;
-  memset(stats, 0, sizeof *stats);
-  mgr m;
-  memset(&m, 0, sizeof m);
-  m.ntiles = ntiles;
-  m.nb = buckets->n_buckets;
-  m.total = ntiles * m.nb;
-  for (size_t i = 0; i < buckets->start[m.nb]; i++)
-    if (buckets->instances[i] + 1 > m.nruns) m.nruns = buckets->instances[i] + 1;
-  m.on_unit = on_unit;
-  m.ctx = ctx;
-  m.state = calloc(m.total ? m.total : 1, 1);
-  m.todo = calloc(ntiles ? ntiles : 1, sizeof *m.todo);
-  m.holders = calloc(ntiles ? ntiles : 1, sizeof *m.holders);
-  m.ranks = calloc((size_t)world.size, sizeof *m.ranks);
-  buf jb = {0};
-  wsisa_exec_session *self = NULL;
-  int rc = 0;
-  if (!m.state || !m.todo || !m.holders || !m.ranks) {
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    goto out;
-  }
-  for (int r = 0; r < world.size; r++) m.ranks[r].tile = NONE;
-  for (size_t u = 0; u < m.total; u++) {
-    m.state[u] = done && done[u] ? 2 : 0;
-    m.ndone += m.state[u] == 2;
-    m.todo[u / m.nb] += m.state[u] == 0;
-  }
-  job_encode(&jb, tiles, ntiles, params, buckets, opts, paths_asked, memory_limit);
-  if (jb.bad) {
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    goto out;
-  }
-  for (int r = 1; r < world.size; r++)
-    if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, wsisa_now() + world.timeout))
-      lose_rank(r, "cannot be sent the study");
-  if ((rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &self, e))) goto out;
-  m.prog = wsisa_progress_start("units", m.total);
-  wsisa_progress_advance(m.prog, m.ndone);
-  while (m.ndone < m.total && !rc) {
-    size_t before = m.ndone;
-    int busy = 0;
-    /* workers first: the manager's own submissions may block on RMSR's bound */
-    for (int r = world.size - 1; r >= 0 && !rc; r--) {
-      while (world.alive[r] && m.ranks[r].n < CREDIT && !rc) {
-        size_t u = pick(&m, r);
-        if (u == NONE) break;
-        hand_out(&m, r, u);
-        busy = 1;
-        uint64_t msg[2] = {u / m.nb, u % m.nb};
-        if (r == 0)
-          rc = wsisa_exec_session_submit(self, u / m.nb, u % m.nb, local_done, &m, e);
-        else if (msg_send(r, TAG_UNIT, msg, sizeof msg, wsisa_now() + world.timeout))
-          give_up(&m, r, "cannot be sent a unit");
-      }
-    }
-    buf b;
-    int tag, from, got;
-    while (!rc && (got = msg_take(MPI_ANY_SOURCE, &tag, &from, &b)) != 0) {
-      if (got < 0) {
-        rc = wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving results");
-        break;
-      }
-      rc = on_message(&m, from, tag, &b, e);
-      buf_free(&b);
-      busy = 1;
-    }
-    if (!rc) rc = wsisa_exec_session_poll(self, 0, local_done, &m, NULL, e);
-    double t = wsisa_now();
-    for (int r = 1; r < world.size; r++)
-      if (world.alive[r] && m.ranks[r].n && t - m.ranks[r].since > world.timeout) {
-        char why[96];
-        snprintf(why, sizeof why, "sent no result for %.0f s (dead or hung)", world.timeout);
-        give_up(&m, r, why);
-      }
-    if (!busy && m.ndone == before) nap();
-  }
-  if (!rc) rc = wsisa_exec_session_poll(self, 1, local_done, &m, NULL, e);
-  wsisa_progress_finish(m.prog);
-out:
-  if (self) {
-    wsisa_exec_stats st;
-    wsisa_exec_session_stats(self, &st);
-    stats_add(&m.stats, &st);
-    wsisa_exec_session_free(self);
-  }
-  stop_workers();
-  *stats = m.stats;
-  buf_free(&jb);
-  free(m.state);
-  free(m.todo);
-  free(m.holders);
-  free(m.ranks);
-  return rc;
-#else
-  (void)paths_asked, (void)memory_limit;
-  return WSISA_EINTERNAL;
-#endif
-}
-
 void wsisa_dist_end(void) {
   if (!world.active) return;
 #ifdef WSISA_WITH_MPI
-  if (world.rank == 0) stop_workers();
+  if (world.rank == 0) wsisa__dist_stop_workers();
   /* a rank given up on may never reach MPI_Finalize, which waits for every
    * rank: leave without it; the results are already on disk */
   if (world.lost || world.manager_gone) {

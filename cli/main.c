@@ -5,7 +5,7 @@
 #include <starpu.h>
 
 #include "codelets/codelets.h"
-#include "core/cmds.h"
+#include "cli/cmds.h"
 #include "core/core.h"
 
 typedef struct command {

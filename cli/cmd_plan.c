@@ -10,18 +10,13 @@
 
 #include <jansson.h>
 
-#include "core/cli.h"
-#include "core/cmds.h"
-#include "io/csv.h"
+#include "cli/cli.h"
+#include "cli/cmds.h"
+#include "engine/engine.h"
 #include "io/study.h"
 #include "reuse/reuse.h"
-#include "sa/sa.h"
 
-#define NLEVELS 7
-/* seed 000 §5.2: the MaxBucketSize that did best for the segmentation. */
-#define DEFAULT_BUCKET_SIZE 7
-/* SCA is O(n⁴): beyond this many distinct instances it is reported, not run. */
-#define SCA_LIMIT 2000
+#define NLEVELS WSISA_SEG_LEVELS
 
 typedef struct plan_args {
   const char *study_path, *samples_path, *select;
@@ -30,14 +25,6 @@ typedef struct plan_args {
   double level_cost[NLEVELS];
   int have_costs;
 } plan_args;
-
-typedef struct row {
-  wsisa_reuse_strategy strategy;
-  size_t limit;             /* max bucket size, or max buckets (trtma) */
-  int skipped;
-  wsisa_reuse_summary s;
-  double ms;
-} row;
 
 static int parse_costs(const char *text, double *cost, wsisa_err *e) {
   const char *p = text;
@@ -59,108 +46,14 @@ static int parse_costs(const char *text, double *cost, wsisa_err *e) {
   return 0;
 }
 
-/* Parameter values of a design CSV, in the order of the study's space: every
- * column must be a parameter; a missing column is allowed for a fixed one. */
-static int read_samples(const char *path, const wsisa_study *study, double **values,
-                        size_t *nrows, wsisa_err *e) {
-  const wsisa_sa_space *sp = study->space;
-  wsisa_csv *s = NULL;
-  long *col = calloc(sp->nparams, sizeof *col);
-  double *v = NULL;
-  int rc = col ? wsisa_csv_read(path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (rc) goto done;
-  for (size_t c = 1; c < s->ncols && !rc; c++)
-    if (wsisa_sa_space_find(sp, s->header[c]) < 0)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s", s->path,
-                       s->header_line, s->header[c], study->path);
-  for (size_t p = 0; p < sp->nparams && !rc; p++)
-    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
-        sp->params[p].kind != WSISA_SA_FIXED)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a varying parameter of %s)",
-                       s->path, s->header_line, sp->params[p].name, study->path);
-  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
-  if (!rc && !(v = malloc(s->nrows * sp->nparams * sizeof *v)))
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t r = 0; !rc && r < s->nrows; r++)
-    for (size_t p = 0; p < sp->nparams && !rc; p++) {
-      double *x = &v[r * sp->nparams + p];
-      if (col[p] < 0) {
-        *x = sp->params[p].value;
-        continue;
-      }
-      wsisa_err why = WSISA_ERR_INIT;
-      if ((rc = wsisa_csv_number(s, r, (size_t)col[p], x, e))) break;
-      if (isnan(*x))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", s->path, s->lines[r],
-                         sp->params[p].name);
-      else if (wsisa_sa_seg_validate(sp->params[p].name, *x, &why))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", s->path, s->lines[r], why.msg);
-    }
-  if (!rc) {
-    *values = v;
-    *nrows = s->nrows;
-    v = NULL;
-  }
-done:
-  free(v);
-  free(col);
-  wsisa_csv_free(s);
-  return rc;
-}
 
-/* The runs' parameter values: the CSV's, or the study's own design. */
-static int design_values(const plan_args *a, const wsisa_study *study, double **values,
-                         size_t *nrows, char *source, size_t cap, wsisa_err *e) {
-  if (a->samples_path) {
-    snprintf(source, cap, "%s", a->samples_path);
-    return read_samples(a->samples_path, study, values, nrows, e);
-  }
-  wsisa_sa_space *space = NULL;
-  wsisa_sa_design *d = NULL;
-  wsisa_sa_opts opts;
-  int rc = wsisa_study_design(study, a->select, &space, &opts, &d, e);
-  /* The design's columns follow the space it was made over, which keeps the
-   * study's parameter order; map by name all the same. */
-  size_t np = study->space->nparams;
-  double *v = rc ? NULL : malloc(d->nrows * np * sizeof *v);
-  if (!rc && !v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t p = 0; !rc && p < np; p++) {
-    long q = wsisa_sa_space_find(space, study->space->params[p].name);
-    for (size_t r = 0; r < d->nrows; r++)
-      v[r * np + p] = q >= 0 ? d->values[r * d->nparams + (size_t)q] : study->space->params[p].value;
-  }
-  if (!rc) {
-    *values = v;
-    *nrows = d->nrows;
-    snprintf(source, cap, "the study's %s design (%s, seed %llu)", wsisa_sa_method_name(d->method),
-             wsisa_sa_sampler_name(opts.sampler), (unsigned long long)opts.seed);
-  } else {
-    free(v);
-  }
-  wsisa_sa_design_free(d);
-  wsisa_sa_space_free(space);
-  return rc;
-}
 
-static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, size_t active_paths,
-                        row *out, wsisa_err *e) {
-  wsisa_reuse_buckets *b = NULL;
-  double t0 = 1e3 * wsisa_now();
-  int rc = wsisa_reuse_merge(d, o, &b);
-  out->ms = 1e3 * wsisa_now() - t0;
-  if (rc)
-    return wsisa_error(e, rc, "reuse analysis (%s) failed: %s", wsisa_reuse_strategy_name(o->strategy),
-                       wsisa_strerror(rc));
-  wsisa_reuse_buckets_summarize(b, active_paths, &out->s);
-  wsisa_reuse_buckets_free(b);
-  return 0;
-}
 
 static const char *study_strategy(const wsisa_study *study) {
   return wsisa_study_reuse_name(study->reuse.strategy);
 }
 
-static json_t *row_json(const row *r, size_t none, size_t stage, const char *selected) {
+static json_t *row_json(const wsisa_plan_row *r, size_t none, size_t stage, const char *selected) {
   const char *name = wsisa_reuse_strategy_name(r->strategy);
   json_t *o = json_object();
   json_object_set_new(o, "strategy", json_string(name));
@@ -173,7 +66,7 @@ static json_t *row_json(const row *r, size_t none, size_t stage, const char *sel
     json_object_set_new(o, "skipped", json_string("more distinct stage instances than SCA's O(n^4) allows"));
     return o;
   }
-  const wsisa_reuse_summary *s = &r->s;
+  const wsisa_reuse_summary *s = &r->summary;
   json_object_set_new(o, "buckets", json_integer((json_int_t)s->n_buckets));
   json_object_set_new(o, "tasks", json_integer((json_int_t)s->tasks));
   json_object_set_new(o, "reuse_pct", json_real(100 * (1 - (double)s->tasks / (double)none)));
@@ -195,7 +88,7 @@ typedef struct report {
   const double *level_cost;
   size_t active_paths;
   double design_ms;
-  const row *rows;
+  const wsisa_plan_row *rows;
   size_t nrows;
 } report;
 
@@ -248,7 +141,7 @@ static void print_text(const report *p) {
   printf("\n  %-6s %-10s %8s %8s %7s %7s %10s %7s %5s %9s\n", "", "limit", "buckets", "tasks",
          "reuse", "tasklvl", "largest", "imbal", "peak", "time_ms");
   for (size_t i = 0; i < p->nrows; i++) {
-    const row *r = &p->rows[i];
+    const wsisa_plan_row *r = &p->rows[i];
     const char *name = wsisa_reuse_strategy_name(r->strategy);
     char limit[32] = "-";
     if (r->strategy == WSISA_REUSE_TRTMA) snprintf(limit, sizeof limit, "buckets %zu", r->limit);
@@ -256,10 +149,10 @@ static void print_text(const report *p) {
     printf("%c %-6s %-10s ", strcmp(name, study_strategy(p->study)) == 0 ? '*' : ' ', name, limit);
     if (r->skipped) {
       printf("skipped: %zu distinct stage instances (SCA is O(n^4); limit %d)\n", d->n_distinct,
-             SCA_LIMIT);
+             WSISA_PLAN_SCA_LIMIT);
       continue;
     }
-    const wsisa_reuse_summary *s = &r->s;
+    const wsisa_reuse_summary *s = &r->summary;
     printf("%8zu %8zu %6.1f%% %6.1f%% %10.4g %6.1f%% %5zu %9.2f\n", s->n_buckets, s->tasks,
            100 * (1 - (double)s->tasks / (double)none), 100 * (1 - (double)s->tasks / (double)stage),
            s->max_cost, 100 * s->imbalance, s->peak_live, r->ms);
@@ -272,75 +165,19 @@ static void print_text(const report *p) {
 
 static int plan(const plan_args *a, wsisa_err *e) {
   wsisa_study *study = NULL;
-  wsisa_reuse_design *d = NULL;
-  double *values = NULL;
-  uint64_t *keys = NULL;
-  size_t *level = NULL, n = 0;
-  char source[512];
+  wsisa_plan_report out;
+  memset(&out, 0, sizeof out);
   int rc = wsisa_study_load(a->study_path, &study, e);
-  if (rc) goto done;
-  if (!study->segmentation) {
-    rc = wsisa_error(e, WSISA_EUSAGE,
-                     "%s: not a segmentation study (no inputs): its parameters have no task levels "
-                     "to plan reuse over",
-                     study->path);
-    goto done;
-  }
-  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && !a->have_costs) {
-    rc = wsisa_error(e, WSISA_EUSAGE,
-                     "%s: reuse.cost is measured: give the %d task-level costs with --level-costs",
-                     study->path, NLEVELS);
-    goto done;
-  }
-  if ((rc = design_values(a, study, &values, &n, source, sizeof source, e))) goto done;
-
-  size_t np = study->space->nparams;
-  level = malloc(np * sizeof *level);
-  keys = malloc(n * NLEVELS * sizeof *keys);
-  if (!level || !keys) {
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    goto done;
-  }
-  for (size_t p = 0; p < np; p++) level[p] = (size_t)study->space->params[p].level - 1;
-  if ((rc = wsisa_reuse_keys_from_values(values, n, np, level, NLEVELS, keys))) {
-    rc = wsisa_error(e, WSISA_EINTERNAL, "%s: a parameter has no task level", study->path);
-    goto done;
-  }
-  double t0 = 1e3 * wsisa_now();
-  if ((rc = wsisa_reuse_design_new(keys, n, NLEVELS, &d))) {
-    rc = wsisa_error(e, rc, "reuse analysis failed: %s", wsisa_strerror(rc));
-    goto done;
-  }
-  double design_ms = 1e3 * wsisa_now() - t0;
-
-  long workers = a->workers > 0 ? a->workers : sysconf(_SC_NPROCESSORS_ONLN);
-  if (workers < 1) workers = 1;
-  size_t bucket_size = study->reuse.max_bucket_size > 0 ? (size_t)study->reuse.max_bucket_size
-                                                         : DEFAULT_BUCKET_SIZE;
-  size_t max_buckets = study->reuse.max_buckets > 0 ? (size_t)study->reuse.max_buckets
-                                                    : 3 * (size_t)workers;
-  size_t active = a->active_paths >= 0 ? (size_t)a->active_paths : (size_t)study->reuse.active_paths;
   const double *cost = a->have_costs ? a->level_cost : NULL;
-  const wsisa_reuse_strategy order[] = {WSISA_REUSE_STAGE, WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
-                                        WSISA_REUSE_RTMA, WSISA_REUSE_TRTMA};
-  row rows[5] = {0};
-  for (size_t i = 0; i < 5 && !rc; i++) {
-    wsisa_reuse_opts o = {.strategy = order[i], .max_bucket_size = bucket_size,
-                          .max_buckets = max_buckets, .level_cost = cost};
-    rows[i].strategy = order[i];
-    rows[i].limit = order[i] == WSISA_REUSE_TRTMA ? max_buckets : bucket_size;
-    if (order[i] == WSISA_REUSE_SCA && d->n_distinct > SCA_LIMIT) rows[i].skipped = 1;
-    else rc = run_strategy(d, &o, active, &rows[i], e);
+  wsisa_plan_request r = {a->samples_path, a->select, (int)a->workers, a->active_paths, cost};
+  if (!rc) rc = wsisa_plan_compare(study, &r, &out, e);
+  if (!rc) {
+    report p = {a, study, out.source, out.design, cost, out.active_paths, out.design_ms,
+                out.rows, WSISA_PLAN_STRATEGIES};
+    if (a->json) rc = print_json(&p, e);
+    else print_text(&p);
   }
-  if (rc) goto done;
-  report r = {a, study, source, d, cost, active, design_ms, rows, 5};
-  if (a->json) rc = print_json(&r, e);
-  else print_text(&r);
-done:
-  wsisa_reuse_design_free(d);
-  free(values);
-  free(keys);
-  free(level);
+  wsisa_plan_report_free(&out);
   wsisa_study_free(study);
   return rc;
 }
@@ -391,9 +228,9 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                "                        study's reuse.active_paths; 0 = unbounded)\n"
                "  --level-costs c1,...,c7   cost per task of each level (e.g. seconds from the\n"
                "                        perf models); buckets then cost their tasks' sum\n"
-               "Stage-level reuse, then naive, sca, rtma and trtma with the study's limits\n"
-               "(max_bucket_size default %d, max_buckets default 3 x workers).\n",
-               DEFAULT_BUCKET_SIZE);
+               "Stage-level reuse, then naive, sca, rtma and trtma with the limits wsisa run\n"
+               "uses (max_bucket_size default %d, max_buckets default 3 x workers).\n",
+               WSISA_DEFAULT_BUCKET_SIZE);
         return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }

@@ -12,9 +12,8 @@
 #include <unistd.h>
 
 #include "codelets/cpu/cpu.h"
-#include "core/core_private.h"
-#include "core/executor.h"
-#include "core/workflow.h"
+#include "engine/engine_private.h"
+#include "engine/engine.h"
 #include "io/study.h"
 
 #define MEAN_H "mean_haematoxylin"

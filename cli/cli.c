@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/cli.h"
+#include "cli/cli.h"
 
 int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e) {
   char *end;

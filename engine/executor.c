@@ -12,7 +12,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "core/executor.h"
+#include "engine/engine.h"
 #include "io/io.h"
 
 /* ---- active paths ------------------------------------------------------- */
@@ -430,9 +430,10 @@ static int session_report(wsisa_exec_session *s, size_t keep, int wait,
   return rc;
 }
 
-int wsisa_exec_session_poll(wsisa_exec_session *s, int wait, wsisa_exec_unit_fn on_unit,
-                            void *ctx, size_t *in_flight, wsisa_err *e) {
-  int rc = session_report(s, 0, wait, on_unit, ctx, e);
+int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
+                            wsisa_exec_unit_fn on_unit, void *ctx, size_t *in_flight,
+                            wsisa_err *e) {
+  int rc = session_report(s, keep, wait, on_unit, ctx, e);
   if (in_flight) *in_flight = s->nq;
   return rc;
 }
@@ -452,7 +453,7 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   int rc = 0;
   if (tile != s->tile) {
     /* the tile's pixels must outlive every unit that reads them */
-    if ((rc = wsisa_exec_session_poll(s, 1, on_unit, ctx, NULL, e))) return rc;
+    if ((rc = wsisa_exec_session_poll(s, 0, 1, on_unit, ctx, NULL, e))) return rc;
     session_close_tile(s);
     rc = tile_open(&s->tiles[tile], &s->opts, &s->ts, &s->stats, e);
     s->tile = tile;
@@ -504,52 +505,6 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   pthread_cond_destroy(&s->ps.cond);
   free(s->queue);
   free(s);
-}
-
-/* ---- a whole study on this process ---------------------------------------- */
-
-/* Units in flight at once: the next unit is submitted while the previous one
- * drains, so workers do not idle at unit boundaries. */
-#define UNITS_IN_FLIGHT 2
-
-typedef struct run_ctx {
-  wsisa_exec_unit_fn on_unit;
-  void *ctx;
-  wsisa_progress *prog;
-} run_ctx;
-
-static int run_unit_done(void *c, size_t tile, size_t bucket, const size_t *runs,
-                         const wsisa_counts *counts, size_t n, wsisa_err *e) {
-  run_ctx *r = c;
-  int rc = r->on_unit ? r->on_unit(r->ctx, tile, bucket, runs, counts, n, e) : 0;
-  wsisa_progress_advance(r->prog, 1);
-  return rc;
-}
-
-int wsisa_exec_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
-                   const wsisa_reuse_buckets *buckets, const uint8_t *done,
-                   const wsisa_exec_opts *opts, wsisa_exec_unit_fn on_unit, void *ctx,
-                   wsisa_exec_stats *stats, wsisa_err *e) {
-  wsisa_exec_session *s = NULL;
-  int rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &s, e);
-  if (rc) return rc;
-  size_t total = ntiles * buckets->n_buckets, finished = 0;
-  for (size_t i = 0; done && i < total; i++) finished += done[i] != 0;
-  run_ctx r = {on_unit, ctx, wsisa_progress_start("units", total)};
-  wsisa_progress_advance(r.prog, finished);
-  /* units in tile order: a tile is loaded once, and closed when the session
-   * moves on to the next one */
-  for (size_t u = 0; u < total && !rc; u++) {
-    if (done && done[u]) continue;
-    rc = wsisa_exec_session_submit(s, u / buckets->n_buckets, u % buckets->n_buckets,
-                                   run_unit_done, &r, e);
-    if (!rc) rc = session_report(s, UNITS_IN_FLIGHT - 1, 1, run_unit_done, &r, e);
-  }
-  if (!rc) rc = session_report(s, 0, 1, run_unit_done, &r, e);
-  wsisa_progress_finish(r.prog);
-  if (stats) wsisa_exec_session_stats(s, stats);
-  wsisa_exec_session_free(s);
-  return rc;
 }
 
 /* Bytes one active root-to-leaf path holds per tile pixel: the seven task

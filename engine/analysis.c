@@ -1,8 +1,8 @@
-/* `wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]`:
- * sensitivity indices of every output column, checked run by run against the
- * study's design, written as indices.csv, indices.json and SVG plots. */
+/* The analysis of a study's outputs: sensitivity indices of every output
+ * column, checked run by run against the study's design, written as
+ * indices.csv, indices.json and SVG plots (`wsisa analyze`, and the end of
+ * `wsisa run`). */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -13,8 +13,7 @@
 
 #include <jansson.h>
 
-#include "core/cli.h"
-#include "core/cmds.h"
+#include "engine/engine.h"
 #include "io/csv.h"
 #include "io/study.h"
 #include "io/svg.h"
@@ -555,53 +554,16 @@ static int run(analysis *a, wsisa_err *e) {
   return rc;
 }
 
-int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {{"study", required_argument, 0, 's'},
-                                           {"samples", required_argument, 0, 'S'},
-                                           {"outputs", required_argument, 0, 'y'},
-                                           {"output-dir", required_argument, 0, 'o'},
-                                           {"select", required_argument, 0, 'p'},
-                                           {"drop-missing", no_argument, 0, 'd'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
+int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
   analysis a;
   memset(&a, 0, sizeof a);
-  a.dir = ".";
-  const char *study_path = NULL;
-  int opt, rc;
-  opterr = 0;
-  optind = 1;
-  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-    switch (opt) {
-      case 's': study_path = optarg; break;
-      case 'S': a.samples_path = optarg; break;
-      case 'y': a.outputs_path = optarg; break;
-      case 'o': a.dir = optarg; break;
-      case 'p': a.select = optarg; break;
-      case 'd': a.drop_missing = 1; break;
-      case 'h':
-        printf("usage: wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]\n"
-               "  --study S.json      the study the samples came from\n"
-               "  --samples F         the design `wsisa sample` wrote (checked against the study)\n"
-               "  --outputs F         run_id, then one or more output columns, one row per run\n"
-               "                      in the design's order; an empty cell is a missing output.\n"
-               "                      The study's metric columns are analysed (a pure SA study\n"
-               "                      without metric: every column)\n"
-               "  -o, --output-dir D  where indices.csv, indices.json and the SVG plots go "
-               "(default .)\n"
-               "  --select P,...      two_phase studies: analyse the phase-2 (VBD) design\n"
-               "  --drop-missing      VBD: drop base samples with a missing output instead of "
-               "refusing\n");
-        return 0;
-      default: return wsisa_cli_bad_option(opt, argv, e);
-    }
-  }
-  if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
-  if (!study_path) return wsisa_error(e, WSISA_EUSAGE, "--study: required");
-  if (!a.samples_path) return wsisa_error(e, WSISA_EUSAGE, "--samples: required");
-  if (!a.outputs_path) return wsisa_error(e, WSISA_EUSAGE, "--outputs: required");
+  a.samples_path = r->samples_path;
+  a.outputs_path = r->outputs_path;
+  a.dir = r->dir ? r->dir : ".";
+  a.select = r->select;
+  a.drop_missing = r->drop_missing;
   wsisa_study *study = NULL;
-  rc = wsisa_study_load(study_path, &study, e);
+  int rc = wsisa_study_load(r->study_path, &study, e);
   a.study = study;
   if (!rc) rc = wsisa_study_design(study, a.select, &a.space, &a.opts, &a.design, e);
   if (!rc && study->sa.method == WSISA_SA_TWO_PHASE) a.phase = a.select ? 2 : 1;
@@ -609,10 +571,8 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) rc = run(&a, e);
   if (a.report) fclose(a.report);
-  if (!rc) {
-    fputs(a.report_text, stdout);
-    printf("wrote %s/indices.csv, %s/indices.json and plots\n", a.dir, a.dir);
-  }
+  /* the report once everything is written: a failed analysis prints nothing */
+  if (!rc) fputs(a.report_text, stdout);
   free(a.report_text);
   json_decref(a.json);
   free(a.labels);

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
-#include "core/workflow.h"
+#include "engine/engine.h"
 #include "io/io.h"
 #include "sa/sa.h"
 #include "tests/testutil.h"

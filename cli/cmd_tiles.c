@@ -7,8 +7,8 @@
 
 #include <jansson.h>
 
-#include "core/cli.h"
-#include "core/cmds.h"
+#include "cli/cli.h"
+#include "cli/cmds.h"
 #include "io/io.h"
 
 static void print_text(wsisa_slide *slide, const wsisa_grid *g) {
