@@ -43,6 +43,12 @@ typedef struct wsisa_study_inputs {
   int tile_size;        /* default 1024 */
   int overlap;          /* default 0 */
   int tissue_only;      /* default 1 */
+  double mpp;           /* target resolution the slides are read at, um per pixel;
+                           default WSISA_TARGET_MPP (0.5, what the parameters are
+                           tuned for) */
+  double slide_mpp;     /* um per level-0 pixel of the slides, or per pixel of the
+                           images, overriding what they say; 0 (default): the
+                           slides' own, and images taken as they are */
 } wsisa_study_inputs;
 
 typedef struct wsisa_study_reuse_opts {
