@@ -219,6 +219,11 @@ int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e);
 int wsisa_image_read_rgb(const char *path, wsisa_image **out, wsisa_err *e);
 /* Write by extension: .png (u8/u16) or .tif/.tiff (any type). */
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e);
+/* The same; a TIFF also carries `description` (ImageDescription, NULL: none)
+ * and its pixel size `mpp` in um (resolution tags in pixels per centimetre; 0:
+ * none). A PNG is written without them. */
+int wsisa_image_write_meta(const char *path, const wsisa_image *img, const char *description,
+                           double mpp, wsisa_err *e);
 
 /* ---- outlines --------------------------------------------------------------- */
 

@@ -39,7 +39,6 @@ typedef struct wsisa_study_inputs {
   size_t nslides;
   char **images;        /* or PNG/TIFF tiles */
   size_t nimages;
-  int level;            /* pyramid level, default 0 */
   int tile_size;        /* default 1024 */
   int overlap;          /* default 0 */
   int tissue_only;      /* default 1 */
@@ -49,6 +48,8 @@ typedef struct wsisa_study_inputs {
   double slide_mpp;     /* um per level-0 pixel of the slides, or per pixel of the
                            images, overriding what they say; 0 (default): the
                            slides' own, and images taken as they are */
+  int stain_check;      /* refuse inputs that do not look like bright-field H&E
+                           (engine/stain.c); default 1 */
 } wsisa_study_inputs;
 
 typedef struct wsisa_study_reuse_opts {
