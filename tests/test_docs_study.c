@@ -2,7 +2,7 @@
  * `wsisa sample` accepts, every ```json rejected block one it refuses with the
  * message of the ```text block after it, the table of the 15 parameters is
  * sa/segmentation.c's, and the defaults the key tables state are the ones a
- * minimal study resolves to. */
+ * minimal study resolves to. Both pages' file names point at files. */
 #include <criterion/criterion.h>
 #include <ctype.h>
 #include <jansson.h>
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/engine.h"
 #include "io/study.h"
@@ -337,4 +338,38 @@ Test(docs_study, stated_defaults_are_the_parsers) {
   cr_expect_geq(checked, 20, "only %zu defaults checked in %s", checked, DOC);
   cr_expect_eq(bucket_rows, 2);
   page_free(&p);
+}
+
+/* ---- files the pages name ----------------------------------------------------------- */
+
+/* A path in the source tree: under one of its folders, no placeholder. */
+static int names_a_file(const char *token) {
+  static const char *const folders[] = {"core/", "sa/",    "reuse/", "io/",    "codelets/",
+                                        "engine/", "cli/", "bench/", "tests/", "cmake/"};
+  if (strpbrk(token, " <>*")) return 0;
+  for (size_t i = 0; i < sizeof folders / sizeof *folders; i++)
+    if (strncmp(token, folders[i], strlen(folders[i])) == 0 && strchr(token, '.')) return 1;
+  return 0;
+}
+
+/* Every source file a page names in back-quotes exists, so a rename cannot
+ * leave the pages pointing nowhere. */
+Test(docs_study, files_the_pages_name_exist) {
+  static const char *const pages[] = {DOC, "docs/adding-a-codelet.md"};
+  size_t checked = 0;
+  for (size_t k = 0; k < sizeof pages / sizeof *pages; k++) {
+    char *text = tu_slurp(tu_src(pages[k]), NULL);
+    cr_assert_not_null(text, "cannot read %s", pages[k]);
+    for (char *open = strchr(text, '`'), *close; open; open = strchr(close + 1, '`')) {
+      if (!(close = strchr(open + 1, '`'))) break;
+      *close = '\0';
+      if (names_a_file(open + 1)) {
+        cr_expect_eq(access(tu_src(open + 1), F_OK), 0, "%s names %s, which does not exist",
+                     pages[k], open + 1);
+        checked++;
+      }
+    }
+    free(text);
+  }
+  cr_expect_geq(checked, 20, "only %zu file names found", checked);
 }
