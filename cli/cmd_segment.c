@@ -183,7 +183,7 @@ static void usage(void) {
          "  --tile i,j          slide tile (column, row) of the --tile-size grid\n"
          "  --level L           slide level (default 0)\n"
          "  --tile-size N       grid tile side for --tile (default 1024)\n"
-         "  --params k=v,...    parameters (default: DESIGN defaults), e.g. G1=60,T1=4.5\n"
+         "  --params k=v,...    parameters (default: the workflow's defaults), e.g. G1=60,T1=4.5\n"
          "  --no-normalize      segment the pixels as they are (default: normalize first)\n"
          "  -o MASK             output mask, .png or .tif/.tiff (0/255)\n"
          "  --labels FILE       also write the nucleus labels (i32 .tif/.tiff)\n"

@@ -48,10 +48,14 @@ typedef enum {
   WSISA_LOG_DEBUG = 3
 } wsisa_log_level;
 
-/* Level from WSISA_LOG (error|warn|info|debug, default warn). */
+/* Level from WSISA_LOG (error|warn|info|debug, default warn). Every line
+ * starts with the local time (ISO 8601) and, under MPI, the rank. */
 void wsisa_log(wsisa_log_level level, const char *domain, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int wsisa_log_enabled(wsisa_log_level level);
+/* Progress of long work as an info line, shown at the default level too (only
+ * WSISA_LOG=error hides it): it is what a batch job's log is read for. */
+void wsisa_log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Under MPI every line carries the rank; -1 (the default) prints none. */
 void wsisa_log_set_rank(int rank);
 

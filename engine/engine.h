@@ -16,13 +16,13 @@
 
 /* ==== the workflow ========================================================= */
 
-/* The segmentation workflow of DESIGN.md §3 as StarPU task graphs: the
+/* The segmentation workflow of docs/workflow.md as StarPU task graphs: the
  * per-tile stage (normalization, and the parameter-free work every parameter
  * set shares) and the seven reuse-level tasks of the segmentation. */
 
 
 
-/* The 15 parameters, indexed in canonical order (DESIGN.md §3). */
+/* The 15 parameters, indexed in canonical order (docs/workflow.md). */
 enum {
   WSISA_P_B, WSISA_P_G, WSISA_P_R, WSISA_P_T1, WSISA_P_T2, WSISA_P_G1, WSISA_P_G2,
   WSISA_P_MIN_SIZE, WSISA_P_MAX_SIZE, WSISA_P_MIN_SIZE_PL, WSISA_P_MIN_SIZE_SEG,

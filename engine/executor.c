@@ -1,4 +1,4 @@
-/* The executor (DESIGN.md §1, §4-5). For each tile: its shared stage and the
+/* The executor (docs/architecture.md). For each tile: its shared stage and the
  * reference segmentation (default parameters) once; then for each bucket, the
  * merged task tree is walked depth first and submitted in dependency order.
  * A node's outputs are released once its subtree is submitted, and at most K

@@ -1,4 +1,4 @@
-/* The segmentation workflow (DESIGN.md §3) as StarPU graphs. Every level's
+/* The segmentation workflow (docs/workflow.md) as StarPU graphs. Every level's
  * fine-grain operations are codelets; intermediates live only in StarPU
  * (home node -1) and are released as soon as their last consumer is
  * submitted. */
