@@ -233,6 +233,10 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
 int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
                             wsisa_exec_unit_fn on_unit, void *ctx, size_t *in_flight,
                             wsisa_err *e);
+/* Nothing to do for now: wait up to `seconds` for the oldest unit in flight to
+ * end (a unit's end wakes the caller at once), or sleep when none is. For a
+ * caller that also waits for messages and must not spin. */
+void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds);
 /* Take the statistics gathered since the last call (`stats` is overwritten). */
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
 /* Wait for what is in flight (unreported), close the tile, free. */

@@ -66,8 +66,11 @@ int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket);
 int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
                         wsisa_err *e);
 void wsisa__dist_result_free(wsisa__dist_result *res);
-/* Wait a little for messages when nothing else can be done. */
-void wsisa__dist_idle(void);
+/* How long a rank with nothing to do waits before it looks for messages
+ * again: it starts short and doubles while nothing happens, so an idle rank
+ * neither spins on MPI nor answers late (a unit takes far longer). */
+#define WSISA_IDLE_MIN 1e-4
+#define WSISA_IDLE_MAX 5e-3
 /* Tell every live worker to stop and wait for its answer. */
 void wsisa__dist_stop_workers(void);
 

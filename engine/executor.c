@@ -5,10 +5,12 @@
  * root-to-leaf paths are active at once (RMSR, seed 003 §III, Algorithm 1): a
  * path stays active until its leaf's comparison has finished, so peak memory
  * is bounded by K, not by the bucket size. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
@@ -497,6 +499,23 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   }
   s->queue[s->nq++] = u;
   return 0;
+}
+
+void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  double whole = floor(seconds);
+  until.tv_sec += (time_t)whole;
+  until.tv_nsec += (long)((seconds - whole) * 1e9);
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  pthread_mutex_lock(&s->ps.lock);
+  /* a leaf's end broadcasts: the oldest unit's end wakes this thread at once */
+  if (s->nq)
+    while (s->queue[0]->pending &&
+           pthread_cond_timedwait(&s->ps.cond, &s->ps.lock, &until) != ETIMEDOUT) {
+    }
+  pthread_mutex_unlock(&s->ps.lock);
+  if (!s->nq) nanosleep(&(struct timespec){(time_t)whole, (long)((seconds - whole) * 1e9)}, NULL);
 }
 
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {

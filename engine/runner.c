@@ -378,7 +378,9 @@ static int analyze(wsisa__study_run *s, wsisa_err *e) {
   wsisa__run_path(s, "study.json", study, sizeof study);
   wsisa__run_path(s, "samples.csv", samples, sizeof samples);
   wsisa__run_path(s, "outputs.csv", outputs, sizeof outputs);
-  wsisa_analysis_request a = {study, samples, outputs, s->dir, NULL, 0};
+  /* a run without nuclei has no mean area: VBD drops its base samples and
+   * says how many, rather than failing the study at its last step */
+  wsisa_analysis_request a = {study, samples, outputs, s->dir, NULL, 1};
   int rc = wsisa_analysis_run(&a, e);
   if (!rc) printf("wrote %s/indices.csv, %s/indices.json and plots\n", s->dir, s->dir);
   return rc;

@@ -53,10 +53,10 @@ typedef struct wsisa_study_inputs {
 } wsisa_study_inputs;
 
 typedef struct wsisa_study_reuse_opts {
-  wsisa_study_reuse strategy;  /* default trtma */
+  wsisa_study_reuse strategy;  /* default rtma */
   int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
-  int active_paths;            /* RMSR K; 0: unbounded */
+  int active_paths;            /* RMSR K; 0: not set (wsisa run: its workers) */
   wsisa_study_cost cost;       /* default tasks */
 } wsisa_study_reuse_opts;
 
