@@ -76,6 +76,10 @@ int wsisa_submit_bin_reconstruct(starpu_data_handle_t seed, starpu_data_handle_t
  * background to the image border becomes foreground (scipy's
  * binary_fill_holes with the cross is conn 4, with the 3×3 square conn 8). */
 int wsisa_submit_fill_holes(starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* u8 0/255: fill holes of each object — a hole (as fill holes') is filled only
+ * when the mask around it is one object ((12 - conn)-connected), never when it
+ * also holds an object inside it: objects are not joined. Sides up to 65535. */
+int wsisa_submit_fill_object_holes(starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
 /* f32: h-minima transform, reconstruction by erosion of in + h over in; finite
  * h >= 0. -FLT_MAX + h stays -FLT_MAX in float, so such a background stays. */
 int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h, int conn);

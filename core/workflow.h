@@ -59,6 +59,9 @@ typedef struct wsisa_task_data {
   starpu_data_handle_t hyst;  /* level 5: hysteresis result */
   starpu_data_handle_t sep;   /* level 6: separated nuclei */
   starpu_data_handle_t final; /* level 7: the segmentation mask */
+  /* level 6's watershed regions (i32, -1 on lines), written only into an
+   * image the caller registered here before level 6; none by default */
+  starpu_data_handle_t basins;
 } wsisa_task_data;
 
 /* Submit the tile stage: `rgb_in` is normalized into a new intermediate (or

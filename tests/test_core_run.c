@@ -60,8 +60,10 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   cr_expect(strstr(base, ",dice,jaccard,nucleus_count,mean_area,object_dice,") != NULL,
             "metrics header: %.300s",
             base);
-  /* the reference segments 85 nuclei on this tile (wsisa segment --labels agrees) */
-  cr_expect(strstr(base, ",85\n") != NULL, "reference nucleus count missing");
+  /* the reference segments 93 nuclei on this tile, as many as the
+   * independent tests/golden/workflow/tile_256_default.png holds (4- or
+   * 8-connected alike; wsisa segment --labels agrees) */
+  cr_expect(strstr(base, ",93\n") != NULL, "reference nucleus count missing");
   static const char *const variants[][2] = {
       {"STARPU_SCHED=eager", "--reuse stage"}, {"STARPU_SCHED=lws", "--reuse rtma --max-bucket-size 3"},
       {"STARPU_SCHED=dmda", "--reuse trtma --max-buckets 2"},

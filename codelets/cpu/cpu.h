@@ -33,6 +33,10 @@ int wsisa_cpu_bin_reconstruct(const wsisa_image *seed, const wsisa_image *mask, 
 /* u8 0/255: holes (background not conn-connected through background to the
  * image border) become foreground, as nscale's fillHoles(img, conn). */
 int wsisa_cpu_fill_holes(const wsisa_image *mask, int conn, wsisa_image *out);
+/* u8 0/255: holes as fill holes', each filled only when the mask's pixels
+ * around it form one (12 - conn)-connected object (codelets/cpu/fill_object_holes.c).
+ * Sides up to 65535. */
+int wsisa_cpu_fill_object_holes(const wsisa_image *mask, int conn, wsisa_image *out);
 /* f32: h-minima transform, reconstruction by erosion of in + h over in; h >= 0.
  * f32 outputs of these kernels hold no -0.0. */
 int wsisa_cpu_hmin(const wsisa_image *in, float h, int conn, wsisa_image *out);
