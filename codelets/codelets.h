@@ -165,9 +165,11 @@ int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t 
 int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
                                   const starpu_data_handle_t *channels, int nchannels,
                                   starpu_data_handle_t rows);
-/* study metrics: sums = vector of 2 uint64, the object Dice sums of run_labels
- * against ref_labels (canonical i32): Σ|G|·Dice(G, S*(G)) and Σ|S|·Dice(G*(S), S)
- * on the grid of 1/WSISA_OBJECT_MATCH_ONE (codelets/cpu/cpu.h). */
+/* study metrics: sums = vector of WSISA_MATCH_FIELDS uint64, the fields of
+ * wsisa_match_field (codelets/cpu/cpu.h) for run_labels against ref_labels
+ * (canonical i32): object Dice sums, TP/FP/FN at IoU >= 0.5, AJI sums. A
+ * slide's are the sums of its tiles'; wsisa_object_metrics_of turns them into
+ * object Dice, precision, recall, F1 and AJI. */
 int wsisa_submit_object_match(starpu_data_handle_t ref_labels, starpu_data_handle_t run_labels,
                               starpu_data_handle_t sums);
 /* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,

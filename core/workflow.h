@@ -91,8 +91,9 @@ typedef struct wsisa_measure {
   starpu_data_handle_t counts;      /* vector of 3 uint64: |mask ∩ ref|, |mask|, |ref| */
   starpu_data_handle_t nuclei;      /* vector of 1 uint64: 4-connected objects of mask
                                        (the final size filter's connectivity) */
-  starpu_data_handle_t match;       /* NULL, or vector of 2 uint64: object Dice sums of
-                                       mask's objects against ref_labels' (object_match) */
+  starpu_data_handle_t match;       /* NULL, or vector of WSISA_MATCH_FIELDS uint64:
+                                       mask's objects matched with ref_labels'
+                                       (object_match, codelets/cpu/cpu.h) */
   starpu_data_handle_t ref_labels;  /* the reference's labels, read when match is set */
   starpu_data_handle_t *labels_out; /* NULL, or receives mask's labels (the caller
                                        unregisters them) */
