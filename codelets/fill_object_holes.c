@@ -1,4 +1,4 @@
-/* Codelet: fill the holes of each object, u8 0/255 (DESIGN §3 level 7; the
+/* Codelet: fill the holes of each object, u8 0/255 (docs/workflow.md, level 7; the
  * definition: codelets/cpu/fill_object_holes.c). */
 #include <stdlib.h>
 

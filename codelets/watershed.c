@@ -1,6 +1,6 @@
 /* Codelet: marker watershed with an order-independent flooding rule whose
- * regions never touch inside the mask, not even at a corner (DESIGN §3,
- * level 6; the rule: codelets/cpu/watershed.c). */
+ * regions never touch inside the mask, not even at a corner
+ * (docs/workflow.md, level 6; the rule: codelets/cpu/watershed.c). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 

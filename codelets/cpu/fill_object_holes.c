@@ -1,4 +1,4 @@
-/* Fill the holes of each object (DESIGN §3 level 7, after the watershed has
+/* Fill the holes of each object (docs/workflow.md, level 7, after the watershed has
  * separated the nuclei): as fill holes, background pixels reachable from the
  * image border through background pixels with connectivity conn stay
  * background; each other conn-connected set of background pixels, a hole, is

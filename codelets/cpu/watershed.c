@@ -1,4 +1,4 @@
-/* Marker watershed with an order-independent flooding rule (DESIGN §3,
+/* Marker watershed with an order-independent flooding rule (docs/workflow.md,
  * level 6), CPU side: hierarchical queues, one per grey level, wave by wave.
  * Its regions never touch inside the mask, not even at a corner, so the
  * objects of mask_out are the same counted 4- or 8-connected and no two

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An independent reference of the wsisa workflow (DESIGN.md section 3), written
+"""An independent reference of the wsisa workflow (docs/workflow.md), written
 with NumPy, SciPy, scikit-image and OpenCV only. It makes the golden masks the
 end-to-end tests compare against; wsisa never runs it.
 
@@ -157,7 +157,7 @@ def segment(rgb, p):
                              cv2.BORDER_CONSTANT, value=0)
     mk = cv2.copyMakeBorder(markers.astype(np.int32), 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
     ws = cv2.watershed(bgr, mk)[1:-1, 1:-1]
-    # cv::watershed's lines let regions touch at corners; DESIGN asks for
+    # cv::watershed's lines let regions touch at corners; the workflow asks for
     # regions apart under 8-connectivity too
     sep = separate_corners(ws, big & (ws > 0))
     # level 7: final size, holes filled object by object
