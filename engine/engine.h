@@ -74,6 +74,9 @@ typedef struct wsisa_task_data {
   starpu_data_handle_t hyst;  /* level 5: hysteresis result */
   starpu_data_handle_t sep;   /* level 6: separated nuclei */
   starpu_data_handle_t final; /* level 7: the segmentation mask */
+  /* level 6's watershed regions (i32, -1 on lines), written only into an
+   * image the caller registered here before level 6; none by default */
+  starpu_data_handle_t basins;
 } wsisa_task_data;
 
 /* Submit the tile stage: `rgb_in` is normalized into a new intermediate (or
@@ -103,8 +106,9 @@ typedef struct wsisa_measure {
   starpu_data_handle_t counts;      /* vector of 3 uint64: |mask ∩ ref|, |mask|, |ref| */
   starpu_data_handle_t nuclei;      /* vector of 1 uint64: 4-connected objects of mask
                                        (the final size filter's connectivity) */
-  starpu_data_handle_t match;       /* NULL, or vector of 2 uint64: object Dice sums of
-                                       mask's objects against ref_labels' (object_match) */
+  starpu_data_handle_t match;       /* NULL, or vector of WSISA_MATCH_FIELDS uint64:
+                                       mask's objects matched with ref_labels'
+                                       (object_match, codelets/cpu/cpu.h) */
   starpu_data_handle_t ref_labels;  /* the reference's labels, read when match is set */
   starpu_data_handle_t *labels_out; /* NULL, or receives mask's labels (the caller
                                        unregisters them) */

@@ -41,7 +41,7 @@ enum { PART_COUNTS, PART_NUCLEI, PART_MATCH, PART_ROWS, NPARTS };
 /* One leaf's measures against the reference: they come home here. The path
  * ends when all have arrived. */
 struct leaf {
-  uint64_t counts[3], nuclei, match[2];
+  uint64_t counts[3], nuclei, match[WSISA_MATCH_FIELDS];
   leaf_part part[NPARTS];
   int remaining;
   size_t node;
@@ -314,7 +314,7 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       l->owner = u;
       l->remaining = o->object_match ? 3 : 2;
       uint64_t *home[NPARTS] = {l->counts, &l->nuclei, l->match};
-      const uint32_t len[NPARTS] = {3, 1, 2};
+      const uint32_t len[NPARTS] = {3, 1, WSISA_MATCH_FIELDS};
       for (int k = 0; k < l->remaining; k++) {
         l->part[k].owner = l;
         starpu_vector_data_register(&l->part[k].handle, STARPU_MAIN_RAM, (uintptr_t)home[k],
@@ -371,7 +371,8 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       runs[m] = t->instances[leaf_node->first_instance + j];
       const leaf *l = &u->leaves[i];
       counts[m++] = (wsisa_counts){l->counts[0], l->counts[1], l->counts[2], l->nuclei,
-                                   u->ref_nuclei, l->match[0], l->match[1], l->rows,
+                                   u->ref_nuclei, l->match[WSISA_MATCH_DICE_REF],
+                                   l->match[WSISA_MATCH_DICE_RUN], l->rows,
                                    u->ref_features, WSISA_NF_ROW(l->data->nchannels)};
     }
   }
