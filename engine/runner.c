@@ -53,7 +53,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   char name[4400];
   int rc = wsisa_slide_open(path, &slide, e);
   if (rc) return rc;
-  if (!(rc = wsisa_scale_choose(slide, in->slide_mpp, in->mpp, &scale, e)))
+  if (!(rc = wsisa_scale_choose_level(slide, in->slide_mpp, in->mpp, in->level, &scale, e)))
     rc = wsisa_grid_make_scaled(slide, &scale, in->tile_size, in->overlap, &g, e);
   if (!rc) rc = add_input(s, path, 1, &scale, &ri, e);
   if (!rc && in->stain_check) {

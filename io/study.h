@@ -45,6 +45,8 @@ typedef struct wsisa_study_inputs {
   double mpp;           /* target resolution the slides are read at, um per pixel;
                            default WSISA_TARGET_MPP (0.5, what the parameters are
                            tuned for) */
+  int level;            /* pyramid level to read (resampled to mpp); -1
+                           (default): the coarsest level at or finer than mpp */
   double slide_mpp;     /* um per level-0 pixel of the slides, or per pixel of the
                            images, overriding what they say; 0 (default): the
                            slides' own, and images taken as they are */

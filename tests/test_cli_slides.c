@@ -181,6 +181,30 @@ Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   unlink(svs);
 }
 
+/* inputs.level names the level to read; it is still resampled to the target,
+ * and a level coarser than the target is refused before any work. */
+Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
+  const char *svs = synth_path("svs40.svs", make_svs40);
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512, \"level\": 0", svs);
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  json_t *root = load_json(dir, "run.json");
+  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
+  cr_expect_eq(num(in, "level"), 0);
+  cr_expect_float_eq(num(in, "factor"), 2.0, 0, "level 0 at 0.25 um still averaged 2 x 2");
+  json_decref(root);
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"level\": 1", svs);
+  err = NULL;
+  cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2);
+  cr_expect(strstr(err, "svs40.svs: level 1 is 1 um/pixel, coarser than the target 0.5 "
+                        "um/pixel: choose a finer level, or leave the level to the target "
+                        "resolution"),
+            "%s", err);
+  free(err);
+  unlink(svs);
+}
+
 Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   char inputs[4600], dir[4300], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));

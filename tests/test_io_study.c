@@ -311,16 +311,17 @@ static const struct {
      "s.json: inputs.images[0]: 'a.jpg' is not a .png, .tif or .tiff file"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"overlap\": 1024}, " MOAT "}",
      "s.json: inputs.overlap: 1024 must be smaller than tile_size 1024"},
-    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"level\": 0}, " MOAT "}",
-     "s.json: inputs.level: no longer taken: the level is chosen per slide from the target "
-     "resolution; give inputs.mpp"},
+    {"{\"inputs\": {\"images\": [\"a.png\"], \"level\": 0}, " MOAT "}",
+     "s.json: inputs.level: applies to slides (pyramids); images have one level"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"level\": -1}, " MOAT "}",
+     "s.json: inputs.level: -1 is outside 0..64"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"stain_check\": 0}, " MOAT "}",
      "s.json: inputs.stain_check: expected true or false, got 0"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tissue_only\": \"yes\"}, " MOAT "}",
      "s.json: inputs.tissue_only: expected true or false, got the string \"yes\""},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tile\": 512}, " MOAT "}",
-     "s.json: inputs.tile: unknown key (inputs takes slides, images, tile_size, overlap, "
-     "mpp, slide_mpp, tissue_only, stain_check)"},
+     "s.json: inputs.tile: unknown key (inputs takes slides, images, level, tile_size, "
+     "overlap, mpp, slide_mpp, tissue_only, stain_check)"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"mpp\": 0}, " MOAT "}",
      "s.json: inputs.mpp: 0 is outside 0.01..100 um/pixel"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"slide_mpp\": \"0.25\"}, " MOAT "}",
