@@ -12,7 +12,7 @@
 typedef struct run_opts {
   const char *study_path, *out, *resume, *samples;
   long max_buckets, max_bucket_size, active_paths, unit_timeout;
-  const char *reuse, *memory_limit;
+  const char *reuse, *memory_limit, *object_reuse;
 } run_opts;
 
 static void usage(void) {
@@ -29,6 +29,8 @@ static void usage(void) {
          "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
          "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
          "  --memory-limit SIZE   lower K so the active paths fit (e.g. 512M, 4G)\n"
+         "  --object-reuse on|off levels 6-7 per object group, groups seen before on the\n"
+         "                        tile taken from a store (default on; the same results)\n"
          "  --unit-timeout S      under mpirun: seconds a worker may hold a unit before its\n"
          "                        units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)\n"
          "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
@@ -42,6 +44,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
       {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
       {"samples", required_argument, 0, 'S'},       {"unit-timeout", required_argument, 0, 't'},
+      {"object-reuse", required_argument, 0, 'O'},
       {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
   run_opts o = {0};
   int opt, rc;
@@ -57,6 +60,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       case 'S': o.samples = optarg; break;
       case 'u': o.reuse = optarg; break;
       case 'm': o.memory_limit = optarg; break;
+      case 'O': o.object_reuse = optarg; break;
       case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
       case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
       case 'k': target = &o.active_paths, flag = "--active-paths"; break;
@@ -79,7 +83,14 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                              .samples = o.samples, .strategy = -1,
                              .max_buckets = o.max_buckets, .max_bucket_size = o.max_bucket_size,
                              .active_paths = o.active_paths,
-                             .unit_timeout = (double)o.unit_timeout};
+                             .unit_timeout = (double)o.unit_timeout, .object_reuse = -1};
+  if (o.object_reuse) {
+    if (strcmp(o.object_reuse, "on") == 0) r.object_reuse = 1;
+    else if (strcmp(o.object_reuse, "off") == 0) r.object_reuse = 0;
+    else
+      return wsisa_error(e, WSISA_EUSAGE, "--object-reuse %s: expected on or off",
+                         o.object_reuse);
+  }
   if (o.reuse) {
     for (int s = WSISA_STUDY_REUSE_NONE; s <= WSISA_STUDY_REUSE_TRTMA; s++)
       if (strcmp(o.reuse, wsisa_study_reuse_name((wsisa_study_reuse)s)) == 0) r.strategy = s;

@@ -154,6 +154,17 @@ int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t marker
                            starpu_data_handle_t mask, starpu_data_handle_t labels_out,
                            starpu_data_handle_t mask_out);
 
+/* Levels 6 (from its dilated mask on) and 7 object group by object group:
+ * out(u8) = the final mask from mask(u8: components >= min_size_pl, dilated)
+ * and the tile's normalized rgb(u8x3), the same bits as the fine-grain
+ * codelets; groups seen before on the tile come from `store` (the tile's,
+ * NULL: none). CPU workers only (codelets/cpu/separate.c). */
+typedef struct wsisa_separate_params wsisa_separate_params;
+typedef struct wsisa_object_store wsisa_object_store;
+int wsisa_submit_separate(starpu_data_handle_t rgb, starpu_data_handle_t mask,
+                          starpu_data_handle_t out, const wsisa_separate_params *p,
+                          wsisa_object_store *store);
+
 /* study metrics: count = the largest label of a canonical i32 label image
  * (a vector of 1 uint64). */
 int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t count);

@@ -33,6 +33,9 @@ WSISA__OP_DECLARE(label);
 WSISA__OP_DECLARE(area_filter);
 WSISA__OP_DECLARE(edt);
 WSISA__OP_DECLARE(watershed);
+/* levels 6-7 object group by object group (CPU only: the object store) */
+extern struct starpu_codelet wsisa__separate_codelet;
+extern struct starpu_perfmodel wsisa__separate_model;
 /* features, nucleus half: the per-nucleus reduction */
 WSISA__OP_DECLARE(nucleus_features);
 /* features, pixel half: per-tile channels */
@@ -41,6 +44,7 @@ WSISA__OP_DECLARE(sobel);
 WSISA__OP_DECLARE(filter_bank);
 
 #define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
+#define ROW_CPU(op) {#op, &wsisa__##op##_codelet, NULL, NULL, &wsisa__##op##_model}
 
 const wsisa_op wsisa_ops[] = {
     ROW(invert),
@@ -72,6 +76,7 @@ const wsisa_op wsisa_ops[] = {
     ROW(area_filter),
     ROW(edt),
     ROW(watershed),
+    ROW_CPU(separate),
     /* features, nucleus half */
     ROW(nucleus_features),
     /* features, pixel half: per-tile channels */

@@ -295,7 +295,8 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
   wsisa_machine mc;
   wsisa_machine_read(&mc);
   j->opts.active_paths =
-      wsisa_exec_active_paths(paths, mc.memory_available, &limit, j->tiles, j->ntiles);
+      wsisa_exec_active_paths(paths, mc.memory_available, &limit, j->tiles, j->ntiles,
+                              j->opts.object_reuse ? &j->opts.object_store_bytes : NULL);
   wsisa_log(WSISA_LOG_INFO, "mpi", "K = %zu active paths (memory limit %.0f MiB)",
             j->opts.active_paths, (double)limit / 1048576.0);
   return job_trees(j, e);

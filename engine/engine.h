@@ -62,6 +62,9 @@ typedef struct wsisa_tile_data {
    * made them: H, E, Sobel magnitude of H, filter-bank responses of H */
   int nchannels;
   starpu_data_handle_t channels[WSISA_FEATURE_CHANNELS_MAX];
+  /* object reuse: the tile's object store (codelets/cpu/cpu.h), or NULL for
+   * the fine-grain codelets of levels 6 and 7 (docs/architecture.md) */
+  struct wsisa_object_store *objects;
 } wsisa_tile_data;
 
 /* What the tasks on one root-to-node path of a task tree have produced; a task
@@ -73,6 +76,10 @@ typedef struct wsisa_task_data {
   starpu_data_handle_t sized; /* level 4: candidates within the size range */
   starpu_data_handle_t hyst;  /* level 5: hysteresis result */
   starpu_data_handle_t sep;   /* level 6: separated nuclei */
+  /* level 6 under object reuse: components >= min_size_pl, dilated, the mask
+   * the separation works on; the separation itself then runs in level 7,
+   * object group by object group, and sep stays NULL */
+  starpu_data_handle_t dilated;
   starpu_data_handle_t final; /* level 7: the segmentation mask */
   /* level 6's watershed regions (i32, -1 on lines), written only into an
    * image the caller registered here before level 6; none by default */
@@ -94,7 +101,9 @@ int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p,
 
 /* Submit task `level` (1..7) with the parameters `p`, reading its ancestors'
  * outputs from `path` and storing its own there. Level 7 writes into
- * `final_out` when given (a registered mask), else into an intermediate. */
+ * `final_out` when given (a registered mask), else into an intermediate.
+ * With tile->objects (and no path->basins asked for), levels 6 and 7 reuse
+ * object groups seen before on the tile: the same masks. */
 int wsisa_workflow_task_submit(int level, const double *p, const wsisa_tile_data *tile,
                                wsisa_task_data *path, starpu_data_handle_t final_out,
                                wsisa_err *e);
@@ -206,6 +215,11 @@ typedef struct wsisa_exec_opts {
    * feature metrics; its filter bank runs on CPU workers so the metrics do
    * not depend on the worker */
   int features;
+  /* object reuse (docs/architecture.md): levels 6 and 7 object group by
+   * object group on CPU workers, groups seen before on the tile taken from a
+   * store of at most object_store_bytes; off by itself without a CPU worker */
+  int object_reuse;
+  uint64_t object_store_bytes;
 } wsisa_exec_opts;
 
 typedef struct wsisa_exec_stats {
@@ -213,6 +227,11 @@ typedef struct wsisa_exec_stats {
   uint64_t tile_stages;  /* tile stages (normalization and shared work) */
   uint64_t skipped;      /* tasks not run because the background rule emptied the mask */
   size_t peak_paths;     /* most root-to-leaf paths active at once */
+  /* object reuse: object groups seen, those whose final mask came from the
+   * store and those whose separation did (the final mask not), entries
+   * evicted, the most bytes one tile's store held */
+  uint64_t object_groups, objects_reused, separations_reused, object_evictions;
+  uint64_t object_store_peak;
 } wsisa_exec_stats;
 
 /* Called on the submitting thread when unit (tile, bucket) has finished:
@@ -249,9 +268,13 @@ void wsisa_exec_session_free(wsisa_exec_session *s);
 /* RMSR's K on this rank: `asked` (0: this rank's StarPU workers, StarPU
  * running), lowered so the active paths over the largest of `tiles` fit in
  * *memory_limit bytes; a limit of 0 becomes 80% of `available` (bytes
- * available now), written back. At least 1. */
+ * available now), written back. At least 1. With object reuse (store_bytes
+ * not NULL), a tile's object store gets WSISA_OBJECT_STORE_SHARE of the limit
+ * in *store_bytes and the paths fit in the rest. */
+#define WSISA_OBJECT_STORE_SHARE 0.25
 size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
-                               const wsisa_tile_ref *tiles, size_t ntiles);
+                               const wsisa_tile_ref *tiles, size_t ntiles,
+                               uint64_t *store_bytes);
 
 /* Load a tile's RGB pixels at the target resolution: the slide rectangle
  * read through its scale (wsisa_slide_read_scaled), or the image file read
@@ -393,6 +416,7 @@ typedef struct wsisa_runner_request {
   int strategy;            /* a wsisa_study_reuse, or -1: the study's */
   long max_buckets, max_bucket_size, active_paths; /* 0: the study's */
   uint64_t memory_limit;   /* bytes; 0: the study's */
+  int object_reuse;        /* 0 off, 1 on, -1: the study's */
   double unit_timeout;     /* under mpirun, seconds; 0: 600 */
 } wsisa_runner_request;
 

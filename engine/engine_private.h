@@ -137,6 +137,7 @@ typedef struct wsisa__study_run {
   double t_plan, t_exec, t_start;
   wsisa_exec_stats stats;
   uint64_t tasks_no_reuse;
+  uint64_t object_store_bytes; /* a tile's object store at most (rank 0); 0: object reuse off */
   int object_match;         /* a metric needs the objects matched (object_dice) */
   wsisa_machine machine;
   wsisa__run_features *features; /* NULL: no metric needs the feature stage */

@@ -168,6 +168,10 @@ typedef struct tile_state {
   double (*bgr)[3];
   int *skip;
   size_t nbgr, cap_bgr;
+  /* object reuse: the tile's object store, and its tally already counted in
+   * the session's statistics */
+  wsisa_object_store *objects;
+  wsisa_object_tally counted;
 } tile_state;
 
 static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
@@ -180,6 +184,11 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, w, h, o->normalize, &ts->data, e))) return rc;
   if (o->features && (rc = wsisa_workflow_channels_submit(&ts->data, 1, e))) return rc;
   stats->tile_stages++;
+  /* the store holds this tile's objects only: it starts with the tile, the
+   * reference segmentation included, and ends with it */
+  if (o->object_reuse && wsisa_object_store_new(o->object_store_bytes, &ts->objects))
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  ts->data.objects = ts->objects;
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
     return rc;
@@ -205,7 +214,22 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   return rc;
 }
 
+/* The store's counts since they were last taken, into `stats`. */
+static void objects_count(tile_state *ts, wsisa_exec_stats *stats) {
+  if (!ts->objects) return;
+  wsisa_object_tally now;
+  wsisa_object_store_tally(ts->objects, &now);
+  stats->object_groups += now.groups - ts->counted.groups;
+  stats->objects_reused += now.reused - ts->counted.reused;
+  stats->separations_reused += now.separations_reused - ts->counted.separations_reused;
+  stats->object_evictions += now.evictions - ts->counted.evictions;
+  if (now.bytes_peak > stats->object_store_peak) stats->object_store_peak = now.bytes_peak;
+  ts->counted = now;
+}
+
+/* Every task reading the tile has finished. */
 static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
+  wsisa_object_store_free(ts->objects);
   if (ts->data.rc) wsisa_workflow_tile_release(&ts->data, o->normalize);
   if (ts->ref) starpu_data_unregister_submit(ts->ref);
   if (ts->ref_labels) starpu_data_unregister_submit(ts->ref_labels);
@@ -272,6 +296,8 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       return rc;
     u->owns_tile = 1;
     u->normalize = o->normalize;
+    /* the same pixels as the session's tile stage: the same objects */
+    u->own_tile.objects = ts->objects;
     if (o->features && (rc = wsisa_workflow_channels_submit(&u->own_tile, 1, e))) return rc;
     stats->tile_stages++;
     data = &u->own_tile;
@@ -417,6 +443,10 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->params = params;
   s->buckets = buckets;
   s->opts = *opts;
+  if (s->opts.object_reuse && wsisa_runtime_ncpu() == 0) {
+    wsisa_log(WSISA_LOG_WARN, "run", "object reuse needs a CPU worker: off on this rank");
+    s->opts.object_reuse = 0;
+  }
   pthread_mutex_init(&s->ps.lock, NULL);
   pthread_cond_init(&s->ps.cond, NULL);
   s->tile = ntiles;
@@ -457,6 +487,7 @@ int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
 static void session_close_tile(wsisa_exec_session *s) {
   if (s->tile == s->ntiles) return;
   starpu_task_wait_for_all();
+  objects_count(&s->ts, &s->stats);
   tile_close(&s->ts, &s->opts);
   s->tile = s->ntiles;
 }
@@ -523,6 +554,7 @@ void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {
   pthread_mutex_lock(&s->ps.lock);
   s->stats.peak_paths = s->ps.peak;
   pthread_mutex_unlock(&s->ps.lock);
+  if (s->tile != s->ntiles) objects_count(&s->ts, &s->stats);
   *stats = s->stats;
   memset(&s->stats, 0, sizeof s->stats);
 }
@@ -552,11 +584,17 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
 /* Peak memory is bounded by K (seed 003 §III), so a memory limit lowers K to
  * what fits. Two units are in flight at once, so the tile cost counts twice. */
 size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
-                               const wsisa_tile_ref *tiles, size_t ntiles) {
+                               const wsisa_tile_ref *tiles, size_t ntiles,
+                               uint64_t *store_bytes) {
   size_t k = asked ? asked : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
   uint64_t limit = *memory_limit;
   /* by default, stay below the memory available now */
   if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8);
+  if (store_bytes) {
+    /* the object store's share first; without any limit, a quarter of 1 GiB */
+    *store_bytes = (uint64_t)((double)(limit ? limit : 1ULL << 30) * WSISA_OBJECT_STORE_SHARE);
+    limit -= limit ? *store_bytes : 0;
+  }
   if (!limit) return k;
   double px = 0;
   for (size_t t = 0; t < ntiles; t++) px = fmax(px, (double)tiles[t].width * tiles[t].height);

@@ -248,6 +248,7 @@ static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
   if (r->max_bucket_size) ro->max_bucket_size = (int)r->max_bucket_size;
   if (r->active_paths) ro->active_paths = (int)r->active_paths;
   if (r->memory_limit) s->study->execution.memory_limit = r->memory_limit;
+  if (r->object_reuse >= 0) ro->object_reuse = r->object_reuse;
 }
 
 /* The study (from its file, the results folder, or the default), checked
@@ -353,14 +354,17 @@ static int execute(wsisa__study_run *s, const char *sched, wsisa_err *e) {
     /* every rank derives its own K from what was asked (engine/dist.c) */
     size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
     uint64_t limit_asked = s->study->execution.memory_limit;
+    const int objects = s->study->reuse.object_reuse;
     wsisa_exec_opts eo = {
-        .active_paths = wsisa_exec_active_paths(k_asked, s->machine.memory_available,
-                                                &s->study->execution.memory_limit, s->tiles,
-                                                s->ntiles),
         .normalize = 1,
         .share_tile_stage = s->study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
         .object_match = s->object_match,
-        .features = s->features != NULL};
+        .features = s->features != NULL,
+        .object_reuse = objects};
+    eo.active_paths = wsisa_exec_active_paths(k_asked, s->machine.memory_available,
+                                              &s->study->execution.memory_limit, s->tiles,
+                                              s->ntiles, objects ? &eo.object_store_bytes : NULL);
+    s->object_store_bytes = eo.object_store_bytes;
     s->study->reuse.active_paths = (int)eo.active_paths;
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,

@@ -513,8 +513,8 @@ static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
 }
 
 static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
-  static const char *const keys[] = {"strategy", "max_buckets", "max_bucket_size",
-                                     "active_paths", "cost_model", NULL};
+  static const char *const keys[] = {"strategy",   "max_buckets", "max_bucket_size",
+                                     "active_paths", "cost_model", "object_reuse", NULL};
   if (!json_is_object(r)) return expected(c, "reuse", "an object", r);
   int rc = check_keys(c, r, "reuse", keys, "reuse");
   json_t *v;
@@ -539,6 +539,9 @@ static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
       return rc;
     o->cost = (wsisa_study_cost)choice;
   }
+  if ((v = json_object_get(r, "object_reuse")) &&
+      (rc = get_bool(c, v, "reuse.object_reuse", &o->object_reuse)))
+    return rc;
   return 0;
 }
 
@@ -666,6 +669,7 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
     s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
+    s->reuse.object_reuse = 1;
     rc = parse_root(&c, root, s);
   }
   if (rc) {
@@ -795,6 +799,7 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
     json_object_set_new(r, "max_bucket_size", json_integer(s->reuse.max_bucket_size));
   if (s->reuse.active_paths) json_object_set_new(r, "active_paths", json_integer(s->reuse.active_paths));
   json_object_set_new(r, "cost_model", json_string(wsisa_study_cost_name(s->reuse.cost)));
+  json_object_set_new(r, "object_reuse", json_boolean(s->reuse.object_reuse));
   json_object_set_new(root, "reuse", r);
   json_t *x = json_object();
   if (s->execution.memory_limit)

@@ -60,6 +60,8 @@ typedef struct wsisa_study_reuse_opts {
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
   int active_paths;            /* RMSR K; 0: not set (wsisa run: its workers) */
   wsisa_study_cost cost;       /* default tasks */
+  int object_reuse;            /* levels 6-7 per object group, groups seen before
+                                  reused (docs/architecture.md); default 1 */
 } wsisa_study_reuse_opts;
 
 typedef struct wsisa_study_execution {
