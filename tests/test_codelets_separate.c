@@ -160,3 +160,115 @@ Test(separate, random_masks_match_the_tile_wide_kernels, .timeout = 300) {
   /* a later parameter set with the same watershed_conn reuses separations */
   cr_expect_gt(seps, 0);
 }
+
+/* ---- the sample's tiles through the workflow ------------------------------ */
+
+/* Parameter sets that change one value each, as MOAT steps do (docs/workflow.md:
+ * G1 80 -> 75 leaves most objects as they were, min_size_pl and min_size_seg
+ * only some, watershed_conn and fill_holes_conn the rule itself). */
+static const char *const changes[] = {
+    "", "G1=75", "T1=5.5", "min_size_pl=35", "min_size_seg=25,max_size_seg=900",
+    "watershed_conn=4", "fill_holes_conn=8,min_size=13"};
+#define NSETS ((int)(sizeof changes / sizeof *changes))
+
+typedef struct sample_arg {
+  double params[NSETS][WSISA_SEG_NPARAMS];
+  wsisa_object_store *store;
+} sample_arg;
+
+static int submit_sets(starpu_data_handle_t *h, void *arg) {
+  const sample_arg *a = arg;
+  wsisa_tile_data tile;
+  wsisa_err e = WSISA_ERR_INIT;
+  int w = (int)starpu_matrix_get_nx(h[0]), hh = (int)starpu_matrix_get_ny(h[0]);
+  int rc = wsisa_workflow_tile_submit(h[0], w, hh, 1, &tile, &e);
+  tile.objects = a->store;
+  for (int k = 0; k < NSETS && !rc; k++)
+    rc = wsisa_workflow_segment_submit(&tile, a->params[k], h[1 + k], &e);
+  wsisa_workflow_tile_release(&tile, 1);
+  if (rc) fprintf(stderr, "segment: %s\n", e.msg);
+  return rc;
+}
+
+/* The final masks of every parameter set, with `store` (NULL: the fine-grain
+ * codelets). */
+static void masks_of(wsisa_image *rgb, sample_arg *a, wsisa_object_store *store,
+                     wsisa_image **masks) {
+  wsisa_image *imgs[1 + NSETS] = {rgb};
+  for (int k = 0; k < NSETS; k++) imgs[1 + k] = masks[k] = new_image(rgb->width, rgb->height, 1, WSISA_U8);
+  a->store = store;
+  cr_assert_eq(tu_run_op(STARPU_CPU | STARPU_OPENCL, imgs, 1 + NSETS, submit_sets, a), 0);
+}
+
+Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))tu_starpu_start,
+     .fini = tu_starpu_stop, .timeout = 600) {
+  sample_arg a;
+  for (int k = 0; k < NSETS; k++) {
+    memcpy(a.params[k], wsisa_seg_defaults(), sizeof a.params[k]);
+    cr_assert_eq(wsisa_seg_params_parse(changes[k], a.params[k], NULL), 0);
+  }
+  /* the sample's tissue tiles at 1024, as the default study lays them */
+  wsisa_slide *slide = NULL;
+  wsisa_scale scale;
+  wsisa_grid *g = NULL;
+  cr_assert_eq(wsisa_slide_open(tu_src("tests/data/CMU-1-Small-Region.svs"), &slide, NULL), 0);
+  cr_assert_eq(wsisa_scale_choose_level(slide, 0, WSISA_TARGET_MPP, -1, &scale, NULL), 0);
+  cr_assert_eq(wsisa_grid_make_scaled(slide, &scale, 1024, 0, &g, NULL), 0);
+  int tiles = 0;
+  uint64_t on = 0, evictions = 0;
+  wsisa_object_tally all = {0};
+  for (size_t t = 0; t < g->ntiles; t++) {
+    const wsisa_tile *tl = &g->tiles[t];
+    if (!tl->tissue) continue;
+    tiles++;
+    wsisa_image *rgb = NULL;
+    cr_assert_eq(wsisa_slide_read_scaled(slide, &scale, tl->x, tl->y, tl->width, tl->height, &rgb,
+                                         NULL),
+                 0);
+    wsisa_image *fine[NSETS], *stored[NSETS], *evicting[NSETS];
+    wsisa_object_store *store = NULL, *small = NULL;
+    cr_assert_eq(wsisa_object_store_new(256 << 20, &store), 0);
+    cr_assert_eq(wsisa_object_store_new(64 << 10, &small), 0);
+    masks_of(rgb, &a, NULL, fine);
+    masks_of(rgb, &a, store, stored);
+    masks_of(rgb, &a, small, evicting);
+    for (int k = 0; k < NSETS; k++) {
+      for (int y = 0; y < rgb->height; y++)
+        for (int x = 0; x < rgb->width; x++) on += *u8(fine[k], x, y) != 0;
+      cr_expect_eq(tu_image_diff(fine[k], stored[k]), 0, "tile %zu, '%s': store differs", t,
+                   changes[k]);
+      cr_expect_eq(tu_image_diff(fine[k], evicting[k]), 0, "tile %zu, '%s': small store differs",
+                   t, changes[k]);
+      wsisa_image_free(fine[k]);
+      wsisa_image_free(stored[k]);
+      wsisa_image_free(evicting[k]);
+    }
+    wsisa_object_tally t1, t2;
+    wsisa_object_store_tally(store, &t1);
+    wsisa_object_store_tally(small, &t2);
+    cr_expect_eq(t1.evictions, 0);
+    cr_expect_leq(t2.bytes_peak, 64 << 10);
+    evictions += t2.evictions;
+    all.groups += t1.groups;
+    all.reused += t1.reused;
+    all.separations_reused += t1.separations_reused;
+    wsisa_object_store_free(store);
+    wsisa_object_store_free(small);
+    wsisa_image_free(rgb);
+  }
+  cr_expect_eq(tiles, 6, "the sample has 6 tissue tiles at 1024");
+  /* masks with nuclei in them (one tile has almost none), and a small store
+   * that had to evict */
+  cr_expect_gt(on, 500000, "%llu mask pixels in all", (unsigned long long)on);
+  cr_expect_gt(evictions, 100);
+  /* most groups come back: a change above level 6 leaves most nuclei as they
+   * were, one at level 7 leaves their separations */
+  cr_expect_gt(all.reused + all.separations_reused, all.groups / 2, "%llu of %llu groups reused",
+               (unsigned long long)(all.reused + all.separations_reused),
+               (unsigned long long)all.groups);
+  fprintf(stderr, "sample tiles: %llu groups, %llu reused, %llu separations reused\n",
+          (unsigned long long)all.groups, (unsigned long long)all.reused,
+          (unsigned long long)all.separations_reused);
+  wsisa_grid_free(g);
+  wsisa_slide_close(slide);
+}
