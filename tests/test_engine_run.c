@@ -52,7 +52,9 @@ static char *run_study(const char *study, const char *env, const char *flags, ch
 Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png", 2);
   char dir[4300];
-  char *base = run_study(study, "STARPU_SCHED=eager", "--reuse none", dir, sizeof dir);
+  /* no reuse of any kind: every variant below has object reuse on (its default) */
+  char *base = run_study(study, "STARPU_SCHED=eager", "--reuse none --object-reuse off", dir,
+                         sizeof dir);
   /* a header and 2 trajectories x 7 runs */
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
@@ -98,6 +100,71 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   cr_expect(prov && strstr(prov, "\"peak_rss_kib\"") && strstr(prov, "\"scheduler\""),
             "run.json lacks provenance");
   free(prov);
+  free(base);
+}
+
+/* A number after "key": in run.json; -1 when absent. */
+static double json_number(const char *text, const char *key) {
+  char pattern[128];
+  snprintf(pattern, sizeof pattern, "\"%s\":", key);
+  const char *at = text ? strstr(text, pattern) : NULL;
+  double v = -1;
+  if (at && sscanf(at + strlen(pattern), "%lf", &v) != 1) v = -1;
+  return v;
+}
+
+/* Object reuse (levels 6-7 per object group, groups seen before taken from
+ * the tile's store) gives the same metrics, byte for byte, under every
+ * strategy, on CPU workers and with the OpenCL worker, with K = 1 too. The
+ * study varies level 6's and 7's parameters as well. */
+Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
+  char path[4300];
+  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("objstudy"));
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"images\": [\"%s\"] },\n"
+          "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"T1\": {}, \"min_size_pl\": {},\n"
+          "                    \"watershed_conn\": {}, \"min_size_seg\": {},\n"
+          "                    \"fill_holes_conn\": {} },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+          "  \"sampler\": { \"name\": \"halton\", \"seed\": 3 },\n"
+          "  \"metric\": [\"dice\", \"jaccard\", \"nucleus_count\", \"object_dice\"] }\n",
+          tu_src("tests/data/tile_256_b.png"));
+  fclose(f);
+  char dir[4300], flags[256], json[4400];
+  char *base = run_study(path, "STARPU_SCHED=eager", "--reuse none --object-reuse off", dir,
+                         sizeof dir);
+  snprintf(json, sizeof json, "%s/run.json", dir);
+  char *prov = tu_slurp(json, NULL);
+  cr_expect_eq(json_number(prov, "seen"), 0, "object reuse off, yet groups were seen");
+  free(prov);
+  static const char *const workers[] = {
+      "STARPU_SCHED=lws",
+      /* the OpenCL worker on: fine-grain tasks land on either kind */
+      "STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1"};
+  static const char *const strategies[] = {"none", "stage", "naive --max-bucket-size 4",
+                                           "sca --max-bucket-size 4", "rtma", "trtma",
+                                           "trtma --active-paths 1", "rtma --active-paths 1"};
+  for (size_t w = 0; w < 2; w++)
+    for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++)
+      for (int on = 0; on < 2; on++) {
+        snprintf(flags, sizeof flags, "--reuse %s --object-reuse %s", strategies[k],
+                 on ? "on" : "off");
+        char *m = run_study(path, workers[w], flags, dir, sizeof dir);
+        cr_expect_str_eq(m, base, "%s %s: metrics differ", workers[w], flags);
+        free(m);
+        snprintf(json, sizeof json, "%s/run.json", dir);
+        prov = tu_slurp(json, NULL);
+        double seen = json_number(prov, "seen"), reused = json_number(prov, "reused");
+        if (on) {
+          cr_expect_gt(seen, 100, "%s %s: %g groups seen", workers[w], flags, seen);
+          cr_expect_gt(reused, 0, "%s %s: no group reused", workers[w], flags);
+        } else {
+          cr_expect_eq(seen, 0, "%s %s: %g groups seen", workers[w], flags, seen);
+        }
+        free(prov);
+      }
   free(base);
 }
 
