@@ -154,16 +154,19 @@ int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t marker
                            starpu_data_handle_t mask, starpu_data_handle_t labels_out,
                            starpu_data_handle_t mask_out);
 
-/* Levels 6 (from its dilated mask on) and 7 object group by object group:
- * out(u8) = the final mask from mask(u8: components >= min_size_pl, dilated)
- * and the tile's normalized rgb(u8x3), the same bits as the fine-grain
- * codelets; groups seen before on the tile come from `store` (the tile's,
- * NULL: none). CPU workers only (codelets/cpu/separate.c). */
-typedef struct wsisa_separate_params wsisa_separate_params;
+/* Object reuse (codelets/cpu/separate.c): levels 6 and 7 object by object,
+ * the same bits as the fine-grain codelets, units seen before on the tile
+ * taken from `store` (the tile's; NULL: none). CPU workers only.
+ * separate: out(u8) = level 6's separated nuclei from mask(u8: components >=
+ * min_size_pl, dilated) and the tile's normalized rgb(u8x3).
+ * final_size: out(u8) = level 7's final mask from the separated mask. */
 typedef struct wsisa_object_store wsisa_object_store;
 int wsisa_submit_separate(starpu_data_handle_t rgb, starpu_data_handle_t mask,
-                          starpu_data_handle_t out, const wsisa_separate_params *p,
+                          starpu_data_handle_t out, int watershed_conn,
                           wsisa_object_store *store);
+int wsisa_submit_final_size(starpu_data_handle_t mask, starpu_data_handle_t out,
+                            int min_size_seg, int max_size_seg, int fill_holes_conn,
+                            wsisa_object_store *store);
 
 /* study metrics: count = the largest label of a canonical i32 label image
  * (a vector of 1 uint64). */

@@ -33,9 +33,9 @@ WSISA__OP_DECLARE(label);
 WSISA__OP_DECLARE(area_filter);
 WSISA__OP_DECLARE(edt);
 WSISA__OP_DECLARE(watershed);
-/* levels 6-7 object group by object group (CPU only: the object store) */
-extern struct starpu_codelet wsisa__separate_codelet;
-extern struct starpu_perfmodel wsisa__separate_model;
+/* levels 6 and 7 object by object (CPU only: the object store) */
+extern struct starpu_codelet wsisa__separate_codelet, wsisa__final_size_codelet;
+extern struct starpu_perfmodel wsisa__separate_model, wsisa__final_size_model;
 /* features, nucleus half: the per-nucleus reduction */
 WSISA__OP_DECLARE(nucleus_features);
 /* features, pixel half: per-tile channels */
@@ -77,6 +77,7 @@ const wsisa_op wsisa_ops[] = {
     ROW(edt),
     ROW(watershed),
     ROW_CPU(separate),
+    ROW_CPU(final_size),
     /* features, nucleus half */
     ROW(nucleus_features),
     /* features, pixel half: per-tile channels */

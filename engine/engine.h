@@ -76,10 +76,6 @@ typedef struct wsisa_task_data {
   starpu_data_handle_t sized; /* level 4: candidates within the size range */
   starpu_data_handle_t hyst;  /* level 5: hysteresis result */
   starpu_data_handle_t sep;   /* level 6: separated nuclei */
-  /* level 6 under object reuse: components >= min_size_pl, dilated, the mask
-   * the separation works on; the separation itself then runs in level 7,
-   * object group by object group, and sep stays NULL */
-  starpu_data_handle_t dilated;
   starpu_data_handle_t final; /* level 7: the segmentation mask */
   /* level 6's watershed regions (i32, -1 on lines), written only into an
    * image the caller registered here before level 6; none by default */
@@ -102,8 +98,9 @@ int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p,
 /* Submit task `level` (1..7) with the parameters `p`, reading its ancestors'
  * outputs from `path` and storing its own there. Level 7 writes into
  * `final_out` when given (a registered mask), else into an intermediate.
- * With tile->objects (and no path->basins asked for), levels 6 and 7 reuse
- * object groups seen before on the tile: the same masks. */
+ * With tile->objects, levels 6 and 7 run object by object and reuse what
+ * the tile's store holds (level 6 only when path->basins is not asked for):
+ * the same masks. */
 int wsisa_workflow_task_submit(int level, const double *p, const wsisa_tile_data *tile,
                                wsisa_task_data *path, starpu_data_handle_t final_out,
                                wsisa_err *e);
@@ -227,11 +224,11 @@ typedef struct wsisa_exec_stats {
   uint64_t tile_stages;  /* tile stages (normalization and shared work) */
   uint64_t skipped;      /* tasks not run because the background rule emptied the mask */
   size_t peak_paths;     /* most root-to-leaf paths active at once */
-  /* object reuse: object groups seen, those whose final mask came from the
-   * store and those whose separation did (the final mask not), entries
-   * evicted, the most bytes one tile's store held */
-  uint64_t object_groups, objects_reused, separations_reused, object_evictions;
-  uint64_t object_store_peak;
+  /* object reuse: level 6's clusters and level 7's groups looked at, and
+   * those taken from the store; entries evicted; the most bytes one tile's
+   * store held */
+  uint64_t clusters_seen, clusters_reused, groups_seen, groups_reused;
+  uint64_t object_evictions, object_store_peak;
 } wsisa_exec_stats;
 
 /* Called on the submitting thread when unit (tile, bucket) has finished:

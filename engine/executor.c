@@ -219,9 +219,10 @@ static void objects_count(tile_state *ts, wsisa_exec_stats *stats) {
   if (!ts->objects) return;
   wsisa_object_tally now;
   wsisa_object_store_tally(ts->objects, &now);
-  stats->object_groups += now.groups - ts->counted.groups;
-  stats->objects_reused += now.reused - ts->counted.reused;
-  stats->separations_reused += now.separations_reused - ts->counted.separations_reused;
+  stats->clusters_seen += now.seen[0] - ts->counted.seen[0];
+  stats->clusters_reused += now.reused[0] - ts->counted.reused[0];
+  stats->groups_seen += now.seen[1] - ts->counted.seen[1];
+  stats->groups_reused += now.reused[1] - ts->counted.reused[1];
   stats->object_evictions += now.evictions - ts->counted.evictions;
   if (now.bytes_peak > stats->object_store_peak) stats->object_store_peak = now.bytes_peak;
   ts->counted = now;

@@ -310,14 +310,17 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
       "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
-  /* object reuse: groups of clusters seen at levels 6-7, and what the stores
-   * gave and held (docs/architecture.md) */
+  /* object reuse (docs/architecture.md): the units of levels 6 and 7 looked
+   * at and taken from the tiles' stores, what the stores held and evicted */
   const wsisa_exec_stats *st = &s->stats;
   json_object_set_new(
       root, "objects",
-      json_pack("{s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "object_reuse", ro->object_reuse,
-                "seen", (json_int_t)st->object_groups, "reused", (json_int_t)st->objects_reused,
-                "separations_reused", (json_int_t)st->separations_reused, "store_bytes_peak",
+      json_pack("{s:b, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}, s:I, s:I, s:I}", "object_reuse",
+                ro->object_reuse, "seen", (json_int_t)(st->clusters_seen + st->groups_seen),
+                "reused", (json_int_t)(st->clusters_reused + st->groups_reused), "level6_clusters",
+                "seen", (json_int_t)st->clusters_seen, "reused", (json_int_t)st->clusters_reused,
+                "level7_groups", "seen", (json_int_t)st->groups_seen, "reused",
+                (json_int_t)st->groups_reused, "store_bytes_peak",
                 (json_int_t)st->object_store_peak, "store_bytes_limit",
                 (json_int_t)s->object_store_bytes, "evictions",
                 (json_int_t)st->object_evictions));

@@ -38,9 +38,10 @@ static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->tile_stages += s->tile_stages;
   to->skipped += s->skipped;
   if (s->peak_paths > to->peak_paths) to->peak_paths = s->peak_paths;
-  to->object_groups += s->object_groups;
-  to->objects_reused += s->objects_reused;
-  to->separations_reused += s->separations_reused;
+  to->clusters_seen += s->clusters_seen;
+  to->clusters_reused += s->clusters_reused;
+  to->groups_seen += s->groups_seen;
+  to->groups_reused += s->groups_reused;
   to->object_evictions += s->object_evictions;
   if (s->object_store_peak > to->object_store_peak) to->object_store_peak = s->object_store_peak;
 }

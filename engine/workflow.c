@@ -210,13 +210,6 @@ done:
   return rc;
 }
 
-/* Object reuse runs levels 6 and 7 object group by object group on a CPU
- * worker: with the tile's store, unless the caller wants the watershed's
- * regions, which only the fine-grain codelets give. */
-static int objects_on(const wsisa_tile_data *t, const wsisa_task_data *d) {
-  return t->objects && !d->basins;
-}
-
 /* Level 6: separation of touching nuclei. Components >= minSPL (8-conn),
  * dilated by the 3x3 ellipse; markers are the regional minima (8-conn) of the
  * h-minima (h = 1) of the negated distance, labelled with WConn; a marker
@@ -225,13 +218,19 @@ static int level6(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
   starpu_data_handle_t big0 = NULL, big = NULL, dist = NULL, relief = NULL, hmin = NULL,
                        minima = NULL, markers = NULL, labels = NULL;
   int rc = 0;
-  if (objects_on(t, d)) {
-    /* object reuse: the mask here, its separation in level 7 group by group */
-    if ((rc = tmp_mask(t, &big0, e)) || (rc = tmp_mask(t, &d->dilated, e))) goto done;
+  if (t->objects && !d->basins) {
+    /* object reuse: the separation cluster by cluster, from the store when
+     * seen before; it gives no watershed regions */
+    if ((rc = tmp_mask(t, &big0, e)) || (rc = tmp_mask(t, &big, e)) ||
+        (rc = tmp_mask(t, &d->sep, e)))
+      goto done;
     rc = submitted(wsisa_submit_area_filter(d->hyst, big0, 8, (int)p[WSISA_P_MIN_SIZE_PL], 0),
                    "area filter", e);
+    if (!rc) rc = submitted(wsisa_submit_morph(big0, big, WSISA_MORPH_DILATE, 3), "dilation", e);
     if (!rc)
-      rc = submitted(wsisa_submit_morph(big0, d->dilated, WSISA_MORPH_DILATE, 3), "dilation", e);
+      rc = submitted(wsisa_submit_separate(t->rgb, big, d->sep, (int)p[WSISA_P_WATERSHED_CONN],
+                                           t->objects),
+                     "separation by clusters", e);
     goto done;
   }
   if ((rc = tmp_mask(t, &big0, e)) || (rc = tmp_mask(t, &big, e)) ||
@@ -275,13 +274,12 @@ static int level7(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
   int rc = 0;
   if (final_out) d->final = final_out;
   else if ((rc = tmp_mask(t, &d->final, e))) return rc;
-  if (d->dilated) {
-    const wsisa_separate_params sp = {(int)p[WSISA_P_WATERSHED_CONN], (int)p[WSISA_P_MIN_SIZE_SEG],
-                                      (int)p[WSISA_P_MAX_SIZE_SEG],
-                                      (int)p[WSISA_P_FILL_HOLES_CONN]};
-    return submitted(wsisa_submit_separate(t->rgb, d->dilated, d->final, &sp, t->objects),
-                     "separation by object groups", e);
-  }
+  if (t->objects)
+    /* object reuse: group by group, from the store when seen before */
+    return submitted(wsisa_submit_final_size(d->sep, d->final, (int)p[WSISA_P_MIN_SIZE_SEG],
+                                             (int)p[WSISA_P_MAX_SIZE_SEG],
+                                             (int)p[WSISA_P_FILL_HOLES_CONN], t->objects),
+                     "final size by groups", e);
   if ((rc = tmp_mask(t, &sized, e))) return rc;
   rc = submitted(wsisa_submit_area_filter(d->sep, sized, 4, (int)p[WSISA_P_MIN_SIZE_SEG],
                                           (int)p[WSISA_P_MAX_SIZE_SEG]),
@@ -314,7 +312,6 @@ void wsisa_workflow_task_release(int level, wsisa_task_data *path) {
                                      &path->hyst, &path->sep, &path->final};
   if (level < 1 || level > WSISA_SEG_LEVELS) return;
   release(outputs[level - 1]);
-  if (level == 6) release(&path->dilated);
 }
 
 int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,

@@ -25,10 +25,14 @@ static uint8_t *u8(const wsisa_image *img, int x, int y) {
   return (uint8_t *)wsisa_image_row(img, y) + x;
 }
 
+typedef struct params {
+  int watershed_conn, min_size_seg, max_size_seg, fill_holes_conn;
+} params;
+
 /* The tile-wide kernels of levels 6 (from the dilated mask on) and 7, as the
- * fine-grain codelets run them (engine/workflow.c). */
-static wsisa_image *tile_wide(const wsisa_image *rgb, const wsisa_image *mask,
-                              const wsisa_separate_params *p) {
+ * fine-grain codelets run them (engine/workflow.c): *sep and *final. */
+static void tile_wide(const wsisa_image *rgb, const wsisa_image *mask, const params *p,
+                      wsisa_image **sep_out, wsisa_image **final_out) {
   const int w = mask->width, h = mask->height;
   wsisa_image *dist = new_image(w, h, 1, WSISA_F32), *relief = new_image(w, h, 1, WSISA_F32),
               *hm = new_image(w, h, 1, WSISA_F32), *minima = new_image(w, h, 1, WSISA_U8),
@@ -43,17 +47,22 @@ static wsisa_image *tile_wide(const wsisa_image *rgb, const wsisa_image *mask,
   cr_assert_eq(wsisa_cpu_watershed(rgb, markers, mask, labels, sep), 0);
   cr_assert_eq(wsisa_cpu_area_filter(sep, 4, p->min_size_seg, p->max_size_seg, sized), 0);
   cr_assert_eq(wsisa_cpu_fill_object_holes(sized, p->fill_holes_conn, final), 0);
-  wsisa_image *all[] = {dist, relief, hm, minima, markers, labels, sep, sized};
+  wsisa_image *all[] = {dist, relief, hm, minima, markers, labels, sized};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) wsisa_image_free(all[i]);
-  return final;
+  *sep_out = sep;
+  *final_out = final;
 }
 
-static wsisa_image *by_groups(const wsisa_image *rgb, const wsisa_image *mask,
-                              const wsisa_separate_params *p, wsisa_object_store *store,
-                              wsisa_object_tally *t) {
-  wsisa_image *out = new_image(mask->width, mask->height, 1, WSISA_U8);
-  cr_assert_eq(wsisa_cpu_separate(rgb, mask, p, store, t, out), 0);
-  return out;
+/* Level 6, then level 7 on its result, object by object. */
+static void by_objects(const wsisa_image *rgb, const wsisa_image *mask, const params *p,
+                       wsisa_object_store *store, wsisa_object_tally *t6,
+                       wsisa_object_tally *t7, wsisa_image **sep, wsisa_image **final) {
+  *sep = new_image(mask->width, mask->height, 1, WSISA_U8);
+  *final = new_image(mask->width, mask->height, 1, WSISA_U8);
+  cr_assert_eq(wsisa_cpu_separate(rgb, mask, p->watershed_conn, store, t6, *sep), 0);
+  cr_assert_eq(wsisa_cpu_final_size(*sep, p->min_size_seg, p->max_size_seg, p->fill_holes_conn,
+                                    store, t7, *final),
+               0);
 }
 
 /* ---- random masks ------------------------------------------------------- */
@@ -110,55 +119,68 @@ static void expect_same(const wsisa_image *a, const wsisa_image *b, const char *
                diff);
 }
 
+static void expect_both(const wsisa_image *sep, const wsisa_image *final, wsisa_image *got_sep,
+                        wsisa_image *got_final, const char *what, int k) {
+  expect_same(sep, got_sep, what, k);
+  expect_same(final, got_final, what, k);
+  wsisa_image_free(got_sep);
+  wsisa_image_free(got_final);
+}
+
 Test(separate, random_masks_match_the_tile_wide_kernels, .timeout = 300) {
-  uint64_t seed = 18, groups = 0, seps = 0, evictions = 0;
+  uint64_t seed = 18, seen[2] = {0, 0}, reused[2] = {0, 0}, evictions = 0;
   for (int k = 0; k < 400; k++) {
     const int w = rnd_in(&seed, 1, 90), h = rnd_in(&seed, 1, 90);
     wsisa_image *mask = new_image(w, h, 1, WSISA_U8);
     draw(mask, &seed, rnd_in(&seed, 0, 12));
     wsisa_image *rgb = random_rgb(w, h, &seed);
-    /* a store per tile: fresh ones with each image; the tiny one keeps a
-     * group or two and evicts all the time */
+    /* a store per tile: fresh ones with each image; the tiny one keeps an
+     * entry or two and evicts all the time */
     wsisa_object_store *shared = NULL, *tiny = NULL;
     cr_assert_eq(wsisa_object_store_new(64 << 20, &shared), 0);
-    cr_assert_eq(wsisa_object_store_new(900, &tiny), 0);
+    cr_assert_eq(wsisa_object_store_new(600, &tiny), 0);
     for (int pset = 0; pset < 3; pset++) {
-      wsisa_separate_params p = {rnd_in(&seed, 0, 1) ? 8 : 4, rnd_in(&seed, 0, 25),
-                                 rnd_in(&seed, 0, 1) ? 1000 : rnd_in(&seed, 10, 200),
-                                 rnd_in(&seed, 0, 1) ? 8 : 4};
-      wsisa_image *want = tile_wide(rgb, mask, &p);
+      params p = {rnd_in(&seed, 0, 1) ? 8 : 4, rnd_in(&seed, 0, 25),
+                  rnd_in(&seed, 0, 1) ? 1000 : rnd_in(&seed, 10, 200), rnd_in(&seed, 0, 1) ? 8 : 4};
+      wsisa_image *sep, *final, *got_sep, *got_final;
+      tile_wide(rgb, mask, &p, &sep, &final);
       /* twice through each store: the second time the shared one has every
-       * group */
+       * unit */
       for (int again = 0; again < 2; again++) {
-        wsisa_object_tally t = {0};
-        wsisa_image *got = by_groups(rgb, mask, &p, NULL, NULL);
-        expect_same(want, got, "no store", k);
-        wsisa_image_free(got);
-        got = by_groups(rgb, mask, &p, shared, &t);
-        expect_same(want, got, "store", k);
-        wsisa_image_free(got);
-        if (again) cr_expect_eq(t.reused, t.groups, "case %d: a group missed the second time", k);
-        else seps += t.separations_reused;
-        groups += t.groups;
-        got = by_groups(rgb, mask, &p, tiny, NULL);
-        expect_same(want, got, "store evicting", k);
-        wsisa_image_free(got);
+        wsisa_object_tally t6 = {0}, t7 = {0};
+        by_objects(rgb, mask, &p, NULL, NULL, NULL, &got_sep, &got_final);
+        expect_both(sep, final, got_sep, got_final, "no store", k);
+        by_objects(rgb, mask, &p, shared, &t6, &t7, &got_sep, &got_final);
+        expect_both(sep, final, got_sep, got_final, "store", k);
+        if (again) {
+          cr_expect_eq(t6.reused[0], t6.seen[0], "case %d: a cluster missed the second time", k);
+          cr_expect_eq(t7.reused[1], t7.seen[1], "case %d: a group missed the second time", k);
+        }
+        for (int l = 0; l < 2; l++) {
+          seen[l] += l ? t7.seen[1] : t6.seen[0];
+          reused[l] += l ? t7.reused[1] : t6.reused[0];
+        }
+        by_objects(rgb, mask, &p, tiny, NULL, NULL, &got_sep, &got_final);
+        expect_both(sep, final, got_sep, got_final, "store evicting", k);
       }
-      wsisa_image_free(want);
+      wsisa_image_free(sep);
+      wsisa_image_free(final);
     }
     wsisa_object_tally st;
     wsisa_object_store_tally(tiny, &st);
-    cr_expect_leq(st.bytes_peak, 900);
+    cr_expect_leq(st.bytes_peak, 600);
     evictions += st.evictions;
     wsisa_object_store_free(shared);
     wsisa_object_store_free(tiny);
     wsisa_image_free(mask);
     wsisa_image_free(rgb);
   }
-  cr_expect_gt(groups, 2000);
+  cr_expect_gt(seen[0], 2000);
+  cr_expect_gt(seen[1], 2000);
+  /* beyond the second passes: a later parameter set reuses units too */
+  cr_expect_gt(reused[0], seen[0] / 2);
+  cr_expect_gt(reused[1], seen[1] / 2);
   cr_expect_gt(evictions, 1000);
-  /* a later parameter set with the same watershed_conn reuses separations */
-  cr_expect_gt(seps, 0);
 }
 
 /* ---- the sample's tiles through the workflow ------------------------------ */
@@ -249,9 +271,10 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
     cr_expect_eq(t1.evictions, 0);
     cr_expect_leq(t2.bytes_peak, 64 << 10);
     evictions += t2.evictions;
-    all.groups += t1.groups;
-    all.reused += t1.reused;
-    all.separations_reused += t1.separations_reused;
+    for (int l = 0; l < 2; l++) {
+      all.seen[l] += t1.seen[l];
+      all.reused[l] += t1.reused[l];
+    }
     wsisa_object_store_free(store);
     wsisa_object_store_free(small);
     wsisa_image_free(rgb);
@@ -261,14 +284,14 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
    * that had to evict */
   cr_expect_gt(on, 500000, "%llu mask pixels in all", (unsigned long long)on);
   cr_expect_gt(evictions, 100);
-  /* most groups come back: a change above level 6 leaves most nuclei as they
+  /* most units come back: a change above level 6 leaves most nuclei as they
    * were, one at level 7 leaves their separations */
-  cr_expect_gt(all.reused + all.separations_reused, all.groups / 2, "%llu of %llu groups reused",
-               (unsigned long long)(all.reused + all.separations_reused),
-               (unsigned long long)all.groups);
-  fprintf(stderr, "sample tiles: %llu groups, %llu reused, %llu separations reused\n",
-          (unsigned long long)all.groups, (unsigned long long)all.reused,
-          (unsigned long long)all.separations_reused);
+  for (int l = 0; l < 2; l++)
+    cr_expect_gt(all.reused[l], all.seen[l] / 2, "level %d: %llu of %llu reused", 6 + l,
+                 (unsigned long long)all.reused[l], (unsigned long long)all.seen[l]);
+  cr_log_info("sample tiles: level 6 %llu of %llu clusters reused, level 7 %llu of %llu groups\n",
+              (unsigned long long)all.reused[0], (unsigned long long)all.seen[0],
+              (unsigned long long)all.reused[1], (unsigned long long)all.seen[1]);
   wsisa_grid_free(g);
   wsisa_slide_close(slide);
 }

@@ -150,48 +150,49 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
  * on; at most `capacity` bytes, least recently used entries evicted first.
  * Thread-safe. */
 typedef struct wsisa_object_store wsisa_object_store;
-/* What a store, or one call of wsisa_cpu_separate, saw. */
+/* What a store, or one call of wsisa_cpu_separate / wsisa_cpu_final_size,
+ * saw; [0] is level 6 (clusters), [1] level 7 (groups). */
 typedef struct wsisa_object_tally {
-  uint64_t groups;             /* object groups looked at */
-  uint64_t reused;             /* whose final mask came from the store */
-  uint64_t separations_reused; /* whose separation (level 6) did, the final mask not */
-  uint64_t evictions;          /* entries evicted to make room */
-  uint64_t bytes, bytes_peak;  /* held now, at most */
-  uint64_t entries;            /* held now */
+  uint64_t seen[2];           /* units looked at */
+  uint64_t reused[2];         /* units whose result came from the store */
+  uint64_t evictions;         /* entries evicted to make room */
+  uint64_t bytes, bytes_peak; /* held now, at most */
+  uint64_t entries;           /* held now */
 } wsisa_object_tally;
 int wsisa_object_store_new(uint64_t capacity, wsisa_object_store **out);
 void wsisa_object_store_free(wsisa_object_store *s);
 uint64_t wsisa_object_hash(const void *data, size_t len);
-/* 1 and the value copied out when key is held with a value of value_len
- * bytes; 0 otherwise. */
+/* 1 when key is held with a value of at most cap bytes, copied into value,
+ * its length in *value_len; 0 otherwise. */
 int wsisa_object_store_get(wsisa_object_store *s, const void *key, size_t key_len,
-                           uint64_t hash, void *value, size_t value_len);
+                           uint64_t hash, void *value, size_t cap, size_t *value_len);
 /* Keep a copy of (key, value), evicting the least recently used entries as
  * needed; an entry larger than the capacity is not kept. WSISA_ENOMEM when no
  * memory is left (nothing kept). */
 int wsisa_object_store_put(wsisa_object_store *s, const void *key, size_t key_len,
                            uint64_t hash, const void *value, size_t value_len);
-/* Add a call's groups, reused and separations_reused to the store's tally. */
+/* Add a call's seen and reused to the store's tally. */
 void wsisa_object_store_count(wsisa_object_store *s, const wsisa_object_tally *add);
 /* The tally so far, with the bytes and entries held now. */
 void wsisa_object_store_tally(wsisa_object_store *s, wsisa_object_tally *out);
 
-typedef struct wsisa_separate_params {
-  int watershed_conn;             /* 4 or 8 */
-  int min_size_seg, max_size_seg; /* level 7's size range (max <= 0: none) */
-  int fill_holes_conn;            /* 4 or 8 */
-} wsisa_separate_params;
-/* Levels 6 (from its dilated mask on) and 7 of docs/workflow.md, object group
- * by object group: out(u8 0/255) = the final mask of a tile whose level-6
- * mask of components >= min_size_pl, dilated, is `mask` (u8) and whose
- * normalized RGB is `rgb` (u8 x 3); the same bits as the tile-wide kernels
- * (edt, neg_dist, hmin, regional_min, label, watershed, area_filter,
- * fill_object_holes). With a store (may be NULL), a group seen before on this
- * tile is taken from it. *tally (may be NULL) gets this call's counts. Sides
- * up to WSISA_EDT_MAX_SIDE. */
-int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask,
-                       const wsisa_separate_params *p, wsisa_object_store *store,
-                       wsisa_object_tally *tally, wsisa_image *out);
+/* Level 6 of docs/workflow.md from its dilated mask on, cluster by cluster:
+ * out(u8 0/255) = the separated nuclei (the watershed's mask) of a tile whose
+ * components >= min_size_pl, dilated, are `mask` (u8) and whose normalized
+ * RGB is `rgb` (u8 x 3); the same bits as the tile-wide kernels (edt,
+ * neg_dist, hmin, regional_min, label, watershed). With a store (may be
+ * NULL), a cluster seen before on this tile is taken from it. *tally (may be
+ * NULL) gets this call's counts. Sides up to WSISA_EDT_MAX_SIDE. */
+int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask, int watershed_conn,
+                       wsisa_object_store *store, wsisa_object_tally *tally, wsisa_image *out);
+/* Level 7 group by group: out(u8 0/255) = the 4-connected components of the
+ * separated mask with min_size_seg <= area < max_size_seg (max <= 0: no
+ * bound), their holes filled object by object (fill_holes_conn); the same
+ * bits as area_filter then fill_object_holes. Store and tally as above.
+ * Sides up to 65535. */
+int wsisa_cpu_final_size(const wsisa_image *mask, int min_size_seg, int max_size_seg,
+                         int fill_holes_conn, wsisa_object_store *store,
+                         wsisa_object_tally *tally, wsisa_image *out);
 
 /* study metrics: the object count of a canonical label image (its largest label). */
 int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);

@@ -102,12 +102,13 @@ static void link_newest(wsisa_object_store *s, entry *e) {
 }
 
 int wsisa_object_store_get(wsisa_object_store *s, const void *key, size_t key_len,
-                           uint64_t hash, void *value, size_t value_len) {
+                           uint64_t hash, void *value, size_t cap, size_t *value_len) {
   pthread_mutex_lock(&s->lock);
   entry *e = *slot_of(s, hash, key, key_len);
-  int hit = e && e->value_len == value_len;
+  int hit = e && e->value_len <= cap;
   if (hit) {
-    memcpy(value, e->bytes + e->key_len, value_len);
+    *value_len = e->value_len;
+    memcpy(value, e->bytes + e->key_len, e->value_len);
     unlink_recency(s, e);
     link_newest(s, e);
   }
@@ -179,9 +180,10 @@ int wsisa_object_store_put(wsisa_object_store *s, const void *key, size_t key_le
 
 void wsisa_object_store_count(wsisa_object_store *s, const wsisa_object_tally *add) {
   pthread_mutex_lock(&s->lock);
-  s->tally.groups += add->groups;
-  s->tally.reused += add->reused;
-  s->tally.separations_reused += add->separations_reused;
+  for (int l = 0; l < 2; l++) {
+    s->tally.seen[l] += add->seen[l];
+    s->tally.reused[l] += add->reused[l];
+  }
   pthread_mutex_unlock(&s->lock);
 }
 

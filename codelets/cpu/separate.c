@@ -1,86 +1,100 @@
-/* Levels 6 and 7 object group by object group, with object reuse
- * (docs/workflow.md, levels 6-7; docs/architecture.md, "Object reuse"): the
- * separation (distance transform, h-minima, regional minima, markers,
- * watershed) and the final size filter and hole filling of one tile, done on
- * crops around each object group with the same pure kernels the fine-grain
- * codelets run, and taken from the tile's object store when the group was
- * seen before. The result is the tile-wide computation's, bit for bit.
+/* Levels 6 and 7 of one tile object by object, with object reuse
+ * (docs/workflow.md, levels 6-7; docs/architecture.md, "Object reuse"):
+ * level 6's separation (distance transform, h-minima, regional minima,
+ * markers, watershed) cluster by cluster, level 7's size filter and hole
+ * filling group by group, each on a crop with the pure kernels the
+ * fine-grain codelets run on the whole tile, or taken from the tile's object
+ * store when the same cluster or group was seen before. The result is the
+ * tile-wide kernels' bit for bit.
  *
- * Input: `mask`, level 6's components >= min_size_pl dilated (the watershed's
- * mask). A cluster is an 8-connected component of it; a group is a cluster
- * with every cluster lying in one of its holes (a bounded 4-connected
- * component of its complement), and theirs, and so on. The crop of a group
- * is its bounding box grown by one pixel, clipped to the tile.
+ * Units of work. Level 6 starts tile-wide with the size filter
+ * (min_size_pl, 8-connected: one component at a time by definition) and the
+ * 3x3 dilation, which joins components up to two pixels apart: so the unit
+ * is a cluster, an 8-connected component of the dilated mask, not a level-5
+ * component. Level 7's unit is a group: an 8-connected component of the
+ * separated mask with every other such component lying in one of its holes
+ * (a bounded 4-connected component of its complement), and theirs, and so
+ * on. A crop is the unit's bounding box grown by one pixel, clipped to the
+ * tile. Distinct clusters (components) are never 8-neighbours.
  *
- * Why a group's pixels come out as they do tile-wide (C: a cluster of the
- * group, p: a pixel of C; distinct clusters are never 8-neighbours):
+ * Why level 6 gives a cluster C the tile's pixels (p a pixel of C):
  * - distance transform: p's nearest pixel outside C is background. Take q
  *   outside C nearest to p and step from q one pixel towards p on each axis
  *   where they differ: q' is an 8-neighbour of q, nearer to p, inside the
  *   tile. q' outside C would be nearer than q; q' in C would make q an
- *   8-neighbour of C, so q is no other cluster's, it is background. By the
+ *   8-neighbour of C, so q is no other cluster's: it is background. By the
  *   same step, q lies within one pixel of C's bounding box, so in the crop.
- *   In the crop everything outside the group is off, a superset of the
- *   tile's background there and a subset of what is outside C: the nearest
- *   off pixel is the same. Both treat the image border alike (nothing off
- *   lies outside), and a crop side that is not the tile's border has the
- *   off ring. The distances are exact integers until one square root: same
- *   bits.
- * - relief and h-minima: -distance in C, -FLT_MAX off it, and -FLT_MAX + 1
- *   rounds to -FLT_MAX. Reconstruction by erosion gives p the least, over
+ *   In the crop all but C is off, a superset of the tile's background there
+ *   and a subset of what is outside C: the nearest off pixel is the same.
+ *   Both treat the image border alike (nothing off lies outside it), and a
+ *   crop side inside the tile has the off ring. Distances are exact integers
+ *   until one square root: the same bits.
+ * - relief and h-minima: -distance in C, -FLT_MAX off it (-FLT_MAX + 1
+ *   rounds to -FLT_MAX). Reconstruction by erosion gives p the least, over
  *   8-paths from p, of the largest value met (the marker's at the path's
  *   end). Cutting a path at its first pixel outside C (background, -FLT_MAX,
- *   as above) lowers nothing, so only paths inside C plus one pixel of
- *   background count; the crop holds them all with the same values.
- * - regional minima (8-connected): a plateau of C has values above -FLT_MAX,
- *   so it never joins the background; its neighbours are in C or background,
+ *   as above) raises nothing, so only paths in C plus one background pixel
+ *   count, and the crop holds them all with the same values.
+ * - regional minima (8-connected): a plateau of C lies above -FLT_MAX, so it
+ *   never joins the background, and its neighbours are in C or background,
  *   the same in the crop. Every background pixel is a minimum (-FLT_MAX is
- *   the lowest value), so every pixel off the mask is a marker.
- * - the markers (watershed_conn labelling of the minima): a minimum plateau
- *   of C never touches the background (a lower neighbour), so the labels of
- *   C's inner markers are components of their own, the same in the crop; the
- *   label values themselves do not matter (the watershed only tests labels
- *   for equality, and only mask_out leaves it).
- * - the watershed: every pixel off the mask is a marker from the start, so
- *   no flood ever crosses the background, and a pixel of C meets (4- or,
- *   both in the mask, diagonal neighbours) only pixels of C and background
- *   4-neighbours of C, B_C. The waves are synchronous and order-independent,
- *   so C's pixels evolve the same wherever C is flooded - given the same
- *   equalities among the labels of B_C. That is THE EXCEPTION to the
- *   per-component claim: tile-wide, B_C's labels are components of the whole
- *   background (watershed_conn), which other clusters can split or join
- *   differently from a crop where they are absent; a pixel between two
- *   background components becomes a line, between two pixels of one it
- *   joins the background's region. It is handled exactly: the tile's
- *   background is labelled once, B_C's pixels carry their tile component,
- *   renumbered in raster order of first appearance, into the crop's markers,
- *   and that numbering is part of the key.
- * - lines between regions: the same flood, the same lines; regions never
- *   touch (8-connected) inside the mask, and lines stay inside C.
- * - level 7's 4-connected size filter: objects lie inside one cluster
- *   (the separation is a subset of the mask).
- * - level 7's object-wise hole filling: a hole (a component of the
- *   background of all objects, fill_holes_conn, away from the border) is
- *   filled when all mask pixels around it belong to one object O. Such a
- *   hole lies inside O's bounding box, so in the crop, and the same hole is
- *   found there. The other way, a hole the crop fills could hold, or touch
- *   at a corner, an object of a cluster D outside the group: D would then
- *   meet a bounded 4-component of the complement of O's cluster (a pixel
- *   beside D's is outside O's cluster, as clusters are not neighbours), so D
- *   lies in a hole of that cluster and belongs to the group: a
- *   contradiction. Hence groups, not single clusters, are the unit of work.
- * - image borders: a crop clipped by the tile border has the same border;
- *   the key holds the crop's position, so "the same place" means the same
+ *   the lowest value): every pixel off the mask is a marker.
+ * - marker labelling (watershed_conn): a minimum plateau of C never touches
+ *   the background (a lower neighbour), so C's inner markers are components
+ *   of their own, the same in the crop. Label values do not matter: the
+ *   watershed only tests labels for equality, and only its mask leaves it.
+ * - the watershed (codelets/cpu/watershed.c): pixels off the mask read as
+ *   black, but they are never flooded: every one is a marker from the
+ *   start. So no flood crosses the background, and a pixel of C meets
+ *   (4-neighbours, and diagonal neighbours both in the mask) only pixels of
+ *   C and the background 4-neighbours of C, B_C. The waves are synchronous
+ *   and their rule order-independent, so C floods as it does in the tile -
+ *   given the same equalities among B_C's labels. There the claim needs
+ *   more than C: tile-wide, B_C's labels are components of the whole
+ *   background, which other clusters could split or join differently from a
+ *   crop without them, and a pixel of C between two background components
+ *   becomes a line, between two pixels of one it joins the background's
+ *   region. Handled exactly: the tile's background is labelled once
+ *   (watershed_conn), B_C's pixels carry their tile component, numbered by
+ *   first appearance in raster order, into the crop's markers, and that
+ *   numbering is part of the key. (On the tests' random masks the crop's
+ *   own labelling never numbered them otherwise; the key does not rely on
+ *   it.)
+ * - the lines between regions come from the same flood; regions never
+ *   touch inside the mask, not even at a corner, and lines stay in C.
+ * Why level 7 gives a group its tile pixels:
+ * - the 4-connected size filter: an object lies in one component of the
+ *   separated mask, so in one group.
+ * - object-wise hole filling (codelets/cpu/fill_object_holes.c): a hole (a
+ *   component of the background of all objects, fill_holes_conn, away from
+ *   the border) is filled when all mask pixels around it belong to one
+ *   object O. Such a hole lies inside O's bounding box, so in the crop, and
+ *   the crop finds the same hole. The other way, a hole the crop fills could
+ *   hold, or touch at a corner, an object of a component D outside the
+ *   group: then D would meet a bounded 4-component of the complement of O's
+ *   component (a pixel beside D's is outside O's component, as components
+ *   are not neighbours), so D would lie in its hole and in the group: a
+ *   contradiction. That is why groups, not components, are level 7's unit.
+ * - image borders: a crop clipped by the tile's border has that border;
+ *   keys hold the crop's position, so "the same place" means the same
  *   borders and the same RGB.
- * The key of a group: its crop rectangle, its mask pixels there, the
- * numbering of its background neighbours' tile components, watershed_conn;
- * for the final mask also min_size_seg, max_size_seg, fill_holes_conn. Not
- * min_size_pl: the mask already holds its effect. The tests compare every
- * mask with the tile-wide kernels (tests/test_codelets_separate.c). */
+ * Keys: level 6, the crop, the cluster's runs, watershed_conn and the
+ * numbering of B_C's tile components (min_size_pl is not needed: the
+ * dilated mask holds its effect); level 7, the crop, the group's runs,
+ * min_size_seg, max_size_seg, fill_holes_conn. Values: the result's runs.
+ * tests/test_codelets_separate.c compares both levels with the tile-wide
+ * kernels. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "codelets/cpu/cpu.h"
+
+/* What a unit's computation needs of the parameters. */
+typedef struct wsisa_separate_params {
+  int watershed_conn;             /* level 6: 4 or 8 */
+  int min_size_seg, max_size_seg; /* level 7's size range (max <= 0: none) */
+  int fill_holes_conn;            /* level 7: 4 or 8 */
+} wsisa_separate_params;
 
 typedef struct cluster {
   int32_t x0, y0, x1, y1; /* bounding box, inclusive */
@@ -227,61 +241,81 @@ static int find_groups(cluster *cl, int32_t n, const wsisa__runs *runs8, const i
   return rc;
 }
 
-/* Scratch images of one crop, as views of buffers sized for the largest. */
+/* One unit's crop: scratch images as views of buffers sized for the largest
+ * crop, its runs, its key and a result in run form. */
 typedef struct crop {
   int x0, y0, w, h;
-  wsisa_image mask, f1, f2, u1, sep, fin, markers, labels, rgb;
-  uint8_t *bits;     /* a result packed one bit per pixel */
-  size_t nbits_bytes;
-  uint8_t *key;      /* KEY_PREFIX bytes, then the common part */
+  const int32_t *own; /* the unit's runs (indices into the input's runs) */
+  int32_t nown;
+  int32_t nclasses;   /* level 6: background components among the neighbours */
+  int has_mask;       /* c->mask holds the unit */
+  int has_classes;    /* c->markers holds the classes off the mask */
+  wsisa_image mask, f1, f2, u1, res, markers, labels, rgb;
+  uint8_t *value;     /* a result as runs */
+  size_t value_len, value_cap;
+  uint8_t *key;
   size_t key_len, key_cap;
 } crop;
 
-/* Room before the common part of the key for either tier's header. */
-enum { KEY_PREFIX = 16, KEY_MAGIC = 0x57534F31 /* "WSO1" */ };
+enum { KEY_MAGIC6 = 0x57533601, KEY_MAGIC7 = 0x57533701 };
 
 static void view(wsisa_image *img, void *data, int w, int h, int ch, wsisa_dtype type) {
   *img = wsisa_image_view(data, w, h, ch, type, (size_t)w * (size_t)ch * wsisa_dtype_size(type));
 }
 
-static int key_grow(crop *c, size_t more) {
-  if (c->key_len + more <= c->key_cap) return 0;
-  size_t cap = c->key_cap ? c->key_cap : 1024;
-  while (cap < c->key_len + more) cap *= 2;
-  uint8_t *k = realloc(c->key, cap);
-  if (!k) return WSISA_ENOMEM;
-  c->key = k;
-  c->key_cap = cap;
-  return 0;
-}
-
 static int key_put(crop *c, const void *p, size_t n) {
-  if (key_grow(c, n)) return WSISA_ENOMEM;
+  if (c->key_len + n > c->key_cap) {
+    size_t cap = c->key_cap ? c->key_cap : 1024;
+    while (cap < c->key_len + n) cap *= 2;
+    uint8_t *k = realloc(c->key, cap);
+    if (!k) return WSISA_ENOMEM;
+    c->key = k;
+    c->key_cap = cap;
+  }
   memcpy(c->key + c->key_len, p, n);
   c->key_len += n;
   return 0;
 }
 
-static void pack(const wsisa_image *img, uint8_t *bits, size_t nbytes) {
-  memset(bits, 0, nbytes);
-  size_t i = 0;
+/* A result's value: the runs of on pixels of a crop image, row by row, as
+ * (row, first column, end column) u16 triples. */
+static void encode(crop *c, const wsisa_image *img) {
+  uint16_t *v = (uint16_t *)(void *)c->value;
+  size_t n = 0;
   for (int y = 0; y < img->height; y++) {
     const uint8_t *r = wsisa_image_row(img, y);
-    for (int x = 0; x < img->width; x++, i++)
-      if (r[x]) bits[i >> 3] |= (uint8_t)(1u << (i & 7));
+    for (int x = 0; x < img->width;) {
+      while (x < img->width && !r[x]) x++;
+      if (x == img->width) break;
+      const int x0 = x;
+      while (x < img->width && r[x]) x++;
+      v[n++] = (uint16_t)y, v[n++] = (uint16_t)x0, v[n++] = (uint16_t)x;
+    }
   }
+  c->value_len = n * sizeof *v;
 }
 
-static void unpack(const uint8_t *bits, wsisa_image *img) {
-  size_t i = 0;
-  for (int y = 0; y < img->height; y++) {
-    uint8_t *r = wsisa_image_row(img, y);
-    for (int x = 0; x < img->width; x++, i++) r[x] = bits[i >> 3] >> (i & 7) & 1 ? 255 : 0;
+/* The value's pixels set to 255 in img at (dx, dy) (img is cleared first
+ * when `clear`). */
+static void decode(const crop *c, wsisa_image *img, int dx, int dy, int clear) {
+  if (clear)
+    for (int y = 0; y < c->h; y++) memset(wsisa_image_row(img, y), 0, (size_t)c->w);
+  const uint16_t *v = (const uint16_t *)(const void *)c->value;
+  for (size_t i = 0; i + 3 <= c->value_len / sizeof *v; i += 3)
+    memset((uint8_t *)wsisa_image_row(img, dy + v[i]) + dx + v[i + 1], 255,
+           (size_t)(v[i + 2] - v[i + 1]));
+}
+
+static void paste(const crop *c, const wsisa_image *from, wsisa_image *out) {
+  for (int y = 0; y < c->h; y++) {
+    const uint8_t *f = wsisa_image_row(from, y);
+    uint8_t *o = (uint8_t *)wsisa_image_row(out, c->y0 + y) + c->x0;
+    for (int x = 0; x < c->w; x++) o[x] |= f[x];
   }
 }
 
 /* The tile's background components (watershed_conn), renumbered 1, 2, ... by
- * first appearance in one crop. */
+ * first appearance. */
 typedef struct classes {
   int32_t *id;
   int32_t n, cap, last_id, last_class;
@@ -312,32 +346,77 @@ static int class_of(classes *k, int32_t id, int32_t *out) {
   return 0;
 }
 
-/* The group's mask in the crop, its markers off the mask (each background
- * neighbour of the group: its class; other pixels off the mask: 1, they
- * meet no pixel of the group), and with a store, the key's common part. */
-static int crop_prepare(crop *c, const wsisa__runs *runs8, const int32_t *own, int32_t nown,
-                        int height, const wsisa__runs *bg, classes *k, int keyed, int conn) {
+/* The background components of the pixels of row y, columns [x0, x1), of
+ * the tile into k (run by run). */
+static int classes_along(classes *k, const wsisa__runs *bg, int y, int x0, int x1) {
+  int32_t lo = bg->row[y], hi = bg->row[y + 1], cls;
+  while (lo < hi) { /* the first background run ending after x0 */
+    int32_t mid = lo + (hi - lo) / 2;
+    if (bg->run[mid].x1 <= x0) lo = mid + 1;
+    else hi = mid;
+  }
+  for (int32_t i = lo; i < bg->row[y + 1] && bg->run[i].x0 < x1; i++)
+    if (class_of(k, bg->run[i].id, &cls)) return WSISA_ENOMEM;
+  return 0;
+}
+
+static void crop_mask(crop *c, const wsisa__runs *runs8, const int32_t *run_y) {
   for (int y = 0; y < c->h; y++) memset(wsisa_image_row(&c->mask, y), 0, (size_t)c->w);
-  for (int32_t i = 0; i < nown; i++) {
-    const wsisa__run *r = &runs8->run[own[i]];
-    memset((uint8_t *)wsisa_image_row(&c->mask, row_of(runs8, height, own[i]) - c->y0) + r->x0 -
-               c->x0,
-           255, (size_t)(r->x1 - r->x0));
+  for (int32_t i = 0; i < c->nown; i++) {
+    const wsisa__run *r = &runs8->run[c->own[i]];
+    memset((uint8_t *)wsisa_image_row(&c->mask, run_y[c->own[i]] - c->y0) + r->x0 - c->x0, 255,
+           (size_t)(r->x1 - r->x0));
   }
+  c->has_mask = 1;
+}
+
+/* The key of level 6's cluster: crop, watershed_conn, its runs, and how its
+ * background neighbours fall into the tile's background components. Those
+ * are found run by run; with more than one, pixel by pixel in raster order
+ * (rare: holes, or clusters around), which also gives the crop's markers off
+ * the mask their classes. Level 7's key: crop, parameters, the group's runs. */
+static int crop_key(crop *c, int level, const wsisa__runs *runs8, const int32_t *run_y,
+                    const wsisa__runs *bg, classes *k, const wsisa_separate_params *p,
+                    int width, int height, int keyed) {
+  c->has_mask = c->has_classes = 0;
+  c->nclasses = 0;
+  c->key_len = 0;
+  if (level == 6) {
+    k->n = 0;
+    for (int32_t i = 0; i < c->nown; i++) {
+      const wsisa__run *r = &runs8->run[c->own[i]];
+      const int y = run_y[c->own[i]];
+      int rc = 0;
+      if (r->x0 > 0) rc = classes_along(k, bg, y, r->x0 - 1, r->x0);
+      if (!rc && r->x1 < width) rc = classes_along(k, bg, y, r->x1, r->x1 + 1);
+      if (!rc && y > 0) rc = classes_along(k, bg, y - 1, r->x0, r->x1);
+      if (!rc && y + 1 < height) rc = classes_along(k, bg, y + 1, r->x0, r->x1);
+      if (rc) return rc;
+    }
+    c->nclasses = k->n;
+  }
+  if (keyed) {
+    const int32_t head[10] = {level == 6 ? KEY_MAGIC6 : KEY_MAGIC7,
+                              c->x0,
+                              c->y0,
+                              c->w,
+                              c->h,
+                              level == 6 ? p->watershed_conn : p->fill_holes_conn,
+                              level == 6 ? c->nclasses : p->min_size_seg,
+                              level == 6 ? 0 : p->max_size_seg,
+                              c->nown,
+                              0};
+    if (key_put(c, head, sizeof head)) return WSISA_ENOMEM;
+    for (int32_t i = 0; i < c->nown; i++) {
+      const wsisa__run *r = &runs8->run[c->own[i]];
+      const uint16_t t[3] = {(uint16_t)(run_y[c->own[i]] - c->y0), (uint16_t)(r->x0 - c->x0),
+                             (uint16_t)(r->x1 - c->x0)};
+      if (key_put(c, t, sizeof t)) return WSISA_ENOMEM;
+    }
+  }
+  if (level != 6 || c->nclasses <= 1) return 0;
+  crop_mask(c, runs8, run_y);
   k->n = 0;
-  c->key_len = KEY_PREFIX;
-  if (keyed) {
-    const int32_t head[6] = {KEY_MAGIC, c->x0, c->y0, c->w, c->h, conn};
-    if (key_grow(c, 0) || key_put(c, head, sizeof head)) return WSISA_ENOMEM;
-  }
-  const size_t nclass_at = c->key_len;
-  if (keyed && key_put(c, &k->n, sizeof k->n)) return WSISA_ENOMEM; /* patched below */
-  const size_t bits_at = c->key_len;
-  if (keyed) {
-    if (key_grow(c, c->nbits_bytes)) return WSISA_ENOMEM;
-    pack(&c->mask, c->key + bits_at, c->nbits_bytes);
-    c->key_len += c->nbits_bytes;
-  }
   for (int y = 0; y < c->h; y++) {
     const uint8_t *m = wsisa_image_row(&c->mask, y);
     const uint8_t *up = y ? wsisa_image_row(&c->mask, y - 1) : NULL;
@@ -351,7 +430,7 @@ static int crop_prepare(crop *c, const wsisa__runs *runs8, const int32_t *own, i
       const int beside = (x > 0 && m[x - 1]) || (x + 1 < c->w && m[x + 1]) || (up && up[x]) ||
                          (down && down[x]);
       if (!beside) {
-        mk[x] = 1;
+        mk[x] = 1; /* off the mask, meeting no pixel of the cluster */
         continue;
       }
       int32_t r = run_at(bg, c->y0 + y, c->x0 + x), cls;
@@ -361,112 +440,85 @@ static int crop_prepare(crop *c, const wsisa__runs *runs8, const int32_t *own, i
       if (keyed && key_put(c, &cls, sizeof cls)) return WSISA_ENOMEM;
     }
   }
-  if (keyed) {
-    memcpy(c->key + nclass_at, &k->n, sizeof k->n);
-    /* one class: the sequence says nothing the mask does not */
-    if (k->n <= 1) c->key_len = bits_at + c->nbits_bytes;
-  }
+  c->has_classes = 1;
   return 0;
 }
 
-/* Level 6 on the crop: c->sep from c->mask and its background markers. */
-static int crop_separate(crop *c, int conn, int32_t nclasses) {
+/* Level 6 on the crop: c->res, the separated cluster. */
+static int crop_separate(crop *c, const wsisa__runs *runs8, const int32_t *run_y, int conn) {
+  if (!c->has_mask) crop_mask(c, runs8, run_y);
   int rc = wsisa_cpu_edt(&c->mask, &c->f1);
   if (!rc) rc = wsisa_cpu_neg_dist(&c->f1, &c->mask, &c->f2);
   if (!rc) rc = wsisa_cpu_hmin(&c->f2, 1.0f, 8, &c->f1);
   if (!rc) rc = wsisa_cpu_regional_min(&c->f1, 8, &c->u1);
   if (rc) return rc;
-  /* the group's own minima, labelled; the background's are its classes */
+  /* the cluster's own minima, labelled after the background's classes
+   * (with one class or none, every pixel off the mask is 1) */
   for (int y = 0; y < c->h; y++) {
     uint8_t *u = wsisa_image_row(&c->u1, y);
     const uint8_t *m = wsisa_image_row(&c->mask, y);
     for (int x = 0; x < c->w; x++) u[x] = u[x] && m[x] ? 255 : 0;
   }
   if ((rc = wsisa_cpu_label(&c->u1, conn, &c->labels))) return rc;
-  const int32_t offset = nclasses > 1 ? nclasses : 1;
+  const int32_t offset = c->nclasses > 1 ? c->nclasses : 1;
   for (int y = 0; y < c->h; y++) {
     const int32_t *l = wsisa_image_row(&c->labels, y);
     const uint8_t *m = wsisa_image_row(&c->mask, y);
     int32_t *mk = wsisa_image_row(&c->markers, y);
     for (int x = 0; x < c->w; x++)
       if (m[x]) mk[x] = l[x] ? l[x] + offset : 0;
+      else if (!c->has_classes) mk[x] = 1;
   }
-  return wsisa_cpu_watershed(&c->rgb, &c->markers, &c->mask, &c->labels, &c->sep);
+  return wsisa_cpu_watershed(&c->rgb, &c->markers, &c->mask, &c->labels, &c->res);
 }
 
-/* Level 7 on the crop: c->fin from c->sep. */
-static int crop_final(crop *c, const wsisa_separate_params *p) {
-  int rc = wsisa_cpu_area_filter(&c->sep, 4, p->min_size_seg, p->max_size_seg, &c->u1);
-  return rc ? rc : wsisa_cpu_fill_object_holes(&c->u1, p->fill_holes_conn, &c->fin);
+/* Level 7 on the crop: c->res, the group sized and its holes filled. */
+static int crop_final(crop *c, const wsisa__runs *runs8, const int32_t *run_y,
+                      const wsisa_separate_params *p) {
+  crop_mask(c, runs8, run_y);
+  int rc = wsisa_cpu_area_filter(&c->mask, 4, p->min_size_seg, p->max_size_seg, &c->u1);
+  return rc ? rc : wsisa_cpu_fill_object_holes(&c->u1, p->fill_holes_conn, &c->res);
 }
 
-static void paste(const crop *c, wsisa_image *out) {
-  for (int y = 0; y < c->h; y++) {
-    const uint8_t *f = wsisa_image_row(&c->fin, y);
-    uint8_t *o = (uint8_t *)wsisa_image_row(out, c->y0 + y) + c->x0;
-    for (int x = 0; x < c->w; x++) o[x] |= f[x];
+/* One unit: from the store, or computed (and stored). */
+static int do_unit(crop *c, int level, const wsisa__runs *runs8, const int32_t *run_y,
+                   const wsisa_separate_params *p, wsisa_object_store *store,
+                   wsisa_object_tally *t, wsisa_image *out) {
+  uint64_t hash = 0;
+  t->seen[level - 6]++;
+  if (store) {
+    hash = wsisa_object_hash(c->key, c->key_len);
+    if (wsisa_object_store_get(store, c->key, c->key_len, hash, c->value, c->value_cap,
+                               &c->value_len)) {
+      t->reused[level - 6]++;
+      decode(c, out, c->x0, c->y0, 0);
+      return 0;
+    }
   }
-}
-
-/* One group: from the store, or computed (and stored). */
-static int do_group(crop *c, const wsisa_separate_params *p, wsisa_object_store *store,
-                    int32_t nclasses, wsisa_object_tally *t, wsisa_image *out) {
-  int rc = 0;
-  t->groups++;
-  if (!store) {
-    if (!(rc = crop_separate(c, p->watershed_conn, nclasses)) && !(rc = crop_final(c, p)))
-      paste(c, out);
-    return rc;
-  }
-  /* the final tier's key: its parameters before the common part */
-  uint8_t *key7 = c->key + KEY_PREFIX - 13, *key6 = c->key + KEY_PREFIX - 1;
-  const int32_t p7[3] = {p->min_size_seg, p->max_size_seg, p->fill_holes_conn};
-  key7[0] = 7;
-  memcpy(key7 + 1, p7, sizeof p7);
-  const size_t len7 = c->key_len - (KEY_PREFIX - 13), len6 = c->key_len - (KEY_PREFIX - 1);
-  const uint64_t h7 = wsisa_object_hash(key7, len7);
-  if (wsisa_object_store_get(store, key7, len7, h7, c->bits, c->nbits_bytes)) {
-    t->reused++;
-    unpack(c->bits, &c->fin);
-    paste(c, out);
-    return 0;
-  }
-  key6[0] = 6;
-  const uint64_t h6 = wsisa_object_hash(key6, len6);
-  if (wsisa_object_store_get(store, key6, len6, h6, c->bits, c->nbits_bytes)) {
-    t->separations_reused++;
-    unpack(c->bits, &c->sep);
-  } else {
-    if ((rc = crop_separate(c, p->watershed_conn, nclasses))) return rc;
-    pack(&c->sep, c->bits, c->nbits_bytes);
+  int rc = level == 6 ? crop_separate(c, runs8, run_y, p->watershed_conn)
+                      : crop_final(c, runs8, run_y, p);
+  if (rc) return rc;
+  paste(c, &c->res, out);
+  if (store) {
+    encode(c, &c->res);
     /* an entry the store cannot take is computed again when next needed */
-    (void)wsisa_object_store_put(store, key6, len6, h6, c->bits, c->nbits_bytes);
+    (void)wsisa_object_store_put(store, c->key, c->key_len, hash, c->value, c->value_len);
   }
-  if ((rc = crop_final(c, p))) return rc;
-  paste(c, out);
-  /* key6[0] was written over key7's last parameter byte: write it back */
-  memcpy(key7 + 1, p7, sizeof p7);
-  pack(&c->fin, c->bits, c->nbits_bytes);
-  (void)wsisa_object_store_put(store, key7, len7, h7, c->bits, c->nbits_bytes);
   return 0;
 }
 
-int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask,
-                       const wsisa_separate_params *p, wsisa_object_store *store,
-                       wsisa_object_tally *tally, wsisa_image *out) {
+/* Level 6 (level 7): out = the separation (the final mask) of `mask`, the
+ * dilated mask (the separated one), unit by unit. */
+static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
+                   const wsisa_separate_params *p, wsisa_object_store *store,
+                   wsisa_object_tally *tally, wsisa_image *out) {
   const int width = mask->width, height = mask->height;
-  if (mask->type != WSISA_U8 || mask->channels != 1 || !wsisa__image_is(rgb, mask, 3, WSISA_U8) ||
-      !wsisa__image_is(out, mask, 1, WSISA_U8) ||
-      (p->watershed_conn != 4 && p->watershed_conn != 8) ||
-      (p->fill_holes_conn != 4 && p->fill_holes_conn != 8) || width > WSISA_EDT_MAX_SIDE ||
-      height > WSISA_EDT_MAX_SIDE)
-    return WSISA_EINTERNAL;
   wsisa_object_tally t = {0};
   for (int y = 0; y < height; y++) memset(wsisa_image_row(out, y), 0, (size_t)width);
   wsisa__runs runs8 = {0}, bg = {0};
   wsisa_image *inverse = NULL;
   cluster *cl = NULL;
-  int32_t *key = NULL, *first = NULL, *list = NULL, *gfirst = NULL, *glist = NULL;
+  int32_t *key = NULL, *first = NULL, *list = NULL, *gfirst = NULL, *glist = NULL, *run_y = NULL;
   crop c = {0};
   classes k = {0};
   void *buf = NULL;
@@ -474,20 +526,23 @@ int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask,
   if (rc) goto done;
   const int32_t n = runs8.n, nruns = runs8.row[height];
   if (!n) goto done;
-  /* the tile's background components, watershed_conn */
-  rc = wsisa_image_new(width, height, 1, WSISA_U8, &inverse, NULL) ? WSISA_ENOMEM : 0;
-  for (int y = 0; y < height && !rc; y++) {
-    const uint8_t *m = wsisa_image_row(mask, y);
-    uint8_t *v = wsisa_image_row(inverse, y);
-    for (int x = 0; x < width; x++) v[x] = m[x] ? 0 : 255;
+  if (level == 6) {
+    /* the tile's background components, watershed_conn */
+    rc = wsisa_image_new(width, height, 1, WSISA_U8, &inverse, NULL) ? WSISA_ENOMEM : 0;
+    for (int y = 0; y < height && !rc; y++) {
+      const uint8_t *m = wsisa_image_row(mask, y);
+      uint8_t *v = wsisa_image_row(inverse, y);
+      for (int x = 0; x < width; x++) v[x] = m[x] ? 0 : 255;
+    }
+    if (rc || (rc = wsisa__cpu_runs_find(inverse, p->watershed_conn, &bg))) goto done;
+    wsisa_image_free(inverse);
+    inverse = NULL;
   }
-  if (rc || (rc = wsisa__cpu_runs_find(inverse, p->watershed_conn, &bg))) goto done;
-  wsisa_image_free(inverse);
-  inverse = NULL;
-  /* clusters: boxes and first pixels */
+  /* components: boxes and first pixels; each run's row */
   cl = malloc(((size_t)n + 1) * sizeof *cl);
   key = malloc(((size_t)n + 1) * sizeof *key);
-  if (!cl || !key) {
+  run_y = malloc(((size_t)nruns + 1) * sizeof *run_y);
+  if (!cl || !key || !run_y) {
     rc = WSISA_ENOMEM;
     goto done;
   }
@@ -499,33 +554,41 @@ int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask,
     for (int32_t i = runs8.row[y]; i < runs8.row[y + 1]; i++) {
       const wsisa__run *r = &runs8.run[i];
       cluster *q = &cl[r->id];
+      run_y[i] = y;
       if (q->y1 < 0) q->fx = r->x0, q->fy = y;
       if (r->x0 < q->x0) q->x0 = r->x0;
       if (r->x1 - 1 > q->x1) q->x1 = r->x1 - 1;
       if (y < q->y0) q->y0 = y;
       q->y1 = y;
     }
-  if ((rc = bucket_runs(&runs8, nruns, n, key, &first, &list)) ||
-      (rc = find_groups(cl, n, &runs8, first, list, height)))
-    goto done;
-  /* groups: members' runs together, boxes merged into the root's */
-  for (int32_t i = 1; i <= n; i++) {
-    const int32_t g = key[i] = find(cl, i);
-    if (g == i) continue;
-    if (cl[i].x0 < cl[g].x0) cl[g].x0 = cl[i].x0;
-    if (cl[i].x1 > cl[g].x1) cl[g].x1 = cl[i].x1;
-    if (cl[i].y0 < cl[g].y0) cl[g].y0 = cl[i].y0;
-    if (cl[i].y1 > cl[g].y1) cl[g].y1 = cl[i].y1;
+  if ((rc = bucket_runs(&runs8, nruns, n, key, &first, &list))) goto done;
+  if (level == 7) {
+    /* groups: the components in a component's holes join it, and the
+     * group's box is its outermost member's */
+    if ((rc = find_groups(cl, n, &runs8, first, list, height))) goto done;
+    for (int32_t i = 1; i <= n; i++) {
+      const int32_t g = key[i] = find(cl, i);
+      if (g == i) continue;
+      if (cl[i].x0 < cl[g].x0) cl[g].x0 = cl[i].x0;
+      if (cl[i].x1 > cl[g].x1) cl[g].x1 = cl[i].x1;
+      if (cl[i].y0 < cl[g].y0) cl[g].y0 = cl[i].y0;
+      if (cl[i].y1 > cl[g].y1) cl[g].y1 = cl[i].y1;
+    }
+    if ((rc = bucket_runs(&runs8, nruns, n, key, &gfirst, &glist))) goto done;
+  } else {
+    gfirst = first, glist = list;
+    first = list = NULL;
   }
-  if ((rc = bucket_runs(&runs8, nruns, n, key, &gfirst, &glist))) goto done;
   size_t most = 1;
   for (int32_t g = 1; g <= n; g++) {
     if (key[g] != g) continue;
     size_t w = (size_t)(cl[g].x1 - cl[g].x0 + 3), h = (size_t)(cl[g].y1 - cl[g].y0 + 3);
     if (w * h > most) most = w * h;
   }
-  /* u8 x4, f32 x2, i32 x2, and the packed bits */
-  buf = malloc(most * (4 + 2 * sizeof(float) + 2 * sizeof(int32_t)) + most / 8 + 1);
+  /* f32 x2, i32 x2, u8 x3, and a value: at most (w + 1) / 2 runs of 6
+   * bytes per row */
+  c.value_cap = 6 * most + 64;
+  buf = malloc(most * (2 * sizeof(float) + 2 * sizeof(int32_t) + 3) + c.value_cap + 8);
   if (!buf) {
     rc = WSISA_ENOMEM;
     goto done;
@@ -543,15 +606,15 @@ int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask,
     view(&c.labels, b, c.w, c.h, 1, WSISA_I32), b += most * sizeof(int32_t);
     view(&c.mask, b, c.w, c.h, 1, WSISA_U8), b += most;
     view(&c.u1, b, c.w, c.h, 1, WSISA_U8), b += most;
-    view(&c.sep, b, c.w, c.h, 1, WSISA_U8), b += most;
-    view(&c.fin, b, c.w, c.h, 1, WSISA_U8), b += most;
-    c.bits = (uint8_t *)b;
-    c.nbits_bytes = ((size_t)c.w * (size_t)c.h + 7) / 8;
-    c.rgb = wsisa_image_view((uint8_t *)wsisa_image_row(rgb, c.y0) + 3 * (size_t)c.x0, c.w, c.h,
-                             3, WSISA_U8, rgb->stride);
-    rc = crop_prepare(&c, &runs8, glist + gfirst[g], gfirst[g + 1] - gfirst[g], height, &bg, &k,
-                      store != NULL, p->watershed_conn);
-    if (!rc) rc = do_group(&c, p, store, k.n, &t, out);
+    view(&c.res, b, c.w, c.h, 1, WSISA_U8), b += most;
+    c.value = (uint8_t *)b + (8 - (uintptr_t)b % 8) % 8;
+    if (rgb)
+      c.rgb = wsisa_image_view((uint8_t *)wsisa_image_row(rgb, c.y0) + 3 * (size_t)c.x0, c.w,
+                               c.h, 3, WSISA_U8, rgb->stride);
+    c.own = glist + gfirst[g];
+    c.nown = gfirst[g + 1] - gfirst[g];
+    rc = crop_key(&c, level, &runs8, run_y, &bg, &k, p, width, height, store != NULL);
+    if (!rc) rc = do_unit(&c, level, &runs8, run_y, p, store, &t, out);
   }
 done:
   if (store && !rc) wsisa_object_store_count(store, &t);
@@ -561,6 +624,7 @@ done:
   wsisa_image_free(inverse);
   free(cl);
   free(key);
+  free(run_y);
   free(first);
   free(list);
   free(gfirst);
@@ -569,4 +633,26 @@ done:
   free(k.id);
   free(buf);
   return rc;
+}
+
+int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask, int watershed_conn,
+                       wsisa_object_store *store, wsisa_object_tally *tally, wsisa_image *out) {
+  if (mask->type != WSISA_U8 || mask->channels != 1 || !wsisa__image_is(rgb, mask, 3, WSISA_U8) ||
+      !wsisa__image_is(out, mask, 1, WSISA_U8) || (watershed_conn != 4 && watershed_conn != 8) ||
+      mask->width > WSISA_EDT_MAX_SIDE || mask->height > WSISA_EDT_MAX_SIDE)
+    return WSISA_EINTERNAL;
+  const wsisa_separate_params p = {.watershed_conn = watershed_conn};
+  return objects(6, rgb, mask, &p, store, tally, out);
+}
+
+int wsisa_cpu_final_size(const wsisa_image *mask, int min_size_seg, int max_size_seg,
+                         int fill_holes_conn, wsisa_object_store *store,
+                         wsisa_object_tally *tally, wsisa_image *out) {
+  if (mask->type != WSISA_U8 || mask->channels != 1 || !wsisa__image_is(out, mask, 1, WSISA_U8) ||
+      (fill_holes_conn != 4 && fill_holes_conn != 8) || mask->width > 65535 ||
+      mask->height > 65535)
+    return WSISA_EINTERNAL;
+  const wsisa_separate_params p = {.min_size_seg = min_size_seg, .max_size_seg = max_size_seg,
+                                   .fill_holes_conn = fill_holes_conn};
+  return objects(7, NULL, mask, &p, store, tally, out);
 }
