@@ -41,6 +41,7 @@ typedef struct bench_opts {
 typedef struct bench_run {
   bench_stats wall, exec, rss; /* seconds, seconds, KiB */
   double execute, executed, no_reuse, buckets, rss_kib, peak_paths;
+  double objects_seen, objects_reused; /* run.json objects: units of levels 6-7 */
   int ncpu, nopencl;
   char sched[32];
 } bench_run;

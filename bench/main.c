@@ -17,7 +17,8 @@ static const experiment experiments[] = {
      "and scikit-image peers; whole-workflow time"},
     {"reuse", bench_reuse,
      "MOAT designs of 2, 4, 8 trajectories x reuse none, stage, naive, rtma, trtma (sca on "
-     "the smallest): makespan, tasks, reuse %, speedup over none"},
+     "the smallest), object reuse off and on: makespan, tasks, reuse %, objects reused, "
+     "speedup over none"},
     {"memory", bench_memory,
      "RTMA bucket size K against bucket 28 + RMSR --active-paths K, K = 1, 2, 4: peak RSS, "
      "makespan"},
@@ -52,10 +53,12 @@ static void usage(FILE *f) {
           "bench-results/EXPERIMENT) receives EXPERIMENT.csv and EXPERIMENT.svg.\n"
           "makespan = run.json seconds.execute; wall = around the subprocess; every\n"
           "X_s / X_ms column is a median followed by X_min and X_max.\n"
-          "  reuse.csv:  trajectories, runs, strategy, makespan_s, makespan_min,\n"
-          "              makespan_max, wall_s, wall_min, wall_max, tasks_executed,\n"
-          "              tasks_no_reuse, reuse_pct (100 x (1 - executed/no_reuse)),\n"
-          "              buckets, speedup_over_none\n"
+          "  reuse.csv:  trajectories, runs, strategy, object_reuse (off | on),\n"
+          "              makespan_s, makespan_min, makespan_max, wall_s, wall_min,\n"
+          "              wall_max, tasks_executed, tasks_no_reuse, reuse_pct (100 x (1 -\n"
+          "              executed/no_reuse)), objects_seen, objects_reused (run.json\n"
+          "              objects: units of levels 6-7), buckets, speedup_over_none (over\n"
+          "              none with object reuse off)\n"
           "  memory.csv: config (rtma_bucket_k | rtma28_rmsr), k, max_bucket_size,\n"
           "              active_paths (empty: default), peak_rss_mib, rss_min, rss_max,\n"
           "              makespan_s, makespan_min, makespan_max, buckets,\n"

@@ -105,6 +105,8 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   r->buckets = num(root, "reuse", "buckets");
   r->rss_kib = num(root, NULL, "peak_rss_kib");
   r->peak_paths = num(root, NULL, "peak_active_paths");
+  r->objects_seen = num(root, "objects", "seen");
+  r->objects_reused = num(root, "objects", "reused");
   r->ncpu = (int)num(root, "workers", "cpu");
   r->nopencl = (int)num(root, "workers", "opencl");
   const char *s = json_string_value(json_object_get(root, "scheduler"));

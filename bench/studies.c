@@ -18,16 +18,20 @@
 static const char *const reuse_strategies[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
 #define NSTRAT 6
 
+/* Each strategy with object reuse off and on (levels 6-7 object by object,
+ * units seen before on the tile taken from its store); speedups are over
+ * none with it off, no reuse of any kind. */
 int bench_reuse(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "reuse", &o, e);
   if (rc) return rc;
   static const int full[] = {2, 4, 8}, quick[] = {2, 4};
+  static const char *const objects[] = {"off", "on"};
   const int *sizes = o.quick ? quick : full;
   int nsizes = o.quick ? 2 : 3;
-  bench_run res[MAXSZ][NSTRAT];
+  bench_run res[MAXSZ][NSTRAT][2];
   int have[MAXSZ][NSTRAT] = {{0}};
-  char study[4300], args[64];
+  char study[4300], args[96];
   for (int i = 0; i < nsizes; i++) {
     char label[32];
     snprintf(label, sizeof label, "moat_t%d", sizes[i]);
@@ -36,64 +40,78 @@ int bench_reuse(int argc, char **argv, wsisa_err *e) {
     for (int s = 0; s < NSTRAT; s++) {
       /* SCA's analysis is the slow one (seed 000 §4.2.2): the smallest design only */
       if (strcmp(reuse_strategies[s], "sca") == 0 && i > 0) continue;
-      fprintf(stderr, "wsisa-bench reuse: %d trajectories, %s\n", sizes[i], reuse_strategies[s]);
-      snprintf(args, sizeof args, "--reuse %s", reuse_strategies[s]);
-      if ((rc = bench_run_wsisa(&o, NULL, study, args, &res[i][s], e))) return rc;
+      for (int ob = 0; ob < 2; ob++) {
+        fprintf(stderr, "wsisa-bench reuse: %d trajectories, %s, object reuse %s\n", sizes[i],
+                reuse_strategies[s], objects[ob]);
+        snprintf(args, sizeof args, "--reuse %s --object-reuse %s", reuse_strategies[s],
+                 objects[ob]);
+        if ((rc = bench_run_wsisa(&o, NULL, study, args, &res[i][s][ob], e))) return rc;
+      }
       have[i][s] = 1;
     }
   }
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "reuse",
-                           "trajectories,runs,strategy,makespan_s,makespan_min,makespan_max,"
-                           "wall_s,wall_min,wall_max,tasks_executed,tasks_no_reuse,reuse_pct,"
-                           "buckets,speedup_over_none",
+                           "trajectories,runs,strategy,object_reuse,makespan_s,makespan_min,"
+                           "makespan_max,wall_s,wall_min,wall_max,tasks_executed,tasks_no_reuse,"
+                           "reuse_pct,objects_seen,objects_reused,buckets,speedup_over_none",
                            &w, e)))
     return rc;
-  bench_print_runs_context(&o, &res[0][0], NULL);
-  printf("# makespan = run.json seconds.execute; speedup = none's median / this median\n");
-  printf("%-5s %-6s %-24s %-24s %13s %7s %8s\n", "traj", "reuse", "makespan s", "wall s",
-         "tasks", "reuse%", "speedup");
-  double val[NSTRAT][MAXSZ], lo[NSTRAT][MAXSZ], hi[NSTRAT][MAXSZ];
-  char labels[MAXSZ][48];
+  bench_print_runs_context(&o, &res[0][0][0], NULL);
+  printf("# makespan = run.json seconds.execute; speedup = none's median with object reuse off "
+         "/ this median;\n# objects: object reuse (levels 6-7 object by object), obj%% = units "
+         "of levels 6-7 taken from the store\n");
+  printf("%-5s %-6s %-7s %-24s %-24s %13s %7s %6s %8s\n", "traj", "reuse", "objects",
+         "makespan s", "wall s", "tasks", "reuse%", "obj%", "speedup");
+  double val[2 * NSTRAT][MAXSZ], lo[2 * NSTRAT][MAXSZ], hi[2 * NSTRAT][MAXSZ];
+  char labels[MAXSZ][48], names[2 * NSTRAT][24];
   const char *lp[MAXSZ];
   for (int i = 0; i < nsizes; i++) {
     snprintf(labels[i], sizeof labels[i], "%d trajectories (%d runs)", sizes[i], 16 * sizes[i]);
     lp[i] = labels[i];
-    for (int s = 0; s < NSTRAT; s++) {
-      val[s][i] = lo[s][i] = hi[s][i] = NAN_;
-      if (!have[i][s]) continue;
-      const bench_run *r = &res[i][s];
-      double pct = 100.0 * (1.0 - r->executed / r->no_reuse);
-      double speedup = res[i][0].exec.median / r->exec.median;
-      char a[64], b[64], t[32];
-      snprintf(t, sizeof t, "%.0f/%.0f", r->executed, r->no_reuse);
-      printf("%-5d %-6s %-24s %-24s %13s %7.1f %7.2fx\n", sizes[i], reuse_strategies[s],
-             bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), t, pct,
-             speedup);
-      wsisa_csv_uint(w, (uint64_t)sizes[i]);
-      wsisa_csv_uint(w, (uint64_t)(16 * sizes[i]));
-      wsisa_csv_text(w, reuse_strategies[s]);
-      bench_csv_stats(w, r->exec, 1);
-      bench_csv_stats(w, r->wall, 1);
-      wsisa_csv_num(w, r->executed);
-      wsisa_csv_num(w, r->no_reuse);
-      wsisa_csv_num(w, pct);
-      wsisa_csv_num(w, r->buckets);
-      wsisa_csv_num(w, speedup);
-      wsisa_csv_end_row(w);
-      val[s][i] = r->exec.median;
-      lo[s][i] = r->exec.min;
-      hi[s][i] = r->exec.max;
-    }
+    for (int s = 0; s < NSTRAT; s++)
+      for (int ob = 0; ob < 2; ob++) {
+        const int series = 2 * s + ob;
+        val[series][i] = lo[series][i] = hi[series][i] = NAN_;
+        if (!have[i][s]) continue;
+        const bench_run *r = &res[i][s][ob];
+        double pct = 100.0 * (1.0 - r->executed / r->no_reuse);
+        double obj = r->objects_seen > 0 ? 100.0 * r->objects_reused / r->objects_seen : 0.0;
+        double speedup = res[i][0][0].exec.median / r->exec.median;
+        char a[64], b[64], t[32];
+        snprintf(t, sizeof t, "%.0f/%.0f", r->executed, r->no_reuse);
+        printf("%-5d %-6s %-7s %-24s %-24s %13s %7.1f %6.1f %7.2fx\n", sizes[i],
+               reuse_strategies[s], objects[ob], bench_fmt(a, sizeof a, r->exec, 1, 2),
+               bench_fmt(b, sizeof b, r->wall, 1, 2), t, pct, obj, speedup);
+        wsisa_csv_uint(w, (uint64_t)sizes[i]);
+        wsisa_csv_uint(w, (uint64_t)(16 * sizes[i]));
+        wsisa_csv_text(w, reuse_strategies[s]);
+        wsisa_csv_text(w, objects[ob]);
+        bench_csv_stats(w, r->exec, 1);
+        bench_csv_stats(w, r->wall, 1);
+        wsisa_csv_num(w, r->executed);
+        wsisa_csv_num(w, r->no_reuse);
+        wsisa_csv_num(w, pct);
+        wsisa_csv_num(w, r->objects_seen);
+        wsisa_csv_num(w, r->objects_reused);
+        wsisa_csv_num(w, r->buckets);
+        wsisa_csv_num(w, speedup);
+        wsisa_csv_end_row(w);
+        val[series][i] = r->exec.median;
+        lo[series][i] = r->exec.min;
+        hi[series][i] = r->exec.max;
+      }
   }
   if ((rc = wsisa_csv_close(w, e))) return rc;
-  wsisa_svg_series series[NSTRAT];
-  for (int s = 0; s < NSTRAT; s++)
-    series[s] = (wsisa_svg_series){reuse_strategies[s], val[s], lo[s], hi[s]};
+  wsisa_svg_series series[2 * NSTRAT];
+  for (int s = 0; s < 2 * NSTRAT; s++) {
+    snprintf(names[s], sizeof names[s], "%s%s", reuse_strategies[s / 2], s % 2 ? "+objects" : "");
+    series[s] = (wsisa_svg_series){names[s], val[s], lo[s], hi[s]};
+  }
   char path[4200];
   bench_svg_path(&o, "reuse", path, sizeof path);
-  return wsisa_svg_bars(path, "Makespan by reuse strategy (MOAT, Halton)", "seconds",
-                        (size_t)nsizes, lp, NSTRAT, series, e);
+  return wsisa_svg_bars(path, "Makespan by reuse strategy, object reuse off and on (MOAT, Halton)",
+                        "seconds", (size_t)nsizes, lp, 2 * NSTRAT, series, e);
 }
 
 /* ---- memory ----------------------------------------------------------------- */

@@ -195,23 +195,27 @@ static int holes_of(holes *h, const cluster *c, int32_t ci, const wsisa__runs *r
   return 0;
 }
 
+static int compare_i64(const void *a, const void *b) {
+  const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
 /* Groups: every cluster lying in a hole of another joins it. A cluster can
  * lie in a hole of c only if its box is strictly inside c's. */
 static int find_groups(cluster *cl, int32_t n, const wsisa__runs *runs8, const int32_t *first,
                        const int32_t *list, int height) {
   int32_t *order = malloc(((size_t)n + 1) * sizeof *order);
   if (!order) return WSISA_ENOMEM;
-  for (int32_t i = 0; i < n; i++) order[i] = i + 1;
-  /* by left edge: insertion into a sorted array is fine for the few
-   * thousand clusters of a tile */
-  for (int32_t i = 1; i < n; i++) {
-    int32_t v = order[i], j = i;
-    while (j > 0 && cl[order[j - 1]].x0 > cl[v].x0) {
-      order[j] = order[j - 1];
-      j--;
-    }
-    order[j] = v;
+  /* by left edge (x0 << 32 | id: sorted as one integer) */
+  int64_t *by_x = malloc(((size_t)n + 1) * sizeof *by_x);
+  if (!by_x) {
+    free(order);
+    return WSISA_ENOMEM;
   }
+  for (int32_t i = 0; i < n; i++) by_x[i] = (int64_t)cl[i + 1].x0 << 32 | (i + 1);
+  qsort(by_x, (size_t)n, sizeof *by_x, compare_i64);
+  for (int32_t i = 0; i < n; i++) order[i] = (int32_t)(by_x[i] & 0xFFFFFFFF);
+  free(by_x);
   holes h = {0};
   int rc = 0;
   for (int32_t ci = 1; ci <= n && !rc; ci++) {
