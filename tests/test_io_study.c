@@ -68,6 +68,7 @@ Test(io_study, design_example) {
   cr_expect_eq(s->reuse.strategy, WSISA_STUDY_REUSE_TRTMA);
   cr_expect_eq(s->reuse.max_buckets, 6);
   cr_expect_eq(s->reuse.active_paths, 2);
+  cr_expect_eq(s->reuse.object_reuse, 1, "object reuse on unless the study says not");
   cr_expect_eq(s->execution.memory_limit, 4ull << 30);
   cr_expect_null(s->execution.scheduler);
   wsisa_study_free(s);
@@ -146,7 +147,7 @@ Test(io_study, resolved_study_round_trips) {
       "\"pool\": 20, \"second_order\": true, \"confidence\": 0.9}, \"execution\": "
       "{\"scheduler\": \"dmda\", \"memory_limit\": 1000}}",
       "{\"inputs\": {\"slides\": [\"x.svs\"], \"mpp\": 0.25, \"slide_mpp\": 0.2527, "
-      "\"stain_check\": false}, \"method\": \"moat\"}"};
+      "\"stain_check\": false}, \"method\": \"moat\", \"reuse\": {\"object_reuse\": false}}"};
   for (size_t i = 0; i < 3; i++) {
     char *once = resolved(studies[i]);
     char *twice = resolved(once);
@@ -161,10 +162,12 @@ Test(io_study, resolved_study_round_trips) {
   cr_expect(strstr(text, "\"mpp\": 0.5"), "%s", text);
   cr_expect_null(strstr(text, "slide_mpp"), "only when given");
   cr_expect(strstr(text, "\"stain_check\": true"), "%s", text);
+  cr_expect(strstr(text, "\"object_reuse\": true"), "%s", text);
   free(text);
   text = resolved(studies[2]);
   cr_expect(strstr(text, "\"mpp\": 0.25") && strstr(text, "\"slide_mpp\": 0.2527"), "%s", text);
   cr_expect(strstr(text, "\"stain_check\": false"), "%s", text);
+  cr_expect(strstr(text, "\"object_reuse\": false"), "%s", text);
   free(text);
 }
 
@@ -294,6 +297,8 @@ static const struct {
     {"{" SEG MOAT ", \"reuse\": {\"cost_model\": \"time\"}}",
      "s.json: reuse.cost_model: 'time' is not one of tasks, measured"},
     {"{" SEG MOAT ", \"reuse\": {\"buckets\": 3}}", "s.json: reuse.buckets: unknown key"},
+    {"{" SEG MOAT ", \"reuse\": {\"object_reuse\": 1}}",
+     "s.json: reuse.object_reuse: expected true or false, got 1"},
     {"{" SEG MOAT ", \"execution\": {\"memory_limit\": \"4X\"}}",
      "s.json: execution.memory_limit: '4X' is not a size"},
     {"{" SEG MOAT ", \"execution\": {\"memory_limit\": -5}}",

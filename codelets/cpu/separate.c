@@ -96,13 +96,15 @@ typedef struct wsisa_separate_params {
   int fill_holes_conn;            /* level 7: 4 or 8 */
 } wsisa_separate_params;
 
-typedef struct cluster {
+/* An 8-connected component of the input: level 6's cluster, or a component
+ * of level 7's groups. */
+typedef struct component {
   int32_t x0, y0, x1, y1; /* bounding box, inclusive */
   int32_t fx, fy;         /* the first pixel in raster order */
   int32_t parent;         /* union-find: the group */
-} cluster;
+} component;
 
-static int32_t find(cluster *c, int32_t i) {
+static int32_t find(component *c, int32_t i) {
   while (c[i].parent != i) {
     c[i].parent = c[c[i].parent].parent;
     i = c[i].parent;
@@ -110,7 +112,7 @@ static int32_t find(cluster *c, int32_t i) {
   return i;
 }
 
-static void unite(cluster *c, int32_t a, int32_t b) {
+static void unite(component *c, int32_t a, int32_t b) {
   a = find(c, a);
   b = find(c, b);
   if (a < b) c[b].parent = a;
@@ -156,25 +158,25 @@ static int row_of(const wsisa__runs *runs, int height, int32_t i) {
   return lo;
 }
 
-/* Does cluster d lie in a hole of cluster c? `own` lists c's runs. A hole is a
- * 4-component of the complement of c inside c's bounding box that does not
- * reach the box's border (reaching it, it reaches the tile's border or the
- * ring around the box, from where the way out is free). */
+/* The holes of component c, to tell whether another lies in one. A hole is
+ * a 4-component of the complement of c inside c's bounding box that does
+ * not reach the box's border (reaching it, it reaches the tile's border or
+ * the ring around the box, from where the way out is free). */
 typedef struct holes {
   wsisa_image *img;
   wsisa__runs runs;
-  uint8_t *open; /* per component: reaches the border */
-  int32_t cluster; /* whose holes img holds, 0: none */
+  uint8_t *open;  /* per 4-component: reaches the border */
+  int32_t owner;  /* whose holes img holds, 0: none */
 } holes;
 
-static int holes_of(holes *h, const cluster *c, int32_t ci, const wsisa__runs *runs8,
+static int holes_of(holes *h, const component *c, int32_t ci, const wsisa__runs *runs8,
                     const int32_t *own, int32_t nown, int height) {
   wsisa__cpu_runs_free(&h->runs);
   free(h->open);
   h->open = NULL;
   wsisa_image_free(h->img);
   h->img = NULL;
-  h->cluster = ci;
+  h->owner = ci;
   const int w = c->x1 - c->x0 + 1, hh = c->y1 - c->y0 + 1;
   if (wsisa_image_new(w, hh, 1, WSISA_U8, &h->img, NULL)) return WSISA_ENOMEM;
   for (int y = 0; y < hh; y++) memset(wsisa_image_row(h->img, y), 255, (size_t)w);
@@ -200,9 +202,9 @@ static int compare_i64(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Groups: every cluster lying in a hole of another joins it. A cluster can
- * lie in a hole of c only if its box is strictly inside c's. */
-static int find_groups(cluster *cl, int32_t n, const wsisa__runs *runs8, const int32_t *first,
+/* Groups: every component lying in a hole of another joins it. A component
+ * can lie in a hole of c only if its box is strictly inside c's. */
+static int find_groups(component *cl, int32_t n, const wsisa__runs *runs8, const int32_t *first,
                        const int32_t *list, int height) {
   int32_t *order = malloc(((size_t)n + 1) * sizeof *order);
   if (!order) return WSISA_ENOMEM;
@@ -219,7 +221,7 @@ static int find_groups(cluster *cl, int32_t n, const wsisa__runs *runs8, const i
   holes h = {0};
   int rc = 0;
   for (int32_t ci = 1; ci <= n && !rc; ci++) {
-    const cluster *c = &cl[ci];
+    const component *c = &cl[ci];
     if (c->x1 - c->x0 < 2 || c->y1 - c->y0 < 2) continue;
     int32_t lo = 0, hi = n;
     while (lo < hi) {
@@ -229,9 +231,9 @@ static int find_groups(cluster *cl, int32_t n, const wsisa__runs *runs8, const i
     }
     for (int32_t k = lo; k < n && cl[order[k]].x0 < c->x1 && !rc; k++) {
       const int32_t di = order[k];
-      const cluster *d = &cl[di];
+      const component *d = &cl[di];
       if (d->x1 >= c->x1 || d->y0 <= c->y0 || d->y1 >= c->y1) continue;
-      if (h.cluster != ci)
+      if (h.owner != ci)
         rc = holes_of(&h, c, ci, runs8, list + first[ci], first[ci + 1] - first[ci], height);
       if (rc) break;
       int32_t r = run_at(&h.runs, d->fy - c->y0, d->fx - c->x0);
@@ -521,7 +523,7 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
   for (int y = 0; y < height; y++) memset(wsisa_image_row(out, y), 0, (size_t)width);
   wsisa__runs runs8 = {0}, bg = {0};
   wsisa_image *inverse = NULL;
-  cluster *cl = NULL;
+  component *cl = NULL;
   int32_t *key = NULL, *first = NULL, *list = NULL, *gfirst = NULL, *glist = NULL, *run_y = NULL;
   crop c = {0};
   classes k = {0};
@@ -551,13 +553,13 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
     goto done;
   }
   for (int32_t i = 0; i <= n; i++) {
-    cl[i] = (cluster){INT32_MAX, INT32_MAX, -1, -1, 0, 0, i};
+    cl[i] = (component){INT32_MAX, INT32_MAX, -1, -1, 0, 0, i};
     key[i] = i;
   }
   for (int y = 0; y < height; y++)
     for (int32_t i = runs8.row[y]; i < runs8.row[y + 1]; i++) {
       const wsisa__run *r = &runs8.run[i];
-      cluster *q = &cl[r->id];
+      component *q = &cl[r->id];
       run_y[i] = y;
       if (q->y1 < 0) q->fx = r->x0, q->fy = y;
       if (r->x0 < q->x0) q->x0 = r->x0;
