@@ -144,13 +144,10 @@ static int run_segmentation(const segment_opts *o, wsisa_image *rgb, wsisa_image
 
 /* features.csv: one row per nucleus; positions in pixels of the slide level
  * (the region's origin added) or of the image file. */
-static int write_features(const char *path, const double *rows, size_t n,
+static int write_features(wsisa_stage *stage, const char *path, const double *rows, size_t n,
                           const int64_t origin[2], wsisa_err *e) {
-  wsisa_stage stage = WSISA_STAGE_INIT;
   wsisa_csv_writer *w = NULL;
-  const char *temp = wsisa_stage_add(&stage, path, e);
-  if (!temp) return e && e->code ? e->code : WSISA_ENOMEM;
-  int rc = wsisa_csv_create(temp, &w, e);
+  int rc = wsisa_csv_create_staged(stage, path, &w, e);
   if (!rc) {
     const int ncols = WSISA_NF_ROW(wsisa_workflow_channel_count());
     char name[64];
@@ -171,8 +168,6 @@ static int write_features(const char *path, const double *rows, size_t n,
     }
     rc = wsisa_csv_close(w, e);
   }
-  if (!rc) rc = wsisa_stage_commit(&stage, e);
-  if (rc) wsisa_stage_abort(&stage);
   return rc;
 }
 
@@ -240,6 +235,16 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   if (o.labels && (rc = check_output_path("--labels", o.labels, tiff_exts, e))) return rc;
   if (o.geojson && (rc = check_output_path("--geojson", o.geojson, json_exts, e))) return rc;
   if (o.features && (rc = check_output_path("--features", o.features, csv_exts, e))) return rc;
+  /* an output that is the input (or another output) would destroy it */
+  const char *const flags[] = {"-o", "--labels", "--geojson", "--features"};
+  const char *const outs[] = {o.out, o.labels, o.geojson, o.features};
+  for (int i = 0; i < 4; i++) {
+    if (outs[i] && (rc = wsisa_output_check(flags[i], outs[i], &o.input, 1, e))) return rc;
+    for (int j = 0; j < i && outs[i]; j++)
+      if (outs[j] && (strcmp(outs[i], outs[j]) == 0 || wsisa_same_file(outs[i], outs[j])))
+        return wsisa_error(e, WSISA_EUSAGE, "%s %s: also given as %s", flags[i], outs[i],
+                           flags[j]);
+  }
 
   wsisa_image *rgb = NULL, *mask = NULL, *labels = NULL;
   double *features = NULL;
@@ -254,10 +259,17 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   rc = run_segmentation(&o, rgb, mask, labels, o.features ? &features : NULL, &nfeatures, e);
   wsisa_runtime_shutdown();
   if (rc) goto done;
-  if ((rc = wsisa_image_write(o.out, mask, e))) goto done;
-  if (o.labels && (rc = wsisa_image_write(o.labels, labels, e))) goto done;
-  if (o.geojson && (rc = wsisa_geojson_write(o.geojson, labels, e))) goto done;
-  if (o.features && (rc = write_features(o.features, features, nfeatures, origin, e))) goto done;
+  /* every output appears together, or none does */
+  wsisa_stage stage = WSISA_STAGE_INIT;
+  rc = wsisa_image_write_staged(&stage, o.out, mask, e);
+  if (!rc && o.labels) rc = wsisa_image_write_staged(&stage, o.labels, labels, e);
+  if (!rc && o.geojson) rc = wsisa_geojson_write_staged(&stage, o.geojson, labels, 0, 0, 1, e);
+  if (!rc && o.features) rc = write_features(&stage, o.features, features, nfeatures, origin, e);
+  if (!rc) rc = wsisa_stage_commit(&stage, e);
+  if (rc) {
+    wsisa_stage_abort(&stage);
+    goto done;
+  }
   {
     size_t on = 0;
     int32_t nuclei = 0;

@@ -515,26 +515,36 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
 /* What a tile holds whatever the paths: RGB in and normalized, rc, its
  * opening, the reference mask. */
 #define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+/* The feature stage adds per tile the channels (h, e, the gradient and three
+ * filter-bank responses, f32) and the reference's labels, per path a leaf's
+ * labels (i32); object matching the labels of both sides. */
+#define FEATURE_TILE_BYTES_PER_PIXEL (6 * 4 + 4)
+#define LABEL_BYTES_PER_PIXEL 4
 
 /* Peak memory is bounded by K (seed 003 §III), so a memory limit lowers K to
- * what fits. Two units are in flight at once, so the tile cost counts twice. */
-size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
-                               const wsisa_tile_ref *tiles, size_t ntiles) {
+ * what fits once the process's baseline (StarPU, libraries, the design and
+ * plan: what it holds before the first unit) is taken off. Two units are in
+ * flight at once, so the tile cost counts twice. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseline,
+                               uint64_t *memory_limit, const wsisa_tile_ref *tiles, size_t ntiles,
+                               const wsisa_exec_opts *o, uint64_t *minimum) {
   size_t k = asked ? asked : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
+  if (minimum) *minimum = 0;
   uint64_t limit = *memory_limit;
   /* by default, stay below the memory available now */
-  if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8);
-  if (!limit) return k;
+  if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8) + baseline;
+  if (!limit) return k ? k : 1;
   double px = 0;
   for (size_t t = 0; t < ntiles; t++) px = fmax(px, (double)tiles[t].width * tiles[t].height);
-  double free_bytes = (double)limit - 2.0 * px * TILE_BYTES_PER_PIXEL;
-  size_t fit = free_bytes > 0 ? (size_t)(free_bytes / (px * PATH_BYTES_PER_PIXEL)) : 0;
-  if (fit < 1) {
-    wsisa_log(WSISA_LOG_WARN, "run",
-              "memory limit %.0f MiB is below one active path (%.0f MiB); running with K = 1",
-              (double)limit / 1048576.0,
-              px * (PATH_BYTES_PER_PIXEL + 2 * TILE_BYTES_PER_PIXEL) / 1048576.0);
-    fit = 1;
-  }
+  double tile_bytes = TILE_BYTES_PER_PIXEL, path_bytes = PATH_BYTES_PER_PIXEL;
+  if (o && o->features) tile_bytes += FEATURE_TILE_BYTES_PER_PIXEL;
+  if (o && (o->features || o->object_match)) path_bytes += LABEL_BYTES_PER_PIXEL;
+  if (o && o->object_match) tile_bytes += LABEL_BYTES_PER_PIXEL;
+  double fixed = (double)baseline + 2.0 * px * tile_bytes, per_path = px * path_bytes;
+  if (minimum) *minimum = (uint64_t)ceil(fixed + per_path);
+  double free_bytes = (double)limit - fixed;
+  size_t fit = free_bytes > 0 ? (size_t)(free_bytes / per_path) : 0;
+  if (fit < 1) return 0;
+  if (!k) k = 1;
   return fit < k ? fit : k;
 }

@@ -1,12 +1,16 @@
 /* Data-driven CLI cases: every folder of tests/cases/ holds `args` (after
  * `wsisa`; @SRC@ is the source tree, @CASE@ the case folder, @TMP@ a fresh
  * temporary folder), optionally `env` (VAR=value words put before the command),
- * `exit` (the expected status) and `stderr` (text expected in the error). A
- * failing case must print nothing on stdout: no partial output. */
+ * `setup` (a shell command run first, e.g. to make a device node in @TMP@),
+ * `exit` (the expected status), `stderr` (text expected in the error) and
+ * `files` (lines "absent P", "exists P", "regular P", "chardev P": what must
+ * hold of path P afterwards). A failing case must print nothing on stdout: no
+ * partial output. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tests/testutil.h"
 
@@ -36,6 +40,28 @@ static void expand(const char *in, char *out, size_t cap, const char *case_dir,
   out[n < cap ? n : cap - 1] = '\0';
 }
 
+/* Each line of `files`: a predicate and a path. */
+static int check_files(const char *name, const char *spec, const char *case_dir, const char *tmp) {
+  int ok = 1;
+  char *copy = strdup(spec), *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char what[32], raw[4096], path[8192];
+    if (sscanf(line, "%31s %4095[^\n]", what, raw) != 2) continue;
+    expand(raw, path, sizeof path, case_dir, tmp);
+    struct stat st;
+    int exists = lstat(path, &st) == 0, holds;
+    if (strcmp(what, "absent") == 0) holds = !exists;
+    else if (strcmp(what, "exists") == 0) holds = exists;
+    else if (strcmp(what, "regular") == 0) holds = exists && S_ISREG(st.st_mode);
+    else if (strcmp(what, "chardev") == 0) holds = exists && S_ISCHR(st.st_mode);
+    else holds = 0;
+    cr_expect(holds, "case %s: files: '%s' does not hold", name, line);
+    ok &= holds;
+  }
+  free(copy);
+  return ok;
+}
+
 static int run_case(const char *name) {
   char dir[4096], path[4200], args[8192], env_line[2048] = "", cmd[12288];
   snprintf(dir, sizeof dir, "%s/tests/cases/%s", WSISA_SOURCE_DIR, name);
@@ -52,6 +78,16 @@ static int run_case(const char *name) {
     chomp(env);
     snprintf(env_line, sizeof env_line, "env %s ", env);
     free(env);
+  }
+  snprintf(path, sizeof path, "%s/setup", dir);
+  char *setup = tu_slurp(path, NULL);
+  if (setup) {
+    char line[8192];
+    chomp(setup);
+    expand(setup, line, sizeof line, dir, tmp);
+    free(setup);
+    int rc = system(line);
+    cr_assert_eq(rc, 0, "case %s: setup failed: %s", name, line);
   }
   snprintf(path, sizeof path, "%s/exit", dir);
   char *exit_s = tu_slurp(path, NULL);
@@ -91,6 +127,10 @@ static int run_case(const char *name) {
       ok &= lines == 1;
     }
   }
+  snprintf(path, sizeof path, "%s/files", dir);
+  char *files = tu_slurp(path, NULL);
+  if (files) ok &= check_files(name, files, dir, tmp);
+  free(files);
   free(out);
   free(err);
   free(want_err);
