@@ -234,9 +234,9 @@ void wsisa_exec_session_free(wsisa_exec_session *s);
 
 /* RMSR's K on this rank: `asked` (0: this rank's StarPU workers, StarPU
  * running), lowered so the process fits in *memory_limit bytes: `baseline`
- * (what it holds before the first unit, measured), the largest of `tiles`
- * twice (two units in flight) and K active paths over it, sized for the
- * options `o` (may be NULL). A limit of 0 becomes the baseline plus 80% of
+ * (what it holds before the first unit, measured), the largest of `tiles`,
+ * its running tasks' temporaries (one task per worker) and K active paths
+ * over it, sized for the options `o` (may be NULL). A limit of 0 becomes the baseline plus 80% of
  * `available` (bytes available now), written back. 0 when not even one path
  * fits; *minimum (may be NULL) receives the smallest limit with which one
  * does. */

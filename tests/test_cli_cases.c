@@ -1,13 +1,15 @@
 /* Data-driven CLI cases: every folder of tests/cases/ holds `args` (after
  * `wsisa`; @SRC@ is the source tree, @CASE@ the case folder, @TMP@ a fresh
- * temporary folder), optionally `env` (VAR=value words put before the command),
+ * temporary folder, @WSISA@ the program), optionally `env` (VAR=value words put before the command),
  * `setup` (a shell command run first, e.g. to make a device node in @TMP@),
- * `exit` (the expected status), `stderr` (text expected in the error) and
+ * `exit` (the expected status), `stderr` (text expected in the error, keys
+ * expanded) and
  * `files` (lines "absent P", "exists P", "regular P", "chardev P": what must
- * hold of path P afterwards). A failing case must print nothing on stdout: no
+ * hold of path P afterwards; "absent" and "exists" take glob patterns). A failing case must print nothing on stdout: no
  * partial output. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -22,12 +24,12 @@ static void chomp(char *s) {
 /* Replace every @KEY@ by its value. */
 static void expand(const char *in, char *out, size_t cap, const char *case_dir,
                    const char *tmp) {
-  const char *keys[] = {"@SRC@", "@CASE@", "@TMP@"};
-  const char *vals[] = {WSISA_SOURCE_DIR, case_dir, tmp};
+  const char *keys[] = {"@SRC@", "@CASE@", "@TMP@", "@WSISA@"};
+  const char *vals[] = {WSISA_SOURCE_DIR, case_dir, tmp, WSISA_EXE};
   size_t n = 0;
   while (*in && n + 1 < cap) {
     int hit = 0;
-    for (int k = 0; k < 3 && !hit; k++) {
+    for (int k = 0; k < 4 && !hit; k++) {
       size_t kl = strlen(keys[k]);
       if (strncmp(in, keys[k], kl) == 0) {
         n += (size_t)snprintf(out + n, cap - n, "%s", vals[k]);
@@ -50,6 +52,12 @@ static int check_files(const char *name, const char *spec, const char *case_dir,
     expand(raw, path, sizeof path, case_dir, tmp);
     struct stat st;
     int exists = lstat(path, &st) == 0, holds;
+    if (!exists && strchr(path, '*')) {
+      /* a pattern: does any path match? */
+      glob_t g;
+      exists = glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+      globfree(&g);
+    }
     if (strcmp(what, "absent") == 0) holds = !exists;
     else if (strcmp(what, "exists") == 0) holds = exists;
     else if (strcmp(what, "regular") == 0) holds = exists && S_ISREG(st.st_mode);
@@ -95,7 +103,14 @@ static int run_case(const char *name) {
   free(exit_s);
   snprintf(path, sizeof path, "%s/stderr", dir);
   char *want_err = tu_slurp(path, NULL);
-  if (want_err) chomp(want_err);
+  if (want_err) {
+    chomp(want_err);
+    char *expanded = malloc(8192);
+    cr_assert_not_null(expanded);
+    expand(want_err, expanded, 8192, dir, tmp);
+    free(want_err);
+    want_err = expanded;
+  }
 
   char *out = NULL, *err = NULL;
   int status;
