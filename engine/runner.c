@@ -339,6 +339,10 @@ static int create_folder(wsisa__study_run *s, const char *out, wsisa_err *e) {
   if (!mkdtemp(temp))
     return wsisa_error(e, WSISA_EIO, "-o %s: cannot create a folder beside it (%s)", out,
                        strerror(errno));
+  /* mkdtemp makes it 0700; a results folder is as readable as mkdir makes it */
+  mode_t mask = umask(0);
+  umask(mask);
+  chmod(temp, 0777 & ~mask);
   snprintf(s->dir, sizeof s->dir, "%s", temp);
   int rc = lock_folder(temp, 1, &s->lock_fd, e);
   if (!rc) rc = wsisa__results_study(s, e);
@@ -531,8 +535,10 @@ static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
                               &s->study->execution.memory_limit, s->tiles, s->ntiles, eo, &minimum);
   if (!eo->active_paths && asked)
     return wsisa_error(e, WSISA_EUSAGE,
-                       "%s %.0fM: below what one path of this study needs here (%.0f MiB held "
-                       "before the first unit, then tiles and one path); give at least %.0fM",
+                       "%s%s%s %.0fM: below what one path of this study needs here (%.0f MiB "
+                       "held before the first unit, then the tile, the running tasks and one "
+                       "path); give at least %.0fM",
+                       r->memory_limit ? "" : s->study->path, r->memory_limit ? "" : ": ",
                        source, (double)asked / 1048576.0, (double)s->baseline_rss / 1048576.0,
                        ceil((double)minimum / 1048576.0));
   if (!eo->active_paths) {

@@ -85,6 +85,7 @@ static pid_t spawn_err(char *const argv[], const char *err_path) {
     if (null >= 0) dup2(null, 1);
     if (err >= 0) dup2(err, 2);
     setenv("STARPU_NCPU", "2", 1);
+    setenv("WSISA_LOG", "error", 1); /* no progress lines: stderr is the error alone */
     execv(WSISA_EXE, argv);
     _exit(127);
   }
@@ -333,6 +334,61 @@ Test(robust, full_disk_says_why_and_resumes_identically, .timeout = 300) {
   while (d && (ent = readdir(d)))
     cr_expect(!strstr(ent->d_name, ".tmp"), "%s left behind", ent->d_name);
   if (d) closedir(d);
+  unlink(filler);
+  snprintf(args, sizeof args, "run --resume '%s'", dir);
+  cr_expect_eq(tu_run(args, NULL, &err), 0, "resume: %s", err);
+  free(err);
+  expect_same_outputs(ref, dir);
+  cr_expect_eq(check_folder(dir, &err), 0, "%s", err);
+  free(err);
+  umount(mnt);
+}
+
+/* The disk fills while the journal grows (the test fills the tmpfs as soon
+ * as the folder exists): the journal's last line may be torn; the run says
+ * why, and once room is made --resume cuts the torn line off and ends with
+ * the same bytes as a run that never failed. */
+Test(robust, full_disk_mid_journal_resumes_identically, .timeout = 400) {
+  const char *tmp = tu_tmpdir("study");
+  char study[4400], ref[4300], mnt[4300], dir[4400], filler[4400], journal[4500], errs[4600];
+  char args[4600], *err = NULL;
+  snprintf(study, sizeof study, "%s/study.json", tmp);
+  FILE *f = fopen(study, "w");
+  cr_assert_not_null(f);
+  /* 160 runs: the journal outgrows its first 4 KiB page */
+  fprintf(f, "{ \"inputs\": { \"images\": [\"%s\"] },\n"
+             "  \"method\": { \"name\": \"moat\", \"trajectories\": 10, \"levels\": 4 },\n"
+             "  \"metric\": [\"dice\"] }\n", tu_src("tests/data/tile_256.png"));
+  fclose(f);
+  run_ok(study, "", ref, sizeof ref, "ref");
+  snprintf(mnt, sizeof mnt, "%s", tu_tmpdir("disk"));
+  if (mount("tmpfs", mnt, "tmpfs", 0, "size=512k") != 0)
+    cr_skip_test("cannot mount a tmpfs here (%s)", strerror(errno));
+  snprintf(dir, sizeof dir, "%s/r", mnt);
+  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  snprintf(filler, sizeof filler, "%s/filler", mnt);
+  snprintf(errs, sizeof errs, "%s.stderr", tmp);
+  char *argv[] = {WSISA_EXE, "run", "--study", study, "-o", dir, NULL};
+  pid_t pid = spawn_err(argv, errs);
+  for (int i = 0; i < 60000 && access(journal, F_OK) != 0; i++) sleep_ms(2);
+  size_t at_fill = tu_count_lines(journal);
+  f = fopen(filler, "w");
+  static char block[4096];
+  while (f && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0) {
+  }
+  if (f) fclose(f);
+  int status = exit_status(pid);
+  err = tu_slurp(errs, NULL);
+  cr_log_info("disk filled at %zu journal lines; exit %d: %s\n", at_fill, status, err);
+  cr_expect_eq(status, 1);
+  char want[4600];
+  snprintf(want, sizeof want, "%s/journal.csv: No space left on device", dir);
+  cr_expect(err && strstr(err, want), "no reason: %s", err);
+  free(err);
+  char *found = NULL;
+  check_folder(dir, &found);
+  cr_log_info("--check on the full disk's folder: %s\n", found);
+  free(found);
   unlink(filler);
   snprintf(args, sizeof args, "run --resume '%s'", dir);
   cr_expect_eq(tu_run(args, NULL, &err), 0, "resume: %s", err);
