@@ -1,4 +1,5 @@
 /* The `wsisa` program: a table of subcommands; main alone decides exit codes. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,6 +84,13 @@ int main(int argc, char **argv) {
       if (rc == WSISA_EINTERRUPTED)
         return 128 + (wsisa_units_interrupted() ? wsisa_units_interrupted() : SIGINT);
       return wsisa_exit_code(rc);
+    }
+    /* what the command printed must have arrived (stdout may be a full disk) */
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "wsisa %s: standard output: %s\n", name,
+              errno ? strerror(errno) : "write error");
+      return 1;
     }
     return 0;
   }

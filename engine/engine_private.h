@@ -104,7 +104,8 @@ int wsisa__lines_read(const char *path, const char *header, const char *header_v
 /* Everything one `wsisa run` knows, from the study to the counts. */
 typedef struct wsisa__study_run {
   wsisa_study *study;
-  char dir[4096];
+  char dir[4096];           /* the results folder (its temporary name while it is made) */
+  char out[4096];           /* the results folder's name */
   wsisa_tile_ref *tiles;
   char **tile_names;
   size_t ntiles;

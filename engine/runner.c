@@ -560,6 +560,10 @@ static int interrupted(const wsisa__study_run *s, int have_folder, size_t before
                        wsisa_err *e) {
   if (!have_folder)
     return wsisa_error(e, WSISA_EINTERRUPTED, "interrupted before any unit ran; nothing written");
+  if (!total)
+    return wsisa_error(e, WSISA_EINTERRUPTED,
+                       "interrupted before any unit ran; continue with `wsisa run --resume %s`",
+                       s->dir);
   return wsisa_error(e, WSISA_EINTERRUPTED,
                      "interrupted after %zu of %zu units; continue with `wsisa run --resume %s`",
                      before + s->units_journaled, total, s->dir);
@@ -582,7 +586,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   int rc = plan_memory(s, r, &eo, e);
   int have_folder = r->resume != NULL;
   if (!rc && !have_folder && !wsisa_units_interrupted()) {
-    rc = create_folder(s, r->out, e);
+    rc = create_folder(s, s->out, e);
     have_folder = !rc;
   }
   if (!rc && wsisa_units_interrupted()) rc = WSISA_EINTERRUPTED;
@@ -638,7 +642,7 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
 static int run(wsisa__study_run *s, const wsisa_runner_request *r, const char *sched,
                wsisa_err *e) {
   /* one writer per folder: a second --resume is refused before any work */
-  int rc = r->resume ? lock_folder(s->dir, 1, &s->lock_fd, e) : check_new_folder(r->out, e);
+  int rc = r->resume ? lock_folder(s->dir, 1, &s->lock_fd, e) : check_new_folder(s->out, e);
   if (!rc) rc = prepare(s, r, e);
   if (!rc && r->resume) rc = reopen(s, e);
   if (!rc && wsisa_units_interrupted())
@@ -820,6 +824,10 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
     char study_path[4200];
     const char *sched = NULL;
     snprintf(s.dir, sizeof s.dir, "%s", existing(r) ? existing(r) : r->out);
+    /* "results/" names the folder results: its temporary one goes beside it */
+    size_t n = strlen(s.dir);
+    while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
+    snprintf(s.out, sizeof s.out, "%s", s.dir);
     rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
     if (!rc) rc = r->check ? check(&s, r, e) : run(&s, r, sched, e);
   }

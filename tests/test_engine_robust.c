@@ -425,6 +425,12 @@ Test(robust, a_device_output_stays_a_device) {
     cr_expect(S_ISCHR(st.st_mode), "%s is no longer a character device", paths[i]);
     cr_expect_eq(major(st.st_rdev), 1);
   }
+  /* standard output on a full device: the command says so */
+  snprintf(args, sizeof args, "(%s sample --study %s -o '%s' > /dev/full)", WSISA_EXE,
+           tu_src("tests/studies/ishigami.json"), null_path);
+  cr_expect_eq(tu_run_shell(args, NULL, &err), 1);
+  cr_expect(err && strstr(err, "standard output: No space left on device"), "%s", err);
+  free(err);
   /* and nothing else appeared beside them */
   DIR *d = opendir(dir);
   struct dirent *ent;
