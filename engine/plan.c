@@ -180,7 +180,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                        study->path);
   if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && !r->level_cost)
     return wsisa_error(e, WSISA_EUSAGE,
-                       "%s: reuse.cost is measured: give the %d task-level costs with --level-costs",
+                       "%s: reuse.cost_model is measured: give the %d task-level costs with --level-costs",
                        study->path, WSISA_SEG_LEVELS);
   double *values = NULL;
   uint64_t *keys = NULL;
