@@ -18,15 +18,22 @@ int wsisa__frame_neighbours(int width, int conn, ptrdiff_t *offsets) {
   return 2 * half;
 }
 
+/* The ring is the thread's scratch FIFO: it keeps the size the last call
+ * grew it to, so a worker stops regrowing it task after task. */
 int wsisa__fifo_init(wsisa__fifo *q) {
-  q->cap = 4096;
+  size_t bytes;
   q->head = q->count = 0;
+  q->buf = wsisa__scratch_take(WSISA__SCRATCH_FIFO, &bytes);
+  q->cap = bytes / sizeof *q->buf;
+  if (q->buf && q->cap >= 4096 && (q->cap & (q->cap - 1)) == 0) return 0;
+  free(q->buf);
+  q->cap = 4096;
   q->buf = malloc(q->cap * sizeof *q->buf);
   return q->buf ? 0 : WSISA_ENOMEM;
 }
 
 void wsisa__fifo_free(wsisa__fifo *q) {
-  free(q->buf);
+  if (q->buf) wsisa__scratch_adopt(WSISA__SCRATCH_FIFO, q->buf, q->cap * sizeof *q->buf);
   q->buf = NULL;
 }
 
