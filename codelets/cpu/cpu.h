@@ -39,7 +39,7 @@ typedef enum {
 } wsisa__scratch_slot;
 /* The calling thread's block of `slot`, at least `bytes` long, contents as
  * the last call left them; *fresh (if given) is set to whether the block is
- * new (contents undefined). NULL when out of memory. */
+ * new (then all zero bytes). NULL when out of memory. */
 void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes, int *fresh);
 /* Take the block out of its slot (the caller owns it), or hand one back. */
 void *wsisa__scratch_take(wsisa__scratch_slot slot, size_t *bytes);

@@ -44,11 +44,10 @@ int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
     return WSISA_EINTERNAL;
   wsisa_reinhard k;
   wsisa_cpu_reinhard(&k);
-  int fresh;
+  /* a new block is zeroed: every entry unused */
   rgb_entry *cache =
-      wsisa__scratch(WSISA__SCRATCH_LAB2RGB, sizeof(rgb_entry) << CACHE_BITS, &fresh);
+      wsisa__scratch(WSISA__SCRATCH_LAB2RGB, sizeof(rgb_entry) << CACHE_BITS, NULL);
   if (!cache) return WSISA_ENOMEM;
-  if (fresh) memset(cache, 0, sizeof(rgb_entry) << CACHE_BITS);
   for (int y = 0; y < lab->height; y++) {
     const float *src = wsisa_image_row(lab, y);
     const uint8_t *msk = wsisa_image_row(mask, y);

@@ -14,7 +14,8 @@
  * below made for that colour, so the output bits cannot change. The cache
  * stays valid across calls: the transform's constants are fixed. */
 #define CACHE_BITS 18
-#define EMPTY 0xffffffffu /* not a colour: keys are below 2^24 */
+/* key: the colour with bit 24 set, so a zeroed (new) entry matches none */
+#define KEY_USED (1u << 24)
 
 typedef struct lab_entry {
   uint32_t key;
@@ -40,17 +41,14 @@ int wsisa_cpu_rgb2lab(const wsisa_image *rgb, wsisa_image *lab) {
     return WSISA_EINTERNAL;
   wsisa_reinhard k;
   wsisa_cpu_reinhard(&k);
-  int fresh;
   lab_entry *cache =
-      wsisa__scratch(WSISA__SCRATCH_RGB2LAB, sizeof(lab_entry) << CACHE_BITS, &fresh);
+      wsisa__scratch(WSISA__SCRATCH_RGB2LAB, sizeof(lab_entry) << CACHE_BITS, NULL);
   if (!cache) return WSISA_ENOMEM;
-  if (fresh)
-    for (size_t i = 0; i < (size_t)1 << CACHE_BITS; i++) cache[i].key = EMPTY;
   for (int y = 0; y < rgb->height; y++) {
     const uint8_t *src = wsisa_image_row(rgb, y);
     float *dst = wsisa_image_row(lab, y);
     for (int x = 0; x < rgb->width; x++, src += 3, dst += 3) {
-      const uint32_t key = (uint32_t)src[0] << 16 | (uint32_t)src[1] << 8 | src[2];
+      const uint32_t key = KEY_USED | (uint32_t)src[0] << 16 | (uint32_t)src[1] << 8 | src[2];
       lab_entry *e = &cache[(key * 2654435761u) >> (32 - CACHE_BITS)];
       if (e->key != key) {
         lab_of(src, &k, e->lab);

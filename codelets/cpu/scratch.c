@@ -54,10 +54,11 @@ void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes, int *fresh) {
   block *b = &s->slot[slot];
   if (fresh) *fresh = 0;
   if (b->size < bytes) {
-    /* free first: the old contents are not wanted, and malloc may then reuse
-     * the pages */
+    /* free first: the old contents are not wanted. calloc: a new block is
+     * zeroed (fresh pages from the kernel need no memset), which the colour
+     * caches take as empty */
     free(b->p);
-    b->p = malloc(bytes);
+    b->p = calloc(1, bytes);
     b->size = b->p ? bytes : 0;
     if (fresh) *fresh = 1;
   }
