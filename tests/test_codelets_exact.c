@@ -1,10 +1,10 @@
 /* The fast CPU kernels against plain definitions, bit for bit: grey
- * reconstruction (u8, f32), h-minima, regional minima and the exact EDT on
- * random images with plateaus, -FLT_MAX backgrounds, infinities, signed
- * zeros, every image border, padded rows and both connectivities; the
- * normalization's colour caches against the uncached formulas (every one of
- * the 2^24 colours for rgb2lab); per-thread scratch reused across sizes and
- * threads. */
+ * reconstruction (u8, f32), h-minima, regional minima, the exact EDT, fill
+ * holes and binary reconstruction on random images with plateaus, -FLT_MAX
+ * backgrounds, infinities, signed zeros, every image border, padded rows and
+ * both connectivities; the normalization's colour caches against the
+ * uncached formulas (every one of the 2^24 colours for rgb2lab); per-thread
+ * scratch reused across sizes and threads. */
 #include <criterion/criterion.h>
 #include <float.h>
 #include <math.h>
@@ -355,6 +355,78 @@ Test(exact, edt_matches_brute_force) {
     for (int x = 0; x < 97; x++) *u8_px(&one.view, x, y) = (x == 40 && y % 3 == 0) ? 0 : 255;
   check_edt(&one.view, "sparse column");
   wsisa_image_free(one.store);
+}
+
+/* ---- flood fills: fill holes and binary reconstruction ------------------------------- */
+
+/* reached[p] = 1 for the pixels of `open` (non-zero) conn-connected through
+ * open pixels to a start pixel (start[p] and open[p]). */
+static void ref_flood(const uint8_t *open, const uint8_t *start, int w, int h, int conn,
+                      uint8_t *reached) {
+  int *stack = malloc((size_t)w * h * sizeof *stack), n = 0;
+  memset(reached, 0, (size_t)w * h);
+  for (int p = 0; p < w * h; p++)
+    if (start[p] && open[p]) {
+      reached[p] = 1;
+      stack[n++] = p;
+    }
+  while (n) {
+    const int p = stack[--n], x = p % w, y = p / w;
+    for (int dy = -1; dy <= 1; dy++)
+      for (int dx = -1; dx <= 1; dx++) {
+        const int qx = x + dx, qy = y + dy, q = qy * w + qx;
+        if (!in_conn(conn, dx, dy) || qx < 0 || qy < 0 || qx >= w || qy >= h) continue;
+        if (open[q] && !reached[q]) {
+          reached[q] = 1;
+          stack[n++] = q;
+        }
+      }
+  }
+  free(stack);
+}
+
+Test(exact, fill_holes_and_bin_reconstruct_match_definition) {
+  /* long runs of open pixels (the flood scans them eight at a time), sparse
+   * seeds, both connectivities, widths around multiples of 8 */
+  static const int dims[][2] = {{1, 1}, {7, 3}, {8, 8}, {9, 5}, {17, 17}, {64, 9}, {123, 31}};
+  for (int d = 0; d < 7; d++)
+    for (int density = 0; density < 3; density++)
+      for (int conn = 4; conn <= 8; conn += 4) {
+        const int w = dims[d][0], h = dims[d][1];
+        padded mask = padded_new(w, h, WSISA_U8, 1), seed = padded_new(w, h, WSISA_U8, 0),
+               out = padded_new(w, h, WSISA_U8, 2);
+        uint8_t *m = malloc((size_t)w * h), *bg = malloc((size_t)w * h), *border = malloc((size_t)w * h),
+                *sd = malloc((size_t)w * h), *want = malloc((size_t)w * h);
+        for (int y = 0; y < h; y++)
+          for (int x = 0; x < w; x++) {
+            const int p = y * w + x;
+            /* runs: keep the left neighbour's value most of the time */
+            m[p] = x > 0 && rnd() % 8 ? m[p - 1] : (rnd() % 3 < (uint32_t)density ? 255 : 0);
+            sd[p] = rnd() % 50 == 0 ? 255 : 0;
+            bg[p] = !m[p];
+            border[p] = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+            *u8_px(&mask.view, x, y) = m[p];
+            *u8_px(&seed.view, x, y) = sd[p];
+          }
+        ref_flood(bg, border, w, h, conn, want);
+        cr_assert_eq(wsisa_cpu_fill_holes(&mask.view, conn, &out.view), 0);
+        for (int p = 0; p < w * h; p++)
+          cr_assert_eq(*u8_px(&out.view, p % w, p / w), want[p] ? 0 : 255,
+                       "fill holes %dx%d conn %d: (%d,%d)", w, h, conn, p % w, p / w);
+        ref_flood(m, sd, w, h, conn, want);
+        cr_assert_eq(wsisa_cpu_bin_reconstruct(&seed.view, &mask.view, conn, &out.view), 0);
+        for (int p = 0; p < w * h; p++)
+          cr_assert_eq(*u8_px(&out.view, p % w, p / w), want[p] ? 255 : 0,
+                       "bin reconstruct %dx%d conn %d: (%d,%d)", w, h, conn, p % w, p / w);
+        free(m);
+        free(bg);
+        free(border);
+        free(sd);
+        free(want);
+        wsisa_image_free(mask.store);
+        wsisa_image_free(seed.store);
+        wsisa_image_free(out.store);
+      }
 }
 
 /* ---- scratch reused across sizes and threads ---------------------------------------- */
