@@ -3,8 +3,8 @@
  * applications and efficient algorithms", IEEE TIP 1993) - raster scan,
  * anti-raster scan that seeds a FIFO, FIFO propagation. Included by
  * reconstruct.c once per type, with T (the pixel type), T_LOWEST (at or below
- * every pixel), RECON_NAME (the framed function), RECON_PLANES (its scratch)
- * and RECON_UP, RECON_FLAG, RECON_SCAN, RECON_IN_ROW, RECON_OUT_ROW,
+ * every pixel), RECON_PAIRS (scan pairs before the FIFO), RECON_NAME (the
+ * framed function), RECON_PLANES (its scratch) and RECON_UP, RECON_FLAG, RECON_SCAN, RECON_IN_ROW, RECON_OUT_ROW,
  * RECON_IMAGES (helpers) defined.
  *
  * The result is unique - at each pixel the largest value min(J(q), min of I
@@ -156,9 +156,11 @@ int RECON_NAME(T *mask, T *marker, int width, int height, int conn) {
   uint8_t *live = flag + width;
   wsisa__fifo fifo;
   if (!flag || wsisa__fifo_init(&fifo)) return WSISA_ENOMEM;
-  /* One raster/anti-raster pair, as Vincent's: a second pair halves the
-   * FIFO's work on stained tissue but costs more instructions than it saves
-   * (measured on the workflow's level-2 and level-6 inputs). */
+  /* RECON_PAIRS raster/anti-raster pairs, the last one seeding the FIFO. */
+  for (int pair = 1; pair < RECON_PAIRS; pair++) {
+    RECON_SCAN(mask, marker, NULL, live, width, height, conn, 1, NULL);
+    RECON_SCAN(mask, marker, NULL, live, width, height, conn, -1, NULL);
+  }
   RECON_SCAN(mask, marker, NULL, live, width, height, conn, 1, NULL);
   int rc = RECON_SCAN(mask, marker, flag, live, width, height, conn, -1, &fifo);
 
