@@ -13,9 +13,9 @@
 
 #include "bench/bench.h"
 #include "codelets/codelets.h"
+#include "cli/cli.h"
 #include "codelets/cpu/cpu.h"
-#include "core/cli.h"
-#include "core/workflow.h"
+#include "engine/engine.h"
 #include "io/io.h"
 
 #define SAMPLE_SLIDE "tests/data/CMU-1-Small-Region.svs"
@@ -358,8 +358,8 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   if (system(cmd) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", dir);
 
   setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
-  wsisa_runtime_opts ropts = {NULL, 1, 1};
-  if ((rc = wsisa_runtime_init(&ropts, e))) return rc;
+  wsisa_runtime_opts ropts = {.ncpu = 1, .nopencl = 1};
+  if ((rc = wsisa_codelets_start(&ropts, e))) return rc;
   inputs in;
   memset(&in, 0, sizeof in);
   bench_stats cpu[NROWS], cl[NROWS], peer[NROWS] = {{0}}, process = {0};

@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include "bench/bench.h"
-#include "core/cli.h"
+#include "cli/cli.h"
 
 int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_err *e) {
   static const struct option longopts[] = {{"quick", no_argument, 0, 'q'},

@@ -1,5 +1,5 @@
 /* Codelet: size filter, keep the components with min_area <= area < max_area
- * (DESIGN §3, levels 4, 6, 7). */
+ * (docs/workflow.md, levels 4, 6, 7). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 

@@ -1,4 +1,4 @@
-/* Codelet: binary reconstruction, u8 0/255 (DESIGN §3 levels 1 and 5). */
+/* Codelet: binary reconstruction, u8 0/255 (docs/workflow.md levels 1 and 5). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"

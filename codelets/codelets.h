@@ -28,6 +28,9 @@ const wsisa_op *wsisa_op_find(const char *name);
 /* Load / unload every registry program; only meaningful with OpenCL workers. */
 int wsisa_codelets_load_opencl(wsisa_err *e);
 void wsisa_codelets_unload_opencl(void);
+/* Start StarPU (wsisa_runtime_init with `opts`, NULL for the defaults) with
+ * every registry program loaded; wsisa_runtime_shutdown unloads them. */
+int wsisa_codelets_start(const wsisa_runtime_opts *opts, wsisa_err *e);
 
 /* Where submitted tasks may run: STARPU_CPU | STARPU_OPENCL by default. Tests
  * force one side to compare CPU and OpenCL outputs. */
@@ -57,7 +60,7 @@ int wsisa_submit_invert(starpu_data_handle_t in, starpu_data_handle_t out,
 int wsisa_submit_neg_dist(starpu_data_handle_t dist, starpu_data_handle_t mask,
                           starpu_data_handle_t out);
 
-/* ---- morph: mathematical morphology (DESIGN §3 levels 2, 3, 5, 6) ---------- */
+/* ---- morph: mathematical morphology (docs/workflow.md levels 2, 3, 5, 6) ---------- */
 /* A connectivity other than 4 or 8 or a bad parameter value is refused with
  * WSISA_EUSAGE, handles of mismatched shapes or pixel types with
  * WSISA_EINTERNAL, before anything is submitted. */
@@ -82,7 +85,7 @@ int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h
 /* f32 in (no NaN), u8 0/255 out: the pixels of regional minima, plateaus
  * (conn) whose every outside neighbour is strictly higher. */
 int wsisa_submit_regional_min(starpu_data_handle_t in, starpu_data_handle_t mask_out, int conn);
-/* ---- pixel group: normalization and per-pixel operations (DESIGN §3) ----- */
+/* ---- pixel group: normalization and per-pixel operations (docs/workflow.md) ----- */
 
 /* Normalization (Reinhard colour transfer as in nscale), step by step.
  * fg_mask(u8) = 255 where M1·(R,G,B,1) < M2·(R,G,B,1) on rgb(u8 × 3). */
@@ -93,7 +96,7 @@ int wsisa_submit_rgb2lab(starpu_data_handle_t rgb, starpu_data_handle_t lab);
  * the pixels where mask is non-zero (all 0 when there are none). */
 int wsisa_submit_masked_stats(starpu_data_handle_t lab, starpu_data_handle_t mask,
                               starpu_data_handle_t stats);
-/* lab_out = (lab − mean)·stdT/std + meanT (DESIGN's template) where mask is on;
+/* lab_out = (lab − mean)·stdT/std + meanT (docs/workflow.md, the template) where mask is on;
  * elsewhere, and for a channel with std 0 or no pixel counted, lab unchanged. */
 int wsisa_submit_color_transfer(starpu_data_handle_t lab, starpu_data_handle_t mask,
                                 starpu_data_handle_t stats, starpu_data_handle_t lab_out);

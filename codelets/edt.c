@@ -1,5 +1,5 @@
 /* Codelet: exact Euclidean distance transform, u8 mask -> f32 distances
- * (DESIGN §3, level 6). */
+ * (docs/workflow.md, level 6). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 

@@ -1,5 +1,5 @@
 /* Codelet: fill holes of a binary mask, u8 0/255, as nscale's fillHoles(img,
- * conn) (DESIGN §3 levels 3, 5 and 7). */
+ * conn) (docs/workflow.md levels 3, 5 and 7). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"

@@ -1,4 +1,4 @@
-/* Codelet: h-minima transform of an f32 image (DESIGN §3 level 6). */
+/* Codelet: h-minima transform of an f32 image (docs/workflow.md level 6). */
 #include <math.h>
 
 #include "codelets/codelets_private.h"

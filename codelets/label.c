@@ -1,5 +1,5 @@
 /* Codelet: connected-component labelling, u8 mask -> i32 canonical labels
- * (DESIGN §3, levels 4, 6, 7). */
+ * (docs/workflow.md, levels 4, 6, 7). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 

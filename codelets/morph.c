@@ -1,5 +1,5 @@
 /* Codelet: grey erosion, dilation, opening and closing (u8) by OpenCV's
- * elliptic structuring element (DESIGN §3 levels 2, 5, 6). */
+ * elliptic structuring element (docs/workflow.md levels 2, 5, 6). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"

@@ -1,4 +1,4 @@
-/* The normalization chain of a tile (DESIGN §3 Normalization; nscale's
+/* The normalization chain of a tile (docs/workflow.md Normalization; nscale's
  * Normalization::normalization): fisher_fg -> rgb2lab -> masked_stats ->
  * color_transfer -> lab2rgb, intermediates living only on StarPU's side. */
 #include "codelets/codelets_private.h"

@@ -103,3 +103,11 @@ void wsisa_codelets_unload_opencl(void) {
   /* the next StarPU may number its workers differently */
   wsisa__cl_worker_forget();
 }
+
+int wsisa_codelets_start(const wsisa_runtime_opts *opts, wsisa_err *e) {
+  wsisa_runtime_opts o = {NULL, -1, -1, NULL, NULL};
+  if (opts) o = *opts;
+  o.load_programs = wsisa_codelets_load_opencl;
+  o.unload_programs = wsisa_codelets_unload_opencl;
+  return wsisa_runtime_init(&o, e);
+}

@@ -1,5 +1,5 @@
 /* Codelet: grey reconstruction by dilation of a marker under a mask, u8 or f32
- * (DESIGN §3 level 2). The pixel type follows the handles' element size. */
+ * (docs/workflow.md level 2). The pixel type follows the handles' element size. */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"

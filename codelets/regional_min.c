@@ -1,4 +1,4 @@
-/* Codelet: regional minima of an f32 image as a u8 0/255 mask (DESIGN §3
+/* Codelet: regional minima of an f32 image as a u8 0/255 mask (docs/workflow.md
  * level 6: the watershed markers). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"

@@ -1,5 +1,5 @@
 /* Codelet: marker watershed with an order-independent flooding rule
- * (DESIGN §3, level 6; the rule: codelets/cpu/watershed.c). */
+ * (docs/workflow.md, level 6; the rule: codelets/cpu/watershed.c). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 

@@ -48,10 +48,14 @@ typedef enum {
   WSISA_LOG_DEBUG = 3
 } wsisa_log_level;
 
-/* Level from WSISA_LOG (error|warn|info|debug, default warn). */
+/* Level from WSISA_LOG (error|warn|info|debug, default warn). Every line
+ * starts with the local time (ISO 8601) and, under MPI, the rank. */
 void wsisa_log(wsisa_log_level level, const char *domain, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int wsisa_log_enabled(wsisa_log_level level);
+/* Progress of long work as an info line, shown at the default level too (only
+ * WSISA_LOG=error hides it): it is what a batch job's log is read for. */
+void wsisa_log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Under MPI every line carries the rank; -1 (the default) prints none. */
 void wsisa_log_set_rank(int rank);
 
@@ -133,6 +137,11 @@ typedef struct wsisa_runtime_opts {
   const char *sched;   /* NULL: STARPU_SCHED, else StarPU's default */
   int ncpu;            /* -1: StarPU's choice */
   int nopencl;         /* -1: StarPU's choice */
+  /* OpenCL programs to load once StarPU runs (with OpenCL workers only) and
+   * to unload before it stops; core knows no operation, so the layer that
+   * owns them passes them in (codelets/: wsisa_codelets_start). */
+  int (*load_programs)(wsisa_err *e);
+  void (*unload_programs)(void);
 } wsisa_runtime_opts;
 
 /* Is `name` a StarPU policy or one of wsisa's own (pats)? */
@@ -140,10 +149,10 @@ int wsisa_sched_valid(const char *name);
 /* Comma-separated list of the accepted names, for messages and --help. */
 const char *wsisa_sched_names(void);
 
-/* Start StarPU (validating the scheduler, which StarPU does not) and load every
- * OpenCL program of the codelet registry. One call per process. */
+/* Start StarPU (validating the scheduler, which StarPU does not) and load the
+ * OpenCL programs of opts. One call per process. */
 int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e);
-/* Unload the OpenCL programs, then shut StarPU down. */
+/* Wait for every task, unload the OpenCL programs, then shut StarPU down. */
 void wsisa_runtime_shutdown(void);
 int wsisa_runtime_active(void);
 /* Worker counts after init. */

@@ -2,7 +2,7 @@
  * nodes, CPU model) plus the kernel's memory figures (/proc/meminfo: MemTotal,
  * and MemAvailable, free memory plus the page cache the kernel can reclaim,
  * which hwloc does not report). The defaults of a
- * study are derived from it (DESIGN.md §4): the memory limit stays below what
+ * study are derived from it (docs/architecture.md): the memory limit stays below what
  * is available; workers come from StarPU, which reads the same topology with
  * hwloc and honours STARPU_NCPU. */
 #include <stdio.h>

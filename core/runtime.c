@@ -1,12 +1,11 @@
 /* StarPU start-up and shutdown in one place: the scheduler name is validated
- * (StarPU silently falls back to its default on a typo) and the registry's
+ * (StarPU silently falls back to its default on a typo) and the caller's
  * OpenCL programs are loaded after init and unloaded before shutdown. */
 #include <stdlib.h>
 #include <string.h>
 
 #include <starpu.h>
 
-#include "codelets/codelets.h"
 #include "core/core.h"
 #include "core/core_private.h"
 
@@ -15,6 +14,8 @@ static const char *const own_policies[] = {"pats"};
 
 static int active;
 static char sched_name[64];
+/* the caller's OpenCL programs: loaded after init, unloaded before shutdown */
+static void (*unload_programs)(void);
 
 int wsisa_sched_valid(const char *name) {
   if (!name || !*name) return 0;
@@ -87,9 +88,12 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
     return wsisa_error(e, WSISA_ERUNTIME, "StarPU failed to start (%s)", strerror(-ret));
   active = 1;
   snprintf(sched_name, sizeof sched_name, "%s", sched ? sched : "lws");
-  if (starpu_opencl_worker_get_count() > 0 && wsisa_codelets_load_opencl(e)) {
-    wsisa_runtime_shutdown();
-    return e ? e->code : WSISA_ERUNTIME;
+  if (starpu_opencl_worker_get_count() > 0 && opts && opts->load_programs) {
+    if (opts->load_programs(e)) {
+      wsisa_runtime_shutdown();
+      return e && e->code ? e->code : WSISA_ERUNTIME;
+    }
+    unload_programs = opts->unload_programs;
   }
   wsisa_log(WSISA_LOG_INFO, "runtime", "StarPU up: scheduler %s, %u CPU, %u OpenCL workers",
             sched_name, starpu_cpu_worker_get_count(), starpu_opencl_worker_get_count());
@@ -99,7 +103,8 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
 void wsisa_runtime_shutdown(void) {
   if (!active) return;
   starpu_task_wait_for_all();
-  if (starpu_opencl_worker_get_count() > 0) wsisa_codelets_unload_opencl();
+  if (unload_programs) unload_programs();
+  unload_programs = NULL;
   starpu_shutdown();
   active = 0;
 }

@@ -1,4 +1,4 @@
-/* Study files: the JSON contract of DESIGN.md §6 read with jansson, every field
+/* Study files: the JSON contract of docs/study-file.md read with jansson, every field
  * validated with the file and JSON path in the message, and written back
  * resolved (defaults filled in) for a run's provenance. */
 #include "io/study.h"
@@ -13,6 +13,8 @@
 #include <strings.h>
 
 #include <jansson.h>
+
+#include "io/io.h"
 
 static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
 static const char *const cost_names[] = {"tasks", "measured"};
@@ -189,9 +191,21 @@ static int has_suffix(const char *s, const char *suffix) {
   return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
+/* A resolution in um per pixel, in the range io accepts. */
+static int get_mpp(ctx *c, json_t *v, const char *path, double *out) {
+  double x = 0;
+  int rc = get_number(c, v, path, &x);
+  if (rc) return rc;
+  if (x < WSISA_MPP_MIN || x > WSISA_MPP_MAX)
+    return fail(c, path, "%g is outside %g..%g um/pixel", x, WSISA_MPP_MIN, WSISA_MPP_MAX);
+  *out = x;
+  return 0;
+}
+
 static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
-  static const char *const keys[] = {"slides", "images", "level", "tile_size", "overlap",
-                                     "tissue_only", NULL};
+  static const char *const keys[] = {"slides",      "images", "level",     "tile_size",
+                                     "overlap",     "mpp",    "slide_mpp", "tissue_only",
+                                     NULL};
   if (!json_is_object(in)) return expected(c, "inputs", "an object", in);
   int rc = check_keys(c, in, "inputs", keys, "inputs");
   if (rc) return rc;
@@ -227,6 +241,11 @@ static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
                 out->tile_size);
   if ((v = json_object_get(in, "tissue_only")) &&
       (rc = get_bool(c, v, "inputs.tissue_only", &out->tissue_only)))
+    return rc;
+  if ((v = json_object_get(in, "mpp")) && (rc = get_mpp(c, v, "inputs.mpp", &out->mpp)))
+    return rc;
+  if ((v = json_object_get(in, "slide_mpp")) &&
+      (rc = get_mpp(c, v, "inputs.slide_mpp", &out->slide_mpp)))
     return rc;
   return 0;
 }
@@ -632,6 +651,7 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
   if (!rc) {
     s->inputs.tile_size = 1024;
     s->inputs.tissue_only = 1;
+    s->inputs.mpp = WSISA_TARGET_MPP;
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
     s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
@@ -725,6 +745,8 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
     json_object_set_new(o, "tile_size", json_integer(in->tile_size));
     json_object_set_new(o, "overlap", json_integer(in->overlap));
     json_object_set_new(o, "tissue_only", json_boolean(in->tissue_only));
+    json_object_set_new(o, "mpp", json_real(in->mpp));
+    if (in->slide_mpp > 0) json_object_set_new(o, "slide_mpp", json_real(in->slide_mpp));
     json_object_set_new(root, "inputs", o);
   }
   json_t *params = json_object();

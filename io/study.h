@@ -1,4 +1,4 @@
-/* Study files (DESIGN.md §6): the JSON contract parsed and validated into a
+/* Study files (docs/study-file.md): the JSON contract parsed and validated into a
  * wsisa_study, and the resolved study written back as JSON. */
 #ifndef WSISA_IO_STUDY_H
 #define WSISA_IO_STUDY_H
@@ -26,7 +26,7 @@ typedef enum { WSISA_STUDY_COST_TASKS = 0, WSISA_STUDY_COST_MEASURED } wsisa_stu
 const char *wsisa_study_reuse_name(wsisa_study_reuse strategy);
 const char *wsisa_study_cost_name(wsisa_study_cost cost);
 
-/* Slide-level metrics a segmentation study may name (DESIGN.md §3). */
+/* Slide-level metrics a segmentation study may name (docs/workflow.md). */
 extern const char *const wsisa_study_metrics[];
 /* Prefix of the metric "wasserstein:<feature>": the Wasserstein-1 distance of
  * a per-nucleus feature's distribution to the reference run's. */
@@ -43,13 +43,19 @@ typedef struct wsisa_study_inputs {
   int tile_size;        /* default 1024 */
   int overlap;          /* default 0 */
   int tissue_only;      /* default 1 */
+  double mpp;           /* target resolution the slides are read at, um per pixel;
+                           default WSISA_TARGET_MPP (0.5, what the parameters are
+                           tuned for) */
+  double slide_mpp;     /* um per level-0 pixel of the slides, or per pixel of the
+                           images, overriding what they say; 0 (default): the
+                           slides' own, and images taken as they are */
 } wsisa_study_inputs;
 
 typedef struct wsisa_study_reuse_opts {
-  wsisa_study_reuse strategy;  /* default trtma */
+  wsisa_study_reuse strategy;  /* default rtma */
   int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
-  int active_paths;            /* RMSR K; 0: unbounded */
+  int active_paths;            /* RMSR K; 0: not set (wsisa run: its workers) */
   wsisa_study_cost cost;       /* default tasks */
 } wsisa_study_reuse_opts;
 

@@ -1,6 +1,6 @@
 /* wsisa-bench-reuse: analysis time (median of several runs) and reuse of every
  * merging strategy on MOAT and VBD designs of the segmentation's parameter
- * space (DESIGN.md §3), generated here by a small local sampler. */
+ * space (docs/workflow.md), generated here by a small local sampler. */
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,7 +21,7 @@ typedef struct param {
   double lo, hi, step, fallback; /* fallback: the default value */
 } param;
 
-/* Canonical order (DESIGN.md §3); levels as the segmentation's tasks use them. */
+/* Canonical order (docs/workflow.md); levels as the segmentation's tasks use them. */
 static const param space[15] = {
     {"B", 0, STEPPED, 210, 240, 10, 220},
     {"G", 0, STEPPED, 210, 240, 10, 220},

@@ -1,6 +1,6 @@
 /* reuse: decide what runs once. Stage instances are tuples of per-level task
  * keys; identical instances collapse, and the rest are merged into buckets whose
- * merged task trees share every common prefix of tasks (DESIGN.md §4). */
+ * merged task trees share every common prefix of tasks (docs/architecture.md). */
 #ifndef WSISA_REUSE_H
 #define WSISA_REUSE_H
 

@@ -1,4 +1,4 @@
-/* The segmentation's 15 SA parameters (DESIGN.md §3; seed 000 Table 1): defaults,
+/* The segmentation's 15 SA parameters (docs/workflow.md; seed 000 Table 1): defaults,
  * SA ranges, what the segmentation accepts, and the reuse level using each. */
 #include <limits.h>
 #include <math.h>

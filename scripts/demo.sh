@@ -4,8 +4,8 @@
 set -euo pipefail
 build=${1:-build}
 out=results/demo
-"$build/core/wsisa" --version
-"$build/core/wsisa" tiles tests/data/CMU-1-Small-Region.svs
+"$build/bin/wsisa" --version
+"$build/bin/wsisa" tiles tests/data/CMU-1-Small-Region.svs
 rm -rf "$out"
 mkdir -p results
-"$build/core/wsisa" run -o "$out"
+"$build/bin/wsisa" run -o "$out"

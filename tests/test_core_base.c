@@ -46,7 +46,7 @@ Test(runtime, scheduler_names) {
 }
 
 Test(runtime, typo_in_scheduler_is_refused) {
-  wsisa_runtime_opts opts = {"dmdaa", 1, 0};
+  wsisa_runtime_opts opts = {.sched = "dmdaa", .ncpu = 1, .nopencl = 0};
   wsisa_err e = WSISA_ERR_INIT;
   cr_expect_eq(wsisa_runtime_init(&opts, &e), WSISA_EUSAGE);
   cr_expect(strstr(e.msg, "dmdaa: unknown scheduler") != NULL, "%s", e.msg);

@@ -1,4 +1,4 @@
-/* Study files: the contract of DESIGN.md §6 parsed field by field, defaults,
+/* Study files: the contract of docs/study-file.md parsed field by field, defaults,
  * pure SA studies, the resolved study round-tripping, and every kind of bad
  * field refused with the file and JSON path. */
 #include <criterion/criterion.h>
@@ -9,7 +9,7 @@
 #include "io/study.h"
 #include "tests/testutil.h"
 
-/* The example of DESIGN.md §6, verbatim. */
+/* The example of docs/study-file.md, verbatim. */
 static const char *design_example =
     "{\n"
     "  \"inputs\":     { \"slides\": [\"tests/data/CMU-1-Small-Region.svs\"],\n"
@@ -41,6 +41,8 @@ Test(io_study, design_example) {
   cr_expect_eq(s->inputs.level, 0);
   cr_expect_eq(s->inputs.tile_size, 1024);
   cr_expect_eq(s->inputs.tissue_only, 1);
+  cr_expect_float_eq(s->inputs.mpp, 0.5, 0, "the resolution the parameters are tuned for");
+  cr_expect_eq(s->inputs.slide_mpp, 0, "the slides' own");
   cr_expect_eq(s->space->nparams, 15);
   cr_expect_eq(wsisa_sa_space_dims(s->space), 3, "G1, T1, fill_holes_conn vary");
   const wsisa_sa_param *g1 = param(s, "G1");
@@ -142,8 +144,10 @@ Test(io_study, resolved_study_round_trips) {
       "{\"parameters\": {\"x\": {\"range\": [0.1, 0.7], \"step\": 0.1}, \"y\": {\"range\": "
       "[-3.141592653589793, 3.141592653589793]}}, \"method\": {\"name\": \"two_phase\", "
       "\"pool\": 20, \"second_order\": true, \"confidence\": 0.9}, \"execution\": "
-      "{\"scheduler\": \"dmda\", \"memory_limit\": 1000}}"};
-  for (size_t i = 0; i < 2; i++) {
+      "{\"scheduler\": \"dmda\", \"memory_limit\": 1000}}",
+      "{\"inputs\": {\"slides\": [\"x.svs\"], \"mpp\": 0.25, \"slide_mpp\": 0.2527}, "
+      "\"method\": \"moat\"}"};
+  for (size_t i = 0; i < 3; i++) {
     char *once = resolved(studies[i]);
     char *twice = resolved(once);
     cr_expect_str_eq(twice, once, "parse(to_json(s)) is s");
@@ -154,6 +158,11 @@ Test(io_study, resolved_study_round_trips) {
   cr_expect(strstr(text, "\"G2\": {\n      \"fixed\": 45\n    }"), "%s", text);
   cr_expect(strstr(text, "\"memory_limit\": 4294967296"), "%s", text);
   cr_expect_null(strstr(text, "0.10000000000000001"));
+  cr_expect(strstr(text, "\"mpp\": 0.5"), "%s", text);
+  cr_expect_null(strstr(text, "slide_mpp"), "only when given");
+  free(text);
+  text = resolved(studies[2]);
+  cr_expect(strstr(text, "\"mpp\": 0.25") && strstr(text, "\"slide_mpp\": 0.2527"), "%s", text);
   free(text);
 }
 
@@ -306,7 +315,13 @@ static const struct {
      "s.json: inputs.tissue_only: expected true or false, got the string \"yes\""},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tile\": 512}, " MOAT "}",
      "s.json: inputs.tile: unknown key (inputs takes slides, images, level, tile_size, overlap, "
-     "tissue_only)"},
+     "mpp, slide_mpp, tissue_only)"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"mpp\": 0}, " MOAT "}",
+     "s.json: inputs.mpp: 0 is outside 0.01..100 um/pixel"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"slide_mpp\": \"0.25\"}, " MOAT "}",
+     "s.json: inputs.slide_mpp: expected a number, got the string \"0.25\""},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"slide_mpp\": -0.25}, " MOAT "}",
+     "s.json: inputs.slide_mpp: -0.25 is outside 0.01..100 um/pixel"},
 };
 
 Test(io_study, bad_fields_name_file_and_path) {

@@ -92,9 +92,9 @@ size_t tu_image_diff(const wsisa_image *a, const wsisa_image *b) {
 
 int tu_starpu_start(void) {
   setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
-  wsisa_runtime_opts opts = {NULL, 1, 1};
+  wsisa_runtime_opts opts = {.ncpu = 1, .nopencl = 1};
   wsisa_err e = WSISA_ERR_INIT;
-  int rc = wsisa_runtime_init(&opts, &e);
+  int rc = wsisa_codelets_start(&opts, &e);
   if (rc) fprintf(stderr, "StarPU: %s\n", e.msg);
   return rc;
 }

@@ -1,5 +1,5 @@
 /* Size filter: keep the connected components whose area lies in
- * [min_area, max_area) (DESIGN §3, levels 4, 6 and 7). */
+ * [min_area, max_area) (docs/workflow.md, levels 4, 6 and 7). */
 #include <stdlib.h>
 #include <string.h>
 

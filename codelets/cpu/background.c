@@ -1,4 +1,4 @@
-/* Background of a tile: b > B & g > G & r > R, strict (DESIGN §3 level 1;
+/* Background of a tile: b > B & g > G & r > R, strict (docs/workflow.md level 1;
  * nscale's getBackground). */
 #include "codelets/cpu/cpu.h"
 

@@ -1,6 +1,6 @@
 /* Binary reconstruction (MATLAB imreconstruct on binary images, scipy's
  * binary_propagation): the mask pixels connected within the mask to a pixel
- * of seed AND mask (DESIGN §3 levels 1 and 5). */
+ * of seed AND mask (docs/workflow.md levels 1 and 5). */
 #include <string.h>
 
 #include "codelets/cpu/morph_private.h"

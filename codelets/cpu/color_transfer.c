@@ -1,5 +1,5 @@
 /* Reinhard colour transfer of the foreground: (x − mean)·stdT/std + meanT per
- * lαβ channel (DESIGN §3 Normalization step 3; nscale's TransferI). */
+ * lαβ channel (docs/workflow.md Normalization step 3; nscale's TransferI). */
 #include <string.h>
 
 #include "codelets/cpu/cpu.h"

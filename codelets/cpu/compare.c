@@ -1,5 +1,5 @@
 /* Comparison counts of a mask against the reference: |A∩B|, |A|, |B|
- * (DESIGN §3 Comparison; Dice and Jaccard are made from them). */
+ * (docs/workflow.md Comparison; Dice and Jaccard are made from them). */
 #include "codelets/cpu/cpu.h"
 
 int wsisa_cpu_compare(const wsisa_image *a, const wsisa_image *b, uint64_t counts[3]) {

@@ -55,7 +55,7 @@ int wsisa_cpu_invert(const wsisa_image *in, int channel, wsisa_image *out);
 
 /* workflow glue: out = mask ? -dist : -FLT_MAX (f32). */
 int wsisa_cpu_neg_dist(const wsisa_image *dist, const wsisa_image *mask, wsisa_image *out);
-/* ---- morph: mathematical morphology (DESIGN §3 levels 2, 3, 5, 6) ---------- */
+/* ---- morph: mathematical morphology (docs/workflow.md levels 2, 3, 5, 6) ---------- */
 
 /* Largest structuring element side the morphology kernels accept. */
 #define WSISA_CPU_SE_MAX 255
@@ -82,7 +82,7 @@ int wsisa_cpu_fill_holes(const wsisa_image *mask, int conn, wsisa_image *out);
 int wsisa_cpu_hmin(const wsisa_image *in, float h, int conn, wsisa_image *out);
 /* f32 in (no NaN), u8 0/255 out: pixels of the regional minima (conn). */
 int wsisa_cpu_regional_min(const wsisa_image *in, int conn, wsisa_image *out);
-/* ---- pixel group: normalization (DESIGN §3, Reinhard colour transfer as in
+/* ---- pixel group: normalization (docs/workflow.md, Reinhard colour transfer as in
  * nscale) and the per-pixel segmentation operations ---------------------- */
 
 /* Does img have like's width and height, `channels` channels of `type`? */
@@ -92,7 +92,7 @@ static inline int wsisa__image_is(const wsisa_image *img, const wsisa_image *lik
          img->channels == channels && img->type == type;
 }
 
-/* The constants of the Reinhard lαβ transform (DESIGN §3 Normalization), made
+/* The constants of the Reinhard lαβ transform (docs/workflow.md Normalization), made
  * in one place for the CPU kernels and uploaded as is for the OpenCL kernels:
  * only doubles, no padding, and the .cl files index it by this member order. */
 typedef struct wsisa_reinhard {
@@ -105,7 +105,7 @@ typedef struct wsisa_reinhard {
 } wsisa_reinhard;
 void wsisa_cpu_reinhard(wsisa_reinhard *k);
 
-/* Fisher's discriminant rows M1, M2 (DESIGN §3) in thousandths of a unit. */
+/* Fisher's discriminant rows M1, M2 (docs/workflow.md) in thousandths of a unit. */
 extern const int wsisa__fisher_m1[4], wsisa__fisher_m2[4];
 
 /* mask(u8) = 255 where M1·(R,G,B,1) < M2·(R,G,B,1); rgb is u8 × 3. */

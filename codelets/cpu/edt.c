@@ -1,4 +1,4 @@
-/* Exact Euclidean distance transform (DESIGN §3, level 6), separable as in
+/* Exact Euclidean distance transform (docs/workflow.md, level 6), separable as in
  * Meijster, Roerdink & Hesselink (2000): a column pass of 1-D distances, then
  * per row the lower envelope of parabolas, all in integers; only the final
  * square root is float, so the OpenCL kernel gives the same bits. Borders as

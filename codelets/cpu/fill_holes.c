@@ -1,5 +1,5 @@
 /* Fill holes of a binary mask as nscale's fillHoles(img, conn) and MATLAB's
- * imfill(bw, conn, 'holes') (DESIGN §3 levels 3, 5 and 7): background pixels
+ * imfill(bw, conn, 'holes') (docs/workflow.md levels 3, 5 and 7): background pixels
  * reachable from the image border through background pixels with
  * connectivity conn stay background, every other pixel becomes foreground.
  * scipy.ndimage.binary_fill_holes floods the background with its `structure`,

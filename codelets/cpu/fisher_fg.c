@@ -1,5 +1,5 @@
 /* Foreground of the normalization: Fisher's linear discriminant on (R,G,B,1),
- * fg where M1·x < M2·x (DESIGN §3 Normalization step 1; nscale's segFG). */
+ * fg where M1·x < M2·x (docs/workflow.md Normalization step 1; nscale's segFG). */
 #include "codelets/cpu/cpu.h"
 
 /* Thousandths: M1 = [−0.154 0.035 0.549 −45.718], M2 = [−0.057 −0.817 1.170

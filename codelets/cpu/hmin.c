@@ -1,4 +1,4 @@
-/* h-minima transform of an f32 image (DESIGN §3 level 6, on −distance): the
+/* h-minima transform of an f32 image (docs/workflow.md level 6, on −distance): the
  * reconstruction by erosion of in + h over in (Soille, Morphological Image
  * Analysis), which fills every minimum shallower than h. */
 #include <stdlib.h>

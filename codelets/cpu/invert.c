@@ -1,4 +1,4 @@
-/* Channel invert: rc = 255 - r, the reconstruction's input (DESIGN §3, level 2). */
+/* Channel invert: rc = 255 - r, the reconstruction's input (docs/workflow.md, level 2). */
 #include "codelets/cpu/cpu.h"
 
 int wsisa_cpu_invert(const wsisa_image *in, int channel, wsisa_image *out) {

@@ -1,5 +1,5 @@
 /* Reinhard lαβ -> RGB of the foreground: the inverse matrices, ×255, clamp,
- * round half up (DESIGN §3 Normalization step 4; nscale's lab2BGR). */
+ * round half up (docs/workflow.md Normalization step 4; nscale's lab2BGR). */
 #include <math.h>
 #include <string.h>
 

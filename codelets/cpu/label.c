@@ -1,4 +1,4 @@
-/* Connected-component labelling by runs (DESIGN §3, levels 4, 6, 7): one raster
+/* Connected-component labelling by runs (docs/workflow.md, levels 4, 6, 7): one raster
  * scan, union-find over runs, canonical ids in raster order of first pixels. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* Binary mask logic: AND, OR, AND NOT (DESIGN §3 levels 1 and 5: the RBC test,
+/* Binary mask logic: AND, OR, AND NOT (docs/workflow.md levels 1 and 5: the RBC test,
  * bw2 AND NOT rbc). Any non-zero input is on; the output is 0/255. */
 #include "codelets/cpu/cpu.h"
 

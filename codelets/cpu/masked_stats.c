@@ -1,5 +1,5 @@
 /* Per-channel count, mean and population standard deviation of lαβ over the
- * foreground (DESIGN §3 Normalization step 3; nscale's TransferI statistics). */
+ * foreground (docs/workflow.md Normalization step 3; nscale's TransferI statistics). */
 #include <math.h>
 
 #include "codelets/cpu/cpu.h"

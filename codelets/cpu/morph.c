@@ -1,5 +1,5 @@
 /* Grey erosion, dilation, opening and closing of u8 images by OpenCV's elliptic
- * structuring element (DESIGN §3: the 19×19 opening of level 2, the 3×3 ones
+ * structuring element (docs/workflow.md: the 19×19 opening of level 2, the 3×3 ones
  * of levels 5 and 6). */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* The relief the h-minima transform works on (DESIGN §3, level 6): the
+/* The relief the h-minima transform works on (docs/workflow.md, level 6): the
  * negated distance inside the mask, -FLT_MAX outside, so the background is the
  * deepest basin and each nucleus centre a minimum of its own. */
 #include <float.h>

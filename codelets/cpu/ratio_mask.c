@@ -1,5 +1,5 @@
 /* Channel ratio mask c_num / (c_den + ε) > T, the red-blood-cell test
- * (DESIGN §3 level 1; nscale's getRBC). */
+ * (docs/workflow.md level 1; nscale's getRBC). */
 #include <float.h>
 
 #include "codelets/cpu/cpu.h"

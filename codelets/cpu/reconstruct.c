@@ -1,5 +1,5 @@
 /* Grey reconstruction by dilation of a marker under a mask, u8 or f32
- * (DESIGN §3 level 2: rc_recon from rc_open under rc). */
+ * (docs/workflow.md level 2: rc_recon from rc_open under rc). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

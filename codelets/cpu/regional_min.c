@@ -1,4 +1,4 @@
-/* Regional minima of an f32 image (DESIGN §3 level 6: the watershed markers):
+/* Regional minima of an f32 image (docs/workflow.md level 6: the watershed markers):
  * a pixel is on if its plateau — the conn-connected set of pixels of its value
  * — has no neighbour strictly lower. skimage.morphology.local_minima with
  * allow_borders=True uses the same definition.

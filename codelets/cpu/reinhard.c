@@ -1,4 +1,4 @@
-/* The constants of the Reinhard lαβ colour transfer (DESIGN §3 Normalization;
+/* The constants of the Reinhard lαβ colour transfer (docs/workflow.md Normalization;
  * Reinhard et al. 2001, as nscale's Normalization uses them). */
 #include <math.h>
 #include <stddef.h>

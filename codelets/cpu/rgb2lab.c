@@ -1,4 +1,4 @@
-/* RGB -> Reinhard lαβ (not CIELAB): RGB/255 -> LMS -> log10 -> lαβ (DESIGN §3
+/* RGB -> Reinhard lαβ (not CIELAB): RGB/255 -> LMS -> log10 -> lαβ (docs/workflow.md
  * Normalization step 2; Reinhard et al. 2001 §2). */
 #include <math.h>
 #include <string.h>

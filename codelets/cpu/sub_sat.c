@@ -1,5 +1,5 @@
 /* Saturating difference: out = max(a − b, 0), the top-hat diff = rc − rc_recon
- * (DESIGN §3 level 3). */
+ * (docs/workflow.md level 3). */
 #include "codelets/cpu/cpu.h"
 
 int wsisa_cpu_sub_sat(const wsisa_image *a, const wsisa_image *b, wsisa_image *out) {

@@ -1,5 +1,5 @@
 /* Grey threshold: mask = grey > t, the candidate and hysteresis masks
- * (DESIGN §3 levels 3 and 5: diff > G1, diff > G2). */
+ * (docs/workflow.md levels 3 and 5: diff > G1, diff > G2). */
 #include "codelets/cpu/cpu.h"
 
 int wsisa_cpu_threshold(const wsisa_image *grey, int t, wsisa_image *mask) {

@@ -1,4 +1,4 @@
-/* Marker watershed with an order-independent flooding rule (DESIGN §3,
+/* Marker watershed with an order-independent flooding rule (docs/workflow.md,
  * level 6), CPU side: hierarchical queues, one per grey level, wave by wave.
  *
  * The rule, shared bit for bit with codelets/cl/watershed.cl:

@@ -57,7 +57,7 @@ for size in (3, 19):
         png("%s_%d" % (name, size), cv2.morphologyEx(rc, op, ellipse(size)))
 rc_open = cv2.morphologyEx(rc, cv2.MORPH_OPEN, ellipse(19))
 
-# Grey reconstruction by dilation of rc_open under rc (DESIGN §3 level 2).
+# Grey reconstruction by dilation of rc_open under rc (docs/workflow.md level 2).
 recon = {}
 for conn in (4, 8):
     recon[conn] = reconstruction(rc_open, rc, method="dilation",

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Remake tests/golden/pixel/: the normalization chain and the per-pixel
-operations of DESIGN.md section 3 computed on tests/data/tile_256.png with NumPy
+operations of docs/workflow.md computed on tests/data/tile_256.png with NumPy
 (float64 throughout) and OpenCV, independently of wsisa.
 
 Outputs (masks are u8 0/255 PNG, f32 images are TIFF):
@@ -28,7 +28,7 @@ OUT = os.path.join(HERE, "pixel")
 sys.path.insert(0, HERE)
 import reference_workflow  # noqa: E402  (constants, and a cross-check of the chain)
 
-# The constants of DESIGN.md section 3, as the workflow reference spells them.
+# The constants of docs/workflow.md, as the workflow reference spells them.
 M1, M2 = reference_workflow.M1, reference_workflow.M2
 RGB2LMS, LMS2LAB = reference_workflow.RGB2LMS, reference_workflow.LMS2LAB
 MEAN_T, STD_T = reference_workflow.MEAN_T, reference_workflow.STD_T

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""An independent reference of the wsisa workflow (DESIGN.md section 3), written
+"""An independent reference of the wsisa workflow (docs/workflow.md), written
 with NumPy, SciPy, scikit-image and OpenCV only. It makes the golden masks the
 end-to-end tests compare against; wsisa never runs it.
 

@@ -1,0 +1,61 @@
+/* `wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]`:
+ * sensitivity indices of every output column (engine/analysis.c). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cmds.h"
+#include "engine/engine.h"
+
+int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
+  static const struct option longopts[] = {{"study", required_argument, 0, 's'},
+                                           {"samples", required_argument, 0, 'S'},
+                                           {"outputs", required_argument, 0, 'y'},
+                                           {"output-dir", required_argument, 0, 'o'},
+                                           {"select", required_argument, 0, 'p'},
+                                           {"drop-missing", no_argument, 0, 'd'},
+                                           {"help", no_argument, 0, 'h'},
+                                           {0, 0, 0, 0}};
+  wsisa_analysis_request a = {.dir = "."};
+  int opt, rc;
+  opterr = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    switch (opt) {
+      case 's': a.study_path = optarg; break;
+      case 'S': a.samples_path = optarg; break;
+      case 'y': a.outputs_path = optarg; break;
+      case 'o': a.dir = optarg; break;
+      case 'p': a.select = optarg; break;
+      case 'd': a.drop_missing = 1; break;
+      case 'h':
+        printf("usage: wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]\n"
+               "  --study S.json      the study the samples came from\n"
+               "  --samples F         the design: the one `wsisa sample` wrote (checked row by\n"
+               "                      row against the study), or one made elsewhere whose rows\n"
+               "                      suit the study's method: MOAT trajectories (one\n"
+               "                      parameter moving per step), VBD in Saltelli's layout\n"
+               "                      (A, AB_1..AB_k, [BA_1..BA_k,] B per base sample), any\n"
+               "                      rows for correlation\n"
+               "  --outputs F         run_id, then one or more output columns, one row per run\n"
+               "                      in the design's order; an empty cell is a missing output.\n"
+               "                      The study's metric columns are analysed (a pure SA study\n"
+               "                      without metric: every column)\n"
+               "  -o, --output-dir D  where indices.csv, indices.json and the SVG plots go "
+               "(default .)\n"
+               "  --select P,...      two_phase studies: analyse the phase-2 (VBD) design\n"
+               "  --drop-missing      VBD: drop base samples with a missing output instead of "
+               "refusing\n");
+        return 0;
+      default: return wsisa_cli_bad_option(opt, argv, e);
+    }
+  }
+  if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
+  if (!a.study_path) return wsisa_error(e, WSISA_EUSAGE, "--study: required");
+  if (!a.samples_path) return wsisa_error(e, WSISA_EUSAGE, "--samples: required");
+  if (!a.outputs_path) return wsisa_error(e, WSISA_EUSAGE, "--outputs: required");
+  rc = wsisa_analysis_run(&a, e);
+  if (!rc) printf("wrote %s/indices.csv, %s/indices.json and plots\n", a.dir, a.dir);
+  return rc;
+}

@@ -1,0 +1,96 @@
+/* `wsisa run --study S.json -o DIR`, `wsisa run --resume DIR`: flags into a
+ * request for the study runner (engine/runner.c). */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/cmds.h"
+#include "engine/engine.h"
+#include "io/study.h"
+
+typedef struct run_opts {
+  const char *study_path, *out, *resume, *samples;
+  long max_buckets, max_bucket_size, active_paths, unit_timeout;
+  const char *reuse, *memory_limit;
+} run_opts;
+
+static void usage(void) {
+  printf("usage: wsisa run [--study S.json] -o DIR [options]\n"
+         "       wsisa run --resume DIR\n"
+         "  --study S.json        the study (docs/study-file.md); without it, a MOAT\n"
+         "                        study of the 15 parameters on the bundled sample slide\n"
+         "  -o DIR                results folder (must not hold another study's results)\n"
+         "  --resume DIR          go on with an interrupted run; finished units are not redone\n"
+         "  --samples CSV         the design from a CSV (run_id, then parameter columns) made\n"
+         "                        by wsisa sample or another SA tool, instead of the sampler\n"
+         "  --reuse S             none | stage | naive | sca | rtma | trtma (overrides the study)\n"
+         "  --max-buckets N       TRTMA MaxBuckets (default 3 x workers)\n"
+         "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
+         "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
+         "  --memory-limit SIZE   lower K so the active paths fit (e.g. 512M, 4G)\n"
+         "  --unit-timeout S      under mpirun: seconds a worker may hold a unit before its\n"
+         "                        units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)\n"
+         "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
+         "         *.svg run.json journal.csv\n");
+}
+
+int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
+  static const struct option longopts[] = {
+      {"study", required_argument, 0, 's'},          {"output", required_argument, 0, 'o'},
+      {"resume", required_argument, 0, 'R'},         {"reuse", required_argument, 0, 'u'},
+      {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
+      {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
+      {"samples", required_argument, 0, 'S'},       {"unit-timeout", required_argument, 0, 't'},
+      {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
+  run_opts o = {0};
+  int opt, rc;
+  opterr = 0;
+  optind = 1;
+  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    long *target = NULL;
+    const char *flag = NULL;
+    switch (opt) {
+      case 's': o.study_path = optarg; break;
+      case 'o': o.out = optarg; break;
+      case 'R': o.resume = optarg; break;
+      case 'S': o.samples = optarg; break;
+      case 'u': o.reuse = optarg; break;
+      case 'm': o.memory_limit = optarg; break;
+      case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
+      case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
+      case 'k': target = &o.active_paths, flag = "--active-paths"; break;
+      case 't': target = &o.unit_timeout, flag = "--unit-timeout"; break;
+      case 'h': usage(); return 0;
+      default: return wsisa_cli_bad_option(opt, argv, e);
+    }
+    if (target) {
+      if ((rc = wsisa_cli_long(flag, optarg, target, e))) return rc;
+      if (*target < 1 || *target > 1000000)
+        return wsisa_error(e, WSISA_EUSAGE, "%s %ld: must be in 1..1000000", flag, *target);
+    }
+  }
+  if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
+  if (o.resume && (o.study_path || o.out || o.samples))
+    return wsisa_error(e, WSISA_EUSAGE, "--resume DIR takes neither --study, -o nor --samples");
+  if (!o.resume && !o.out) return wsisa_error(e, WSISA_EUSAGE, "missing -o DIR (the results folder)");
+
+  wsisa_runner_request r = {.study = o.study_path, .out = o.out, .resume = o.resume,
+                             .samples = o.samples, .strategy = -1,
+                             .max_buckets = o.max_buckets, .max_bucket_size = o.max_bucket_size,
+                             .active_paths = o.active_paths,
+                             .unit_timeout = (double)o.unit_timeout};
+  if (o.reuse) {
+    for (int s = WSISA_STUDY_REUSE_NONE; s <= WSISA_STUDY_REUSE_TRTMA; s++)
+      if (strcmp(o.reuse, wsisa_study_reuse_name((wsisa_study_reuse)s)) == 0) r.strategy = s;
+    if (r.strategy < 0)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "--reuse %s: unknown strategy (none, stage, naive, sca, rtma, trtma)",
+                         o.reuse);
+  }
+  if (o.memory_limit && (wsisa_study_parse_bytes(o.memory_limit, &r.memory_limit) ||
+                         r.memory_limit == 0))
+    return wsisa_error(e, WSISA_EUSAGE, "--memory-limit %s: not a size (e.g. 4G, 512M)",
+                       o.memory_limit);
+  return wsisa_runner_run(&r, e);
+}

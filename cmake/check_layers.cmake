@@ -1,0 +1,61 @@
+# The layer check: arrows point one way (docs/architecture.md).
+#   cmake -DSOURCE_DIR=<tree> -P check_layers.cmake
+# fails, listing every offending line, when a file includes a folder of its
+# own layer or above (other than its own folder), when core/ includes
+# anything of ours outside core/, or when a pure library (sa/, reuse/) uses
+# more than core/core.h and the C library.
+cmake_minimum_required(VERSION 3.18)
+if(NOT SOURCE_DIR)
+  message(FATAL_ERROR "check_layers: give -DSOURCE_DIR=<the source tree>")
+endif()
+
+# Folder and layer, lowest first. Folders of one layer do not see each other.
+set(layer_core 0)
+set(layer_sa 1)
+set(layer_reuse 1)
+set(layer_io 2)
+set(layer_codelets 2)
+set(layer_engine 3)
+set(layer_cli 4)
+set(layer_bench 5)
+set(folders core sa reuse io codelets engine cli bench)
+set(pure sa reuse)
+# What a pure library may include from the system: the C library and libm
+# (and, for its benchmark programs, getopt and the POSIX clock).
+set(pure_system assert.h ctype.h errno.h float.h inttypes.h limits.h math.h stdarg.h
+    stdbool.h stddef.h stdint.h stdio.h stdlib.h string.h time.h unistd.h getopt.h)
+
+set(problems "")
+foreach(dir ${folders})
+  if(NOT IS_DIRECTORY ${SOURCE_DIR}/${dir})
+    continue()
+  endif()
+  file(GLOB_RECURSE files RELATIVE ${SOURCE_DIR}
+       ${SOURCE_DIR}/${dir}/*.c ${SOURCE_DIR}/${dir}/*.h ${SOURCE_DIR}/${dir}/*.cpp)
+  foreach(f ${files})
+    file(STRINGS ${SOURCE_DIR}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
+    foreach(line ${lines})
+      if(line MATCHES "#[ \t]*include[ \t]*\"([a-z_]+)/([^\"]+)\"")
+        set(to ${CMAKE_MATCH_1})
+        set(header "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
+        if(to STREQUAL dir OR NOT DEFINED layer_${to})
+          continue()
+        endif()
+        if(NOT layer_${to} LESS layer_${dir})
+          string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ (layer ${layer_${dir}}) may not use ${to}/ (layer ${layer_${to}})")
+        elseif(dir IN_LIST pure AND NOT header STREQUAL "core/core.h")
+          string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ is pure and uses only core/core.h")
+        endif()
+      elseif(dir IN_LIST pure AND line MATCHES "#[ \t]*include[ \t]*<([^>]+)>")
+        if(NOT CMAKE_MATCH_1 IN_LIST pure_system)
+          string(APPEND problems "\n  ${f}: includes <${CMAKE_MATCH_1}>: ${dir}/ is pure (the C library and libm only)")
+        endif()
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(problems)
+  message(FATAL_ERROR "layer check failed:${problems}")
+endif()
+message(STATUS "layer check: every include points down")

@@ -1,0 +1,662 @@
+/* The analysis of a study's outputs: sensitivity indices of every output
+ * column, checked run by run against the study's design, written as
+ * indices.csv, indices.json and SVG plots (`wsisa analyze`, and the end of
+ * `wsisa run`). */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "engine/engine.h"
+#include "io/csv.h"
+#include "io/study.h"
+#include "io/svg.h"
+#include "sa/sa.h"
+
+/* Indices of one output as a table: k parameters x nstats named columns. */
+typedef struct table {
+  size_t nstats;
+  const char *const *names;
+  double *v;
+} table;
+
+typedef struct analysis {
+  const wsisa_study *study;
+  wsisa_sa_space *space;
+  wsisa_sa_opts opts;
+  wsisa_sa_design *design;
+  int phase;                 /* two_phase: 1 or 2; others 0 */
+  const char *samples_path, *outputs_path, *dir, *select;
+  int drop_missing;
+  wsisa_csv *outputs;
+  size_t nout;
+  size_t *out_cols;
+  double *y;                 /* nout x runs, NaN where missing or not finite */
+  const char **labels;       /* names of the varying parameters */
+  FILE *report;              /* what stdout shows once everything is written */
+  char *report_text;
+  size_t report_len;
+  json_t *json;              /* indices.json */
+  json_t *results;           /* its "outputs" object */
+  wsisa_csv_writer *csv, *csv2;
+  int foreign;               /* the samples are a design made elsewhere */
+  uint64_t *ids;             /* its run ids, row by row (NULL: 0..n-1) */
+} analysis;
+
+static const char *const moat_stats[] = {"mu",       "mu_star",       "sigma",  "mu_param",
+                                         "mu_star_param", "sigma_param", "effects"};
+static const char *const vbd_stats[] = {"S1", "S1_lo", "S1_hi", "S1_se",
+                                        "ST", "ST_lo", "ST_hi", "ST_se"};
+static const char *const corr_stats[] = {"pearson", "spearman", "pcc", "prcc"};
+#define COUNT(a) (sizeof(a) / sizeof *(a))
+
+/* "4, 17, 52" or "4, 17, ... (31 runs)" */
+static void run_list(const size_t *runs, size_t n, char *buf, size_t cap) {
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && i < 10; i++)
+    used += (size_t)snprintf(buf + used, used < cap ? cap - used : 0, "%s%zu", i ? ", " : "",
+                             runs[i]);
+  if (n > 10 && used < cap) snprintf(buf + used, cap - used, ", ... (%zu runs)", n);
+}
+
+static json_t *jnum(double v) {
+  if (!isfinite(v)) return json_null();
+  if (v == floor(v) && fabs(v) < 1e15) return json_integer((json_int_t)v);
+  return json_real(v);
+}
+
+/* ---- checking the inputs against the design ------------------------------------- */
+
+static int close_enough(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
+
+/* Where the samples differ from the study's own design, in words; "" when
+ * they are that design, row for row. */
+static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const double *values,
+                                const uint64_t *ids, char *why, size_t cap) {
+  const wsisa_sa_design *d = a->design;
+  const wsisa_sa_space *sp = a->space;
+  why[0] = '\0';
+  if (s->nrows != d->nrows) {
+    snprintf(why, cap,
+             "%s: %zu runs, but the design of %s has %zu (was the study changed after "
+             "sampling?)",
+             s->path, s->nrows, a->study->path, d->nrows);
+    return;
+  }
+  for (size_t r = 0; r < s->nrows; r++)
+    for (size_t p = 0; p < sp->nparams; p++) {
+      double v = values[r * sp->nparams + p], want = d->values[r * d->nparams + p];
+      if (!close_enough(v, want)) {
+        snprintf(why, cap,
+                 "%s:%zu: %s is %.15g where the design of %s has %.15g for run %zu (was the "
+                 "study, its sampler or seed changed after sampling?)",
+                 s->path, s->lines[r], sp->params[p].name, v, a->study->path, want, r);
+        return;
+      }
+    }
+  /* the very rows of the study's design: numbered as it numbers them */
+  for (size_t r = 0; r < s->nrows; r++)
+    if (ids[r] != r) {
+      snprintf(why, cap, "%s:%zu: run_id %" PRIu64 " where the design has run %zu", s->path,
+               s->lines[r], ids[r], r);
+      return;
+    }
+}
+
+/* The samples are the study's own design (checked row by row), or a design
+ * made elsewhere whose layout suits the study's method (then it replaces the
+ * study's design and keeps its run ids). */
+static int check_samples(analysis *a, wsisa_err *e) {
+  wsisa_csv *s = NULL;
+  const wsisa_sa_space *sp = a->space;
+  long *col = calloc(sp->nparams, sizeof *col);
+  uint64_t *ids = NULL;
+  double *values = NULL;
+  int rc = col ? wsisa_csv_read(a->samples_path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (rc) goto done;
+  for (size_t c = 1; c < s->ncols && !rc; c++)
+    if (wsisa_sa_space_find(sp, s->header[c]) < 0)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s",
+                       s->path, s->header_line, s->header[c], a->study->path);
+  /* a fixed parameter's column may be absent: it holds the fixed value */
+  for (size_t p = 0; p < sp->nparams && !rc; p++)
+    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
+        sp->params[p].kind != WSISA_SA_FIXED)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a parameter of %s)", s->path,
+                       s->header_line, sp->params[p].name, a->study->path);
+  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
+  if (!rc && (!(ids = calloc(s->nrows + 1, sizeof *ids)) ||
+              !(values = malloc(s->nrows * sp->nparams * sizeof *values + 1))))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) rc = wsisa_csv_run_ids(s, ids, e);
+  for (size_t r = 0; r < s->nrows && !rc; r++)
+    for (size_t p = 0; p < sp->nparams && !rc; p++) {
+      double *v = &values[r * sp->nparams + p];
+      if (col[p] < 0) *v = sp->params[p].value;
+      else rc = wsisa_csv_number(s, r, (size_t)col[p], v, e);
+    }
+  char why[1024];
+  if (!rc) own_design_mismatch(a, s, values, ids, why, sizeof why);
+  if (!rc && why[0]) {
+    /* not the study's design: one made elsewhere, if its rows suit the method */
+    wsisa_sa_design *foreign = NULL;
+    wsisa_err fe = WSISA_ERR_INIT;
+    int same_rows = s->nrows == a->design->nrows;
+    if (wsisa_sa_design_from_values(sp, a->design->method, a->design->second_order, values,
+                                    s->nrows, &foreign, &fe))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s; nor is it a %s design made elsewhere: %s", why,
+                       wsisa_sa_method_name(a->design->method), fe.msg);
+    else if (same_rows && strstr(why, "run_id"))
+      /* the study's rows renumbered: a slip, not another design */
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s", why), wsisa_sa_design_free(foreign);
+    if (!rc) {
+      wsisa_sa_design_free(a->design);
+      a->design = foreign;
+      a->ids = ids;
+      ids = NULL;
+      a->foreign = 1;
+    }
+  }
+done:
+  free(col);
+  free(ids);
+  free(values);
+  wsisa_csv_free(s);
+  return rc;
+}
+
+/* The design row of run id `id`, or -1. */
+static long row_of(const analysis *a, uint64_t id) {
+  if (!a->ids) return id < a->design->nrows ? (long)id : -1;
+  for (size_t r = 0; r < a->design->nrows; r++)
+    if (a->ids[r] == id) return (long)r;
+  return -1;
+}
+
+static int check_outputs(analysis *a, wsisa_err *e) {
+  size_t n = a->design->nrows;
+  int rc = wsisa_csv_read(a->outputs_path, &a->outputs, e);
+  if (rc) return rc;
+  wsisa_csv *y = a->outputs;
+  uint64_t *ids = calloc(y->nrows + 1, sizeof *ids);
+  size_t *absent = calloc(n + 1, sizeof *absent);
+  unsigned char *seen = calloc(n + 1, 1);
+  if (!ids || !absent || !seen) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) rc = wsisa_csv_run_ids(y, ids, e);
+  for (size_t r = 0; r < y->nrows && !rc; r++) {
+    long at = row_of(a, ids[r]);
+    if (at < 0 && !a->ids)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id %" PRIu64 " is not a run of %s (0..%zu)",
+                       y->path, y->lines[r], ids[r], a->samples_path, n - 1);
+    else if (at < 0)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id %" PRIu64 " is not a run of %s",
+                       y->path, y->lines[r], ids[r], a->samples_path);
+    else
+      seen[at] = 1;
+  }
+  if (!rc && y->nrows != n) {
+    size_t nabsent = 0;
+    for (size_t r = 0; r < n; r++)
+      if (!seen[r]) absent[nabsent++] = r;
+    char list[256];
+    run_list(absent, nabsent, list, sizeof list);
+    rc = wsisa_error(e, WSISA_EFORMAT,
+                     "%s: %zu rows for the %zu runs of %s; no row for run%s %s (a run without "
+                     "output is a row with an empty cell)",
+                     y->path, y->nrows, n, a->samples_path, nabsent == 1 ? "" : "s", list);
+  }
+  for (size_t r = 0; r < y->nrows && !rc; r++)
+    if (row_of(a, ids[r]) != (long)r)
+      rc = wsisa_error(e, WSISA_EFORMAT,
+                       "%s:%zu: run_id %" PRIu64 " where %s has run %" PRIu64 " (rows must "
+                       "follow the design's order)",
+                       y->path, y->lines[r], ids[r], a->samples_path, a->ids ? a->ids[r] : r);
+  /* Which columns: the study's metrics when it names them, else all. */
+  const wsisa_study *st = a->study;
+  a->nout = st->nmetrics ? st->nmetrics : y->ncols - 1;
+  if (!rc && a->nout == 0)
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no output column after run_id", y->path,
+                     y->header_line);
+  if (!rc && !(a->out_cols = calloc(a->nout, sizeof *a->out_cols)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < a->nout && !rc; i++) {
+    long c = st->nmetrics ? wsisa_csv_column(y, st->metrics[i]) : (long)i + 1;
+    if (c < 0)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a metric %s names)", y->path,
+                       y->header_line, st->metrics[i], st->path);
+    else
+      a->out_cols[i] = (size_t)c;
+  }
+  if (!rc && !(a->y = calloc(a->nout * n + 1, sizeof *a->y)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < a->nout && !rc; i++)
+    for (size_t r = 0; r < n && !rc; r++) {
+      double *v = &a->y[i * n + r];
+      rc = wsisa_csv_number(y, r, a->out_cols[i], v, e);
+      if (!isfinite(*v)) *v = NAN;
+    }
+  /* VBD refuses missing outputs before anything is written. */
+  for (size_t i = 0; i < a->nout && !rc && a->design->method == WSISA_SA_VBD && !a->drop_missing;
+       i++) {
+    size_t nmissing = 0;
+    for (size_t r = 0; r < n; r++)
+      if (isnan(a->y[i * n + r])) absent[nmissing++] = r;
+    if (nmissing) {
+      char list[256];
+      run_list(absent, nmissing, list, sizeof list);
+      rc = wsisa_error(e, WSISA_EFORMAT,
+                       "%s: '%s' is missing or not finite for run%s %s; VBD needs every run "
+                       "(--drop-missing drops their base samples)",
+                       y->path, y->header[a->out_cols[i]], nmissing == 1 ? "" : "s", list);
+    }
+  }
+  free(ids);
+  free(absent);
+  free(seen);
+  return rc;
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+/* The code of an error already recorded (by a call that returned NULL). */
+static int failed(const wsisa_err *e) { return e->code ? e->code : WSISA_ENOMEM; }
+
+static void file_safe(const char *name, char *buf, size_t cap) {
+  size_t i = 0;
+  for (; name[i] && i + 1 < cap; i++) {
+    char ch = name[i];
+    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+             ch == '_' || ch == '-' || ch == '.';
+    buf[i] = ok ? ch : '_';
+  }
+  buf[i] = '\0';
+}
+
+static const char *staged(analysis *a, wsisa_stage *stage, const char *output, const char *suffix,
+                          wsisa_err *e) {
+  char safe[128], path[4096];
+  file_safe(output, safe, sizeof safe);
+  if (output[0])
+    snprintf(path, sizeof path, "%s/%s_%s", a->dir, safe, suffix);
+  else
+    snprintf(path, sizeof path, "%s/%s", a->dir, suffix);
+  return wsisa_stage_add(stage, path, e);
+}
+
+/* Ten significant digits: estimates carry no more, and the files stay legible. */
+static double sig10(double v) {
+  if (!isfinite(v)) return v;
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.10g", v);
+  return strtod(buf, NULL);
+}
+
+/* One output's table into indices.csv and indices.json. */
+static json_t *emit_table(analysis *a, const char *output, const table *t) {
+  size_t k = a->design->ndims;
+  json_t *params = json_object();
+  for (size_t i = 0; i < k; i++) {
+    wsisa_csv_text(a->csv, output);
+    wsisa_csv_text(a->csv, a->labels[i]);
+    json_t *o = json_object();
+    for (size_t s = 0; s < t->nstats; s++) {
+      double v = sig10(t->v[i * t->nstats + s]);
+      wsisa_csv_num(a->csv, v);
+      json_object_set_new(o, t->names[s], jnum(v));
+    }
+    wsisa_csv_end_row(a->csv);
+    json_object_set_new(params, a->labels[i], o);
+  }
+  return params;
+}
+
+static void print_table(analysis *a, const table *t, const size_t *show, size_t nshow) {
+  fprintf(a->report, "  %-16s", "parameter");
+  for (size_t s = 0; s < nshow; s++) fprintf(a->report, " %12s", t->names[show[s]]);
+  fputc('\n', a->report);
+  for (size_t i = 0; i < a->design->ndims; i++) {
+    fprintf(a->report, "  %-16s", a->labels[i]);
+    for (size_t s = 0; s < nshow; s++) fprintf(a->report, " %12.4g", t->v[i * t->nstats + show[s]]);
+    fputc('\n', a->report);
+  }
+}
+
+/* ---- the methods -------------------------------------------------------------------- */
+
+static int analyze_moat(analysis *a, const char *output, const double *y, json_t *res,
+                        wsisa_stage *stage, wsisa_err *e) {
+  wsisa_sa_moat_result m;
+  size_t k = a->design->ndims;
+  int rc = wsisa_sa_moat_analyze(a->space, a->design, y, &m, e);
+  if (rc) return rc;
+  double *v = calloc(k * COUNT(moat_stats), sizeof *v);
+  size_t *order = calloc(k, sizeof *order);
+  if (!v || !order) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < k; i++) {
+    double row[] = {m.mu[i],   m.mu_star[i],   m.sigma[i],          m.mu_p[i],
+                    m.mu_star_p[i], m.sigma_p[i], (double)m.neffects[i]};
+    memcpy(v + i * COUNT(moat_stats), row, sizeof row);
+  }
+  if (!rc) {
+    table t = {COUNT(moat_stats), moat_stats, v};
+    json_object_set_new(res, "parameters", emit_table(a, output, &t));
+    json_object_set_new(res, "effects", json_integer((json_int_t)m.total_effects));
+    json_object_set_new(res, "dropped_effects", json_integer((json_int_t)m.dropped_effects));
+    if (m.dropped_effects)
+      fprintf(a->report, "%s: dropped %zu of %zu elementary effects that touch those runs\n",
+              output, m.dropped_effects, m.total_effects);
+    const size_t show[] = {1, 0, 2};
+    fprintf(a->report, "%s: MOAT, grid units (Delta = p/(2(p-1)); sigma with n - 1)\n", output);
+    print_table(a, &t, show, 3);
+    wsisa_sa_moat_rank(&m, order);
+    json_t *ranking = json_array();
+    for (size_t i = 0; i < k; i++) json_array_append_new(ranking, json_string(a->labels[order[i]]));
+    json_object_set_new(res, "ranking", ranking);
+    const char *path = staged(a, stage, output, "moat.svg", e);
+    char title[256];
+    snprintf(title, sizeof title, "MOAT: %s (%zu trajectories)", output, a->design->groups);
+    rc = path ? wsisa_svg_scatter(path, title, "mu* (grid units)", "sigma (grid units)", k,
+                                  a->labels, m.mu_star, m.sigma, e)
+              : failed(e);
+  }
+  /* Phase 1 of a two-phase study names the parameters for phase 2. */
+  if (!rc && a->phase == 1 && output == a->outputs->header[a->out_cols[0]]) {
+    size_t keep = a->opts.keep < k ? a->opts.keep : k;
+    json_t *sel = json_array();
+    char names[2048] = "";
+    for (size_t i = 0; i < keep; i++) {
+      json_array_append_new(sel, json_string(a->labels[order[i]]));
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "",
+               a->labels[order[i]]);
+    }
+    json_object_set_new(a->json, "selected", sel);
+    fprintf(a->report,
+            "two_phase: the %zu parameters with the largest mu* of %s go to phase 2 (VBD):\n"
+            "  wsisa sample --study %s --select %s -o phase2.csv\n",
+            keep, output, a->study->path, names);
+  }
+  free(v);
+  free(order);
+  wsisa_sa_moat_result_free(&m);
+  return rc;
+}
+
+static int analyze_vbd(analysis *a, const char *output, const double *y, json_t *res,
+                       wsisa_stage *stage, wsisa_err *e) {
+  const wsisa_sa_design *d = a->design;
+  size_t k = d->ndims;
+  wsisa_sa_vbd_opts vo = {a->opts.bootstrap, a->opts.confidence, a->opts.seed, a->drop_missing};
+  wsisa_sa_vbd_result r;
+  size_t dropped = 0;
+  int rc = wsisa_sa_vbd_analyze(y, d->groups, k, d->second_order, &vo, &r, &dropped, e);
+  if (rc) return rc;
+  double *v = calloc(k * COUNT(vbd_stats), sizeof *v);
+  if (!v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < k; i++) {
+    double row[] = {r.s1[i], r.s1_lo[i], r.s1_hi[i], r.s1_se[i],
+                    r.st[i], r.st_lo[i], r.st_hi[i], r.st_se[i]};
+    memcpy(v + i * COUNT(vbd_stats), row, sizeof row);
+  }
+  if (!rc) {
+    table t = {COUNT(vbd_stats), vbd_stats, v};
+    json_object_set_new(res, "parameters", emit_table(a, output, &t));
+    json_object_set_new(res, "variance", jnum(r.variance));
+    json_object_set_new(res, "base_samples", json_integer((json_int_t)r.n));
+    json_object_set_new(res, "dropped_base_samples", json_integer((json_int_t)dropped));
+    if (dropped)
+      fprintf(a->report, "%s: dropped %zu of %zu base samples that touch those runs\n", output,
+              dropped, d->groups);
+    if (!(r.variance > 0))
+      fprintf(a->report, "%s: the output does not vary; its indices are undefined\n", output);
+    fprintf(a->report, "%s: VBD, %zu base samples, %g%% bootstrap intervals (%zu resamples)\n",
+            output, r.n, 100 * a->opts.confidence, a->opts.bootstrap);
+    const size_t show[] = {0, 1, 2, 4, 5, 6};
+    print_table(a, &t, show, 6);
+  }
+  if (!rc && r.s2) {
+    json_t *pairs = json_array();
+    for (size_t i = 0; i < k; i++)
+      for (size_t j = i + 1; j < k; j++) {
+        size_t at = i * k + j;
+        wsisa_csv_text(a->csv2, output);
+        wsisa_csv_text(a->csv2, a->labels[i]);
+        wsisa_csv_text(a->csv2, a->labels[j]);
+        double row[] = {r.s2[at], r.s2_lo[at], r.s2_hi[at], r.s2_se[at]};
+        for (size_t s = 0; s < 4; s++) wsisa_csv_num(a->csv2, row[s] = sig10(row[s]));
+        wsisa_csv_end_row(a->csv2);
+        json_array_append_new(pairs, json_pack("{s:[s,s], s:o, s:o, s:o, s:o}", "parameters",
+                                               a->labels[i], a->labels[j], "S2", jnum(row[0]),
+                                               "S2_lo", jnum(row[1]), "S2_hi", jnum(row[2]),
+                                               "S2_se", jnum(row[3])));
+      }
+    json_object_set_new(res, "second_order", pairs);
+  }
+  if (!rc) {
+    wsisa_svg_series series[2] = {{"S1 (first order)", r.s1, r.s1_lo, r.s1_hi},
+                                  {"ST (total)", r.st, r.st_lo, r.st_hi}};
+    const char *path = staged(a, stage, output, "vbd.svg", e);
+    char title[256];
+    snprintf(title, sizeof title, "Sobol' indices: %s (%zu base samples, %g%% intervals)", output,
+             r.n, 100 * a->opts.confidence);
+    rc = path ? wsisa_svg_bars(path, title, "index", k, a->labels, 2, series, e) : failed(e);
+  }
+  free(v);
+  wsisa_sa_vbd_result_free(&r);
+  return rc;
+}
+
+static int analyze_correlation(analysis *a, const char *output, const double *y, json_t *res,
+                               wsisa_stage *stage, wsisa_err *e) {
+  const wsisa_sa_design *d = a->design;
+  size_t k = d->ndims, n = d->nrows;
+  double *x = calloc(n * k, sizeof *x), *v = calloc(k * COUNT(corr_stats), sizeof *v);
+  wsisa_sa_corr_result r = {0};
+  int rc = x && v ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t row = 0; !rc && row < n; row++)
+    for (size_t i = 0; i < k; i++) x[row * k + i] = d->values[row * d->nparams + d->dims[i]];
+  if (!rc) rc = wsisa_sa_correlation(x, n, k, y, &r, e);
+  for (size_t i = 0; !rc && i < k; i++) {
+    double row[] = {r.pearson[i], r.spearman[i], r.pcc[i], r.prcc[i]};
+    memcpy(v + i * COUNT(corr_stats), row, sizeof row);
+  }
+  if (!rc) {
+    table t = {COUNT(corr_stats), corr_stats, v};
+    json_object_set_new(res, "parameters", emit_table(a, output, &t));
+    json_object_set_new(res, "runs_used", json_integer((json_int_t)r.n));
+    fprintf(a->report, "%s: correlations over %zu runs\n", output, r.n);
+    const size_t show[] = {0, 1, 2, 3};
+    print_table(a, &t, show, 4);
+    wsisa_svg_series series[4] = {{"Pearson", r.pearson, NULL, NULL},
+                                  {"Spearman", r.spearman, NULL, NULL},
+                                  {"PCC", r.pcc, NULL, NULL},
+                                  {"PRCC", r.prcc, NULL, NULL}};
+    const char *path = staged(a, stage, output, "correlation.svg", e);
+    char title[256];
+    snprintf(title, sizeof title, "Correlation with %s (%zu runs)", output, r.n);
+    rc = path ? wsisa_svg_bars(path, title, "coefficient", k, a->labels, 4, series, e)
+              : failed(e);
+  }
+  free(x);
+  free(v);
+  wsisa_sa_corr_result_free(&r);
+  return rc;
+}
+
+static int analyze_output(analysis *a, size_t which, wsisa_stage *stage, wsisa_err *e) {
+  size_t n = a->design->nrows, nmissing = 0;
+  const char *name = a->outputs->header[a->out_cols[which]];
+  const double *y = a->y + which * n;
+  size_t *missing = calloc(n + 1, sizeof *missing);
+  if (!missing) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t r = 0; r < n; r++)
+    if (isnan(y[r])) missing[nmissing++] = r;
+  json_t *res = json_object(), *miss = json_array();
+  for (size_t i = 0; i < nmissing; i++) json_array_append_new(miss, json_integer((json_int_t)missing[i]));
+  json_object_set_new(res, "missing_runs", miss);
+  if (nmissing) {
+    char list[256];
+    run_list(missing, nmissing, list, sizeof list);
+    fprintf(a->report, "%s: %zu run%s with a missing or non-finite output: %s\n", name, nmissing,
+            nmissing == 1 ? "" : "s", list);
+  }
+  int rc;
+  switch (a->design->method) {
+    case WSISA_SA_MOAT: rc = analyze_moat(a, name, y, res, stage, e); break;
+    case WSISA_SA_VBD: rc = analyze_vbd(a, name, y, res, stage, e); break;
+    default: rc = analyze_correlation(a, name, y, res, stage, e); break;
+  }
+  json_object_set_new(a->results, name, res);
+  free(missing);
+  return rc;
+}
+
+static void begin_json(analysis *a) {
+  const wsisa_sa_opts *o = &a->opts;
+  a->json = json_object();
+  json_object_set_new(a->json, "study", json_string(a->study->path));
+  json_object_set_new(a->json, "samples", json_string(a->samples_path));
+  json_object_set_new(a->json, "outputs", json_string(a->outputs_path));
+  json_object_set_new(a->json, "method", json_string(wsisa_sa_method_name(a->design->method)));
+  if (a->phase) json_object_set_new(a->json, "two_phase_phase", json_integer(a->phase));
+  json_object_set_new(a->json, "runs", json_integer((json_int_t)a->design->nrows));
+  json_object_set_new(a->json, "design", json_string(a->foreign ? "made elsewhere" : "study"));
+  json_object_set_new(a->json, "sampler", json_string(wsisa_sa_sampler_name(o->sampler)));
+  json_object_set_new(a->json, "seed", json_integer((json_int_t)o->seed));
+  json_t *conv = json_object();
+  if (a->design->method == WSISA_SA_MOAT) {
+    json_object_set_new(conv, "trajectories", json_integer((json_int_t)a->design->groups));
+    json_object_set_new(conv, "levels", json_integer(o->levels));
+    json_object_set_new(conv, "delta", json_real((double)o->levels / (2.0 * (o->levels - 1))));
+    json_object_set_new(conv, "sigma_denominator", json_string("n-1"));
+    json_object_set_new(conv, "units",
+                        json_string("mu, mu_star, sigma: dy/du, u the parameter scaled to "
+                                    "[0, 1] (grid units); *_param: dy/dvalue (null: "
+                                    "categorical)"));
+  } else if (a->design->method == WSISA_SA_VBD) {
+    json_object_set_new(conv, "first_order", json_string("Saltelli 2010"));
+    json_object_set_new(conv, "total", json_string("Jansen 1999"));
+    json_object_set_new(conv, "bootstrap_resamples", json_integer((json_int_t)o->bootstrap));
+    json_object_set_new(conv, "confidence", json_real(o->confidence));
+    json_object_set_new(conv, "interval", json_string("percentile"));
+  } else {
+    json_object_set_new(conv, "spearman_ties", json_string("average ranks"));
+  }
+  json_object_set_new(a->json, "conventions", conv);
+  a->results = json_object();
+  json_object_set_new(a->json, "results", a->results);
+}
+
+static int run(analysis *a, wsisa_err *e) {
+  wsisa_stage stage = WSISA_STAGE_INIT;
+  int rc = check_samples(a, e);
+  if (!rc && a->foreign) {
+    const wsisa_sa_design *d = a->design;
+    fprintf(a->report, "%s: not the design of %s; analysed as a %s design made elsewhere: ",
+            a->samples_path, a->study->path, wsisa_sa_method_name(d->method));
+    if (d->method == WSISA_SA_MOAT)
+      fprintf(a->report, "%zu trajectories of %zu runs\n", d->groups, d->group_size);
+    else if (d->method == WSISA_SA_VBD)
+      fprintf(a->report, "%zu base samples in Saltelli's layout (%s order)\n", d->groups,
+              d->second_order ? "second" : "first");
+    else
+      fprintf(a->report, "%zu runs\n", d->nrows);
+  }
+  if (!rc) rc = check_outputs(a, e);
+  size_t k = a->design->ndims;
+  if (!rc && !(a->labels = calloc(k, sizeof *a->labels)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < k; i++) a->labels[i] = a->space->params[a->design->dims[i]].name;
+  struct stat st;
+  int made_dir = 0;
+  if (!rc && stat(a->dir, &st) != 0) {
+    if (mkdir(a->dir, 0777) != 0)
+      rc = wsisa_error(e, WSISA_EIO, "%s: %s", a->dir, strerror(errno));
+    else
+      made_dir = 1;
+  } else if (!rc && !S_ISDIR(st.st_mode))
+    rc = wsisa_error(e, WSISA_EIO, "%s: not a directory", a->dir);
+  const char *csv_path = rc ? NULL : staged(a, &stage, "", "indices.csv", e);
+  if (!rc) rc = csv_path ? wsisa_csv_create(csv_path, &a->csv, e) : failed(e);
+  if (!rc && a->design->second_order) {
+    const char *p2 = staged(a, &stage, "", "indices_s2.csv", e);
+    rc = p2 ? wsisa_csv_create(p2, &a->csv2, e) : failed(e);
+    if (!rc) {
+      const char *head[] = {"output", "parameter_1", "parameter_2", "S2", "S2_lo", "S2_hi", "S2_se"};
+      for (size_t i = 0; i < COUNT(head); i++) wsisa_csv_text(a->csv2, head[i]);
+      wsisa_csv_end_row(a->csv2);
+    }
+  }
+  if (!rc) {
+    wsisa_csv_text(a->csv, "output");
+    wsisa_csv_text(a->csv, "parameter");
+    const char *const *names = a->design->method == WSISA_SA_MOAT  ? moat_stats
+                               : a->design->method == WSISA_SA_VBD ? vbd_stats
+                                                                   : corr_stats;
+    size_t nstats = a->design->method == WSISA_SA_MOAT  ? COUNT(moat_stats)
+                    : a->design->method == WSISA_SA_VBD ? COUNT(vbd_stats)
+                                                        : COUNT(corr_stats);
+    for (size_t s = 0; s < nstats; s++) wsisa_csv_text(a->csv, names[s]);
+    wsisa_csv_end_row(a->csv);
+    begin_json(a);
+  }
+  for (size_t i = 0; !rc && i < a->nout; i++) rc = analyze_output(a, i, &stage, e);
+  if (a->csv) {
+    int crc = wsisa_csv_close(a->csv, e);
+    rc = rc ? rc : crc;
+  }
+  if (a->csv2) {
+    int crc = wsisa_csv_close(a->csv2, e);
+    rc = rc ? rc : crc;
+  }
+  if (!rc) {
+    const char *jpath = staged(a, &stage, "", "indices.json", e);
+    if (!jpath) rc = failed(e);
+    else if (json_dump_file(a->json, jpath, JSON_INDENT(2) | JSON_REAL_PRECISION(10)))
+      rc = wsisa_error(e, WSISA_EIO, "%s: cannot write", jpath);
+  }
+  if (!rc) rc = wsisa_stage_commit(&stage, e);
+  if (rc) {
+    wsisa_stage_abort(&stage);
+    if (made_dir) rmdir(a->dir); /* empty again: leave no trace */
+  }
+  return rc;
+}
+
+int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
+  analysis a;
+  memset(&a, 0, sizeof a);
+  a.samples_path = r->samples_path;
+  a.outputs_path = r->outputs_path;
+  a.dir = r->dir ? r->dir : ".";
+  a.select = r->select;
+  a.drop_missing = r->drop_missing;
+  wsisa_study *study = NULL;
+  int rc = wsisa_study_load(r->study_path, &study, e);
+  a.study = study;
+  if (!rc) rc = wsisa_study_design(study, a.select, &a.space, &a.opts, &a.design, e);
+  if (!rc && study->sa.method == WSISA_SA_TWO_PHASE) a.phase = a.select ? 2 : 1;
+  if (!rc && !(a.report = open_memstream(&a.report_text, &a.report_len)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) rc = run(&a, e);
+  if (a.report) fclose(a.report);
+  /* the report once everything is written: a failed analysis prints nothing */
+  if (!rc) fputs(a.report_text, stdout);
+  free(a.report_text);
+  json_decref(a.json);
+  free(a.labels);
+  free(a.ids);
+  free(a.out_cols);
+  free(a.y);
+  wsisa_csv_free(a.outputs);
+  wsisa_sa_design_free(a.design);
+  wsisa_sa_space_free(a.space);
+  wsisa_study_free(study);
+  return rc;
+}

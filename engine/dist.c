@@ -1,0 +1,774 @@
+/* MPI, the unit queue's transport: rank 0 (engine/units.c) hands (tile x
+ * bucket) units out on demand to ranks that each drive their own StarPU (seed
+ * 000 §2.2, seed 003 §II); this file carries the job, the units and the
+ * results between ranks, and is a worker rank's whole life.
+ *
+ * Plain MPI messages beside each rank's StarPU, not StarPU's MPI layer
+ * (libstarpumpi): a unit is independent of every other and coarse (a tile and a
+ * bucket's whole merged task tree), so the only traffic is a unit id out and a
+ * few counts back. starpu_mpi distributes single tasks along data dependencies
+ * with owner-computes placement, wants every rank to submit the same task graph,
+ * keeps a core per rank busy progressing communications, and has no way to go
+ * on when a rank dies. Here assignment stays demand-driven (a slow rank simply
+ * asks less often) and failure is the manager's business: the units a dead or
+ * silent worker held run elsewhere, and the manager's journal makes the study
+ * resumable as on one machine.
+ *
+ * Order of initialisation: MPI_Init_thread, then StarPU. Only a rank's main
+ * thread calls MPI (StarPU's callbacks never do), so MPI_THREAD_FUNNELED is all
+ * that is needed; StarPU without starpu_mpi asks nothing of MPI and reserves no
+ * communication core, so STARPU_NCPU is each rank's computing workers. Ranks on
+ * one host would bind their workers to the same first cores, so unless the user
+ * chose a binding (STARPU_WORKERS_CPUID, _GETBIND, _NOBIND) workers stay
+ * unbound inside the cpuset mpirun gives the rank.
+ *
+ * Messages are bytes. Results carry wsisa_counts and wsisa_exec_stats as raw
+ * structs whose sizes are checked, so every rank runs the same build, and
+ * with feature metrics the feature rows of the unit's runs and of its tile's
+ * reference after them. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
+#include "engine/engine_private.h"
+
+#ifdef WSISA_WITH_MPI
+#include <mpi.h>
+#endif
+
+static struct {
+  int active, rank, size, lost, stopped;
+  int manager_gone; /* a worker's view: the manager left without MPI_Finalize */
+  double timeout;
+  unsigned char *alive; /* per rank; the manager's view */
+} world = {0, 0, 1, 0, 0, 0, 600.0, NULL};
+
+int wsisa_dist_active(void) { return world.active; }
+int wsisa_dist_rank(void) { return world.rank; }
+int wsisa_dist_size(void) { return world.size; }
+int wsisa_dist_lost(void) { return world.lost; }
+
+#ifdef WSISA_WITH_MPI
+
+enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR, TAG_BYE };
+
+static void nap(void) { nanosleep(&(struct timespec){0, 500000}, NULL); }
+
+/* ---- byte buffers ---------------------------------------------------------- */
+
+typedef struct buf {
+  unsigned char *p;
+  size_t n, cap, at;
+  int bad; /* a read ran past the end, or an allocation failed */
+} buf;
+
+static void put(buf *b, const void *x, size_t n) {
+  if (b->bad) return;
+  if (b->n + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + n) cap *= 2;
+    unsigned char *p = realloc(b->p, cap);
+    if (!p) {
+      b->bad = 1;
+      return;
+    }
+    b->p = p;
+    b->cap = cap;
+  }
+  if (n) memcpy(b->p + b->n, x, n);
+  b->n += n;
+}
+
+static void put_u64(buf *b, uint64_t v) { put(b, &v, sizeof v); }
+
+static void get(buf *b, void *x, size_t n) {
+  if (b->bad || n > b->n - b->at) {
+    b->bad = 1;
+    memset(x, 0, n);
+    return;
+  }
+  memcpy(x, b->p + b->at, n);
+  b->at += n;
+}
+
+static uint64_t get_u64(buf *b) {
+  uint64_t v;
+  get(b, &v, sizeof v);
+  return v;
+}
+
+static void buf_free(buf *b) {
+  free(b->p);
+  memset(b, 0, sizeof *b);
+}
+
+/* ---- messages -------------------------------------------------------------- */
+
+/* A message from `src` (MPI_ANY_SOURCE allowed) if one is waiting: 1 and its
+ * bytes in `out`, else 0; -1 on an MPI error. */
+static int msg_take(int src, int *tag, int *from, buf *out) {
+  int flag = 0, count = 0;
+  MPI_Status st;
+  if (MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS) return -1;
+  if (!flag) return 0;
+  MPI_Get_count(&st, MPI_BYTE, &count);
+  memset(out, 0, sizeof *out);
+  out->p = malloc(count > 0 ? (size_t)count : 1);
+  if (!out->p) return -1;
+  out->n = out->cap = (size_t)count;
+  if (MPI_Recv(out->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
+               MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+    buf_free(out);
+    return -1;
+  }
+  *tag = st.MPI_TAG;
+  if (from) *from = st.MPI_SOURCE;
+  return 1;
+}
+
+/* Wait for a message from `src` until `deadline` (< 0: for ever). */
+static int msg_wait(int src, int *tag, int *from, buf *out, double deadline) {
+  for (;;) {
+    int got = msg_take(src, tag, from, out);
+    if (got) return got;
+    if (deadline >= 0 && wsisa_now() > deadline) return 0;
+    nap();
+  }
+}
+
+/* Send without blocking past `deadline`: a rank that died may never take a
+ * message too large to be sent eagerly. 0 when sent. */
+static int msg_send(int dest, int tag, const void *p, size_t n, double deadline) {
+  MPI_Request rq;
+  if (n > (size_t)0x7fffffff ||
+      MPI_Isend(p, (int)n, MPI_BYTE, dest, tag, MPI_COMM_WORLD, &rq) != MPI_SUCCESS)
+    return -1;
+  for (;;) {
+    int flag = 0;
+    if (MPI_Test(&rq, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
+    if (flag) return 0;
+    if (wsisa_now() > deadline) {
+      MPI_Cancel(&rq);
+      MPI_Request_free(&rq);
+      return -1;
+    }
+    nap();
+  }
+}
+
+static void lose_rank(int r, const char *why) {
+  if (!world.alive[r]) return;
+  world.alive[r] = 0;
+  world.lost++;
+  wsisa_log(WSISA_LOG_WARN, "mpi", "rank %d %s: it gets no more work", r, why);
+}
+
+/* ---- the job: what every rank must agree on --------------------------------- */
+
+typedef struct job {
+  wsisa_tile_ref *tiles;
+  char **paths;
+  size_t ntiles, nruns;
+  double *params;
+  wsisa_reuse_buckets *buckets;
+  wsisa_exec_opts opts;
+  double timeout;
+} job;
+
+static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                       const wsisa_reuse_buckets *bk, const wsisa_exec_opts *o,
+                       size_t paths_asked, uint64_t memory_limit) {
+  put_u64(b, ntiles);
+  for (size_t t = 0; t < ntiles; t++) {
+    const wsisa_tile_ref *r = &tiles[t];
+    size_t len = strlen(r->path);
+    put_u64(b, len);
+    put(b, r->path, len);
+    int32_t ints[4] = {r->is_slide, r->level, r->width, r->height};
+    put(b, ints, sizeof ints);
+    put(b, &r->x, sizeof r->x);
+    put(b, &r->y, sizeof r->y);
+  }
+  size_t nruns = 0;
+  for (size_t i = 0; i < bk->start[bk->n_buckets]; i++)
+    if (bk->instances[i] + 1 > nruns) nruns = bk->instances[i] + 1;
+  put_u64(b, nruns);
+  put(b, params, nruns * WSISA_SEG_NPARAMS * sizeof *params);
+  put_u64(b, bk->n_buckets);
+  for (size_t i = 0; i <= bk->n_buckets; i++) put_u64(b, bk->start[i]);
+  for (size_t i = 0; i < bk->start[bk->n_buckets]; i++) put_u64(b, bk->instances[i]);
+  put_u64(b, paths_asked);
+  put_u64(b, memory_limit);
+  /* the options as bytes: fields added to them travel without a change here */
+  put_u64(b, sizeof *o);
+  put(b, o, sizeof *o);
+  put(b, &world.timeout, sizeof world.timeout);
+}
+
+static void job_free(job *j) {
+  for (size_t t = 0; j->paths && t < j->ntiles; t++) free(j->paths[t]);
+  free(j->paths);
+  free(j->tiles);
+  free(j->params);
+  if (j->buckets) wsisa_reuse_buckets_free(j->buckets);
+  memset(j, 0, sizeof *j);
+}
+
+/* Each bucket's merged tree, rebuilt from its runs: the trie of their task
+ * keys, as the manager's plan has it. */
+static int job_trees(job *j, wsisa_err *e) {
+  wsisa_reuse_buckets *b = j->buckets;
+  int level[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = wsisa_seg_param_level(p);
+  uint64_t *keys = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_LEVELS * sizeof *keys);
+  if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  int rc = wsisa_plan_keys(j->params, j->nruns, WSISA_SEG_NPARAMS, level, keys);
+  for (size_t k = 0; k < b->n_buckets && !rc; k++)
+    rc = wsisa_reuse_tree_build(keys, WSISA_SEG_LEVELS, b->instances + b->start[k],
+                                b->start[k + 1] - b->start[k], &b->trees[k]);
+  free(keys);
+  return rc ? wsisa_error(e, WSISA_ENOMEM, "cannot rebuild the manager's task trees") : 0;
+}
+
+static int job_decode(buf *b, job *j, wsisa_err *e) {
+  memset(j, 0, sizeof *j);
+  j->ntiles = get_u64(b);
+  if (b->bad || j->ntiles > b->n) goto bad;
+  j->tiles = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->tiles);
+  j->paths = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->paths);
+  if (!j->tiles || !j->paths) goto nomem;
+  for (size_t t = 0; t < j->ntiles; t++) {
+    size_t len = get_u64(b);
+    if (b->bad || len > b->n - b->at) goto bad;
+    if (!(j->paths[t] = calloc(len + 1, 1))) goto nomem;
+    get(b, j->paths[t], len);
+    int32_t ints[4];
+    get(b, ints, sizeof ints);
+    wsisa_tile_ref *r = &j->tiles[t];
+    r->path = j->paths[t];
+    r->is_slide = ints[0], r->level = ints[1], r->width = ints[2], r->height = ints[3];
+    get(b, &r->x, sizeof r->x);
+    get(b, &r->y, sizeof r->y);
+  }
+  j->nruns = get_u64(b);
+  if (b->bad || j->nruns > b->n / (WSISA_SEG_NPARAMS * sizeof(double))) goto bad;
+  if (!(j->params = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_NPARAMS * sizeof *j->params)))
+    goto nomem;
+  get(b, j->params, j->nruns * WSISA_SEG_NPARAMS * sizeof *j->params);
+  size_t nb = get_u64(b);
+  if (b->bad || nb > b->n) goto bad;
+  wsisa_reuse_buckets *bk = j->buckets = calloc(1, sizeof *bk);
+  if (!bk) goto nomem;
+  bk->n_buckets = nb;
+  bk->k = WSISA_SEG_LEVELS;
+  bk->start = calloc(nb + 1, sizeof *bk->start);
+  bk->trees = calloc(nb ? nb : 1, sizeof *bk->trees);
+  bk->tasks = calloc(nb ? nb : 1, sizeof *bk->tasks);
+  bk->cost = calloc(nb ? nb : 1, sizeof *bk->cost);
+  if (!bk->start || !bk->trees || !bk->tasks || !bk->cost) goto nomem;
+  for (size_t i = 0; i <= nb; i++) bk->start[i] = get_u64(b);
+  size_t ninst = bk->start[nb];
+  if (b->bad || ninst > b->n) goto bad;
+  if (!(bk->instances = calloc(ninst ? ninst : 1, sizeof *bk->instances))) goto nomem;
+  for (size_t i = 0; i < ninst; i++) {
+    bk->instances[i] = get_u64(b);
+    if (bk->instances[i] >= j->nruns) goto bad;
+  }
+  for (size_t i = 0; i < nb; i++)
+    if (bk->start[i] > bk->start[i + 1]) goto bad;
+  size_t paths = get_u64(b);
+  uint64_t limit = get_u64(b);
+  if (get_u64(b) != sizeof j->opts) goto bad;
+  get(b, &j->opts, sizeof j->opts);
+  get(b, &j->timeout, sizeof j->timeout);
+  if (b->bad) goto bad;
+  /* K as rank 0 derives its own: the memory limit holds on every rank */
+  wsisa_machine mc;
+  wsisa_machine_read(&mc);
+  j->opts.active_paths =
+      wsisa_exec_active_paths(paths, mc.memory_available, &limit, j->tiles, j->ntiles);
+  wsisa_log(WSISA_LOG_INFO, "mpi", "K = %zu active paths (memory limit %.0f MiB)",
+            j->opts.active_paths, (double)limit / 1048576.0);
+  return job_trees(j, e);
+bad:
+  return wsisa_error(e, WSISA_EFORMAT, "the manager's job message is malformed");
+nomem:
+  return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+}
+
+/* ---- worker ------------------------------------------------------------------ */
+
+typedef struct worker_ctx {
+  wsisa_exec_session *session;
+  size_t sent; /* results sent home */
+} worker_ctx;
+
+static void send_error(int code, const char *msg) {
+  buf b = {0};
+  int32_t c = code;
+  put(&b, &c, sizeof c);
+  put(&b, msg, strlen(msg) + 1);
+  if (!b.bad) msg_send(0, TAG_ERROR, b.p, b.n, wsisa_now() + world.timeout);
+  buf_free(&b);
+}
+
+/* Feature rows per run in a result, after the counts: the reference's rows of
+ * the tile (every unit carries them: the manager keeps the first it gets, as
+ * on one process), then each run's. */
+static size_t feature_stride(void) { return WSISA_NF_ROW(wsisa_workflow_channel_count()); }
+
+static void put_features(buf *b, const wsisa_counts *counts, size_t n) {
+  uint64_t ref_rows = n && counts[0].ref_features ? counts[0].ref_nuclei : 0;
+  put_u64(b, ref_rows);
+  put_u64(b, feature_stride());
+  for (size_t i = 0; i < n; i++) put_u64(b, counts[i].features ? counts[i].nuclei : 0);
+  put(b, n ? counts[0].ref_features : NULL, ref_rows * feature_stride() * sizeof(double));
+  for (size_t i = 0; i < n; i++)
+    if (counts[i].features)
+      put(b, counts[i].features,
+          counts[i].nuclei * (size_t)counts[i].feature_cols * sizeof(double));
+}
+
+/* A finished unit goes home: tile, bucket, the runs and their counts, what
+ * executing it cost, and the feature rows. */
+static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                       const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  worker_ctx *w = ctx;
+  wsisa_exec_stats st;
+  wsisa_exec_session_stats(w->session, &st);
+  buf b = {0};
+  put_u64(&b, tile);
+  put_u64(&b, bucket);
+  put_u64(&b, n);
+  put_u64(&b, sizeof *counts);
+  put_u64(&b, sizeof st);
+  put(&b, &st, sizeof st);
+  for (size_t i = 0; i < n; i++) put_u64(&b, runs[i]);
+  put(&b, counts, n * sizeof *counts);
+  put_features(&b, counts, n);
+  int rc = b.bad ? wsisa_error(e, WSISA_ENOMEM, "out of memory")
+           : b.n > 0x7fffffff ? wsisa_error(e, WSISA_ERUNTIME, "a result of %zu bytes is too "
+                                            "large for one message", b.n)
+           : MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD) != MPI_SUCCESS
+               ? wsisa_error(e, WSISA_ERUNTIME, "cannot send a result to the manager")
+               : 0;
+  buf_free(&b);
+  w->sent++;
+  return rc;
+}
+
+/* The stop message says whether ranks were lost: then the manager leaves
+ * without MPI_Finalize, and so must a worker, as it would wait for them. */
+static void on_stop(const buf *m) {
+  if (m->n && m->p[0]) world.manager_gone = 1;
+}
+
+/* Answer the manager's stop: it calls MPI_Finalize, which waits for every
+ * rank, only when every rank it has not given up on has answered. */
+static void say_bye(void) { msg_send(0, TAG_BYE, NULL, 0, wsisa_now() + world.timeout); }
+
+/* After an error the worker only waits to be told to stop. */
+static void wait_stop(void) {
+  buf m;
+  int tag;
+  while (msg_wait(0, &tag, NULL, &m, -1) > 0) {
+    if (tag == TAG_STOP) on_stop(&m);
+    buf_free(&m);
+    if (tag == TAG_STOP) {
+      say_bye();
+      return;
+    }
+  }
+}
+
+static int serve(job *j, wsisa_err *e) {
+  worker_ctx w = {NULL, 0};
+  int rc = wsisa_exec_session_new(j->tiles, j->ntiles, j->params, j->buckets, &j->opts,
+                                  &w.session, e);
+  /* idle this long with nothing to do and the manager is taken for gone */
+  double silence = 2 * j->timeout + 60, last = wsisa_now();
+  double idle = WSISA_IDLE_MIN;
+  while (!rc) {
+    buf m;
+    int tag, got = msg_take(0, &tag, NULL, &m);
+    if (got < 0) {
+      rc = wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving from the manager");
+      break;
+    }
+    if (got) {
+      last = wsisa_now();
+      idle = WSISA_IDLE_MIN;
+      if (tag == TAG_STOP) on_stop(&m);
+      uint64_t tile = get_u64(&m), bucket = get_u64(&m);
+      int bad = m.bad;
+      buf_free(&m);
+      if (tag == TAG_STOP) {
+        say_bye();
+        break;
+      }
+      if (tag != TAG_UNIT || bad) continue;
+      rc = wsisa_exec_session_submit(w.session, tile, bucket, send_result, &w, e);
+      continue;
+    }
+    size_t in_flight = 0, sent = w.sent;
+    rc = wsisa_exec_session_poll(w.session, 0, 0, send_result, &w, &in_flight, e);
+    if (!rc && in_flight == 0 && wsisa_now() - last > silence) {
+      wsisa_exec_session_free(w.session);
+      return wsisa_error(e, WSISA_ERUNTIME, "no word from the manager for %.0f s: giving up",
+                         silence);
+    }
+    if (w.sent != sent) {
+      idle = WSISA_IDLE_MIN; /* a result went home: the next unit may be on its way */
+      continue;
+    }
+    wsisa_exec_session_idle(w.session, idle);
+    idle = idle * 2 < WSISA_IDLE_MAX ? idle * 2 : WSISA_IDLE_MAX;
+  }
+  if (rc) {
+    send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
+    wait_stop();
+    rc = 0; /* the manager reports it; a failing rank would take the job down first */
+  }
+  wsisa_exec_session_free(w.session);
+  return rc;
+}
+
+int wsisa_dist_worker(wsisa_err *e) {
+  buf m;
+  int tag;
+  if (msg_wait(0, &tag, NULL, &m, -1) <= 0)
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
+  if (tag != TAG_SETUP) {
+    if (tag == TAG_STOP) on_stop(&m);
+    buf_free(&m);
+    if (tag == TAG_STOP) say_bye();
+    return 0; /* the manager stopped before any work */
+  }
+  char sched[64] = "";
+  snprintf(sched, sizeof sched, "%.*s", (int)(m.n < 63 ? m.n : 63), (const char *)m.p);
+  buf_free(&m);
+  wsisa_runtime_opts ro = {.sched = sched[0] ? sched : NULL, .ncpu = -1, .nopencl = -1};
+  int rc = wsisa_codelets_start(&ro, e);
+  if (rc) {
+    send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
+    wait_stop();
+    return 0;
+  }
+  int32_t workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
+  if (msg_send(0, TAG_READY, &workers, sizeof workers, wsisa_now() + world.timeout)) {
+    wsisa_runtime_shutdown();
+    return wsisa_error(e, WSISA_ERUNTIME, "cannot reach the manager");
+  }
+  if (msg_wait(0, &tag, NULL, &m, -1) <= 0) {
+    wsisa_runtime_shutdown();
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
+  }
+  if (tag == TAG_STOP) {
+    on_stop(&m);
+    say_bye();
+  }
+  if (tag == TAG_JOB) {
+    job j;
+    wsisa_err je = WSISA_ERR_INIT;
+    rc = job_decode(&m, &j, &je);
+    if (rc) {
+      send_error(rc, je.msg);
+      wait_stop();
+      rc = 0;
+    } else {
+      rc = serve(&j, e);
+    }
+    job_free(&j);
+  }
+  buf_free(&m);
+  wsisa_runtime_shutdown();
+  if (rc) world.manager_gone = 1; /* MPI_Finalize would wait for it */
+  return rc;
+}
+
+/* ---- manager: the transport the unit queue calls ----------------------------- */
+
+/* The feature rows after the counts, into one array *rows that the counts
+ * point into; the unit callback copies what it keeps, as it does the
+ * executor's rows, and the caller frees the array after it. */
+static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
+  const size_t stride = feature_stride();
+  /* no more rows than the message could hold, so no sum below overflows */
+  const uint64_t most = b->n / (stride * sizeof(double));
+  uint64_t ref_rows = get_u64(b), ref_cols = get_u64(b), total = 0;
+  if (b->bad || ref_rows > most ||
+      (ref_rows && (ref_cols != stride || !n || ref_rows != counts[0].ref_nuclei)))
+    return -1;
+  total = ref_rows * stride;
+  uint64_t *nrows = malloc((n ? n : 1) * sizeof *nrows);
+  if (!nrows) return -1;
+  for (size_t i = 0; i < n && !b->bad; i++) {
+    nrows[i] = get_u64(b);
+    if (nrows[i] > most ||
+        (nrows[i] && (nrows[i] != counts[i].nuclei || (size_t)counts[i].feature_cols != stride)))
+      b->bad = 1;
+    total += nrows[i] * stride;
+  }
+  if (b->bad || total > (b->n - b->at) / sizeof(double) ||
+      !(*rows = malloc((total ? total : 1) * sizeof **rows))) {
+    free(nrows);
+    return -1;
+  }
+  get(b, *rows, total * sizeof **rows);
+  const double *at = *rows + ref_rows * stride;
+  for (size_t i = 0; i < n; i++) {
+    counts[i].ref_features = ref_rows ? *rows : NULL;
+    counts[i].features = nrows[i] ? at : NULL;
+    at += nrows[i] * stride;
+  }
+  free(nrows);
+  return b->bad ? -1 : 0;
+}
+
+static int decode_result(int r, buf *b, size_t ntiles, size_t nb, size_t nruns,
+                         wsisa__dist_result *res, wsisa_err *e) {
+  memset(res, 0, sizeof *res);
+  res->rank = r;
+  uint64_t tile = get_u64(b), bucket = get_u64(b), n = get_u64(b), csize = get_u64(b),
+           ssize = get_u64(b);
+  if (b->bad || csize != sizeof(wsisa_counts) || ssize != sizeof(wsisa_exec_stats) ||
+      tile >= ntiles || bucket >= nb || n > nruns)
+    return wsisa_error(e, WSISA_EFORMAT,
+                       "rank %d sent a malformed result (is every rank the same wsisa build?)",
+                       r);
+  res->tile = tile, res->bucket = bucket, res->n = n;
+  get(b, &res->stats, sizeof res->stats);
+  res->runs = malloc((n ? n : 1) * sizeof *res->runs);
+  res->counts = malloc((n ? n : 1) * sizeof *res->counts);
+  if (!res->runs || !res->counts) {
+    wsisa__dist_result_free(res);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++)
+    if ((res->runs[i] = get_u64(b)) >= nruns) b->bad = 1;
+  get(b, res->counts, n * sizeof *res->counts);
+  /* the pointers in the structs were the worker's: the rows that came with
+   * them take their place */
+  if (!b->bad && get_features(b, res->counts, n, &res->rows)) b->bad = 1;
+  if (b->bad) {
+    wsisa__dist_result_free(res);
+    return wsisa_error(e, WSISA_EFORMAT, "rank %d sent a malformed result", r);
+  }
+  return 0;
+}
+
+void wsisa__dist_result_free(wsisa__dist_result *res) {
+  free(res->rows);
+  free(res->runs);
+  free(res->counts);
+  memset(res, 0, sizeof *res);
+}
+
+/* An error a worker reports. */
+static int on_error(int from, buf *b, wsisa_err *e) {
+  int32_t code = 0;
+  get(b, &code, sizeof code);
+  const char *msg = b->at < b->n ? (const char *)b->p + b->at : "";
+  if (b->n) b->p[b->n - 1] = '\0';
+  return wsisa_error(e, code < 0 ? code : WSISA_ERUNTIME, "rank %d: %s", from, msg);
+}
+
+int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
+                        wsisa_err *e) {
+  buf b;
+  int tag, from, got = msg_take(MPI_ANY_SOURCE, &tag, &from, &b);
+  if (got <= 0)
+    return got < 0 ? wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving results") : 0;
+  int rc = 2; /* given up on, or nothing to report */
+  if (from > 0 && from < world.size && world.alive[from]) {
+    if (tag == TAG_RESULT) rc = decode_result(from, &b, ntiles, nbuckets, nruns, res, e) ? -1 : 1;
+    else if (tag == TAG_ERROR) rc = on_error(from, &b, e);
+  }
+  if (rc == -1) rc = e && e->code ? e->code : WSISA_EFORMAT;
+  buf_free(&b);
+  return rc;
+}
+
+int wsisa__dist_alive(int rank) { return rank > 0 && rank < world.size && world.alive[rank]; }
+void wsisa__dist_lose(int rank, const char *why) { lose_rank(rank, why); }
+double wsisa__dist_timeout(void) { return world.timeout; }
+
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
+  uint64_t msg[2] = {tile, bucket};
+  return msg_send(rank, TAG_UNIT, msg, sizeof msg, wsisa_now() + world.timeout);
+}
+
+int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                         const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                         size_t paths_asked, uint64_t memory_limit, wsisa_err *e) {
+  buf jb = {0};
+  job_encode(&jb, tiles, ntiles, params, buckets, opts, paths_asked, memory_limit);
+  if (jb.bad) {
+    buf_free(&jb);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, wsisa_now() + world.timeout))
+      lose_rank(r, "cannot be sent the study");
+  buf_free(&jb);
+  return 0;
+}
+
+/* Tell every live worker to stop and wait for each one's answer: a rank that
+ * died while it held no unit is found here, before MPI_Finalize would wait
+ * for it for ever. Other messages still on their way are dropped. */
+void wsisa__dist_stop_workers(void) {
+  if (world.stopped) return;
+  world.stopped = 1;
+  /* a lost rank never reaches MPI_Finalize, where live ranks would wait for
+   * it: they leave without it too (ranks told before one is found lost
+   * below still finalize) */
+  unsigned char lost = world.lost > 0;
+  int waiting = 0;
+  for (int r = 1; r < world.size; r++) {
+    if (!world.alive[r]) continue;
+    if (msg_send(r, TAG_STOP, &lost, 1, wsisa_now() + world.timeout))
+      lose_rank(r, "cannot be told to stop");
+    else
+      waiting++;
+  }
+  char *bye = calloc((size_t)world.size, 1);
+  double deadline = wsisa_now() + (world.timeout < 60 ? world.timeout : 60);
+  while (waiting > 0 && bye) {
+    buf m;
+    int tag, from;
+    if (msg_wait(MPI_ANY_SOURCE, &tag, &from, &m, deadline) <= 0) break;
+    buf_free(&m);
+    if (tag == TAG_BYE && from > 0 && from < world.size && world.alive[from] && !bye[from]) {
+      bye[from] = 1;
+      waiting--;
+    }
+  }
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && !(bye && bye[r])) lose_rank(r, "did not answer the stop");
+  free(bye);
+}
+
+#else /* without MPI the job is this process alone: no worker to reach */
+
+int wsisa__dist_alive(int rank) { return rank == 0; }
+void wsisa__dist_lose(int rank, const char *why) { (void)rank, (void)why; }
+double wsisa__dist_timeout(void) { return world.timeout; }
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
+  (void)rank, (void)tile, (void)bucket;
+  return -1;
+}
+int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                         const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                         size_t paths_asked, uint64_t memory_limit, wsisa_err *e) {
+  (void)tiles, (void)ntiles, (void)params, (void)buckets, (void)opts, (void)paths_asked,
+      (void)memory_limit;
+  return wsisa_error(e, WSISA_EINTERNAL, "no MPI in this build");
+}
+int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
+                        wsisa_err *e) {
+  (void)ntiles, (void)nbuckets, (void)nruns, (void)res, (void)e;
+  return 0;
+}
+void wsisa__dist_result_free(wsisa__dist_result *res) { (void)res; }
+void wsisa__dist_stop_workers(void) {}
+
+#endif /* WSISA_WITH_MPI */
+
+/* ---- the public face ---------------------------------------------------------- */
+
+int wsisa_dist_start(double unit_timeout, wsisa_err *e) {
+  wsisa_env env;
+  wsisa_env_read(&env);
+  world.timeout = unit_timeout;
+  if (env.unit_timeout) {
+    char *end;
+    double t = strtod(env.unit_timeout, &end);
+    if (*end || !(t > 0))
+      return wsisa_error(e, WSISA_EUSAGE, "WSISA_UNIT_TIMEOUT=%s: not a number of seconds > 0",
+                         env.unit_timeout);
+    world.timeout = t;
+  }
+  if (env.mpi_world_size <= 1) return 0;
+#ifdef WSISA_WITH_MPI
+  int provided = 0, argc = 0;
+  char **argv = NULL;
+  if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI failed to start");
+  /* errors come back as codes: a dead rank must not take the manager down */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world.size);
+  world.active = world.size > 1;
+  world.alive = malloc((size_t)world.size);
+  if (!world.alive) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  memset(world.alive, 1, (size_t)world.size);
+  if (provided < MPI_THREAD_FUNNELED)
+    return wsisa_error(e, WSISA_ERUNTIME, "MPI offers no thread support (StarPU needs FUNNELED)");
+  wsisa_log_set_rank(world.rank);
+  if (!env.starpu_binding) setenv("STARPU_WORKERS_NOBIND", "1", 0);
+  return 0;
+#else
+  return wsisa_error(e, WSISA_EUSAGE,
+                     "started by mpirun with %d ranks, but this wsisa was built without Open MPI "
+                     "(install libopenmpi-dev and rebuild)",
+                     env.mpi_world_size);
+#endif
+}
+
+int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
+  *total = local;
+  if (!world.active) return 0;
+#ifdef WSISA_WITH_MPI
+  const char *sched = wsisa_runtime_sched();
+  double deadline = wsisa_now() + world.timeout;
+  for (int r = 1; r < world.size; r++)
+    if (world.alive[r] && msg_send(r, TAG_SETUP, sched, strlen(sched) + 1, deadline))
+      lose_rank(r, "cannot be reached");
+  int rc = 0;
+  for (int r = 1; r < world.size && !rc; r++) {
+    buf m;
+    int tag;
+    if (!world.alive[r]) continue;
+    int got = msg_wait(r, &tag, NULL, &m, deadline);
+    if (got <= 0) {
+      lose_rank(r, "did not start in time");
+      continue;
+    }
+    if (tag == TAG_READY) {
+      int32_t n = 0;
+      get(&m, &n, sizeof n);
+      *total += n;
+    } else {
+      rc = tag == TAG_ERROR ? on_error(r, &m, e) : 0;
+    }
+    buf_free(&m);
+  }
+  wsisa_log(WSISA_LOG_INFO, "mpi", "%d ranks, %d StarPU workers in all", world.size, *total);
+  return rc;
+#else
+  (void)e;
+  return 0;
+#endif
+}
+
+void wsisa_dist_end(void) {
+  if (!world.active) return;
+#ifdef WSISA_WITH_MPI
+  if (world.rank == 0) wsisa__dist_stop_workers();
+  /* a rank given up on may never reach MPI_Finalize, which waits for every
+   * rank: leave without it; the results are already on disk */
+  if (world.lost || world.manager_gone) {
+    if (world.lost)
+      wsisa_log(WSISA_LOG_WARN, "mpi", "%d rank(s) lost: leaving without MPI_Finalize",
+                world.lost);
+  } else {
+    MPI_Finalize();
+  }
+#endif
+  free(world.alive);
+  world.alive = NULL;
+  world.active = 0;
+}

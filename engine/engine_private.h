@@ -1,0 +1,131 @@
+/* Shared-internal pieces of engine/. */
+#ifndef WSISA_ENGINE_PRIVATE_H
+#define WSISA_ENGINE_PRIVATE_H
+
+#include <stdio.h>
+
+#include "engine/engine.h"
+#include "io/study.h"
+#include "reuse/reuse.h"
+#include "sa/sa.h"
+
+/* `wsisa run`'s feature metrics (engine/features.c): mean_haematoxylin and
+ * wasserstein:<feature>, from per-(run, tile) values journaled in
+ * feature_values.csv. */
+typedef struct wsisa__run_features wsisa__run_features;
+struct wsisa_counts;
+/* Is `metric` a feature metric with a known feature? */
+int wsisa__run_features_is_metric(const char *metric);
+/* NULL in *out when no metric needs features; WSISA_EUSAGE for
+ * wasserstein:<unknown feature>. */
+int wsisa__run_features_new(char *const *metrics, size_t nmetrics, size_t nruns, size_t ntiles,
+                            const char *dir, wsisa__run_features **out, wsisa_err *e);
+void wsisa__run_features_free(wsisa__run_features *f);
+int wsisa__run_features_open(wsisa__run_features *f, int fresh, wsisa_err *e);
+/* Resume: read the values back; a (run, tile) of `have` without them is cleared. */
+int wsisa__run_features_read(wsisa__run_features *f, uint8_t *have, wsisa_err *e);
+/* A finished unit's values, journaled (synced) and kept. */
+int wsisa__run_features_unit(wsisa__run_features *f, size_t tile, const size_t *runs,
+                             const struct wsisa_counts *counts, size_t n, wsisa_err *e);
+/* The metric of a run; NaN when undefined (no nucleus). */
+double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char *metric);
+/* Wasserstein-1 distance of two sorted, non-empty samples. */
+double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t nb);
+
+/* ---- the MPI transport of the unit queue (engine/dist.c) -------------------- */
+/* Without MPI, or not started by mpirun, the job has one rank and the unit
+ * queue never calls these but wsisa__dist_alive. */
+
+/* A unit's result as a worker sent it; the counts point into `rows` for
+ * their feature rows, as the executor's do. */
+typedef struct wsisa__dist_result {
+  int rank;
+  size_t tile, bucket, n;
+  size_t *runs;
+  wsisa_counts *counts;
+  wsisa_exec_stats stats;
+  double *rows;
+} wsisa__dist_result;
+
+/* Is rank r (> 0) still given work? */
+int wsisa__dist_alive(int rank);
+/* Give rank r up: it gets no more work. */
+void wsisa__dist_lose(int rank, const char *why);
+/* Seconds a worker may hold a unit. */
+double wsisa__dist_timeout(void);
+/* Send the job (tiles, design, plan, options) to every live worker. */
+int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                         const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                         size_t paths_asked, uint64_t memory_limit, wsisa_err *e);
+/* Hand unit (tile, bucket) to worker `rank`: non-zero when it cannot be sent. */
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket);
+/* A worker's message if one is waiting: 0 none; 1 a result in *res (free it
+ * with wsisa__dist_result_free); 2 a message used up with nothing to report
+ * (from a rank given up on); negative on an error, a worker's included. A
+ * result is checked against the job's sizes. */
+int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
+                        wsisa_err *e);
+void wsisa__dist_result_free(wsisa__dist_result *res);
+/* How long a rank with nothing to do waits before it looks for messages
+ * again: it starts short and doubles while nothing happens, so an idle rank
+ * neither spins on MPI nor answers late (a unit takes far longer). */
+#define WSISA_IDLE_MIN 1e-4
+#define WSISA_IDLE_MAX 5e-3
+/* Tell every live worker to stop and wait for its answer. */
+void wsisa__dist_stop_workers(void);
+
+/* ---- a study's run: engine/runner.c, journal.c, results.c ------------------ */
+
+/* Everything one `wsisa run` knows, from the study to the counts. */
+typedef struct wsisa__study_run {
+  wsisa_study *study;
+  char dir[4096];
+  wsisa_tile_ref *tiles;
+  char **tile_names;
+  size_t ntiles;
+  wsisa_sa_space *space;
+  wsisa_sa_opts sa;
+  wsisa_sa_design *design;
+  size_t nruns;
+  double *params;           /* nruns x 15, canonical order */
+  uint64_t *run_ids;        /* a design read from CSV keeps its run ids; NULL: 0..n-1 */
+  int from_csv;
+  wsisa_reuse_design *plan;
+  wsisa_reuse_buckets *buckets;
+  int workers;              /* StarPU workers over every MPI rank */
+  wsisa_counts *counts;     /* nruns x ntiles */
+  uint8_t *have;            /* nruns x ntiles: counts known */
+  FILE *journal;
+  double t_plan, t_exec, t_start;
+  wsisa_exec_stats stats;
+  uint64_t tasks_no_reuse;
+  int object_match;         /* a metric needs the objects matched (object_dice) */
+  wsisa_machine machine;
+  wsisa__run_features *features; /* NULL: no metric needs the feature stage */
+} wsisa__study_run;
+
+/* DIR/name into buf. */
+void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap);
+
+/* journal.csv: one line per finished (run, tile), flushed and synced. */
+int wsisa__journal_open(wsisa__study_run *s, int fresh, wsisa_err *e);
+/* Resume: the counts an earlier run finished; a torn last line is ignored. */
+int wsisa__journal_read(wsisa__study_run *s, wsisa_err *e);
+/* The unit callback (wsisa_exec_unit_fn) that journals and keeps the counts. */
+int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                        const wsisa_counts *counts, size_t n, wsisa_err *e);
+
+/* Is every metric of the study one `wsisa run` computes? Sets s->object_match. */
+int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e);
+/* study.json (resolved) and samples.csv (and design.csv for a CSV design):
+ * what --resume reads back. */
+int wsisa__results_study(wsisa__study_run *s, wsisa_err *e);
+int wsisa__results_samples(wsisa__study_run *s, wsisa_err *e);
+/* metrics.csv and outputs.csv from the counts. */
+int wsisa__results_metrics(wsisa__study_run *s, wsisa_err *e);
+/* run.json: versions, workers, machine, reuse, tasks, times, memory. */
+int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e);
+/* The parameters ranked by the first metric's main index, on stdout. */
+void wsisa__results_print_top(const wsisa__study_run *s);
+
+#endif

@@ -1,0 +1,559 @@
+/* The executor (docs/architecture.md). For each tile: its shared stage and the
+ * reference segmentation (default parameters) once; then for each bucket, the
+ * merged task tree is walked depth first and submitted in dependency order.
+ * A node's outputs are released once its subtree is submitted, and at most K
+ * root-to-leaf paths are active at once (RMSR, seed 003 §III, Algorithm 1): a
+ * path stays active until its leaf's comparison has finished, so peak memory
+ * is bounded by K, not by the bucket size. */
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
+#include "engine/engine.h"
+#include "io/io.h"
+
+/* ---- active paths ------------------------------------------------------- */
+
+typedef struct paths {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  size_t active, peak;
+} paths;
+
+typedef struct unit unit;
+
+typedef struct leaf leaf;
+
+/* One measure of a leaf on its way home. */
+typedef struct leaf_part {
+  leaf *owner;
+  starpu_data_handle_t handle;
+} leaf_part;
+
+/* PART_ROWS, the feature rows, is registered once the object count is home. */
+enum { PART_COUNTS, PART_NUCLEI, PART_MATCH, PART_ROWS, NPARTS };
+
+/* One leaf's measures against the reference: they come home here. The path
+ * ends when all have arrived. */
+struct leaf {
+  uint64_t counts[3], nuclei, match[2];
+  leaf_part part[NPARTS];
+  int remaining;
+  size_t node;
+  unit *owner;
+  /* the feature stage: labels kept for the reduction, its rows */
+  const wsisa_tile_data *data;
+  starpu_data_handle_t labels;
+  double *rows;
+  int failed;
+};
+
+struct unit {
+  size_t tile, bucket;
+  const wsisa_reuse_tree *tree;
+  leaf *leaves;
+  size_t nleaves, pending; /* leaves whose comparison has not finished */
+  wsisa_counts *node_counts; /* per level-1 node skipped: counts of an empty mask */
+  paths *paths;
+  uint64_t ref_nuclei;      /* the tile's reference object count */
+  wsisa_tile_data own_tile; /* when the tile stage is not shared */
+  int owns_tile;
+  const double *ref_features; /* the tile's reference feature rows */
+  int normalize;
+};
+
+static void leaf_arrived(leaf *l) {
+  paths *p = l->owner->paths;
+  pthread_mutex_lock(&p->lock);
+  if (--l->remaining == 0) {
+    p->active--;
+    l->owner->pending--;
+    pthread_cond_broadcast(&p->cond);
+  }
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void leaf_part_done(void *arg) {
+  leaf_part *part = arg;
+  starpu_data_release(part->handle);
+  leaf_arrived(part->owner);
+}
+
+/* With features, the object count is home: the reduction's output can be
+ * registered now. Runs in a callback: it only submits, never waits. */
+static void leaf_nuclei_done(void *arg) {
+  leaf_part *part = arg;
+  leaf *l = part->owner;
+  starpu_data_release(part->handle);
+  size_t len = (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels);
+  if (len) {
+    l->rows = malloc(len * sizeof *l->rows);
+    l->failed = !l->rows;
+  }
+  if (len && l->rows) {
+    leaf_part *rows = &l->part[PART_ROWS];
+    rows->owner = l;
+    starpu_vector_data_register(&rows->handle, STARPU_MAIN_RAM, (uintptr_t)l->rows,
+                                (uint32_t)len, sizeof *l->rows);
+    l->failed = wsisa_workflow_reduce_submit(l->data, l->labels, rows->handle, NULL) ||
+                starpu_data_acquire_cb(rows->handle, STARPU_R, leaf_part_done, rows);
+  }
+  starpu_data_unregister_submit(l->labels);
+  l->labels = NULL;
+  if (len && l->rows && !l->failed) return; /* the rows' arrival ends the path */
+  leaf_arrived(l);
+}
+
+/* Wait until fewer than `limit` paths are active (limit 0: no bound). */
+static void paths_wait_below(paths *p, size_t limit) {
+  if (!limit) return;
+  pthread_mutex_lock(&p->lock);
+  while (p->active >= limit) pthread_cond_wait(&p->cond, &p->lock);
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void paths_begin(paths *p) {
+  pthread_mutex_lock(&p->lock);
+  p->active++;
+  if (p->active > p->peak) p->peak = p->active;
+  pthread_mutex_unlock(&p->lock);
+}
+
+static void unit_wait(unit *u) {
+  pthread_mutex_lock(&u->paths->lock);
+  while (u->pending) pthread_cond_wait(&u->paths->cond, &u->paths->lock);
+  pthread_mutex_unlock(&u->paths->lock);
+}
+
+/* ---- tiles ---------------------------------------------------------------- */
+
+int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
+  *rgb = NULL;
+  if (!t->is_slide) return wsisa_image_read_rgb(t->path, rgb, e);
+  wsisa_slide *slide = NULL;
+  int rc = wsisa_slide_open(t->path, &slide, e);
+  if (rc) return rc;
+  rc = wsisa_slide_read_rgb(slide, t->level, t->x, t->y, t->width, t->height, rgb, e);
+  wsisa_slide_close(slide);
+  return rc;
+}
+
+typedef struct tile_state {
+  wsisa_image *rgb;
+  starpu_data_handle_t h_rgb;
+  wsisa_tile_data data;
+  starpu_data_handle_t ref;  /* reference mask (default parameters) */
+  starpu_data_handle_t ref_labels; /* its objects, kept when objects are matched */
+  uint64_t ref_pixels, ref_nuclei;
+  double *ref_features; /* with features: ref_nuclei rows */
+  /* background decisions per (B, G, R) seen on this tile */
+  double (*bgr)[3];
+  int *skip;
+  size_t nbgr, cap_bgr;
+} tile_state;
+
+static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
+                     wsisa_exec_stats *stats, wsisa_err *e) {
+  memset(ts, 0, sizeof *ts);
+  int rc = wsisa_tile_load(ref, &ts->rgb, e);
+  if (rc) return rc;
+  int w = ts->rgb->width, h = ts->rgb->height;
+  if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
+  if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, w, h, o->normalize, &ts->data, e))) return rc;
+  if (o->features && (rc = wsisa_workflow_channels_submit(&ts->data, 1, e))) return rc;
+  stats->tile_stages++;
+  if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
+  if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
+    return rc;
+  uint64_t counts[3] = {0, 0, 0}, nuclei = 0;
+  starpu_data_handle_t hc, hn;
+  starpu_vector_data_register(&hc, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
+  starpu_vector_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)&nuclei, 1, sizeof nuclei);
+  /* the reference's objects: matched with every run's, and reduced to feature rows */
+  wsisa_measure m = {hc, hn, NULL, NULL,
+                     o->object_match || o->features ? &ts->ref_labels : NULL};
+  rc = wsisa_workflow_measure_submit(&ts->data, ts->ref, ts->ref, &m, e);
+  starpu_data_unregister(hc);
+  starpu_data_unregister(hn);
+  ts->ref_pixels = counts[1];
+  ts->ref_nuclei = nuclei;
+  if (!rc && o->features)
+    rc = wsisa_workflow_rows_compute(&ts->data, ts->ref_labels, (size_t)nuclei,
+                                     &ts->ref_features, e);
+  if (ts->ref_labels && !o->object_match) {
+    starpu_data_unregister_submit(ts->ref_labels);
+    ts->ref_labels = NULL;
+  }
+  return rc;
+}
+
+static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
+  if (ts->data.rc) wsisa_workflow_tile_release(&ts->data, o->normalize);
+  if (ts->ref) starpu_data_unregister_submit(ts->ref);
+  if (ts->ref_labels) starpu_data_unregister_submit(ts->ref_labels);
+  if (ts->h_rgb) starpu_data_unregister(ts->h_rgb); /* waits for its readers */
+  wsisa_image_free(ts->rgb);
+  free(ts->bgr);
+  free(ts->skip);
+  free(ts->ref_features);
+  memset(ts, 0, sizeof *ts);
+}
+
+static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
+                     wsisa_err *e) {
+  for (size_t i = 0; i < ts->nbgr; i++)
+    if (ts->bgr[i][0] == p[WSISA_P_B] && ts->bgr[i][1] == p[WSISA_P_G] &&
+        ts->bgr[i][2] == p[WSISA_P_R]) {
+      *skip = ts->skip[i];
+      return 0;
+    }
+  int rc = wsisa_workflow_background_skip(data, p, skip, e);
+  if (rc) return rc;
+  if (ts->nbgr == ts->cap_bgr) {
+    size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
+    double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);
+    if (b) ts->bgr = b;
+    int *s = realloc(ts->skip, cap * sizeof *s);
+    if (s) ts->skip = s;
+    if (!b || !s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    ts->cap_bgr = cap;
+  }
+  ts->bgr[ts->nbgr][0] = p[WSISA_P_B];
+  ts->bgr[ts->nbgr][1] = p[WSISA_P_G];
+  ts->bgr[ts->nbgr][2] = p[WSISA_P_R];
+  ts->skip[ts->nbgr++] = *skip;
+  return 0;
+}
+
+/* ---- units ---------------------------------------------------------------- */
+
+static void unit_free(unit *u) {
+  if (!u) return;
+  for (size_t i = 0; i < u->nleaves; i++) {
+    for (int k = 0; k < NPARTS; k++)
+      if (u->leaves[i].part[k].handle) starpu_data_unregister(u->leaves[i].part[k].handle);
+    if (u->leaves[i].labels) starpu_data_unregister_submit(u->leaves[i].labels);
+    free(u->leaves[i].rows);
+  }
+  /* with features, the leaves' reductions read the unit's own channels */
+  if (u->owns_tile) wsisa_workflow_tile_release(&u->own_tile, u->normalize);
+  free(u->leaves);
+  free(u->node_counts);
+  free(u);
+}
+
+/* Submit one unit: the depth-first walk of its tree. */
+static int unit_submit(unit *u, tile_state *ts, const double *params,
+                       const wsisa_exec_opts *o, wsisa_exec_stats *stats, wsisa_err *e) {
+  const wsisa_reuse_tree *t = u->tree;
+  const wsisa_tile_data *data = &ts->data;
+  int rc = 0;
+  if (!o->share_tile_stage) {
+    if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, ts->rgb->width, ts->rgb->height,
+                                         o->normalize, &u->own_tile, e)))
+      return rc;
+    u->owns_tile = 1;
+    u->normalize = o->normalize;
+    if (o->features && (rc = wsisa_workflow_channels_submit(&u->own_tile, 1, e))) return rc;
+    stats->tile_stages++;
+    data = &u->own_tile;
+  }
+  size_t nleaves = 0;
+  for (size_t v = 1; v < t->n_nodes; v++) nleaves += t->nodes[v].level == t->k;
+  u->leaves = calloc(nleaves ? nleaves : 1, sizeof *u->leaves);
+  u->node_counts = calloc(t->n_nodes, sizeof *u->node_counts);
+  if (!u->leaves || !u->node_counts) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+
+  wsisa_task_data path;
+  memset(&path, 0, sizeof path);
+  size_t stack[WSISA_SEG_LEVELS + 1], depth = 0;
+  for (size_t v = 1; v < t->n_nodes && !rc;) {
+    const wsisa_reuse_node *n = &t->nodes[v];
+    /* leave the subtrees that are finished: their outputs have no consumer left */
+    while (depth && t->nodes[stack[depth - 1]].end <= v)
+      wsisa_workflow_task_release((int)t->nodes[stack[--depth]].level, &path);
+    const double *p = params + t->instances[n->first_instance] * WSISA_SEG_NPARAMS;
+    if (n->level == 1) {
+      int skip = 0;
+      if ((rc = tile_skip(ts, data, p, &skip, e))) break;
+      if (skip) {
+        /* the 90 % background rule: an empty mask, the subtree is not run */
+        u->node_counts[v].ref = ts->ref_pixels;
+        u->node_counts[v].run = 1; /* marks "skipped" until reported */
+        stats->skipped += n->end - v;
+        v = n->end;
+        continue;
+      }
+    }
+    if (n->level == t->k) paths_wait_below(u->paths, o->active_paths);
+    rc = wsisa_workflow_task_submit((int)n->level, p, data, &path, NULL, e);
+    if (rc) break;
+    stats->tasks++;
+    stack[depth++] = v;
+    if (n->level == t->k) {
+      leaf *l = &u->leaves[u->nleaves++];
+      l->node = v;
+      l->owner = u;
+      l->remaining = o->object_match ? 3 : 2;
+      uint64_t *home[NPARTS] = {l->counts, &l->nuclei, l->match};
+      const uint32_t len[NPARTS] = {3, 1, 2};
+      for (int k = 0; k < l->remaining; k++) {
+        l->part[k].owner = l;
+        starpu_vector_data_register(&l->part[k].handle, STARPU_MAIN_RAM, (uintptr_t)home[k],
+                                    len[k], sizeof(uint64_t));
+      }
+      l->data = data;
+      wsisa_measure m = {l->part[PART_COUNTS].handle, l->part[PART_NUCLEI].handle,
+                         l->part[PART_MATCH].handle, ts->ref_labels,
+                         o->features ? &l->labels : NULL};
+      if ((rc = wsisa_workflow_measure_submit(data, path.final, ts->ref, &m, e))) break;
+      paths_begin(u->paths);
+      pthread_mutex_lock(&u->paths->lock);
+      u->pending++;
+      pthread_mutex_unlock(&u->paths->lock);
+      for (int k = 0, n = l->remaining; k < n && !rc; k++)
+        if (starpu_data_acquire_cb(l->part[k].handle, STARPU_R,
+                                   k == PART_NUCLEI && l->labels ? leaf_nuclei_done
+                                                                 : leaf_part_done,
+                                   &l->part[k]))
+          rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
+      if (rc) break;
+    }
+    v++;
+  }
+  while (depth) wsisa_workflow_task_release((int)t->nodes[stack[--depth]].level, &path);
+  if (u->owns_tile && !o->features) {
+    wsisa_workflow_tile_release(&u->own_tile, o->normalize);
+    u->owns_tile = 0;
+  }
+  return rc;
+}
+
+/* Gather a finished unit's counts per run and hand them over. */
+static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
+  const wsisa_reuse_tree *t = u->tree;
+  size_t n = t->n_instances;
+  size_t *runs = malloc((n ? n : 1) * sizeof *runs);
+  wsisa_counts *counts = calloc(n ? n : 1, sizeof *counts);
+  if (!runs || !counts) {
+    free(runs);
+    free(counts);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < u->nleaves; i++)
+    if (u->leaves[i].failed) {
+      free(runs);
+      free(counts);
+      return wsisa_error(e, WSISA_ERUNTIME, "cannot compute the nucleus features");
+    }
+  for (size_t i = 0; i < u->nleaves; i++) {
+    const wsisa_reuse_node *leaf_node = &t->nodes[u->leaves[i].node];
+    for (size_t j = 0; j < leaf_node->n_instances; j++) {
+      runs[m] = t->instances[leaf_node->first_instance + j];
+      const leaf *l = &u->leaves[i];
+      counts[m++] = (wsisa_counts){l->counts[0], l->counts[1], l->counts[2], l->nuclei,
+                                   u->ref_nuclei, l->match[0], l->match[1], l->rows,
+                                   u->ref_features, WSISA_NF_ROW(l->data->nchannels)};
+    }
+  }
+  for (size_t v = 1; v < t->n_nodes; v++) {
+    if (t->nodes[v].level != 1 || !u->node_counts[v].run) continue;
+    const wsisa_reuse_node *nd = &t->nodes[v];
+    for (size_t j = 0; j < nd->n_instances; j++) {
+      runs[m] = t->instances[nd->first_instance + j];
+      counts[m++] = (wsisa_counts){0,    0, u->node_counts[v].ref, 0, u->ref_nuclei, 0, 0, NULL,
+                                   u->ref_features, 0};
+    }
+  }
+  int rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
+  free(runs);
+  free(counts);
+  return rc;
+}
+
+/* ---- sessions: units handed out one at a time ---------------------------- */
+
+struct wsisa_exec_session {
+  const wsisa_tile_ref *tiles;
+  size_t ntiles;
+  const double *params;
+  const wsisa_reuse_buckets *buckets;
+  wsisa_exec_opts opts;
+  paths ps;
+  tile_state ts;
+  size_t tile; /* the loaded tile; ntiles when none is */
+  unit **queue;
+  size_t nq, cap;
+  wsisa_exec_stats stats; /* since the last wsisa_exec_session_stats */
+};
+
+int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                           const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                           wsisa_exec_session **out, wsisa_err *e) {
+  wsisa_exec_session *s = calloc(1, sizeof *s);
+  if (!s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  s->tiles = tiles;
+  s->ntiles = ntiles;
+  s->params = params;
+  s->buckets = buckets;
+  s->opts = *opts;
+  pthread_mutex_init(&s->ps.lock, NULL);
+  pthread_cond_init(&s->ps.cond, NULL);
+  s->tile = ntiles;
+  *out = s;
+  return 0;
+}
+
+static int unit_finished(unit *u) {
+  pthread_mutex_lock(&u->paths->lock);
+  int done = u->pending == 0;
+  pthread_mutex_unlock(&u->paths->lock);
+  return done;
+}
+
+/* Report finished units, oldest first, until at most `keep` are in flight;
+ * with `wait`, wait for them, else stop at the first unfinished one. */
+static int session_report(wsisa_exec_session *s, size_t keep, int wait,
+                          wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
+  int rc = 0;
+  while (s->nq > keep && !rc) {
+    if (!wait && !unit_finished(s->queue[0])) break;
+    unit_wait(s->queue[0]);
+    rc = unit_report(s->queue[0], on_unit, ctx, e);
+    unit_free(s->queue[0]);
+    memmove(s->queue, s->queue + 1, --s->nq * sizeof *s->queue);
+  }
+  return rc;
+}
+
+int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
+                            wsisa_exec_unit_fn on_unit, void *ctx, size_t *in_flight,
+                            wsisa_err *e) {
+  int rc = session_report(s, keep, wait, on_unit, ctx, e);
+  if (in_flight) *in_flight = s->nq;
+  return rc;
+}
+
+static void session_close_tile(wsisa_exec_session *s) {
+  if (s->tile == s->ntiles) return;
+  starpu_task_wait_for_all();
+  tile_close(&s->ts, &s->opts);
+  s->tile = s->ntiles;
+}
+
+int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
+                              wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
+  if (tile >= s->ntiles || bucket >= s->buckets->n_buckets)
+    return wsisa_error(e, WSISA_EINTERNAL, "unit (tile %zu, bucket %zu) is not in the study",
+                       tile, bucket);
+  int rc = 0;
+  if (tile != s->tile) {
+    /* the tile's pixels must outlive every unit that reads them */
+    if ((rc = wsisa_exec_session_poll(s, 0, 1, on_unit, ctx, NULL, e))) return rc;
+    session_close_tile(s);
+    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts, &s->stats, e);
+    s->tile = tile;
+    if (rc) {
+      session_close_tile(s);
+      return rc;
+    }
+  }
+  if (s->nq == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 4;
+    unit **q = realloc(s->queue, cap * sizeof *q);
+    if (!q) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    s->queue = q;
+    s->cap = cap;
+  }
+  unit *u = calloc(1, sizeof *u);
+  if (!u) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  u->tile = tile;
+  u->bucket = bucket;
+  u->tree = s->buckets->trees[bucket];
+  u->paths = &s->ps;
+  u->ref_nuclei = s->ts.ref_nuclei;
+  u->ref_features = s->ts.ref_features;
+  if ((rc = unit_submit(u, &s->ts, s->params, &s->opts, &s->stats, e))) {
+    unit_wait(u);
+    unit_free(u);
+    return rc;
+  }
+  s->queue[s->nq++] = u;
+  return 0;
+}
+
+void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  double whole = floor(seconds);
+  until.tv_sec += (time_t)whole;
+  until.tv_nsec += (long)((seconds - whole) * 1e9);
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  pthread_mutex_lock(&s->ps.lock);
+  /* a leaf's end broadcasts: the oldest unit's end wakes this thread at once */
+  if (s->nq)
+    while (s->queue[0]->pending &&
+           pthread_cond_timedwait(&s->ps.cond, &s->ps.lock, &until) != ETIMEDOUT) {
+    }
+  pthread_mutex_unlock(&s->ps.lock);
+  if (!s->nq) nanosleep(&(struct timespec){(time_t)whole, (long)((seconds - whole) * 1e9)}, NULL);
+}
+
+void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {
+  pthread_mutex_lock(&s->ps.lock);
+  s->stats.peak_paths = s->ps.peak;
+  pthread_mutex_unlock(&s->ps.lock);
+  *stats = s->stats;
+  memset(&s->stats, 0, sizeof s->stats);
+}
+
+void wsisa_exec_session_free(wsisa_exec_session *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->nq; i++) {
+    unit_wait(s->queue[i]);
+    unit_free(s->queue[i]);
+  }
+  session_close_tile(s);
+  pthread_mutex_destroy(&s->ps.lock);
+  pthread_cond_destroy(&s->ps.cond);
+  free(s->queue);
+  free(s);
+}
+
+/* Bytes one active root-to-leaf path holds per tile pixel: the seven task
+ * outputs (u8 masks) plus the largest set of temporaries a task keeps at once
+ * (level 6: distance, relief and h-minima as f32, markers and labels as i32,
+ * and four u8 masks). */
+#define PATH_BYTES_PER_PIXEL (7 + 3 * 4 + 2 * 4 + 4)
+/* What a tile holds whatever the paths: RGB in and normalized, rc, its
+ * opening, the reference mask. */
+#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+
+/* Peak memory is bounded by K (seed 003 §III), so a memory limit lowers K to
+ * what fits. Two units are in flight at once, so the tile cost counts twice. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
+                               const wsisa_tile_ref *tiles, size_t ntiles) {
+  size_t k = asked ? asked : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
+  uint64_t limit = *memory_limit;
+  /* by default, stay below the memory available now */
+  if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8);
+  if (!limit) return k;
+  double px = 0;
+  for (size_t t = 0; t < ntiles; t++) px = fmax(px, (double)tiles[t].width * tiles[t].height);
+  double free_bytes = (double)limit - 2.0 * px * TILE_BYTES_PER_PIXEL;
+  size_t fit = free_bytes > 0 ? (size_t)(free_bytes / (px * PATH_BYTES_PER_PIXEL)) : 0;
+  if (fit < 1) {
+    wsisa_log(WSISA_LOG_WARN, "run",
+              "memory limit %.0f MiB is below one active path (%.0f MiB); running with K = 1",
+              (double)limit / 1048576.0,
+              px * (PATH_BYTES_PER_PIXEL + 2 * TILE_BYTES_PER_PIXEL) / 1048576.0);
+    fit = 1;
+  }
+  return fit < k ? fit : k;
+}

@@ -1,0 +1,232 @@
+/* The study's reuse plan: the options a study's strategy runs with, the task
+ * keys of its runs, the none strategy's one-run buckets, and the comparison
+ * of every strategy on a study's design that `wsisa plan` prints. `wsisa run` and
+ * `wsisa plan` both take their settings from here, so a plan shows what a
+ * run would do. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "io/csv.h"
+#include "io/study.h"
+#include "sa/sa.h"
+
+void wsisa_plan_reuse_opts(const wsisa_study *study, int workers, const double *level_cost,
+                           wsisa_reuse_opts *o) {
+  static const wsisa_reuse_strategy map[] = {WSISA_REUSE_STAGE, WSISA_REUSE_STAGE,
+                                             WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
+                                             WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
+  const wsisa_study_reuse_opts *ro = &study->reuse;
+  memset(o, 0, sizeof *o);
+  o->strategy = map[ro->strategy];
+  o->max_buckets = ro->max_buckets > 0 ? (size_t)ro->max_buckets
+                                       : 3 * (size_t)(workers > 0 ? workers : 1);
+  o->max_bucket_size =
+      ro->max_bucket_size > 0 ? (size_t)ro->max_bucket_size : WSISA_DEFAULT_BUCKET_SIZE;
+  o->trtma_last_phase = WSISA_REUSE_BALANCE;
+  o->level_cost = level_cost;
+}
+
+int wsisa_plan_keys(const double *values, size_t nruns, size_t nparams, const int *level,
+                    uint64_t *keys) {
+  size_t *level0 = malloc((nparams ? nparams : 1) * sizeof *level0);
+  if (!level0) return WSISA_ENOMEM;
+  for (size_t p = 0; p < nparams; p++) level0[p] = (size_t)level[p] - 1;
+  int rc = wsisa_reuse_keys_from_values(values, nruns, nparams, level0, WSISA_SEG_LEVELS, keys);
+  free(level0);
+  return rc ? WSISA_EINTERNAL : 0;
+}
+
+int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_buckets **out) {
+  wsisa_reuse_buckets *b = calloc(1, sizeof *b);
+  if (!b) return WSISA_ENOMEM;
+  b->n_buckets = nruns;
+  b->k = WSISA_SEG_LEVELS;
+  b->start = calloc(nruns + 1, sizeof *b->start);
+  b->instances = calloc(nruns ? nruns : 1, sizeof *b->instances);
+  b->trees = calloc(nruns ? nruns : 1, sizeof *b->trees);
+  b->tasks = calloc(nruns ? nruns : 1, sizeof *b->tasks);
+  b->cost = calloc(nruns ? nruns : 1, sizeof *b->cost);
+  int rc = !b->start || !b->instances || !b->trees || !b->tasks || !b->cost ? WSISA_ENOMEM : 0;
+  for (size_t r = 0; !rc && r < nruns; r++) {
+    b->start[r + 1] = r + 1;
+    b->instances[r] = r;
+    if (wsisa_reuse_tree_build(keys, WSISA_SEG_LEVELS, &r, 1, &b->trees[r])) rc = WSISA_ENOMEM;
+    b->tasks[r] = WSISA_SEG_LEVELS;
+    b->cost[r] = WSISA_SEG_LEVELS;
+  }
+  if (rc) {
+    wsisa_reuse_buckets_free(b);
+    return rc;
+  }
+  *out = b;
+  return 0;
+}
+
+/* ---- wsisa plan ---------------------------------------------------------------- */
+
+/* Parameter values of a design CSV, in the order of the study's space: every
+ * column must be a parameter; a missing column is allowed for a fixed one. */
+static int read_samples(const char *path, const wsisa_study *study, double **values,
+                        size_t *nrows, wsisa_err *e) {
+  const wsisa_sa_space *sp = study->space;
+  wsisa_csv *s = NULL;
+  long *col = calloc(sp->nparams, sizeof *col);
+  double *v = NULL;
+  int rc = col ? wsisa_csv_read(path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (rc) goto done;
+  for (size_t c = 1; c < s->ncols && !rc; c++)
+    if (wsisa_sa_space_find(sp, s->header[c]) < 0)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s", s->path,
+                       s->header_line, s->header[c], study->path);
+  for (size_t p = 0; p < sp->nparams && !rc; p++)
+    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
+        sp->params[p].kind != WSISA_SA_FIXED)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a varying parameter of %s)",
+                       s->path, s->header_line, sp->params[p].name, study->path);
+  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
+  if (!rc && !(v = malloc(s->nrows * sp->nparams * sizeof *v)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t r = 0; !rc && r < s->nrows; r++)
+    for (size_t p = 0; p < sp->nparams && !rc; p++) {
+      double *x = &v[r * sp->nparams + p];
+      if (col[p] < 0) {
+        *x = sp->params[p].value;
+        continue;
+      }
+      wsisa_err why = WSISA_ERR_INIT;
+      if ((rc = wsisa_csv_number(s, r, (size_t)col[p], x, e))) break;
+      if (isnan(*x))
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", s->path, s->lines[r],
+                         sp->params[p].name);
+      else if (wsisa_sa_seg_validate(sp->params[p].name, *x, &why))
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", s->path, s->lines[r], why.msg);
+    }
+  if (!rc) {
+    *values = v;
+    *nrows = s->nrows;
+    v = NULL;
+  }
+done:
+  free(v);
+  free(col);
+  wsisa_csv_free(s);
+  return rc;
+}
+
+/* The runs' parameter values: the CSV's, or the study's own design. */
+static int design_values(const wsisa_plan_request *a, const wsisa_study *study, double **values,
+                         size_t *nrows, char *source, size_t cap, wsisa_err *e) {
+  if (a->samples_path) {
+    snprintf(source, cap, "%s", a->samples_path);
+    return read_samples(a->samples_path, study, values, nrows, e);
+  }
+  wsisa_sa_space *space = NULL;
+  wsisa_sa_design *d = NULL;
+  wsisa_sa_opts opts;
+  int rc = wsisa_study_design(study, a->select, &space, &opts, &d, e);
+  /* The design's columns follow the space it was made over, which keeps the
+   * study's parameter order; map by name all the same. */
+  size_t np = study->space->nparams;
+  double *v = rc ? NULL : malloc(d->nrows * np * sizeof *v);
+  if (!rc && !v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t p = 0; !rc && p < np; p++) {
+    long q = wsisa_sa_space_find(space, study->space->params[p].name);
+    for (size_t r = 0; r < d->nrows; r++)
+      v[r * np + p] = q >= 0 ? d->values[r * d->nparams + (size_t)q] : study->space->params[p].value;
+  }
+  if (!rc) {
+    *values = v;
+    *nrows = d->nrows;
+    snprintf(source, cap, "the study's %s design (%s, seed %llu)", wsisa_sa_method_name(d->method),
+             wsisa_sa_sampler_name(opts.sampler), (unsigned long long)opts.seed);
+  } else {
+    free(v);
+  }
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(space);
+  return rc;
+}
+
+static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, size_t active_paths,
+                        wsisa_plan_row *out, wsisa_err *e) {
+  wsisa_reuse_buckets *b = NULL;
+  double t0 = 1e3 * wsisa_now();
+  int rc = wsisa_reuse_merge(d, o, &b);
+  out->ms = 1e3 * wsisa_now() - t0;
+  if (rc)
+    return wsisa_error(e, rc, "reuse analysis (%s) failed: %s", wsisa_reuse_strategy_name(o->strategy),
+                       wsisa_strerror(rc));
+  wsisa_reuse_buckets_summarize(b, active_paths, &out->summary);
+  wsisa_reuse_buckets_free(b);
+  return 0;
+}
+
+int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
+                       wsisa_plan_report *out, wsisa_err *e) {
+  memset(out, 0, sizeof *out);
+  if (!study->segmentation)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: not a segmentation study (no inputs): its parameters have no task "
+                       "levels to plan reuse over",
+                       study->path);
+  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && !r->level_cost)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: reuse.cost_model is measured: give the %d task-level costs with --level-costs",
+                       study->path, WSISA_SEG_LEVELS);
+  double *values = NULL;
+  uint64_t *keys = NULL;
+  int *level = NULL;
+  size_t n = 0;
+  int rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
+  if (rc) goto done;
+  size_t np = study->space->nparams;
+  level = malloc(np * sizeof *level);
+  keys = malloc(n * WSISA_SEG_LEVELS * sizeof *keys);
+  if (!level || !keys) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t p = 0; p < np; p++) level[p] = study->space->params[p].level;
+  if ((rc = wsisa_plan_keys(values, n, np, level, keys))) {
+    rc = wsisa_error(e, WSISA_EINTERNAL, "%s: a parameter has no task level", study->path);
+    goto done;
+  }
+  double t0 = 1e3 * wsisa_now();
+  if ((rc = wsisa_reuse_design_new(keys, n, WSISA_SEG_LEVELS, &out->design))) {
+    rc = wsisa_error(e, rc, "reuse analysis failed: %s", wsisa_strerror(rc));
+    goto done;
+  }
+  out->design_ms = 1e3 * wsisa_now() - t0;
+  long workers = r->workers > 0 ? r->workers : sysconf(_SC_NPROCESSORS_ONLN);
+  out->active_paths =
+      r->active_paths >= 0 ? (size_t)r->active_paths : (size_t)study->reuse.active_paths;
+  static const wsisa_reuse_strategy order[WSISA_PLAN_STRATEGIES] = {
+      WSISA_REUSE_STAGE, WSISA_REUSE_NAIVE, WSISA_REUSE_SCA, WSISA_REUSE_RTMA, WSISA_REUSE_TRTMA};
+  for (size_t i = 0; i < WSISA_PLAN_STRATEGIES && !rc; i++) {
+    wsisa_reuse_opts o;
+    wsisa_plan_reuse_opts(study, (int)(workers > 0 ? workers : 1), r->level_cost, &o);
+    o.strategy = order[i];
+    wsisa_plan_row *row = &out->rows[i];
+    row->strategy = order[i];
+    row->limit = order[i] == WSISA_REUSE_TRTMA ? o.max_buckets : o.max_bucket_size;
+    if (order[i] == WSISA_REUSE_SCA && out->design->n_distinct > WSISA_PLAN_SCA_LIMIT)
+      row->skipped = 1;
+    else
+      rc = run_strategy(out->design, &o, out->active_paths, row, e);
+  }
+done:
+  free(values);
+  free(keys);
+  free(level);
+  if (rc) wsisa_plan_report_free(out);
+  return rc;
+}
+
+void wsisa_plan_report_free(wsisa_plan_report *report) {
+  wsisa_reuse_design_free(report->design);
+  report->design = NULL;
+}

@@ -1,0 +1,276 @@
+/* What a study's run writes into its results folder besides the journal:
+ * study.json and samples.csv first (what --resume reads back), then
+ * metrics.csv and outputs.csv from the counts, run.json (provenance), and the
+ * ranking printed at the end. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include <jansson.h>
+
+#include "codelets/cpu/cpu.h"
+#include "engine/engine_private.h"
+#include "io/csv.h"
+
+void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s", s->dir, name);
+}
+
+typedef struct run_metrics {
+  double dice, jaccard, mean_area, object_dice;
+  uint64_t both, run, ref, nuclei, ref_nuclei, obj_ref, obj_run;
+} run_metrics;
+
+/* The metrics a segmentation study may ask of `wsisa run`. */
+static const char *const run_metric_names[] = {"dice", "jaccard", "nucleus_count", "mean_area",
+                                               "object_dice"};
+#define NRUN_METRICS (sizeof run_metric_names / sizeof *run_metric_names)
+
+static run_metrics metrics_of(const wsisa__study_run *s, size_t r) {
+  run_metrics m;
+  memset(&m, 0, sizeof m);
+  for (size_t t = 0; t < s->ntiles; t++) {
+    const wsisa_counts *c = &s->counts[r * s->ntiles + t];
+    m.both += c->both;
+    m.run += c->run;
+    m.ref += c->ref;
+    m.nuclei += c->nuclei;
+    m.ref_nuclei += c->ref_nuclei;
+    m.obj_ref += c->obj_ref;
+    m.obj_run += c->obj_run;
+  }
+  /* no nucleus, no mean area: a missing output the analysis reports by run id */
+  m.mean_area = m.nuclei ? (double)m.run / (double)m.nuclei : NAN;
+  /* two empty masks agree perfectly */
+  m.dice = m.run + m.ref ? 2.0 * (double)m.both / (double)(m.run + m.ref) : 1.0;
+  uint64_t uni = m.run + m.ref - m.both;
+  m.jaccard = uni ? (double)m.both / (double)uni : 1.0;
+  /* object Dice (GlaS): the area-weighted mean of each reference object's Dice
+   * with its best run object, averaged with the same seen from the run's side;
+   * an empty side has no matches */
+  m.object_dice = m.run + m.ref == 0
+                      ? 1.0
+                      : 0.5 * ((m.ref ? (double)m.obj_ref / WSISA_OBJECT_MATCH_ONE / (double)m.ref : 0.0) +
+                               (m.run ? (double)m.obj_run / WSISA_OBJECT_MATCH_ONE / (double)m.run : 0.0));
+  return m;
+}
+
+int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e) {
+  for (size_t m = 0; m < s->study->nmetrics; m++) {
+    const char *name = s->study->metrics[m];
+    int known = 0;
+    for (size_t j = 0; j < NRUN_METRICS; j++) known |= strcmp(name, run_metric_names[j]) == 0;
+    s->object_match |= strcmp(name, "object_dice") == 0;
+    known |= wsisa__run_features_is_metric(name);
+    if (!known && strncmp(name, WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "%s: metric %s: no such feature (the columns of wsisa segment --features)",
+                         study_path, name);
+    if (!known)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count, "
+                         "mean_area and object_dice, and from features mean_haematoxylin and "
+                         "wasserstein:<feature>",
+                         study_path, name);
+  }
+  return 0;
+}
+
+int wsisa__results_metrics(wsisa__study_run *s, wsisa_err *e) {
+  char path[4200], outputs[4200];
+  wsisa__run_path(s, "metrics.csv", path, sizeof path);
+  wsisa__run_path(s, "outputs.csv", outputs, sizeof outputs);
+  wsisa_csv_writer *w = NULL, *o = NULL;
+  int rc = wsisa_csv_create(path, &w, e);
+  if (!rc) rc = wsisa_csv_create(outputs, &o, e);
+  if (rc) {
+    if (w) wsisa_csv_close(w, NULL);
+    return rc;
+  }
+  wsisa_csv_text(w, "run_id");
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
+  for (size_t k = 0; k < NRUN_METRICS - !s->object_match; k++)
+    wsisa_csv_text(w, run_metric_names[k]);
+  const char *cols[] = {"pixels_both", "pixels_run", "pixels_reference",
+                        "reference_nucleus_count"};
+  for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) wsisa_csv_text(w, cols[c]);
+  for (size_t k = 0; k < s->study->nmetrics; k++)
+    if (wsisa__run_features_is_metric(s->study->metrics[k])) wsisa_csv_text(w, s->study->metrics[k]);
+  wsisa_csv_end_row(w);
+  wsisa_csv_text(o, "run_id");
+  for (size_t m = 0; m < s->study->nmetrics; m++) wsisa_csv_text(o, s->study->metrics[m]);
+  wsisa_csv_end_row(o);
+  for (size_t r = 0; r < s->nruns; r++) {
+    run_metrics m = metrics_of(s, r);
+    wsisa_csv_uint(w, r);
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
+    const double values[NRUN_METRICS] = {m.dice, m.jaccard, (double)m.nuclei, m.mean_area,
+                                         m.object_dice};
+    for (size_t k = 0; k < NRUN_METRICS - !s->object_match; k++) wsisa_csv_num(w, values[k]);
+    wsisa_csv_uint(w, m.both);
+    wsisa_csv_uint(w, m.run);
+    wsisa_csv_uint(w, m.ref);
+    wsisa_csv_uint(w, m.ref_nuclei);
+    for (size_t k = 0; k < s->study->nmetrics; k++)
+      if (wsisa__run_features_is_metric(s->study->metrics[k]))
+        wsisa_csv_num(w, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
+    wsisa_csv_end_row(w);
+    wsisa_csv_uint(o, s->run_ids ? s->run_ids[r] : r);
+    for (size_t k = 0; k < s->study->nmetrics; k++) {
+      for (size_t j = 0; j < NRUN_METRICS; j++)
+        if (strcmp(s->study->metrics[k], run_metric_names[j]) == 0) wsisa_csv_num(o, values[j]);
+      if (wsisa__run_features_is_metric(s->study->metrics[k]))
+        wsisa_csv_num(o, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
+    }
+    wsisa_csv_end_row(o);
+  }
+  rc = wsisa_csv_close(w, e);
+  int rc2 = wsisa_csv_close(o, e);
+  return rc ? rc : rc2;
+}
+
+/* The design of a CSV-driven run, in canonical columns: design.csv marks the
+ * results folder so --resume reads the same design back. */
+static int write_csv_design(wsisa__study_run *s, const char *name, wsisa_err *e) {
+  char path[4200];
+  wsisa__run_path(s, name, path, sizeof path);
+  wsisa_csv_writer *w;
+  int rc = wsisa_csv_create(path, &w, e);
+  if (rc) return rc;
+  wsisa_csv_text(w, "run_id");
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
+  wsisa_csv_end_row(w);
+  for (size_t r = 0; r < s->nruns; r++) {
+    wsisa_csv_uint(w, s->run_ids[r]);
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
+    wsisa_csv_end_row(w);
+  }
+  return wsisa_csv_close(w, e);
+}
+
+int wsisa__results_samples(wsisa__study_run *s, wsisa_err *e) {
+  if (s->from_csv) {
+    int rc = write_csv_design(s, "samples.csv", e);
+    return rc ? rc : write_csv_design(s, "design.csv", e);
+  }
+  char path[4200];
+  wsisa__run_path(s, "samples.csv", path, sizeof path);
+  wsisa_csv_writer *w;
+  int rc = wsisa_csv_create(path, &w, e);
+  if (rc) return rc;
+  wsisa_csv_text(w, "run_id");
+  for (size_t c = 0; c < s->space->nparams; c++) wsisa_csv_text(w, s->space->params[c].name);
+  wsisa_csv_end_row(w);
+  for (size_t r = 0; r < s->nruns; r++) {
+    wsisa_csv_uint(w, r);
+    for (size_t c = 0; c < s->design->nparams; c++)
+      wsisa_csv_num(w, s->design->values[r * s->design->nparams + c]);
+    wsisa_csv_end_row(w);
+  }
+  return wsisa_csv_close(w, e);
+}
+
+int wsisa__results_study(wsisa__study_run *s, wsisa_err *e) {
+  char path[4200], *text = NULL;
+  wsisa__run_path(s, "study.json", path, sizeof path);
+  int rc = wsisa_study_to_json(s->study, &text, e);
+  if (rc) return rc;
+  FILE *f = fopen(path, "w");
+  if (!f || fputs(text, f) < 0 || fclose(f)) {
+    free(text);
+    return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  }
+  free(text);
+  return 0;
+}
+
+static long peak_rss_kib(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
+  int major, minor, release;
+  starpu_get_version(&major, &minor, &release);
+  char starpu_v[32], path[4200];
+  snprintf(starpu_v, sizeof starpu_v, "%d.%d.%d", major, minor, release);
+  const wsisa_study_reuse_opts *ro = &s->study->reuse;
+  json_t *root = json_pack(
+      "{s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:i, s:i, s:i, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:f},"
+      " s:{s:f, s:f, s:f}, s:I, s:I, s:I}",
+      "wsisa", WSISA_VERSION, "starpu", starpu_v, "scheduler", wsisa_runtime_sched(),
+      "workers", "cpu", wsisa_runtime_ncpu(), "opencl", wsisa_runtime_nopencl(), "reuse",
+      "strategy", wsisa_study_reuse_name(ro->strategy), "max_buckets", ro->max_buckets,
+      "max_bucket_size", ro->max_bucket_size, "active_paths", ro->active_paths, "buckets",
+      (json_int_t)s->buckets->n_buckets, "tasks", "executed", (json_int_t)s->stats.tasks,
+      "no_reuse", (json_int_t)s->tasks_no_reuse, "skipped_background",
+      (json_int_t)s->stats.skipped, "tile_stages", (json_int_t)s->stats.tile_stages,
+      "distinct_runs", (json_int_t)s->plan->n_distinct, "lower_bound_per_tile",
+      (json_int_t)wsisa_reuse_tree_tasks(s->plan->tree), "reuse_percent",
+      s->tasks_no_reuse ? 100.0 * (1.0 - (double)s->stats.tasks / (double)s->tasks_no_reuse) : 0.0,
+      "seconds", "plan", s->t_plan, "execute", s->t_exec, "total", wsisa_now() - s->t_start,
+      "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
+      (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
+  json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  json_object_set_new(root, "mpi", json_pack("{s:i, s:i, s:i}", "ranks", wsisa_dist_size(),
+                                             "ranks_lost", wsisa_dist_lost(), "workers",
+                                             s->workers));
+  const wsisa_machine *mc = &s->machine;
+  json_object_set_new(root, "machine",
+                      json_pack("{s:s, s:i, s:i, s:i, s:I, s:I}", "cpu_model", mc->cpu_model,
+                                "cores", mc->cores, "hardware_threads", mc->pus, "numa_nodes",
+                                mc->numa_nodes, "memory_total_bytes",
+                                (json_int_t)mc->memory_total, "memory_available_bytes",
+                                (json_int_t)mc->memory_available));
+  json_object_set_new(root, "memory_limit_bytes",
+                      json_integer((json_int_t)s->study->execution.memory_limit));
+  wsisa__run_path(s, "run.json", path, sizeof path);
+  int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+  json_decref(root);
+  return rc ? wsisa_error(e, WSISA_EIO, "%s: cannot write", path) : 0;
+}
+
+/* The ranking the user reads first: parameters by their main index for the
+ * first metric (MOAT mu*, VBD ST, correlation |PRCC|). */
+void wsisa__results_print_top(const wsisa__study_run *s) {
+  char path[4200];
+  wsisa__run_path(s, "indices.csv", path, sizeof path);
+  wsisa_csv *c = NULL;
+  if (wsisa_csv_read_table(path, "output", &c, NULL)) return;
+  static const char *const keys[] = {"mu_star", "ST", "prcc"};
+  long col = -1, pcol = wsisa_csv_column(c, "parameter");
+  const char *key = NULL;
+  for (int i = 0; i < 3 && col < 0; i++) col = wsisa_csv_column(c, key = keys[i]);
+  if (col < 0 || pcol < 0) {
+    wsisa_csv_free(c);
+    return;
+  }
+  const char *metric = c->nrows ? wsisa_csv_cell(c, 0, 0) : "";
+  size_t n = 0, order[64];
+  double v[64];
+  for (size_t r = 0; r < c->nrows && n < 64; r++) {
+    if (strcmp(wsisa_csv_cell(c, r, 0), metric) != 0) continue;
+    double x;
+    if (wsisa_csv_number(c, r, (size_t)col, &x, NULL) || !isfinite(x)) continue;
+    v[n] = fabs(x);
+    order[n] = r;
+    n++;
+  }
+  /* insertion sort, largest first: n is at most 15 or so */
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j] > v[j - 1]; j--) {
+      double tv = v[j];
+      v[j] = v[j - 1], v[j - 1] = tv;
+      size_t to = order[j];
+      order[j] = order[j - 1], order[j - 1] = to;
+    }
+  printf("top parameters for %s by %s:", metric, key);
+  for (size_t i = 0; i < n && i < 5; i++)
+    printf(" %s (%.3g)%s", wsisa_csv_cell(c, order[i], (size_t)pcol), v[i], i + 1 < n && i < 4 ? "," : "");
+  printf("\n");
+  wsisa_csv_free(c);
+}

@@ -1,0 +1,252 @@
+/* The unit queue: every (tile x bucket) unit of a study goes, on demand, to a
+ * rank of the job that runs it on its own StarPU (seed 000 §2.2, seed 003
+ * §II). Rank 0 is this process and runs units through an executor session;
+ * other ranks are MPI workers reached through engine/dist.c. A single process
+ * is the job of one rank: the same queue, no messages.
+ *
+ * A rank holds at most CREDIT units: the next one is queued while the current
+ * one drains, so workers do not idle at unit boundaries. Units of a rank's
+ * current tile come first, so each rank loads few tiles. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine_private.h"
+
+#define CREDIT 2
+#define NONE ((size_t)-1)
+
+typedef struct queue {
+  size_t ntiles, nb, nruns, total, ndone;
+  int nranks;
+  uint8_t *state;  /* per unit: 0 to do, 1 out, 2 done */
+  size_t *todo;    /* per tile: units to do */
+  size_t *holders; /* per tile: ranks whose current tile it is */
+  struct rank_units {
+    size_t unit[CREDIT], n, tile;
+    double since; /* the oldest unit's clock started here */
+  } *ranks;
+  wsisa_exec_unit_fn on_unit;
+  void *ctx;
+  wsisa_exec_stats stats; /* the workers' */
+  wsisa_progress *prog;
+} queue;
+
+static int alive(int r) { return r == 0 || wsisa__dist_alive(r); }
+
+static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
+  to->tasks += s->tasks;
+  to->tile_stages += s->tile_stages;
+  to->skipped += s->skipped;
+  if (s->peak_paths > to->peak_paths) to->peak_paths = s->peak_paths;
+}
+
+static void set_tile(queue *q, int r, size_t tile) {
+  struct rank_units *ru = &q->ranks[r];
+  if (ru->tile == tile) return;
+  if (ru->tile != NONE) q->holders[ru->tile]--;
+  ru->tile = tile;
+  if (tile != NONE) q->holders[tile]++;
+}
+
+/* The next unit for rank r: its current tile first (the tile is loaded there);
+ * else a tile no rank holds; else the tile with the most left to do. */
+static size_t pick(queue *q, int r) {
+  size_t t = q->ranks[r].tile;
+  if (t == NONE || !q->todo[t]) {
+    t = NONE;
+    for (size_t i = 0; i < q->ntiles && t == NONE; i++)
+      if (q->todo[i] && !q->holders[i]) t = i;
+    if (t == NONE)
+      for (size_t i = 0; i < q->ntiles; i++)
+        if (q->todo[i] && (t == NONE || q->todo[i] > q->todo[t])) t = i;
+  }
+  if (t == NONE) return NONE;
+  for (size_t b = 0; b < q->nb; b++)
+    if (q->state[t * q->nb + b] == 0) {
+      set_tile(q, r, t);
+      return t * q->nb + b;
+    }
+  return NONE;
+}
+
+static void hand_out(queue *q, int r, size_t u) {
+  struct rank_units *ru = &q->ranks[r];
+  q->state[u] = 1;
+  q->todo[u / q->nb]--;
+  if (!ru->n) ru->since = wsisa_now();
+  ru->unit[ru->n++] = u;
+}
+
+/* Unit u came back from rank r; 0 if r did not hold it (a unit given up on
+ * and handed to another rank is taken once only). */
+static int take_back(queue *q, int r, size_t u) {
+  struct rank_units *ru = &q->ranks[r];
+  for (size_t i = 0; i < ru->n; i++)
+    if (ru->unit[i] == u) {
+      memmove(ru->unit + i, ru->unit + i + 1, (ru->n - i - 1) * sizeof *ru->unit);
+      ru->n--;
+      ru->since = wsisa_now();
+      return 1;
+    }
+  return 0;
+}
+
+/* A worker is lost: its units in flight go back to the queue. */
+static void give_up(queue *q, int r, const char *why) {
+  struct rank_units *ru = &q->ranks[r];
+  for (size_t i = 0; i < ru->n; i++) {
+    q->state[ru->unit[i]] = 0;
+    q->todo[ru->unit[i] / q->nb]++;
+  }
+  if (ru->n)
+    wsisa_log(WSISA_LOG_WARN, "mpi", "rank %d: its %zu unit(s) in flight run elsewhere", r, ru->n);
+  ru->n = 0;
+  set_tile(q, r, NONE);
+  wsisa__dist_lose(r, why);
+}
+
+static int unit_done(queue *q, size_t tile, size_t bucket, const size_t *runs,
+                     const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  int rc = q->on_unit ? q->on_unit(q->ctx, tile, bucket, runs, counts, n, e) : 0;
+  q->state[tile * q->nb + bucket] = 2;
+  q->ndone++;
+  wsisa_progress_advance(q->prog, 1);
+  return rc;
+}
+
+/* This process's session reports here. */
+static int local_done(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                      const wsisa_counts *counts, size_t n, wsisa_err *e) {
+  queue *q = ctx;
+  take_back(q, 0, tile * q->nb + bucket);
+  return unit_done(q, tile, bucket, runs, counts, n, e);
+}
+
+/* Fill every live rank up to CREDIT units; workers first, as this process's
+ * own submissions may block on RMSR's bound. 1 when a unit went out. */
+static int hand_out_all(queue *q, wsisa_exec_session *self, int *rc, wsisa_err *e) {
+  int busy = 0;
+  for (int r = q->nranks - 1; r >= 0 && !*rc; r--)
+    while (alive(r) && q->ranks[r].n < CREDIT && !*rc) {
+      size_t u = pick(q, r);
+      if (u == NONE) break;
+      hand_out(q, r, u);
+      busy = 1;
+      if (r == 0)
+        *rc = wsisa_exec_session_submit(self, u / q->nb, u % q->nb, local_done, q, e);
+      else if (wsisa__dist_send_unit(r, u / q->nb, u % q->nb))
+        give_up(q, r, "cannot be sent a unit");
+    }
+  return busy;
+}
+
+/* Every worker message waiting; 1 when there was one. */
+static int receive_all(queue *q, int *rc, wsisa_err *e) {
+  int busy = 0, got;
+  wsisa__dist_result res;
+  while (!*rc && (got = wsisa__dist_receive(q->ntiles, q->nb, q->nruns, &res, e)) != 0) {
+    busy = 1;
+    if (got < 0) {
+      *rc = got;
+      break;
+    }
+    if (got == 1 && take_back(q, res.rank, res.tile * q->nb + res.bucket)) {
+      stats_add(&q->stats, &res.stats);
+      *rc = unit_done(q, res.tile, res.bucket, res.runs, res.counts, res.n, e);
+    }
+    if (got == 1) wsisa__dist_result_free(&res);
+  }
+  return busy;
+}
+
+static void check_timeouts(queue *q) {
+  double t = wsisa_now(), timeout = wsisa__dist_timeout();
+  for (int r = 1; r < q->nranks; r++)
+    if (wsisa__dist_alive(r) && q->ranks[r].n && t - q->ranks[r].since > timeout) {
+      char why[96];
+      snprintf(why, sizeof why, "sent no result for %.0f s (dead or hung)", timeout);
+      give_up(q, r, why);
+    }
+}
+
+static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
+  int rc = 0;
+  double idle = WSISA_IDLE_MIN;
+  while (q->ndone < q->total && !rc) {
+    size_t before = q->ndone;
+    int busy = hand_out_all(q, self, &rc, e);
+    if (q->nranks == 1) {
+      /* alone: wait for the oldest unit when full (hand_out_all filled this
+       * rank unless no unit is left), else for every unit in flight */
+      size_t keep = q->ranks[0].n >= CREDIT ? CREDIT - 1 : 0;
+      if (!rc) rc = wsisa_exec_session_poll(self, keep, 1, local_done, q, NULL, e);
+      continue;
+    }
+    busy |= receive_all(q, &rc, e);
+    if (!rc) rc = wsisa_exec_session_poll(self, 0, 0, local_done, q, NULL, e);
+    check_timeouts(q);
+    if (busy || q->ndone != before) {
+      idle = WSISA_IDLE_MIN;
+    } else {
+      wsisa_exec_session_idle(self, idle);
+      idle = idle * 2 < WSISA_IDLE_MAX ? idle * 2 : WSISA_IDLE_MAX;
+    }
+  }
+  if (!rc) rc = wsisa_exec_session_poll(self, 0, 1, local_done, q, NULL, e);
+  return rc;
+}
+
+int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                    const wsisa_reuse_buckets *buckets, const uint8_t *done,
+                    const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
+                    wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
+                    wsisa_err *e) {
+  queue q;
+  memset(&q, 0, sizeof q);
+  q.ntiles = ntiles;
+  q.nb = buckets->n_buckets;
+  q.total = ntiles * q.nb;
+  q.nranks = wsisa_dist_size();
+  for (size_t i = 0; i < buckets->start[q.nb]; i++)
+    if (buckets->instances[i] + 1 > q.nruns) q.nruns = buckets->instances[i] + 1;
+  q.on_unit = on_unit;
+  q.ctx = ctx;
+  q.state = calloc(q.total ? q.total : 1, 1);
+  q.todo = calloc(ntiles ? ntiles : 1, sizeof *q.todo);
+  q.holders = calloc(ntiles ? ntiles : 1, sizeof *q.holders);
+  q.ranks = calloc((size_t)q.nranks, sizeof *q.ranks);
+  wsisa_exec_session *self = NULL;
+  int rc = 0;
+  if (!q.state || !q.todo || !q.holders || !q.ranks) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (int r = 0; r < q.nranks; r++) q.ranks[r].tile = NONE;
+  for (size_t u = 0; u < q.total; u++) {
+    q.state[u] = done && done[u] ? 2 : 0;
+    q.ndone += q.state[u] == 2;
+    q.todo[u / q.nb] += q.state[u] == 0;
+  }
+  if (q.nranks > 1 && (rc = wsisa__dist_send_job(tiles, ntiles, params, buckets, opts,
+                                                 paths_asked, memory_limit, e)))
+    goto out;
+  if ((rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &self, e))) goto out;
+  q.prog = wsisa_progress_start("units", q.total);
+  wsisa_progress_advance(q.prog, q.ndone);
+  rc = drive(&q, self, e);
+  wsisa_progress_finish(q.prog);
+out:
+  if (self) {
+    wsisa_exec_stats st;
+    wsisa_exec_session_stats(self, &st);
+    stats_add(&q.stats, &st);
+    wsisa_exec_session_free(self);
+  }
+  if (q.nranks > 1) wsisa__dist_stop_workers();
+  if (stats) *stats = q.stats;
+  free(q.state);
+  free(q.todo);
+  free(q.holders);
+  free(q.ranks);
+  return rc;
+}

@@ -1,0 +1,431 @@
+/* The segmentation workflow (docs/workflow.md) as StarPU graphs. Every level's
+ * fine-grain operations are codelets; intermediates live only in StarPU
+ * (home node -1) and are released as soon as their last consumer is
+ * submitted. */
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
+#include "engine/engine.h"
+#include "sa/sa.h"
+
+const char *wsisa_seg_param_name(int index) { return wsisa_sa_seg_params[index].name; }
+
+int wsisa_seg_param_level(int index) { return wsisa_sa_seg_params[index].level; }
+
+const double *wsisa_seg_defaults(void) {
+  static double defaults[WSISA_SEG_NPARAMS];
+  static int filled;
+  if (!filled) {
+    for (int i = 0; i < WSISA_SEG_NPARAMS; i++) defaults[i] = wsisa_sa_seg_params[i].def;
+    filled = 1;
+  }
+  return defaults;
+}
+
+int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e) {
+  char buf[1024];
+  if (strlen(text) >= sizeof buf) return wsisa_error(e, WSISA_EUSAGE, "--params: too long");
+  strcpy(buf, text);
+  char *save = NULL;
+  for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    char *eq = strchr(item, '=');
+    if (!eq || eq == item || !eq[1])
+      return wsisa_error(e, WSISA_EUSAGE, "--params %s: expected name=value", item);
+    *eq = '\0';
+    const wsisa_sa_seg_param *sp = NULL;
+    int rc = wsisa_sa_seg_lookup(item, &sp, e);
+    if (rc) return rc;
+    char *end;
+    double v = strtod(eq + 1, &end);
+    if (end == eq + 1 || *end || !isfinite(v))
+      return wsisa_error(e, WSISA_EUSAGE, "--params %s=%s: not a number", item, eq + 1);
+    if ((rc = wsisa_sa_seg_validate(item, v, e))) return rc;
+    p[sp - wsisa_sa_seg_params] = v;
+  }
+  return 0;
+}
+
+#define MASK_RBC_RATIO_RB 1.0 /* red over blue above 1: reddish, part of the RBC rule */
+
+static int tmp_mask(const wsisa_tile_data *t, starpu_data_handle_t *h, wsisa_err *e) {
+  return wsisa_image_register_tmp(t->width, t->height, 1, WSISA_U8, h, e);
+}
+
+static int tmp_float(const wsisa_tile_data *t, starpu_data_handle_t *h, wsisa_err *e) {
+  return wsisa_image_register_tmp(t->width, t->height, 1, WSISA_F32, h, e);
+}
+
+static int tmp_labels(const wsisa_tile_data *t, starpu_data_handle_t *h, wsisa_err *e) {
+  return wsisa_image_register_tmp(t->width, t->height, 1, WSISA_I32, h, e);
+}
+
+static void release(starpu_data_handle_t *h) {
+  if (*h) starpu_data_unregister_submit(*h);
+  *h = NULL;
+}
+
+static int submitted(int ret, const char *what, wsisa_err *e) {
+  if (ret == 0) return 0;
+  return wsisa_error(e, ret == WSISA_EUSAGE ? WSISA_EUSAGE : WSISA_ERUNTIME,
+                     "cannot submit %s to StarPU", what);
+}
+
+int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
+                               int normalize, wsisa_tile_data *tile, wsisa_err *e) {
+  memset(tile, 0, sizeof *tile);
+  tile->width = width;
+  tile->height = height;
+  int rc = 0;
+  if (normalize) {
+    if ((rc = wsisa_image_register_tmp(width, height, 3, WSISA_U8, &tile->rgb, e))) goto fail;
+    if ((rc = submitted(wsisa_normalize_submit(rgb_in, tile->rgb, width, height),
+                        "normalization", e)))
+      goto fail;
+  } else {
+    tile->rgb = rgb_in;
+  }
+  if ((rc = tmp_mask(tile, &tile->rc, e)) || (rc = tmp_mask(tile, &tile->rc_open, e))) goto fail;
+  if ((rc = submitted(wsisa_submit_invert(tile->rgb, tile->rc, 0), "invert", e)) ||
+      (rc = submitted(wsisa_submit_morph(tile->rc, tile->rc_open, WSISA_MORPH_OPEN, 19),
+                      "opening", e)))
+    goto fail;
+  return 0;
+fail:
+  wsisa_workflow_tile_release(tile, normalize);
+  return rc;
+}
+
+void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb) {
+  if (release_rgb) release(&tile->rgb);
+  tile->rgb = NULL;
+  release(&tile->rc);
+  release(&tile->rc_open);
+  for (int c = 0; c < tile->nchannels; c++) release(&tile->channels[c]);
+  tile->nchannels = 0;
+}
+
+int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
+                                   wsisa_err *e) {
+  uint64_t counts[3] = {0, 0, 0};
+  starpu_data_handle_t bg = NULL, hcounts = NULL;
+  int rc = tmp_mask(tile, &bg, e);
+  if (rc) return rc;
+  starpu_vector_data_register(&hcounts, STARPU_MAIN_RAM, (uintptr_t)counts, 3,
+                              sizeof counts[0]);
+  rc = submitted(wsisa_submit_background(tile->rgb, bg, (int)p[WSISA_P_B], (int)p[WSISA_P_G],
+                                         (int)p[WSISA_P_R]),
+                 "background", e);
+  if (!rc) rc = submitted(wsisa_submit_compare(bg, bg, hcounts), "background count", e);
+  release(&bg);
+  /* unregister waits for the count and brings it home */
+  starpu_data_unregister(hcounts);
+  if (rc) return rc;
+  double npix = (double)tile->width * tile->height;
+  *skip = (double)counts[1] >= WSISA_BACKGROUND_SKIP * npix;
+  return 0;
+}
+
+/* Level 1: red blood cells. r/(g+eps) > T1 seeds a reconstruction of
+ * r/(g+eps) > T2 (8-connected), kept where r/(b+eps) > 1. */
+static int level1(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
+  starpu_data_handle_t seeds = NULL, loose = NULL, grown = NULL, reddish = NULL;
+  int rc = 0;
+  if ((rc = tmp_mask(t, &seeds, e)) || (rc = tmp_mask(t, &loose, e)) ||
+      (rc = tmp_mask(t, &grown, e)) || (rc = tmp_mask(t, &reddish, e)) ||
+      (rc = tmp_mask(t, &d->rbc, e)))
+    goto done;
+  rc = submitted(wsisa_submit_ratio_mask(t->rgb, seeds, 0, 1, p[WSISA_P_T1]), "RBC seeds", e);
+  if (!rc) rc = submitted(wsisa_submit_ratio_mask(t->rgb, loose, 0, 1, p[WSISA_P_T2]), "RBC mask", e);
+  if (!rc) rc = submitted(wsisa_submit_bin_reconstruct(seeds, loose, grown, 8), "RBC reconstruction", e);
+  if (!rc) rc = submitted(wsisa_submit_ratio_mask(t->rgb, reddish, 0, 2, MASK_RBC_RATIO_RB), "RBC red/blue", e);
+  if (!rc) rc = submitted(wsisa_submit_mask_logic(grown, reddish, d->rbc, WSISA_MASK_AND), "RBC and", e);
+done:
+  release(&seeds);
+  release(&loose);
+  release(&grown);
+  release(&reddish);
+  return rc;
+}
+
+/* Level 2: rc_recon = reconstruction of rc_open under rc (RC-connected); the
+ * candidates' contrast diff = rc - rc_recon (saturating). */
+static int level2(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
+  starpu_data_handle_t recon = NULL;
+  int rc = 0;
+  if ((rc = tmp_mask(t, &recon, e)) || (rc = tmp_mask(t, &d->diff, e))) goto done;
+  rc = submitted(wsisa_submit_reconstruct(t->rc_open, t->rc, recon, (int)p[WSISA_P_RECON_CONN]),
+                 "reconstruction", e);
+  if (!rc) rc = submitted(wsisa_submit_sub_sat(t->rc, recon, d->diff), "subtract", e);
+done:
+  release(&recon);
+  return rc;
+}
+
+/* Level 3: bw1 = fill holes (FH) of diff > G1. */
+static int level3(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
+  starpu_data_handle_t above = NULL;
+  int rc = 0;
+  if ((rc = tmp_mask(t, &above, e)) || (rc = tmp_mask(t, &d->cand, e))) goto done;
+  rc = submitted(wsisa_submit_threshold(d->diff, above, (int)p[WSISA_P_G1]), "threshold G1", e);
+  if (!rc)
+    rc = submitted(wsisa_submit_fill_holes(above, d->cand, (int)p[WSISA_P_FILL_HOLES_CONN]),
+                   "fill holes", e);
+done:
+  release(&above);
+  return rc;
+}
+
+/* Level 4: 8-connected candidates with minS <= area < maxS. */
+static int level4(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
+  int rc = tmp_mask(t, &d->sized, e);
+  if (rc) return rc;
+  return submitted(wsisa_submit_area_filter(d->cand, d->sized, 8, (int)p[WSISA_P_MIN_SIZE],
+                                            (int)p[WSISA_P_MAX_SIZE]),
+                   "area filter", e);
+}
+
+/* Level 5: hysteresis. Reconstruct diff > G2 from the sized candidates
+ * (8-conn), drop red blood cells, fill holes (4-conn), open with the 3x3
+ * ellipse. */
+static int level5(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
+  starpu_data_handle_t above = NULL, grown = NULL, no_rbc = NULL, filled = NULL;
+  int rc = 0;
+  if ((rc = tmp_mask(t, &above, e)) || (rc = tmp_mask(t, &grown, e)) ||
+      (rc = tmp_mask(t, &no_rbc, e)) || (rc = tmp_mask(t, &filled, e)) ||
+      (rc = tmp_mask(t, &d->hyst, e)))
+    goto done;
+  rc = submitted(wsisa_submit_threshold(d->diff, above, (int)p[WSISA_P_G2]), "threshold G2", e);
+  if (!rc) rc = submitted(wsisa_submit_bin_reconstruct(d->sized, above, grown, 8), "hysteresis", e);
+  if (!rc) rc = submitted(wsisa_submit_mask_logic(grown, d->rbc, no_rbc, WSISA_MASK_ANDNOT), "RBC removal", e);
+  if (!rc) rc = submitted(wsisa_submit_fill_holes(no_rbc, filled, 4), "fill holes", e);
+  if (!rc) rc = submitted(wsisa_submit_morph(filled, d->hyst, WSISA_MORPH_OPEN, 3), "opening", e);
+done:
+  release(&above);
+  release(&grown);
+  release(&no_rbc);
+  release(&filled);
+  return rc;
+}
+
+/* Level 6: separation of touching nuclei. Components >= minSPL (8-conn),
+ * dilated by the 3x3 ellipse; markers are the regional minima (8-conn) of the
+ * h-minima (h = 1) of the negated distance, labelled with WConn; a marker
+ * watershed of the masked RGB removes the lines between regions. */
+static int level6(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
+  starpu_data_handle_t big0 = NULL, big = NULL, dist = NULL, relief = NULL, hmin = NULL,
+                       minima = NULL, markers = NULL, labels = NULL;
+  int rc = 0;
+  if ((rc = tmp_mask(t, &big0, e)) || (rc = tmp_mask(t, &big, e)) ||
+      (rc = tmp_float(t, &dist, e)) || (rc = tmp_float(t, &relief, e)) ||
+      (rc = tmp_float(t, &hmin, e)) || (rc = tmp_mask(t, &minima, e)) ||
+      (rc = tmp_labels(t, &markers, e)) || (rc = tmp_labels(t, &labels, e)) ||
+      (rc = tmp_mask(t, &d->sep, e)))
+    goto done;
+  rc = submitted(wsisa_submit_area_filter(d->hyst, big0, 8, (int)p[WSISA_P_MIN_SIZE_PL], 0),
+                 "area filter", e);
+  if (!rc) rc = submitted(wsisa_submit_morph(big0, big, WSISA_MORPH_DILATE, 3), "dilation", e);
+  if (!rc) rc = submitted(wsisa_submit_edt(big, dist), "distance transform", e);
+  if (!rc) rc = submitted(wsisa_submit_neg_dist(dist, big, relief), "relief", e);
+  if (!rc) rc = submitted(wsisa_submit_hmin(relief, hmin, 1.0f, 8), "h-minima", e);
+  if (!rc) rc = submitted(wsisa_submit_regional_min(hmin, minima, 8), "regional minima", e);
+  if (!rc)
+    rc = submitted(wsisa_submit_label(minima, markers, (int)p[WSISA_P_WATERSHED_CONN]),
+                   "marker labelling", e);
+  if (!rc) rc = submitted(wsisa_submit_watershed(t->rgb, markers, big, labels, d->sep), "watershed", e);
+done:
+  release(&big0);
+  release(&big);
+  release(&dist);
+  release(&relief);
+  release(&hmin);
+  release(&minima);
+  release(&markers);
+  release(&labels);
+  return rc;
+}
+
+/* Level 7: 4-connected components with minSS <= area < maxSS, holes filled (FH). */
+static int level7(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
+                  starpu_data_handle_t final_out, wsisa_err *e) {
+  starpu_data_handle_t sized = NULL;
+  int rc = tmp_mask(t, &sized, e);
+  if (rc) return rc;
+  if (final_out) d->final = final_out;
+  else if ((rc = tmp_mask(t, &d->final, e))) goto done;
+  rc = submitted(wsisa_submit_area_filter(d->sep, sized, 4, (int)p[WSISA_P_MIN_SIZE_SEG],
+                                          (int)p[WSISA_P_MAX_SIZE_SEG]),
+                 "area filter", e);
+  if (!rc)
+    rc = submitted(wsisa_submit_fill_holes(sized, d->final, (int)p[WSISA_P_FILL_HOLES_CONN]),
+                   "fill holes", e);
+done:
+  release(&sized);
+  return rc;
+}
+
+int wsisa_workflow_task_submit(int level, const double *p, const wsisa_tile_data *tile,
+                               wsisa_task_data *path, starpu_data_handle_t final_out,
+                               wsisa_err *e) {
+  switch (level) {
+    case 1: return level1(p, tile, path, e);
+    case 2: return level2(p, tile, path, e);
+    case 3: return level3(p, tile, path, e);
+    case 4: return level4(p, tile, path, e);
+    case 5: return level5(p, tile, path, e);
+    case 6: return level6(p, tile, path, e);
+    case 7: return level7(p, tile, path, final_out, e);
+  }
+  return wsisa_error(e, WSISA_EINTERNAL, "no task level %d", level);
+}
+
+void wsisa_workflow_task_release(int level, wsisa_task_data *path) {
+  starpu_data_handle_t *outputs[] = {&path->rbc, &path->diff, &path->cand, &path->sized,
+                                     &path->hyst, &path->sep, &path->final};
+  if (level < 1 || level > WSISA_SEG_LEVELS) return;
+  release(outputs[level - 1]);
+}
+
+int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                  starpu_data_handle_t ref, const wsisa_measure *m,
+                                  wsisa_err *e) {
+  starpu_data_handle_t labels = NULL;
+  int rc = tmp_labels(tile, &labels, e);
+  if (rc) return rc;
+  rc = submitted(wsisa_submit_compare(mask, ref, m->counts), "comparison", e);
+  if (!rc) rc = wsisa_workflow_objects_submit(mask, labels, m->nuclei, e);
+  if (!rc && m->match)
+    rc = submitted(wsisa_submit_object_match(m->ref_labels, labels, m->match), "object matching",
+                   e);
+  if (!rc && m->labels_out) {
+    *m->labels_out = labels;
+    return 0;
+  }
+  release(&labels);
+  return rc;
+}
+
+int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
+                                  starpu_data_handle_t mask_out, wsisa_err *e) {
+  int skip = 0, rc = wsisa_workflow_background_skip(tile, p, &skip, e);
+  if (rc) return rc;
+  if (skip) {
+    if (starpu_data_acquire(mask_out, STARPU_W))
+      return wsisa_error(e, WSISA_ERUNTIME, "cannot acquire the output mask");
+    wsisa_image m = wsisa_image_view((void *)starpu_matrix_get_local_ptr(mask_out),
+                                     (int)starpu_matrix_get_nx(mask_out),
+                                     (int)starpu_matrix_get_ny(mask_out), 1, WSISA_U8,
+                                     starpu_matrix_get_local_ld(mask_out));
+    for (int y = 0; y < m.height; y++) memset(wsisa_image_row(&m, y), 0, (size_t)m.width);
+    starpu_data_release(mask_out);
+    return 0;
+  }
+  wsisa_task_data path;
+  memset(&path, 0, sizeof path);
+  for (int level = 1; level <= WSISA_SEG_LEVELS && !rc; level++)
+    rc = wsisa_workflow_task_submit(level, p, tile, &path, mask_out, e);
+  /* mask_out belongs to the caller: forget it before releasing the path. */
+  path.final = NULL;
+  for (int level = 1; level <= WSISA_SEG_LEVELS; level++)
+    wsisa_workflow_task_release(level, &path);
+  return rc;
+}
+
+/* ---- the feature stage ------------------------------------------------------ */
+
+/* H, E, the Sobel magnitude of H, then the filter bank on H at each scale. */
+static const float fb_scales[] = WSISA_FILTER_BANK_DEFAULT_SCALES;
+#define NSCALES ((int)(sizeof fb_scales / sizeof *fb_scales))
+#define NCHANNELS (3 + NSCALES)
+
+int wsisa_workflow_channel_count(void) { return NCHANNELS; }
+
+const char *wsisa_workflow_channel_name(int channel) {
+  static char names[NCHANNELS][24] = {"h", "e", "grad"};
+  if (channel < 0 || channel >= NCHANNELS) return NULL;
+  if (channel >= 3 && !names[channel][0])
+    snprintf(names[channel], sizeof names[channel], "fb_s%g", (double)fb_scales[channel - 3]);
+  return names[channel];
+}
+
+int wsisa_workflow_channels_submit(wsisa_tile_data *tile, int filter_bank_on_cpu,
+                                   wsisa_err *e) {
+  starpu_data_handle_t res = NULL;
+  int rc = 0;
+  tile->nchannels = NCHANNELS;
+  for (int c = 0; c < NCHANNELS && !rc; c++) rc = tmp_float(tile, &tile->channels[c], e);
+  if (!rc) rc = tmp_float(tile, &res, e);
+  if (!rc)
+    rc = submitted(wsisa_submit_deconv(tile->rgb, NULL, tile->channels[0], tile->channels[1], res),
+                   "colour deconvolution", e);
+  if (!rc) rc = submitted(wsisa_submit_sobel(tile->channels[0], tile->channels[2]), "Sobel", e);
+  if (!rc) {
+    /* FFT (CPU) and direct convolution (OpenCL) agree only to rounding: a
+     * study metric must not depend on the worker, so it pins this task */
+    uint32_t where = wsisa_codelets_where();
+    if (filter_bank_on_cpu) wsisa_codelets_set_where(STARPU_CPU);
+    rc = submitted(wsisa_submit_filter_bank(tile->channels[0], fb_scales, NSCALES,
+                                            tile->channels + 3),
+                   "filter bank", e);
+    wsisa_codelets_set_where(where);
+  }
+  release(&res);
+  return rc;
+}
+
+int wsisa_workflow_feature_column(int col, char *buf, size_t cap) {
+  if (col < 0 || col >= WSISA_NF_ROW(NCHANNELS)) return -1;
+  if (col < WSISA_NF_SHAPE) snprintf(buf, cap, "%s", wsisa_nf_shape_names[col]);
+  else
+    snprintf(buf, cap, "%s_%s", wsisa_workflow_channel_name((col - WSISA_NF_SHAPE) / WSISA_NF_STATS),
+             wsisa_nf_stat_names[(col - WSISA_NF_SHAPE) % WSISA_NF_STATS]);
+  return 0;
+}
+
+int wsisa_workflow_objects_submit(starpu_data_handle_t mask, starpu_data_handle_t labels,
+                                  starpu_data_handle_t count, wsisa_err *e) {
+  int rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);
+  if (!rc) rc = submitted(wsisa_submit_count_labels(labels, count), "object count", e);
+  return rc;
+}
+
+int wsisa_workflow_reduce_submit(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                 starpu_data_handle_t rows, wsisa_err *e) {
+  return submitted(wsisa_submit_nucleus_features(labels, tile->channels, tile->nchannels, rows),
+                   "nucleus features", e);
+}
+
+int wsisa_workflow_rows_compute(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                size_t n, double **rows, wsisa_err *e) {
+  *rows = NULL;
+  if (!n) return 0;
+  size_t len = n * WSISA_NF_ROW(tile->nchannels);
+  double *r = malloc(len * sizeof *r);
+  if (!r) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  starpu_data_handle_t hrows = NULL;
+  starpu_vector_data_register(&hrows, STARPU_MAIN_RAM, (uintptr_t)r, (uint32_t)len, sizeof *r);
+  int rc = wsisa_workflow_reduce_submit(tile, labels, hrows, e);
+  starpu_data_unregister(hrows); /* waits for the rows and brings them home */
+  if (rc) free(r);
+  else *rows = r;
+  return rc;
+}
+
+int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                    double **rows, size_t *n, wsisa_err *e) {
+  *rows = NULL;
+  *n = 0;
+  uint64_t count = 0;
+  starpu_data_handle_t labels = NULL, hcount = NULL;
+  int rc = tmp_labels(tile, &labels, e);
+  if (rc) return rc;
+  starpu_vector_data_register(&hcount, STARPU_MAIN_RAM, (uintptr_t)&count, 1, sizeof count);
+  rc = wsisa_workflow_objects_submit(mask, labels, hcount, e);
+  starpu_data_unregister(hcount); /* waits for the count and brings it home */
+  if (!rc && !(rc = wsisa_workflow_rows_compute(tile, labels, (size_t)count, rows, e)))
+    *n = (size_t)count;
+  release(&labels);
+  return rc;
+}
