@@ -50,7 +50,8 @@ static thread_scratch *mine(int create) {
 
 void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes, int *fresh) {
   thread_scratch *s = mine(1);
-  if (!s || bytes == 0) return NULL;
+  if (!s) return NULL;
+  if (bytes == 0) bytes = 1; /* NULL means out of memory */
   block *b = &s->slot[slot];
   if (fresh) *fresh = 0;
   if (b->size < bytes) {
