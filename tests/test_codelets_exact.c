@@ -2,7 +2,8 @@
  * reconstruction (u8, f32), h-minima, regional minima, the exact EDT, fill
  * holes and binary reconstruction on random images with plateaus, -FLT_MAX
  * backgrounds, infinities, signed zeros, every image border, padded rows and
- * both connectivities; the normalization's colour caches against the
+ * both connectivities; threshold, saturating difference, mask logic and
+ * comparison on every byte value; the normalization's colour caches against the
  * uncached formulas (every one of the 2^24 colours for rgb2lab); per-thread
  * scratch reused across sizes and threads. */
 #include <criterion/criterion.h>
@@ -427,6 +428,53 @@ Test(exact, fill_holes_and_bin_reconstruct_match_definition) {
         wsisa_image_free(seed.store);
         wsisa_image_free(out.store);
       }
+}
+
+/* ---- per-pixel operations: vectorised rows against the definitions --------------------- */
+
+Test(exact, pixel_ops_match_definition) {
+  /* every byte value, rows of 37 (a 32-pixel chunk and a tail), padded rows */
+  const int w = 37, h = 15;
+  padded a = padded_new(w, h, WSISA_U8, 3), b = padded_new(w, h, WSISA_U8, 0),
+         out = padded_new(w, h, WSISA_U8, 5);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      *u8_px(&a.view, x, y) = (uint8_t)(y * w + x);
+      *u8_px(&b.view, x, y) = (uint8_t)(rnd() % 3 ? rnd() : 0);
+    }
+  for (int t = -2; t <= 256; t++) {
+    cr_assert_eq(wsisa_cpu_threshold(&a.view, t, &out.view), 0);
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++)
+        cr_assert_eq(*u8_px(&out.view, x, y), *u8_px(&a.view, x, y) > t ? 255 : 0,
+                     "threshold %d at (%d,%d)", t, x, y);
+  }
+  cr_assert_eq(wsisa_cpu_sub_sat(&a.view, &b.view, &out.view), 0);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      const int d = *u8_px(&a.view, x, y) - *u8_px(&b.view, x, y);
+      cr_assert_eq(*u8_px(&out.view, x, y), d > 0 ? d : 0, "sub_sat at (%d,%d)", x, y);
+    }
+  uint64_t want[3] = {0, 0, 0}, got[3];
+  for (int op = 0; op < 3; op++) {
+    cr_assert_eq(wsisa_cpu_mask_logic(&a.view, &b.view, op, &out.view), 0);
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        const int on_a = *u8_px(&a.view, x, y) != 0, on_b = *u8_px(&b.view, x, y) != 0;
+        const int on = op == 0 ? on_a && on_b : op == 1 ? on_a || on_b : on_a && !on_b;
+        cr_assert_eq(*u8_px(&out.view, x, y), on ? 255 : 0, "mask op %d at (%d,%d)", op, x, y);
+        if (op == 0) {
+          want[0] += on_a && on_b;
+          want[1] += on_a;
+          want[2] += on_b;
+        }
+      }
+  }
+  cr_assert_eq(wsisa_cpu_compare(&a.view, &b.view, got), 0);
+  cr_expect_arr_eq(got, want, sizeof want);
+  wsisa_image_free(a.store);
+  wsisa_image_free(b.store);
+  wsisa_image_free(out.store);
 }
 
 /* ---- scratch reused across sizes and threads ---------------------------------------- */
