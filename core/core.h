@@ -121,6 +121,14 @@ typedef struct wsisa_env {
 
 void wsisa_env_read(wsisa_env *env);
 
+/* The folder of the running executable (from /proc/self/exe); -1 when unknown. */
+int wsisa_exe_dir(char *buf, size_t cap);
+/* A data file shipped with wsisa (the sample slide, test tiles): installed
+ * beside the executable, EXE_DIR/../share/wsisa/NAME, when that is readable
+ * (`cmake --install`), else FALLBACK_DIR/NAME (the source tree, for a build
+ * run where it was built). -1 when the path does not fit. */
+int wsisa_data_file(const char *name, const char *fallback_dir, char *buf, size_t cap);
+
 /* The machine, read with hwloc (core/machine.c). */
 typedef struct wsisa_machine {
   int cores, pus, numa_nodes;

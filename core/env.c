@@ -1,6 +1,10 @@
-/* The one place wsisa reads its environment. */
+/* The one place wsisa reads its environment, and finds the files installed
+ * beside its executables. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 
@@ -19,4 +23,27 @@ void wsisa_env_read(wsisa_env *env) {
   env->unit_timeout = (s && *s) ? s : NULL;
   env->starpu_binding = getenv("STARPU_WORKERS_CPUID") || getenv("STARPU_WORKERS_GETBIND") ||
                         getenv("STARPU_WORKERS_NOBIND");
+}
+
+int wsisa_exe_dir(char *buf, size_t cap) {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return -1;
+  path[n] = '\0';
+  char *slash = strrchr(path, '/');
+  if (!slash) return -1;
+  *slash = '\0';
+  int w = snprintf(buf, cap, "%s", slash == path ? "/" : path);
+  return w < 0 || (size_t)w >= cap ? -1 : 0;
+}
+
+int wsisa_data_file(const char *name, const char *fallback_dir, char *buf, size_t cap) {
+  char dir[PATH_MAX];
+  /* installed: PREFIX/bin/wsisa and PREFIX/share/wsisa/NAME */
+  if (wsisa_exe_dir(dir, sizeof dir) == 0) {
+    int w = snprintf(buf, cap, "%s/../share/wsisa/%s", dir, name);
+    if (w > 0 && (size_t)w < cap && access(buf, R_OK) == 0) return 0;
+  }
+  int w = snprintf(buf, cap, "%s/%s", fallback_dir, name);
+  return w < 0 || (size_t)w >= cap ? -1 : 0;
 }

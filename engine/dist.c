@@ -186,10 +186,14 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
     size_t len = strlen(r->path);
     put_u64(b, len);
     put(b, r->path, len);
-    int32_t ints[4] = {r->is_slide, r->level, r->width, r->height};
+    int32_t ints[3] = {r->is_slide, r->width, r->height};
     put(b, ints, sizeof ints);
     put(b, &r->x, sizeof r->x);
     put(b, &r->y, sizeof r->y);
+    /* the scale and the level-0 rectangle as bytes, like the options */
+    put_u64(b, sizeof r->scale);
+    put(b, &r->scale, sizeof r->scale);
+    put(b, &r->level0, sizeof r->level0);
   }
   size_t nruns = 0;
   for (size_t i = 0; i < bk->start[bk->n_buckets]; i++)
@@ -244,13 +248,16 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
     if (b->bad || len > b->n - b->at) goto bad;
     if (!(j->paths[t] = calloc(len + 1, 1))) goto nomem;
     get(b, j->paths[t], len);
-    int32_t ints[4];
+    int32_t ints[3];
     get(b, ints, sizeof ints);
     wsisa_tile_ref *r = &j->tiles[t];
     r->path = j->paths[t];
-    r->is_slide = ints[0], r->level = ints[1], r->width = ints[2], r->height = ints[3];
+    r->is_slide = ints[0], r->width = ints[1], r->height = ints[2];
     get(b, &r->x, sizeof r->x);
     get(b, &r->y, sizeof r->y);
+    if (get_u64(b) != sizeof r->scale) goto bad;
+    get(b, &r->scale, sizeof r->scale);
+    get(b, &r->level0, sizeof r->level0);
   }
   j->nruns = get_u64(b);
   if (b->bad || j->nruns > b->n / (WSISA_SEG_NPARAMS * sizeof(double))) goto bad;

@@ -110,6 +110,11 @@ typedef struct wsisa_scale {
  * WSISA_SCALE_MAX_FACTOR. */
 int wsisa_scale_choose(const wsisa_slide *slide, double slide_mpp, double target_mpp,
                        wsisa_scale *out, wsisa_err *e);
+/* The same reading from pyramid level `level` (>= 0) instead of the coarsest
+ * that suits, resampled to the target; refused when that level is coarser than
+ * the target or not in the slide. level < 0 chooses, as wsisa_scale_choose. */
+int wsisa_scale_choose_level(const wsisa_slide *slide, double slide_mpp, double target_mpp,
+                             int level, wsisa_scale *out, wsisa_err *e);
 /* `level` as it is (factor 1), for callers that still work in level pixels:
  * target_mpp is that level's MPP when the slide gives one, else 0. */
 int wsisa_scale_native(const wsisa_slide *slide, int level, wsisa_scale *out, wsisa_err *e);
@@ -219,6 +224,11 @@ int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e);
 int wsisa_image_read_rgb(const char *path, wsisa_image **out, wsisa_err *e);
 /* Write by extension: .png (u8/u16) or .tif/.tiff (any type). */
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e);
+/* The same; a TIFF also carries `description` (ImageDescription, NULL: none)
+ * and its pixel size `mpp` in um (resolution tags in pixels per centimetre; 0:
+ * none). A PNG is written without them. */
+int wsisa_image_write_meta(const char *path, const wsisa_image *img, const char *description,
+                           double mpp, wsisa_err *e);
 
 /* ---- outlines --------------------------------------------------------------- */
 

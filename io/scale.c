@@ -69,6 +69,11 @@ static void no_mpp_reason(const wsisa_slide *slide, char *buf, size_t cap) {
 
 int wsisa_scale_choose(const wsisa_slide *slide, double slide_mpp, double target_mpp,
                        wsisa_scale *out, wsisa_err *e) {
+  return wsisa_scale_choose_level(slide, slide_mpp, target_mpp, -1, out, e);
+}
+
+int wsisa_scale_choose_level(const wsisa_slide *slide, double slide_mpp, double target_mpp,
+                             int level, wsisa_scale *out, wsisa_err *e) {
   memset(out, 0, sizeof *out);
   const char *name = wsisa_slide_path(slide);
   int rc = check_target(target_mpp, e);
@@ -108,10 +113,20 @@ int wsisa_scale_choose(const wsisa_slide *slide, double slide_mpp, double target
   /* The coarsest level not coarser than the target (within the tolerance):
    * the least to read, and resampling only ever shrinks. */
   const double limit = target_mpp * (1 + WSISA_MPP_TOLERANCE);
+  int nlevels = wsisa_slide_level_count(slide);
+  if (level >= nlevels)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: level %d: the slide has levels 0..%d", name, level,
+                       nlevels - 1);
   s.level = -1;
-  for (int l = wsisa_slide_level_count(slide) - 1; l >= 0 && s.level < 0; l--) {
+  for (int l = nlevels - 1; l >= 0 && s.level < 0; l--) {
     wsisa_level lv;
+    if (level >= 0 && l != level) continue;
     if ((rc = wsisa_slide_level(slide, l, &lv, e))) return rc;
+    if (level >= 0 && s.mpp * lv.downsample > limit)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "%s: level %d is %.4g um/pixel, coarser than the target %g um/pixel: "
+                         "choose a finer level, or leave the level to the target resolution",
+                         name, level, s.mpp * lv.downsample, target_mpp);
     if (s.mpp * lv.downsample <= limit) {
       s.level = l;
       s.level_downsample = lv.downsample;
