@@ -24,6 +24,7 @@ typedef struct plan_args {
   long workers, active_paths;     /* -1: not given */
   double level_cost[NLEVELS];
   int have_costs;
+  int force;
 } plan_args;
 
 static int parse_costs(const char *text, double *cost, wsisa_err *e) {
@@ -169,7 +170,8 @@ static int plan(const plan_args *a, wsisa_err *e) {
   memset(&out, 0, sizeof out);
   int rc = wsisa_study_load(a->study_path, &study, e);
   const double *cost = a->have_costs ? a->level_cost : NULL;
-  wsisa_plan_request r = {a->samples_path, a->select, (int)a->workers, a->active_paths, cost};
+  wsisa_plan_request r = {a->samples_path, a->select, (int)a->workers, a->active_paths, cost,
+                         a->force};
   if (!rc) rc = wsisa_plan_compare(study, &r, &out, e);
   if (!rc) {
     report p = {a, study, out.source, out.design, cost, out.active_paths, out.design_ms,
@@ -190,6 +192,7 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                                            {"workers", required_argument, 0, 'w'},
                                            {"active-paths", required_argument, 0, 'k'},
                                            {"level-costs", required_argument, 0, 'c'},
+                                           {"force", no_argument, 0, 'f'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   plan_args a = {.workers = -1, .active_paths = -1};
@@ -202,6 +205,7 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
       case 'S': a.samples_path = optarg; break;
       case 'L': a.select = optarg; break;
       case 'j': a.json = 1; break;
+      case 'f': a.force = 1; break;
       case 'w':
         if ((rc = wsisa_cli_long("--workers", optarg, &a.workers, e))) return rc;
         if (a.workers < 1) return wsisa_error(e, WSISA_EUSAGE, "--workers %s: want at least 1", optarg);
@@ -228,9 +232,11 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                "                        study's reuse.active_paths; 0 = unbounded)\n"
                "  --level-costs c1,...,c7   cost per task of each level (e.g. seconds from the\n"
                "                        perf models); buckets then cost their tasks' sum\n"
+               "  --force               plan a design of more than %zu runs (it must still fit\n"
+               "                        in the memory available)\n"
                "Stage-level reuse, then naive, sca, rtma and trtma with the limits wsisa run\n"
                "uses (max_bucket_size default %d, max_buckets default 3 x workers).\n",
-               WSISA_DEFAULT_BUCKET_SIZE);
+               WSISA_STUDY_MAX_RUNS, WSISA_DEFAULT_BUCKET_SIZE);
         return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }

@@ -294,9 +294,17 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
   /* K as rank 0 derives its own: the memory limit holds on every rank */
   wsisa_machine mc;
   wsisa_machine_read(&mc);
-  j->opts.active_paths =
-      wsisa_exec_active_paths(paths, mc.memory_available, &limit, j->tiles, j->ntiles,
-                              j->opts.object_reuse ? &j->opts.object_store_bytes : NULL);
+  const uint64_t baseline = wsisa_rss_now();
+  j->opts.active_paths = wsisa_exec_active_paths(paths, mc.memory_available, baseline, &limit,
+                                                 j->tiles, j->ntiles, &j->opts, NULL);
+  if (!j->opts.active_paths) {
+    wsisa_log(WSISA_LOG_WARN, "mpi", "memory limit %.0f MiB is below one active path here; K = 1",
+              (double)limit / 1048576.0);
+    j->opts.active_paths = 1;
+  }
+  /* the object store's share on this rank, as rank 0 derives its own */
+  j->opts.object_store_bytes =
+      j->opts.object_reuse ? wsisa_exec_object_store_bytes(limit, baseline) : 0;
   wsisa_log(WSISA_LOG_INFO, "mpi", "K = %zu active paths (memory limit %.0f MiB)",
             j->opts.active_paths, (double)limit / 1048576.0);
   return job_trees(j, e);

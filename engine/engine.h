@@ -263,15 +263,21 @@ void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
 void wsisa_exec_session_free(wsisa_exec_session *s);
 
 /* RMSR's K on this rank: `asked` (0: this rank's StarPU workers, StarPU
- * running), lowered so the active paths over the largest of `tiles` fit in
- * *memory_limit bytes; a limit of 0 becomes 80% of `available` (bytes
- * available now), written back. At least 1. With object reuse (store_bytes
- * not NULL), a tile's object store gets WSISA_OBJECT_STORE_SHARE of the limit
- * in *store_bytes and the paths fit in the rest. */
+ * running), lowered so the process fits in *memory_limit bytes: `baseline`
+ * (what it holds before the first unit, measured), the largest of `tiles`,
+ * its running tasks' temporaries (one task per worker), with object reuse
+ * (o->object_reuse) the tile's object store, and K active paths over it,
+ * sized for the options `o` (may be NULL). A limit of 0 becomes the baseline
+ * plus 80% of `available` (bytes available now), written back. 0 when not
+ * even one path fits; *minimum (may be NULL) receives the smallest limit with
+ * which one does. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseline,
+                               uint64_t *memory_limit, const wsisa_tile_ref *tiles, size_t ntiles,
+                               const wsisa_exec_opts *o, uint64_t *minimum);
+/* The object store's bytes under a memory limit: WSISA_OBJECT_STORE_SHARE of
+ * what the limit leaves over the baseline (256 MiB without a limit). */
 #define WSISA_OBJECT_STORE_SHARE 0.25
-size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
-                               const wsisa_tile_ref *tiles, size_t ntiles,
-                               uint64_t *store_bytes);
+uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline);
 
 /* Load a tile's RGB pixels at the target resolution: the slide rectangle
  * read through its scale (wsisa_slide_read_scaled), or the image file read
@@ -295,6 +301,14 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
                     const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
                     wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
                     wsisa_err *e);
+
+/* SIGINT and SIGTERM from now on only set a flag: wsisa_units_run then hands
+ * out no more units, lets those in flight end (they are reported, so
+ * journaled) and returns WSISA_EINTERRUPTED without a message. A second
+ * signal ends the process at once. */
+void wsisa_units_catch_signals(void);
+/* The signal that arrived (SIGINT or SIGTERM), or 0. */
+int wsisa_units_interrupted(void);
 
 /* ==== MPI: the unit queue's transport to other ranks ========================= */
 
@@ -364,6 +378,7 @@ typedef struct wsisa_plan_request {
   int workers;              /* TRTMA's MaxBuckets is 3 x workers; <= 0: the CPUs */
   long active_paths;        /* for the peak estimate; -1: the study's */
   const double *level_cost; /* 7 values, or NULL: the papers' task count */
+  int force;                /* lift the cap on a design's runs (the memory check stays) */
 } wsisa_plan_request;
 
 typedef struct wsisa_plan_row {
@@ -415,10 +430,16 @@ typedef struct wsisa_runner_request {
   uint64_t memory_limit;   /* bytes; 0: the study's */
   int object_reuse;        /* 0 off, 1 on, -1: the study's */
   double unit_timeout;     /* under mpirun, seconds; 0: 600 */
+  const char *check;       /* verify this results folder instead of running */
+  int force;               /* lift the cap on a design's runs (the memory check stays) */
 } wsisa_runner_request;
 
 /* `wsisa run`: tiles, design, reuse plan, execution on StarPU (and MPI ranks
- * when started by mpirun), journal, metrics, indices, run.json. */
+ * when started by mpirun), journal, metrics, indices, run.json. With
+ * r->check: verify a results folder (journal against the design, the outputs
+ * against the journal), print what was found; an error when it is not whole.
+ * SIGINT and SIGTERM end it with WSISA_EINTERRUPTED once the units in flight
+ * are journaled. */
 int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e);
 
 #endif

@@ -151,6 +151,11 @@ static int design_values(const wsisa_plan_request *a, const wsisa_study *study, 
   return rc;
 }
 
+/* Bytes `wsisa plan` holds per run besides the design: its values, task
+ * keys, compact graph and reuse tree, and the largest strategy's buckets
+ * (peak RSS over runs, 2.3 KiB on a 10^5-run VBD design, rounded up). */
+#define PLAN_RUN_BYTES 2560
+
 static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, size_t active_paths,
                         wsisa_plan_row *out, wsisa_err *e) {
   wsisa_reuse_buckets *b = NULL;
@@ -181,7 +186,14 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   uint64_t *keys = NULL;
   int *level = NULL;
   size_t n = 0;
-  int rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
+  /* a design too large is refused before it is made: the reuse analysis keeps
+   * about PLAN_RUN_BYTES per run besides the design */
+  size_t rows;
+  int rc = r->samples_path ? 0
+                           : wsisa_study_check_size(study, r->select,
+                                                    r->force ? 0 : WSISA_STUDY_MAX_RUNS,
+                                                    PLAN_RUN_BYTES, 0, NULL, &rows, e);
+  if (!rc) rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
   if (rc) goto done;
   size_t np = study->space->nparams;
   level = malloc(np * sizeof *level);

@@ -860,3 +860,69 @@ int wsisa_study_design(const wsisa_study *s, const char *select, wsisa_sa_space 
   free(names);
   return rc;
 }
+
+/* ---- limits ----------------------------------------------------------------------- */
+
+int wsisa_study_design_size(const wsisa_study *s, const char *select, size_t *rows,
+                            double *bytes) {
+  size_t k = wsisa_sa_space_dims(s->space), np = s->space->nparams;
+  wsisa_sa_method method = s->sa.method;
+  if (select) {
+    /* the second phase: VBD over the names kept */
+    k = 1;
+    for (const char *p = select; *p; p++) k += *p == ',';
+    method = WSISA_SA_VBD;
+  }
+  const wsisa_sa_opts *o = &s->sa;
+  double n = 0, scratch = 0;
+  switch (method) {
+    case WSISA_SA_MOAT:
+    case WSISA_SA_TWO_PHASE: {
+      double drawn = (double)(o->pool > o->trajectories ? o->pool : o->trajectories);
+      n = (double)o->trajectories * (double)(k + 1);
+      scratch = drawn * (double)(k + 1) * (double)k * 8.0;
+      break;
+    }
+    case WSISA_SA_VBD:
+      n = (double)o->samples * (double)(o->second_order ? 2 * k + 2 : k + 2);
+      scratch = 2.0 * (double)o->samples * (double)k * 8.0; /* A and B */
+      break;
+    default: n = (double)o->samples; break;
+  }
+  *rows = n > (double)SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)n;
+  /* unit-cube coordinates and values of every row */
+  *bytes = scratch + n * (double)(k + np) * 8.0;
+  return 0;
+}
+
+/* The JSON field that sets a design's size, for messages. */
+static const char *size_field(const wsisa_study *s, const char *select) {
+  if (select || s->sa.method == WSISA_SA_VBD || s->sa.method == WSISA_SA_CORRELATION)
+    return "method.samples";
+  return s->sa.pool > s->sa.trajectories ? "method.pool" : "method.trajectories";
+}
+
+int wsisa_study_check_size(const wsisa_study *s, const char *select, size_t max_rows,
+                           double bytes_per_row, uint64_t memory, const char *memory_source,
+                           size_t *rows, wsisa_err *e) {
+  double bytes;
+  wsisa_study_design_size(s, select, rows, &bytes);
+  const char *field = size_field(s, select);
+  if (max_rows && *rows > max_rows)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: %s: the design has %zu runs, more than %zu (--force goes on "
+                       "if the machine can hold them)",
+                       s->path, field, *rows, max_rows);
+  bytes += (double)*rows * bytes_per_row;
+  if (!memory) {
+    memory = wsisa_memory_available();
+    memory_source = "the memory available";
+  }
+  if (memory && bytes > (double)memory)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: %s: the design's %zu runs need about %.1f GiB, more than %s "
+                       "(%.1f GiB)",
+                       s->path, field, *rows, bytes / 1073741824.0, memory_source,
+                       (double)memory / 1073741824.0);
+  return 0;
+}
