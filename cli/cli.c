@@ -31,3 +31,24 @@ int wsisa_cli_bad_option(int opt, char **argv, wsisa_err *e) {
   if (opt == ':') return wsisa_error(e, WSISA_EUSAGE, "%s: missing value", arg);
   return wsisa_error(e, WSISA_EUSAGE, "%s: unknown flag", arg);
 }
+
+int wsisa_cli_duration(const char *flag, const char *text, double *seconds, wsisa_err *e) {
+  char *end;
+  errno = 0;
+  double v = strtod(text, &end);
+  double unit = 1;
+  if (end != text && *end && !end[1]) {
+    switch (*end) {
+      case 's': unit = 1; end++; break;
+      case 'm': unit = 60; end++; break;
+      case 'h': unit = 3600; end++; break;
+      case 'd': unit = 86400; end++; break;
+      default: break;
+    }
+  }
+  if (end == text || *end || errno || !isfinite(v) || !(v > 0))
+    return wsisa_error(e, WSISA_EUSAGE, "%s %s: not a duration (seconds, or e.g. 90m, 8h, 2d)",
+                       flag, text);
+  *seconds = v * unit;
+  return 0;
+}

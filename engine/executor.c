@@ -507,14 +507,8 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   free(s);
 }
 
-/* Bytes one active root-to-leaf path holds per tile pixel: the seven task
- * outputs (u8 masks) plus the largest set of temporaries a task keeps at once
- * (level 6: distance, relief and h-minima as f32, markers and labels as i32,
- * and four u8 masks). */
-#define PATH_BYTES_PER_PIXEL (7 + 3 * 4 + 2 * 4 + 4)
-/* What a tile holds whatever the paths: RGB in and normalized, rc, its
- * opening, the reference mask. */
-#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+#define PATH_BYTES_PER_PIXEL WSISA_EXEC_PATH_BYTES_PER_PIXEL
+#define TILE_BYTES_PER_PIXEL WSISA_EXEC_TILE_BYTES_PER_PIXEL
 
 /* Peak memory is bounded by K (seed 003 §III), so a memory limit lowers K to
  * what fits. Two units are in flight at once, so the tile cost counts twice. */

@@ -61,6 +61,8 @@ static int collect_tiles(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
+int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) { return collect_tiles(s, e); }
+
 /* ---- design and plan --------------------------------------------------------- */
 
 /* A design made elsewhere (wsisa sample, another SA tool): one row per run,
@@ -138,7 +140,8 @@ static int make_plan(wsisa__study_run *s, wsisa_err *e) {
     if (rc) rc = wsisa_error(e, rc, "out of memory");
   } else {
     wsisa_reuse_opts o;
-    wsisa_plan_reuse_opts(s->study, s->workers, NULL, &o);
+    int by_cost = s->cost_source && strcmp(s->cost_source, "tasks") != 0;
+    wsisa_plan_reuse_opts(s->study, s->workers, by_cost ? s->level_cost : NULL, &o);
     /* the knobs in force, for run.json */
     s->study->reuse.max_buckets = (int)o.max_buckets;
     s->study->reuse.max_bucket_size = (int)o.max_bucket_size;
@@ -186,6 +189,11 @@ static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
   if (r->max_bucket_size) ro->max_bucket_size = (int)r->max_bucket_size;
   if (r->active_paths) ro->active_paths = (int)r->active_paths;
   if (r->memory_limit) s->study->execution.memory_limit = r->memory_limit;
+  s->cost_source = "tasks";
+  if (r->level_cost) {
+    memcpy(s->level_cost, r->level_cost, sizeof s->level_cost);
+    s->cost_source = "level_costs";
+  }
 }
 
 /* The study (from its file, the results folder, or the default), checked
@@ -265,10 +273,13 @@ static uint8_t *units_done(const wsisa__study_run *s) {
 
 /* StarPU (and the MPI workers) up, the reuse plan, every unit not done. */
 static int execute(wsisa__study_run *s, const char *sched, wsisa_err *e) {
-  wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1};
+  /* every task measured: the performance models learn from each run */
+  wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 1};
   int rc = wsisa_codelets_start(&ropts, e);
   if (rc) return rc;
+  wsisa_estimate *est = NULL;
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
+  if (!rc) rc = wsisa__run_forecast_costs(s, &est, e);
   if (!rc) rc = make_plan(s, e);
   uint8_t *done = rc ? NULL : units_done(s);
   if (!rc && !done) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -285,12 +296,14 @@ static int execute(wsisa__study_run *s, const char *sched, wsisa_err *e) {
         .object_match = s->object_match,
         .features = s->features != NULL};
     s->study->reuse.active_paths = (int)eo.active_paths;
+    wsisa__run_forecast_predict(s, est, &eo, done);
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                         limit_asked, wsisa__journal_unit, s, &s->stats, e);
     s->t_exec = wsisa_now() - t0;
   }
   free(done);
+  wsisa_estimate_free(est);
   if (!rc) rc = wsisa__results_provenance(s, e);
   wsisa_runtime_shutdown();
   return rc;

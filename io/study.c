@@ -15,7 +15,7 @@
 #include <jansson.h>
 
 static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
-static const char *const cost_names[] = {"tasks", "measured"};
+static const char *const cost_names[] = {"tasks", "measured", "auto"};
 const char *const wsisa_study_metrics[] = {"dice", "jaccard", "nucleus_count", "mean_area",
                                            "object_dice", "mean_haematoxylin"};
 const size_t wsisa_study_nmetrics = sizeof wsisa_study_metrics / sizeof *wsisa_study_metrics;
@@ -635,6 +635,8 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
     s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
+    /* measured level costs when the performance models have them */
+    s->reuse.cost = WSISA_STUDY_COST_AUTO;
     rc = parse_root(&c, root, s);
   }
   if (rc) {

@@ -20,8 +20,15 @@ typedef enum {
   WSISA_STUDY_REUSE_TRTMA
 } wsisa_study_reuse;
 
-/* Bucket cost: the papers' count of distinct tasks, or measured task times. */
-typedef enum { WSISA_STUDY_COST_TASKS = 0, WSISA_STUDY_COST_MEASURED } wsisa_study_cost;
+/* Bucket cost: the papers' count of distinct tasks; measured task times (the
+ * performance models' or --level-costs, required); or auto, the default:
+ * measured when the models have calibrated times for every level, else
+ * task counts. */
+typedef enum {
+  WSISA_STUDY_COST_TASKS = 0,
+  WSISA_STUDY_COST_MEASURED,
+  WSISA_STUDY_COST_AUTO
+} wsisa_study_cost;
 
 const char *wsisa_study_reuse_name(wsisa_study_reuse strategy);
 const char *wsisa_study_cost_name(wsisa_study_cost cost);
@@ -50,7 +57,7 @@ typedef struct wsisa_study_reuse_opts {
   int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
   int active_paths;            /* RMSR K; 0: unbounded */
-  wsisa_study_cost cost;       /* default tasks */
+  wsisa_study_cost cost;       /* default auto */
 } wsisa_study_reuse_opts;
 
 typedef struct wsisa_study_execution {

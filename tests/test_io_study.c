@@ -281,7 +281,7 @@ static const struct {
     {"{" SEG MOAT ", \"reuse\": {\"max_buckets\": 0}}",
      "s.json: reuse.max_buckets: 0 is outside 1..1000000"},
     {"{" SEG MOAT ", \"reuse\": {\"cost_model\": \"time\"}}",
-     "s.json: reuse.cost_model: 'time' is not one of tasks, measured"},
+     "s.json: reuse.cost_model: 'time' is not one of tasks, measured, auto"},
     {"{" SEG MOAT ", \"reuse\": {\"buckets\": 3}}", "s.json: reuse.buckets: unknown key"},
     {"{" SEG MOAT ", \"execution\": {\"memory_limit\": \"4X\"}}",
      "s.json: execution.memory_limit: '4X' is not a size"},
