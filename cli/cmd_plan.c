@@ -31,29 +31,6 @@ typedef struct plan_args {
   uint64_t memory_limit;          /* 0: the study's */
 } plan_args;
 
-static int parse_costs(const char *text, double *cost, wsisa_err *e) {
-  const char *p = text;
-  for (size_t l = 0; l < NLEVELS; l++) {
-    char *end;
-    cost[l] = strtod(p, &end);
-    if (end == p || !isfinite(cost[l]) || cost[l] < 0)
-      return wsisa_error(e, WSISA_EUSAGE,
-                         "--level-costs %s: want %d non-negative numbers separated by commas", text,
-                         NLEVELS);
-    p = end;
-    if (l + 1 < NLEVELS && *p++ != ',')
-      return wsisa_error(e, WSISA_EUSAGE, "--level-costs %s: want %d numbers, one per task level",
-                         text, NLEVELS);
-  }
-  if (*p)
-    return wsisa_error(e, WSISA_EUSAGE, "--level-costs %s: want %d numbers, one per task level",
-                       text, NLEVELS);
-  return 0;
-}
-
-
-
-
 static const char *study_strategy(const wsisa_study *study) {
   return wsisa_study_reuse_name(study->reuse.strategy);
 }
@@ -331,7 +308,7 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
           return wsisa_error(e, WSISA_EUSAGE, "--active-paths %s: want 0 (unbounded) or more", optarg);
         break;
       case 'c':
-        if ((rc = parse_costs(optarg, a.level_cost, e))) return rc;
+        if ((rc = wsisa_cli_level_costs(optarg, a.level_cost, e))) return rc;
         a.have_costs = 1;
         break;
       case 'E': a.estimate = 1; break;

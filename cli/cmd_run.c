@@ -13,6 +13,8 @@ typedef struct run_opts {
   const char *study_path, *out, *resume, *samples;
   long max_buckets, max_bucket_size, active_paths, unit_timeout;
   const char *reuse, *memory_limit;
+  double level_cost[7];
+  int have_costs;
 } run_opts;
 
 static void usage(void) {
@@ -29,10 +31,16 @@ static void usage(void) {
          "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
          "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
          "  --memory-limit SIZE   lower K so the active paths fit (e.g. 512M, 4G)\n"
+         "  --level-costs c1,...,c7   bucket cost per task of each level for naive, sca,\n"
+         "                        rtma, trtma (default: the study's reuse.cost_model; auto\n"
+         "                        takes them from the calibrated performance models)\n"
          "  --unit-timeout S      under mpirun: seconds a worker may hold a unit before its\n"
          "                        units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)\n"
          "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
-         "         *.svg run.json journal.csv\n");
+         "         *.svg run.json journal.csv\n"
+         "Every task's time goes into StarPU's performance models (STARPU_HOME; not with\n"
+         "STARPU_CALIBRATE=0); with calibrated models the run starts with an estimate\n"
+         "(WSISA_LOG=info shows it) and run.json holds it against the actual figures.\n");
 }
 
 int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
@@ -42,6 +50,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
       {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
       {"samples", required_argument, 0, 'S'},       {"unit-timeout", required_argument, 0, 't'},
+      {"level-costs", required_argument, 0, 'c'},
       {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
   run_opts o = {0};
   int opt, rc;
@@ -61,6 +70,10 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
       case 'k': target = &o.active_paths, flag = "--active-paths"; break;
       case 't': target = &o.unit_timeout, flag = "--unit-timeout"; break;
+      case 'c':
+        if ((rc = wsisa_cli_level_costs(optarg, o.level_cost, e))) return rc;
+        o.have_costs = 1;
+        break;
       case 'h': usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -79,7 +92,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                              .samples = o.samples, .strategy = -1,
                              .max_buckets = o.max_buckets, .max_bucket_size = o.max_bucket_size,
                              .active_paths = o.active_paths,
-                             .unit_timeout = (double)o.unit_timeout};
+                             .unit_timeout = (double)o.unit_timeout,
+                             .level_cost = o.have_costs ? o.level_cost : NULL};
   if (o.reuse) {
     for (int s = WSISA_STUDY_REUSE_NONE; s <= WSISA_STUDY_REUSE_TRTMA; s++)
       if (strcmp(o.reuse, wsisa_study_reuse_name((wsisa_study_reuse)s)) == 0) r.strategy = s;

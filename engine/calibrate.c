@@ -126,7 +126,45 @@ static int vectors_of(const wsisa_estimate *est, const double *rows, double **ou
   return 0;
 }
 
-/* The largest and the smallest tile (by pixels, distinct shapes). */
+/* Share of a tile's pixels the background rule counts with the default
+ * (B, G, R); 1 when it cannot be read (never picked). */
+static double background_share(const wsisa_tile_ref *t) {
+  wsisa_image *rgb = NULL;
+  if (wsisa_tile_load(t, &rgb, NULL)) return 1;
+  const double *p = wsisa_seg_defaults();
+  uint64_t n = 0;
+  for (int y = 0; y < rgb->height; y++) {
+    const uint8_t *row = wsisa_image_row(rgb, y);
+    for (int x = 0; x < rgb->width; x++) {
+      const uint8_t *px = row + 3 * x;
+      n += px[2] > p[WSISA_P_B] && px[1] > p[WSISA_P_G] && px[0] > p[WSISA_P_R];
+    }
+  }
+  double share = (double)n / ((double)rgb->width * rgb->height);
+  wsisa_image_free(rgb);
+  return share;
+}
+
+/* The tile of `shape` (w, h) with the least background among the first few:
+ * a tile the background rule empties would calibrate no segmentation task. */
+#define TILES_SCANNED 16
+static size_t most_tissue(const wsisa_tile_ref *tiles, size_t n, int w, int h) {
+  size_t best = n, scanned = 0;
+  double best_share = 2;
+  for (size_t t = 0; t < n && scanned < TILES_SCANNED; t++) {
+    if (tiles[t].width != w || tiles[t].height != h) continue;
+    scanned++;
+    double share = background_share(&tiles[t]);
+    if (share < best_share) {
+      best_share = share;
+      best = t;
+    }
+  }
+  return best;
+}
+
+/* A tile of the largest and of the smallest shape (by pixels), with the most
+ * tissue. */
 static size_t pick_tiles(const wsisa_tile_ref *tiles, size_t n, wsisa_tile_ref out[2]) {
   size_t big = 0, small = 0;
   for (size_t t = 1; t < n; t++) {
@@ -134,9 +172,9 @@ static size_t pick_tiles(const wsisa_tile_ref *tiles, size_t n, wsisa_tile_ref o
     if (a > (double)tiles[big].width * tiles[big].height) big = t;
     if (a < (double)tiles[small].width * tiles[small].height) small = t;
   }
-  out[0] = tiles[big];
+  out[0] = tiles[most_tissue(tiles, n, tiles[big].width, tiles[big].height)];
   if (tiles[small].width == tiles[big].width && tiles[small].height == tiles[big].height) return 1;
-  out[1] = tiles[small];
+  out[1] = tiles[most_tissue(tiles, n, tiles[small].width, tiles[small].height)];
   return 2;
 }
 

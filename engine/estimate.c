@@ -86,6 +86,7 @@ enum { ST_STAGE, ST_REFERENCE, ST_BACKGROUND, ST_MEASURE, ST_LEVELS };
 /* Every step's codelet tasks on one tile shape. */
 typedef struct profile {
   int w, h;
+  int invalid;     /* the workflow refuses this shape (a side too long ...) */
   recording *step; /* nsteps */
 } profile;
 
@@ -418,9 +419,19 @@ static profile *candidate(wsisa_estimate *est, int w, int h, wsisa_err *e) {
   }
   profile *p = &est->cand[est->ncand];
   memset(p, 0, sizeof *p);
-  if (dry_shape(est, w, h, p, e)) {
+  wsisa_err why = WSISA_ERR_INIT;
+  int rc = dry_shape(est, w, h, p, &why);
+  if (rc == WSISA_ENOMEM) {
     profile_clear(p, est->nsteps);
+    wsisa_error(e, rc, "%s", why.msg);
     return NULL;
+  }
+  /* a shape the workflow refuses measures nothing */
+  if (rc) {
+    profile_clear(p, est->nsteps);
+    p->w = w;
+    p->h = h;
+    p->invalid = 1;
   }
   est->ncand++;
   return p;
@@ -440,8 +451,10 @@ static int same_task(wsisa_estimate *est, size_t st, size_t i, int op, uint32_t 
       int w = (int)(swap ? b : a), h = (int)(swap ? a : b);
       if (swap && a == b) break;
       tried++;
+      if (w > 256 * h || h > 256 * w) continue; /* no tile is that thin */
       profile *p = candidate(est, w, h, e);
       if (!p) return -1;
+      if (p->invalid) continue;
       const recording *r = &p->step[st];
       if (i < r->n && r->t[i].op == op && r->t[i].footprint == fp) return 1;
     }
@@ -935,8 +948,9 @@ int wsisa_estimate_predict(const wsisa_estimate *est, const wsisa_estimate_plan 
       out->listed[at].share = share;
       if (out->nlisted < WSISA_EST_MAX_LISTED) out->nlisted++;
     }
-  /* memory: the process, then per tile shape a rank opens its tile data and
-   * K root-to-leaf paths (the executor's per-pixel constants) */
+  /* memory: the process, then the tile data and K root-to-leaf paths (the
+   * executor's per-pixel constants) of the largest tile a rank opens; the
+   * buffers of one tile are freed before the next tile's are needed */
   out->baseline_rss = est->baseline_rss;
   double k_paths = (double)(plan->active_paths ? plan->active_paths : sr->peak_paths);
   if (sr->peak_paths && k_paths > (double)sr->peak_paths) k_paths = (double)sr->peak_paths;
@@ -945,9 +959,9 @@ int wsisa_estimate_predict(const wsisa_estimate *est, const wsisa_estimate_plan 
     double bytes = 0;
     for (size_t s = 0; s < ns; s++)
       if (sr->rank_shapes[(size_t)q * ns + s])
-        bytes += (double)est->shape[s][0] * est->shape[s][1] *
+        bytes = fmax(bytes, (double)est->shape[s][0] * est->shape[s][1] *
                  (WSISA_EXEC_TILE_BYTES_PER_PIXEL + (est->features ? 4.0 * WSISA_FEATURE_CHANNELS_MAX : 0) +
-                  k_paths * WSISA_EXEC_PATH_BYTES_PER_PIXEL);
+                  k_paths * WSISA_EXEC_PATH_BYTES_PER_PIXEL));
     if (bytes > peak) peak = bytes;
   }
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
