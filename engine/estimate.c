@@ -949,8 +949,8 @@ int wsisa_estimate_predict(const wsisa_estimate *est, const wsisa_estimate_plan 
       if (out->nlisted < WSISA_EST_MAX_LISTED) out->nlisted++;
     }
   /* memory: the process, then the tile data and K root-to-leaf paths (the
-   * executor's per-pixel constants) of the largest tile a rank opens; the
-   * buffers of one tile are freed before the next tile's are needed */
+   * executor's per-pixel constants) of the largest tile a rank opens; runs
+   * over tiles of two shapes peak at the larger one's, not at the sum */
   out->baseline_rss = est->baseline_rss;
   double k_paths = (double)(plan->active_paths ? plan->active_paths : sr->peak_paths);
   if (sr->peak_paths && k_paths > (double)sr->peak_paths) k_paths = (double)sr->peak_paths;

@@ -91,7 +91,7 @@ Test(io_study, segmentation_defaults) {
   cr_expect_eq(s->sa.samples, 1024);
   cr_expect_str_eq(s->metrics[0], "dice");
   cr_expect_eq(s->reuse.strategy, WSISA_STUDY_REUSE_RTMA);
-  cr_expect_eq(s->reuse.cost, WSISA_STUDY_COST_TASKS);
+  cr_expect_eq(s->reuse.cost, WSISA_STUDY_COST_AUTO);
   wsisa_study_free(s);
   /* No parameters at all: the built-in space, every parameter varying. */
   cr_assert_eq(wsisa_study_parse("{\"inputs\": {\"slides\": [\"x.svs\"]}, \"method\": {\"name\": "
