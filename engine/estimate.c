@@ -450,8 +450,8 @@ static int same_task(wsisa_estimate *est, size_t st, size_t i, int op, uint32_t 
     for (int swap = 0; swap < 2 && tried < MAX_SHAPES_PER_SIZE; swap++) {
       int w = (int)(swap ? b : a), h = (int)(swap ? a : b);
       if (swap && a == b) break;
-      tried++;
       if (w > 256 * h || h > 256 * w) continue; /* no tile is that thin */
+      tried++;
       profile *p = candidate(est, w, h, e);
       if (!p) return -1;
       if (p->invalid) continue;

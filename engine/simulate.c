@@ -47,6 +47,7 @@ typedef struct task {
   size_t unit;       /* index into the rank's unit slots, for measures */
   size_t next_dep;   /* next task waiting on the same predecessor */
   size_t first_dep;  /* first task waiting on this one */
+  size_t next_own;   /* next task of the same unit; in the free list, the next free */
   int done;
 } task;
 
@@ -61,6 +62,7 @@ typedef struct unit_slot {
   size_t pending;   /* leaves not finished */
   int walked;       /* every task submitted */
   int used;
+  size_t tasks;     /* its tasks, linked by next_own: free once it ends */
 } unit_slot;
 
 typedef enum { S_NEXT, S_WALK, S_BLOCK_K, S_BLOCK_BG, S_BLOCK_DRAIN, S_BLOCK_OPEN, S_DONE } sub_state;
@@ -95,6 +97,7 @@ typedef struct sim {
   size_t nb, nshapes, nv;
   task *tasks;
   size_t ntasks, cap_tasks;
+  size_t free_tasks;  /* tasks of finished units, linked by next_own */
   event *heap;
   size_t nheap, cap_heap;
   rank_state *ranks;
@@ -105,7 +108,15 @@ typedef struct sim {
   int failed;
 } sim;
 
+/* A task record; those of finished units are reused, so memory follows the
+ * units in flight, not the whole study. */
 static size_t task_new(sim *s, int rank, int kind, double dur) {
+  if (s->free_tasks != NONE) {
+    size_t id = s->free_tasks;
+    s->free_tasks = s->tasks[id].next_own;
+    s->tasks[id] = (task){dur, rank, kind, NONE, NONE, NONE, NONE, 0};
+    return id;
+  }
   if (s->ntasks == s->cap_tasks) {
     size_t cap = s->cap_tasks ? 2 * s->cap_tasks : 1024;
     task *t = realloc(s->tasks, cap * sizeof *t);
@@ -116,7 +127,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
     s->tasks = t;
     s->cap_tasks = cap;
   }
-  s->tasks[s->ntasks] = (task){dur, rank, kind, NONE, NONE, NONE, 0};
+  s->tasks[s->ntasks] = (task){dur, rank, kind, NONE, NONE, NONE, NONE, 0};
   return s->ntasks++;
 }
 
@@ -189,11 +200,21 @@ static void dispatch(sim *s, rank_state *rs) {
   }
 }
 
-/* Submit a task of rank r after `after` (NONE: no predecessor). */
-static size_t submit(sim *s, int r, int kind, double dur, size_t after) {
+static void task_free(sim *s, size_t id) {
+  s->tasks[id].next_own = s->free_tasks;
+  s->free_tasks = id;
+}
+
+/* Submit a task of rank r after `after` (NONE: no predecessor); a task of a
+ * unit (unit slot `slot`, NONE for the rank's own) is freed with it. */
+static size_t submit(sim *s, int r, int kind, double dur, size_t after, size_t slot) {
   size_t id = task_new(s, r, kind, dur);
   if (id == NONE) return NONE;
   rank_state *rs = &s->ranks[r];
+  if (slot != NONE) {
+    s->tasks[id].next_own = rs->slot[slot].tasks;
+    rs->slot[slot].tasks = id;
+  }
   rs->in_system++;
   s->r->tasks++;
   if (after != NONE && !s->tasks[after].done) {
@@ -298,7 +319,7 @@ static void walk(sim *s, int r) {
           s->failed = 1;
           return;
         }
-        rs->blocker = submit(s, r, K_BACKGROUND, s->c->background[shape], NONE);
+        rs->blocker = submit(s, r, K_BACKGROUND, s->c->background[shape], NONE, NONE);
         s->r->backgrounds++;
         s->r->shape_backgrounds[shape]++;
         rs->state = S_BLOCK_BG;
@@ -311,12 +332,12 @@ static void walk(sim *s, int r) {
       return;
     }
     size_t after = n->level == 1 ? rs->stage_task : rs->level_task[n->level - 1];
-    size_t id = submit(s, r, K_LEVEL, cost_level(s, shape, n->level, run), after);
+    size_t id = submit(s, r, K_LEVEL, cost_level(s, shape, n->level, run), after, rs->walking);
     int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + n->level - 1] : 0;
     s->r->level_tasks[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v]++;
     rs->level_task[n->level] = id;
     if (leaf) {
-      size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], id);
+      size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], id, rs->walking);
       if (m != NONE) s->tasks[m].unit = rs->walking;
       rs->active++;
       if (rs->active > s->r->peak_paths) s->r->peak_paths = rs->active;
@@ -362,7 +383,7 @@ static void next_unit(sim *s, int r) {
     s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
     s->r->opens++;
     s->r->shape_opens[shape]++;
-    rs->blocker = submit(s, r, K_OPEN, dur, NONE);
+    rs->blocker = submit(s, r, K_OPEN, dur, NONE, NONE);
     rs->state = S_BLOCK_OPEN;
     return;
   }
@@ -372,7 +393,7 @@ static void next_unit(sim *s, int r) {
     s->failed = 1;
     return;
   }
-  rs->slot[slot] = (unit_slot){tile, bucket, 0, 0, 1};
+  rs->slot[slot] = (unit_slot){tile, bucket, 0, 0, 1, NONE};
   rs->walking = slot;
   rs->node = 1;
   rs->bg_checked = 0;
@@ -380,7 +401,7 @@ static void next_unit(sim *s, int r) {
   s->r->units++;
   if (!s->j->share_tile_stage) {
     size_t shape = s->j->tile_shape[tile];
-    rs->stage_task = submit(s, r, K_STAGE, s->c->stage[shape], NONE);
+    rs->stage_task = submit(s, r, K_STAGE, s->c->stage[shape], NONE, slot);
     s->r->stages++;
     s->r->shape_stages[shape]++;
   }
@@ -405,6 +426,8 @@ static void advance(sim *s, int r) {
       case S_BLOCK_BG:
       case S_BLOCK_OPEN:
         if (!s->tasks[rs->blocker].done) return;
+        task_free(s, rs->blocker);
+        rs->blocker = NONE;
         rs->state = rs->state == S_BLOCK_BG ? S_WALK : S_NEXT;
         break;
       case S_BLOCK_DRAIN:
@@ -429,6 +452,12 @@ static void unit_finished(sim *s, int r, size_t slot) {
       rs->nassigned--;
       break;
     }
+  /* every task of a finished unit has run, and none is referred to again */
+  for (size_t id = us->tasks, next; id != NONE; id = next) {
+    next = s->tasks[id].next_own;
+    task_free(s, id);
+  }
+  us->tasks = NONE;
   us->used = 0;
   refill(s, r);
   if (rs->state == S_DONE && rs->nassigned) rs->state = S_NEXT;
@@ -481,6 +510,7 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
   s.nb = j->buckets->n_buckets;
   s.nshapes = c->nshapes;
   s.nv = c->nvariants;
+  s.free_tasks = NONE;
   size_t nunits = j->ntiles * s.nb;
   r->shape_opens = calloc(s.nshapes, sizeof *r->shape_opens);
   r->shape_stages = calloc(s.nshapes, sizeof *r->shape_stages);
