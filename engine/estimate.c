@@ -664,6 +664,8 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
   wsisa_estimate *est = calloc(1, sizeof *est);
   if (!est) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   est->baseline_rss = resident_bytes();
+  wsisa_log(WSISA_LOG_DEBUG, "estimate", "baseline: %.1f MiB resident",
+            (double)est->baseline_rss / 1048576.0);
   est->params = r->params;
   est->nruns = r->nruns;
   est->ntiles = r->ntiles;
