@@ -3,8 +3,9 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+PREFIX ?= /usr/local
 
-.PHONY: all deps build demo test asan clean
+.PHONY: all deps build demo test install asan clean
 
 all: build
 
@@ -22,6 +23,10 @@ demo: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure
+
+# PREFIX/bin/wsisa, PREFIX/bin/wsisa-bench and the sample in PREFIX/share/wsisa
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 asan: deps
 	cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Asan $(CMAKE_FLAGS)

@@ -49,6 +49,9 @@ typedef struct bench_run {
   double pred_makespan, pred_rss_kib, uncalibrated;
 } bench_run;
 
+/* The wsisa executable the experiments run: the one beside wsisa-bench
+ * (build/bin, or an installed PREFIX/bin), else the one this build made. */
+const char *bench_wsisa_exe(void);
 /* --quick, --repeats N (default 3, 1 with --quick), -o DIR (default
  * bench-results/NAME, created with a studies/ folder), --no-opencl. */
 int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_err *e);

@@ -51,9 +51,11 @@ static void usage(FILE *f) {
           "--no-opencl skips the OpenCL worker (on PoCL some iterative kernels take\n"
           "minutes at 4096x4096). `ops --quick` takes about 3 minutes on 2 cores.\n"
           "\n"
-          "The other experiments run the wsisa executable on MOAT (Halton) studies they\n"
-          "write to DIR/studies/ (the sample slide's tissue tiles at 1024; with --quick\n"
-          "tests/data/tile_1024.png), read each run's run.json and time the subprocess.\n"
+          "The other experiments run the wsisa executable beside this one (here %s)\n"
+          "on MOAT (Halton) studies they write to DIR/studies/ (the sample slide's tissue\n"
+          "tiles at 1024; with --quick tile_1024.png, both installed in\n"
+          "PREFIX/share/wsisa or in the source tree's tests/data), read each run's\n"
+          "run.json and time the subprocess.\n"
           "Default: 3 repeats; --quick: 1 repeat and the smallest sizes. -o DIR (default\n"
           "bench-results/EXPERIMENT) receives EXPERIMENT.csv and EXPERIMENT.svg.\n"
           "makespan = run.json seconds.execute; wall = around the subprocess; every\n"
@@ -87,7 +89,8 @@ static void usage(FILE *f) {
           "              rtma_buckets, trtma_buckets, trtma_speedup (MOAT on one tile:\n"
           "              2 trajectories with --quick, else 8)\n"
           "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"
-          "2048x2048.\n");
+          "2048x2048.\n",
+          bench_wsisa_exe());
 }
 
 int main(int argc, char **argv) {

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -48,21 +49,38 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
   return 0;
 }
 
+/* The wsisa beside this wsisa-bench (build/bin, or an installed PREFIX/bin),
+ * else the one this build made. */
+const char *bench_wsisa_exe(void) {
+  static char path[4200];
+  if (!path[0]) {
+    char dir[4096];
+    if (wsisa_exe_dir(dir, sizeof dir) == 0) {
+      snprintf(path, sizeof path, "%s/wsisa", dir);
+      if (access(path, X_OK) != 0) path[0] = '\0';
+    }
+    if (!path[0]) snprintf(path, sizeof path, "%s", WSISA_EXE);
+  }
+  return path;
+}
+
 int bench_write_study(const bench_opts *o, const char *label, const char *image,
                       int trajectories, const char *reuse, char *path, size_t cap,
                       wsisa_err *e) {
   snprintf(path, cap, "%s/studies/%s.json", o->dir, label);
   FILE *f = fopen(path, "w");
   if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  /* --quick: one 1024x1024 tile; otherwise the sample's tissue tiles at 1024 */
-  if (image || o->quick)
-    fprintf(f, "{\n  \"inputs\": { \"images\": [\"%s/tests/data/%s\"] },\n",
-            WSISA_SOURCE_DIR, image ? image : "tile_1024.png");
-  else
-    fprintf(f,
-            "{\n  \"inputs\": { \"slides\": [\"%s/tests/data/CMU-1-Small-Region.svs\"], "
-            "\"tile_size\": 1024 },\n",
-            WSISA_SOURCE_DIR);
+  /* --quick: one 1024x1024 tile; otherwise the sample's tissue tiles at 1024;
+   * installed beside wsisa-bench, or in the source tree */
+  char data[4200];
+  if (image || o->quick) {
+    wsisa_data_file(image ? image : "tile_1024.png", WSISA_SOURCE_DIR "/tests/data", data,
+                    sizeof data);
+    fprintf(f, "{\n  \"inputs\": { \"images\": [\"%s\"] },\n", data);
+  } else {
+    wsisa_data_file("CMU-1-Small-Region.svs", WSISA_SOURCE_DIR "/tests/data", data, sizeof data);
+    fprintf(f, "{\n  \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 1024 },\n", data);
+  }
   fprintf(f,
           "  \"method\": { \"name\": \"moat\", \"trajectories\": %d, \"levels\": 4 },\n"
           "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
@@ -114,7 +132,7 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
     snprintf(cmd, sizeof cmd,
              "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' run --study '%s' -o '%s' %s "
              ">'%s.log' 2>&1",
-             env ? env : "", WSISA_EXE, study, out, args ? args : "", out);
+             env ? env : "", bench_wsisa_exe(), study, out, args ? args : "", out);
     double t0 = wsisa_now();
     int st = system(cmd);
     wall[i] = wsisa_now() - t0;
@@ -134,7 +152,7 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
 
 int bench_plan_json(const char *study, json_t **out, wsisa_err *e) {
   char cmd[4400];
-  snprintf(cmd, sizeof cmd, "'%s' plan --study '%s' --json 2>/dev/null", WSISA_EXE, study);
+  snprintf(cmd, sizeof cmd, "'%s' plan --study '%s' --json 2>/dev/null", bench_wsisa_exe(), study);
   FILE *p = popen(cmd, "r");
   if (!p) return wsisa_error(e, WSISA_ERUNTIME, "%s: cannot start", cmd);
   json_error_t je;

@@ -32,7 +32,12 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
       case 'h':
         printf("usage: wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]\n"
                "  --study S.json      the study the samples came from\n"
-               "  --samples F         the design `wsisa sample` wrote (checked against the study)\n"
+               "  --samples F         the design: the one `wsisa sample` wrote (checked row by\n"
+               "                      row against the study), or one made elsewhere whose rows\n"
+               "                      suit the study's method: MOAT trajectories (one\n"
+               "                      parameter moving per step), VBD in Saltelli's layout\n"
+               "                      (A, AB_1..AB_k, [BA_1..BA_k,] B per base sample), any\n"
+               "                      rows for correlation\n"
                "  --outputs F         run_id, then one or more output columns, one row per run\n"
                "                      in the design's order; an empty cell is a missing output.\n"
                "                      The study's metric columns are analysed (a pure SA study\n"

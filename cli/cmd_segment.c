@@ -3,11 +3,14 @@
  * GeoJSON of the nucleus outlines and a CSV of per-nucleus features. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <openslide/openslide.h>
 
 #include "codelets/codelets.h"
@@ -17,16 +20,27 @@
 #include "engine/engine.h"
 #include "io/csv.h"
 #include "io/io.h"
+#include "sa/sa.h"
 
 #define WHOLE_SLIDE_MAX_PIXELS (64.0 * 1024 * 1024)
 
 typedef struct segment_opts {
   const char *input, *out, *labels, *geojson, *features;
   const char *region, *tile;
-  long level, tile_size;
+  long tile_size;
+  double mpp, target_mpp; /* --mpp (0: the slide's own; an image as it is), --target-mpp */
   int normalize;
   double params[WSISA_SEG_NPARAMS];
 } segment_opts;
+
+/* Where the segmented pixels are: the scale they were read at and their
+ * rectangle in target pixels; level-0 position = (x + px) * step. */
+typedef struct placement {
+  int is_slide;
+  wsisa_scale scale;
+  int64_t x, y;
+  double step;  /* level-0 pixels per segmented pixel */
+} placement;
 
 static int parse_ints(const char *flag, const char *text, long *v, int n, wsisa_err *e) {
   const char *s = text;
@@ -62,56 +76,103 @@ static int check_output_path(const char *flag, const char *path, const char *con
   return 0;
 }
 
-/* The RGB input: an image file, or a region, tile or (small) whole level of a
- * slide; origin = its top-left pixel in the slide level (0, 0 for a file). */
-static int load_input(const segment_opts *o, wsisa_image **rgb, int64_t origin[2],
-                      wsisa_err *e) {
-  *rgb = NULL;
-  origin[0] = origin[1] = 0;
-  int is_slide = o->region || o->tile;
-  if (!is_slide) {
-    const char *vendor = openslide_detect_vendor(o->input);
-    is_slide = vendor && strcmp(vendor, "generic-tiff") != 0;
-  }
-  if (!is_slide) return wsisa_image_read_rgb(o->input, rgb, e);
+/* Is INPUT a slide (read at the target resolution) rather than a plain image?
+ * Vendor formats are; a generic TIFF is when it has a pyramid or says its
+ * pixel size, else it is an image like a PNG. */
+static int input_is_slide(const char *path) {
+  const char *vendor = openslide_detect_vendor(path);
+  if (!vendor) return 0;
+  if (strcmp(vendor, "generic-tiff") != 0) return 1;
   wsisa_slide *slide = NULL;
-  int rc = wsisa_slide_open(o->input, &slide, e);
-  if (rc) return rc;
-  wsisa_level lv;
-  if ((rc = wsisa_slide_level(slide, (int)o->level, &lv, e))) goto done;
-  long r[4] = {0, 0, (long)lv.width, (long)lv.height};
+  if (wsisa_slide_open(path, &slide, NULL)) return 0;
+  double mx, my;
+  int yes = wsisa_slide_level_count(slide) > 1 || wsisa_slide_mpp(slide, &mx, &my) != WSISA_MPP_NONE;
+  wsisa_slide_close(slide);
+  return yes;
+}
+
+/* The target-pixel rectangle of slide `o->input` to segment: --region (level-0
+ * pixels, widened to whole target pixels), --tile (the grid at the target
+ * resolution) or the whole slide when it is small enough. */
+static int slide_rect(const segment_opts *o, wsisa_slide *slide, const wsisa_scale *sc,
+                      int64_t r[4], wsisa_err *e) {
+  int rc;
+  r[0] = r[1] = 0, r[2] = sc->width, r[3] = sc->height;
   if (o->region) {
-    if ((rc = parse_ints("--region", o->region, r, 4, e))) goto done;
+    long q[4];
+    wsisa_level l0;
+    if ((rc = parse_ints("--region", o->region, q, 4, e)) ||
+        (rc = wsisa_slide_level(slide, 0, &l0, e)))
+      return rc;
+    if (q[2] <= 0 || q[3] <= 0)
+      return wsisa_error(e, WSISA_EUSAGE, "--region %s: width and height must be positive",
+                         o->region);
+    if (q[0] < 0 || q[1] < 0 || q[0] + q[2] > l0.width || q[1] + q[3] > l0.height)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "--region %s: outside level 0 of %s (%lldx%lld; regions are in "
+                         "level-0 pixels)",
+                         o->region, o->input, (long long)l0.width, (long long)l0.height);
+    const double step = wsisa_scale_step(sc);
+    int64_t x0 = (int64_t)floor((double)q[0] / step), y0 = (int64_t)floor((double)q[1] / step);
+    int64_t x1 = (int64_t)ceil((double)(q[0] + q[2]) / step);
+    int64_t y1 = (int64_t)ceil((double)(q[1] + q[3]) / step);
+    if (x1 > sc->width) x1 = sc->width;
+    if (y1 > sc->height) y1 = sc->height;
+    if (x1 <= x0 || y1 <= y0)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "--region %s: less than one pixel at %g um/pixel (one pixel is %g "
+                         "level-0 pixels)",
+                         o->region, sc->target_mpp, step);
+    r[0] = x0, r[1] = y0, r[2] = x1 - x0, r[3] = y1 - y0;
   } else if (o->tile) {
     long ij[2];
     wsisa_grid *g = NULL;
-    if ((rc = parse_ints("--tile", o->tile, ij, 2, e))) goto done;
-    if (o->tile_size <= 0 || o->tile_size > 1L << 20) {
-      rc = wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: tile size must be positive", o->tile_size);
-      goto done;
-    }
-    if ((rc = wsisa_grid_make(slide, (int)o->level, (int)o->tile_size, 0, &g, e))) goto done;
+    if ((rc = parse_ints("--tile", o->tile, ij, 2, e))) return rc;
+    if (o->tile_size <= 0 || o->tile_size > 1L << 20)
+      return wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: tile size must be positive",
+                         o->tile_size);
+    if ((rc = wsisa_grid_make_scaled(slide, sc, (int)o->tile_size, 0, &g, e))) return rc;
     if (ij[0] < 0 || ij[1] < 0 || ij[0] >= g->cols || ij[1] >= g->rows) {
-      rc = wsisa_error(e, WSISA_EUSAGE, "--tile %s: outside the %dx%d grid (columns 0..%d, rows 0..%d)",
-                       o->tile, g->cols, g->rows, g->cols - 1, g->rows - 1);
+      rc = wsisa_error(e, WSISA_EUSAGE,
+                       "--tile %s: outside the %dx%d grid (columns 0..%d, rows 0..%d)", o->tile,
+                       g->cols, g->rows, g->cols - 1, g->rows - 1);
     } else {
       const wsisa_tile *t = &g->tiles[ij[1] * g->cols + ij[0]];
-      r[0] = (long)t->x, r[1] = (long)t->y, r[2] = t->width, r[3] = t->height;
+      r[0] = t->x, r[1] = t->y, r[2] = t->width, r[3] = t->height;
     }
     wsisa_grid_free(g);
-    if (rc) goto done;
-  } else if ((double)lv.width * (double)lv.height > WHOLE_SLIDE_MAX_PIXELS) {
-    rc = wsisa_error(e, WSISA_EUSAGE, "%s: level %ld is %lldx%lld; choose a --region or --tile",
-                     o->input, o->level, (long long)lv.width, (long long)lv.height);
-    goto done;
+    if (rc) return rc;
+  } else if ((double)sc->width * (double)sc->height > WHOLE_SLIDE_MAX_PIXELS) {
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: %lldx%lld pixels at %g um/pixel; choose a --region or --tile",
+                       o->input, (long long)sc->width, (long long)sc->height, sc->target_mpp);
   }
-  if (r[2] <= 0 || r[3] <= 0 || r[2] > INT32_MAX || r[3] > INT32_MAX) {
-    rc = wsisa_error(e, WSISA_EUSAGE, "--region %s: width and height must be positive", o->region);
-    goto done;
+  if (r[2] > INT32_MAX || r[3] > INT32_MAX)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: region too large to read at once", o->input);
+  return 0;
+}
+
+/* The RGB input at the target resolution: an image file (resampled when --mpp
+ * gives its pixel size), or a region, tile or (small) whole slide read at the
+ * level and factor its MPP calls for; *at says where its pixels are. */
+static int load_input(const segment_opts *o, wsisa_image **rgb, placement *at, wsisa_err *e) {
+  *rgb = NULL;
+  memset(at, 0, sizeof *at);
+  at->is_slide = o->region || o->tile || input_is_slide(o->input);
+  if (!at->is_slide) {
+    int rc = wsisa_image_read_scaled(o->input, o->mpp, o->target_mpp, rgb, &at->scale, e);
+    at->step = wsisa_scale_step(&at->scale);
+    return rc;
   }
-  rc = wsisa_slide_read_rgb(slide, (int)o->level, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
-  origin[0] = r[0], origin[1] = r[1];
-done:
+  wsisa_slide *slide = NULL;
+  int64_t r[4] = {0, 0, 0, 0};
+  int rc = wsisa_slide_open(o->input, &slide, e);
+  if (rc) return rc;
+  if (!(rc = wsisa_scale_choose(slide, o->mpp, o->target_mpp, &at->scale, e)) &&
+      !(rc = slide_rect(o, slide, &at->scale, r, e)))
+    rc = wsisa_slide_read_scaled(slide, &at->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
+  at->x = r[0], at->y = r[1];
+  at->step = wsisa_scale_step(&at->scale);
   wsisa_slide_close(slide);
   return rc;
 }
@@ -142,10 +203,13 @@ static int run_segmentation(const segment_opts *o, wsisa_image *rgb, wsisa_image
   return rc;
 }
 
-/* features.csv: one row per nucleus; positions in pixels of the slide level
- * (the region's origin added) or of the image file. */
-static int write_features(const char *path, const double *rows, size_t n,
-                          const int64_t origin[2], wsisa_err *e) {
+/* features.csv: one row per nucleus; centroid and bounding box in level-0
+ * pixels of the slide (pixels of the image file as read), QuPath's
+ * convention, whatever level, factor or tile was read; the other columns in
+ * segmented pixels. A centroid is a pixel index (pixel i spans [i, i + 1)),
+ * mapped through the pixel centres: level-0 c0 = (x + c + 0.5) * step - 0.5. */
+static int write_features(const char *path, const double *rows, size_t n, const placement *at,
+                          wsisa_err *e) {
   wsisa_stage stage = WSISA_STAGE_INIT;
   wsisa_csv_writer *w = NULL;
   const char *temp = wsisa_stage_add(&stage, path, e);
@@ -159,12 +223,16 @@ static int write_features(const char *path, const double *rows, size_t n,
       wsisa_csv_text(w, name);
     }
     wsisa_csv_end_row(w);
+    const double step = at->step, ox = (double)at->x, oy = (double)at->y;
     for (size_t i = 0; i < n; i++) {
       const double *row = rows + i * (size_t)ncols;
       for (int c = 0; c < ncols; c++) {
         double v = row[c];
-        if (c == WSISA_NF_CENTROID_X || c == WSISA_NF_BBOX_X) v += (double)origin[0];
-        if (c == WSISA_NF_CENTROID_Y || c == WSISA_NF_BBOX_Y) v += (double)origin[1];
+        if (c == WSISA_NF_CENTROID_X) v = (ox + v + 0.5) * step - 0.5;
+        if (c == WSISA_NF_CENTROID_Y) v = (oy + v + 0.5) * step - 0.5;
+        if (c == WSISA_NF_BBOX_X) v = (ox + v) * step;
+        if (c == WSISA_NF_BBOX_Y) v = (oy + v) * step;
+        if (c == WSISA_NF_BBOX_W || c == WSISA_NF_BBOX_H) v *= step;
         wsisa_csv_num(w, v);
       }
       wsisa_csv_end_row(w);
@@ -176,13 +244,67 @@ static int write_features(const char *path, const double *rows, size_t n,
   return rc;
 }
 
+/* The ImageDescription of the mask and labels TIFFs: where their pixels are
+ * on the slide, so a viewer can put them back (level-0 x = level0_origin[0] +
+ * x * level0_per_pixel, on pixel corners). */
+static char *placement_json(const segment_opts *o, const placement *at) {
+  const wsisa_scale *sc = &at->scale;
+  json_t *j = json_pack("{s:s, s:s, s:s, s:[f, f], s:f, s:i, s:f, s:s}", "software",
+                        "wsisa " WSISA_VERSION, "content", "nucleus segmentation", "source",
+                        o->input, "level0_origin", (double)at->x * at->step,
+                        (double)at->y * at->step, "level0_per_pixel", at->step, "level",
+                        sc->level, "factor", sc->factor, "mpp_source",
+                        wsisa_mpp_source_name(sc->source));
+  if (!j) return NULL;
+  json_object_set_new(j, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->target_mpp));
+  json_object_set_new(j, "slide_mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->mpp));
+  char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
+  json_decref(j);
+  return text;
+}
+
+/* A number as a person writes it: 220, 5, 2.5. */
+static void num(char *buf, size_t cap, double v) { snprintf(buf, cap, "%g", v); }
+
+/* The 15 parameters from sa/'s table: default, the range a study varies them
+ * over by default, and what the segmentation accepts. */
+static void usage_params(void) {
+  printf("\nParameters (--params name=value,...; docs/workflow.md says what each does):\n"
+         "  %-16s %-6s %-8s %-22s %s\n", "name", "paper", "default", "study range",
+         "accepted");
+  for (size_t i = 0; i < WSISA_SA_NSEG; i++) {
+    const wsisa_sa_seg_param *p = &wsisa_sa_seg_params[i];
+    char def[24], lo[24], hi[24], st[24], range[128], valid[128];
+    num(def, sizeof def, p->def);
+    num(lo, sizeof lo, p->lo);
+    num(hi, sizeof hi, p->hi);
+    num(st, sizeof st, p->step);
+    if (p->kind == WSISA_SA_CATEGORICAL) {
+      snprintf(range, sizeof range, "{%s, %s}", lo, hi);
+      snprintf(valid, sizeof valid, "%g or %g", p->valid_lo, p->valid_hi);
+    } else {
+      if (p->kind == WSISA_SA_DISCRETE) snprintf(range, sizeof range, "%s..%s step %s", lo, hi, st);
+      else snprintf(range, sizeof range, "%s..%s", lo, hi);
+      if (p->valid_hi >= INT_MAX) snprintf(valid, sizeof valid, ">= %g", p->valid_lo);
+      else snprintf(valid, sizeof valid, "%g..%g", p->valid_lo, p->valid_hi);
+      if (p->integer_valued) snprintf(valid + strlen(valid), sizeof valid - strlen(valid), ", whole");
+    }
+    printf("  %-16s %-6s %-8s %-22s %s\n", p->name, p->abbrev, def, range, valid);
+  }
+}
+
 static void usage(void) {
   printf("usage: wsisa segment INPUT [--region x,y,w,h | --tile i,j] [options] -o MASK\n"
-         "  INPUT               a PNG/TIFF image or a slide OpenSlide reads\n"
-         "  --region x,y,w,h    slide region in pixels of --level\n"
+         "  INPUT               a slide OpenSlide reads, or a PNG/TIFF image\n"
+         "  --region x,y,w,h    slide region in level-0 pixels\n"
          "  --tile i,j          slide tile (column, row) of the --tile-size grid\n"
-         "  --level L           slide level (default 0)\n"
-         "  --tile-size N       grid tile side for --tile (default 1024)\n"
+         "  --tile-size N       grid tile side for --tile, in target pixels (default 1024)\n"
+         "  --target-mpp T      resolution segmented at, the parameters' (default %g um/pixel):\n"
+         "                      a slide is read at the coarsest level not coarser than T and\n"
+         "                      area-averaged to T unless within %.0f%%\n"
+         "  --mpp M             the slide's um/pixel at level 0, overriding what it says (or\n"
+         "                      giving what it does not); for an image, its um/pixel, which\n"
+         "                      makes it resampled to T (without --mpp it is taken as it is)\n"
          "  --params k=v,...    parameters (default: the workflow's defaults), e.g. G1=60,T1=4.5\n"
          "  --no-normalize      segment the pixels as they are (default: normalize first)\n"
          "  -o MASK             output mask, .png or .tif/.tiff (0/255)\n"
@@ -190,21 +312,37 @@ static void usage(void) {
          "  --geojson FILE      also write the nucleus outlines as GeoJSON\n"
          "  --features FILE     also write per-nucleus features (.csv): shape, and\n"
          "                      statistics of haematoxylin, eosin, the gradient and\n"
-         "                      filter-bank responses of haematoxylin\n");
+         "                      filter-bank responses of haematoxylin\n"
+         "Positions are in level-0 slide pixels (QuPath's convention) whatever level,\n"
+         "factor or tile was read: GeoJSON outlines, feature centroids and bounding boxes,\n"
+         "and a TIFF mask's or labels' ImageDescription (JSON: level0_origin,\n"
+         "level0_per_pixel, mpp). For an image, in its own pixels.\n",
+         WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE);
+  usage_params();
+}
+
+static int get_mpp(const char *flag, const char *text, double *out, wsisa_err *e) {
+  int rc = wsisa_cli_double(flag, text, out, e);
+  if (!rc && (*out < WSISA_MPP_MIN || *out > WSISA_MPP_MAX))
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s %s: must be between %g and %g um/pixel", flag, text,
+                     WSISA_MPP_MIN, WSISA_MPP_MAX);
+  return rc;
 }
 
 int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   static const struct option longopts[] = {
-      {"region", required_argument, 0, 'r'}, {"tile", required_argument, 0, 't'},
-      {"level", required_argument, 0, 'l'},  {"tile-size", required_argument, 0, 's'},
-      {"params", required_argument, 0, 'p'}, {"normalize", no_argument, 0, 'n'},
-      {"no-normalize", no_argument, 0, 'N'}, {"output", required_argument, 0, 'o'},
-      {"labels", required_argument, 0, 'L'}, {"geojson", required_argument, 0, 'g'},
-      {"features", required_argument, 0, 'F'},
-      {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+      {"region", required_argument, 0, 'r'},     {"tile", required_argument, 0, 't'},
+      {"level", required_argument, 0, 'l'},      {"tile-size", required_argument, 0, 's'},
+      {"mpp", required_argument, 0, 'm'},        {"target-mpp", required_argument, 0, 'T'},
+      {"params", required_argument, 0, 'p'},     {"normalize", no_argument, 0, 'n'},
+      {"no-normalize", no_argument, 0, 'N'},     {"output", required_argument, 0, 'o'},
+      {"labels", required_argument, 0, 'L'},     {"geojson", required_argument, 0, 'g'},
+      {"features", required_argument, 0, 'F'},   {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
   segment_opts o = {0};
   o.tile_size = 1024;
   o.normalize = 1;
+  o.target_mpp = WSISA_TARGET_MPP;
   memcpy(o.params, wsisa_seg_defaults(), sizeof o.params);
   int opt, rc;
   opterr = 0;
@@ -213,8 +351,14 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
     switch (opt) {
       case 'r': o.region = optarg; break;
       case 't': o.tile = optarg; break;
-      case 'l': if ((rc = wsisa_cli_long("--level", optarg, &o.level, e))) return rc; break;
+      case 'l':
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "--level: no longer taken: the level is chosen from --target-mpp "
+                           "(default %g um/pixel) and the slide's MPP (or --mpp)",
+                           WSISA_TARGET_MPP);
       case 's': if ((rc = wsisa_cli_long("--tile-size", optarg, &o.tile_size, e))) return rc; break;
+      case 'm': if ((rc = get_mpp("--mpp", optarg, &o.mpp, e))) return rc; break;
+      case 'T': if ((rc = get_mpp("--target-mpp", optarg, &o.target_mpp, e))) return rc; break;
       case 'p': if ((rc = wsisa_seg_params_parse(optarg, o.params, e))) return rc; break;
       case 'n': o.normalize = 1; break;
       case 'N': o.normalize = 0; break;
@@ -244,20 +388,29 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   wsisa_image *rgb = NULL, *mask = NULL, *labels = NULL;
   double *features = NULL;
   size_t nfeatures = 0;
-  int64_t origin[2];
-  if ((rc = load_input(&o, &rgb, origin, e))) return rc;
+  char *meta = NULL;
+  placement at;
+  if ((rc = load_input(&o, &rgb, &at, e))) return rc;
   if ((rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &mask, e))) goto done;
   if ((o.labels || o.geojson) &&
       (rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &labels, e)))
     goto done;
+  if (!(meta = placement_json(&o, &at))) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto done;
+  }
   if ((rc = wsisa_codelets_start(NULL, e))) goto done;
   rc = run_segmentation(&o, rgb, mask, labels, o.features ? &features : NULL, &nfeatures, e);
   wsisa_runtime_shutdown();
   if (rc) goto done;
-  if ((rc = wsisa_image_write(o.out, mask, e))) goto done;
-  if (o.labels && (rc = wsisa_image_write(o.labels, labels, e))) goto done;
-  if (o.geojson && (rc = wsisa_geojson_write(o.geojson, labels, e))) goto done;
-  if (o.features && (rc = write_features(o.features, features, nfeatures, origin, e))) goto done;
+  /* a pixel size only when known: an image taken as it is has none */
+  const double mpp = at.scale.source == WSISA_MPP_NONE ? 0 : at.scale.target_mpp;
+  if ((rc = wsisa_image_write_meta(o.out, mask, meta, mpp, e))) goto done;
+  if (o.labels && (rc = wsisa_image_write_meta(o.labels, labels, meta, mpp, e))) goto done;
+  if (o.geojson && (rc = wsisa_geojson_write_at(o.geojson, labels, (double)at.x * at.step,
+                                                (double)at.y * at.step, at.step, e)))
+    goto done;
+  if (o.features && (rc = write_features(o.features, features, nfeatures, &at, e))) goto done;
   {
     size_t on = 0;
     int32_t nuclei = 0;
@@ -274,11 +427,16 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
     if (labels) printf(", %d nuclei", nuclei);
     else if (o.features) printf(", %zu nuclei", nfeatures);
     printf("\n");
+    if (at.is_slide)
+      printf("read at %g um/pixel: level %d, factor %g; level-0 rectangle %.0f,%.0f,%.0f,%.0f\n",
+             at.scale.target_mpp, at.scale.level, at.scale.factor, (double)at.x * at.step,
+             (double)at.y * at.step, mask->width * at.step, mask->height * at.step);
   }
 done:
   wsisa_image_free(rgb);
   wsisa_image_free(mask);
   wsisa_image_free(labels);
   free(features);
+  free(meta);
   return rc;
 }

@@ -1,5 +1,6 @@
-/* `wsisa tiles SLIDE`: the slide's properties, its tile grid at one level, and
- * how many tiles hold tissue. */
+/* `wsisa tiles SLIDE`: the slide's properties and MPP, the level and factor
+ * that read it at the target resolution, its tile grid at that resolution
+ * with each tile's rectangle in level-0 pixels, and which tiles hold tissue. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,69 +12,91 @@
 #include "io/io.h"
 
 static void print_text(wsisa_slide *slide, const wsisa_grid *g) {
-  double mx, my;
-  int no_mpp = wsisa_slide_mpp(slide, &mx, &my);
+  const wsisa_scale *s = &g->scale;
   printf("slide     %s\n", wsisa_slide_path(slide));
   printf("vendor    %s\n", wsisa_slide_vendor(slide));
-  if (no_mpp)
-    printf("mpp       unknown (the slide does not say; sizes are in pixels only)\n");
-  else
-    printf("mpp       %.4f x %.4f um/pixel at level 0\n", mx, my);
+  printf("mpp       %.4f x %.4f um/pixel at level 0, from %s\n", s->mpp_x, s->mpp_y,
+         wsisa_mpp_source_text(s->source));
   double obj = wsisa_slide_objective(slide);
   if (obj > 0) printf("objective %gx\n", obj);
   printf("levels    %d\n", wsisa_slide_level_count(slide));
   for (int l = 0; l < wsisa_slide_level_count(slide); l++) {
     wsisa_level lv;
     if (wsisa_slide_level(slide, l, &lv, NULL)) continue;
-    printf("  level %d  %lld x %lld  downsample %g\n", l, (long long)lv.width,
-           (long long)lv.height, lv.downsample);
+    printf("  level %d  %lld x %lld  downsample %g  %.4f um/pixel\n", l, (long long)lv.width,
+           (long long)lv.height, lv.downsample, s->mpp * lv.downsample);
   }
-  printf("grid      level %d, tile %d, overlap %d: %d x %d = %zu tiles\n", g->level,
-         g->tile_size, g->overlap, g->cols, g->rows, g->ntiles);
-  printf("tissue    %zu of %zu tiles (tissue covers >= %.0f%% of the tile)\n", g->ntissue,
-         g->ntiles, 100.0 * g->tissue_threshold);
+  if (s->factor_q == WSISA_SCALE_ONE)
+    printf("target    %g um/pixel: level %d (%.4f um/pixel) as it is, within %.0f%% (factor 1)\n",
+           s->target_mpp, s->level, s->level_mpp, 100 * WSISA_MPP_TOLERANCE);
+  else
+    printf("target    %g um/pixel: level %d (%.4f um/pixel) area-averaged by factor %.6g\n",
+           s->target_mpp, s->level, s->level_mpp, s->factor);
+  printf("grid      %lld x %lld target pixels, tile %d, overlap %d: %d x %d = %zu tiles; "
+         "1 target pixel = %.6g level-0 pixels\n",
+         (long long)g->width, (long long)g->height, g->tile_size, g->overlap, g->cols, g->rows,
+         g->ntiles, wsisa_scale_step(s));
+  printf("tissue    %zu of %zu tiles (tissue covers >= %.0f%% of the tile%s)\n", g->ntissue,
+         g->ntiles, 100.0 * g->tissue_threshold,
+         g->dark_background ? "; dark background: lit pixels are tissue" : "");
   for (int r = 0; r < g->rows; r++) {
     printf("  ");
     for (int c = 0; c < g->cols; c++) putchar(g->tiles[(size_t)r * g->cols + c].tissue ? '#' : '.');
     putchar('\n');
   }
+  printf("tiles     col,row  target x,y,w,h  level-0 x,y,w,h  tissue\n");
+  for (size_t i = 0; i < g->ntiles; i++) {
+    const wsisa_tile *t = &g->tiles[i];
+    printf("  %d,%d  %lld,%lld,%d,%d  %lld,%lld,%lld,%lld  %.3f%s\n", t->col, t->row,
+           (long long)t->x, (long long)t->y, t->width, t->height, (long long)t->level0.x,
+           (long long)t->level0.y, (long long)t->level0.width, (long long)t->level0.height,
+           t->tissue_fraction, t->tissue ? " #" : "");
+  }
 }
 
 static int print_json(wsisa_slide *slide, const wsisa_grid *g, wsisa_err *e) {
-  double mx, my;
-  int no_mpp = wsisa_slide_mpp(slide, &mx, &my);
+  const wsisa_scale *s = &g->scale;
   json_t *root = json_object(), *levels = json_array(), *tiles = json_array();
   json_object_set_new(root, "slide", json_string(wsisa_slide_path(slide)));
   json_object_set_new(root, "vendor", json_string(wsisa_slide_vendor(slide)));
-  json_object_set_new(root, "mpp_x", no_mpp ? json_null() : json_real(mx));
-  json_object_set_new(root, "mpp_y", no_mpp ? json_null() : json_real(my));
+  json_object_set_new(root, "mpp_x", json_real(s->mpp_x));
+  json_object_set_new(root, "mpp_y", json_real(s->mpp_y));
+  json_object_set_new(root, "mpp_source", json_string(wsisa_mpp_source_name(s->source)));
   double obj = wsisa_slide_objective(slide);
   json_object_set_new(root, "objective_power", obj > 0 ? json_real(obj) : json_null());
   for (int l = 0; l < wsisa_slide_level_count(slide); l++) {
     wsisa_level lv;
     if (wsisa_slide_level(slide, l, &lv, NULL)) continue;
-    json_array_append_new(levels, json_pack("{s:i, s:I, s:I, s:f}", "level", l, "width",
+    json_array_append_new(levels, json_pack("{s:i, s:I, s:I, s:f, s:f}", "level", l, "width",
                                             (json_int_t)lv.width, "height",
                                             (json_int_t)lv.height, "downsample",
-                                            lv.downsample));
+                                            lv.downsample, "mpp", s->mpp * lv.downsample));
   }
   json_object_set_new(root, "levels", levels);
+  json_object_set_new(root, "scale",
+                      json_pack("{s:f, s:i, s:f, s:f, s:b, s:f}", "target_mpp", s->target_mpp,
+                                "level", s->level, "level_mpp", s->level_mpp, "factor",
+                                s->factor, "resampled", s->factor_q != WSISA_SCALE_ONE,
+                                "level0_per_pixel", wsisa_scale_step(s)));
   for (size_t i = 0; i < g->ntiles; i++) {
     const wsisa_tile *t = &g->tiles[i];
-    json_array_append_new(tiles, json_pack("{s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:f, s:b}",
-                                           "index", t->index, "col", t->col, "row", t->row,
-                                           "x", (json_int_t)t->x, "y", (json_int_t)t->y,
-                                           "width", t->width, "height", t->height,
-                                           "tissue_fraction", t->tissue_fraction,
-                                           "tissue", t->tissue));
+    json_array_append_new(
+        tiles, json_pack("{s:i, s:i, s:i, s:I, s:I, s:i, s:i, s:{s:I, s:I, s:I, s:I}, s:f, s:b}",
+                         "index", t->index, "col", t->col, "row", t->row, "x", (json_int_t)t->x,
+                         "y", (json_int_t)t->y, "width", t->width, "height", t->height,
+                         "level0", "x", (json_int_t)t->level0.x, "y", (json_int_t)t->level0.y,
+                         "width", (json_int_t)t->level0.width, "height",
+                         (json_int_t)t->level0.height, "tissue_fraction", t->tissue_fraction,
+                         "tissue", t->tissue));
   }
   json_object_set_new(root, "grid",
-                      json_pack("{s:i, s:i, s:i, s:i, s:i, s:I, s:I, s:f, s:o}", "level",
-                                g->level, "tile_size", g->tile_size, "overlap", g->overlap,
-                                "cols", g->cols, "rows", g->rows, "tiles",
-                                (json_int_t)g->ntiles, "tissue_tiles",
-                                (json_int_t)g->ntissue, "tissue_threshold",
-                                g->tissue_threshold, "tile_list", tiles));
+                      json_pack("{s:i, s:I, s:I, s:i, s:i, s:i, s:i, s:I, s:I, s:f, s:b, s:o}",
+                                "level", g->level, "width", (json_int_t)g->width, "height",
+                                (json_int_t)g->height, "tile_size", g->tile_size, "overlap",
+                                g->overlap, "cols", g->cols, "rows", g->rows, "tiles",
+                                (json_int_t)g->ntiles, "tissue_tiles", (json_int_t)g->ntissue,
+                                "tissue_threshold", g->tissue_threshold, "dark_background",
+                                g->dark_background, "tile_list", tiles));
   int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0 ? 0 : -1;
   json_decref(root);
   if (rc) return wsisa_error(e, WSISA_EIO, "cannot write JSON to standard output");
@@ -81,27 +104,44 @@ static int print_json(wsisa_slide *slide, const wsisa_grid *g, wsisa_err *e) {
   return 0;
 }
 
+static int get_mpp(const char *flag, const char *text, double *out, wsisa_err *e) {
+  int rc = wsisa_cli_double(flag, text, out, e);
+  if (!rc && (*out < WSISA_MPP_MIN || *out > WSISA_MPP_MAX))
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s %s: must be between %g and %g um/pixel", flag, text,
+                     WSISA_MPP_MIN, WSISA_MPP_MAX);
+  return rc;
+}
+
 int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
   static const struct option longopts[] = {
-      {"level", required_argument, 0, 'l'}, {"tile", required_argument, 0, 't'},
-      {"overlap", required_argument, 0, 'v'}, {"json", no_argument, 0, 'j'},
-      {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  long level = 0, tile = 1024, overlap = 0;
+      {"tile", required_argument, 0, 't'}, {"overlap", required_argument, 0, 'v'},
+      {"mpp", required_argument, 0, 'm'},  {"target-mpp", required_argument, 0, 'T'},
+      {"json", no_argument, 0, 'j'},       {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  long tile = 1024, overlap = 0;
+  double slide_mpp = 0, target_mpp = WSISA_TARGET_MPP;
   int json = 0, opt, rc;
   opterr = 0;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
     switch (opt) {
-      case 'l': if ((rc = wsisa_cli_long("--level", optarg, &level, e))) return rc; break;
       case 't': if ((rc = wsisa_cli_long("--tile", optarg, &tile, e))) return rc; break;
       case 'v': if ((rc = wsisa_cli_long("--overlap", optarg, &overlap, e))) return rc; break;
+      case 'm': if ((rc = get_mpp("--mpp", optarg, &slide_mpp, e))) return rc; break;
+      case 'T': if ((rc = get_mpp("--target-mpp", optarg, &target_mpp, e))) return rc; break;
       case 'j': json = 1; break;
       case 'h':
-        printf("usage: wsisa tiles SLIDE [--level L] [--tile N] [--overlap N] [--json]\n"
-               "  --level L    pyramid level of the grid (default 0)\n"
-               "  --tile N     tile side in pixels (default 1024)\n"
-               "  --overlap N  pixels shared by neighbouring tiles (default 0)\n"
-               "  --json       machine-readable output\n");
+        printf("usage: wsisa tiles SLIDE [--tile N] [--overlap N] [--mpp M] [--target-mpp T] "
+               "[--json]\n"
+               "  --tile N         tile side in target pixels (default 1024)\n"
+               "  --overlap N      target pixels shared by neighbouring tiles (default 0)\n"
+               "  --mpp M          the slide's um/pixel at level 0, overriding what it says\n"
+               "  --target-mpp T   resolution the grid is laid out at (default %g um/pixel);\n"
+               "                   the coarsest level not coarser than it is read, and\n"
+               "                   area-averaged to it unless within %.0f%%\n"
+               "  --json           machine-readable output\n"
+               "Tile rectangles are given in target pixels and in level-0 slide pixels.\n",
+               WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE);
         return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -111,10 +151,12 @@ int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
                                                        : "expected one SLIDE, got more");
   wsisa_slide *slide = NULL;
   wsisa_grid *grid = NULL;
+  wsisa_scale scale;
   if ((rc = wsisa_slide_open(argv[optind], &slide, e))) return rc;
-  if (level > 1000 || tile > (1L << 30) || overlap > (1L << 30) || overlap < -(1L << 30))
+  if (tile > (1L << 30) || tile < -(1L << 30) || overlap > (1L << 30) || overlap < -(1L << 30))
     rc = wsisa_error(e, WSISA_EUSAGE, "value out of range");
-  if (!rc) rc = wsisa_grid_make(slide, (int)level, (int)tile, (int)overlap, &grid, e);
+  if (!rc) rc = wsisa_scale_choose(slide, slide_mpp, target_mpp, &scale, e);
+  if (!rc) rc = wsisa_grid_make_scaled(slide, &scale, (int)tile, (int)overlap, &grid, e);
   if (!rc) {
     if (json) rc = print_json(slide, grid, e);
     else print_text(slide, grid);

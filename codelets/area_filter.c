@@ -22,7 +22,7 @@ static void area_filter_opencl(void *buffers[], void *cl_arg) {
   const struct area_filter_args *a = cl_arg;
   void *mask = buffers[0], *out = buffers[1];
   const size_t pixels = STARPU_MATRIX_GET_NX(mask) * STARPU_MATRIX_GET_NY(mask);
-  cl_mem lab = wsisa__cl_label_roots(mask, a->conn);
+  cl_mem lab = wsisa__cl_label_roots(mask, a->conn, 0);
   cl_mem area = wsisa__cl_buffer(pixels * sizeof(cl_int), NULL);
   cl_kernel zero, count, keep;
   cl_command_queue queue;

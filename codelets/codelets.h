@@ -90,6 +90,10 @@ int wsisa_submit_bin_reconstruct(starpu_data_handle_t seed, starpu_data_handle_t
  * background to the image border becomes foreground (scipy's
  * binary_fill_holes with the cross is conn 4, with the 3×3 square conn 8). */
 int wsisa_submit_fill_holes(starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
+/* u8 0/255: fill holes of each object — a hole (as fill holes') is filled only
+ * when the mask around it is one object ((12 - conn)-connected), never when it
+ * also holds an object inside it: objects are not joined. Sides up to 65535. */
+int wsisa_submit_fill_object_holes(starpu_data_handle_t mask, starpu_data_handle_t out, int conn);
 /* f32: h-minima transform, reconstruction by erosion of in + h over in; finite
  * h >= 0. -FLT_MAX + h stays -FLT_MAX in float, so such a background stays. */
 int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h, int conn);
@@ -175,9 +179,11 @@ int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t 
 int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
                                   const starpu_data_handle_t *channels, int nchannels,
                                   starpu_data_handle_t rows);
-/* study metrics: sums = vector of 2 uint64, the object Dice sums of run_labels
- * against ref_labels (canonical i32): Σ|G|·Dice(G, S*(G)) and Σ|S|·Dice(G*(S), S)
- * on the grid of 1/WSISA_OBJECT_MATCH_ONE (codelets/cpu/cpu.h). */
+/* study metrics: sums = vector of WSISA_MATCH_FIELDS uint64, the fields of
+ * wsisa_match_field (codelets/cpu/cpu.h) for run_labels against ref_labels
+ * (canonical i32): object Dice sums, TP/FP/FN at IoU >= 0.5, AJI sums. A
+ * slide's are the sums of its tiles'; wsisa_object_metrics_of turns them into
+ * object Dice, precision, recall, F1 and AJI. */
 int wsisa_submit_object_match(starpu_data_handle_t ref_labels, starpu_data_handle_t run_labels,
                               starpu_data_handle_t sums);
 /* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,

@@ -74,8 +74,9 @@ void wsisa__cl_flag_reset(cl_command_queue queue, cl_mem flag, cl_int value);
 cl_int wsisa__cl_flag_read(cl_command_queue queue, cl_mem flag);
 /* Label equivalence on the calling OpenCL worker (codelets/label.c): a new
  * dense width x height int buffer in which every on pixel of `mask_buffer`
- * holds the raster index + 1 of its component's first pixel, 0 elsewhere. */
-cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn);
+ * (every off pixel with `off`) holds the raster index + 1 of its component's
+ * first pixel, 0 elsewhere. */
+cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn, int off);
 
 /* A row-then-total reduction: kernel `rows` gets the matrices buffers[0..n-1],
  * a scratch buffer of `row_bytes` per image row, then (width, height), and runs

@@ -18,7 +18,7 @@ static void label_cpu(void *buffers[], void *cl_arg) {
   (void)rc;
 }
 
-cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn) {
+cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn, int off) {
   const size_t width = STARPU_MATRIX_GET_NX(mask_buffer);
   const size_t height = STARPU_MATRIX_GET_NY(mask_buffer);
   cl_mem lab = wsisa__cl_buffer(width * height * sizeof(cl_int), NULL);
@@ -31,6 +31,8 @@ cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn) {
   cl_uint arg = 0;
   wsisa__cl_arg_matrix(init, &arg, mask_buffer);
   wsisa__cl_arg(init, &arg, sizeof lab, &lab);
+  cl_int off_arg = off;
+  wsisa__cl_arg(init, &arg, sizeof off_arg, &off_arg);
   wsisa__cl_run_image(init, queue, &arg, mask_buffer);
   cl_int conn_arg = conn;
   cl_uint scan_arg = 0;
@@ -58,7 +60,7 @@ static void label_opencl(void *buffers[], void *cl_arg) {
   void *mask = buffers[0], *out = buffers[1];
   const size_t height = STARPU_MATRIX_GET_NY(mask);
   cl_int width_arg = (cl_int)STARPU_MATRIX_GET_NX(mask), height_arg = (cl_int)height;
-  cl_mem lab = wsisa__cl_label_roots(mask, a->conn);
+  cl_mem lab = wsisa__cl_label_roots(mask, a->conn, 0);
   cl_mem row_roots = wsisa__cl_buffer(height * sizeof(cl_int), NULL);
   cl_kernel count, prefix, number, write;
   cl_command_queue queue;

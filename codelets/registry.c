@@ -13,6 +13,7 @@ WSISA__OP_DECLARE(morph);
 WSISA__OP_DECLARE(reconstruct);
 WSISA__OP_DECLARE(bin_reconstruct);
 WSISA__OP_DECLARE(fill_holes);
+WSISA__OP_DECLARE(fill_object_holes);
 WSISA__OP_DECLARE(hmin);
 WSISA__OP_DECLARE(regional_min);
 /* pixel group: normalization and per-pixel operations */
@@ -51,6 +52,7 @@ const wsisa_op wsisa_ops[] = {
     ROW(reconstruct),
     ROW(bin_reconstruct),
     ROW(fill_holes),
+    ROW(fill_object_holes),
     ROW(hmin),
     ROW(regional_min),
     /* pixel group: normalization and per-pixel operations */

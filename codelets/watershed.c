@@ -1,4 +1,5 @@
-/* Codelet: marker watershed with an order-independent flooding rule
+/* Codelet: marker watershed with an order-independent flooding rule whose
+ * regions never touch inside the mask, not even at a corner
  * (docs/workflow.md, level 6; the rule: codelets/cpu/watershed.c). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
@@ -61,6 +62,7 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
 
   cl_args a = {k[INIT], 0};
   wsisa__cl_arg_matrix(a.kernel, &a.next, markers);
+  wsisa__cl_arg_matrix(a.kernel, &a.next, mask);
   arg_mem(&a, lab);
   arg_mem(&a, next);
   arg_mem(&a, stamp);
@@ -146,7 +148,7 @@ struct starpu_opencl_program wsisa__watershed_program;
 
 struct starpu_perfmodel wsisa__watershed_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_watershed_v2",
+    .symbol = "wsisa_watershed_v3",
 };
 
 struct starpu_codelet wsisa__watershed_codelet = {

@@ -48,10 +48,14 @@ typedef enum {
   WSISA_LOG_DEBUG = 3
 } wsisa_log_level;
 
-/* Level from WSISA_LOG (error|warn|info|debug, default warn). */
+/* Level from WSISA_LOG (error|warn|info|debug, default warn). Every line
+ * starts with the local time (ISO 8601) and, under MPI, the rank. */
 void wsisa_log(wsisa_log_level level, const char *domain, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int wsisa_log_enabled(wsisa_log_level level);
+/* Progress of long work as an info line, shown at the default level too (only
+ * WSISA_LOG=error hides it): it is what a batch job's log is read for. */
+void wsisa_log_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Under MPI every line carries the rank; -1 (the default) prints none. */
 void wsisa_log_set_rank(int rank);
 
@@ -119,6 +123,14 @@ typedef struct wsisa_env {
 } wsisa_env;
 
 void wsisa_env_read(wsisa_env *env);
+
+/* The folder of the running executable (from /proc/self/exe); -1 when unknown. */
+int wsisa_exe_dir(char *buf, size_t cap);
+/* A data file shipped with wsisa (the sample slide, test tiles): installed
+ * beside the executable, EXE_DIR/../share/wsisa/NAME, when that is readable
+ * (`cmake --install`), else FALLBACK_DIR/NAME (the source tree, for a build
+ * run where it was built). -1 when the path does not fit. */
+int wsisa_data_file(const char *name, const char *fallback_dir, char *buf, size_t cap);
 
 /* The machine, read with hwloc (core/machine.c). */
 typedef struct wsisa_machine {

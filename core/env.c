@@ -1,6 +1,10 @@
-/* The one place wsisa reads its environment. */
+/* The one place wsisa reads its environment, and finds the files installed
+ * beside its executables. */
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 
@@ -24,4 +28,27 @@ void wsisa_env_read(wsisa_env *env) {
   s = getenv("STARPU_CALIBRATE_MINIMUM");
   env->calibrate_minimum = (s && *s) ? atoi(s) : -1;
   env->history_max_error = getenv("STARPU_HISTORY_MAX_ERROR") != NULL;
+}
+
+int wsisa_exe_dir(char *buf, size_t cap) {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  if (n <= 0) return -1;
+  path[n] = '\0';
+  char *slash = strrchr(path, '/');
+  if (!slash) return -1;
+  *slash = '\0';
+  int w = snprintf(buf, cap, "%s", slash == path ? "/" : path);
+  return w < 0 || (size_t)w >= cap ? -1 : 0;
+}
+
+int wsisa_data_file(const char *name, const char *fallback_dir, char *buf, size_t cap) {
+  char dir[PATH_MAX];
+  /* installed: PREFIX/bin/wsisa and PREFIX/share/wsisa/NAME */
+  if (wsisa_exe_dir(dir, sizeof dir) == 0) {
+    int w = snprintf(buf, cap, "%s/../share/wsisa/%s", dir, name);
+    if (w > 0 && (size_t)w < cap && access(buf, R_OK) == 0) return 0;
+  }
+  int w = snprintf(buf, cap, "%s/%s", fallback_dir, name);
+  return w < 0 || (size_t)w >= cap ? -1 : 0;
 }

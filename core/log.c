@@ -31,21 +31,43 @@ int wsisa_log_enabled(wsisa_log_level level) {
 
 void wsisa_log_set_rank(int rank) { log_rank = rank; }
 
-void wsisa_log(wsisa_log_level level, const char *domain, const char *fmt, ...) {
-  static const char *const tags[] = {"error", "warn", "info", "debug"};
-  if (!wsisa_log_enabled(level)) return;
-  char line[2048];
+/* "2026-11-24T02:03:24+0000 wsisa[rank] tag domain: " into line; its length. */
+static size_t prefix(char *line, size_t cap, const char *tag, const char *domain) {
+  char stamp[40] = "";
+  struct timespec ts;
+  struct tm tm;
+  if (clock_gettime(CLOCK_REALTIME, &ts) == 0 && localtime_r(&ts.tv_sec, &tm))
+    strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z ", &tm);
   int n;
   if (log_rank >= 0)
-    n = snprintf(line, sizeof line, "wsisa[%d] %s %s: ", log_rank, tags[level], domain);
+    n = snprintf(line, cap, "%swsisa[%d] %s %s: ", stamp, log_rank, tag, domain);
   else
-    n = snprintf(line, sizeof line, "wsisa %s %s: ", tags[level], domain);
-  if (n < 0 || (size_t)n >= sizeof line) n = 0;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
-  va_end(ap);
+    n = snprintf(line, cap, "%swsisa %s %s: ", stamp, tag, domain);
+  return n < 0 || (size_t)n >= cap ? 0 : (size_t)n;
+}
+
+static void emit(const char *tag, const char *domain, const char *fmt, va_list ap) {
+  char line[2048];
+  size_t n = prefix(line, sizeof line, tag, domain);
+  vsnprintf(line + n, sizeof line - n, fmt, ap);
   pthread_mutex_lock(&log_lock);
   fprintf(stderr, "%s\n", line);
   pthread_mutex_unlock(&log_lock);
+}
+
+void wsisa_log(wsisa_log_level level, const char *domain, const char *fmt, ...) {
+  static const char *const tags[] = {"error", "warn", "info", "debug"};
+  if (!wsisa_log_enabled(level)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  emit(tags[level], domain, fmt, ap);
+  va_end(ap);
+}
+
+void wsisa_log_progress(const char *fmt, ...) {
+  if (!wsisa_log_enabled(WSISA_LOG_WARN)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  emit("info", "progress", fmt, ap);
+  va_end(ap);
 }

@@ -53,7 +53,7 @@ static void draw(wsisa_progress *p, double t, int final) {
     if (final) fputc('\n', stderr);
     fflush(stderr);
   } else {
-    wsisa_log(WSISA_LOG_WARN, "progress", "%s %llu/%llu (%.1f%%) %s %s", p->label,
+    wsisa_log_progress("%s %llu/%llu (%.1f%%) %s %s", p->label,
               (unsigned long long)p->done, (unsigned long long)p->total,
               100.0 * frac, final ? "took" : "eta", eta_s);
   }

@@ -45,6 +45,8 @@ typedef struct analysis {
   json_t *json;              /* indices.json */
   json_t *results;           /* its "outputs" object */
   wsisa_csv_writer *csv, *csv2;
+  int foreign;               /* the samples are a design made elsewhere */
+  uint64_t *ids;             /* its run ids, row by row (NULL: 0..n-1) */
 } analysis;
 
 static const char *const moat_stats[] = {"mu",       "mu_star",       "sigma",  "mu_param",
@@ -74,52 +76,108 @@ static json_t *jnum(double v) {
 
 static int close_enough(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
 
+/* Where the samples differ from the study's own design, in words; "" when
+ * they are that design, row for row. */
+static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const double *values,
+                                const uint64_t *ids, char *why, size_t cap) {
+  const wsisa_sa_design *d = a->design;
+  const wsisa_sa_space *sp = a->space;
+  why[0] = '\0';
+  if (s->nrows != d->nrows) {
+    snprintf(why, cap,
+             "%s: %zu runs, but the design of %s has %zu (was the study changed after "
+             "sampling?)",
+             s->path, s->nrows, a->study->path, d->nrows);
+    return;
+  }
+  for (size_t r = 0; r < s->nrows; r++)
+    for (size_t p = 0; p < sp->nparams; p++) {
+      double v = values[r * sp->nparams + p], want = d->values[r * d->nparams + p];
+      if (!close_enough(v, want)) {
+        snprintf(why, cap,
+                 "%s:%zu: %s is %.15g where the design of %s has %.15g for run %zu (was the "
+                 "study, its sampler or seed changed after sampling?)",
+                 s->path, s->lines[r], sp->params[p].name, v, a->study->path, want, r);
+        return;
+      }
+    }
+  /* the very rows of the study's design: numbered as it numbers them */
+  for (size_t r = 0; r < s->nrows; r++)
+    if (ids[r] != r) {
+      snprintf(why, cap, "%s:%zu: run_id %" PRIu64 " where the design has run %zu", s->path,
+               s->lines[r], ids[r], r);
+      return;
+    }
+}
+
+/* The samples are the study's own design (checked row by row), or a design
+ * made elsewhere whose layout suits the study's method (then it replaces the
+ * study's design and keeps its run ids). */
 static int check_samples(analysis *a, wsisa_err *e) {
   wsisa_csv *s = NULL;
-  const wsisa_sa_design *d = a->design;
   const wsisa_sa_space *sp = a->space;
   long *col = calloc(sp->nparams, sizeof *col);
   uint64_t *ids = NULL;
+  double *values = NULL;
   int rc = col ? wsisa_csv_read(a->samples_path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (rc) goto done;
   for (size_t c = 1; c < s->ncols && !rc; c++)
     if (wsisa_sa_space_find(sp, s->header[c]) < 0)
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s",
                        s->path, s->header_line, s->header[c], a->study->path);
+  /* a fixed parameter's column may be absent: it holds the fixed value */
   for (size_t p = 0; p < sp->nparams && !rc; p++)
-    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0)
+    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
+        sp->params[p].kind != WSISA_SA_FIXED)
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a parameter of %s)", s->path,
                        s->header_line, sp->params[p].name, a->study->path);
-  if (!rc && s->nrows != d->nrows)
-    rc = wsisa_error(e, WSISA_EFORMAT,
-                     "%s: %zu runs, but the design of %s has %zu (was the study changed after "
-                     "sampling?)",
-                     s->path, s->nrows, a->study->path, d->nrows);
-  if (!rc && !(ids = calloc(s->nrows + 1, sizeof *ids)))
+  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
+  if (!rc && (!(ids = calloc(s->nrows + 1, sizeof *ids)) ||
+              !(values = malloc(s->nrows * sp->nparams * sizeof *values + 1))))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) rc = wsisa_csv_run_ids(s, ids, e);
-  for (size_t r = 0; r < s->nrows && !rc; r++) {
-    if (ids[r] != r) {
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id %" PRIu64 " where the design has run %zu",
-                       s->path, s->lines[r], ids[r], r);
-      break;
-    }
+  for (size_t r = 0; r < s->nrows && !rc; r++)
     for (size_t p = 0; p < sp->nparams && !rc; p++) {
-      double v, want = d->values[r * d->nparams + p];
-      if ((rc = wsisa_csv_number(s, r, (size_t)col[p], &v, e))) break;
-      if (!close_enough(v, want))
-        rc = wsisa_error(e, WSISA_EFORMAT,
-                         "%s:%zu: %s is %s where the design of %s has %.15g for run %zu (was the "
-                         "study, its sampler or seed changed after sampling?)",
-                         s->path, s->lines[r], sp->params[p].name,
-                         wsisa_csv_cell(s, r, (size_t)col[p]), a->study->path, want, r);
+      double *v = &values[r * sp->nparams + p];
+      if (col[p] < 0) *v = sp->params[p].value;
+      else rc = wsisa_csv_number(s, r, (size_t)col[p], v, e);
+    }
+  char why[1024];
+  if (!rc) own_design_mismatch(a, s, values, ids, why, sizeof why);
+  if (!rc && why[0]) {
+    /* not the study's design: one made elsewhere, if its rows suit the method */
+    wsisa_sa_design *foreign = NULL;
+    wsisa_err fe = WSISA_ERR_INIT;
+    int same_rows = s->nrows == a->design->nrows;
+    if (wsisa_sa_design_from_values(sp, a->design->method, a->design->second_order, values,
+                                    s->nrows, &foreign, &fe))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s; nor is it a %s design made elsewhere: %s", why,
+                       wsisa_sa_method_name(a->design->method), fe.msg);
+    else if (same_rows && strstr(why, "run_id"))
+      /* the study's rows renumbered: a slip, not another design */
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s", why), wsisa_sa_design_free(foreign);
+    if (!rc) {
+      wsisa_sa_design_free(a->design);
+      a->design = foreign;
+      a->ids = ids;
+      ids = NULL;
+      a->foreign = 1;
     }
   }
 done:
   free(col);
   free(ids);
+  free(values);
   wsisa_csv_free(s);
   return rc;
+}
+
+/* The design row of run id `id`, or -1. */
+static long row_of(const analysis *a, uint64_t id) {
+  if (!a->ids) return id < a->design->nrows ? (long)id : -1;
+  for (size_t r = 0; r < a->design->nrows; r++)
+    if (a->ids[r] == id) return (long)r;
+  return -1;
 }
 
 static int check_outputs(analysis *a, wsisa_err *e) {
@@ -133,11 +191,15 @@ static int check_outputs(analysis *a, wsisa_err *e) {
   if (!ids || !absent || !seen) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) rc = wsisa_csv_run_ids(y, ids, e);
   for (size_t r = 0; r < y->nrows && !rc; r++) {
-    if (ids[r] >= n)
+    long at = row_of(a, ids[r]);
+    if (at < 0 && !a->ids)
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id %" PRIu64 " is not a run of %s (0..%zu)",
                        y->path, y->lines[r], ids[r], a->samples_path, n - 1);
+    else if (at < 0)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id %" PRIu64 " is not a run of %s",
+                       y->path, y->lines[r], ids[r], a->samples_path);
     else
-      seen[ids[r]] = 1;
+      seen[at] = 1;
   }
   if (!rc && y->nrows != n) {
     size_t nabsent = 0;
@@ -151,11 +213,11 @@ static int check_outputs(analysis *a, wsisa_err *e) {
                      y->path, y->nrows, n, a->samples_path, nabsent == 1 ? "" : "s", list);
   }
   for (size_t r = 0; r < y->nrows && !rc; r++)
-    if (ids[r] != r)
+    if (row_of(a, ids[r]) != (long)r)
       rc = wsisa_error(e, WSISA_EFORMAT,
-                       "%s:%zu: run_id %" PRIu64 " where %s has run %zu (rows must follow the "
-                       "design's order)",
-                       y->path, y->lines[r], ids[r], a->samples_path, r);
+                       "%s:%zu: run_id %" PRIu64 " where %s has run %" PRIu64 " (rows must "
+                       "follow the design's order)",
+                       y->path, y->lines[r], ids[r], a->samples_path, a->ids ? a->ids[r] : r);
   /* Which columns: the study's metrics when it names them, else all. */
   const wsisa_study *st = a->study;
   a->nout = st->nmetrics ? st->nmetrics : y->ncols - 1;
@@ -464,6 +526,7 @@ static void begin_json(analysis *a) {
   json_object_set_new(a->json, "method", json_string(wsisa_sa_method_name(a->design->method)));
   if (a->phase) json_object_set_new(a->json, "two_phase_phase", json_integer(a->phase));
   json_object_set_new(a->json, "runs", json_integer((json_int_t)a->design->nrows));
+  json_object_set_new(a->json, "design", json_string(a->foreign ? "made elsewhere" : "study"));
   json_object_set_new(a->json, "sampler", json_string(wsisa_sa_sampler_name(o->sampler)));
   json_object_set_new(a->json, "seed", json_integer((json_int_t)o->seed));
   json_t *conv = json_object();
@@ -493,6 +556,18 @@ static void begin_json(analysis *a) {
 static int run(analysis *a, wsisa_err *e) {
   wsisa_stage stage = WSISA_STAGE_INIT;
   int rc = check_samples(a, e);
+  if (!rc && a->foreign) {
+    const wsisa_sa_design *d = a->design;
+    fprintf(a->report, "%s: not the design of %s; analysed as a %s design made elsewhere: ",
+            a->samples_path, a->study->path, wsisa_sa_method_name(d->method));
+    if (d->method == WSISA_SA_MOAT)
+      fprintf(a->report, "%zu trajectories of %zu runs\n", d->groups, d->group_size);
+    else if (d->method == WSISA_SA_VBD)
+      fprintf(a->report, "%zu base samples in Saltelli's layout (%s order)\n", d->groups,
+              d->second_order ? "second" : "first");
+    else
+      fprintf(a->report, "%zu runs\n", d->nrows);
+  }
   if (!rc) rc = check_outputs(a, e);
   size_t k = a->design->ndims;
   if (!rc && !(a->labels = calloc(k, sizeof *a->labels)))
@@ -576,6 +651,7 @@ int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
   free(a.report_text);
   json_decref(a.json);
   free(a.labels);
+  free(a.ids);
   free(a.out_cols);
   free(a.y);
   wsisa_csv_free(a.outputs);

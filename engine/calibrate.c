@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
 #include "engine/engine_private.h"
 
 #define MAX_PASSES 3
 
 /* One measured segmentation of a round, its results at home. */
 typedef struct leaf_home {
-  uint64_t counts[3], nuclei, match[2];
+  uint64_t counts[3], nuclei, match[WSISA_MATCH_FIELDS];
   starpu_data_handle_t hc, hn, hm, labels;
 } leaf_home;
 
@@ -26,7 +27,7 @@ static int measure(const wsisa_tile_data *tile, starpu_data_handle_t mask,
   starpu_vector_data_register(&l->hc, STARPU_MAIN_RAM, (uintptr_t)l->counts, 3, sizeof l->counts[0]);
   starpu_vector_data_register(&l->hn, STARPU_MAIN_RAM, (uintptr_t)&l->nuclei, 1, sizeof l->nuclei);
   if (object_match && ref_labels)
-    starpu_vector_data_register(&l->hm, STARPU_MAIN_RAM, (uintptr_t)l->match, 2, sizeof l->match[0]);
+    starpu_vector_data_register(&l->hm, STARPU_MAIN_RAM, (uintptr_t)l->match, WSISA_MATCH_FIELDS, sizeof l->match[0]);
   wsisa_measure m = {l->hc, l->hn, l->hm, ref_labels, keep_labels ? &l->labels : NULL};
   return wsisa_workflow_measure_submit(tile, mask, ref, &m, e);
 }
@@ -254,6 +255,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   for (size_t i = 0; i < all.ntiles; i++) free(all.tile_names[i]);
   free(all.tile_names);
   free(all.tiles);
+  free(all.inputs);
   return rc;
 }
 

@@ -186,10 +186,14 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
     size_t len = strlen(r->path);
     put_u64(b, len);
     put(b, r->path, len);
-    int32_t ints[4] = {r->is_slide, r->level, r->width, r->height};
+    int32_t ints[3] = {r->is_slide, r->width, r->height};
     put(b, ints, sizeof ints);
     put(b, &r->x, sizeof r->x);
     put(b, &r->y, sizeof r->y);
+    /* the scale and the level-0 rectangle as bytes, like the options */
+    put_u64(b, sizeof r->scale);
+    put(b, &r->scale, sizeof r->scale);
+    put(b, &r->level0, sizeof r->level0);
   }
   size_t nruns = 0;
   for (size_t i = 0; i < bk->start[bk->n_buckets]; i++)
@@ -244,13 +248,16 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
     if (b->bad || len > b->n - b->at) goto bad;
     if (!(j->paths[t] = calloc(len + 1, 1))) goto nomem;
     get(b, j->paths[t], len);
-    int32_t ints[4];
+    int32_t ints[3];
     get(b, ints, sizeof ints);
     wsisa_tile_ref *r = &j->tiles[t];
     r->path = j->paths[t];
-    r->is_slide = ints[0], r->level = ints[1], r->width = ints[2], r->height = ints[3];
+    r->is_slide = ints[0], r->width = ints[1], r->height = ints[2];
     get(b, &r->x, sizeof r->x);
     get(b, &r->y, sizeof r->y);
+    if (get_u64(b) != sizeof r->scale) goto bad;
+    get(b, &r->scale, sizeof r->scale);
+    get(b, &r->level0, sizeof r->level0);
   }
   j->nruns = get_u64(b);
   if (b->bad || j->nruns > b->n / (WSISA_SEG_NPARAMS * sizeof(double))) goto bad;
@@ -302,6 +309,7 @@ nomem:
 
 typedef struct worker_ctx {
   wsisa_exec_session *session;
+  size_t sent; /* results sent home */
 } worker_ctx;
 
 static void send_error(int code, const char *msg) {
@@ -354,6 +362,7 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
                ? wsisa_error(e, WSISA_ERUNTIME, "cannot send a result to the manager")
                : 0;
   buf_free(&b);
+  w->sent++;
   return rc;
 }
 
@@ -382,11 +391,12 @@ static void wait_stop(void) {
 }
 
 static int serve(job *j, wsisa_err *e) {
-  worker_ctx w = {NULL};
+  worker_ctx w = {NULL, 0};
   int rc = wsisa_exec_session_new(j->tiles, j->ntiles, j->params, j->buckets, &j->opts,
                                   &w.session, e);
   /* idle this long with nothing to do and the manager is taken for gone */
   double silence = 2 * j->timeout + 60, last = wsisa_now();
+  double idle = WSISA_IDLE_MIN;
   while (!rc) {
     buf m;
     int tag, got = msg_take(0, &tag, NULL, &m);
@@ -396,6 +406,7 @@ static int serve(job *j, wsisa_err *e) {
     }
     if (got) {
       last = wsisa_now();
+      idle = WSISA_IDLE_MIN;
       if (tag == TAG_STOP) on_stop(&m);
       uint64_t tile = get_u64(&m), bucket = get_u64(&m);
       int bad = m.bad;
@@ -408,14 +419,19 @@ static int serve(job *j, wsisa_err *e) {
       rc = wsisa_exec_session_submit(w.session, tile, bucket, send_result, &w, e);
       continue;
     }
-    size_t in_flight = 0;
+    size_t in_flight = 0, sent = w.sent;
     rc = wsisa_exec_session_poll(w.session, 0, 0, send_result, &w, &in_flight, e);
     if (!rc && in_flight == 0 && wsisa_now() - last > silence) {
       wsisa_exec_session_free(w.session);
       return wsisa_error(e, WSISA_ERUNTIME, "no word from the manager for %.0f s: giving up",
                          silence);
     }
-    nap();
+    if (w.sent != sent) {
+      idle = WSISA_IDLE_MIN; /* a result went home: the next unit may be on its way */
+      continue;
+    }
+    wsisa_exec_session_idle(w.session, idle);
+    idle = idle * 2 < WSISA_IDLE_MAX ? idle * 2 : WSISA_IDLE_MAX;
   }
   if (rc) {
     send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
@@ -585,7 +601,6 @@ int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dis
 int wsisa__dist_alive(int rank) { return rank > 0 && rank < world.size && world.alive[rank]; }
 void wsisa__dist_lose(int rank, const char *why) { lose_rank(rank, why); }
 double wsisa__dist_timeout(void) { return world.timeout; }
-void wsisa__dist_idle(void) { nap(); }
 
 int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
   uint64_t msg[2] = {tile, bucket};
@@ -648,7 +663,6 @@ void wsisa__dist_stop_workers(void) {
 int wsisa__dist_alive(int rank) { return rank == 0; }
 void wsisa__dist_lose(int rank, const char *why) { (void)rank, (void)why; }
 double wsisa__dist_timeout(void) { return world.timeout; }
-void wsisa__dist_idle(void) {}
 int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
   (void)rank, (void)tile, (void)bucket;
   return -1;

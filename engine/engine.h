@@ -12,6 +12,7 @@
 #include <starpu.h>
 
 #include "core/core.h"
+#include "io/io.h"
 #include "reuse/reuse.h"
 
 /* ==== the workflow ========================================================= */
@@ -73,6 +74,9 @@ typedef struct wsisa_task_data {
   starpu_data_handle_t hyst;  /* level 5: hysteresis result */
   starpu_data_handle_t sep;   /* level 6: separated nuclei */
   starpu_data_handle_t final; /* level 7: the segmentation mask */
+  /* level 6's watershed regions (i32, -1 on lines), written only into an
+   * image the caller registered here before level 6; none by default */
+  starpu_data_handle_t basins;
 } wsisa_task_data;
 
 /* Submit the tile stage: `rgb_in` is normalized into a new intermediate (or
@@ -102,8 +106,9 @@ typedef struct wsisa_measure {
   starpu_data_handle_t counts;      /* vector of 3 uint64: |mask ∩ ref|, |mask|, |ref| */
   starpu_data_handle_t nuclei;      /* vector of 1 uint64: 4-connected objects of mask
                                        (the final size filter's connectivity) */
-  starpu_data_handle_t match;       /* NULL, or vector of 2 uint64: object Dice sums of
-                                       mask's objects against ref_labels' (object_match) */
+  starpu_data_handle_t match;       /* NULL, or vector of WSISA_MATCH_FIELDS uint64:
+                                       mask's objects matched with ref_labels'
+                                       (object_match, codelets/cpu/cpu.h) */
   starpu_data_handle_t ref_labels;  /* the reference's labels, read when match is set */
   starpu_data_handle_t *labels_out; /* NULL, or receives mask's labels (the caller
                                        unregisters them) */
@@ -161,13 +166,18 @@ int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_han
 
 
 
-/* One tile of the study: a region of a slide level, or a whole image file. */
+/* One tile of the study, as every rank reads it: a rectangle of a slide at
+ * the study's target resolution, or a whole image file (resampled when the
+ * study gives its MPP). Plain data, sent whole to MPI ranks. */
 typedef struct wsisa_tile_ref {
   const char *path;
   int is_slide;
-  int level;
-  int64_t x, y;
-  int width, height;
+  /* how the slide or image is read: level, factor, MPP (wsisa_scale_choose,
+   * wsisa_scale_for_image) */
+  wsisa_scale scale;
+  int64_t x, y;       /* origin in target pixels (0, 0 for an image) */
+  int width, height;  /* in target pixels */
+  wsisa_rect level0;  /* the same rectangle in level-0 pixels of the slide or image */
 } wsisa_tile_ref;
 
 /* Pixel counts of one (run, tile) against the reference mask. */
@@ -227,6 +237,10 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
 int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
                             wsisa_exec_unit_fn on_unit, void *ctx, size_t *in_flight,
                             wsisa_err *e);
+/* Nothing to do for now: wait up to `seconds` for the oldest unit in flight to
+ * end (a unit's end wakes the caller at once), or sleep when none is. For a
+ * caller that also waits for messages and must not spin. */
+void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds);
 /* Take the statistics gathered since the last call (`stats` is overwritten). */
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
 /* Wait for what is in flight (unreported), close the tile, free. */
@@ -248,7 +262,9 @@ void wsisa_exec_session_free(wsisa_exec_session *s);
 size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
                                const wsisa_tile_ref *tiles, size_t ntiles);
 
-/* Load a tile's RGB pixels (slide region or image file). */
+/* Load a tile's RGB pixels at the target resolution: the slide rectangle
+ * read through its scale (wsisa_slide_read_scaled), or the image file read
+ * and, when it has a user-given MPP, area-averaged (wsisa_image_read_scaled). */
 int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
 
 /* ==== the unit queue ========================================================= */

@@ -66,10 +66,39 @@ int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket);
 int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
                         wsisa_err *e);
 void wsisa__dist_result_free(wsisa__dist_result *res);
-/* Wait a little for messages when nothing else can be done. */
-void wsisa__dist_idle(void);
+/* How long a rank with nothing to do waits before it looks for messages
+ * again: it starts short and doubles while nothing happens, so an idle rank
+ * neither spins on MPI nor answers late (a unit takes far longer). */
+#define WSISA_IDLE_MIN 1e-4
+#define WSISA_IDLE_MAX 5e-3
 /* Tell every live worker to stop and wait for its answer. */
 void wsisa__dist_stop_workers(void);
+
+/* ---- the stain check (engine/stain.c) ---------------------------------------- */
+
+/* Colour-deconvolution measures of tissue pixels, summed over the tiles seen. */
+typedef struct wsisa__stain {
+  size_t tiles;
+  uint64_t pixels, tissue;  /* pixels seen; tissue: summed optical density >= 0.3 */
+  uint64_t outside;         /* tissue pixels with a clearly negative H or E amount */
+  double od_sum;            /* mean optical density per channel, summed per pixel */
+  double od_energy, residual_energy; /* |od|^2 and the residual amount^2, summed */
+  double h_sum, e_sum;      /* |H| and |E| amounts, summed */
+  int dark_background;      /* io's tissue detection took the slide as dark field */
+} wsisa__stain;
+
+/* Add the tissue pixels of an RGB u8 tile. */
+void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb);
+/* A few of the grid's tissue tiles, spread over the slide, and its background. */
+int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
+                        wsisa_err *e);
+/* 0 when what was seen is bright-field H&E (or too little tissue to say);
+ * else WSISA_EUSAGE with one line naming `name` and what was seen. */
+int wsisa__stain_verdict(const wsisa__stain *st, const char *name, wsisa_err *e);
+double wsisa__stain_mean_od(const wsisa__stain *st);
+double wsisa__stain_outside(const wsisa__stain *st);
+double wsisa__stain_residual(const wsisa__stain *st);
+double wsisa__stain_haematoxylin(const wsisa__stain *st);
 
 /* ---- a study's run: engine/runner.c, journal.c, results.c ------------------ */
 
@@ -82,6 +111,17 @@ typedef struct wsisa__prediction {
   size_t active_paths;
   char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
 } wsisa__prediction;
+/* One input (slide or image) of a run: how it was read and what the checks
+ * saw, for run.json. */
+typedef struct wsisa__run_input {
+  const char *path;         /* the study's string */
+  int is_slide;
+  wsisa_scale scale;        /* MPP and its source, level, factor */
+  size_t first_tile, ntiles; /* its tiles in wsisa__study_run.tiles */
+  double tissue_mm2;        /* tissue area of its tiles (tile area x tissue share) */
+  int stain_checked;
+  wsisa__stain stain;
+} wsisa__run_input;
 
 /* Everything one `wsisa run` knows, from the study to the counts. */
 typedef struct wsisa__study_run {
@@ -114,6 +154,9 @@ typedef struct wsisa__study_run {
   const char *cost_source;
   double level_cost[WSISA_SEG_LEVELS];
   wsisa__prediction predicted;
+  wsisa__run_input *inputs; /* per slide or image, in the study's order */
+  size_t ninputs;
+  size_t units_total, units_run; /* (tile x bucket) units, and those run by this process */
 } wsisa__study_run;
 
 /* The study's tiles (s->study set): its slides' tile grids (tissue tiles
@@ -185,7 +228,13 @@ int wsisa__results_study(wsisa__study_run *s, wsisa_err *e);
 int wsisa__results_samples(wsisa__study_run *s, wsisa_err *e);
 /* metrics.csv and outputs.csv from the counts. */
 int wsisa__results_metrics(wsisa__study_run *s, wsisa_err *e);
-/* run.json: versions, workers, machine, reuse, tasks, times, memory. */
+/* The reference segmentation's nuclei per mm² of tissue of each input, and a
+ * warning (stderr, run.json) for an input where it found almost nothing. */
+#define WSISA_MIN_NUCLEI_PER_MM2 200.0
+/* run.json: versions, workers, machine, reuse, tasks, times, memory, the
+ * inputs (resolution, stain, nucleus density) and warnings. On a resume of a
+ * run whose run.json exists, its figures are kept and the resume is added to
+ * its "resumes". */
 int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e);
 /* The parameters ranked by the first metric's main index, on stdout. */
 void wsisa__results_print_top(const wsisa__study_run *s);

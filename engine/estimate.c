@@ -153,14 +153,14 @@ static int dry_measure(const wsisa_estimate *est, recording *rec, const wsisa_ti
                        starpu_data_handle_t mask, starpu_data_handle_t ref,
                        starpu_data_handle_t ref_labels, int reference,
                        starpu_data_handle_t *labels_out, wsisa_err *e) {
-  uint64_t counts[3] = {0}, nuclei = 0, match[2] = {0};
+  uint64_t counts[3] = {0}, nuclei = 0, match[WSISA_MATCH_FIELDS] = {0};
   double rows[WSISA_NF_ROW(WSISA_FEATURE_CHANNELS_MAX)];
   starpu_data_handle_t hc = NULL, hn = NULL, hm = NULL, hr = NULL, labels = NULL;
   starpu_vector_data_register(&hc, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
   starpu_vector_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)&nuclei, 1, sizeof nuclei);
   int want_match = !reference && est->object_match && ref_labels;
   if (want_match)
-    starpu_vector_data_register(&hm, STARPU_MAIN_RAM, (uintptr_t)match, 2, sizeof match[0]);
+    starpu_vector_data_register(&hm, STARPU_MAIN_RAM, (uintptr_t)match, WSISA_MATCH_FIELDS, sizeof match[0]);
   int keep_labels = est->features || (reference && est->object_match);
   wsisa_measure m = {hc, hn, hm, ref_labels, keep_labels ? &labels : NULL};
   int rc = wsisa_workflow_measure_submit(tile, mask, ref, &m, e);

@@ -5,10 +5,12 @@
  * root-to-leaf paths are active at once (RMSR, seed 003 §III, Algorithm 1): a
  * path stays active until its leaf's comparison has finished, so peak memory
  * is bounded by K, not by the bucket size. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
@@ -39,7 +41,7 @@ enum { PART_COUNTS, PART_NUCLEI, PART_MATCH, PART_ROWS, NPARTS };
 /* One leaf's measures against the reference: they come home here. The path
  * ends when all have arrived. */
 struct leaf {
-  uint64_t counts[3], nuclei, match[2];
+  uint64_t counts[3], nuclei, match[WSISA_MATCH_FIELDS];
   leaf_part part[NPARTS];
   int remaining;
   size_t node;
@@ -132,11 +134,24 @@ static void unit_wait(unit *u) {
 
 int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
   *rgb = NULL;
-  if (!t->is_slide) return wsisa_image_read_rgb(t->path, rgb, e);
+  if (!t->is_slide) {
+    double image_mpp = t->scale.source == WSISA_MPP_USER ? t->scale.mpp : 0;
+    wsisa_scale got;
+    int rc = wsisa_image_read_scaled(t->path, image_mpp, t->scale.target_mpp, rgb, &got, e);
+    /* the file changed since the tiles were laid out: its pixels are not the
+     * ones the study planned */
+    if (!rc && ((*rgb)->width != t->width || (*rgb)->height != t->height)) {
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: now %dx%d at %g um/pixel, was %dx%d", t->path,
+                       (*rgb)->width, (*rgb)->height, t->scale.target_mpp, t->width, t->height);
+      wsisa_image_free(*rgb);
+      *rgb = NULL;
+    }
+    return rc;
+  }
   wsisa_slide *slide = NULL;
   int rc = wsisa_slide_open(t->path, &slide, e);
   if (rc) return rc;
-  rc = wsisa_slide_read_rgb(slide, t->level, t->x, t->y, t->width, t->height, rgb, e);
+  rc = wsisa_slide_read_scaled(slide, &t->scale, t->x, t->y, t->width, t->height, rgb, e);
   wsisa_slide_close(slide);
   return rc;
 }
@@ -299,7 +314,7 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       l->owner = u;
       l->remaining = o->object_match ? 3 : 2;
       uint64_t *home[NPARTS] = {l->counts, &l->nuclei, l->match};
-      const uint32_t len[NPARTS] = {3, 1, 2};
+      const uint32_t len[NPARTS] = {3, 1, WSISA_MATCH_FIELDS};
       for (int k = 0; k < l->remaining; k++) {
         l->part[k].owner = l;
         starpu_vector_data_register(&l->part[k].handle, STARPU_MAIN_RAM, (uintptr_t)home[k],
@@ -356,7 +371,8 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       runs[m] = t->instances[leaf_node->first_instance + j];
       const leaf *l = &u->leaves[i];
       counts[m++] = (wsisa_counts){l->counts[0], l->counts[1], l->counts[2], l->nuclei,
-                                   u->ref_nuclei, l->match[0], l->match[1], l->rows,
+                                   u->ref_nuclei, l->match[WSISA_MATCH_DICE_REF],
+                                   l->match[WSISA_MATCH_DICE_RUN], l->rows,
                                    u->ref_features, WSISA_NF_ROW(l->data->nchannels)};
     }
   }
@@ -484,6 +500,23 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   }
   s->queue[s->nq++] = u;
   return 0;
+}
+
+void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  double whole = floor(seconds);
+  until.tv_sec += (time_t)whole;
+  until.tv_nsec += (long)((seconds - whole) * 1e9);
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  pthread_mutex_lock(&s->ps.lock);
+  /* a leaf's end broadcasts: the oldest unit's end wakes this thread at once */
+  if (s->nq)
+    while (s->queue[0]->pending &&
+           pthread_cond_timedwait(&s->ps.cond, &s->ps.lock, &until) != ETIMEDOUT) {
+    }
+  pthread_mutex_unlock(&s->ps.lock);
+  if (!s->nq) nanosleep(&(struct timespec){(time_t)whole, (long)((seconds - whole) * 1e9)}, NULL);
 }
 
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {

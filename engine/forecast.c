@@ -54,9 +54,11 @@ void wsisa__forecast_close(wsisa__forecast *f) {
   for (size_t i = 0; i < f->run.ntiles; i++) free(f->run.tile_names[i]);
   free(f->run.tile_names);
   free(f->run.tiles);
+  free(f->run.inputs);
   f->run.tile_names = NULL;
   f->run.tiles = NULL;
-  f->run.ntiles = 0;
+  f->run.inputs = NULL;
+  f->run.ntiles = f->run.ninputs = 0;
 }
 
 size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers,

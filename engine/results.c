@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -187,6 +189,9 @@ int wsisa__results_study(wsisa__study_run *s, wsisa_err *e) {
   return 0;
 }
 
+static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warnings,
+                            json_t *resumes, wsisa_err *e);
+
 static long peak_rss_kib(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -212,7 +217,96 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
       actual_rss > 0 ? 100.0 * ((double)p->peak_rss - actual_rss) / actual_rss : 0.0);
 }
 
+/* One input's line of run.json: how it was read (MPP and its source, level,
+ * factor), what the stain check saw, and the reference's nucleus density;
+ * a warning for a density so low the indices describe noise. */
+static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
+                          json_t *warnings) {
+  const wsisa_scale *sc = &in->scale;
+  uint64_t nuclei = 0;
+  for (size_t t = in->first_tile; t < in->first_tile + in->ntiles; t++)
+    nuclei += s->counts[t].ref_nuclei; /* run 0's row: every run has the same reference */
+  double density = in->tissue_mm2 > 0 ? (double)nuclei / in->tissue_mm2 : 0;
+  json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:i, s:f, s:f, s:b, s:f, s:I, s:f, s:I, s:f}",
+                        "path", in->path, "kind", in->is_slide ? "slide" : "image",
+                        "mpp_source", wsisa_mpp_source_name(sc->source), "target_mpp",
+                        sc->target_mpp, "level", sc->level, "level_downsample",
+                        sc->level_downsample, "factor", sc->factor, "resampled",
+                        sc->factor_q != WSISA_SCALE_ONE, "level0_per_pixel",
+                        wsisa_scale_step(sc), "tiles", (json_int_t)in->ntiles, "tissue_mm2",
+                        in->tissue_mm2, "reference_nuclei", (json_int_t)nuclei,
+                        "reference_nuclei_per_mm2", density);
+  /* an image without a given MPP is taken as if at the target resolution */
+  json_object_set_new(o, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->mpp));
+  const wsisa__stain *st = &in->stain;
+  json_object_set_new(
+      o, "stain",
+      in->stain_checked
+          ? json_pack("{s:b, s:I, s:I, s:b, s:f, s:f, s:f, s:f}", "checked", 1, "tiles",
+                      (json_int_t)st->tiles, "tissue_pixels", (json_int_t)st->tissue,
+                      "dark_background", st->dark_background, "mean_optical_density",
+                      wsisa__stain_mean_od(st), "outside_he_share", wsisa__stain_outside(st),
+                      "residual_share", wsisa__stain_residual(st), "haematoxylin_share",
+                      wsisa__stain_haematoxylin(st))
+          : json_pack("{s:b}", "checked", 0));
+  if (in->tissue_mm2 > 0 && density < WSISA_MIN_NUCLEI_PER_MM2) {
+    char w[4600];
+    snprintf(w, sizeof w,
+             "%s: the reference segmentation found %llu nuclei in %.3g mm2 of tissue (%.0f per "
+             "mm2, fewer than %.0f): not H&E tissue at %g um/pixel? the indices may describe "
+             "noise",
+             in->path, (unsigned long long)nuclei, in->tissue_mm2, density,
+             WSISA_MIN_NUCLEI_PER_MM2, sc->target_mpp);
+    wsisa_log(WSISA_LOG_WARN, "run", "%s", w);
+    json_array_append_new(warnings, json_string(w));
+  }
+  return o;
+}
+
+/* "2026-11-24T02:03:24+0100", local time. */
+static json_t *now_json(void) {
+  char stamp[40] = "";
+  time_t t = time(NULL);
+  struct tm tm;
+  if (localtime_r(&t, &tm)) strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S%z", &tm);
+  return json_string(stamp);
+}
+
 int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
+  char run_json[4200];
+  wsisa__run_path(s, "run.json", run_json, sizeof run_json);
+  json_t *inputs = json_array(), *warnings = json_array();
+  for (size_t i = 0; i < s->ninputs; i++)
+    json_array_append_new(inputs, input_json(s, &s->inputs[i], warnings));
+  /* A resume: an earlier run.json holds the figures of the run that did the
+   * work; one that has nothing left to do keeps them and only says it came. */
+  json_t *earlier = access(run_json, F_OK) == 0 ? json_load_file(run_json, 0, NULL) : NULL;
+  json_t *resumes = earlier ? json_incref(json_object_get(earlier, "resumes")) : NULL;
+  if (!json_is_array(resumes)) {
+    json_decref(resumes);
+    resumes = json_array();
+  }
+  if (earlier || s->units_run < s->units_total)
+    json_array_append_new(resumes,
+                          json_pack("{s:o, s:I, s:I, s:f}", "at", now_json(), "units_run",
+                                    (json_int_t)s->units_run, "units_total",
+                                    (json_int_t)s->units_total, "seconds",
+                                    wsisa_now() - s->t_start));
+  if (earlier && json_is_object(earlier) && s->units_run == 0) {
+    json_object_set_new(earlier, "resumes", resumes);
+    json_decref(inputs);
+    json_decref(warnings);
+    int rc = json_dump_file(earlier, run_json, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+    json_decref(earlier);
+    return rc ? wsisa_error(e, WSISA_EIO, "%s: cannot write", run_json) : 0;
+  }
+  json_decref(earlier);
+  int rc = write_provenance(s, inputs, warnings, resumes, e);
+  return rc;
+}
+
+static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warnings,
+                            json_t *resumes, wsisa_err *e) {
   int major, minor, release;
   starpu_get_version(&major, &minor, &release);
   char starpu_v[32], path[4200];
@@ -255,6 +349,10 @@ int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
     json_object_set_new(json_object_get(root, "reuse"), "level_costs", lc);
   }
   json_object_set_new(root, "estimate", estimate_json(s, peak_rss_kib()));
+  json_object_set_new(root, "inputs", inputs);
+  json_object_set_new(root, "warnings", warnings);
+  /* this process's figures: after a resume, those of the units it ran */
+  json_object_set_new(root, "resumes", resumes);
   wsisa__run_path(s, "run.json", path, sizeof path);
   int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
   json_decref(root);

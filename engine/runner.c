@@ -28,33 +28,94 @@ static int add_tile(wsisa__study_run *s, const wsisa_tile_ref *t, const char *na
   return 0;
 }
 
+static int add_input(wsisa__study_run *s, const char *path, int is_slide, const wsisa_scale *scale,
+                     wsisa__run_input **out, wsisa_err *e) {
+  wsisa__run_input *ni = realloc(s->inputs, (s->ninputs + 1) * sizeof *ni);
+  if (!ni) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  s->inputs = ni;
+  wsisa__run_input *in = &s->inputs[s->ninputs++];
+  memset(in, 0, sizeof *in);
+  in->path = path;
+  in->is_slide = is_slide;
+  in->scale = *scale;
+  in->first_tile = s->ntiles;
+  *out = in;
+  return 0;
+}
+
+/* Tiles of one slide at the study's resolution, its stain checked first. */
+static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
+  const wsisa_study_inputs *in = &s->study->inputs;
+  wsisa_slide *slide = NULL;
+  wsisa_grid *g = NULL;
+  wsisa__run_input *ri = NULL;
+  wsisa_scale scale;
+  char name[4400];
+  int rc = wsisa_slide_open(path, &slide, e);
+  if (rc) return rc;
+  if (!(rc = wsisa_scale_choose_level(slide, in->slide_mpp, in->mpp, in->level, &scale, e)))
+    rc = wsisa_grid_make_scaled(slide, &scale, in->tile_size, in->overlap, &g, e);
+  if (!rc) rc = add_input(s, path, 1, &scale, &ri, e);
+  if (!rc && in->stain_check) {
+    ri->stain_checked = 1;
+    if (!(rc = wsisa__stain_sample(slide, g, &ri->stain, e)))
+      rc = wsisa__stain_verdict(&ri->stain, path, e);
+  }
+  const double um2 = scale.target_mpp * scale.target_mpp;
+  for (size_t t = 0; !rc && t < g->ntiles; t++) {
+    const wsisa_tile *tl = &g->tiles[t];
+    if (in->tissue_only && !tl->tissue) continue;
+    wsisa_tile_ref ref = {.path = path, .is_slide = 1, .scale = scale, .x = tl->x, .y = tl->y,
+                          .width = tl->width, .height = tl->height, .level0 = tl->level0};
+    /* named by its level-0 rectangle, the slide's own coordinates */
+    snprintf(name, sizeof name, "%s#%lld,%lld,%lld,%lld", path, (long long)tl->level0.x,
+             (long long)tl->level0.y, (long long)tl->level0.width,
+             (long long)tl->level0.height);
+    ri->tissue_mm2 += (double)tl->width * tl->height * tl->tissue_fraction * um2 * 1e-6;
+    ri->ntiles++;
+    rc = add_tile(s, &ref, name, e);
+  }
+  if (!rc)
+    wsisa_log(WSISA_LOG_INFO, "run", "%s: %g um/pixel (%s), level %d, factor %g: %zu tiles", path,
+              scale.mpp, wsisa_mpp_source_name(scale.source), scale.level, scale.factor,
+              ri->ntiles);
+  wsisa_grid_free(g);
+  wsisa_slide_close(slide);
+  return rc;
+}
+
+/* An image file is one tile, taken as it is or, with inputs.slide_mpp, resampled
+ * to the study's resolution; its whole area counts as tissue. */
+static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
+  const wsisa_study_inputs *in = &s->study->inputs;
+  wsisa_image *img = NULL;
+  wsisa_scale scale;
+  wsisa__run_input *ri = NULL;
+  int rc = wsisa_image_read_scaled(path, in->slide_mpp, in->mpp, &img, &scale, e);
+  if (!rc) rc = add_input(s, path, 0, &scale, &ri, e);
+  if (!rc && in->stain_check) {
+    ri->stain_checked = 1;
+    wsisa__stain_add(&ri->stain, img);
+    rc = wsisa__stain_verdict(&ri->stain, path, e);
+  }
+  if (!rc) {
+    double step = wsisa_scale_step(&scale);
+    wsisa_tile_ref ref = {.path = path, .is_slide = 0, .scale = scale, .width = img->width,
+                          .height = img->height,
+                          .level0 = {0, 0, llround(img->width * step), llround(img->height * step)}};
+    ri->tissue_mm2 = (double)img->width * img->height * scale.target_mpp * scale.target_mpp * 1e-6;
+    ri->ntiles = 1;
+    rc = add_tile(s, &ref, path, e);
+  }
+  wsisa_image_free(img);
+  return rc;
+}
+
 static int collect_tiles(wsisa__study_run *s, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
   int rc = 0;
-  char name[4400];
-  for (size_t i = 0; i < in->nslides && !rc; i++) {
-    wsisa_slide *slide = NULL;
-    wsisa_grid *g = NULL;
-    if ((rc = wsisa_slide_open(in->slides[i], &slide, e))) break;
-    rc = wsisa_grid_make(slide, in->level, in->tile_size, in->overlap, &g, e);
-    for (size_t t = 0; !rc && t < g->ntiles; t++) {
-      const wsisa_tile *tl = &g->tiles[t];
-      if (in->tissue_only && !tl->tissue) continue;
-      wsisa_tile_ref ref = {in->slides[i], 1, in->level, tl->x, tl->y, tl->width, tl->height};
-      snprintf(name, sizeof name, "%s#L%d:%lld,%lld,%d,%d", in->slides[i], in->level,
-               (long long)tl->x, (long long)tl->y, tl->width, tl->height);
-      rc = add_tile(s, &ref, name, e);
-    }
-    wsisa_grid_free(g);
-    wsisa_slide_close(slide);
-  }
-  for (size_t i = 0; i < in->nimages && !rc; i++) {
-    wsisa_image *img = NULL;
-    if ((rc = wsisa_image_read_rgb(in->images[i], &img, e))) break;
-    wsisa_tile_ref ref = {in->images[i], 0, 0, 0, 0, img->width, img->height};
-    wsisa_image_free(img);
-    rc = add_tile(s, &ref, in->images[i], e);
-  }
+  for (size_t i = 0; i < in->nslides && !rc; i++) rc = slide_tiles(s, in->slides[i], e);
+  for (size_t i = 0; i < in->nimages && !rc; i++) rc = image_tile(s, in->images[i], e);
   if (!rc && s->ntiles == 0)
     rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs: no tile to segment (no tissue found?)",
                      s->study->path);
@@ -154,11 +215,12 @@ static int make_plan(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
-/* With no study file: the bundled sample slide and a small MOAT study. */
+/* With no study file: the bundled sample slide (installed beside the
+ * executable, or in the source tree) and a small MOAT study. */
 static const char default_study[] =
     "{ \"name\": \"default: MOAT screening of the 15 parameters on the bundled sample\",\n"
-    "  \"inputs\": { \"slides\": [\"" WSISA_DATA_DIR "/CMU-1-Small-Region.svs\"],\n"
-    "              \"level\": 0, \"tile_size\": 1024, \"tissue_only\": true },\n"
+    "  \"inputs\": { \"slides\": [\"%s\"],\n"
+    "              \"tile_size\": 1024, \"tissue_only\": true },\n"
     "  \"method\": { \"name\": \"moat\", \"trajectories\": 4, \"levels\": 4 },\n"
     "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
     "  \"metric\": [\"dice\", \"jaccard\"] }\n";
@@ -208,7 +270,18 @@ static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *
                        r->resume);
   if (!r->resume && !r->study) {
     snprintf(study_path, cap, "(default study)");
-    rc = wsisa_study_parse(default_study, study_path, &s->study, e);
+    char sample[4096], quoted[8200], text[sizeof default_study + sizeof quoted];
+    if (wsisa_data_file("CMU-1-Small-Region.svs", WSISA_DATA_DIR, sample, sizeof sample))
+      return wsisa_error(e, WSISA_EUSAGE, "the bundled sample's path is too long");
+    /* a JSON string: quotes and backslashes escaped */
+    size_t q = 0;
+    for (const char *c = sample; *c; c++) {
+      if (*c == '"' || *c == '\\') quoted[q++] = '\\';
+      quoted[q++] = *c;
+    }
+    quoted[q] = '\0';
+    snprintf(text, sizeof text, default_study, quoted);
+    rc = wsisa_study_parse(text, study_path, &s->study, e);
   } else {
     rc = wsisa_study_load(study_path, &s->study, e);
   }
@@ -284,6 +357,10 @@ static int execute(wsisa__study_run *s, const char *sched, wsisa_err *e) {
   uint8_t *done = rc ? NULL : units_done(s);
   if (!rc && !done) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) {
+    s->units_total = s->ntiles * s->buckets->n_buckets;
+    for (size_t u = 0; u < s->units_total; u++) s->units_run += !done[u];
+  }
+  if (!rc) {
     /* every rank derives its own K from what was asked (engine/dist.c) */
     size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
     uint64_t limit_asked = s->study->execution.memory_limit;
@@ -314,7 +391,9 @@ static int analyze(wsisa__study_run *s, wsisa_err *e) {
   wsisa__run_path(s, "study.json", study, sizeof study);
   wsisa__run_path(s, "samples.csv", samples, sizeof samples);
   wsisa__run_path(s, "outputs.csv", outputs, sizeof outputs);
-  wsisa_analysis_request a = {study, samples, outputs, s->dir, NULL, 0};
+  /* a run without nuclei has no mean area: VBD drops its base samples and
+   * says how many, rather than failing the study at its last step */
+  wsisa_analysis_request a = {study, samples, outputs, s->dir, NULL, 1};
   int rc = wsisa_analysis_run(&a, e);
   if (!rc) printf("wrote %s/indices.csv, %s/indices.json and plots\n", s->dir, s->dir);
   return rc;
@@ -350,6 +429,7 @@ static void run_free(wsisa__study_run *s) {
   for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
   free(s->tile_names);
   free(s->tiles);
+  free(s->inputs);
   free(s->params);
   free(s->run_ids);
   free(s->counts);

@@ -171,6 +171,7 @@ static void check_timeouts(queue *q) {
 
 static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
   int rc = 0;
+  double idle = WSISA_IDLE_MIN;
   while (q->ndone < q->total && !rc) {
     size_t before = q->ndone;
     int busy = hand_out_all(q, self, &rc, e);
@@ -184,7 +185,12 @@ static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
     busy |= receive_all(q, &rc, e);
     if (!rc) rc = wsisa_exec_session_poll(self, 0, 0, local_done, q, NULL, e);
     check_timeouts(q);
-    if (!busy && q->ndone == before) wsisa__dist_idle();
+    if (busy || q->ndone != before) {
+      idle = WSISA_IDLE_MIN;
+    } else {
+      wsisa_exec_session_idle(self, idle);
+      idle = idle * 2 < WSISA_IDLE_MAX ? idle * 2 : WSISA_IDLE_MAX;
+    }
   }
   if (!rc) rc = wsisa_exec_session_poll(self, 0, 1, local_done, q, NULL, e);
   return rc;

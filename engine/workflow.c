@@ -221,7 +221,7 @@ static int level6(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
   if ((rc = tmp_mask(t, &big0, e)) || (rc = tmp_mask(t, &big, e)) ||
       (rc = tmp_float(t, &dist, e)) || (rc = tmp_float(t, &relief, e)) ||
       (rc = tmp_float(t, &hmin, e)) || (rc = tmp_mask(t, &minima, e)) ||
-      (rc = tmp_labels(t, &markers, e)) || (rc = tmp_labels(t, &labels, e)) ||
+      (rc = tmp_labels(t, &markers, e)) || (!d->basins && (rc = tmp_labels(t, &labels, e))) ||
       (rc = tmp_mask(t, &d->sep, e)))
     goto done;
   rc = submitted(wsisa_submit_area_filter(d->hyst, big0, 8, (int)p[WSISA_P_MIN_SIZE_PL], 0),
@@ -234,7 +234,10 @@ static int level6(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
   if (!rc)
     rc = submitted(wsisa_submit_label(minima, markers, (int)p[WSISA_P_WATERSHED_CONN]),
                    "marker labelling", e);
-  if (!rc) rc = submitted(wsisa_submit_watershed(t->rgb, markers, big, labels, d->sep), "watershed", e);
+  if (!rc)
+    rc = submitted(wsisa_submit_watershed(t->rgb, markers, big, d->basins ? d->basins : labels,
+                                          d->sep),
+                   "watershed", e);
 done:
   release(&big0);
   release(&big);
@@ -247,7 +250,9 @@ done:
   return rc;
 }
 
-/* Level 7: 4-connected components with minSS <= area < maxSS, holes filled (FH). */
+/* Level 7: 4-connected components with minSS <= area < maxSS, holes filled (FH)
+ * object by object: a hole holding another object stays, so the watershed's
+ * objects are never joined again. */
 static int level7(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
                   starpu_data_handle_t final_out, wsisa_err *e) {
   starpu_data_handle_t sized = NULL;
@@ -259,7 +264,8 @@ static int level7(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
                                           (int)p[WSISA_P_MAX_SIZE_SEG]),
                  "area filter", e);
   if (!rc)
-    rc = submitted(wsisa_submit_fill_holes(sized, d->final, (int)p[WSISA_P_FILL_HOLES_CONN]),
+    rc = submitted(wsisa_submit_fill_object_holes(sized, d->final,
+                                                  (int)p[WSISA_P_FILL_HOLES_CONN]),
                    "fill holes", e);
 done:
   release(&sized);

@@ -188,7 +188,7 @@ done:
 }
 
 static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
-                      wsisa_err *e) {
+                      const char *description, double mpp, wsisa_err *e) {
   static const uint16_t bits_of[] = {8, 16, 32, 32};
   static const uint16_t format_of[] = {SAMPLEFORMAT_UINT, SAMPLEFORMAT_UINT,
                                        SAMPLEFORMAT_INT, SAMPLEFORMAT_IEEEFP};
@@ -207,6 +207,13 @@ static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
   if (img->channels == 2 || img->channels == 4) {
     uint16_t extra = EXTRASAMPLE_UNASSALPHA;
     TIFFSetField(tif, TIFFTAG_EXTRASAMPLES, 1, &extra);
+  }
+  if (description) TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, description);
+  if (mpp > 0) {
+    /* pixels per centimetre: what slide readers take for a microscope's */
+    TIFFSetField(tif, TIFFTAG_RESOLUTIONUNIT, RESUNIT_CENTIMETER);
+    TIFFSetField(tif, TIFFTAG_XRESOLUTION, (float)(1e4 / mpp));
+    TIFFSetField(tif, TIFFTAG_YRESOLUTION, (float)(1e4 / mpp));
   }
   TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
   TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(tif, 0));
@@ -269,6 +276,11 @@ static int has_suffix(const char *s, const char *suffix) {
 }
 
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e) {
+  return wsisa_image_write_meta(path, img, NULL, 0, e);
+}
+
+int wsisa_image_write_meta(const char *path, const wsisa_image *img, const char *description,
+                           double mpp, wsisa_err *e) {
   int png = has_suffix(path, ".png");
   int tiff = has_suffix(path, ".tif") || has_suffix(path, ".tiff");
   if (!png && !tiff)
@@ -288,7 +300,7 @@ int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e) {
     rc = write_png(path, f, img, e);
     if (fclose(f) && !rc) rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   } else {
-    rc = write_tiff(path, tmp, img, e);
+    rc = write_tiff(path, tmp, img, description, mpp, e);
   }
   if (!rc && rename(tmp, path))
     rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));

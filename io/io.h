@@ -1,5 +1,6 @@
-/* io: slides through OpenSlide (levels, tile grid, tissue detection), PNG and
- * TIFF images, JSON helpers. Formats only; no science. */
+/* io: slides through OpenSlide (levels, MPP, reading at a target resolution,
+ * tile grid, tissue detection), PNG and TIFF images, JSON helpers. Formats and
+ * geometry only; no science. */
 #ifndef WSISA_IO_H
 #define WSISA_IO_H
 
@@ -25,9 +26,8 @@ int wsisa_slide_level_count(const wsisa_slide *slide);
 /* Fails with WSISA_EUSAGE for a level out of range. */
 int wsisa_slide_level(const wsisa_slide *slide, int level, wsisa_level *out,
                       wsisa_err *e);
-/* Microns per pixel at level 0; returns 1 (and leaves the outputs at 0) when the
- * slide does not say. */
-int wsisa_slide_mpp(const wsisa_slide *slide, double *mpp_x, double *mpp_y);
+/* A property's value as OpenSlide gives it ("tiff.XResolution"), or NULL. */
+const char *wsisa_slide_property(const wsisa_slide *slide, const char *name);
 /* Objective power when the slide says, else 0. */
 double wsisa_slide_objective(const wsisa_slide *slide);
 /* Read a region of `level` (x, y in that level's pixels) as packed RGB u8:
@@ -35,38 +35,184 @@ double wsisa_slide_objective(const wsisa_slide *slide);
 int wsisa_slide_read_rgb(wsisa_slide *slide, int level, int64_t x, int64_t y,
                          int width, int height, wsisa_image **out, wsisa_err *e);
 
+/* ---- physical units -----------------------------------------------------------
+ * The workflow's sizes and areas are tuned for about 0.5 um/pixel (20x). A slide
+ * is therefore read at a target resolution, not at a level: its MPP (microns per
+ * level-0 pixel) comes from the slide or the user, the level read is the
+ * coarsest one at most WSISA_MPP_TOLERANCE coarser than the target, and that
+ * level is area-averaged down to the target unless it is within
+ * WSISA_MPP_TOLERANCE of it (then its pixels are used as they are: the bundled
+ * 0.499 um/pixel sample is read bit for bit). Coordinates handed to users
+ * (GeoJSON, features, tile rectangles) are in level-0 pixels, QuPath's
+ * convention: level-0 x = target x * wsisa_scale_step().
+ *
+ * Plain images (PNG/TIFF tiles) have no pyramid: without an MPP they are taken
+ * as they are, as if at the target resolution (the behaviour before physical
+ * units); given an MPP (--mpp, inputs.slide_mpp) they are area-averaged to the
+ * target like a one-level slide. */
+
+#define WSISA_TARGET_MPP 0.5       /* inputs.mpp's default, um per target pixel */
+#define WSISA_MPP_TOLERANCE 0.10   /* a level this close to the target is used as it is */
+#define WSISA_MPP_ANISOTROPY 0.01  /* mpp-x and mpp-y further apart: refused */
+#define WSISA_MPP_MIN 0.01         /* accepted MPP values, user-given or read */
+#define WSISA_MPP_MAX 100.0
+/* A resampling factor is held as a whole number of 2^-18 pixels so that the
+ * area weights, and so the averaged pixels, are exact integers. */
+#define WSISA_SCALE_ONE ((int64_t)1 << 18)
+#define WSISA_SCALE_MAX_FACTOR 256
+
+typedef enum wsisa_mpp_source {
+  WSISA_MPP_NONE = 0,   /* unknown */
+  WSISA_MPP_USER,       /* given by the user: inputs.slide_mpp, --mpp */
+  WSISA_MPP_OPENSLIDE,  /* the properties openslide.mpp-x and openslide.mpp-y */
+  WSISA_MPP_TIFF_CM,    /* tiff.XResolution/YResolution in pixels per centimetre */
+  WSISA_MPP_TIFF_INCH   /* the same per inch, at a density only a microscope has */
+} wsisa_mpp_source;
+
+/* "none", "user", "openslide", "tiff-centimeter", "tiff-inch". */
+const char *wsisa_mpp_source_name(wsisa_mpp_source source);
+/* A phrase for people: "the slide's openslide.mpp-x/-y properties", ... */
+const char *wsisa_mpp_source_text(wsisa_mpp_source source);
+
+/* The slide's own MPP at level 0 and where it comes from: OpenSlide's
+ * openslide.mpp-x/-y, else the TIFF resolution tags when they describe a
+ * microscope (centimetre units, or inches at WSISA_MPP_TIFF_MIN_DPI or more;
+ * OpenSlide 3.4 does not convert them). WSISA_MPP_NONE, with 0 and 0, when the
+ * slide does not say. Values are as read: no anisotropy or range check. */
+#define WSISA_MPP_TIFF_MIN_DPI 2540.0  /* 10 um per pixel: far above a screen's 72/96 dpi */
+wsisa_mpp_source wsisa_slide_mpp(const wsisa_slide *slide, double *mpp_x, double *mpp_y);
+
+/* How a slide (or a plain image) is read at a target resolution. Plain data:
+ * it can be copied, stored with a tile and sent between processes. */
+typedef struct wsisa_scale {
+  double mpp_x, mpp_y;        /* um per level-0 pixel; 0 for a plain image without MPP */
+  double mpp;                 /* their mean, the one the factor uses */
+  wsisa_mpp_source source;
+  double target_mpp;          /* um per target pixel */
+  int level;                  /* the pyramid level read (0 for a plain image) */
+  double level_downsample;    /* level-0 pixels per level pixel */
+  double level_mpp;           /* um per pixel of that level (0 when mpp is) */
+  int64_t level_width, level_height;
+  int64_t factor_q;           /* level pixels per target pixel, in units of 1/WSISA_SCALE_ONE;
+                                 WSISA_SCALE_ONE: no resampling */
+  double factor;              /* factor_q / WSISA_SCALE_ONE (exact) */
+  int64_t width, height;      /* the level in target pixels: floor(level size / factor),
+                                 a partial pixel at the right and bottom edges dropped */
+} wsisa_scale;
+
+/* The resolution plan for reading `slide` at target_mpp (um per pixel, e.g.
+ * WSISA_TARGET_MPP). slide_mpp > 0 overrides the slide's own MPP (source
+ * WSISA_MPP_USER); 0 takes the slide's. Refused, with one line naming the slide:
+ * no MPP (the line says to give inputs.slide_mpp or --mpp), non-square pixels
+ * (mpp-x and mpp-y more than WSISA_MPP_ANISOTROPY apart), an MPP or target
+ * outside WSISA_MPP_MIN..WSISA_MPP_MAX, a slide coarser than the target (no
+ * level at or finer than target * (1 + WSISA_MPP_TOLERANCE)), a factor above
+ * WSISA_SCALE_MAX_FACTOR. */
+int wsisa_scale_choose(const wsisa_slide *slide, double slide_mpp, double target_mpp,
+                       wsisa_scale *out, wsisa_err *e);
+/* The same reading from pyramid level `level` (>= 0) instead of the coarsest
+ * that suits, resampled to the target; refused when that level is coarser than
+ * the target or not in the slide. level < 0 chooses, as wsisa_scale_choose. */
+int wsisa_scale_choose_level(const wsisa_slide *slide, double slide_mpp, double target_mpp,
+                             int level, wsisa_scale *out, wsisa_err *e);
+/* `level` as it is (factor 1), for callers that still work in level pixels:
+ * target_mpp is that level's MPP when the slide gives one, else 0. */
+int wsisa_scale_native(const wsisa_slide *slide, int level, wsisa_scale *out, wsisa_err *e);
+/* The plan for a plain width x height image named `name`: image_mpp 0 takes it
+ * as it is (factor 1, source WSISA_MPP_NONE); else as a one-level slide of that
+ * MPP (source WSISA_MPP_USER), with the same refusals. */
+int wsisa_scale_for_image(const char *name, int width, int height, double image_mpp,
+                          double target_mpp, wsisa_scale *out, wsisa_err *e);
+
+/* Level-0 pixels per target pixel: level_downsample * factor. */
+double wsisa_scale_step(const wsisa_scale *scale);
+/* Target-pixel position -> level-0 pixel position and back (positions on the
+ * pixel-corner lattice: target pixel (i, j) spans [i, i+1) x [j, j+1)). For a
+ * label image of the target rectangle at (x, y), level-0 GeoJSON is
+ * wsisa_geojson_write_at(path, labels, X0, Y0, wsisa_scale_step(s)) with
+ * (X0, Y0) = wsisa_scale_to_level0(s, x, y); a nucleus centroid (cx, cy) within
+ * it is at wsisa_scale_to_level0(s, x + cx, y + cy). */
+void wsisa_scale_to_level0(const wsisa_scale *scale, double x, double y, double *x0, double *y0);
+void wsisa_scale_from_level0(const wsisa_scale *scale, double x0, double y0, double *x,
+                             double *y);
+
+/* RGB u8 of the target-pixel rectangle (x, y, width, height) of the slide:
+ * the level region under it read and area-averaged by the factor (or read as
+ * it is when the factor is 1). The rectangle must lie in scale->width x
+ * scale->height. */
+int wsisa_slide_read_scaled(wsisa_slide *slide, const wsisa_scale *scale, int64_t x, int64_t y,
+                            int width, int height, wsisa_image **out, wsisa_err *e);
+/* A plain image read as RGB u8 at target_mpp: as it is when image_mpp is 0,
+ * else area-averaged (see wsisa_scale_for_image). *scale (may be NULL)
+ * receives the plan, for the mapping to the image's own pixels. */
+int wsisa_image_read_scaled(const char *path, double image_mpp, double target_mpp,
+                            wsisa_image **out, wsisa_scale *scale, wsisa_err *e);
+
+/* Area averaging (box filter) of a u8 image by `factor` (1..WSISA_SCALE_MAX_FACTOR,
+ * taken on the 1/WSISA_SCALE_ONE lattice): output pixel (i, j) is the mean of
+ * the source over [i*f, (i+1)*f) x [j*f, (j+1)*f), source pixels partly inside
+ * weighted by the part inside, computed in integers and rounded half up. The
+ * output is floor(width / f) x floor(height / f). */
+int wsisa_image_area_average(const wsisa_image *src, double factor, wsisa_image **out,
+                             wsisa_err *e);
+
 /* ---- tile grid ------------------------------------------------------------- */
+
+/* A rectangle in level-0 slide pixels. */
+typedef struct wsisa_rect {
+  int64_t x, y, width, height;
+} wsisa_rect;
 
 typedef struct wsisa_tile {
   int index, col, row;
-  int64_t x, y;            /* origin in level pixels */
-  int width, height;       /* clipped at the right and bottom edges */
+  int64_t x, y;            /* origin in target pixels (the grid's resolution) */
+  int width, height;       /* in target pixels, clipped at the right and bottom edges */
+  wsisa_rect level0;       /* the same rectangle in level-0 pixels, corners rounded to
+                              the nearest pixel (exact: wsisa_scale_to_level0) */
   double tissue_fraction;  /* share of the tile the tissue mask covers */
   int tissue;              /* tissue_fraction >= the grid's threshold */
 } wsisa_tile;
 
 typedef struct wsisa_grid {
-  int level, tile_size, overlap;
-  int64_t level_width, level_height;
+  wsisa_scale scale;       /* how the slide is read: level, factor, MPP */
+  int level;               /* scale.level */
+  int tile_size, overlap;  /* in target pixels */
+  int64_t width, height;   /* the slide in target pixels (scale.width, scale.height) */
   int cols, rows;
   double tissue_threshold;
+  int dark_background;     /* the tissue mask took tissue as bright on dark (fluorescence) */
   size_t ntiles, ntissue;
   wsisa_tile *tiles;
 } wsisa_grid;
 
 #define WSISA_TISSUE_THRESHOLD 0.05
 
-/* A grid of tile_size tiles with `overlap` pixels shared between neighbours.
- * tile_size must be positive and fit in the level; 0 <= overlap < tile_size. */
+/* A grid of tile_size tiles, `overlap` pixels shared between neighbours, laid
+ * out at the scale's target resolution (see wsisa_scale_choose), with each
+ * tile's level-0 rectangle and tissue share. tile_size must be positive and
+ * 0 <= overlap < tile_size; a tile larger than the slide gives one clipped tile. */
+int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int tile_size,
+                           int overlap, wsisa_grid **out, wsisa_err *e);
+/* The same on `level` as it is (wsisa_scale_native): tiles in level pixels. */
 int wsisa_grid_make(wsisa_slide *slide, int level, int tile_size, int overlap,
                     wsisa_grid **out, wsisa_err *e);
 void wsisa_grid_free(wsisa_grid *grid);
+/* Level-0 position of pixel (px, py) of a tile (pixel corners; px, py in
+ * target pixels from the tile's origin): origin + p * wsisa_scale_step(). */
+void wsisa_grid_tile_to_level0(const wsisa_grid *grid, const wsisa_tile *tile, double px,
+                               double py, double *x0, double *y0);
+/* RGB u8 of one tile at the grid's target resolution. */
+int wsisa_grid_tile_read(wsisa_slide *slide, const wsisa_grid *grid, const wsisa_tile *tile,
+                         wsisa_image **out, wsisa_err *e);
 
 /* Tissue mask of the slide on its lowest-resolution level, further reduced so
  * neither side exceeds max_side: u8, 255 = tissue. `downsample` receives the
- * level-0 pixels per mask pixel. */
+ * level-0 pixels per mask pixel. Bright-field slides (a light background: the
+ * median pixel is light) take coloured or dark pixels as tissue; dark-field
+ * ones (fluorescence: a dark background) take lit pixels; *dark_background
+ * (may be NULL) says which. */
 int wsisa_tissue_mask(wsisa_slide *slide, int max_side, wsisa_image **out,
-                      double *downsample, wsisa_err *e);
+                      double *downsample, int *dark_background, wsisa_err *e);
 
 /* ---- image files ----------------------------------------------------------- */
 
@@ -78,6 +224,11 @@ int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e);
 int wsisa_image_read_rgb(const char *path, wsisa_image **out, wsisa_err *e);
 /* Write by extension: .png (u8/u16) or .tif/.tiff (any type). */
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e);
+/* The same; a TIFF also carries `description` (ImageDescription, NULL: none)
+ * and its pixel size `mpp` in um (resolution tags in pixels per centimetre; 0:
+ * none). A PNG is written without them. */
+int wsisa_image_write_meta(const char *path, const wsisa_image *img, const char *description,
+                           double mpp, wsisa_err *e);
 
 /* ---- outlines --------------------------------------------------------------- */
 

@@ -103,6 +103,10 @@ int wsisa_slide_level(const wsisa_slide *slide, int level, wsisa_level *out,
   return 0;
 }
 
+const char *wsisa_slide_property(const wsisa_slide *slide, const char *name) {
+  return openslide_get_property_value(slide->osr, name);
+}
+
 static double property_double(const wsisa_slide *slide, const char *name) {
   const char *v = openslide_get_property_value(slide->osr, name);
   if (!v) return 0;
@@ -111,12 +115,53 @@ static double property_double(const wsisa_slide *slide, const char *name) {
   return (end != v && isfinite(d) && d > 0) ? d : 0;
 }
 
-int wsisa_slide_mpp(const wsisa_slide *slide, double *mpp_x, double *mpp_y) {
+const char *wsisa_mpp_source_name(wsisa_mpp_source source) {
+  static const char *const names[] = {"none", "user", "openslide", "tiff-centimeter",
+                                      "tiff-inch"};
+  return (unsigned)source < sizeof names / sizeof *names ? names[source] : "none";
+}
+
+const char *wsisa_mpp_source_text(wsisa_mpp_source source) {
+  static const char *const texts[] = {
+      "unknown", "the user's --mpp / inputs.slide_mpp", "the slide's openslide.mpp-x/-y properties",
+      "the slide's TIFF resolution tags, in pixels per centimetre",
+      "the slide's TIFF resolution tags, in pixels per inch"};
+  return (unsigned)source < sizeof texts / sizeof *texts ? texts[source] : "unknown";
+}
+
+/* OpenSlide 3.4 turns only vendor metadata into openslide.mpp-*; a generic
+ * TIFF's resolution tags are passed on as tiff.* properties. They are a
+ * microscope's when in centimetres (image software writes inches), or in
+ * inches at a density no screen or document scanner has (72/96 dpi is the
+ * usual meaningless default). TIFF's unit defaults to inches when absent. */
+static wsisa_mpp_source tiff_mpp(const wsisa_slide *slide, double *mx, double *my) {
+  double xres = property_double(slide, "tiff.XResolution");
+  double yres = property_double(slide, "tiff.YResolution");
+  const char *unit = openslide_get_property_value(slide->osr, "tiff.ResolutionUnit");
+  if (!(xres > 0 && yres > 0)) return WSISA_MPP_NONE;
+  if (unit && strcmp(unit, "centimeter") == 0) {
+    *mx = 1e4 / xres;
+    *my = 1e4 / yres;
+    return WSISA_MPP_TIFF_CM;
+  }
+  if ((!unit || strcmp(unit, "inch") == 0) && xres >= WSISA_MPP_TIFF_MIN_DPI &&
+      yres >= WSISA_MPP_TIFF_MIN_DPI) {
+    *mx = 25400.0 / xres;
+    *my = 25400.0 / yres;
+    return WSISA_MPP_TIFF_INCH;
+  }
+  return WSISA_MPP_NONE;
+}
+
+wsisa_mpp_source wsisa_slide_mpp(const wsisa_slide *slide, double *mpp_x, double *mpp_y) {
   double x = property_double(slide, OPENSLIDE_PROPERTY_NAME_MPP_X);
   double y = property_double(slide, OPENSLIDE_PROPERTY_NAME_MPP_Y);
+  wsisa_mpp_source source = WSISA_MPP_OPENSLIDE;
+  if (!(x > 0 && y > 0)) source = tiff_mpp(slide, &x, &y);
+  if (source == WSISA_MPP_NONE) x = y = 0;
   *mpp_x = x;
   *mpp_y = y;
-  return (x > 0 && y > 0) ? 0 : 1;
+  return source;
 }
 
 double wsisa_slide_objective(const wsisa_slide *slide) {

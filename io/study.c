@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+#include "io/io.h"
+
 static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
 static const char *const cost_names[] = {"tasks", "measured", "auto"};
 const char *const wsisa_study_metrics[] = {"dice", "jaccard", "nucleus_count", "mean_area",
@@ -189,9 +191,21 @@ static int has_suffix(const char *s, const char *suffix) {
   return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
+/* A resolution in um per pixel, in the range io accepts. */
+static int get_mpp(ctx *c, json_t *v, const char *path, double *out) {
+  double x = 0;
+  int rc = get_number(c, v, path, &x);
+  if (rc) return rc;
+  if (x < WSISA_MPP_MIN || x > WSISA_MPP_MAX)
+    return fail(c, path, "%g is outside %g..%g um/pixel", x, WSISA_MPP_MIN, WSISA_MPP_MAX);
+  *out = x;
+  return 0;
+}
+
 static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
-  static const char *const keys[] = {"slides", "images", "level", "tile_size", "overlap",
-                                     "tissue_only", NULL};
+  static const char *const keys[] = {"slides",      "images",    "level",       "tile_size",
+                                     "overlap",     "mpp",       "slide_mpp",   "tissue_only",
+                                     "stain_check", NULL};
   if (!json_is_object(in)) return expected(c, "inputs", "an object", in);
   int rc = check_keys(c, in, "inputs", keys, "inputs");
   if (rc) return rc;
@@ -214,8 +228,6 @@ static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
     }
   }
   json_t *v;
-  if ((v = json_object_get(in, "level")) && (rc = get_int(c, v, "inputs.level", 0, 64, &out->level)))
-    return rc;
   if ((v = json_object_get(in, "tile_size")) &&
       (rc = get_int(c, v, "inputs.tile_size", 16, 1 << 16, &out->tile_size)))
     return rc;
@@ -227,6 +239,22 @@ static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
                 out->tile_size);
   if ((v = json_object_get(in, "tissue_only")) &&
       (rc = get_bool(c, v, "inputs.tissue_only", &out->tissue_only)))
+    return rc;
+  if ((v = json_object_get(in, "mpp")) && (rc = get_mpp(c, v, "inputs.mpp", &out->mpp)))
+    return rc;
+  if ((v = json_object_get(in, "slide_mpp")) &&
+      (rc = get_mpp(c, v, "inputs.slide_mpp", &out->slide_mpp)))
+    return rc;
+  /* by default the level follows from the target resolution; a level given
+   * is read and resampled to the target (so "level": 0 reads the full
+   * resolution whatever the scanner) */
+  if ((v = json_object_get(in, "level")) &&
+      (rc = get_int(c, v, "inputs.level", 0, 64, &out->level)))
+    return rc;
+  if (out->level >= 0 && images)
+    return fail(c, "inputs.level", "applies to slides (pyramids); images have one level");
+  if ((v = json_object_get(in, "stain_check")) &&
+      (rc = get_bool(c, v, "inputs.stain_check", &out->stain_check)))
     return rc;
   return 0;
 }
@@ -631,7 +659,10 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) {
     s->inputs.tile_size = 1024;
+    s->inputs.level = -1;
     s->inputs.tissue_only = 1;
+    s->inputs.mpp = WSISA_TARGET_MPP;
+    s->inputs.stain_check = 1;
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
     s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
@@ -723,10 +754,13 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
     json_t *o = json_object();
     if (in->nslides) json_object_set_new(o, "slides", strings(in->slides, in->nslides));
     if (in->nimages) json_object_set_new(o, "images", strings(in->images, in->nimages));
-    json_object_set_new(o, "level", json_integer(in->level));
+    if (in->level >= 0) json_object_set_new(o, "level", json_integer(in->level));
     json_object_set_new(o, "tile_size", json_integer(in->tile_size));
     json_object_set_new(o, "overlap", json_integer(in->overlap));
     json_object_set_new(o, "tissue_only", json_boolean(in->tissue_only));
+    json_object_set_new(o, "mpp", json_real(in->mpp));
+    if (in->slide_mpp > 0) json_object_set_new(o, "slide_mpp", json_real(in->slide_mpp));
+    json_object_set_new(o, "stain_check", json_boolean(in->stain_check));
     json_object_set_new(root, "inputs", o);
   }
   json_t *params = json_object();

@@ -46,17 +46,26 @@ typedef struct wsisa_study_inputs {
   size_t nslides;
   char **images;        /* or PNG/TIFF tiles */
   size_t nimages;
-  int level;            /* pyramid level, default 0 */
   int tile_size;        /* default 1024 */
   int overlap;          /* default 0 */
   int tissue_only;      /* default 1 */
+  double mpp;           /* target resolution the slides are read at, um per pixel;
+                           default WSISA_TARGET_MPP (0.5, what the parameters are
+                           tuned for) */
+  int level;            /* pyramid level to read (resampled to mpp); -1
+                           (default): the coarsest level at or finer than mpp */
+  double slide_mpp;     /* um per level-0 pixel of the slides, or per pixel of the
+                           images, overriding what they say; 0 (default): the
+                           slides' own, and images taken as they are */
+  int stain_check;      /* refuse inputs that do not look like bright-field H&E
+                           (engine/stain.c); default 1 */
 } wsisa_study_inputs;
 
 typedef struct wsisa_study_reuse_opts {
-  wsisa_study_reuse strategy;  /* default trtma */
+  wsisa_study_reuse strategy;  /* default rtma */
   int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
-  int active_paths;            /* RMSR K; 0: unbounded */
+  int active_paths;            /* RMSR K; 0: not set (wsisa run: its workers) */
   wsisa_study_cost cost;       /* default auto */
 } wsisa_study_reuse_opts;
 

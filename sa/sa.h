@@ -273,6 +273,17 @@ int wsisa_sa_design_make(const wsisa_sa_space *space, const wsisa_sa_opts *opts,
 int wsisa_sa_design_map(const wsisa_sa_space *space, wsisa_sa_design *design,
                         wsisa_err *e);
 void wsisa_sa_design_free(wsisa_sa_design *design);
+/* A design made elsewhere: `values` (nrows x every parameter of the space,
+ * fixed ones at their value) checked to be laid out as `method` needs and
+ * taken as a design of it. MOAT (two_phase: its first phase): trajectories
+ * of k + 1 rows, one varying parameter moving per step and each once; VBD:
+ * Saltelli groups A, AB_1..AB_k, [BA_1..BA_k,] B (second order as the rows
+ * show; `second_order` is tried first); correlation: any 3 rows or more.
+ * Refused with a message naming the first row that breaks the layout, or a
+ * value outside its parameter's range ("row N" counts rows from 1). */
+int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method method,
+                                int second_order, const double *values, size_t nrows,
+                                wsisa_sa_design **out, wsisa_err *e);
 
 /* MOAT pieces, exposed for tests and callers with their own pools. */
 /* Grid coordinates of `count` trajectories, each (k+1) x k, into `unit`. */

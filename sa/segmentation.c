@@ -12,7 +12,10 @@
 #define C WSISA_SA_CATEGORICAL
 
 /* Thresholds compare 8-bit channels (B, G, R, G1, G2) or ratios of them (T1, T2);
- * sizes are pixel counts; connectivities are 4 or 8 and nothing between. */
+ * sizes are pixel counts; connectivities are 4 or 8 and nothing between.
+ * SA ranges are seed 000's Table 1 but one: G2's 2..40 there leaves out the
+ * workflow's own default 45, so a study varying G2 could never meet the
+ * reference setting; its range here goes on to 46, the next step. */
 const wsisa_sa_seg_param wsisa_sa_seg_params[WSISA_SA_NSEG] = {
     /* name            abbrev   lvl kind def   lo    hi     step int valid */
     {"B",               "B",      1, D, 220,  210,  240,   10,  1, 0, 255},
@@ -21,7 +24,7 @@ const wsisa_sa_seg_param wsisa_sa_seg_params[WSISA_SA_NSEG] = {
     {"T1",              "T1",     1, D, 5.0,  2.5,  7.5,   0.5, 0, 0, 255},
     {"T2",              "T2",     1, D, 4.0,  2.5,  7.5,   0.5, 0, 0, 255},
     {"G1",              "G1",     3, D, 80,   5,    80,    5,   1, 0, 255},
-    {"G2",              "G2",     5, D, 45,   2,    40,    2,   1, 0, 255},
+    {"G2",              "G2",     5, D, 45,   2,    46,    2,   1, 0, 255},
     {"min_size",        "minS",   4, D, 11,   2,    40,    2,   1, 0, INT_MAX},
     {"max_size",        "maxS",   4, I, 1000, 900,  1500,  0,   1, 0, INT_MAX},
     {"min_size_pl",     "minSPL", 6, D, 30,   5,    80,    5,   1, 0, INT_MAX},

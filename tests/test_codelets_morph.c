@@ -401,6 +401,63 @@ Test(morph_kernel, fill_holes_matches_scipy) {
   free_all(imgs, 2);
 }
 
+Test(morph_kernel, fill_object_holes_by_hand) {
+  const uint8_t F = 255;
+  /* A ring around a hole, and a ring around an island: the first hole is
+   * filled, the second holds two objects and stays open. */
+  const uint8_t mask[] = {F, F, F, F, 0, F, F, F, F, F, /* */
+                          F, 0, 0, F, 0, F, 0, 0, 0, F, /* */
+                          F, 0, 0, F, 0, F, 0, F, 0, F, /* */
+                          F, F, F, F, 0, F, 0, 0, 0, F, /* */
+                          0, 0, 0, 0, 0, F, F, F, F, F};
+  const uint8_t want[] = {F, F, F, F, 0, F, F, F, F, F, /* */
+                          F, F, F, F, 0, F, 0, 0, 0, F, /* */
+                          F, F, F, F, 0, F, 0, F, 0, F, /* */
+                          F, F, F, F, 0, F, 0, 0, 0, F, /* */
+                          0, 0, 0, 0, 0, F, F, F, F, F};
+  wsisa_image *m = u8_image(10, 5, mask), *out = blank(m, WSISA_U8);
+  for (int conn = 4; conn <= 8; conn += 4) {
+    cr_assert_eq(wsisa_cpu_fill_object_holes(m, conn, out), 0);
+    expect_u8(out, want, conn == 4 ? "rings, conn 4" : "rings, conn 8");
+  }
+  /* An island touching the ring at a corner: one 8-connected object, so the
+   * 4-connected hole is filled; two 4-connected objects around the
+   * 8-connected hole, which stays. */
+  const uint8_t corner[] = {F, F, F, F, F, /* */
+                            F, F, 0, 0, F, /* */
+                            F, 0, F, 0, F, /* */
+                            F, 0, 0, 0, F, /* */
+                            F, F, F, F, F};
+  const uint8_t corner_filled[] = {F, F, F, F, F, F, F, F, F, F, F, F, F,
+                                   F, F, F, F, F, F, F, F, F, F, F, F};
+  wsisa_image *c = u8_image(5, 5, corner), *co = blank(c, WSISA_U8);
+  cr_assert_eq(wsisa_cpu_fill_object_holes(c, 4, co), 0);
+  expect_u8(co, corner_filled, "corner island, conn 4");
+  cr_assert_eq(wsisa_cpu_fill_object_holes(c, 8, co), 0);
+  expect_u8(co, corner, "corner island, conn 8");
+  /* Without islands it is fill holes (fill_holes_by_hand's diamond). */
+  const uint8_t diamond[] = {0, 0, 0, 0, 0, F, 0, 0, F, 0, 0, 0,
+                             0, F, 0, F, 0, F, 0, 0, F, 0, 0, F};
+  wsisa_image *d = u8_image(6, 4, diamond), *plain = blank(d, WSISA_U8), *objs = blank(d, WSISA_U8);
+  for (int conn = 4; conn <= 8; conn += 4) {
+    cr_assert_eq(wsisa_cpu_fill_holes(d, conn, plain), 0);
+    cr_assert_eq(wsisa_cpu_fill_object_holes(d, conn, objs), 0);
+    cr_expect_eq(tu_image_diff(plain, objs), 0, "diamond, conn %d", conn);
+  }
+  wsisa_image *imgs[] = {m, out, c, co, d, plain, objs};
+  free_all(imgs, 7);
+}
+
+Test(morph_kernel, fill_object_holes_matches_scipy) {
+  wsisa_image *rings = golden("bw_rings.png"), *out = blank(rings, WSISA_U8);
+  for (int conn = 4; conn <= 8; conn += 4) {
+    cr_assert_eq(wsisa_cpu_fill_object_holes(rings, conn, out), 0);
+    expect_golden(out, "fill_object_holes_%d.png", conn);
+  }
+  wsisa_image *imgs[] = {rings, out};
+  free_all(imgs, 2);
+}
+
 /* ---- h-minima and regional minima ------------------------------------------------ */
 
 Test(morph_kernel, hmin_by_hand) {
@@ -474,7 +531,9 @@ Test(morph_kernel, hmin_and_regional_min_match_skimage) {
 
 /* ---- codelets: CPU worker against OpenCL worker ------------------------------------ */
 
-typedef enum { CALL_MORPH, CALL_RECON, CALL_BIN_RECON, CALL_FILL, CALL_HMIN, CALL_RMIN } call_kind;
+typedef enum {
+  CALL_MORPH, CALL_RECON, CALL_BIN_RECON, CALL_FILL, CALL_FILL_OBJECTS, CALL_HMIN, CALL_RMIN
+} call_kind;
 
 typedef struct call {
   call_kind kind;
@@ -489,6 +548,7 @@ static int submit_call(starpu_data_handle_t *h, void *arg) {
     case CALL_RECON: return wsisa_submit_reconstruct(h[0], h[1], h[2], c->conn);
     case CALL_BIN_RECON: return wsisa_submit_bin_reconstruct(h[0], h[1], h[2], c->conn);
     case CALL_FILL: return wsisa_submit_fill_holes(h[0], h[1], c->conn);
+    case CALL_FILL_OBJECTS: return wsisa_submit_fill_object_holes(h[0], h[1], c->conn);
     case CALL_HMIN: return wsisa_submit_hmin(h[0], h[1], c->h, c->conn);
     case CALL_RMIN: return wsisa_submit_regional_min(h[0], h[1], c->conn);
   }
@@ -551,13 +611,16 @@ static void check_reconstruct(void) {
 }
 
 static void check_binary_ops(void) {
-  wsisa_image *g[] = {golden("bw_g1.png"), golden("bw_g2.png")};
+  wsisa_image *g[] = {golden("bw_g1.png"), golden("bw_g2.png")}, *rings = golden("bw_rings.png");
   for (int conn = 4; conn <= 8; conn += 4) {
     both_workers_golden((call){CALL_BIN_RECON, 0, 0, conn, 0}, g, 2, WSISA_U8,
                         "bin_recon_%d.png");
     both_workers_golden((call){CALL_FILL, 0, 0, conn, 0}, g, 1, WSISA_U8, "fill_holes_%d.png");
+    both_workers_golden((call){CALL_FILL_OBJECTS, 0, 0, conn, 0}, &rings, 1, WSISA_U8,
+                        "fill_object_holes_%d.png");
   }
   free_all(g, 2);
+  wsisa_image_free(rings);
 }
 
 static void check_hmin_and_regional_min(void) {
@@ -610,6 +673,8 @@ Test(morph_codelets, submit_refuses_bad_arguments) {
   cr_expect_eq(wsisa_submit_bin_reconstruct(ha, hs, hb, 8), WSISA_EINTERNAL);
   cr_expect_eq(wsisa_submit_bin_reconstruct(ha, hb, ha, 0), WSISA_EUSAGE);
   cr_expect_eq(wsisa_submit_fill_holes(ha, hb, 5), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_fill_object_holes(ha, hb, 0), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_submit_fill_object_holes(ha, hs, 4), WSISA_EINTERNAL);
   cr_expect_eq(wsisa_submit_hmin(hf, hf, -1.0f, 8), WSISA_EUSAGE);
   cr_expect_eq(wsisa_submit_hmin(ha, hb, 1.0f, 8), WSISA_EINTERNAL);
   cr_expect_eq(wsisa_submit_regional_min(hf, ha, 6), WSISA_EUSAGE);

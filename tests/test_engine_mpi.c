@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/synthslide.h"
 #include "tests/testutil.h"
 
 #ifdef WSISA_WITH_MPI
@@ -167,6 +168,38 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
     cr_expect(!strstr(ent->d_name, ".tmp"), "stray file %s", ent->d_name);
   closedir(d);
   free(base);
+}
+
+/* Workers read a slide's tiles as the manager laid them out: the 40x
+ * synthetic slide (0.25 um) at 0.5 um is level 0 averaged 2 x 2, and the job
+ * message carries that scale with each tile. */
+Test(mpi, a_resampled_slide_reads_alike_on_every_rank, .timeout = 300) {
+  mpi_env();
+  char slide[4300], path[4400];
+  snprintf(slide, sizeof slide, "%s/svs40.svs", tu_tmpdir("mpi_slide"));
+  cr_assert_eq(tu_synth_svs40(slide, 1), 0);
+  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("mpi_slide_study"));
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256 },\n"
+          "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"T1\": {} },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+          "  \"metric\": [" DICE "] }\n",
+          slide);
+  fclose(f);
+  char dir[4300];
+  char *base = run("", path, "", dir, sizeof dir, NULL);
+  char json[4400];
+  snprintf(json, sizeof json, "%s/run.json", dir);
+  char *prov = tu_slurp(json, NULL);
+  cr_expect(prov && strstr(prov, "\"factor\": 2.0"), "not resampled: %s", prov);
+  free(prov);
+  char *m = run(MPIRUN " -np 2", path, "", dir, sizeof dir, NULL);
+  cr_expect_str_eq(m, base, "2 ranks: metrics differ");
+  free(m);
+  free(base);
+  unlink(slide);
 }
 
 /* A file's lines, sorted: ranks finish units in another order. */

@@ -28,7 +28,7 @@ Test(slide, properties) {
   cr_expect_eq(lv.height, 2967);
   cr_expect_float_eq(lv.downsample, 1.0, 1e-12);
   double mx, my;
-  cr_expect_eq(wsisa_slide_mpp(s, &mx, &my), 0);
+  cr_expect_eq(wsisa_slide_mpp(s, &mx, &my), WSISA_MPP_OPENSLIDE);
   cr_expect_float_eq(mx, 0.499, 1e-9);
   cr_expect_float_eq(my, 0.499, 1e-9);
   wsisa_err e = WSISA_ERR_INIT;
@@ -131,7 +131,7 @@ Test(slide, synthetic_tissue_and_no_mpp) {
   cr_assert_eq(wsisa_slide_open(path, &s, &e), 0, "%s", e.msg);
   cr_expect_str_eq(wsisa_slide_vendor(s), "generic-tiff");
   double mx, my;
-  cr_expect_eq(wsisa_slide_mpp(s, &mx, &my), 1);
+  cr_expect_eq(wsisa_slide_mpp(s, &mx, &my), WSISA_MPP_NONE);
   cr_expect_eq(mx, 0.0);
   wsisa_grid *g = NULL;
   cr_assert_eq(wsisa_grid_make(s, 0, 512, 0, &g, &e), 0, "%s", e.msg);

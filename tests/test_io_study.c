@@ -13,7 +13,7 @@
 static const char *design_example =
     "{\n"
     "  \"inputs\":     { \"slides\": [\"tests/data/CMU-1-Small-Region.svs\"],\n"
-    "                  \"level\": 0, \"tile_size\": 1024, \"tissue_only\": true },\n"
+    "                  \"tile_size\": 1024, \"tissue_only\": true },\n"
     "  \"parameters\": { \"G1\":              { \"range\": [5, 80], \"step\": 5 },\n"
     "                  \"T1\":              { \"range\": [2.5, 7.5] },\n"
     "                  \"fill_holes_conn\": { \"values\": [4, 8] },\n"
@@ -38,9 +38,11 @@ Test(io_study, design_example) {
   cr_expect(s->segmentation);
   cr_assert_eq(s->inputs.nslides, 1);
   cr_expect_str_eq(s->inputs.slides[0], "tests/data/CMU-1-Small-Region.svs");
-  cr_expect_eq(s->inputs.level, 0);
+  cr_expect_eq(s->inputs.stain_check, 1, "checked unless the study says not");
   cr_expect_eq(s->inputs.tile_size, 1024);
   cr_expect_eq(s->inputs.tissue_only, 1);
+  cr_expect_float_eq(s->inputs.mpp, 0.5, 0, "the resolution the parameters are tuned for");
+  cr_expect_eq(s->inputs.slide_mpp, 0, "the slides' own");
   cr_expect_eq(s->space->nparams, 15);
   cr_expect_eq(wsisa_sa_space_dims(s->space), 3, "G1, T1, fill_holes_conn vary");
   const wsisa_sa_param *g1 = param(s, "G1");
@@ -84,7 +86,7 @@ Test(io_study, segmentation_defaults) {
   const wsisa_sa_param *g2 = param(s, "G2");
   cr_expect_eq(g2->kind, WSISA_SA_DISCRETE, "{} varies over the built-in SA range");
   cr_expect_eq(g2->lo, 2);
-  cr_expect_eq(g2->hi, 40);
+  cr_expect_eq(g2->hi, 46, "Table 1's 2..40 widened to hold the default 45");
   cr_expect_eq(param(s, "max_size")->kind, WSISA_SA_INTEGER, "an integer-valued parameter");
   cr_expect_eq(param(s, "recon_conn")->kind, WSISA_SA_FIXED);
   cr_expect_eq(s->sa.sampler, WSISA_SA_SOBOL);
@@ -142,8 +144,10 @@ Test(io_study, resolved_study_round_trips) {
       "{\"parameters\": {\"x\": {\"range\": [0.1, 0.7], \"step\": 0.1}, \"y\": {\"range\": "
       "[-3.141592653589793, 3.141592653589793]}}, \"method\": {\"name\": \"two_phase\", "
       "\"pool\": 20, \"second_order\": true, \"confidence\": 0.9}, \"execution\": "
-      "{\"scheduler\": \"dmda\", \"memory_limit\": 1000}}"};
-  for (size_t i = 0; i < 2; i++) {
+      "{\"scheduler\": \"dmda\", \"memory_limit\": 1000}}",
+      "{\"inputs\": {\"slides\": [\"x.svs\"], \"mpp\": 0.25, \"slide_mpp\": 0.2527, "
+      "\"stain_check\": false}, \"method\": \"moat\"}"};
+  for (size_t i = 0; i < 3; i++) {
     char *once = resolved(studies[i]);
     char *twice = resolved(once);
     cr_expect_str_eq(twice, once, "parse(to_json(s)) is s");
@@ -154,6 +158,13 @@ Test(io_study, resolved_study_round_trips) {
   cr_expect(strstr(text, "\"G2\": {\n      \"fixed\": 45\n    }"), "%s", text);
   cr_expect(strstr(text, "\"memory_limit\": 4294967296"), "%s", text);
   cr_expect_null(strstr(text, "0.10000000000000001"));
+  cr_expect(strstr(text, "\"mpp\": 0.5"), "%s", text);
+  cr_expect_null(strstr(text, "slide_mpp"), "only when given");
+  cr_expect(strstr(text, "\"stain_check\": true"), "%s", text);
+  free(text);
+  text = resolved(studies[2]);
+  cr_expect(strstr(text, "\"mpp\": 0.25") && strstr(text, "\"slide_mpp\": 0.2527"), "%s", text);
+  cr_expect(strstr(text, "\"stain_check\": false"), "%s", text);
   free(text);
 }
 
@@ -300,13 +311,23 @@ static const struct {
      "s.json: inputs.images[0]: 'a.jpg' is not a .png, .tif or .tiff file"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"overlap\": 1024}, " MOAT "}",
      "s.json: inputs.overlap: 1024 must be smaller than tile_size 1024"},
+    {"{\"inputs\": {\"images\": [\"a.png\"], \"level\": 0}, " MOAT "}",
+     "s.json: inputs.level: applies to slides (pyramids); images have one level"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"level\": -1}, " MOAT "}",
      "s.json: inputs.level: -1 is outside 0..64"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"stain_check\": 0}, " MOAT "}",
+     "s.json: inputs.stain_check: expected true or false, got 0"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tissue_only\": \"yes\"}, " MOAT "}",
      "s.json: inputs.tissue_only: expected true or false, got the string \"yes\""},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tile\": 512}, " MOAT "}",
-     "s.json: inputs.tile: unknown key (inputs takes slides, images, level, tile_size, overlap, "
-     "tissue_only)"},
+     "s.json: inputs.tile: unknown key (inputs takes slides, images, level, tile_size, "
+     "overlap, mpp, slide_mpp, tissue_only, stain_check)"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"mpp\": 0}, " MOAT "}",
+     "s.json: inputs.mpp: 0 is outside 0.01..100 um/pixel"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"slide_mpp\": \"0.25\"}, " MOAT "}",
+     "s.json: inputs.slide_mpp: expected a number, got the string \"0.25\""},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"slide_mpp\": -0.25}, " MOAT "}",
+     "s.json: inputs.slide_mpp: -0.25 is outside 0.01..100 um/pixel"},
 };
 
 Test(io_study, bad_fields_name_file_and_path) {

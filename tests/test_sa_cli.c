@@ -285,3 +285,190 @@ Test(sa_cli, correlation_study) {
   cr_expect_float_eq(index_of(res, "y", "b", "pcc"), -1, 1e-9);
   cr_expect_lt(index_of(res, "y", "b", "spearman"), -0.5);
 }
+
+/* ---- designs made elsewhere ------------------------------------------------ */
+
+static double linear_all(const wsisa_csv *c, size_t r) {
+  return 3 * col(c, r, "a") - 0.5 * col(c, r, "b");
+}
+
+/* A small generator of the test's own, unrelated to wsisa's samplers. */
+static double lcg(unsigned long long *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+static void write_rows(const char *path, const char *header, const double *rows, size_t n,
+                       size_t k, int first_id) {
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f, "%s\n", header);
+  for (size_t r = 0; r < n; r++) {
+    fprintf(f, "%d", (int)r + first_id);
+    for (size_t i = 0; i < k; i++) fprintf(f, ",%.17g", rows[r * k + i]);
+    fprintf(f, "\n");
+  }
+  fclose(f);
+}
+
+static void write_study(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Saltelli's layout built here from random A and B (first order: A, AB_1..3,
+ * B per base sample), run ids from 1 as other tools number them: detected as
+ * a VBD design, and the Ishigami indices come out. */
+Test(sa_cli, foreign_vbd_design) {
+  const char *dir = tu_tmpdir("foreign_vbd");
+  const char *study = tu_src("tests/studies/ishigami.json"); /* asks for second order */
+  char samples[4200], outputs[4200], res[4200];
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  const size_t n = 4000, k = 3, g = k + 2;
+  double *rows = calloc(n * g * k, sizeof *rows);
+  unsigned long long s = 12345;
+  for (size_t j = 0; j < n; j++) {
+    double a[3], b[3];
+    for (size_t i = 0; i < k; i++) {
+      a[i] = 3.141592653589793 * (2 * lcg(&s) - 1);
+      b[i] = 3.141592653589793 * (2 * lcg(&s) - 1);
+    }
+    double *grp = rows + j * g * k;
+    memcpy(grp, a, sizeof a);
+    for (size_t i = 0; i < k; i++) {
+      memcpy(grp + (1 + i) * k, a, sizeof a);
+      grp[(1 + i) * k + i] = b[i];
+    }
+    memcpy(grp + (g - 1) * k, b, sizeof b);
+  }
+  write_rows(samples, "run_id,x1,x2,x3", rows, n * g, k, 1);
+  free(rows);
+  write_outputs(samples, outputs, "f", ishigami);
+  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
+                     outputs, res);
+  cr_expect(strstr(out, "analysed as a vbd design made elsewhere: 4000 base samples in "
+                        "Saltelli's layout (first order)"),
+            "%s", out);
+  free(out);
+  /* Monte Carlo with N = 4000: a few hundredths */
+  const char *names[3] = {"x1", "x2", "x3"};
+  const double s1[3] = {0.3139, 0.4424, 0}, st[3] = {0.5576, 0.4424, 0.2437};
+  for (int i = 0; i < 3; i++) {
+    cr_expect(fabs(index_of(res, "f", names[i], "S1") - s1[i]) < 0.06, "S1 %s", names[i]);
+    cr_expect(fabs(index_of(res, "f", names[i], "ST") - st[i]) < 0.06, "ST %s", names[i]);
+  }
+  json_t *j = load_json(res);
+  cr_expect_str_eq(json_string_value(json_object_get(j, "design")), "made elsewhere");
+  json_decref(j);
+}
+
+/* Trajectories made here (random start, random order, steps of one grid
+ * level) for y = 3a - b/2 + 0c: detected as MOAT; the effects in parameter
+ * units are the coefficients exactly. The same rows shuffled are refused
+ * with the layout MOAT wants. */
+Test(sa_cli, foreign_moat_design) {
+  const char *dir = tu_tmpdir("foreign_moat");
+  char study[4200], samples[4200], shuffled[4200], outputs[4200], res[4200];
+  snprintf(study, sizeof study, "%s/study.json", dir);
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(shuffled, sizeof shuffled, "%s/shuffled.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  write_study(study, "{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 10], "
+                     "\"step\": 1}, \"c\": {\"values\": [1, 2, 3]}},"
+                     " \"method\": {\"name\": \"moat\", \"trajectories\": 4, \"levels\": 4}}");
+  const size_t r = 7, k = 3;
+  double *rows = calloc(r * (k + 1) * k, sizeof *rows);
+  unsigned long long s = 99;
+  for (size_t t = 0; t < r; t++) {
+    double x[3] = {floor(lcg(&s) * 3) / 3, floor(lcg(&s) * 10), 1 + floor(lcg(&s) * 2)};
+    size_t order[3] = {0, 1, 2};
+    for (size_t i = 2; i > 0; i--) {
+      size_t j = (size_t)(lcg(&s) * (double)(i + 1));
+      size_t tmp = order[i];
+      order[i] = order[j], order[j] = tmp;
+    }
+    double *tr = rows + t * (k + 1) * k;
+    memcpy(tr, x, sizeof x);
+    for (size_t step = 0; step < k; step++) {
+      size_t i = order[step];
+      x[i] += i == 0 ? 1.0 / 3 : 1;
+      memcpy(tr + (step + 1) * k, x, sizeof x);
+    }
+  }
+  write_rows(samples, "run_id,a,b,c", rows, r * (k + 1), k, 0);
+  /* rows 2 and 3 swapped: two parameters move in one step */
+  double tmp[3];
+  memcpy(tmp, rows + 1 * k, sizeof tmp);
+  memcpy(rows + 1 * k, rows + 2 * k, sizeof tmp);
+  memcpy(rows + 2 * k, tmp, sizeof tmp);
+  write_rows(shuffled, "run_id,a,b,c", rows, r * (k + 1), k, 0);
+  free(rows);
+  write_outputs(samples, outputs, "y", linear_all);
+  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
+                     outputs, res);
+  cr_expect(strstr(out, "analysed as a moat design made elsewhere: 7 trajectories of 4 runs"),
+            "%s", out);
+  free(out);
+  cr_expect_float_eq(index_of(res, "y", "a", "mu_param"), 3, 1e-9);
+  cr_expect_float_eq(index_of(res, "y", "b", "mu_param"), -0.5, 1e-9);
+  cr_expect_float_eq(index_of(res, "y", "c", "mu_star"), 0, 1e-12);
+  cr_expect_float_eq(index_of(res, "y", "a", "effects"), 7, 0);
+
+  char args[16000], *err = NULL;
+  snprintf(args, sizeof args, "analyze --study %s --samples %s --outputs %s -o %s/r2", study,
+           shuffled, outputs, dir);
+  out = NULL;
+  cr_expect_eq(tu_run(args, &out, &err), 1);
+  cr_expect(strstr(err, "nor is it a moat design made elsewhere: not a MOAT design: rows 1 and 2 "
+                        "(trajectory 1) differ in more than one parameter"),
+            "%s", err);
+  free(out);
+  free(err);
+}
+
+/* A correlation study takes any design: here the MOAT rows above would do,
+ * and so does a plain table of random rows. A VBD study refuses the same
+ * table, saying which layout it wants. */
+Test(sa_cli, foreign_any_design_for_correlation_not_vbd) {
+  const char *dir = tu_tmpdir("foreign_corr");
+  char corr[4200], vbd[4200], samples[4200], outputs[4200], res[4200];
+  snprintf(corr, sizeof corr, "%s/corr.json", dir);
+  snprintf(vbd, sizeof vbd, "%s/vbd.json", dir);
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  const char *params = "\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 10], "
+                       "\"step\": 1}}";
+  char text[1024];
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"correlation\", \"samples\": 50}}",
+           params);
+  write_study(corr, text);
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"vbd\", \"samples\": 16}}", params);
+  write_study(vbd, text);
+  const size_t n = 200;
+  double *rows = calloc(n * 2, sizeof *rows);
+  unsigned long long s = 7;
+  for (size_t r = 0; r < n; r++) rows[2 * r] = lcg(&s), rows[2 * r + 1] = floor(lcg(&s) * 11);
+  write_rows(samples, "run_id,a,b", rows, n, 2, 0);
+  free(rows);
+  write_outputs(samples, outputs, "y", linear_all);
+  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", corr, samples, outputs,
+                     res);
+  cr_expect(strstr(out, "analysed as a correlation design made elsewhere: 200 runs"), "%s", out);
+  free(out);
+  cr_expect_float_eq(index_of(res, "y", "a", "pcc"), 1, 1e-9);
+
+  char args[16000], *err = NULL;
+  snprintf(args, sizeof args, "analyze --study %s --samples %s --outputs %s -o %s/r2", vbd,
+           samples, outputs, dir);
+  out = NULL;
+  cr_expect_eq(tu_run(args, &out, &err), 1);
+  cr_expect(strstr(err, "not a VBD design") && strstr(err, "Saltelli"), "%s", err);
+  free(out);
+  free(err);
+}

@@ -34,7 +34,7 @@ Test(sa_space, segmentation_table_in_design_order) {
   const wsisa_sa_seg_param *g2 = wsisa_sa_seg_find("G2");
   cr_expect_eq(g2->def, 45);
   cr_expect_eq(g2->lo, 2);
-  cr_expect_eq(g2->hi, 40);
+  cr_expect_eq(g2->hi, 46, "Table 1's 2..40, widened to hold the default 45");
   cr_expect_eq(g2->step, 2);
   const wsisa_sa_seg_param *maxs = wsisa_sa_seg_find("max_size_seg");
   cr_expect_eq(maxs->kind, WSISA_SA_INTEGER);
@@ -42,6 +42,34 @@ Test(sa_space, segmentation_table_in_design_order) {
   cr_expect_eq(maxs->hi, 1500);
   cr_expect_eq(wsisa_sa_seg_find("watershed_conn")->kind, WSISA_SA_CATEGORICAL);
   cr_expect_null(wsisa_sa_seg_find("minS"));
+}
+
+/* The default study (`wsisa run` without --study: every parameter over its
+ * built-in range) must be able to meet the reference setting: each default
+ * lies in its SA range, and each SA range in what the segmentation accepts. */
+Test(sa_space, default_study_ranges_hold_the_defaults) {
+  wsisa_sa_space *s = NULL;
+  cr_assert_eq(wsisa_sa_space_segmentation(&s, NULL), 0);
+  cr_assert_eq(s->nparams, WSISA_SA_NSEG);
+  for (size_t i = 0; i < s->nparams; i++) {
+    const wsisa_sa_param *p = &s->params[i];
+    const wsisa_sa_seg_param *sp = wsisa_sa_seg_find(p->name);
+    cr_assert_not_null(sp, "%s", p->name);
+    cr_expect_eq(p->value, sp->def, "%s: the space's default is the table's", p->name);
+    if (p->kind == WSISA_SA_CATEGORICAL) {
+      int in = 0;
+      for (size_t k = 0; k < p->nvalues; k++) in |= p->values[k] == p->value;
+      cr_expect(in, "%s: default %g is not one of its values", p->name, p->value);
+    } else {
+      cr_expect(p->lo <= p->value && p->value <= p->hi, "%s: default %g outside its range %g..%g",
+                p->name, p->value, p->lo, p->hi);
+      cr_expect(sp->valid_lo <= p->lo && p->hi <= sp->valid_hi,
+                "%s: range %g..%g outside what the segmentation accepts", p->name, p->lo,
+                p->hi);
+    }
+    cr_expect_eq(wsisa_sa_seg_validate(p->name, p->value, NULL), 0, "%s", p->name);
+  }
+  wsisa_sa_space_free(s);
 }
 
 Test(sa_space, segmentation_space_is_fifteen_varying_parameters) {

@@ -4,15 +4,17 @@
  * until stable, every component carries the index + 1 of its first pixel.
  * Canonical renumbering then counts those first pixels in raster order.
  * `lab` is a dense width x height scratch array; matrices are (buffer, byte
- * offset, byte stride). The area filter reuses these kernels. */
+ * offset, byte stride). The area filter and the object hole filling reuse
+ * these kernels. */
 
+/* The pixels labelled: those on, or with `off` those off. */
 __kernel void wsisa_label_init(__global const uchar *mask, uint mask_off,
-                               uint mask_stride, __global int *lab, int width,
+                               uint mask_stride, __global int *lab, int off, int width,
                                int height) {
   int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= height) return;
   int i = y * width + x;
-  lab[i] = mask[mask_off + y * mask_stride + x] ? i + 1 : 0;
+  lab[i] = (mask[mask_off + y * mask_stride + x] != 0) != (off != 0) ? i + 1 : 0;
 }
 
 __kernel void wsisa_label_scan(__global int *lab, int conn, __global int *changed,

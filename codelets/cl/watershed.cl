@@ -1,10 +1,14 @@
 /* Marker watershed by synchronous waves: the flooding rule of
- * codelets/cpu/watershed.c. Per level: frontier finds the lowest relief still
- * between a labelled and an unlabelled pixel, gather lists the first wave's
- * pixels; per wave, over that list only: decide (from the state before the
- * wave, into `next`), settle (same-wave meetings become lines, into `lab`;
- * the pixels the new labels reach at this level make the next list). Images are (buffer, byte offset, byte stride); lab,
- * next and stamp are dense width x height, lists hold pixel indices. */
+ * codelets/cpu/watershed.c, whose regions never touch inside the mask, not
+ * even at a corner. init: markers, a marker meeting an earlier one starting
+ * as a line. Per level: frontier finds the lowest relief still between a
+ * labelled and an unlabelled pixel, gather lists the first wave's pixels; per
+ * wave, over that list only: decide (from the state before the wave, into
+ * `next`), settle (same-wave meetings become lines, into `lab`; the pixels
+ * the new labels reach at this level make the next list). finish: labels, and
+ * mask_out = the mask's pixels in a region. Images are (buffer, byte offset,
+ * byte stride); lab, next and stamp are dense width x height, lists hold
+ * pixel indices. */
 
 #define LINE (-1)
 
@@ -14,6 +18,8 @@ typedef struct image_arg {
   __global const uchar *mask;
   uint mask_off, mask_stride;
 } image_arg;
+
+int on(image_arg im, int x, int y) { return im.mask[im.mask_off + y * im.mask_stride + x] != 0; }
 
 uint colour(image_arg im, int x, int y) {
   __global const uchar *px = im.rgb + im.rgb_off + y * im.rgb_stride + 3 * x;
@@ -33,19 +39,46 @@ int relief(uint a, uint b) {
 __constant int DX[4] = {-1, 1, 0, 0};
 __constant int DY[4] = {0, 0, -1, 1};
 
+#define MARKER(x, y) (*((__global const int *)(markers + markers_off + (y) * markers_stride) + (x)))
+
+/* Is v a marker other than d? */
+int other_marker(int v, int d) { return v > 0 && v != d; }
+
+/* Markers are labels, unless the mask holds the pixel and an earlier
+ * neighbour holding another marker: then a line. */
 __kernel void wsisa_watershed_init(__global const uchar *markers, uint markers_off,
-                                   uint markers_stride, __global int *lab,
+                                   uint markers_stride, __global const uchar *mask,
+                                   uint mask_off, uint mask_stride, __global int *lab,
                                    __global int *next, __global int *stamp, int width,
                                    int height) {
   int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= height) return;
-  int m = *((__global const int *)(markers + markers_off + y * markers_stride) + x);
+  image_arg im = {0, 0, 0, mask, mask_off, mask_stride};
+  int m = MARKER(x, y), l = m > 0 ? m : 0;
+  if (m > 0 && on(im, x, y) &&
+      ((x > 0 && other_marker(MARKER(x - 1, y), m) && on(im, x - 1, y)) ||
+       (y > 0 && ((x > 0 && other_marker(MARKER(x - 1, y - 1), m) && on(im, x - 1, y - 1)) ||
+                  (other_marker(MARKER(x, y - 1), m) && on(im, x, y - 1)) ||
+                  (x + 1 < width && other_marker(MARKER(x + 1, y - 1), m) &&
+                   on(im, x + 1, y - 1))))))
+    l = LINE;
   int i = y * width + x;
-  lab[i] = next[i] = m > 0 ? m : 0;
+  lab[i] = next[i] = l;
   stamp[i] = -1;
 }
 
-/* The rule for unlabelled pixel (x, y) at `level`, from lab alone. */
+/* Does labels image l (dense) hold at diagonal neighbour (x + dx, y + dy) of
+ * a pixel of the mask another label than d, the mask holding it too? */
+int diagonal_other(image_arg im, __global const int *l, int x, int y, int dx, int dy, int d,
+                   int width, int height) {
+  int qx = x + dx, qy = y + dy;
+  if (qx < 0 || qy < 0 || qx >= width || qy >= height) return 0;
+  int v = l[qy * width + qx];
+  return v > 0 && v != d && on(im, qx, qy);
+}
+
+/* The rule for unlabelled pixel (x, y) at `level`, from lab alone: 4-neighbours
+ * reach it; they, and in the mask its diagonal neighbours in the mask, touch it. */
 int decide(image_arg im, __global const int *lab, int x, int y, int level, int width,
            int height) {
   uint c = colour(im, x, y);
@@ -61,7 +94,13 @@ int decide(image_arg im, __global const int *lab, int x, int y, int level, int w
     if (reached == 0) reached = l;
     else if (l != reached) reached = LINE;
   }
-  return reached > 0 && touching != reached ? LINE : reached;
+  if (reached <= 0) return reached;
+  if (touching != reached) return LINE;
+  if (!on(im, x, y)) return reached;
+  for (int dy = -1; dy <= 1; dy += 2)
+    for (int dx = -1; dx <= 1; dx += 2)
+      if (diagonal_other(im, lab, x, y, dx, dy, reached, width, height)) return LINE;
+  return reached;
 }
 
 /* The first wave of a level: every unlabelled pixel the rule reaches. */
@@ -116,13 +155,16 @@ __kernel void wsisa_watershed_settle(__global const uchar *rgb, uint rgb_off,
   int k = get_global_id(0);
   if (k >= n) return;
   int i = list[k], x = i % width, y = i / width, d = next[i];
+  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
   if (d > 0) {
     int left = x > 0 ? next[i - 1] : 0, up = y > 0 ? next[i - width] : 0;
-    if ((left > 0 && left != d) || (up > 0 && up != d)) d = LINE;
+    if ((left > 0 && left != d) || (up > 0 && up != d) ||
+        (on(im, x, y) && (diagonal_other(im, next, x, y, -1, -1, d, width, height) ||
+                          diagonal_other(im, next, x, y, 1, -1, d, width, height))))
+      d = LINE;
   }
   lab[i] = d;
   if (d <= 0) return;
-  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
   uint c = colour(im, x, y);
   for (int e = 0; e < 4; e++) {
     int qx = x + DX[e], qy = y + DY[e];
@@ -163,6 +205,5 @@ __kernel void wsisa_watershed_finish(__global const int *lab, __global const uch
   if (x >= width || y >= height) return;
   int l = lab[y * width + x];
   *((__global int *)(labels + labels_off + y * labels_stride) + x) = l;
-  mask_out[out_off + y * out_stride + x] =
-      mask[mask_off + y * mask_stride + x] && l != LINE ? 255 : 0;
+  mask_out[out_off + y * out_stride + x] = mask[mask_off + y * mask_stride + x] && l > 0 ? 255 : 0;
 }

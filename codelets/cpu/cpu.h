@@ -33,6 +33,10 @@ int wsisa_cpu_bin_reconstruct(const wsisa_image *seed, const wsisa_image *mask, 
 /* u8 0/255: holes (background not conn-connected through background to the
  * image border) become foreground, as nscale's fillHoles(img, conn). */
 int wsisa_cpu_fill_holes(const wsisa_image *mask, int conn, wsisa_image *out);
+/* u8 0/255: holes as fill holes', each filled only when the mask's pixels
+ * around it form one (12 - conn)-connected object (codelets/cpu/fill_object_holes.c).
+ * Sides up to 65535. */
+int wsisa_cpu_fill_object_holes(const wsisa_image *mask, int conn, wsisa_image *out);
 /* f32: h-minima transform, reconstruction by erosion of in + h over in; h >= 0.
  * f32 outputs of these kernels hold no -0.0. */
 int wsisa_cpu_hmin(const wsisa_image *in, float h, int conn, wsisa_image *out);
@@ -186,12 +190,38 @@ enum { WSISA_NF_RAW_SUM, WSISA_NF_RAW_SQ, WSISA_NF_RAW_DEV, WSISA_NF_RAW_MEDIAN,
  * object has no pixel. */
 void wsisa__nf_finish(const wsisa_nf_sums *o, int32_t id, const double *raw, int nchannels,
                       double *row);
-/* study metrics: object Dice sums of run labels against reference labels (both
- * canonical i32), on the grid of 1/WSISA_OBJECT_MATCH_ONE. */
+/* study metrics: object matching of run labels against reference labels
+ * (both canonical i32; definitions: codelets/cpu/object_match.c). Its output
+ * is one uint64 per field, integer sums over a tile that add up over tiles,
+ * in any order, to the slide's; the same on every worker. */
+typedef enum wsisa_match_field {
+  WSISA_MATCH_DICE_REF,   /* Σ_G |G| · Dice(G, S*(G)), on the 1/WSISA_OBJECT_MATCH_ONE grid */
+  WSISA_MATCH_DICE_RUN,   /* Σ_S |S| · Dice(G*(S), S), likewise */
+  WSISA_MATCH_AREA_REF,   /* Σ_G |G|: the reference's object pixels */
+  WSISA_MATCH_AREA_RUN,   /* Σ_S |S|: the run's */
+  WSISA_MATCH_TP,         /* pairs matched one to one at IoU >= 0.5 */
+  WSISA_MATCH_FP,         /* run objects in no match */
+  WSISA_MATCH_FN,         /* reference objects in no match */
+  WSISA_MATCH_AJI_INTER,  /* Σ_G |G ∩ S+(G)|, S+ the run object of largest IoU */
+  WSISA_MATCH_AJI_UNION,  /* Σ_G |G ∪ S+(G)|, |G| when G overlaps nothing */
+  WSISA_MATCH_AJI_UNUSED, /* Σ |S| over the run objects no G took as S+ */
+  WSISA_MATCH_FIELDS
+} wsisa_match_field;
 #define WSISA_OBJECT_MATCH_ONE 1048576.0 /* 2^20 */
-int wsisa_cpu_object_match(const wsisa_image *ref, const wsisa_image *run, uint64_t sums[2]);
-/* One object's term: round(area · 2·overlap / (area + other_area) · ONE). */
+int wsisa_cpu_object_match(const wsisa_image *ref, const wsisa_image *run,
+                           uint64_t sums[WSISA_MATCH_FIELDS]);
+/* One object's Dice term: round(area · 2·overlap / (area + other_area) · ONE). */
 uint64_t wsisa_object_match_term(uint64_t area, uint64_t overlap, uint64_t other_area);
+/* The metrics of summed fields (a tile's or a slide's). With nothing on
+ * either side every metric is 1; with objects on one side only, 0. */
+typedef struct wsisa_object_metrics {
+  double object_dice; /* ½ (DICE_REF / AREA_REF + DICE_RUN / AREA_RUN) */
+  double precision;   /* TP / (TP + FP) */
+  double recall;      /* TP / (TP + FN) */
+  double f1;          /* 2 TP / (2 TP + FP + FN) */
+  double aji;         /* AJI_INTER / (AJI_UNION + AJI_UNUSED) */
+} wsisa_object_metrics;
+void wsisa_object_metrics_of(const uint64_t sums[WSISA_MATCH_FIELDS], wsisa_object_metrics *m);
 /* ---- features, pixel half: per-tile channels (colour deconvolution, Sobel,
  * filter bank) ---------------------------------------------------------------- */
 

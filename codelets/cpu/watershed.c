@@ -1,31 +1,50 @@
 /* Marker watershed with an order-independent flooding rule (docs/workflow.md,
  * level 6), CPU side: hierarchical queues, one per grey level, wave by wave.
+ * Its regions never touch inside the mask, not even at a corner, so the
+ * objects of mask_out are the same counted 4- or 8-connected and no two
+ * regions share one.
  *
  * The rule, shared bit for bit with codelets/cl/watershed.cl:
  * - relief of the edge between 4-neighbours p and q = max over R, G, B of
  *   |p - q|, a pixel whose mask is off reading as black (0, 0, 0), as nscale
  *   copies the tile through the mask before cv::watershed;
- * - labels start as the markers where those are > 0; every other pixel is
- *   unlabelled;
+ * - p's earlier neighbours are the four of its 8-neighbours before it in
+ *   raster order (left, upper left, up, upper right); two pixels "meet" when
+ *   they are 4-neighbours, or diagonal neighbours both in the mask;
+ * - labels start as the markers where those are > 0, except that a marker of
+ *   the mask that meets an earlier neighbour of the mask holding another
+ *   marker starts as a line (-1); every other pixel is unlabelled;
  * - for each level L = 0, 1, ..., 255 in order, waves repeat until one changes
  *   nothing. A wave decides every unlabelled pixel p from the labels (> 0)
- *   its neighbours had before the wave: with R the set of labels of the
- *   neighbours whose edge to p has relief <= L and T the set of labels of all
- *   its labelled neighbours, p stays unlabelled if R is empty, becomes a line
- *   (-1) if T holds two labels or more, and takes the one label otherwise.
- *   Then, as two fronts meeting between two pixels in the same wave would
- *   otherwise touch with no line between them, a pixel that took label d
- *   while its left or upper neighbour took another label in the same wave
- *   becomes a line too. All changes of a wave happen at once;
+ *   around it before the wave: with R the set of labels of its 4-neighbours
+ *   whose edge to p has relief <= L, and T the set of labels of the pixels p
+ *   meets, p stays unlabelled if R is empty, becomes a line if T holds two
+ *   labels or more, and takes the one label otherwise. Then, as two fronts
+ *   meeting in the same wave would otherwise touch with no line between them,
+ *   a pixel that took label d while an earlier neighbour it meets took
+ *   another label in the same wave becomes a line too. All changes of a wave
+ *   happen at once;
  * - lines never pass a label on. A pixel no wave reaches (no marker in its
- *   part of the image, or walled in by lines) stays 0.
- * Like cv::watershed, a pixel becomes a line when it meets another region;
- * unlike it, nothing depends on which pixel a queue happens to hold first.
+ *   part of the image, or walled in by lines) stays 0;
+ * - mask_out keeps the mask's pixels that belong to a region (label > 0).
+ * Why regions never touch in the mask: after the markers' rule no two labels
+ * meet, and a wave keeps it so, as a pixel labelled by the wave saw every
+ * label it meets from before the wave (T), and of two that meet and were
+ * labelled differently by the same wave, the later one becomes a line. No
+ * labelled pixel is ever taken back, so each region stays connected to its
+ * marker through 4-neighbours of its own. Fronts cross 4-neighbour edges only,
+ * as in cv::watershed; the diagonals change where lines fall: a line between
+ * diagonal fronts is 4-connected (one pixel thicker at each step), where
+ * cv::watershed's lines part regions under 4-connectivity only. Pixels off
+ * the mask meet only their 4-neighbours, so the line between a nucleus and
+ * the background marker around it (off the mask) stays one pixel thin. Like
+ * cv::watershed, a pixel becomes a line when it meets another region; unlike
+ * it, nothing depends on which pixel a queue happens to hold first.
  * cv::watershed also frames the image with lines; here pixels outside the
  * image do not exist.
  *
  * How: hierarchical queues, one per level. When a pixel takes a label at
- * level L, each unlabelled neighbour is offered that label at level
+ * level L, each unlabelled 4-neighbour is offered that label at level
  * e = max(L, relief of the edge); the neighbour keeps the lowest e offered and
  * the labels offered at that e (one label, or "two or more"), and waits in the
  * next wave (e = L) or in the queue of level e. At level e it is decided from
@@ -75,6 +94,9 @@ typedef struct flood {
   pixel_list queue[256], wave, next;
   int32_t *decided;
   size_t decided_cap;
+  /* unlabelled pixels after seeding, and those decided since: when they
+   * differ, some pixels were never reached and leave mask_out at the end */
+  size_t unknown, settled;
 } flood;
 
 static inline size_t index_of(const flood *f, int x, int y) {
@@ -116,28 +138,82 @@ static inline int offer(flood *f, int x, int y, int32_t lab, int e, int now) {
   return list_push(e == now ? &f->next : &f->queue[e], p);
 }
 
+static inline int mask_on(const flood *f, int x, int y) {
+  return f->mask[(size_t)y * f->mask_stride + (size_t)x] != 0;
+}
+
+/* Does the diagonal neighbour (x + dx, y + dy) hold a label other than d,
+ * and does the mask hold it and (x, y) both? */
+static inline int diagonal_other(const flood *f, const int32_t *row, int x, int y, int dx,
+                                 int dy, int32_t d) {
+  const int32_t v = row[dy * (ptrdiff_t)f->ld + dx];
+  return v > 0 && v != d && mask_on(f, x + dx, y + dy) && mask_on(f, x, y);
+}
+
+/* Is v a label (> 0) other than d? */
+static inline int other_label(int32_t v, int32_t d) { return (v > 0) & (v != d); }
+
+/* The labels other than d among the 4 at p, lane by lane (-1: yes, 0: no). */
+typedef int32_t labels4 __attribute__((vector_size(16)));
+static inline labels4 others4(const int32_t *p, labels4 d) {
+  labels4 v;
+  memcpy(&v, p, sizeof v);
+  return (v > 0) & (v != d);
+}
+
 /* The rule's first step for (x, y), which holds its offers: the one label
- * reached, unless two were, or another label touches it. */
+ * reached, unless two were, or another label touches it. Inside the image
+ * all eight labels are read without a branch (almost always none is
+ * another), the mask only when a diagonal one is. */
 static inline int32_t decide(const flood *f, int x, int y) {
   const int32_t *row = f->label + index_of(f, x, y);
   const int32_t reached = OFFER_OF(row[0]);
   if (reached == 0) return LINE;
-  int32_t v;
-  if (x > 0 && (v = row[-1]) > 0 && v != reached) return LINE;
-  if (x + 1 < f->width && (v = row[1]) > 0 && v != reached) return LINE;
-  if (y > 0 && (v = row[-(ptrdiff_t)f->ld]) > 0 && v != reached) return LINE;
-  if (y + 1 < f->height && (v = row[f->ld]) > 0 && v != reached) return LINE;
+  const ptrdiff_t ld = (ptrdiff_t)f->ld;
+  const int left = x > 0, right = x + 1 < f->width, up = y > 0, down = y + 1 < f->height;
+  int diagonal;
+  if (left & up & down & (x + 2 < f->width)) {
+    /* Columns x - 1 .. x + 2 of the three rows, the last one unused: lanes
+     * 0 and 2 of the rows above and below are the diagonal neighbours. */
+    const labels4 d = {reached, reached, reached, reached};
+    const labels4 above = others4(row - ld - 1, d), here = others4(row - 1, d),
+                  below = others4(row + ld - 1, d);
+    const labels4 any = above | here | below;
+    if (!(any[0] | any[1] | any[2])) return reached;
+    if (above[1] | here[0] | here[2] | below[1]) return LINE;
+    diagonal = 1;
+  } else {
+    if ((left && other_label(row[-1], reached)) || (right && other_label(row[1], reached)) ||
+        (up && other_label(row[-ld], reached)) || (down && other_label(row[ld], reached)))
+      return LINE;
+    diagonal = (up && left && other_label(row[-ld - 1], reached)) ||
+               (up && right && other_label(row[-ld + 1], reached)) ||
+               (down && left && other_label(row[ld - 1], reached)) ||
+               (down && right && other_label(row[ld + 1], reached));
+  }
+  if (!diagonal) return reached;
+  if ((up && ((left && diagonal_other(f, row, x, y, -1, -1, reached)) ||
+              (right && diagonal_other(f, row, x, y, 1, -1, reached)))) ||
+      (down && ((left && diagonal_other(f, row, x, y, -1, 1, reached)) ||
+                (right && diagonal_other(f, row, x, y, 1, 1, reached)))))
+    return LINE;
   return reached;
 }
 
 /* The rule's second step, with the wave's first-step results in place: every
  * labelled neighbour from before the wave already carries d, so another
- * label to the left or above was taken in this wave. */
+ * label on an earlier neighbour was taken in this wave. */
 static inline int meets_earlier(const flood *f, int x, int y, int32_t d) {
   const int32_t *row = f->label + index_of(f, x, y);
-  int32_t left = x > 0 ? row[-1] : 0;
-  int32_t up = y > 0 ? row[-(ptrdiff_t)f->ld] : 0;
-  return (left > 0 && left != d) || (up > 0 && up != d);
+  const ptrdiff_t ld = (ptrdiff_t)f->ld;
+  const int left = x > 0, right = x + 1 < f->width;
+  if (left && other_label(row[-1], d)) return 1;
+  if (y == 0) return 0;
+  if (other_label(row[-ld], d)) return 1;
+  if (!((left && other_label(row[-ld - 1], d)) | (right && other_label(row[-ld + 1], d))))
+    return 0;
+  return (left && diagonal_other(f, row, x, y, -1, -1, d)) ||
+         (right && diagonal_other(f, row, x, y, 1, -1, d));
 }
 
 /* Would an offer of lab at level now or above change the offered pixel
@@ -190,6 +266,14 @@ static inline uint32_t block_copy_odd(const int32_t *from, int32_t *to) {
   return odd[0] | odd[1] | odd[2] | odd[3];
 }
 
+/* Is any of the 16 bytes at p non-zero? */
+static inline int any16(const uint8_t *p) {
+  uint64_t a, b;
+  memcpy(&a, p, 8);
+  memcpy(&b, p + 8, 8);
+  return (a | b) != 0;
+}
+
 /* out = 255 where on is non-zero, 0 elsewhere, eight bytes at a time. */
 static void binary_copy(const uint8_t *on, uint8_t *out, int n) {
   const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
@@ -204,40 +288,75 @@ static void binary_copy(const uint8_t *on, uint8_t *out, int n) {
   for (; x < n; x++) out[x] = on[x] ? 255 : 0;
 }
 
+/* Is v another marker than d (both taken as markers only when > 0)? */
+static inline int other_marker(int32_t v, int32_t d) { return v > 0 && v != d; }
+
+/* The label marker (x, y) starts with (m: its row of markers, above: the
+ * row over it, NULL on the first row): the marker, or 0 when it is none or
+ * the mask holds it and an earlier neighbour holding another marker, which
+ * makes it a line. */
+static inline __attribute__((always_inline)) int32_t marker_kept(const flood *f,
+                                                                 const int32_t *m,
+                                                                 const int32_t *above, int x,
+                                                                 int y) {
+  const int32_t d = m[x];
+  if (d <= 0 || !mask_on(f, x, y)) return d > 0 ? d : 0;
+  const int meets = (x > 0 && other_marker(m[x - 1], d) && mask_on(f, x - 1, y)) ||
+                    (above && ((x > 0 && other_marker(above[x - 1], d) && mask_on(f, x - 1, y - 1)) ||
+                               (other_marker(above[x], d) && mask_on(f, x, y - 1)) ||
+                               (x + 1 < f->width && other_marker(above[x + 1], d) &&
+                                mask_on(f, x + 1, y - 1))));
+  return meets ? 0 : d;
+}
+
 /* Unknown pixel (x, y) of the marker rows m (up, down: the rows around it,
- * NULL at the image edge): the markers next to it offer their labels.
- * Read the markers, not the labels: the row below is not copied yet. */
+ * NULL at the image edge): the markers next to it offer their labels. The
+ * labels to the left and above are final; to the right and below, the
+ * markers say what they will be. */
 static int seed_pixel(flood *f, const int32_t *m, const int32_t *up, const int32_t *down,
                       int x, int y) {
-  f->label[index_of(f, x, y)] = 0;
-  const int left = x > 0 && m[x - 1] > 0, right = x + 1 < f->width && m[x + 1] > 0;
-  const int above = up && up[x] > 0, below = down && down[x] > 0;
-  if (!(left | right | above | below)) return 0;
+  int32_t *lab = f->label + index_of(f, x, y);
+  *lab = 0;
+  f->unknown++;
+  const int32_t left = x > 0 ? lab[-1] : 0, above = up ? lab[-(ptrdiff_t)f->ld] : 0;
+  const int32_t right = x + 1 < f->width ? marker_kept(f, m, up, x + 1, y) : 0;
+  const int32_t below = down ? marker_kept(f, down, m, x, y + 1) : 0;
+  if (left <= 0 && right <= 0 && above <= 0 && below <= 0) return 0;
   const uint32_t c = colour(f, x, y);
   int rc = 0;
-  if (left) rc |= offer(f, x, y, m[x - 1], relief(c, colour(f, x - 1, y)), -1);
-  if (right) rc |= offer(f, x, y, m[x + 1], relief(c, colour(f, x + 1, y)), -1);
-  if (above) rc |= offer(f, x, y, up[x], relief(c, colour(f, x, y - 1)), -1);
-  if (below) rc |= offer(f, x, y, down[x], relief(c, colour(f, x, y + 1)), -1);
+  if (left > 0) rc |= offer(f, x, y, left, relief(c, colour(f, x - 1, y)), -1);
+  if (right > 0) rc |= offer(f, x, y, right, relief(c, colour(f, x + 1, y)), -1);
+  if (above > 0) rc |= offer(f, x, y, above, relief(c, colour(f, x, y - 1)), -1);
+  if (below > 0) rc |= offer(f, x, y, below, relief(c, colour(f, x, y + 1)), -1);
   return rc;
 }
 
-/* One pass over the image: labels from the markers, mask_out from the mask
- * (lines clear it later), and the markers' offers to their unknown
- * neighbours. */
+/* Marker (x, y) starts as a line when it meets another (marker_kept). */
+static void marker_start(flood *f, const int32_t *m, const int32_t *up, int x, int y) {
+  if (marker_kept(f, m, up, x, y)) return;
+  f->label[index_of(f, x, y)] = LINE;
+  f->mask_out[(size_t)y * f->out_stride + (size_t)x] = 0;
+}
+
+/* One pass over the image: labels from the markers (lines where two meet),
+ * mask_out from the mask (lines clear it later), and the markers' offers to
+ * their unknown neighbours. */
 static int seed(flood *f, const wsisa_image *markers) {
   enum { BLOCK = 16 }; /* block_copy_odd */
+  const int width = f->width;
   for (int y = 0; y < f->height; y++) {
     const int32_t *restrict m = wsisa_image_row(markers, y);
     const int32_t *up = y > 0 ? wsisa_image_row(markers, y - 1) : NULL;
     const int32_t *down = y + 1 < f->height ? wsisa_image_row(markers, y + 1) : NULL;
     int32_t *restrict lab = f->label + index_of(f, 0, y);
     binary_copy(f->mask + (size_t)y * f->mask_stride,
-                f->mask_out + (size_t)y * f->out_stride, f->width);
+                f->mask_out + (size_t)y * f->out_stride, width);
+    const uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
     /* Copy and look for anything but a plain marker a block at a time: most
-     * pixels are markers (the background is one). */
-    for (int x0 = 0; x0 < f->width; x0 += BLOCK) {
-      const int n = f->width - x0 < BLOCK ? f->width - x0 : BLOCK;
+     * pixels are markers (the background is one), and off the mask, where
+     * markers never meet. */
+    for (int x0 = 0; x0 < width; x0 += BLOCK) {
+      const int n = width - x0 < BLOCK ? width - x0 : BLOCK;
       uint32_t odd = 0;
       if (n == BLOCK) {
         odd = block_copy_odd(m + x0, lab + x0);
@@ -247,9 +366,16 @@ static int seed(flood *f, const wsisa_image *markers) {
           odd |= marker_odd(m[x0 + k]);
         }
       }
-      if (!(odd >> 31)) continue;
+      if (!(odd >> 31)) {
+        if (n < BLOCK || any16(out + x0))
+          for (int x = x0; x < x0 + n; x++) marker_start(f, m, up, x, y);
+        continue;
+      }
       for (int x = x0; x < x0 + n; x++) {
-        if (!(marker_odd(m[x]) >> 31)) continue;
+        if (!(marker_odd(m[x]) >> 31)) {
+          if (out[x]) marker_start(f, m, up, x, y);
+          continue;
+        }
         if (m[x] > 0) return WSISA_EINTERNAL; /* above WSISA_WATERSHED_MAX_LABEL */
         if (seed_pixel(f, m, up, down, x, y)) return WSISA_ENOMEM;
       }
@@ -280,6 +406,7 @@ static int run_wave(flood *f, int level) {
     f->decided = malloc(f->decided_cap * sizeof *f->decided);
     if (!f->decided) return WSISA_ENOMEM;
   }
+  f->settled += wave->n;
   for (size_t i = 0; i < wave->n; i++) {
     if (i + AHEAD < wave->n) prefetch_around(f, wave->at[i + AHEAD]);
     uint32_t p = wave->at[i];
@@ -335,6 +462,17 @@ static int flood_level(flood *f, int level) {
   return rc;
 }
 
+/* Pixels no wave reached (walled in by lines, or no marker in their part of
+ * the image) belong to no region: they leave mask_out. */
+static void clear_unreached(flood *f) {
+  for (int y = 0; y < f->height; y++) {
+    const int32_t *lab = f->label + index_of(f, 0, y);
+    uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
+    for (int x = 0; x < f->width; x++)
+      if (lab[x] == 0) out[x] = 0;
+  }
+}
+
 int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
                         const wsisa_image *mask, wsisa_image *labels,
                         wsisa_image *mask_out) {
@@ -363,6 +501,7 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
   f->level = malloc((size_t)height * f->ld);
   int rc = f->level ? seed(f, markers) : WSISA_ENOMEM;
   for (int level = 0; level < 256 && !rc; level++) rc = flood_level(f, level);
+  if (!rc && f->settled < f->unknown) clear_unreached(f);
   for (int level = 0; level < 256; level++) free(f->queue[level].at);
   free(f->wave.at);
   free(f->next.at);

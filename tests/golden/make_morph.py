@@ -75,6 +75,32 @@ for conn in (4, 8):
     png("bin_recon_%d" % conn,
         ndi.binary_propagation(g1 & g2, structure=FOOT[conn], mask=g2))
 
+
+def fill_object_holes(mask, conn):
+    """Holes (background conn-components off the border) filled only when the
+    mask's pixels 8-next to them form one (12 - conn)-connected object."""
+    objects, _ = ndi.label(mask, structure=FOOT[12 - conn])
+    holes, n = ndi.label(~mask, structure=FOOT[conn])
+    border = set(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]]).tolist())
+    out = mask.copy()
+    for h in range(1, n + 1):
+        if h in border:
+            continue
+        hole = holes == h
+        around = np.unique(objects[ndi.binary_dilation(hole, structure=SQUARE) & mask])
+        if len(around) == 1:
+            out |= hole
+    return out
+
+
+# Level 7's hole filling, on nuclei turned into rings around islands: the
+# hysteresis mask's outline (2 pixels) and its core (eroded 4 times).
+rings = (g2 & ~ndi.binary_erosion(g2, CROSS, iterations=2)) | \
+    ndi.binary_erosion(g2, CROSS, iterations=4)
+png("bw_rings", rings)
+for conn in (4, 8):
+    png("fill_object_holes_%d" % conn, fill_object_holes(rings, conn))
+
 # Float operations on a 128x128 crop.
 crop = (slice(64, 192), slice(64, 192))
 smooth = ndi.gaussian_filter(rc[crop].astype(np.float32), 2.0).astype(np.float32)

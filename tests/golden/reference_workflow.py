@@ -68,6 +68,37 @@ def fill_holes(mask, conn):
     return ~np.isin(lab, border[border > 0])
 
 
+def fill_object_holes(mask, conn):
+    """fill_holes, each hole filled only when the mask's pixels 8-next to it
+    form one (12 - conn)-connected object: objects are never joined."""
+    objects, _ = ndi.label(mask, structure=footprint(12 - conn))
+    holes, n = ndi.label(~mask, structure=footprint(conn))
+    border = set(np.concatenate([holes[0], holes[-1], holes[:, 0], holes[:, -1]]).tolist())
+    out = mask.copy()
+    for h, where in enumerate(ndi.find_objects(holes), start=1):
+        if h in border or where is None:
+            continue
+        # the hole's box grown by one pixel holds every pixel next to it
+        box = tuple(slice(max(s.start - 1, 0), s.stop + 1) for s in where)
+        hole = holes[box] == h
+        around = ndi.binary_dilation(hole, structure=footprint(8)) & mask[box]
+        if len(np.unique(objects[box][around])) == 1:
+            out[box] |= hole
+    return out
+
+
+def separate_corners(regions, mask):
+    """Regions of the mask touching at a corner: the later pixel in raster
+    order leaves the mask, so that regions stay apart under 8-connectivity."""
+    lab = np.where(mask, regions, 0)
+    ul = np.zeros_like(lab)
+    ul[1:, 1:] = lab[:-1, :-1]
+    ur = np.zeros_like(lab)
+    ur[1:, :-1] = lab[:-1, 1:]
+    meets = ((ul > 0) & (ul != lab)) | ((ur > 0) & (ur != lab))
+    return mask & ~((lab > 0) & meets)
+
+
 def area_filter(mask, conn, lo, hi=None):
     lab, n = ndi.label(mask, structure=footprint(conn))
     areas = np.bincount(lab.ravel(), minlength=n + 1)
@@ -126,10 +157,12 @@ def segment(rgb, p):
                              cv2.BORDER_CONSTANT, value=0)
     mk = cv2.copyMakeBorder(markers.astype(np.int32), 1, 1, 1, 1, cv2.BORDER_CONSTANT, value=0)
     ws = cv2.watershed(bgr, mk)[1:-1, 1:-1]
-    sep = big & (ws != -1)
-    # level 7: final size
+    # cv::watershed's lines let regions touch at corners; the workflow asks for
+    # regions apart under 8-connectivity too
+    sep = separate_corners(ws, big & (ws > 0))
+    # level 7: final size, holes filled object by object
     final = area_filter(sep, 4, p["min_size_seg"], p["max_size_seg"])
-    return fill_holes(final, p["fill_holes_conn"])
+    return fill_object_holes(final, p["fill_holes_conn"])
 
 
 def main(argv):

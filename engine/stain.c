@@ -1,0 +1,128 @@
+/* The stain check of `wsisa run`: before any work, a few tissue tiles of each
+ * input are measured to be bright-field H&E, the stain the segmentation's
+ * parameters are tuned for. Measures are those of colour deconvolution
+ * (Ruifrok–Johnston, the feature stage's stain rows): on tissue pixels, the
+ * mean optical density, the share of pixels whose haematoxylin or eosin
+ * amount is clearly negative (colours no mix of the two stains makes), and the
+ * share of optical density off the haematoxylin–eosin plane (the residual
+ * stain). A dark slide background (io's tissue detection) means dark field. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
+#include "engine/engine_private.h"
+
+/* Tissue, for these measures: a summed optical density over R, G, B of at
+ * least this (glass is below 0.15, pale eosin above 0.4). */
+#define STAIN_TISSUE_OD 0.3
+/* A stain amount below this is not rounding: the colour lies outside the
+ * H&E cone. */
+#define STAIN_NEGATIVE -0.1
+/* Bounds of bright-field H&E. On the bundled sample's tissue (and the 40x
+ * slide made from it) the mean optical density per channel is 0.32–0.51, 2–6 %
+ * of tissue pixels fall outside the cone, and 3–5 % of the optical-density
+ * energy is residual. Fluorescence (lit tissue on black) has a mean density
+ * near 2 and every pixel outside; an unstained or greyscale scan has ~45 %
+ * outside; DAB (IHC) brown puts ~33 % of the energy in the residual. The
+ * bounds sit well away from both sides. */
+#define STAIN_MAX_MEAN_OD 1.2
+#define STAIN_MAX_OUTSIDE 0.25
+#define STAIN_MAX_RESIDUAL 0.15
+/* Fewer tissue pixels than this leave the check undecided: passed. */
+#define STAIN_MIN_TISSUE 4096
+/* Tissue tiles read per slide, spread evenly over its tissue tiles. */
+#define STAIN_TILES 4
+
+void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb) {
+  wsisa_deconv_consts k;
+  if (wsisa_cpu_deconv_setup(wsisa_stains_he, &k)) return; /* the constant rows are regular */
+  const float *m = k.m;
+  st->tiles++;
+  for (int y = 0; y < rgb->height; y++) {
+    const uint8_t *p = wsisa_image_row(rgb, y);
+    for (int x = 0; x < rgb->width; x++, p += 3) {
+      st->pixels++;
+      const double r = k.od[p[0]], g = k.od[p[1]], b = k.od[p[2]];
+      const double sum = r + g + b;
+      if (sum < STAIN_TISSUE_OD) continue;
+      double c[3];
+      for (int j = 0; j < 3; j++) c[j] = r * m[j] + g * m[3 + j] + b * m[6 + j];
+      st->tissue++;
+      st->od_sum += sum / 3;
+      /* the residual row is a unit vector orthogonal to H and E, so its
+       * amount is the optical density's distance from their plane */
+      st->od_energy += r * r + g * g + b * b;
+      st->residual_energy += c[2] * c[2];
+      st->outside += c[0] < STAIN_NEGATIVE || c[1] < STAIN_NEGATIVE;
+      st->h_sum += fabs(c[0]);
+      st->e_sum += fabs(c[1]);
+    }
+  }
+}
+
+int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
+                        wsisa_err *e) {
+  st->dark_background = g->dark_background;
+  size_t n = g->ntissue < STAIN_TILES ? g->ntissue : STAIN_TILES;
+  for (size_t k = 0, seen = 0, t = 0; k < n && t < g->ntiles; t++) {
+    if (!g->tiles[t].tissue) continue;
+    /* the k-th of n picks is tissue tile k * ntissue / n */
+    if (seen++ != k * g->ntissue / n) continue;
+    wsisa_image *rgb = NULL;
+    int rc = wsisa_grid_tile_read(slide, g, &g->tiles[t], &rgb, e);
+    if (rc) return rc;
+    wsisa__stain_add(st, rgb);
+    wsisa_image_free(rgb);
+    k++;
+  }
+  return 0;
+}
+
+double wsisa__stain_mean_od(const wsisa__stain *st) {
+  return st->tissue ? st->od_sum / (double)st->tissue : 0;
+}
+double wsisa__stain_outside(const wsisa__stain *st) {
+  return st->tissue ? (double)st->outside / (double)st->tissue : 0;
+}
+double wsisa__stain_residual(const wsisa__stain *st) {
+  return st->od_energy > 0 ? st->residual_energy / st->od_energy : 0;
+}
+double wsisa__stain_haematoxylin(const wsisa__stain *st) {
+  double all = st->h_sum + st->e_sum;
+  return all > 0 ? st->h_sum / all : 0;
+}
+
+int wsisa__stain_verdict(const wsisa__stain *st, const char *name, wsisa_err *e) {
+  char seen[512] = "";
+  size_t at = 0;
+#define SEEN(...)                                                                          \
+  do {                                                                                     \
+    if (at < sizeof seen)                                                                  \
+      at += (size_t)snprintf(seen + at, sizeof seen - at, "%s", at ? "; " : "");           \
+    if (at < sizeof seen) at += (size_t)snprintf(seen + at, sizeof seen - at, __VA_ARGS__); \
+  } while (0)
+  if (st->dark_background)
+    SEEN("a dark background with lit tissue (fluorescence or dark field)");
+  if (st->tissue >= STAIN_MIN_TISSUE) {
+    double od = wsisa__stain_mean_od(st), out = wsisa__stain_outside(st);
+    double res = wsisa__stain_residual(st);
+    if (od > STAIN_MAX_MEAN_OD)
+      SEEN("tissue optical density %.2f on average (H&E: below %.1f)", od, STAIN_MAX_MEAN_OD);
+    if (out > STAIN_MAX_OUTSIDE)
+      SEEN("%.0f%% of tissue pixels in colours no haematoxylin-eosin mix makes (H&E: below "
+           "%.0f%%)",
+           100 * out, 100 * STAIN_MAX_OUTSIDE);
+    if (res > STAIN_MAX_RESIDUAL)
+      SEEN("%.0f%% of the optical density off the haematoxylin-eosin plane, another stain "
+           "(H&E: below %.0f%%)",
+           100 * res, 100 * STAIN_MAX_RESIDUAL);
+  }
+#undef SEEN
+  if (!at) return 0;
+  return wsisa_error(e, WSISA_EUSAGE,
+                     "%s: not a bright-field H&E slide, which the segmentation is tuned for: %s "
+                     "(measured on %zu tile%s); set inputs.stain_check to false to run it anyway",
+                     name, seen, st->tiles, st->tiles == 1 ? "" : "s");
+}

@@ -1,0 +1,23 @@
+/* `make-synthetic-slides DIR`: the test suites' synthetic slides written to
+ * DIR for a look by hand (wsisa tiles DIR/svs40.svs ...). */
+#include <stdio.h>
+
+#include "tests/synthslide.h"
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: make-synthetic-slides DIR\n");
+    return 2;
+  }
+  char path[4096];
+  int rc = 0;
+  snprintf(path, sizeof path, "%s/svs40.svs", argv[1]);
+  rc |= tu_synth_svs40(path, 1);
+  snprintf(path, sizeof path, "%s/svs40-no-mpp.svs", argv[1]);
+  rc |= tu_synth_svs40(path, 0);
+  snprintf(path, sizeof path, "%s/generic-cm.tiff", argv[1]);
+  rc |= tu_synth_generic_cm(path);
+  snprintf(path, sizeof path, "%s/fluorescence.tiff", argv[1]);
+  rc |= tu_synth_fluorescence(path);
+  return rc ? 1 : 0;
+}

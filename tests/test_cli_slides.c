@@ -1,0 +1,612 @@
+/* Slides as pathologists have them, through the command line: `wsisa run`
+ * reads each slide at the study's resolution (level and factor in run.json,
+ * the bundled sample unchanged), refuses what is not bright-field H&E and
+ * warns when the reference finds almost no nuclei, keeps a finished run's
+ * figures on --resume; `wsisa segment` writes GeoJSON, features and labels in
+ * level-0 slide pixels, checked by reading the nuclei back from the slide;
+ * `segment --help` lists the parameters from their table. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <tiffio.h>
+#include <unistd.h>
+
+#include "codelets/codelets.h"
+#include "codelets/cpu/cpu.h"
+#include "io/csv.h"
+#include "io/io.h"
+#include "sa/sa.h"
+#include "tests/synthslide.h"
+#include "tests/testutil.h"
+
+#define SAMPLE "tests/data/CMU-1-Small-Region.svs"
+/* engine/engine_private.h's WSISA_MIN_NUCLEI_PER_MM2, which tests do not see */
+#define WSISA_MIN_NUCLEI_PER_MM2_TEST 200.0
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static const char *synth_path(const char *name, int (*make)(const char *)) {
+  static char paths[4][4300];
+  static int at;
+  char *p = paths[at++ % 4];
+  snprintf(p, sizeof paths[0], "%s/%s", tu_tmpdir("slides"), name);
+  if (make) cr_assert_eq(make(p), 0, "cannot write %s", p);
+  return p;
+}
+
+static int make_svs40(const char *p) { return tu_synth_svs40(p, 1); }
+
+/* Eosin-pink tissue without a nucleus: stroma only, 1024 x 1024 at 0.5 um
+ * (generic TIFF, 20000 pixels per centimetre). */
+static int make_pink(const char *p) {
+  wsisa_image *img = NULL;
+  if (wsisa_image_new(1024, 1024, 3, WSISA_U8, &img, NULL)) return -1;
+  uint32_t seed = 12345;
+  for (int y = 0; y < img->height; y++) {
+    uint8_t *q = wsisa_image_row(img, y);
+    for (int x = 0; x < img->width; x++, q += 3) {
+      seed = seed * 1664525u + 1013904223u;
+      int n = (int)(seed >> 28) - 8; /* -8..7: texture */
+      q[0] = (uint8_t)(220 + n), q[1] = (uint8_t)(150 + n), q[2] = (uint8_t)(190 + n);
+    }
+  }
+  tu_slide_spec spec = {.kind = TU_SLIDE_GENERIC, .resolution_unit = RESUNIT_CENTIMETER,
+                        .resolution = 20000, .levels = 2, .level_step = 2, .tile = 256};
+  int rc = tu_slide_write(p, img, &spec);
+  wsisa_image_free(img);
+  return rc;
+}
+
+/* A study of `inputs` (the JSON object's members) with a MOAT method; runs
+ * are given by a one-row design so that each test stays small. */
+static const char *write_study(const char *inputs) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("slides_study"));
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { %s },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2 },\n"
+          "  \"metric\": [\"dice\"] }\n",
+          inputs);
+  fclose(f);
+  return path;
+}
+
+static const char *one_run_design(void) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/one.csv", tu_tmpdir("slides_design"));
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("run_id,G1\n0,60\n", f);
+  fclose(f);
+  return path;
+}
+
+/* `wsisa run` of `study` on the one-run design into a fresh folder (its path
+ * in dir); the exit status, stderr in *err (may be NULL). */
+static int run_study(const char *env, const char *study, char *dir, size_t cap, char **err) {
+  snprintf(dir, cap, "%s/results", tu_tmpdir("slides_run"));
+  char cmd[16384], *out = NULL;
+  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s %s run --study '%s' -o '%s' --samples '%s'",
+           env ? env : "", WSISA_EXE, study, dir, one_run_design());
+  int status = tu_run_shell(cmd, &out, err);
+  free(out);
+  return status;
+}
+
+static json_t *load_json(const char *dir, const char *name) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  json_error_t je;
+  json_t *root = json_load_file(path, 0, &je);
+  cr_assert_not_null(root, "%s: %s", path, je.text);
+  return root;
+}
+
+static double num(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  cr_assert(json_is_number(v), "no number %s", key);
+  return json_number_value(v);
+}
+
+/* The reference nucleus count of tile `tile` in a results folder's journal. */
+static long journal_ref_nuclei(const char *dir, size_t tile) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/journal.csv", dir);
+  wsisa_csv *c = NULL;
+  cr_assert_eq(wsisa_csv_read_table(path, "tile", &c, NULL), 0);
+  long col = wsisa_csv_column(c, "ref_nuclei"), tcol = wsisa_csv_column(c, "tile");
+  cr_assert(col >= 0 && tcol >= 0);
+  long found = -1;
+  for (size_t r = 0; r < c->nrows; r++) {
+    double t, v;
+    cr_assert_eq(wsisa_csv_number(c, r, (size_t)tcol, &t, NULL), 0);
+    cr_assert_eq(wsisa_csv_number(c, r, (size_t)col, &v, NULL), 0);
+    if ((size_t)t == tile) found = (long)v;
+  }
+  wsisa_csv_free(c);
+  return found;
+}
+
+/* "N nuclei" of `wsisa segment ARGS --labels`: its count. */
+static long segment_nuclei(const char *args) {
+  char cmd[8800], *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "segment %s --labels '%s/l.tif' -o '%s/m.tif'", args,
+           tu_tmpdir("slides_seg"), tu_tmpdir("slides_seg"));
+  cr_assert_eq(tu_run(cmd, &out, &err), 0, "%s: %s", cmd, err);
+  const char *at = strstr(out, "%), ");
+  cr_assert_not_null(at, "%s", out);
+  long n = strtol(at + 4, NULL, 10);
+  free(out);
+  free(err);
+  return n;
+}
+
+/* ---- wsisa run: resolution ------------------------------------------------------ */
+
+Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
+  const char *svs = synth_path("svs40.svs", make_svs40);
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512", svs);
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  json_t *root = load_json(dir, "run.json");
+  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
+  cr_assert_not_null(in, "run.json has no inputs");
+  cr_expect_str_eq(json_string_value(json_object_get(in, "path")), svs);
+  cr_expect_str_eq(json_string_value(json_object_get(in, "mpp_source")), "openslide");
+  cr_expect_float_eq(num(in, "mpp"), 0.25, 1e-12);
+  cr_expect_float_eq(num(in, "target_mpp"), 0.5, 0);
+  cr_expect_eq(num(in, "level"), 0, "level 0 is the one at or finer than 0.5 um");
+  cr_expect_float_eq(num(in, "factor"), 2.0, 0, "0.25 um pixels averaged 2 x 2");
+  cr_expect(json_is_true(json_object_get(in, "resampled")));
+  cr_expect_float_eq(num(in, "level0_per_pixel"), 2.0, 0);
+  cr_expect_eq(num(in, "tiles"), 2, "the two tissue tiles of the 2 x 2 grid at 512");
+  json_t *stain = json_object_get(in, "stain");
+  cr_expect(json_is_true(json_object_get(stain, "checked")));
+  cr_expect(json_is_false(json_object_get(stain, "dark_background")));
+  cr_expect_eq(json_array_size(json_object_get(root, "warnings")), 0);
+  cr_expect_gt(num(in, "reference_nuclei_per_mm2"), 1000, "H&E tissue is dense in nuclei");
+  json_decref(root);
+  /* the run's second tile is the grid's (1, 1): its reference is what
+   * `wsisa segment --tile 1,1` finds there, read the same way */
+  char args[4600];
+  snprintf(args, sizeof args, "'%s' --tile 1,1 --tile-size 512", svs);
+  long seg = segment_nuclei(args);
+  cr_expect_gt(seg, 50);
+  cr_expect_eq(journal_ref_nuclei(dir, 1), seg);
+  unlink(svs);
+}
+
+/* inputs.level names the level to read; it is still resampled to the target,
+ * and a level coarser than the target is refused before any work. */
+Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
+  const char *svs = synth_path("svs40.svs", make_svs40);
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512, \"level\": 0", svs);
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  json_t *root = load_json(dir, "run.json");
+  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
+  cr_expect_eq(num(in, "level"), 0);
+  cr_expect_float_eq(num(in, "factor"), 2.0, 0, "level 0 at 0.25 um still averaged 2 x 2");
+  json_decref(root);
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"level\": 1", svs);
+  err = NULL;
+  cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2);
+  cr_expect(strstr(err, "svs40.svs: level 1 is 1 um/pixel, coarser than the target 0.5 "
+                        "um/pixel: choose a finer level, or leave the level to the target "
+                        "resolution"),
+            "%s", err);
+  free(err);
+  unlink(svs);
+}
+
+Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  json_t *root = load_json(dir, "run.json");
+  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
+  cr_expect_float_eq(num(in, "mpp"), 0.499, 1e-12);
+  cr_expect_eq(num(in, "level"), 0);
+  cr_expect_float_eq(num(in, "factor"), 1.0, 0, "0.499 is within 10%% of 0.5: no resampling");
+  cr_expect(json_is_false(json_object_get(in, "resampled")));
+  cr_expect_eq(num(in, "tiles"), 6);
+  cr_expect_eq(json_array_size(json_object_get(root, "warnings")), 0);
+  json_decref(root);
+  /* bit for bit: tile (1, 1) of the slide segments as tile_1024.png, which is
+   * that region read by OpenSlide's Python binding (tests/golden/make_tiles.py) */
+  char a[4600], b[4600], pa[4400], pb[4400];
+  const char *tmp = tu_tmpdir("slides_bits");
+  snprintf(pa, sizeof pa, "%s/slide.tif", tmp);
+  snprintf(pb, sizeof pb, "%s/png.tif", tmp);
+  snprintf(a, sizeof a, "segment '%s' --tile 1,1 -o '%s'", tu_src(SAMPLE), pa);
+  snprintf(b, sizeof b, "segment '%s' -o '%s'", tu_src("tests/data/tile_1024.png"), pb);
+  cr_assert_eq(tu_run(a, NULL, NULL), 0);
+  cr_assert_eq(tu_run(b, NULL, NULL), 0);
+  wsisa_image *ma = NULL, *mb = NULL;
+  cr_assert_eq(wsisa_image_read(pa, &ma, NULL), 0);
+  cr_assert_eq(wsisa_image_read(pb, &mb, NULL), 0);
+  cr_expect_eq(tu_image_diff(ma, mb), 0, "the slide's tile and the PNG segment alike");
+  wsisa_image_free(ma);
+  wsisa_image_free(mb);
+  /* the run's reference of its 4th tissue tile, (1, 1), is the same */
+  snprintf(a, sizeof a, "'%s'", tu_src("tests/data/tile_1024.png"));
+  cr_expect_eq(journal_ref_nuclei(dir, 3), segment_nuclei(a));
+}
+
+/* ---- wsisa run: stain ------------------------------------------------------------ */
+
+Test(slides, fluorescence_slide_is_refused, .timeout = 120) {
+  const char *fl = synth_path("fluorescence.tiff", tu_synth_fluorescence);
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", fl);
+  cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2);
+  char want[4600];
+  snprintf(want, sizeof want, "%s: not a bright-field H&E slide", fl);
+  cr_expect(err && strstr(err, want), "%s", err);
+  cr_expect(err && strstr(err, "dark background"), "%s", err);
+  cr_expect(err && strstr(err, "inputs.stain_check to false"), "%s", err);
+  cr_expect(err && !strchr(strchr(err, '\n') ? strchr(err, '\n') + 1 : "", '\n'),
+            "one line: %s", err);
+  cr_log_info("%s", err);
+  free(err);
+  char journal[4400];
+  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  cr_expect_neq(access(journal, F_OK), 0, "no work started");
+  /* overridden by the study */
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"stain_check\": false", fl);
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  json_t *root = load_json(dir, "run.json");
+  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
+  cr_expect(json_is_false(json_object_get(json_object_get(in, "stain"), "checked")));
+  json_decref(root);
+  unlink(fl);
+}
+
+/* tile_256.png with haematoxylin turned into DAB's brown (immunohistochemistry)
+ * and eosin faded: optical density off the H-E plane. */
+static const char *dab_image(void) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/dab.png", tu_tmpdir("slides_dab"));
+  wsisa_image *img = tu_load("tests/data/tile_256.png");
+  cr_assert_not_null(img);
+  wsisa_deconv_consts k;
+  cr_assert_eq(wsisa_cpu_deconv_setup(wsisa_stains_he, &k), 0);
+  const double dab[3] = {0.268, 0.570, 0.776}; /* Ruifrok-Johnston's DAB row */
+  for (int y = 0; y < img->height; y++) {
+    uint8_t *p = wsisa_image_row(img, y);
+    for (int x = 0; x < img->width; x++, p += 3) {
+      double od[3] = {k.od[p[0]], k.od[p[1]], k.od[p[2]]}, c[2];
+      for (int j = 0; j < 2; j++) c[j] = od[0] * k.m[j] + od[1] * k.m[3 + j] + od[2] * k.m[6 + j];
+      for (int ch = 0; ch < 3; ch++) {
+        double d = c[0] * dab[ch] + 0.3 * c[1] * wsisa_stains_he[3 + ch];
+        double v = 255.0 * pow(10.0, -d);
+        p[ch] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : lround(v));
+      }
+    }
+  }
+  cr_assert_eq(wsisa_image_write(path, img, NULL), 0);
+  wsisa_image_free(img);
+  return path;
+}
+
+Test(slides, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
+  char inputs[9000], dir[4300], *err = NULL;
+  const char *dab = dab_image();
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\"]",
+           tu_src("tests/data/tile_256.png"), dab);
+  cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2);
+  char want[4600];
+  snprintf(want, sizeof want, "%s: not a bright-field H&E slide", dab);
+  cr_expect(err && strstr(err, want), "the H&E image passes, the DAB one is named: %s", err);
+  cr_expect(err && strstr(err, "off the haematoxylin-eosin plane"), "%s", err);
+  cr_log_info("%s", err);
+  free(err);
+  /* the H&E tiles of the repository pass */
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\", \"%s\"]",
+           tu_src("tests/data/tile_256.png"), tu_src("tests/data/tile_256_b.png"),
+           tu_src("tests/data/tile_1024.png"));
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  json_t *root = load_json(dir, "run.json");
+  json_t *ins = json_object_get(root, "inputs");
+  cr_assert_eq(json_array_size(ins), 3);
+  for (size_t i = 0; i < 3; i++) {
+    json_t *in = json_array_get(ins, i);
+    json_t *st = json_object_get(in, "stain");
+    cr_expect(json_is_true(json_object_get(st, "checked")));
+    cr_expect_lt(num(st, "residual_share"), 0.1, "%zu", i);
+    cr_expect_lt(num(st, "outside_he_share"), 0.1, "%zu", i);
+    cr_expect_str_eq(json_string_value(json_object_get(in, "mpp_source")), "none",
+                     "an image without inputs.slide_mpp is taken as it is");
+    cr_expect(json_is_null(json_object_get(in, "mpp")));
+  }
+  json_decref(root);
+}
+
+Test(slides, tissue_without_nuclei_is_a_warning, .timeout = 120) {
+  const char *pink = synth_path("pink.tiff", make_pink);
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", pink);
+  cr_assert_eq(run_study("WSISA_LOG=warn", write_study(inputs), dir, sizeof dir, &err), 0, "%s",
+               err);
+  char want[4600];
+  snprintf(want, sizeof want, "%s: the reference segmentation found ", pink);
+  cr_expect(err && strstr(err, want), "stderr: %s", err);
+  free(err);
+  json_t *root = load_json(dir, "run.json");
+  json_t *w = json_object_get(root, "warnings");
+  cr_assert_eq(json_array_size(w), 1);
+  cr_expect(strstr(json_string_value(json_array_get(w, 0)), want), "%s",
+            json_string_value(json_array_get(w, 0)));
+  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
+  cr_expect_str_eq(json_string_value(json_object_get(in, "mpp_source")), "tiff-centimeter");
+  cr_expect_float_eq(num(in, "factor"), 1.0, 0);
+  cr_expect_gt(num(in, "tissue_mm2"), 0.2, "the whole 0.26 mm2 is tissue");
+  cr_expect_lt(num(in, "reference_nuclei"), 10, "texture, no nucleus");
+  cr_expect_lt(num(in, "reference_nuclei_per_mm2"), WSISA_MIN_NUCLEI_PER_MM2_TEST);
+  json_decref(root);
+  unlink(pink);
+}
+
+/* ---- wsisa run --resume of a finished run -------------------------------------------- */
+
+Test(slides, resuming_a_finished_run_keeps_its_figures, .timeout = 120) {
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", tu_src("tests/data/tile_256.png"));
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  json_t *before = load_json(dir, "run.json");
+  cr_expect_eq(json_array_size(json_object_get(before, "resumes")), 0, "a fresh run");
+  char args[4600];
+  snprintf(args, sizeof args, "run --resume '%s'", dir);
+  for (int k = 1; k <= 2; k++) {
+    cr_assert_eq(tu_run(args, NULL, &err), 0, "%s", err);
+    free(err);
+    json_t *after = load_json(dir, "run.json");
+    json_t *resumes = json_object_get(after, "resumes");
+    cr_assert_eq(json_array_size(resumes), (size_t)k, "each resume is listed");
+    json_t *last = json_array_get(resumes, (size_t)k - 1);
+    cr_expect_eq(num(last, "units_run"), 0, "nothing was left to do");
+    cr_expect_gt(num(last, "units_total"), 0);
+    cr_expect(json_is_string(json_object_get(last, "at")));
+    /* every figure but the resumes is the finished run's */
+    json_object_del(after, "resumes");
+    json_t *b = json_deep_copy(before);
+    json_object_del(b, "resumes");
+    char *ta = json_dumps(after, JSON_SORT_KEYS), *tb = json_dumps(b, JSON_SORT_KEYS);
+    cr_expect_str_eq(ta, tb);
+    free(ta);
+    free(tb);
+    json_decref(b);
+    json_decref(after);
+  }
+  json_decref(before);
+}
+
+/* ---- wsisa segment: level-0 coordinates ---------------------------------------------- */
+
+/* Mean red of the level-0 pixels in the 3 x 3 window at (x, y) of `tile`, the
+ * level-0 rectangle read at (x0, y0). */
+static double red_at(const wsisa_image *tile, int64_t x0, int64_t y0, double x, double y) {
+  int cx = (int)floor(x) - (int)x0, cy = (int)floor(y) - (int)y0;
+  double sum = 0;
+  int n = 0;
+  for (int dy = -1; dy <= 1; dy++)
+    for (int dx = -1; dx <= 1; dx++) {
+      int px = cx + dx, py = cy + dy;
+      if (px < 0 || py < 0 || px >= tile->width || py >= tile->height) continue;
+      sum += ((const uint8_t *)wsisa_image_row(tile, py))[3 * px];
+      n++;
+    }
+  return n ? sum / n : 255;
+}
+
+/* Area centroid of a closed polygon ring (shoelace). */
+static void ring_centroid(json_t *ring, double *cx, double *cy) {
+  double a = 0, sx = 0, sy = 0;
+  for (size_t i = 0; i + 1 < json_array_size(ring); i++) {
+    json_t *p = json_array_get(ring, i), *q = json_array_get(ring, i + 1);
+    double x0 = json_number_value(json_array_get(p, 0)), y0 = json_number_value(json_array_get(p, 1));
+    double x1 = json_number_value(json_array_get(q, 0)), y1 = json_number_value(json_array_get(q, 1));
+    double cr = x0 * y1 - x1 * y0;
+    a += cr;
+    sx += (x0 + x1) * cr;
+    sy += (y0 + y1) * cr;
+  }
+  *cx = sx / (3 * a);
+  *cy = sy / (3 * a);
+}
+
+Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
+  const char *svs = synth_path("svs40.svs", make_svs40);
+  const char *tmp = tu_tmpdir("slides_coords");
+  char args[9000], *out = NULL, *err = NULL;
+  /* tile (1, 1) of the 512-pixel grid at 0.5 um: level-0 1024,1024,1024,1024 */
+  snprintf(args, sizeof args,
+           "segment '%s' --tile 1,1 --tile-size 512 --target-mpp 0.5 -o '%s/m.png' "
+           "--labels '%s/l.tif' --geojson '%s/n.geojson' --features '%s/f.csv'",
+           svs, tmp, tmp, tmp, tmp);
+  cr_assert_eq(tu_run(args, &out, &err), 0, "%s", err);
+  cr_expect(strstr(out, "level 0, factor 2; level-0 rectangle 1024,1024,1024,1024"), "%s", out);
+  free(out);
+  free(err);
+  const int64_t X0 = 1024, Y0 = 1024, SIDE = 1024;
+
+  /* the slide itself at level 0 under the tile, through OpenSlide */
+  wsisa_slide *slide = NULL;
+  wsisa_image *tile = NULL;
+  cr_assert_eq(wsisa_slide_open(svs, &slide, NULL), 0);
+  cr_assert_eq(wsisa_slide_read_rgb(slide, 0, X0, Y0, (int)SIDE, (int)SIDE, &tile, NULL), 0);
+  double background = 0;
+  for (int y = 0; y < tile->height; y++) {
+    const uint8_t *p = wsisa_image_row(tile, y);
+    for (int x = 0; x < tile->width; x++) background += p[3 * x];
+  }
+  background /= (double)tile->width * tile->height;
+  /* nucleus-dark: haematoxylin takes the red out, well below the tile's mean */
+  const double dark = background - 30;
+
+  /* GeoJSON: every vertex inside the tile's level-0 rectangle, and nearly
+   * every nucleus dark at its centroid on the slide */
+  char path[4400];
+  snprintf(path, sizeof path, "%s/n.geojson", tmp);
+  json_error_t je;
+  json_t *gj = json_load_file(path, 0, &je);
+  cr_assert_not_null(gj, "%s", je.text);
+  json_t *features = json_object_get(gj, "features");
+  size_t n = json_array_size(features), on_nucleus = 0, inside = 0, control = 0;
+  cr_assert_gt(n, 50, "%zu nuclei", n);
+  for (size_t i = 0; i < n; i++) {
+    json_t *ring = json_array_get(
+        json_object_get(json_object_get(json_array_get(features, i), "geometry"), "coordinates"),
+        0);
+    int all_in = 1;
+    for (size_t v = 0; v < json_array_size(ring); v++) {
+      double x = json_number_value(json_array_get(json_array_get(ring, v), 0));
+      double y = json_number_value(json_array_get(json_array_get(ring, v), 1));
+      all_in &= x >= X0 && x <= X0 + SIDE && y >= Y0 && y <= Y0 + SIDE;
+    }
+    inside += (size_t)all_in;
+    double cx, cy;
+    ring_centroid(ring, &cx, &cy);
+    on_nucleus += red_at(tile, X0, Y0, cx, cy) < dark;
+    /* the coordinates as they were before: tile pixels at 0.5 um from the
+     * tile's origin, not scaled to level 0 */
+    control += red_at(tile, X0, Y0, X0 + (cx - X0) / 2, Y0 + (cy - Y0) / 2) < dark;
+  }
+  cr_expect_eq(inside, n, "polygons outside the tile's level-0 rectangle");
+  cr_expect_geq(on_nucleus, n * 9 / 10, "%zu of %zu polygons on dark pixels", on_nucleus, n);
+  cr_expect_leq(control, n * 3 / 10, "the check tells places apart: %zu of %zu", control, n);
+  cr_log_info("geojson: %zu nuclei, %zu on dark pixels, %zu at unscaled places\n", n, on_nucleus,
+              control);
+  json_decref(gj);
+
+  /* features: the same nuclei, centroids and boxes in level-0 pixels */
+  snprintf(path, sizeof path, "%s/f.csv", tmp);
+  wsisa_csv *c = NULL;
+  cr_assert_eq(wsisa_csv_read_table(path, "label", &c, NULL), 0);
+  cr_expect_eq(c->nrows, n, "one feature row per outline");
+  long col[6];
+  const char *names[6] = {"centroid_x", "centroid_y", "bbox_x", "bbox_y", "bbox_w", "bbox_h"};
+  for (int k = 0; k < 6; k++) cr_assert_geq(col[k] = wsisa_csv_column(c, names[k]), 0);
+  size_t dark_rows = 0;
+  for (size_t r = 0; r < c->nrows; r++) {
+    double v[6];
+    for (int k = 0; k < 6; k++) cr_assert_eq(wsisa_csv_number(c, r, (size_t)col[k], &v[k], NULL), 0);
+    cr_expect(v[2] >= X0 && v[3] >= Y0 && v[2] + v[4] <= X0 + SIDE && v[3] + v[5] <= Y0 + SIDE,
+              "row %zu: box %g,%g,%g,%g", r, v[2], v[3], v[4], v[5]);
+    cr_expect(v[0] >= v[2] && v[0] <= v[2] + v[4] && v[1] >= v[3] && v[1] <= v[3] + v[5],
+              "row %zu: centroid outside its box", r);
+    dark_rows += red_at(tile, X0, Y0, v[0] + 0.5, v[1] + 0.5) < dark;
+  }
+  cr_expect_geq(dark_rows, c->nrows * 9 / 10, "%zu of %zu centroids on dark pixels", dark_rows,
+                c->nrows);
+  wsisa_csv_free(c);
+
+  /* the labels' ImageDescription places them; the pixel size is in the tags */
+  snprintf(path, sizeof path, "%s/l.tif", tmp);
+  TIFF *tif = TIFFOpen(path, "r");
+  cr_assert_not_null(tif);
+  char *desc = NULL;
+  float xres = 0;
+  cr_assert(TIFFGetField(tif, TIFFTAG_IMAGEDESCRIPTION, &desc));
+  cr_expect(TIFFGetField(tif, TIFFTAG_XRESOLUTION, &xres));
+  cr_expect_float_eq(xres, 20000.0f, 1e-3, "0.5 um: 20000 pixels per centimetre");
+  json_t *meta = json_loads(desc, 0, &je);
+  TIFFClose(tif);
+  cr_assert_not_null(meta, "%s", je.text);
+  json_t *origin = json_object_get(meta, "level0_origin");
+  cr_expect_float_eq(json_number_value(json_array_get(origin, 0)), 1024, 0);
+  cr_expect_float_eq(json_number_value(json_array_get(origin, 1)), 1024, 0);
+  cr_expect_float_eq(num(meta, "level0_per_pixel"), 2, 0);
+  cr_expect_float_eq(num(meta, "mpp"), 0.5, 0);
+  cr_expect_float_eq(num(meta, "slide_mpp"), 0.25, 1e-12);
+  json_decref(meta);
+  wsisa_image_free(tile);
+  wsisa_slide_close(slide);
+  unlink(svs);
+}
+
+Test(slides, segment_region_and_mpp_rules, .timeout = 300) {
+  const char *tmp = tu_tmpdir("slides_rules");
+  char args[9000], *out = NULL, *err = NULL;
+  /* a plain image with --mpp is resampled: 0.25 um to 0.5 um halves it, and
+   * its outlines stay in the image's own pixels */
+  snprintf(args, sizeof args, "segment '%s' --mpp 0.25 -o '%s/m.png' --geojson '%s/n.geojson'",
+           tu_src("tests/data/tile_1024.png"), tmp, tmp);
+  cr_assert_eq(tu_run(args, &out, &err), 0, "%s", err);
+  cr_expect(strstr(out, "m.png: 512x512,"), "%s", out);
+  free(out);
+  free(err);
+  char path[4400];
+  snprintf(path, sizeof path, "%s/n.geojson", tmp);
+  char *gj = tu_slurp(path, NULL);
+  cr_assert_not_null(gj);
+  double most = 0;
+  for (const char *p = gj; (p = strchr(p, '[')); p++) {
+    double v = strtod(p + 1, NULL);
+    most = v > most ? v : most;
+  }
+  cr_expect_gt(most, 600, "coordinates scaled back to the image's pixels (largest %g)", most);
+  cr_expect_leq(most, 1024);
+  free(gj);
+  /* a slide without MPP is refused unless --mpp gives it */
+  const char *nompp = synth_path("nompp.svs", NULL);
+  cr_assert_eq(tu_synth_svs40(nompp, 0), 0);
+  snprintf(args, sizeof args, "segment '%s' --region 1024,1024,512,512 -o '%s/a.png'", nompp, tmp);
+  cr_expect_eq(tu_run(args, &out, &err), 2);
+  cr_expect(err && strstr(err, "does not give its pixel size") && strstr(err, "--mpp"), "%s", err);
+  cr_expect(!out || !*out, "%s", out);
+  free(out);
+  free(err);
+  snprintf(args, sizeof args, "segment '%s' --region 1024,1024,512,512 --mpp 0.25 -o '%s/a.png'",
+           nompp, tmp);
+  cr_assert_eq(tu_run(args, &out, &err), 0, "%s", err);
+  cr_expect(strstr(out, "a.png: 256x256,"), "512 level-0 pixels are 256 at 0.5 um: %s", out);
+  cr_expect(strstr(out, "level-0 rectangle 1024,1024,512,512"), "%s", out);
+  free(out);
+  free(err);
+  /* a region not on the target grid is widened to whole target pixels */
+  snprintf(args, sizeof args, "segment '%s' --region 1025,1024,510,512 --mpp 0.25 -o '%s/b.png'",
+           nompp, tmp);
+  cr_assert_eq(tu_run(args, &out, &err), 0, "%s", err);
+  cr_expect(strstr(out, "b.png: 256x256,") && strstr(out, "level-0 rectangle 1024,1024,512,512"),
+            "%s", out);
+  free(out);
+  free(err);
+  unlink(nompp);
+}
+
+/* ---- wsisa segment --help ------------------------------------------------------------- */
+
+Test(slides, segment_help_lists_the_parameters_from_their_table) {
+  char *out = NULL, *err = NULL;
+  cr_assert_eq(tu_run("segment --help", &out, &err), 0, "%s", err);
+  for (size_t i = 0; i < WSISA_SA_NSEG; i++) {
+    const wsisa_sa_seg_param *p = &wsisa_sa_seg_params[i];
+    char line[256];
+    if (p->kind == WSISA_SA_CATEGORICAL)
+      snprintf(line, sizeof line, "  %-16s %-6s %-8g {%g, %g}", p->name, p->abbrev, p->def, p->lo,
+               p->hi);
+    else if (p->kind == WSISA_SA_DISCRETE)
+      snprintf(line, sizeof line, "  %-16s %-6s %-8g %g..%g step %g", p->name, p->abbrev, p->def,
+               p->lo, p->hi, p->step);
+    else
+      snprintf(line, sizeof line, "  %-16s %-6s %-8g %g..%g ", p->name, p->abbrev, p->def, p->lo,
+               p->hi);
+    cr_expect(strstr(out, line), "\"%s\" not in:\n%s", line, out);
+  }
+  cr_expect(strstr(out, "--target-mpp") && strstr(out, "--mpp") && strstr(out, "level-0"), "%s",
+            out);
+  cr_expect_null(strstr(out, "--level"), "no --level any more");
+  free(out);
+  free(err);
+}
