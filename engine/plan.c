@@ -290,10 +290,20 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   const char *home = getenv("STARPU_HOME");
   snprintf(out->starpu_home, sizeof out->starpu_home, "%s", home ? home : "(unset)");
   if (r->estimate || (want_models && wsisa_estimate_models_present())) {
-    if ((rc = canonical_rows(study, values, n, &rows, e)) ||
-        (rc = wsisa__forecast_open((wsisa_study *)study, rows, n, &f, e)))
-      goto done;
-    if (want_models && wsisa_estimate_level_costs(f.est, out->level_cost) == 0) {
+    if ((rc = canonical_rows(study, values, n, &rows, e))) goto done;
+    wsisa_err why = WSISA_ERR_INIT;
+    if ((rc = wsisa__forecast_open((wsisa_study *)study, rows, n, &f, &why))) {
+      /* without --estimate the costs are a refinement: the plan goes on by
+       * task counts, as a run that cannot cost its tasks does */
+      if (r->estimate) {
+        wsisa_error(e, rc, "%s", why.msg);
+        goto done;
+      }
+      wsisa_log(WSISA_LOG_WARN, "plan", "no level costs from the performance models (%s): "
+                "buckets weighed by task counts", why.msg);
+      rc = 0;
+    }
+    if (f.est && want_models && wsisa_estimate_level_costs(f.est, out->level_cost) == 0) {
       cost = out->level_cost;
       out->cost_source = "models";
     }

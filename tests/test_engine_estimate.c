@@ -280,7 +280,7 @@ static const char *write_study(const char *dir, const char *name, const char *im
 
 static json_t *run_json(const char *home, const char *args, int expect) {
   char cmd[12800], *out = NULL, *err = NULL;
-  snprintf(cmd, sizeof cmd, "env STARPU_HOME='%s' STARPU_NCPU=2 STARPU_NOPENCL=0 '%s' %s", home,
+  snprintf(cmd, sizeof cmd, "env STARPU_HOME='%s' STARPU_NCPU=2 '%s' %s", home,
            WSISA_EXE, args);
   int rc = tu_run_shell(cmd, &out, &err);
   cr_assert_eq(rc, expect, "%s: exit %d: %s", cmd, rc, err ? err : "");
