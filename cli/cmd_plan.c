@@ -29,6 +29,7 @@ typedef struct plan_args {
   long ranks;                     /* -1: not given */
   double deadline;                /* 0: none */
   uint64_t memory_limit;          /* 0: the study's */
+  int force;
 } plan_args;
 
 static const char *study_strategy(const wsisa_study *study) {
@@ -253,8 +254,11 @@ static int plan(const plan_args *a, wsisa_err *e) {
   memset(&out, 0, sizeof out);
   int rc = wsisa_study_load(a->study_path, &study, e);
   const double *cost = a->have_costs ? a->level_cost : NULL;
-  wsisa_plan_request r = {a->samples_path, a->select, (int)a->workers, a->active_paths, cost,
-                          a->estimate, (int)a->ranks, a->deadline, a->memory_limit};
+  wsisa_plan_request r = {.samples_path = a->samples_path, .select = a->select,
+                          .workers = (int)a->workers, .active_paths = a->active_paths,
+                          .level_cost = cost, .force = a->force, .estimate = a->estimate,
+                          .ranks = (int)a->ranks, .deadline = a->deadline,
+                          .memory_limit = a->memory_limit};
   if (!rc && a->calibrate) {
     wsisa_calibrate_request c = {a->samples_path, a->select, 0};
     wsisa_calibrate_report cr;
@@ -286,6 +290,7 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                                            {"ranks", required_argument, 0, 'n'},
                                            {"deadline", required_argument, 0, 'd'},
                                            {"memory-limit", required_argument, 0, 'm'},
+                                           {"force", no_argument, 0, 'f'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   plan_args a = {.workers = -1, .active_paths = -1, .ranks = -1};
@@ -298,6 +303,7 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
       case 'S': a.samples_path = optarg; break;
       case 'L': a.select = optarg; break;
       case 'j': a.json = 1; break;
+      case 'f': a.force = 1; break;
       case 'w':
         if ((rc = wsisa_cli_long("--workers", optarg, &a.workers, e))) return rc;
         if (a.workers < 1) return wsisa_error(e, WSISA_EUSAGE, "--workers %s: want at least 1", optarg);
@@ -352,9 +358,11 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                "  --memory-limit SIZE   per rank: lowers K as wsisa run does (default: the\n"
                "                        study's, else 80%% of the memory available here)\n"
                "  --calibrate           first run wsisa calibrate on the study (its slides)\n"
+               "  --force               plan a design of more than %zu runs (it must still fit\n"
+               "                        in the memory available)\n"
                "Stage-level reuse, then naive, sca, rtma and trtma with the limits wsisa run\n"
                "uses (max_bucket_size default %d, max_buckets default 3 x workers).\n",
-               WSISA_DEFAULT_BUCKET_SIZE);
+               WSISA_STUDY_MAX_RUNS, WSISA_DEFAULT_BUCKET_SIZE);
         return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }

@@ -10,7 +10,8 @@
 #include "io/study.h"
 
 typedef struct run_opts {
-  const char *study_path, *out, *resume, *samples;
+  const char *study_path, *out, *resume, *samples, *check;
+  int force;
   long max_buckets, max_bucket_size, active_paths, unit_timeout;
   const char *reuse, *memory_limit;
   double level_cost[7];
@@ -19,28 +20,48 @@ typedef struct run_opts {
 
 static void usage(void) {
   printf("usage: wsisa run [--study S.json] -o DIR [options]\n"
-         "       wsisa run --resume DIR\n"
+         "       wsisa run --resume DIR [options]\n"
+         "       wsisa run --check DIR\n"
          "  --study S.json        the study (docs/study-file.md); without it, a MOAT\n"
          "                        study of the 15 parameters on the bundled sample slide\n"
-         "  -o DIR                results folder (must not hold another study's results)\n"
+         "  -o DIR                results folder, new or empty; it appears (renamed from\n"
+         "                        DIR.tmp-XXXXXX) only once the study is accepted, and\n"
+         "                        holds what --resume needs from then on\n"
          "  --resume DIR          go on with an interrupted run; finished units are not redone\n"
+         "  --check DIR           verify a results folder: every journal line whole, its runs\n"
+         "                        and tiles in the study, no repeat that disagrees, every\n"
+         "                        (run, tile) there, samples.csv, metrics.csv and outputs.csv\n"
+         "                        as the study and the journal give them; exit 0 only when\n"
+         "                        the folder is whole\n"
          "  --samples CSV         the design from a CSV (run_id, then parameter columns) made\n"
          "                        by wsisa sample or another SA tool, instead of the sampler\n"
          "  --reuse S             none | stage | naive | sca | rtma | trtma (overrides the study)\n"
          "  --max-buckets N       TRTMA MaxBuckets (default 3 x workers)\n"
          "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
          "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
-         "  --memory-limit SIZE   lower K so the active paths fit (e.g. 512M, 4G)\n"
+         "  --memory-limit SIZE   the process's peak memory (e.g. 512M, 4G): K is lowered so\n"
+         "                        what it holds before the first unit, the tiles and K\n"
+         "                        active paths fit; a limit below one path is refused with\n"
+         "                        the smallest that works\n"
          "  --level-costs c1,...,c7   bucket cost per task of each level for naive, sca,\n"
          "                        rtma, trtma (default: the study's reuse.cost_model; auto\n"
          "                        takes them from the calibrated performance models)\n"
+         "  --force               run a design of more than %zu runs (it must still fit in\n"
+         "                        the memory)\n"
          "  --unit-timeout S      under mpirun: seconds a worker may hold a unit before its\n"
          "                        units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)\n"
          "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
-         "         *.svg run.json journal.csv\n"
+         "         *.svg run.json journal.csv (feature_values.csv) lock\n"
          "Every task's time goes into StarPU's performance models (STARPU_HOME; not with\n"
          "STARPU_CALIBRATE=0); with calibrated models the run starts with an estimate\n"
-         "(WSISA_LOG=info shows it) and run.json holds it against the actual figures.\n");
+         "(WSISA_LOG=info shows it) and run.json holds it against the actual figures.\n"
+         "One process writes a results folder at a time: another run or --resume on it is\n"
+         "refused, naming the writer's pid (DIR/lock). SIGINT or SIGTERM (Ctrl-C, kill)\n"
+         "stop it between units: the units running end and are journaled, then it exits\n"
+         "with 130 or 143 and says how to go on (--resume). A second signal ends it at\n"
+         "once; the journal stays whole up to its last line, which --resume cuts off if\n"
+         "torn.\n",
+         WSISA_STUDY_MAX_RUNS);
 }
 
 int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
@@ -50,6 +71,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
       {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
       {"samples", required_argument, 0, 'S'},       {"unit-timeout", required_argument, 0, 't'},
+      {"check", required_argument, 0, 'C'},          {"force", no_argument, 0, 'f'},
       {"level-costs", required_argument, 0, 'c'},
       {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
   run_opts o = {0};
@@ -64,6 +86,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       case 'o': o.out = optarg; break;
       case 'R': o.resume = optarg; break;
       case 'S': o.samples = optarg; break;
+      case 'C': o.check = optarg; break;
+      case 'f': o.force = 1; break;
       case 'u': o.reuse = optarg; break;
       case 'm': o.memory_limit = optarg; break;
       case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
@@ -84,6 +108,13 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     }
   }
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
+  if (o.check && (o.study_path || o.out || o.samples || o.resume || o.reuse || o.memory_limit ||
+                  o.max_buckets || o.max_bucket_size || o.active_paths || o.force))
+    return wsisa_error(e, WSISA_EUSAGE, "--check DIR takes no other option");
+  if (o.check) {
+    wsisa_runner_request c = {.check = o.check, .strategy = -1};
+    return wsisa_runner_run(&c, e);
+  }
   if (o.resume && (o.study_path || o.out || o.samples))
     return wsisa_error(e, WSISA_EUSAGE, "--resume DIR takes neither --study, -o nor --samples");
   if (!o.resume && !o.out) return wsisa_error(e, WSISA_EUSAGE, "missing -o DIR (the results folder)");
@@ -92,7 +123,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                              .samples = o.samples, .strategy = -1,
                              .max_buckets = o.max_buckets, .max_bucket_size = o.max_bucket_size,
                              .active_paths = o.active_paths,
-                             .unit_timeout = (double)o.unit_timeout,
+                             .unit_timeout = (double)o.unit_timeout, .force = o.force,
                              .level_cost = o.have_costs ? o.level_cost : NULL};
   if (o.reuse) {
     for (int s = WSISA_STUDY_REUSE_NONE; s <= WSISA_STUDY_REUSE_TRTMA; s++)

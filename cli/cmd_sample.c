@@ -11,10 +11,10 @@
 #include "io/study.h"
 #include "sa/sa.h"
 
-static int write_design(const char *path, const wsisa_sa_space *space,
+static int write_design(wsisa_stage *stage, const char *path, const wsisa_sa_space *space,
                         const wsisa_sa_design *d, wsisa_err *e) {
   wsisa_csv_writer *w;
-  int rc = wsisa_csv_create(path, &w, e);
+  int rc = wsisa_csv_create_staged(stage, path, &w, e);
   if (rc) return rc;
   wsisa_csv_text(w, "run_id");
   for (size_t c = 0; c < space->nparams; c++) wsisa_csv_text(w, space->params[c].name);
@@ -54,10 +54,11 @@ int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e) {
   static const struct option longopts[] = {{"study", required_argument, 0, 's'},
                                            {"output", required_argument, 0, 'o'},
                                            {"select", required_argument, 0, 'S'},
+                                           {"force", no_argument, 0, 'f'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   const char *study_path = NULL, *out = NULL, *select = NULL;
-  int opt, rc;
+  int opt, rc, force = 0;
   opterr = 0;
   optind = 1;
   while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
@@ -65,12 +66,16 @@ int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e) {
       case 's': study_path = optarg; break;
       case 'o': out = optarg; break;
       case 'S': select = optarg; break;
+      case 'f': force = 1; break;
       case 'h':
-        printf("usage: wsisa sample --study S.json -o samples.csv [--select P1,P2,...]\n"
+        printf("usage: wsisa sample --study S.json -o samples.csv [--select P1,P2,...] [--force]\n"
                "  --study S.json   the study (parameters, method, sampler, seed)\n"
                "  -o, --output F   the design as CSV: run_id, then one column per parameter\n"
                "  --select P,...   two_phase studies: the phase-2 (VBD) design over these\n"
-               "                   parameters, the others fixed at their defaults\n");
+               "                   parameters, the others fixed at their defaults\n"
+               "  --force          make a design of more than %zu runs (it must still fit\n"
+               "                   in the memory available)\n",
+               WSISA_STUDY_MAX_SAMPLE_ROWS);
         return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -83,11 +88,15 @@ int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e) {
   wsisa_sa_design *design = NULL;
   wsisa_sa_opts opts;
   wsisa_stage stage = WSISA_STAGE_INIT;
+  size_t rows;
   rc = wsisa_study_load(study_path, &study, e);
+  if (!rc) rc = wsisa_output_check("-o", out, &study_path, 1, e);
+  /* a design too large is refused before it is made */
+  if (!rc)
+    rc = wsisa_study_check_size(study, select, force ? 0 : WSISA_STUDY_MAX_SAMPLE_ROWS, 0, 0, NULL,
+                                &rows, e);
   if (!rc) rc = wsisa_study_design(study, select, &space, &opts, &design, e);
-  const char *temp = rc ? NULL : wsisa_stage_add(&stage, out, e);
-  if (!rc && !temp) rc = e->code ? e->code : WSISA_ENOMEM;
-  if (!rc) rc = write_design(temp, space, design, e);
+  if (!rc) rc = write_design(&stage, out, space, design, e);
   if (!rc) rc = wsisa_stage_commit(&stage, e);
   if (rc)
     wsisa_stage_abort(&stage);

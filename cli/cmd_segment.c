@@ -208,13 +208,10 @@ static int run_segmentation(const segment_opts *o, wsisa_image *rgb, wsisa_image
  * convention, whatever level, factor or tile was read; the other columns in
  * segmented pixels. A centroid is a pixel index (pixel i spans [i, i + 1)),
  * mapped through the pixel centres: level-0 c0 = (x + c + 0.5) * step - 0.5. */
-static int write_features(const char *path, const double *rows, size_t n, const placement *at,
-                          wsisa_err *e) {
-  wsisa_stage stage = WSISA_STAGE_INIT;
+static int write_features(wsisa_stage *stage, const char *path, const double *rows, size_t n,
+                          const placement *at, wsisa_err *e) {
   wsisa_csv_writer *w = NULL;
-  const char *temp = wsisa_stage_add(&stage, path, e);
-  if (!temp) return e && e->code ? e->code : WSISA_ENOMEM;
-  int rc = wsisa_csv_create(temp, &w, e);
+  int rc = wsisa_csv_create_staged(stage, path, &w, e);
   if (!rc) {
     const int ncols = WSISA_NF_ROW(wsisa_workflow_channel_count());
     char name[64];
@@ -239,8 +236,6 @@ static int write_features(const char *path, const double *rows, size_t n, const 
     }
     rc = wsisa_csv_close(w, e);
   }
-  if (!rc) rc = wsisa_stage_commit(&stage, e);
-  if (rc) wsisa_stage_abort(&stage);
   return rc;
 }
 
@@ -384,6 +379,16 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   if (o.labels && (rc = check_output_path("--labels", o.labels, tiff_exts, e))) return rc;
   if (o.geojson && (rc = check_output_path("--geojson", o.geojson, json_exts, e))) return rc;
   if (o.features && (rc = check_output_path("--features", o.features, csv_exts, e))) return rc;
+  /* an output that is the input (or another output) would destroy it */
+  const char *const flags[] = {"-o", "--labels", "--geojson", "--features"};
+  const char *const outs[] = {o.out, o.labels, o.geojson, o.features};
+  for (int i = 0; i < 4; i++) {
+    if (outs[i] && (rc = wsisa_output_check(flags[i], outs[i], &o.input, 1, e))) return rc;
+    for (int j = 0; j < i && outs[i]; j++)
+      if (outs[j] && (strcmp(outs[i], outs[j]) == 0 || wsisa_same_file(outs[i], outs[j])))
+        return wsisa_error(e, WSISA_EUSAGE, "%s %s: also given as %s", flags[i], outs[i],
+                           flags[j]);
+  }
 
   wsisa_image *rgb = NULL, *mask = NULL, *labels = NULL;
   double *features = NULL;
@@ -405,12 +410,19 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   if (rc) goto done;
   /* a pixel size only when known: an image taken as it is has none */
   const double mpp = at.scale.source == WSISA_MPP_NONE ? 0 : at.scale.target_mpp;
-  if ((rc = wsisa_image_write_meta(o.out, mask, meta, mpp, e))) goto done;
-  if (o.labels && (rc = wsisa_image_write_meta(o.labels, labels, meta, mpp, e))) goto done;
-  if (o.geojson && (rc = wsisa_geojson_write_at(o.geojson, labels, (double)at.x * at.step,
-                                                (double)at.y * at.step, at.step, e)))
+  /* every output appears together, or none does */
+  wsisa_stage stage = WSISA_STAGE_INIT;
+  rc = wsisa_image_write_staged(&stage, o.out, mask, meta, mpp, e);
+  if (!rc && o.labels) rc = wsisa_image_write_staged(&stage, o.labels, labels, meta, mpp, e);
+  if (!rc && o.geojson)
+    rc = wsisa_geojson_write_staged(&stage, o.geojson, labels, (double)at.x * at.step,
+                                    (double)at.y * at.step, at.step, e);
+  if (!rc && o.features) rc = write_features(&stage, o.features, features, nfeatures, &at, e);
+  if (!rc) rc = wsisa_stage_commit(&stage, e);
+  if (rc) {
+    wsisa_stage_abort(&stage);
     goto done;
-  if (o.features && (rc = write_features(o.features, features, nfeatures, &at, e))) goto done;
+  }
   {
     size_t on = 0;
     int32_t nuclei = 0;

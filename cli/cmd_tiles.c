@@ -1,6 +1,7 @@
 /* `wsisa tiles SLIDE`: the slide's properties and MPP, the level and factor
  * that read it at the target resolution, its tile grid at that resolution
  * with each tile's rectangle in level-0 pixels, and which tiles hold tissue. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,8 @@ static int print_json(wsisa_slide *slide, const wsisa_grid *g, wsisa_err *e) {
                                 g->dark_background, "tile_list", tiles));
   int rc = json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10)) == 0 ? 0 : -1;
   json_decref(root);
-  if (rc) return wsisa_error(e, WSISA_EIO, "cannot write JSON to standard output");
+  if (rc)
+    return wsisa_error(e, WSISA_EIO, "standard output: %s", errno ? strerror(errno) : "write error");
   putchar('\n');
   return 0;
 }

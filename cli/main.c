@@ -1,4 +1,6 @@
 /* The `wsisa` program: a table of subcommands; main alone decides exit codes. */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +9,7 @@
 #include "codelets/codelets.h"
 #include "cli/cmds.h"
 #include "core/core.h"
+#include "engine/engine.h"
 
 typedef struct command {
   const char *name;
@@ -80,7 +83,17 @@ int main(int argc, char **argv) {
     int rc = commands[i].run(argc - 1, argv + 1, &e);
     if (rc) {
       fprintf(stderr, "wsisa %s: %s\n", name, e.msg[0] ? e.msg : wsisa_strerror(rc));
+      /* the shell's convention for a process a signal stopped: 128 + signal */
+      if (rc == WSISA_EINTERRUPTED)
+        return 128 + (wsisa_units_interrupted() ? wsisa_units_interrupted() : SIGINT);
       return wsisa_exit_code(rc);
+    }
+    /* what the command printed must have arrived (stdout may be a full disk) */
+    errno = 0;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      fprintf(stderr, "wsisa %s: standard output: %s\n", name,
+              errno ? strerror(errno) : "write error");
+      return 1;
     }
     return 0;
   }

@@ -19,7 +19,8 @@ enum {
   WSISA_EFORMAT = -3,  /* a file is not what it claims to be: exit 1 */
   WSISA_ENOMEM = -4,
   WSISA_ERUNTIME = -5, /* StarPU, OpenCL or MPI failed */
-  WSISA_EINTERNAL = -6
+  WSISA_EINTERNAL = -6,
+  WSISA_EINTERRUPTED = -7 /* stopped by SIGINT or SIGTERM: exit 128 + the signal */
 };
 
 /* An error context keeps the first error and its message; later errors are
@@ -141,6 +142,11 @@ typedef struct wsisa_machine {
 } wsisa_machine;
 
 void wsisa_machine_read(wsisa_machine *m);
+/* Bytes available now (MemAvailable of /proc/meminfo; 0 when unknown): cheap,
+ * without hwloc. */
+uint64_t wsisa_memory_available(void);
+/* This process's resident set now, in bytes (0 when unknown). */
+uint64_t wsisa_rss_now(void);
 
 /* ---- StarPU runtime ------------------------------------------------------- */
 

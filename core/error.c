@@ -34,6 +34,7 @@ const char *wsisa_strerror(int code) {
     case WSISA_EFORMAT: return "unreadable data";
     case WSISA_ENOMEM: return "out of memory";
     case WSISA_ERUNTIME: return "runtime failure";
+    case WSISA_EINTERRUPTED: return "interrupted";
     default: return "internal error";
   }
 }

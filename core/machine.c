@@ -63,3 +63,19 @@ void wsisa_machine_read(wsisa_machine *m) {
   meminfo(&total, &m->memory_available);
   if (total) m->memory_total = total;
 }
+
+uint64_t wsisa_memory_available(void) {
+  uint64_t total, available;
+  meminfo(&total, &available);
+  return available;
+}
+
+uint64_t wsisa_rss_now(void) {
+  /* statm's second field: resident pages */
+  FILE *f = fopen("/proc/self/statm", "r");
+  unsigned long long size = 0, resident = 0;
+  int n = f ? fscanf(f, "%llu %llu", &size, &resident) : 0;
+  if (f) fclose(f);
+  long page = sysconf(_SC_PAGESIZE);
+  return n == 2 && page > 0 ? (uint64_t)resident * (uint64_t)page : 0;
+}

@@ -287,6 +287,9 @@ static const char *staged(analysis *a, wsisa_stage *stage, const char *output, c
     snprintf(path, sizeof path, "%s/%s_%s", a->dir, safe, suffix);
   else
     snprintf(path, sizeof path, "%s/%s", a->dir, suffix);
+  /* -o DIR holding the inputs must not overwrite them */
+  const char *inputs[] = {a->study->path, a->samples_path, a->outputs_path};
+  if (wsisa_output_check(NULL, path, inputs, 3, e)) return NULL;
   return wsisa_stage_add(stage, path, e);
 }
 
@@ -618,8 +621,18 @@ static int run(analysis *a, wsisa_err *e) {
   if (!rc) {
     const char *jpath = staged(a, &stage, "", "indices.json", e);
     if (!jpath) rc = failed(e);
-    else if (json_dump_file(a->json, jpath, JSON_INDENT(2) | JSON_REAL_PRECISION(10)))
-      rc = wsisa_error(e, WSISA_EIO, "%s: cannot write", jpath);
+    else {
+      char *text = json_dumps(a->json, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+      FILE *f = text ? fopen(jpath, "w") : NULL;
+      if (!text) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+      else if (!f) rc = wsisa_error(e, WSISA_EIO, "%s/indices.json: %s", a->dir, strerror(errno));
+      if (f) {
+        errno = 0;
+        fputs(text, f);
+        rc = wsisa_output_close(f, jpath, e);
+      }
+      free(text);
+    }
   }
   if (!rc) rc = wsisa_stage_commit(&stage, e);
   if (rc) {

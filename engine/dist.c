@@ -294,8 +294,13 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
   /* K as rank 0 derives its own: the memory limit holds on every rank */
   wsisa_machine mc;
   wsisa_machine_read(&mc);
-  j->opts.active_paths =
-      wsisa_exec_active_paths(paths, mc.memory_available, &limit, j->tiles, j->ntiles);
+  j->opts.active_paths = wsisa_exec_active_paths(paths, mc.memory_available, wsisa_rss_now(),
+                                                 &limit, j->tiles, j->ntiles, &j->opts, NULL);
+  if (!j->opts.active_paths) {
+    wsisa_log(WSISA_LOG_WARN, "mpi", "memory limit %.0f MiB is below one active path here; K = 1",
+              (double)limit / 1048576.0);
+    j->opts.active_paths = 1;
+  }
   wsisa_log(WSISA_LOG_INFO, "mpi", "K = %zu active paths (memory limit %.0f MiB)",
             j->opts.active_paths, (double)limit / 1048576.0);
   return job_trees(j, e);

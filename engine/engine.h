@@ -246,21 +246,21 @@ void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
 /* Wait for what is in flight (unreported), close the tile, free. */
 void wsisa_exec_session_free(wsisa_exec_session *s);
 
-/* Bytes one active root-to-leaf path holds per tile pixel: the seven task
- * outputs (u8 masks) plus the largest set of temporaries a task keeps at once
- * (level 6: distance, relief and h-minima as f32, markers and labels as i32,
- * and four u8 masks). */
-#define WSISA_EXEC_PATH_BYTES_PER_PIXEL (7 + 3 * 4 + 2 * 4 + 4)
-/* What a tile holds whatever the paths: RGB in and normalized, rc, its
- * opening, the reference mask. */
-#define WSISA_EXEC_TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
-
 /* RMSR's K on this rank: `asked` (0: this rank's StarPU workers, StarPU
- * running), lowered so the active paths over the largest of `tiles` fit in
- * *memory_limit bytes; a limit of 0 becomes 80% of `available` (bytes
- * available now), written back. At least 1. */
-size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
-                               const wsisa_tile_ref *tiles, size_t ntiles);
+ * running), lowered so the process fits in *memory_limit bytes: `baseline`
+ * (what it holds before the first unit, measured), the largest of `tiles`,
+ * its running tasks' temporaries (one task per worker) and K active paths
+ * over it, sized for the options `o` (may be NULL). A limit of 0 becomes the baseline plus 80% of
+ * `available` (bytes available now), written back. 0 when not even one path
+ * fits; *minimum (may be NULL) receives the smallest limit with which one
+ * does. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseline,
+                               uint64_t *memory_limit, const wsisa_tile_ref *tiles, size_t ntiles,
+                               const wsisa_exec_opts *o, uint64_t *minimum);
+/* What a rank holds above its baseline with `paths` active paths and
+ * `workers` running tasks over a tile of `pixels`, by the same per-pixel
+ * figures (the estimate's peak memory, engine/estimate.c). */
+double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o);
 
 /* Load a tile's RGB pixels at the target resolution: the slide rectangle
  * read through its scale (wsisa_slide_read_scaled), or the image file read
@@ -284,6 +284,14 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
                     const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
                     wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
                     wsisa_err *e);
+
+/* SIGINT and SIGTERM from now on only set a flag: wsisa_units_run then hands
+ * out no more units, lets those in flight end (they are reported, so
+ * journaled) and returns WSISA_EINTERRUPTED without a message. A second
+ * signal ends the process at once. */
+void wsisa_units_catch_signals(void);
+/* The signal that arrived (SIGINT or SIGTERM), or 0. */
+int wsisa_units_interrupted(void);
 
 /* ==== MPI: the unit queue's transport to other ranks ========================= */
 
@@ -436,6 +444,8 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
 void wsisa_estimate_free(wsisa_estimate *est);
 /* Does any task's time rest on calibrated data (measured or interpolated)? */
 int wsisa_estimate_calibrated(const wsisa_estimate *est);
+/* The process's resident memory when the estimate was made (bytes). */
+uint64_t wsisa_estimate_baseline(const wsisa_estimate *est);
 /* Seconds of one CPU worker per task of each level, averaged over the
  * study's tiles and the design's distinct tasks: the level costs of
  * cost-aware reuse. 0 when every level's time rests on calibrated data of
@@ -548,6 +558,7 @@ typedef struct wsisa_plan_request {
                                (with estimate: workers per rank, <= 0: StarPU's) */
   long active_paths;        /* for the peak estimate; -1: the study's */
   const double *level_cost; /* 7 values, or NULL: the study's cost model */
+  int force;                /* lift the cap on a design's runs (the memory check stays) */
   /* the estimate (wsisa_estimate_*): time, CPU-hours and memory of every
    * strategy and of the study's on `ranks` ranks (<= 0: 1) */
   int estimate;
@@ -624,10 +635,16 @@ typedef struct wsisa_runner_request {
   double unit_timeout;     /* under mpirun, seconds; 0: 600 */
   const double *level_cost; /* 7 bucket costs per task level, or NULL: the study's
                                cost model (auto: the performance models') */
+  const char *check;       /* verify this results folder instead of running */
+  int force;               /* lift the cap on a design's runs (the memory check stays) */
 } wsisa_runner_request;
 
 /* `wsisa run`: tiles, design, reuse plan, execution on StarPU (and MPI ranks
- * when started by mpirun), journal, metrics, indices, run.json. */
+ * when started by mpirun), journal, metrics, indices, run.json. With
+ * r->check: verify a results folder (journal against the design, the outputs
+ * against the journal), print what was found; an error when it is not whole.
+ * SIGINT and SIGTERM end it with WSISA_EINTERRUPTED once the units in flight
+ * are journaled. */
 int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e);
 
 #endif

@@ -22,8 +22,13 @@ int wsisa__run_features_new(char *const *metrics, size_t nmetrics, size_t nruns,
                             const char *dir, wsisa__run_features **out, wsisa_err *e);
 void wsisa__run_features_free(wsisa__run_features *f);
 int wsisa__run_features_open(wsisa__run_features *f, int fresh, wsisa_err *e);
-/* Resume: read the values back; a (run, tile) of `have` without them is cleared. */
-int wsisa__run_features_read(wsisa__run_features *f, uint8_t *have, wsisa_err *e);
+/* The results folder was renamed into place: messages name `dir` now. */
+void wsisa__run_features_move(wsisa__run_features *f, const char *dir);
+/* Resume: read the values back (checked lines, as the journal's; `repair`,
+ * lines and torn as wsisa__lines_read); a (run, tile) of `have` without them
+ * is cleared. */
+int wsisa__run_features_read(wsisa__run_features *f, uint8_t *have, int repair, size_t *lines,
+                             size_t *torn, wsisa_err *e);
 /* A finished unit's values, journaled (synced) and kept. */
 int wsisa__run_features_unit(wsisa__run_features *f, size_t tile, const size_t *runs,
                              const struct wsisa_counts *counts, size_t n, wsisa_err *e);
@@ -73,6 +78,29 @@ void wsisa__dist_result_free(wsisa__dist_result *res);
 #define WSISA_IDLE_MAX 5e-3
 /* Tell every live worker to stop and wait for its answer. */
 void wsisa__dist_stop_workers(void);
+
+/* ---- checked lines: journal.csv and feature_values.csv (engine/journal.c) --- */
+
+/* CRC-32 (IEEE) of `len` bytes. */
+uint32_t wsisa__crc32(const char *text, size_t len);
+/* Append `text` (no newline) with its proof of being whole: ",<fields>,<crc32>"
+ * (the line's field count, and the CRC-32 in 8 hex digits of everything
+ * before the last comma). -1 on a write error (the stream's error flag). */
+int wsisa__line_put(FILE *f, const char *text, size_t len);
+/* One whole line's data fields (the proof removed), numbered from 1 with the
+ * header. Non-zero stops the reading with that error. */
+typedef int (*wsisa__line_fn)(void *ctx, char **fields, size_t nfields, size_t lineno,
+                              wsisa_err *e);
+/* Read a file of checked lines: the first must be `header` (`header_v0`, the
+ * header of a format without proofs, gets its own refusal); every other line
+ * must carry `nfields` fields, proof included. A bad last line is a torn tail
+ * (*torn = its line number): with `repair` the file is cut back before it and
+ * a warning names file and line, else it is only reported. A bad line with
+ * lines after it is an error naming file and line. *lines counts the whole
+ * data lines. */
+int wsisa__lines_read(const char *path, const char *header, const char *header_v0,
+                      size_t nfields, int repair, wsisa__line_fn take, void *ctx,
+                      size_t *lines, size_t *torn, wsisa_err *e);
 
 /* ---- the stain check (engine/stain.c) ---------------------------------------- */
 
@@ -126,7 +154,8 @@ typedef struct wsisa__run_input {
 /* Everything one `wsisa run` knows, from the study to the counts. */
 typedef struct wsisa__study_run {
   wsisa_study *study;
-  char dir[4096];
+  char dir[4096];           /* the results folder (its temporary name while it is made) */
+  char out[4096];           /* the results folder's name */
   wsisa_tile_ref *tiles;
   char **tile_names;
   size_t ntiles;
@@ -153,10 +182,16 @@ typedef struct wsisa__study_run {
    * "models" (wsisa_estimate_level_costs), and its level costs */
   const char *cost_source;
   double level_cost[WSISA_SEG_LEVELS];
+  wsisa_estimate *est;      /* the costs from the models, NULL without them */
   wsisa__prediction predicted;
   wsisa__run_input *inputs; /* per slide or image, in the study's order */
   size_t ninputs;
   size_t units_total, units_run; /* (tile x bucket) units, and those run by this process */
+  size_t units_journaled;   /* by this process */
+  int lock_fd;              /* DIR/lock, flock'ed while this process writes DIR; -1 */
+  int created;              /* this process made the results folder */
+  int runtime;              /* StarPU is running */
+  uint64_t baseline_rss;    /* bytes held before the units (run.json) */
 } wsisa__study_run;
 
 /* The study's tiles (s->study set): its slides' tile grids (tissue tiles
@@ -188,10 +223,11 @@ int wsisa__plan_design_rows(const wsisa_study *study, const char *samples, const
                             double **rows, size_t *nruns, wsisa_err *e);
 /* `wsisa run`, StarPU up, before its reuse plan: the costs from the
  * performance models when there are any (*est, NULL otherwise), and the
- * level costs of cost-aware reuse into s->level_cost when the study's cost
- * model takes them from the models (an error when it is `measured` and
- * they have none). */
+ * level costs of cost-aware reuse into s->level_cost (and the study's
+ * reuse.level_costs, for study.json) when the study's cost model takes them
+ * from the models (an error when it is `measured` and they have none). */
 int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e);
+
 /* After the plan: predict the run (est may be NULL), keep the figures in
  * s->predicted and log them in one line. Never fails the run. */
 void wsisa__run_forecast_predict(wsisa__study_run *s, const wsisa_estimate *est,
@@ -214,8 +250,15 @@ void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, siz
 
 /* journal.csv: one line per finished (run, tile), flushed and synced. */
 int wsisa__journal_open(wsisa__study_run *s, int fresh, wsisa_err *e);
-/* Resume: the counts an earlier run finished; a torn last line is ignored. */
-int wsisa__journal_read(wsisa__study_run *s, wsisa_err *e);
+typedef struct wsisa__journal_summary {
+  size_t lines;   /* whole data lines */
+  size_t repeats; /* lines of a (run, tile) seen before, with the same counts */
+  size_t torn;    /* line number of a torn last line, 0 if none */
+} wsisa__journal_summary;
+/* The counts an earlier run finished. With `repair` (resume) a torn last line
+ * is cut off; without (--check) it is only reported in *sum (may be NULL). */
+int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary *sum,
+                        wsisa_err *e);
 /* The unit callback (wsisa_exec_unit_fn) that journals and keeps the counts. */
 int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *runs,
                         const wsisa_counts *counts, size_t n, wsisa_err *e);
@@ -225,9 +268,11 @@ int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, ws
 /* study.json (resolved) and samples.csv (and design.csv for a CSV design):
  * what --resume reads back. */
 int wsisa__results_study(wsisa__study_run *s, wsisa_err *e);
-int wsisa__results_samples(wsisa__study_run *s, wsisa_err *e);
-/* metrics.csv and outputs.csv from the counts. */
-int wsisa__results_metrics(wsisa__study_run *s, wsisa_err *e);
+/* samples.csv (and design.csv) into `dir` (NULL: the results folder). */
+int wsisa__results_samples(wsisa__study_run *s, const char *dir, wsisa_err *e);
+/* metrics.csv and outputs.csv from the counts, into `dir` (NULL: the results
+ * folder), both or neither. */
+int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e);
 /* The reference segmentation's nuclei per mm² of tissue of each input, and a
  * warning (stderr, run.json) for an input where it found almost nothing. */
 #define WSISA_MIN_NUCLEI_PER_MM2 200.0

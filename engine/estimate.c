@@ -12,7 +12,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
@@ -648,22 +647,13 @@ static int cost_profiles(wsisa_estimate *est, wsisa_err *e) {
 
 /* ---- the estimate --------------------------------------------------------------- */
 
-static uint64_t resident_bytes(void) {
-  FILE *f = fopen("/proc/self/statm", "r");
-  unsigned long size = 0, resident = 0;
-  if (!f) return 0;
-  if (fscanf(f, "%lu %lu", &size, &resident) != 2) resident = 0;
-  fclose(f);
-  return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
 int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, wsisa_err *e) {
   *out = NULL;
   if (!wsisa_runtime_active()) return wsisa_error(e, WSISA_EINTERNAL, "estimate: StarPU is not running");
   if (!r->ntiles || !r->nruns) return wsisa_error(e, WSISA_EUSAGE, "estimate: no tile or no run");
   wsisa_estimate *est = calloc(1, sizeof *est);
   if (!est) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  est->baseline_rss = resident_bytes();
+  est->baseline_rss = wsisa_rss_now();
   wsisa_log(WSISA_LOG_DEBUG, "estimate", "baseline: %.1f MiB resident",
             (double)est->baseline_rss / 1048576.0);
   est->params = r->params;
@@ -755,6 +745,8 @@ void wsisa_estimate_free(wsisa_estimate *est) {
 }
 
 int wsisa_estimate_calibrated(const wsisa_estimate *est) { return est->any_calibrated; }
+
+uint64_t wsisa_estimate_baseline(const wsisa_estimate *est) { return est->baseline_rss; }
 
 /* The arch that stands for "one CPU worker": the CPU's, else the first. */
 static size_t cpu_arch(const wsisa_estimate *est) {
@@ -950,22 +942,21 @@ int wsisa_estimate_predict(const wsisa_estimate *est, const wsisa_estimate_plan 
       out->listed[at].share = share;
       if (out->nlisted < WSISA_EST_MAX_LISTED) out->nlisted++;
     }
-  /* memory: the process, then the tile data and K root-to-leaf paths (the
-   * executor's per-pixel constants) of the largest tile a rank opens; runs
-   * over tiles of two shapes peak at the larger one's, not at the sum */
+  /* memory: the process, then what the executor holds over the largest
+   * tile a rank opens: the tile, a running task per worker, K paths (its
+   * per-pixel figures, wsisa_exec_bytes) */
   out->baseline_rss = est->baseline_rss;
-  double k_paths = (double)(plan->active_paths ? plan->active_paths : sr->peak_paths);
-  if (sr->peak_paths && k_paths > (double)sr->peak_paths) k_paths = (double)sr->peak_paths;
+  size_t k_paths = plan->active_paths ? plan->active_paths : sr->peak_paths;
+  if (sr->peak_paths && k_paths > sr->peak_paths) k_paths = sr->peak_paths;
+  wsisa_exec_opts eo = {.share_tile_stage = plan->share_tile_stage,
+                        .object_match = est->object_match,
+                        .features = est->features};
   double peak = 0;
-  for (int q = 0; q < plan->ranks; q++) {
-    double bytes = 0;
+  for (int q = 0; q < plan->ranks; q++)
     for (size_t s = 0; s < ns; s++)
       if (sr->rank_shapes[(size_t)q * ns + s])
-        bytes = fmax(bytes, (double)est->shape[s][0] * est->shape[s][1] *
-                 (WSISA_EXEC_TILE_BYTES_PER_PIXEL + (est->features ? 4.0 * WSISA_FEATURE_CHANNELS_MAX : 0) +
-                  k_paths * WSISA_EXEC_PATH_BYTES_PER_PIXEL));
-    if (bytes > peak) peak = bytes;
-  }
+        peak = fmax(peak, wsisa_exec_bytes(k_paths, (size_t)total,
+                                           (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
 out:
   free(workers);

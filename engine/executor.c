@@ -540,28 +540,75 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   free(s);
 }
 
-#define PATH_BYTES_PER_PIXEL WSISA_EXEC_PATH_BYTES_PER_PIXEL
-#define TILE_BYTES_PER_PIXEL WSISA_EXEC_TILE_BYTES_PER_PIXEL
+/* Memory per tile pixel, in bytes, as peak RSS over the baseline measures it
+ * (the default study, 1024x1024 tiles, 2 CPU workers: 163 MiB at K = 1,
+ * 164 at K = 2, 183 at K = 8 over a 102 MiB baseline):
+ * - a path holds its tasks' outputs (a u8 mask per level) until its subtree
+ *   is done; paths share their prefixes, so this is an upper bound;
+ * - a running task holds its temporaries (level 6: distance, relief and
+ *   h-minima as f32, markers and labels as i32, u8 masks), and StarPU runs
+ *   one task per worker: temporaries scale with workers, not with K;
+ * - the loaded tile: RGB in and normalized, rc, its opening, the reference
+ *   mask; without a shared tile stage (reuse none) each unit in flight has
+ *   its own. */
+#define PATH_BYTES_PER_PIXEL 7
+#define TASK_BYTES_PER_PIXEL (3 * 4 + 2 * 4 + 4)
+#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+/* The feature stage: per tile the channels (h, e, the gradient and three
+ * filter-bank responses, f32) and the reference's labels; per running task
+ * the FFT buffers of the filter bank (complex, twice). Object matching: the
+ * labels of both sides. */
+#define FEATURE_TILE_BYTES_PER_PIXEL (6 * 4 + 4)
+#define FEATURE_TASK_BYTES_PER_PIXEL (2 * 16)
+#define LABEL_BYTES_PER_PIXEL 4
 
 /* Peak memory is bounded by K (seed 003 §III), so a memory limit lowers K to
- * what fits. Two units are in flight at once, so the tile cost counts twice. */
-size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t *memory_limit,
-                               const wsisa_tile_ref *tiles, size_t ntiles) {
-  size_t k = asked ? asked : (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
+ * what fits once the process's baseline (StarPU, libraries, the design and
+ * plan: what it holds before the first unit) and what does not grow with K
+ * (the tile, the running tasks' temporaries) are taken off. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseline,
+                               uint64_t *memory_limit, const wsisa_tile_ref *tiles, size_t ntiles,
+                               const wsisa_exec_opts *o, uint64_t *minimum) {
+  size_t workers = (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
+  if (!workers) workers = 1;
+  size_t k = asked ? asked : workers;
+  if (minimum) *minimum = 0;
   uint64_t limit = *memory_limit;
   /* by default, stay below the memory available now */
-  if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8);
+  if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8) + baseline;
   if (!limit) return k;
   double px = 0;
   for (size_t t = 0; t < ntiles; t++) px = fmax(px, (double)tiles[t].width * tiles[t].height);
-  double free_bytes = (double)limit - 2.0 * px * TILE_BYTES_PER_PIXEL;
-  size_t fit = free_bytes > 0 ? (size_t)(free_bytes / (px * PATH_BYTES_PER_PIXEL)) : 0;
-  if (fit < 1) {
-    wsisa_log(WSISA_LOG_WARN, "run",
-              "memory limit %.0f MiB is below one active path (%.0f MiB); running with K = 1",
-              (double)limit / 1048576.0,
-              px * (PATH_BYTES_PER_PIXEL + 2 * TILE_BYTES_PER_PIXEL) / 1048576.0);
-    fit = 1;
+  double tile = TILE_BYTES_PER_PIXEL, task = TASK_BYTES_PER_PIXEL, path = PATH_BYTES_PER_PIXEL;
+  if (o && o->features) {
+    tile += FEATURE_TILE_BYTES_PER_PIXEL;
+    task += FEATURE_TASK_BYTES_PER_PIXEL;
+    path += LABEL_BYTES_PER_PIXEL;
   }
+  if (o && o->object_match) {
+    tile += LABEL_BYTES_PER_PIXEL;
+    task += 2 * LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && !o->share_tile_stage) tile *= 2; /* two units in flight, a tile stage each */
+  double fixed = (double)baseline + px * (tile + (double)workers * task), per_path = px * path;
+  if (minimum) *minimum = (uint64_t)ceil(fixed + per_path);
+  double free_bytes = (double)limit - fixed;
+  size_t fit = free_bytes > 0 ? (size_t)(free_bytes / per_path) : 0;
+  if (fit < 1) return 0;
   return fit < k ? fit : k;
+}
+
+double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o) {
+  double tile = TILE_BYTES_PER_PIXEL, task = TASK_BYTES_PER_PIXEL, path = PATH_BYTES_PER_PIXEL;
+  if (o && o->features) {
+    tile += FEATURE_TILE_BYTES_PER_PIXEL;
+    task += FEATURE_TASK_BYTES_PER_PIXEL;
+    path += LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && o->object_match) {
+    tile += LABEL_BYTES_PER_PIXEL;
+    task += 2 * LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && !o->share_tile_stage) tile *= 2;
+  return pixels * (tile + (double)workers * task + (double)paths * path);
 }

@@ -4,7 +4,7 @@
  * pooled over tiles, exact). The per-(run, tile) values of the features the
  * metrics need go to feature_values.csv in the results folder (flushed and synced
  * before the unit's line in journal.csv), with %.17g so resume reads back the
- * very same doubles. */
+ * very same doubles; its lines carry journal.csv's proof of being whole. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -115,27 +115,41 @@ static int keep(values *v, double *taken, size_t n) {
 }
 
 /* One line: tile, run id (or "ref"), feature name, the values separated by
- * spaces; the copy kept in memory is what the line says. */
+ * spaces, then the proof of a whole line (engine/journal.c); the copy kept in
+ * memory is what the line says. */
 static int write_values(wsisa__run_features *f, size_t tile, int ref, size_t run, size_t k,
                         const double *rows, size_t n, wsisa_err *e) {
   const size_t stride = WSISA_NF_ROW(wsisa_workflow_channel_count());
   char name[64];
   wsisa_workflow_feature_column(f->cols[k], name, sizeof name);
   double *v = malloc((n ? n : 1) * sizeof *v);
-  if (!v) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (ref) fprintf(f->journal, "%zu,ref,%s,", tile, name);
-  else fprintf(f->journal, "%zu,%zu,%s,", tile, run, name);
+  char *text = NULL;
+  size_t len = 0;
+  FILE *line = v ? open_memstream(&text, &len) : NULL;
+  if (!line) {
+    free(v);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  if (ref) fprintf(line, "%zu,ref,%s,", tile, name);
+  else fprintf(line, "%zu,%zu,%s,", tile, run, name);
   for (size_t i = 0; i < n; i++) {
     v[i] = rows[i * stride + (size_t)f->cols[k]];
-    fprintf(f->journal, i ? " %.17g" : "%.17g", v[i]);
+    fprintf(line, i ? " %.17g" : "%.17g", v[i]);
   }
-  fputc('\n', f->journal);
+  int bad = fclose(line) != 0;
+  if (!bad) wsisa__line_put(f->journal, text, len);
+  free(text);
+  if (bad) {
+    free(v);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
   return keep(slot(f, ref, run, tile, k), v, n);
 }
 
 int wsisa__run_features_unit(wsisa__run_features *f, size_t tile, const size_t *runs,
                              const wsisa_counts *counts, size_t n, wsisa_err *e) {
   int rc = 0;
+  errno = 0;
   for (size_t k = 0; k < f->ncols && n && !rc; k++)
     if (!slot(f, 1, 0, tile, k)->have)
       rc = write_values(f, tile, 1, 0, k, counts[0].ref_features, counts[0].ref_nuclei, e);
@@ -143,62 +157,83 @@ int wsisa__run_features_unit(wsisa__run_features *f, size_t tile, const size_t *
     for (size_t k = 0; k < f->ncols && !rc; k++)
       rc = write_values(f, tile, 0, runs[i], k, counts[i].features,
                         counts[i].features ? counts[i].nuclei : 0, e);
-  if (!rc && (fflush(f->journal) || fsync(fileno(f->journal))))
-    rc = wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(errno));
-  return rc;
+  if (rc) return rc;
+  int err = 0;
+  if (fflush(f->journal) != 0 || ferror(f->journal)) err = errno ? errno : EIO;
+  if (!err && fsync(fileno(f->journal)) != 0) err = errno;
+  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(err)) : 0;
+}
+
+#define VALUES_HEADER "tile,run_id,feature,values,fields,crc32"
+#define VALUES_HEADER_V0 "tile,run_id,feature,values"
+#define VALUES_FIELDS 6
+
+void wsisa__run_features_move(wsisa__run_features *f, const char *dir) {
+  snprintf(f->path, sizeof f->path, "%s/feature_values.csv", dir);
 }
 
 int wsisa__run_features_open(wsisa__run_features *f, int fresh, wsisa_err *e) {
-  f->journal = fopen(f->path, "a");
+  f->journal = fopen(f->path, fresh ? "w" : "a");
   if (!f->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(errno));
-  if (fresh) fprintf(f->journal, "tile,run_id,feature,values\n");
-  return fflush(f->journal) ? wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(errno)) : 0;
+  errno = 0;
+  if (fresh) fputs(VALUES_HEADER "\n", f->journal);
+  int err = 0;
+  if (fflush(f->journal) != 0) err = errno ? errno : EIO;
+  if (!err && fsync(fileno(f->journal)) != 0) err = errno;
+  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(err)) : 0;
 }
 
-/* One journal line back into memory; 0 when it is not a whole, known line. */
-static int read_line(wsisa__run_features *f, char *line) {
-  char *fields[4], *save = NULL;
-  size_t len = strlen(line);
-  if (!len || line[len - 1] != '\n') return 0; /* torn by a kill */
-  line[len - 1] = '\0';
-  fields[0] = strtok_r(line, ",", &save);
-  fields[1] = strtok_r(NULL, ",", &save);
-  fields[2] = strtok_r(NULL, ",", &save);
-  fields[3] = save;
-  if (!fields[0] || !fields[1] || !fields[2]) return 0;
+/* One whole line back into memory; a line that names what is not in this
+ * study, or repeats an earlier one with other values, is an error. */
+static int take_line(void *ctx, char **fields, size_t nf, size_t lineno, wsisa_err *e) {
+  wsisa__run_features *f = ctx;
+  (void)nf;
   char *end;
+  errno = 0;
   size_t tile = strtoul(fields[0], &end, 10), run = 0;
-  if (*end || tile >= f->ntiles) return 0;
   int ref = strcmp(fields[1], "ref") == 0;
-  if (!ref && ((run = strtoul(fields[1], &end, 10)), *end || run >= f->nruns)) return 0;
+  int bad = *end || errno || !fields[0][0] || fields[0][0] == '-' || tile >= f->ntiles;
+  if (!bad && !ref) {
+    run = strtoul(fields[1], &end, 10);
+    bad = *end || errno || !fields[1][0] || fields[1][0] == '-' || run >= f->nruns;
+  }
   int col = feature_column(fields[2]);
   size_t k = 0;
   while (k < f->ncols && f->cols[k] != col) k++;
-  if (k == f->ncols) return 0;
+  if (bad || k == f->ncols)
+    return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %s, run %s, feature %s: not in this study",
+                       f->path, lineno, fields[0], fields[1], fields[2]);
   size_t cap = 1, n = 0;
   for (const char *p = fields[3]; *p; p++) cap += *p == ' ';
   double *v = malloc(cap * sizeof *v);
-  if (!v) return 0;
+  if (!v) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (char *p = fields[3]; *p;) {
     v[n++] = strtod(p, &end);
-    if (end == p) {
+    if (end == p || (*end && *end != ' ')) {
       free(v);
-      return 0;
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: a value is not a number", f->path, lineno);
     }
     p = *end == ' ' ? end + 1 : end;
   }
-  return keep(slot(f, ref, run, tile, k), v, n) == 0;
+  values *slot_v = slot(f, ref, run, tile, k);
+  if (slot_v->have) {
+    int same = slot_v->n == n && (n == 0 || memcmp(slot_v->v, v, n * sizeof *v) == 0);
+    free(v);
+    if (!same)
+      return wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: tile %zu, run %s, feature %s: other values than an earlier "
+                         "line (two writers, or a damaged file)",
+                         f->path, lineno, tile, fields[1], fields[2]);
+    return 0;
+  }
+  return keep(slot_v, v, n);
 }
 
-int wsisa__run_features_read(wsisa__run_features *f, uint8_t *have, wsisa_err *e) {
-  FILE *in = fopen(f->path, "r");
-  if (!in && errno != ENOENT) return wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(errno));
-  char *line = NULL;
-  size_t cap = 0;
-  for (size_t lineno = 1; in && getline(&line, &cap, in) > 0; lineno++)
-    if (lineno > 1) read_line(f, line);
-  free(line);
-  if (in) fclose(in);
+int wsisa__run_features_read(wsisa__run_features *f, uint8_t *have, int repair, size_t *lines,
+                             size_t *torn, wsisa_err *e) {
+  int rc = wsisa__lines_read(f->path, VALUES_HEADER, VALUES_HEADER_V0, VALUES_FIELDS, repair,
+                             take_line, f, lines, torn, e);
+  if (rc) return rc;
   /* a (run, tile) the journal holds without its values (or its tile's
    * reference values) runs again */
   for (size_t r = 0; r < f->nruns; r++)

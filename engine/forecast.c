@@ -6,8 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <jansson.h>
-
 #include "codelets/codelets.h"
 #include "engine/engine_private.h"
 
@@ -65,66 +63,28 @@ void wsisa__forecast_close(wsisa__forecast *f) {
 
 size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers,
                              uint64_t *memory_limit) {
-  wsisa_machine m;
-  wsisa_machine_read(&m);
-  return wsisa_exec_active_paths(asked ? asked : (size_t)(workers > 0 ? workers : 1),
-                                 m.memory_available, memory_limit, f->run.tiles, f->run.ntiles);
+  int object_match = 0, features = 0;
+  for (size_t m = 0; m < f->run.study->nmetrics; m++) {
+    object_match |= strcmp(f->run.study->metrics[m], "object_dice") == 0;
+    features |= wsisa__run_features_is_metric(f->run.study->metrics[m]);
+  }
+  wsisa_exec_opts eo = {.normalize = 1,
+                        .share_tile_stage = f->run.study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
+                        .object_match = object_match,
+                        .features = features};
+  /* as `wsisa run` derives it, over this process's resident memory */
+  size_t k = wsisa_exec_active_paths(asked ? asked : (size_t)(workers > 0 ? workers : 1),
+                                     wsisa_memory_available(), wsisa_estimate_baseline(f->est),
+                                     memory_limit, f->run.tiles, f->run.ntiles, &eo, NULL);
+  return k ? k : 1;
 }
 
 /* ---- the estimate at the start of `wsisa run` ------------------------------------ */
 
-/* The bucket costs a run planned with, kept in its folder: a resume plans
- * with them again, whatever the models have learnt since, so its buckets
- * are the first run's. */
-#define COSTS_FILE "reuse_costs.json"
-
-static int costs_read(wsisa__study_run *s, int *found, wsisa_err *e) {
-  char path[4200];
-  wsisa__run_path(s, COSTS_FILE, path, sizeof path);
-  *found = 0;
-  if (access(path, F_OK) != 0) return 0;
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je);
-  const char *model = json_string_value(json_object_get(root, "cost_model"));
-  json_t *lc = json_object_get(root, "level_costs");
-  int ok = model && (strcmp(model, "tasks") == 0 ||
-                     ((strcmp(model, "models") == 0 || strcmp(model, "level_costs") == 0) &&
-                      json_array_size(lc) == WSISA_SEG_LEVELS));
-  for (size_t l = 0; ok && strcmp(model, "tasks") != 0 && l < WSISA_SEG_LEVELS; l++) {
-    json_t *v = json_array_get(lc, l);
-    ok = json_is_number(v) && json_number_value(v) >= 0;
-    if (ok) s->level_cost[l] = json_number_value(v);
-  }
-  if (ok) {
-    s->cost_source = strcmp(model, "tasks") == 0 ? "tasks" : strcmp(model, "models") == 0 ? "models" : "level_costs";
-    *found = 1;
-  }
-  json_decref(root);
-  return ok ? 0 : wsisa_error(e, WSISA_EFORMAT, "%s: not the bucket costs of a run", path);
-}
-
-static int costs_write(const wsisa__study_run *s, wsisa_err *e) {
-  char path[4200];
-  wsisa__run_path(s, COSTS_FILE, path, sizeof path);
-  json_t *root = json_pack("{s:s}", "cost_model", s->cost_source);
-  if (strcmp(s->cost_source, "tasks") != 0) {
-    json_t *lc = json_array();
-    for (int l = 0; l < WSISA_SEG_LEVELS; l++) json_array_append_new(lc, json_real(s->level_cost[l]));
-    json_object_set_new(root, "level_costs", lc);
-  }
-  int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
-  json_decref(root);
-  return rc ? wsisa_error(e, WSISA_EIO, "%s: cannot write", path) : 0;
-}
-
 int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e) {
   *est = NULL;
   wsisa_study *study = s->study;
-  int resumed = 0;
-  int rc = costs_read(s, &resumed, e);
-  if (rc) return rc;
-  int want_models = !resumed && strcmp(s->cost_source, "tasks") == 0 &&
-                    study->reuse.cost != WSISA_STUDY_COST_TASKS;
+  int want_models = strcmp(s->cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
   if (wsisa_estimate_models_present()) {
     wsisa_err why = WSISA_ERR_INIT;
     wsisa_estimate_request r = {s->tiles, s->ntiles, s->params, s->nruns, s->object_match,
@@ -132,11 +92,15 @@ int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_e
     /* an estimate that cannot be made leaves the run as it was */
     if (wsisa_estimate_new(&r, est, &why))
       wsisa_log(WSISA_LOG_WARN, "estimate", "no estimate: %s", why.msg);
-    else if (want_models && wsisa_estimate_level_costs(*est, s->level_cost) == 0)
+    else if (want_models && wsisa_estimate_level_costs(*est, s->level_cost) == 0) {
       s->cost_source = "models";
+      /* the resolved study.json keeps them: a resume plans the same buckets,
+       * whatever the models learn meanwhile */
+      study->reuse.nlevel_costs = WSISA_SEG_LEVELS;
+      memcpy(study->reuse.level_costs, s->level_cost, sizeof s->level_cost);
+    }
   }
-  if (!resumed && study->reuse.cost == WSISA_STUDY_COST_MEASURED &&
-      strcmp(s->cost_source, "tasks") == 0) {
+  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && strcmp(s->cost_source, "tasks") == 0) {
     const char *home = getenv("STARPU_HOME");
     wsisa_estimate_free(*est);
     *est = NULL;
@@ -146,11 +110,7 @@ int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_e
                        "--study %s` or give --level-costs",
                        study->path, home ? home : "STARPU_HOME", study->path);
   }
-  if (!resumed && (rc = costs_write(s, e))) {
-    wsisa_estimate_free(*est);
-    *est = NULL;
-  }
-  return rc;
+  return 0;
 }
 
 void wsisa__run_forecast_predict(wsisa__study_run *s, const wsisa_estimate *est,

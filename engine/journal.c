@@ -1,12 +1,156 @@
 /* journal.csv: every finished (run, tile) of a study, one line each, flushed
  * and synced when its unit ends, so a killed run goes on with `wsisa run
- * --resume DIR` and ends with the same outputs. */
+ * --resume DIR` and ends with the same outputs.
+ *
+ * A line proves itself whole: after its data come its field count and the
+ * CRC-32 of everything before the last comma, e.g.
+ *   3,17,29551,30412,31007,143,151,0,0,11,5c0ae1f3
+ * A line cut short (a kill, a full disk) or damaged fails the proof. The last
+ * line may be torn by a kill and is cut off on resume (its unit runs again);
+ * a bad line anywhere else means the file cannot be trusted and is an error
+ * naming the file and line, never data. feature_values.csv (engine/features.c)
+ * uses the same lines. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "engine/engine_private.h"
+
+#define JOURNAL_HEADER "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run,fields,crc32"
+#define JOURNAL_FIELDS 11
+/* the header of journals written before lines carried their proof */
+#define JOURNAL_HEADER_V0 "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run"
+
+/* ---- checked lines ------------------------------------------------------------ */
+
+/* CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as zlib computes it. */
+static uint32_t crc32_update(uint32_t crc, const char *p, size_t n) {
+  static uint32_t table[256];
+  if (!table[1])
+    for (uint32_t i = 0; i < 256; i++) {
+      uint32_t c = i;
+      for (int k = 0; k < 8; k++) c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      table[i] = c;
+    }
+  crc = ~crc;
+  for (size_t i = 0; i < n; i++) crc = table[(crc ^ (unsigned char)p[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+uint32_t wsisa__crc32(const char *text, size_t len) { return crc32_update(0, text, len); }
+
+int wsisa__line_put(FILE *f, const char *text, size_t len) {
+  size_t fields = 3; /* the data's last field, the count and the checksum */
+  for (size_t i = 0; i < len; i++) fields += text[i] == ',';
+  char count[32];
+  int n = snprintf(count, sizeof count, ",%zu", fields);
+  uint32_t crc = crc32_update(crc32_update(0, text, len), count, (size_t)n);
+  if (fwrite(text, 1, len, f) != len) return -1;
+  return fprintf(f, "%s,%08" PRIx32 "\n", count, crc) < 0 ? -1 : 0;
+}
+
+/* Check one line (without its newline) in place: 0 and the data fields split
+ * at commas, or a reason. */
+static const char *line_check(char *line, size_t len, size_t nfields, char **fields) {
+  char *last = NULL;
+  for (size_t i = len; i-- > 0 && !last;)
+    if (line[i] == ',') last = line + i;
+  if (!last) return "no checksum";
+  char *end;
+  errno = 0;
+  unsigned long crc = strtoul(last + 1, &end, 16);
+  if (end != line + len || end - (last + 1) != 8 || errno) return "no checksum";
+  if (wsisa__crc32(line, (size_t)(last - line)) != (uint32_t)crc)
+    return "checksum does not match";
+  *last = '\0';
+  size_t n = 0;
+  for (char *p = line;; n++) {
+    char *comma = strchr(p, ',');
+    if (n < nfields) fields[n] = p;
+    if (!comma) break;
+    *comma = '\0';
+    p = comma + 1;
+  }
+  n++;
+  /* the count is the line's own last data field */
+  if (n != nfields - 1) return "wrong number of fields";
+  errno = 0;
+  unsigned long count = strtoul(fields[nfields - 2], &end, 10);
+  if (*end || errno || count != nfields) return "wrong number of fields";
+  return NULL;
+}
+
+int wsisa__lines_read(const char *path, const char *header, const char *header_v0,
+                      size_t nfields, int repair, wsisa__line_fn take, void *ctx,
+                      size_t *lines, size_t *torn, wsisa_err *e) {
+  if (lines) *lines = 0;
+  if (torn) *torn = 0;
+  FILE *f = fopen(path, "r");
+  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  char *line = NULL, **fields = calloc(nfields, sizeof *fields);
+  size_t cap = 0, lineno = 0, bad_line = 0;
+  off_t bad_at = 0;
+  const char *bad_why = NULL;
+  int rc = fields ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (;;) {
+    off_t at = ftello(f);
+    ssize_t got = rc ? -1 : getline(&line, &cap, f);
+    if (got < 0) break;
+    lineno++;
+    if (bad_why) {
+      /* a bad line with more after it: not a kill's torn tail */
+      rc = wsisa_error(e, WSISA_EFORMAT,
+                       "%s:%zu: damaged line (%s) with lines after it: the file cannot be "
+                       "trusted; run the study again into a new folder",
+                       path, bad_line, bad_why);
+      break;
+    }
+    int whole = line[got - 1] == '\n';
+    size_t len = (size_t)got - whole;
+    if (lineno == 1) {
+      line[len] = '\0';
+      if (header_v0 && strcmp(line, header_v0) == 0)
+        rc = wsisa_error(e, WSISA_EFORMAT,
+                         "%s: written by an earlier wsisa, whose lines carry no checksum; this "
+                         "version does not resume from it (run the study again into a new "
+                         "folder)",
+                         path);
+      else if (!whole || strcmp(line, header) != 0)
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:1: not the header this wsisa writes (%s)", path,
+                         header);
+      continue;
+    }
+    const char *why = whole ? line_check(line, len, nfields, fields) : "cut short";
+    if (why) {
+      bad_why = why, bad_line = lineno, bad_at = at;
+      continue;
+    }
+    if (lines) (*lines)++;
+    rc = take(ctx, fields, nfields - 2, lineno, e);
+  }
+  if (!rc && ferror(f)) rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  if (!rc && lineno == 0)
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: empty (not even its header)", path);
+  fclose(f);
+  free(line);
+  free(fields);
+  if (rc || !bad_why) return rc;
+  if (torn) *torn = bad_line;
+  if (!repair) return 0;
+  /* the tail a kill or a full disk tore: cut off before anything is appended,
+   * its unit runs again */
+  if (truncate(path, bad_at) != 0)
+    return wsisa_error(e, WSISA_EIO, "%s: cannot cut off its torn last line: %s", path,
+                       strerror(errno));
+  wsisa_log(WSISA_LOG_WARN, "run", "%s:%zu: last line %s: cut off, its unit runs again", path,
+            bad_line, bad_why);
+  return 0;
+}
+
+/* ---- journal.csv ---------------------------------------------------------------- */
 
 int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *runs,
                         const wsisa_counts *counts, size_t n, wsisa_err *e) {
@@ -14,58 +158,99 @@ int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
   wsisa__study_run *s = ctx;
   int frc = s->features ? wsisa__run_features_unit(s->features, tile, runs, counts, n, e) : 0;
   if (frc) return frc;
+  char line[256];
+  errno = 0;
   for (size_t i = 0; i < n; i++) {
     const wsisa_counts *c = &counts[i];
-    fprintf(s->journal, "%zu,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%llu\n", tile, runs[i],
-            (unsigned long long)c->both, (unsigned long long)c->run,
-            (unsigned long long)c->ref, (unsigned long long)c->nuclei,
-            (unsigned long long)c->ref_nuclei, (unsigned long long)c->obj_ref,
-            (unsigned long long)c->obj_run);
+    int len = snprintf(line, sizeof line, "%zu,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", tile,
+                       runs[i], (unsigned long long)c->both, (unsigned long long)c->run,
+                       (unsigned long long)c->ref, (unsigned long long)c->nuclei,
+                       (unsigned long long)c->ref_nuclei, (unsigned long long)c->obj_ref,
+                       (unsigned long long)c->obj_run);
+    wsisa__line_put(s->journal, line, (size_t)len);
     s->counts[runs[i] * s->ntiles + tile] = counts[i];
     s->counts[runs[i] * s->ntiles + tile].features = NULL; /* the unit's, gone after */
     s->counts[runs[i] * s->ntiles + tile].ref_features = NULL;
     s->have[runs[i] * s->ntiles + tile] = 1;
   }
-  if (fflush(s->journal) || fsync(fileno(s->journal)))
-    return wsisa_error(e, WSISA_EIO, "%s/journal.csv: %s", s->dir, strerror(errno));
+  int err = 0;
+  if (fflush(s->journal) != 0 || ferror(s->journal)) err = errno ? errno : EIO;
+  if (!err && fsync(fileno(s->journal)) != 0) err = errno;
+  if (err) return wsisa_error(e, WSISA_EIO, "%s/journal.csv: %s", s->dir, strerror(err));
+  s->units_journaled++;
   return 0;
 }
 
-/* Read what an earlier run finished; a torn last line (killed mid-write) is
- * ignored, and that unit runs again. */
-int wsisa__journal_read(wsisa__study_run *s, wsisa_err *e) {
-  char path[4200], line[256];
-  wsisa__run_path(s, "journal.csv", path, sizeof path);
-  FILE *f = fopen(path, "r");
-  if (!f) return errno == ENOENT ? 0 : wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  size_t lineno = 0, kept = 0;
-  while (fgets(line, sizeof line, f)) {
-    lineno++;
-    if (lineno == 1 || !strchr(line, '\n')) continue;
-    unsigned long long tile, run, both, a, b, na, nb, oa, ob;
-    if (sscanf(line, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &tile, &run, &both, &a, &b,
-               &na, &nb, &oa, &ob) != 9)
-      continue;
-    if (tile >= s->ntiles || run >= s->nruns) {
-      fclose(f);
-      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %llu or run %llu is not in this study",
-                         path, lineno, tile, run);
-    }
-    s->counts[run * s->ntiles + tile] = (wsisa_counts){both, a, b, na, nb, oa, ob, NULL, NULL, 0};
-    s->have[run * s->ntiles + tile] = 1;
-    kept++;
+static int parse_count(const char *text, unsigned long long *v) {
+  char *end;
+  errno = 0;
+  if (!text[0] || text[0] == '-' || text[0] == '+') return -1;
+  *v = strtoull(text, &end, 10);
+  return *end || errno ? -1 : 0;
+}
+
+typedef struct journal_reader {
+  wsisa__study_run *s;
+  const char *path;
+  size_t repeats; /* lines for a (run, tile) seen before, with the same counts */
+} journal_reader;
+
+static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err *e) {
+  journal_reader *jr = ctx;
+  wsisa__study_run *s = jr->s;
+  unsigned long long v[9];
+  for (size_t i = 0; i < n; i++)
+    if (parse_count(f[i], &v[i]))
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: field %zu '%s' is not a count", jr->path,
+                         lineno, i + 1, f[i]);
+  if (v[0] >= s->ntiles || v[1] >= s->nruns)
+    return wsisa_error(e, WSISA_EFORMAT,
+                       "%s:%zu: tile %llu or run %llu is not in this study (%zu tiles, %zu runs)",
+                       jr->path, lineno, v[0], v[1], s->ntiles, s->nruns);
+  size_t at = (size_t)v[1] * s->ntiles + (size_t)v[0];
+  wsisa_counts c = {v[2], v[3], v[4], v[5], v[6], v[7], v[8], NULL, NULL, 0};
+  if (s->have[at]) {
+    const wsisa_counts *o = &s->counts[at];
+    if (o->both != c.both || o->run != c.run || o->ref != c.ref || o->nuclei != c.nuclei ||
+        o->ref_nuclei != c.ref_nuclei || o->obj_ref != c.obj_ref || o->obj_run != c.obj_run)
+      return wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: run %llu, tile %llu: other counts than an earlier line "
+                         "(two writers, or a damaged journal)",
+                         jr->path, lineno, v[1], v[0]);
+    jr->repeats++;
+    return 0;
   }
-  fclose(f);
-  wsisa_log(WSISA_LOG_INFO, "run", "resuming: %zu (run, tile) results already in the journal", kept);
+  s->counts[at] = c;
+  s->have[at] = 1;
   return 0;
+}
+
+int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary *sum,
+                        wsisa_err *e) {
+  char path[4200];
+  wsisa__run_path(s, "journal.csv", path, sizeof path);
+  journal_reader jr = {s, path, 0};
+  wsisa__journal_summary local;
+  if (!sum) sum = &local;
+  memset(sum, 0, sizeof *sum);
+  int rc = wsisa__lines_read(path, JOURNAL_HEADER, JOURNAL_HEADER_V0, JOURNAL_FIELDS, repair,
+                             journal_take, &jr, &sum->lines, &sum->torn, e);
+  sum->repeats = jr.repeats;
+  if (!rc)
+    wsisa_log(WSISA_LOG_INFO, "run", "%s: %zu whole lines (%zu repeated)", path, sum->lines,
+              sum->repeats);
+  return rc;
 }
 
 int wsisa__journal_open(wsisa__study_run *s, int fresh, wsisa_err *e) {
   char path[4200];
   wsisa__run_path(s, "journal.csv", path, sizeof path);
-  s->journal = fopen(path, "a");
+  s->journal = fopen(path, fresh ? "w" : "a");
   if (!s->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  if (fresh)
-    fprintf(s->journal, "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run\n");
-  return fflush(s->journal) ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno)) : 0;
+  errno = 0;
+  if (fresh) fputs(JOURNAL_HEADER "\n", s->journal);
+  int err = 0;
+  if (fflush(s->journal) != 0) err = errno ? errno : EIO;
+  if (!err && fsync(fileno(s->journal)) != 0) err = errno;
+  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err)) : 0;
 }

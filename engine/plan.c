@@ -151,6 +151,11 @@ static int design_values(const wsisa_plan_request *a, const wsisa_study *study, 
   return rc;
 }
 
+/* Bytes `wsisa plan` holds per run besides the design: its values, task
+ * keys, compact graph and reuse tree, and the largest strategy's buckets
+ * (peak RSS over runs, 2.3 KiB on a 10^5-run VBD design, rounded up). */
+#define PLAN_RUN_BYTES 2560
+
 static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, size_t active_paths,
                         wsisa_plan_row *out, wsisa_err *e) {
   wsisa_reuse_buckets *b = NULL;
@@ -187,7 +192,7 @@ int wsisa__plan_design_rows(const wsisa_study *study, const char *samples, const
                             double **rows, size_t *nruns, wsisa_err *e) {
   char source[512];
   double *values = NULL;
-  wsisa_plan_request r = {samples, select, 0, -1, NULL, 0, 0, 0, 0};
+  wsisa_plan_request r = {.samples_path = samples, .select = select, .active_paths = -1};
   int rc = design_values(&r, study, &values, nruns, source, sizeof source, e);
   if (!rc) rc = canonical_rows(study, values, *nruns, rows, e);
   free(values);
@@ -260,7 +265,14 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   size_t n = 0;
   wsisa__forecast f;
   memset(&f, 0, sizeof f);
-  int rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
+  /* a design too large is refused before it is made: the reuse analysis keeps
+   * about PLAN_RUN_BYTES per run besides the design */
+  size_t nrows;
+  int rc = r->samples_path ? 0
+                           : wsisa_study_check_size(study, r->select,
+                                                    r->force ? 0 : WSISA_STUDY_MAX_RUNS,
+                                                    PLAN_RUN_BYTES, 0, NULL, &nrows, e);
+  if (!rc) rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
   if (rc) goto done;
   size_t np = study->space->nparams;
   level = malloc(np * sizeof *level);
@@ -283,6 +295,8 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
 
   /* the bucket cost model: given, the models' (auto, measured), or task counts */
   const double *cost = r->level_cost;
+  if (!cost && study->reuse.nlevel_costs && study->reuse.cost != WSISA_STUDY_COST_TASKS)
+    cost = study->reuse.level_costs;
   out->cost_source = cost ? "level_costs" : "tasks";
   if (cost) memcpy(out->level_cost, cost, sizeof out->level_cost);
   int want_models = !cost && study->reuse.cost != WSISA_STUDY_COST_TASKS;

@@ -81,15 +81,18 @@ int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, ws
   return 0;
 }
 
-int wsisa__results_metrics(wsisa__study_run *s, wsisa_err *e) {
+int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
   char path[4200], outputs[4200];
-  wsisa__run_path(s, "metrics.csv", path, sizeof path);
-  wsisa__run_path(s, "outputs.csv", outputs, sizeof outputs);
+  snprintf(path, sizeof path, "%s/metrics.csv", dir ? dir : s->dir);
+  snprintf(outputs, sizeof outputs, "%s/outputs.csv", dir ? dir : s->dir);
+  /* both appear together or not at all: a folder never holds half a table */
+  wsisa_stage stage = WSISA_STAGE_INIT;
   wsisa_csv_writer *w = NULL, *o = NULL;
-  int rc = wsisa_csv_create(path, &w, e);
-  if (!rc) rc = wsisa_csv_create(outputs, &o, e);
+  int rc = wsisa_csv_create_staged(&stage, path, &w, e);
+  if (!rc) rc = wsisa_csv_create_staged(&stage, outputs, &o, e);
   if (rc) {
     if (w) wsisa_csv_close(w, NULL);
+    wsisa_stage_abort(&stage);
     return rc;
   }
   wsisa_csv_text(w, "run_id");
@@ -131,14 +134,18 @@ int wsisa__results_metrics(wsisa__study_run *s, wsisa_err *e) {
   }
   rc = wsisa_csv_close(w, e);
   int rc2 = wsisa_csv_close(o, e);
-  return rc ? rc : rc2;
+  rc = rc ? rc : rc2;
+  if (!rc) rc = wsisa_stage_commit(&stage, e);
+  if (rc) wsisa_stage_abort(&stage);
+  return rc;
 }
 
 /* The design of a CSV-driven run, in canonical columns: design.csv marks the
  * results folder so --resume reads the same design back. */
-static int write_csv_design(wsisa__study_run *s, const char *name, wsisa_err *e) {
+static int write_csv_design(wsisa__study_run *s, const char *dir, const char *name,
+                            wsisa_err *e) {
   char path[4200];
-  wsisa__run_path(s, name, path, sizeof path);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
   wsisa_csv_writer *w;
   int rc = wsisa_csv_create(path, &w, e);
   if (rc) return rc;
@@ -153,13 +160,14 @@ static int write_csv_design(wsisa__study_run *s, const char *name, wsisa_err *e)
   return wsisa_csv_close(w, e);
 }
 
-int wsisa__results_samples(wsisa__study_run *s, wsisa_err *e) {
+int wsisa__results_samples(wsisa__study_run *s, const char *dir, wsisa_err *e) {
+  if (!dir) dir = s->dir;
   if (s->from_csv) {
-    int rc = write_csv_design(s, "samples.csv", e);
-    return rc ? rc : write_csv_design(s, "design.csv", e);
+    int rc = write_csv_design(s, dir, "samples.csv", e);
+    return rc ? rc : write_csv_design(s, dir, "design.csv", e);
   }
   char path[4200];
-  wsisa__run_path(s, "samples.csv", path, sizeof path);
+  snprintf(path, sizeof path, "%s/samples.csv", dir);
   wsisa_csv_writer *w;
   int rc = wsisa_csv_create(path, &w, e);
   if (rc) return rc;
@@ -180,13 +188,9 @@ int wsisa__results_study(wsisa__study_run *s, wsisa_err *e) {
   wsisa__run_path(s, "study.json", path, sizeof path);
   int rc = wsisa_study_to_json(s->study, &text, e);
   if (rc) return rc;
-  FILE *f = fopen(path, "w");
-  if (!f || fputs(text, f) < 0 || fclose(f)) {
-    free(text);
-    return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  }
+  rc = wsisa_output_write(path, text, strlen(text), e);
   free(text);
-  return 0;
+  return rc;
 }
 
 static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warnings,
@@ -296,9 +300,12 @@ int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
     json_object_set_new(earlier, "resumes", resumes);
     json_decref(inputs);
     json_decref(warnings);
-    int rc = json_dump_file(earlier, run_json, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+    char *text = json_dumps(earlier, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
     json_decref(earlier);
-    return rc ? wsisa_error(e, WSISA_EIO, "%s: cannot write", run_json) : 0;
+    if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", run_json);
+    int rc = wsisa_output_write(run_json, text, strlen(text), e);
+    free(text);
+    return rc;
   }
   json_decref(earlier);
   int rc = write_provenance(s, inputs, warnings, resumes, e);
@@ -341,6 +348,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
                                 (json_int_t)mc->memory_available));
   json_object_set_new(root, "memory_limit_bytes",
                       json_integer((json_int_t)s->study->execution.memory_limit));
+  json_object_set_new(root, "baseline_rss_kib", json_integer((json_int_t)(s->baseline_rss / 1024)));
   json_object_set_new(json_object_get(root, "reuse"), "cost_model",
                       json_string(s->cost_source ? s->cost_source : "tasks"));
   if (s->cost_source && strcmp(s->cost_source, "tasks") != 0) {
@@ -354,9 +362,12 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   /* this process's figures: after a resume, those of the units it ran */
   json_object_set_new(root, "resumes", resumes);
   wsisa__run_path(s, "run.json", path, sizeof path);
-  int rc = json_dump_file(root, path, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
+  char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
   json_decref(root);
-  return rc ? wsisa_error(e, WSISA_EIO, "%s: cannot write", path) : 0;
+  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  int rc = wsisa_output_write(path, text, strlen(text), e);
+  free(text);
+  return rc;
 }
 
 /* The ranking the user reads first: parameters by their main index for the

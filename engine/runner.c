@@ -1,13 +1,25 @@
 /* A whole study (`wsisa run`): tiles, design, reuse plan, execution on StarPU
  * and MPI ranks through the unit queue, the journal, metrics, indices and
  * provenance. Each step is a function of its own; wsisa_runner_run strings
- * them together. */
+ * them together.
+ *
+ * The results folder: everything that can be refused is refused before it
+ * exists; it is made complete enough to resume (study.json, samples.csv, the
+ * journal's header) in a temporary folder beside it and renamed into place;
+ * one process writes it at a time (a flock on DIR/lock, which holds the
+ * writer's pid); `wsisa run --check DIR` verifies it. */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "codelets/codelets.h"
@@ -26,6 +38,19 @@ static int add_tile(wsisa__study_run *s, const wsisa_tile_ref *t, const char *na
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   s->tiles[s->ntiles++] = *t;
   return 0;
+}
+
+/* Messages of the slide and grid code name the `wsisa tiles` flags; here the
+ * settings come from the study, so its fields are named instead. */
+static int study_field_error(const wsisa__study_run *s, const wsisa_err *inner, wsisa_err *e) {
+  static const char *const flag[][2] = {
+      {"--tile ", "inputs.tile_size: "}, {"--overlap ", "inputs.overlap: "},
+      {"--level ", "inputs.level: "}, {"--mpp ", "inputs.mpp: "}};
+  for (size_t i = 0; i < sizeof flag / sizeof *flag; i++)
+    if (strncmp(inner->msg, flag[i][0], strlen(flag[i][0])) == 0)
+      return wsisa_error(e, inner->code, "%s: %s%s", s->study->path, flag[i][1],
+                         inner->msg + strlen(flag[i][0]));
+  return wsisa_error(e, inner->code, "%s", inner->msg);
 }
 
 static int add_input(wsisa__study_run *s, const char *path, int is_slide, const wsisa_scale *scale,
@@ -53,8 +78,14 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   char name[4400];
   int rc = wsisa_slide_open(path, &slide, e);
   if (rc) return rc;
-  if (!(rc = wsisa_scale_choose_level(slide, in->slide_mpp, in->mpp, in->level, &scale, e)))
-    rc = wsisa_grid_make_scaled(slide, &scale, in->tile_size, in->overlap, &g, e);
+  wsisa_err inner = WSISA_ERR_INIT;
+  int nlevels = wsisa_slide_level_count(slide);
+  if (in->level >= nlevels)
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs.level: %d is not a level of %s (levels 0..%d)",
+                     s->study->path, in->level, path, nlevels - 1);
+  else if (!(rc = wsisa_scale_choose_level(slide, in->slide_mpp, in->mpp, in->level, &scale, e)) &&
+      wsisa_grid_make_scaled(slide, &scale, in->tile_size, in->overlap, &g, &inner))
+    rc = study_field_error(s, &inner, e);
   if (!rc) rc = add_input(s, path, 1, &scale, &ri, e);
   if (!rc && in->stain_check) {
     ri->stain_checked = 1;
@@ -129,10 +160,17 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) { return collect_tiles
 /* A design made elsewhere (wsisa sample, another SA tool): one row per run,
  * run_id first, segmentation parameters by their canonical names; the
  * parameters it does not name keep their defaults. */
-static int design_from_csv(wsisa__study_run *s, const char *path, wsisa_err *e) {
+static int design_from_csv(wsisa__study_run *s, const char *path, size_t max_runs,
+                           wsisa_err *e) {
   wsisa_csv *c = NULL;
   int rc = wsisa_csv_read(path, &c, e);
   if (rc) return rc;
+  if (max_runs && c->nrows > max_runs) {
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs, more than %zu (--force goes on if the "
+                     "machine can hold them)", path, c->nrows, max_runs);
+    wsisa_csv_free(c);
+    return rc;
+  }
   long col_of[WSISA_SEG_NPARAMS];
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) col_of[p] = wsisa_csv_column(c, wsisa_seg_param_name(p));
   for (size_t k = 1; k < c->ncols && !rc; k++)
@@ -164,10 +202,11 @@ static int design_from_csv(wsisa__study_run *s, const char *path, wsisa_err *e) 
   return rc;
 }
 
-static int make_design(wsisa__study_run *s, const char *samples, wsisa_err *e) {
+static int make_design(wsisa__study_run *s, const char *samples, size_t max_runs,
+                       wsisa_err *e) {
   if (samples) {
     s->from_csv = 1;
-    return design_from_csv(s, samples, e);
+    return design_from_csv(s, samples, max_runs, e);
   }
   int rc = wsisa_study_design(s->study, NULL, &s->space, &s->sa, &s->design, e);
   if (rc) return rc;
@@ -225,23 +264,189 @@ static const char default_study[] =
     "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
     "  \"metric\": [\"dice\", \"jaccard\"] }\n";
 
-/* ---- the steps of a run ------------------------------------------------------ */
+/* ---- the results folder --------------------------------------------------------- */
 
-static int prepare_dir(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
-  snprintf(s->dir, sizeof s->dir, "%s", r->resume ? r->resume : r->out);
+/* What one run keeps per run besides its tiles' counts: the parameters, the
+ * task keys and its share of the reuse plan (compact graph, trees, buckets;
+ * as engine/plan.c measures for `wsisa plan`), and per (run, tile) its
+ * counts. */
+#define RUN_BYTES (WSISA_SEG_NPARAMS * 8 + WSISA_SEG_LEVELS * 8 + 2560)
+#define RUN_TILE_BYTES (sizeof(wsisa_counts) + 1)
+
+/* The pid a lock file holds, 0 if unreadable. */
+static long lock_holder(int fd) {
+  char buf[32] = "";
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  return strtol(buf, NULL, 10);
+}
+
+/* flock DIR/lock for this process (exclusive: a writer; shared: --check, which
+ * only waits for no writer) and, as a writer, put our pid in it. The lock goes
+ * with the process, however it ends: a killed run leaves no stale lock. */
+static int lock_folder(const char *dir, int exclusive, int *fd_out, wsisa_err *e) {
   char path[4200];
-  wsisa__run_path(s, "study.json", path, sizeof path);
-  if (r->resume) return 0; /* its study.json was read already */
-  if (access(path, F_OK) == 0)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "-o %s: already holds a study's results (use --resume %s, or another -o)",
-                       s->dir, s->dir);
-  if (mkdir(s->dir, 0755) != 0 && errno != EEXIST)
-    return wsisa_error(e, WSISA_EIO, "-o %s: %s", s->dir, strerror(errno));
-  if (access(s->dir, W_OK) != 0)
-    return wsisa_error(e, WSISA_EIO, "-o %s: not writable (%s)", s->dir, strerror(errno));
+  snprintf(path, sizeof path, "%s/lock", dir);
+  *fd_out = -1;
+  int fd = open(path, (exclusive ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    if (!exclusive && errno == ENOENT) return 0;
+    return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  }
+  if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+    int err = errno;
+    long pid = lock_holder(fd);
+    /* the holder writes its pid just after it locks: give it that moment */
+    for (int i = 0; i < 20 && pid <= 0 && err == EWOULDBLOCK; i++) {
+      nanosleep(&(struct timespec){0, 10000000}, NULL);
+      pid = lock_holder(fd);
+    }
+    close(fd);
+    if (err == EWOULDBLOCK)
+      return pid > 0 ? wsisa_error(e, WSISA_EUSAGE,
+                                   "%s: in use by another wsisa run (pid %ld); one writer at a "
+                                   "time",
+                                   dir, pid)
+                     : wsisa_error(e, WSISA_EUSAGE,
+                                   "%s: in use by another wsisa run; one writer at a time", dir);
+    return wsisa_error(e, WSISA_EIO, "%s: cannot lock: %s", path, strerror(err));
+  }
+  if (exclusive) {
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
+      int err = errno;
+      close(fd);
+      return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err));
+    }
+  }
+  *fd_out = fd;
   return 0;
 }
+
+/* A folder this process made, with the files it put there. */
+static void remove_folder(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *ent;
+  char path[4400];
+  while (d && (ent = readdir(d))) {
+    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
+    unlink(path);
+  }
+  if (d) closedir(d);
+  rmdir(dir);
+}
+
+static int folder_empty(const char *dir) {
+  DIR *d = opendir(dir);
+  struct dirent *ent;
+  int empty = d != NULL;
+  while (empty && (ent = readdir(d)))
+    empty = strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0;
+  if (d) closedir(d);
+  return empty;
+}
+
+/* The folder -o names, checked before any work: new or empty, with a place
+ * beside it for the temporary folder. */
+static int check_new_folder(const char *dir, wsisa_err *e) {
+  struct stat st;
+  char path[4200];
+  if (stat(dir, &st) == 0) {
+    if (!S_ISDIR(st.st_mode))
+      return wsisa_error(e, WSISA_EUSAGE, "-o %s: exists and is not a folder", dir);
+    int fd;
+    /* a writer inside: say who */
+    snprintf(path, sizeof path, "%s/lock", dir);
+    if (access(path, F_OK) == 0) {
+      int rc = lock_folder(dir, 0, &fd, e);
+      if (rc) return rc;
+      if (fd >= 0) close(fd);
+    }
+    snprintf(path, sizeof path, "%s/study.json", dir);
+    if (access(path, F_OK) == 0)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "-o %s: already holds a study's results (use --resume %s, or another -o)",
+                         dir, dir);
+    if (!folder_empty(dir))
+      return wsisa_error(e, WSISA_EUSAGE, "-o %s: not empty (give a new or an empty folder)", dir);
+  } else if (errno != ENOENT) {
+    return wsisa_error(e, WSISA_EIO, "-o %s: %s", dir, strerror(errno));
+  }
+  snprintf(path, sizeof path, "%s", dir);
+  char *slash = strrchr(path, '/');
+  const char *parent = !slash ? "." : slash == path ? "/" : (*slash = '\0', path);
+  if (access(parent, W_OK) != 0)
+    return wsisa_error(e, WSISA_EIO, "-o %s: cannot create it in %s (%s)", dir, parent,
+                       strerror(errno));
+  return 0;
+}
+
+static int sync_dir(const char *dir) {
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int rc = fsync(fd);
+  close(fd);
+  return rc;
+}
+
+/* Make the results folder complete enough to resume from the moment it
+ * exists: locked, study.json, samples.csv (and design.csv), the journals'
+ * headers, all synced in a temporary folder beside it, then renamed into
+ * place. */
+static int create_folder(wsisa__study_run *s, const char *out, wsisa_err *e) {
+  char temp[4096], parent[4096];
+  if (strlen(out) + 12 >= sizeof temp)
+    return wsisa_error(e, WSISA_EUSAGE, "-o %s: path too long", out);
+  snprintf(temp, sizeof temp, "%s.tmp-XXXXXX", out);
+  if (!mkdtemp(temp))
+    return wsisa_error(e, WSISA_EIO, "-o %s: cannot create a folder beside it (%s)", out,
+                       strerror(errno));
+  /* mkdtemp makes it 0700; a results folder is as readable as mkdir makes it */
+  mode_t mask = umask(0);
+  umask(mask);
+  chmod(temp, 0777 & ~mask);
+  snprintf(s->dir, sizeof s->dir, "%s", temp);
+  int rc = lock_folder(temp, 1, &s->lock_fd, e);
+  if (!rc) rc = wsisa__results_study(s, e);
+  if (!rc) rc = wsisa__results_samples(s, NULL, e);
+  if (!rc) rc = wsisa__journal_open(s, 1, e);
+  if (!rc && s->features) {
+    wsisa__run_features_move(s->features, temp);
+    rc = wsisa__run_features_open(s->features, 1, e);
+  }
+  if (!rc && sync_dir(temp) != 0)
+    rc = wsisa_error(e, WSISA_EIO, "%s: %s", temp, strerror(errno));
+  if (!rc && rename(temp, out) != 0) {
+    int err = errno;
+    if (err == EEXIST || err == ENOTEMPTY) {
+      /* another command made it meanwhile: say which if it is a writer */
+      int fd;
+      rc = lock_folder(out, 0, &fd, e);
+      if (fd >= 0) close(fd);
+      if (!rc)
+        rc = wsisa_error(e, WSISA_EUSAGE, "-o %s: made by another command meanwhile", out);
+    } else {
+      rc = wsisa_error(e, WSISA_EIO, "-o %s: %s", out, strerror(err));
+    }
+  }
+  if (rc) {
+    remove_folder(temp);
+    snprintf(s->dir, sizeof s->dir, "%s", out);
+    return rc;
+  }
+  snprintf(s->dir, sizeof s->dir, "%s", out);
+  if (s->features) wsisa__run_features_move(s->features, out);
+  s->created = 1;
+  snprintf(parent, sizeof parent, "%s", out);
+  char *slash = strrchr(parent, '/');
+  sync_dir(!slash ? "." : slash == parent ? "/" : (*slash = '\0', parent));
+  return 0;
+}
+
+/* ---- the steps of a run ------------------------------------------------------ */
 
 /* The request's settings over the study's. */
 static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
@@ -251,11 +456,21 @@ static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
   if (r->max_bucket_size) ro->max_bucket_size = (int)r->max_bucket_size;
   if (r->active_paths) ro->active_paths = (int)r->active_paths;
   if (r->memory_limit) s->study->execution.memory_limit = r->memory_limit;
+  /* given costs: --level-costs, else the study's (a resumed run's: those it
+   * planned with) */
   s->cost_source = "tasks";
-  if (r->level_cost) {
-    memcpy(s->level_cost, r->level_cost, sizeof s->level_cost);
+  const double *given = r->level_cost ? r->level_cost
+                        : ro->nlevel_costs && ro->cost != WSISA_STUDY_COST_TASKS ? ro->level_costs
+                                                                                 : NULL;
+  if (given) {
+    memcpy(s->level_cost, given, sizeof s->level_cost);
     s->cost_source = "level_costs";
   }
+}
+
+/* The results folder a --resume or --check names, NULL for a new run. */
+static const char *existing(const wsisa_runner_request *r) {
+  return r->resume ? r->resume : r->check;
 }
 
 /* The study (from its file, the results folder, or the default), checked
@@ -263,12 +478,13 @@ static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
 static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *study_path, size_t cap,
                       const char **sched, wsisa_err *e) {
   int rc;
-  if (r->resume) snprintf(study_path, cap, "%s/study.json", r->resume);
+  const char *dir = existing(r);
+  if (dir) snprintf(study_path, cap, "%s/study.json", dir);
   else if (r->study) snprintf(study_path, cap, "%s", r->study);
-  if (r->resume && access(study_path, R_OK) != 0)
-    return wsisa_error(e, WSISA_EUSAGE, "--resume %s: no study.json there: not a results folder",
-                       r->resume);
-  if (!r->resume && !r->study) {
+  if (dir && access(study_path, R_OK) != 0)
+    return wsisa_error(e, WSISA_EUSAGE, "%s %s: no study.json there: not a results folder",
+                       r->resume ? "--resume" : "--check", dir);
+  if (!dir && !r->study) {
     snprintf(study_path, cap, "(default study)");
     char sample[4096], quoted[8200], text[sizeof default_study + sizeof quoted];
     if (wsisa_data_file("CMU-1-Small-Region.svs", WSISA_DATA_DIR, sample, sizeof sample))
@@ -295,39 +511,74 @@ static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *
   *sched = s->study->execution.scheduler;
   wsisa_env env;
   wsisa_env_read(&env);
+  if (*sched && !wsisa_sched_valid(*sched))
+    return wsisa_error(e, WSISA_EUSAGE, "%s: execution.scheduler: %s: unknown (one of: %s)",
+                       study_path, *sched, wsisa_sched_names());
   if (!*sched) *sched = env.sched;
   if (*sched && !wsisa_sched_valid(*sched))
-    return wsisa_error(e, WSISA_EUSAGE, "scheduler %s: unknown (one of: %s)", *sched,
-                       wsisa_sched_names());
+    return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED: scheduler %s: unknown (one of: %s)",
+                       *sched, wsisa_sched_names());
   return 0;
 }
 
-/* Folder, design, tiles, the study and design on disk, journal open (and
- * read back on resume). */
+/* Where the memory a run may use comes from, for messages. */
+static const char *memory_source(const wsisa__study_run *s, const wsisa_runner_request *r) {
+  if (r->memory_limit) return "--memory-limit";
+  return s->study->execution.memory_limit ? "execution.memory_limit" : NULL;
+}
+
+/* Design and tiles, refused up front when they cannot fit: the design's size
+ * is checked before it is made (a 10^7-sample study is refused at once), then
+ * runs x tiles against the memory. */
 static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
-  int rc = prepare_dir(s, r, e);
-  if (rc) return rc;
+  const char *dir = existing(r);
   char design_csv[4200];
-  wsisa__run_path(s, "design.csv", design_csv, sizeof design_csv);
+  snprintf(design_csv, sizeof design_csv, "%s/design.csv", dir ? dir : ".");
   const char *samples = r->samples;
-  if (r->resume && access(design_csv, R_OK) == 0) samples = design_csv;
-  if ((rc = make_design(s, samples, e)) || (rc = collect_tiles(s, e))) return rc;
+  if (dir && access(design_csv, R_OK) == 0) samples = design_csv;
+  size_t max_runs = r->force ? 0 : WSISA_STUDY_MAX_RUNS, rows;
+  uint64_t memory = s->study->execution.memory_limit;
+  const char *source = memory_source(s, r);
+  int rc = samples ? 0
+                   : wsisa_study_check_size(s->study, NULL, max_runs, RUN_BYTES, memory, source,
+                                            &rows, e);
+  if (rc || (rc = make_design(s, samples, max_runs, e)) || (rc = collect_tiles(s, e))) return rc;
+  double need = (double)s->nruns * (RUN_BYTES + (double)s->ntiles * RUN_TILE_BYTES);
+  if (!memory) memory = wsisa_memory_available(), source = "the memory available";
+  if (memory && need > (double)memory)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: %zu runs x %zu tiles need about %.1f GiB to run, more than %s (%.1f GiB)",
+                       samples ? samples : s->study->path, s->nruns, s->ntiles,
+                       need / 1073741824.0, source, (double)memory / 1073741824.0);
   s->counts = calloc(s->nruns * s->ntiles, sizeof *s->counts);
   s->have = calloc(s->nruns * s->ntiles, 1);
   if (!s->counts || !s->have) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  /* the study and its design are written first: --resume reads them back */
-  if (!r->resume &&
-      ((rc = wsisa__results_study(s, e)) || (rc = wsisa__results_samples(s, e))))
-    return rc;
-  if ((rc = wsisa__run_features_new(s->study->metrics, s->study->nmetrics, s->nruns, s->ntiles,
-                                    s->dir, &s->features, e)))
-    return rc;
-  if (r->resume && (rc = wsisa__journal_read(s, e))) return rc;
-  if (s->features && r->resume && (rc = wsisa__run_features_read(s->features, s->have, e)))
-    return rc;
-  if ((rc = wsisa__journal_open(s, !r->resume, e))) return rc;
-  if (s->features && (rc = wsisa__run_features_open(s->features, !r->resume, e))) return rc;
-  return 0;
+  return wsisa__run_features_new(s->study->metrics, s->study->nmetrics, s->nruns, s->ntiles,
+                                 s->dir, &s->features, e);
+}
+
+/* --resume: the folder locked, what the journals hold read back (a torn last
+ * line cut off), the journals open for appending. */
+static int reopen(wsisa__study_run *s, wsisa_err *e) {
+  char path[4200];
+  int rc;
+  /* a folder made before the temporary-folder step may lack its design */
+  wsisa__run_path(s, "samples.csv", path, sizeof path);
+  if (access(path, F_OK) != 0) {
+    wsisa_log(WSISA_LOG_WARN, "run", "%s: missing; written again from the study", path);
+    if ((rc = wsisa__results_samples(s, NULL, e))) return rc;
+  }
+  wsisa__run_path(s, "journal.csv", path, sizeof path);
+  int fresh = access(path, F_OK) != 0;
+  if (fresh) wsisa_log(WSISA_LOG_WARN, "run", "%s: missing; every unit runs", path);
+  else if ((rc = wsisa__journal_read(s, 1, NULL, e))) return rc;
+  if ((rc = wsisa__journal_open(s, fresh, e))) return rc;
+  if (!s->features) return 0;
+  wsisa__run_path(s, "feature_values.csv", path, sizeof path);
+  fresh = access(path, F_OK) != 0;
+  if (fresh) memset(s->have, 0, s->nruns * s->ntiles);
+  else if ((rc = wsisa__run_features_read(s->features, s->have, 1, NULL, NULL, e))) return rc;
+  return wsisa__run_features_open(s->features, fresh, e);
 }
 
 /* Units whose every run already has its counts (resume). */
@@ -344,45 +595,102 @@ static uint8_t *units_done(const wsisa__study_run *s) {
   return done;
 }
 
-/* StarPU (and the MPI workers) up, the reuse plan, every unit not done. */
-static int execute(wsisa__study_run *s, const char *sched, wsisa_err *e) {
+/* StarPU (and the MPI workers) up and the reuse plan. */
+static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
   /* every task measured: the performance models learn from each run */
   wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 1};
   int rc = wsisa_codelets_start(&ropts, e);
   if (rc) return rc;
-  wsisa_estimate *est = NULL;
+  s->runtime = 1;
+  /* StarPU catches SIGINT for itself (and hands it on): ours again */
+  wsisa_units_catch_signals();
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
-  if (!rc) rc = wsisa__run_forecast_costs(s, &est, e);
-  if (!rc) rc = make_plan(s, e);
-  uint8_t *done = rc ? NULL : units_done(s);
-  if (!rc && !done) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc) {
-    s->units_total = s->ntiles * s->buckets->n_buckets;
-    for (size_t u = 0; u < s->units_total; u++) s->units_run += !done[u];
+  /* the models' costs first: the plan may weigh buckets by them */
+  if (!rc) rc = wsisa__run_forecast_costs(s, &s->est, e);
+  return rc ? rc : make_plan(s, e);
+}
+
+/* RMSR's K from the memory limit, with what the process holds now (StarPU,
+ * the libraries, design and plan) counted in: a limit below what one path
+ * needs is refused with the smallest that works. */
+static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_exec_opts *eo,
+                       wsisa_err *e) {
+  size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
+  uint64_t asked = s->study->execution.memory_limit, minimum = 0;
+  const char *source = memory_source(s, r);
+  s->baseline_rss = wsisa_rss_now();
+  eo->active_paths =
+      wsisa_exec_active_paths(k_asked, wsisa_memory_available(), s->baseline_rss,
+                              &s->study->execution.memory_limit, s->tiles, s->ntiles, eo, &minimum);
+  if (!eo->active_paths && asked)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s%s%s %.0fM: below what one path of this study needs here (%.0f MiB "
+                       "held before the first unit, then the tile, the running tasks and one "
+                       "path); give at least %.0fM",
+                       r->memory_limit ? "" : s->study->path, r->memory_limit ? "" : ": ",
+                       source, (double)asked / 1048576.0, (double)s->baseline_rss / 1048576.0,
+                       ceil((double)minimum / 1048576.0));
+  if (!eo->active_paths) {
+    wsisa_log(WSISA_LOG_WARN, "run",
+              "%.0f MiB available is below one active path (%.0f MiB); running with K = 1",
+              (double)s->study->execution.memory_limit / 1048576.0,
+              (double)minimum / 1048576.0);
+    eo->active_paths = 1;
   }
+  wsisa_log(WSISA_LOG_INFO, "run", "K = %zu active paths; %.0f MiB held before the units, limit %.0f MiB",
+            eo->active_paths, (double)s->baseline_rss / 1048576.0,
+            (double)s->study->execution.memory_limit / 1048576.0);
+  s->study->reuse.active_paths = (int)eo->active_paths;
+  return 0;
+}
+
+/* The one line a SIGINT or SIGTERM ends with. */
+static int interrupted(const wsisa__study_run *s, int have_folder, size_t before, size_t total,
+                       wsisa_err *e) {
+  if (!have_folder)
+    return wsisa_error(e, WSISA_EINTERRUPTED, "interrupted before any unit ran; nothing written");
+  if (!total)
+    return wsisa_error(e, WSISA_EINTERRUPTED,
+                       "interrupted before any unit ran; continue with `wsisa run --resume %s`",
+                       s->dir);
+  return wsisa_error(e, WSISA_EINTERRUPTED,
+                     "interrupted after %zu of %zu units; continue with `wsisa run --resume %s`",
+                     before + s->units_journaled, total, s->dir);
+}
+
+/* Every unit not done, each journaled as it ends; the folder is made (a new
+ * run) once nothing is left to refuse. */
+static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+  uint8_t *done = units_done(s);
+  if (!done) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  size_t total = s->ntiles * s->buckets->n_buckets, before = 0;
+  for (size_t u = 0; u < total; u++) before += done[u];
+  /* every MPI rank derives its own K from what was asked (engine/dist.c) */
+  size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
+  uint64_t limit_asked = s->study->execution.memory_limit;
+  wsisa_exec_opts eo = {.normalize = 1,
+                        .share_tile_stage = s->study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
+                        .object_match = s->object_match,
+                        .features = s->features != NULL};
+  int rc = plan_memory(s, r, &eo, e);
+  int have_folder = r->resume != NULL;
+  if (!rc && !have_folder && !wsisa_units_interrupted()) {
+    rc = create_folder(s, s->out, e);
+    have_folder = !rc;
+  }
+  if (!rc && wsisa_units_interrupted()) rc = WSISA_EINTERRUPTED;
   if (!rc) {
-    /* every rank derives its own K from what was asked (engine/dist.c) */
-    size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
-    uint64_t limit_asked = s->study->execution.memory_limit;
-    wsisa_exec_opts eo = {
-        .active_paths = wsisa_exec_active_paths(k_asked, s->machine.memory_available,
-                                                &s->study->execution.memory_limit, s->tiles,
-                                                s->ntiles),
-        .normalize = 1,
-        .share_tile_stage = s->study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
-        .object_match = s->object_match,
-        .features = s->features != NULL};
-    s->study->reuse.active_paths = (int)eo.active_paths;
-    wsisa__run_forecast_predict(s, est, &eo, done);
+    s->units_total = total;
+    s->units_run = total - before;
+    wsisa__run_forecast_predict(s, s->est, &eo, done);
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
-                        limit_asked, wsisa__journal_unit, s, &s->stats, e);
+                         limit_asked, wsisa__journal_unit, s, &s->stats, e);
     s->t_exec = wsisa_now() - t0;
   }
+  if (rc == WSISA_EINTERRUPTED) rc = interrupted(s, have_folder, before, total, e);
   free(done);
-  wsisa_estimate_free(est);
   if (!rc) rc = wsisa__results_provenance(s, e);
-  wsisa_runtime_shutdown();
   return rc;
 }
 
@@ -407,7 +715,7 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
     if (!s->have[i])
       return wsisa_error(e, WSISA_EINTERNAL, "run %zu has no result for tile %zu", i / s->ntiles,
                          i % s->ntiles);
-  int rc = wsisa__results_metrics(s, e);
+  int rc = wsisa__results_metrics(s, NULL, e);
   if (rc) return rc;
   if (s->from_csv)
     printf("design from %s: no indices computed here (the study's method may not match it); "
@@ -424,12 +732,163 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
   return 0;
 }
 
+/* A new run or a resumed one, from the checks to the indices. */
+static int run(wsisa__study_run *s, const wsisa_runner_request *r, const char *sched,
+               wsisa_err *e) {
+  /* one writer per folder: a second --resume is refused before any work */
+  int rc = r->resume ? lock_folder(s->dir, 1, &s->lock_fd, e) : check_new_folder(s->out, e);
+  if (!rc) rc = prepare(s, r, e);
+  if (!rc && r->resume) rc = reopen(s, e);
+  if (!rc && wsisa_units_interrupted())
+    rc = interrupted(s, r->resume != NULL, 0, 0, e);
+  if (!rc) rc = start(s, sched, e);
+  if (!rc) rc = execute(s, r, e);
+  if (s->runtime) {
+    wsisa_runtime_shutdown();
+    s->runtime = 0;
+  }
+  char design_csv[4200];
+  wsisa__run_path(s, "design.csv", design_csv, sizeof design_csv);
+  if (!rc) rc = finish(s, r->resume && s->from_csv ? design_csv : r->samples, e);
+  if (!rc || rc == WSISA_EINTERRUPTED) return rc;
+  if (s->created && !s->units_journaled) {
+    /* nothing done yet: leave nothing behind */
+    remove_folder(s->dir);
+  } else if (e && s->units_journaled) {
+    size_t n = strlen(e->msg);
+    snprintf(e->msg + n, sizeof e->msg - n,
+             "; the finished units are kept: `wsisa run --resume %s` goes on from them", s->dir);
+  }
+  return rc;
+}
+
+/* ---- wsisa run --check ---------------------------------------------------------- */
+
+typedef struct findings {
+  char text[16][600];
+  size_t n;
+} findings;
+
+static void found(findings *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void found(findings *f, const char *fmt, ...) {
+  if (f->n < sizeof f->text / sizeof *f->text) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->text[f->n], sizeof f->text[0], fmt, ap);
+    va_end(ap);
+  }
+  f->n++;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t cap = 0, n = 0, got;
+  do {
+    if (n + 65536 > cap) {
+      char *g = realloc(buf, cap = 2 * cap + 65536);
+      if (!g) break;
+      buf = g;
+    }
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+  } while (got > 0);
+  fclose(f);
+  if (buf) *len = n;
+  return buf;
+}
+
+/* `name` in the folder against the one made again from the journal. */
+static void compare(findings *f, const wsisa__study_run *s, const char *made_dir, const char *name,
+                    const char *what) {
+  char path[4400], made[4400];
+  snprintf(path, sizeof path, "%s/%s", s->dir, name);
+  snprintf(made, sizeof made, "%s/%s", made_dir, name);
+  size_t la = 0, lb = 0;
+  char *a = slurp(path, &la), *b = slurp(made, &lb);
+  if (!a) {
+    found(f, "%s: %s", path, strerror(errno));
+  } else if (b && (la != lb || memcmp(a, b, la) != 0)) {
+    size_t line = 1, i = 0;
+    while (i < la && i < lb && a[i] == b[i]) line += a[i++] == '\n';
+    found(f, "%s:%zu: not what %s gives", path, line, what);
+  }
+  free(a);
+  free(b);
+}
+
+static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+  int rc = lock_folder(s->dir, 0, &s->lock_fd, e);
+  if (!rc) rc = prepare(s, r, e);
+  if (rc) return rc;
+  findings f;
+  memset(&f, 0, sizeof f);
+  wsisa__journal_summary js;
+  wsisa_err inner = WSISA_ERR_INIT;
+  int journal_ok = !wsisa__journal_read(s, 0, &js, &inner);
+  if (!journal_ok) found(&f, "%s", inner.msg);
+  else if (js.torn)
+    found(&f, "%s/journal.csv:%zu: last line torn (a resume cuts it off and runs its unit again)",
+          s->dir, js.torn);
+  size_t flines = 0, ftorn = 0;
+  if (journal_ok && s->features) {
+    wsisa_err_clear(&inner);
+    if (wsisa__run_features_read(s->features, s->have, 0, &flines, &ftorn, &inner))
+      found(&f, "%s", inner.msg), journal_ok = 0;
+    else if (ftorn)
+      found(&f, "%s/feature_values.csv:%zu: last line torn (a resume cuts it off)", s->dir, ftorn);
+  }
+  size_t total = s->nruns * s->ntiles, have = 0;
+  for (size_t i = 0; i < total; i++) have += s->have[i];
+  if (journal_ok && have < total)
+    found(&f, "%s: %zu of %zu (run, tile) results in the journal; `wsisa run --resume %s` "
+          "finishes the study", s->dir, have, total, s->dir);
+  /* the files the journal gives, made again beside and compared byte for byte */
+  char made[] = "/tmp/wsisa-check-XXXXXX";
+  if (!mkdtemp(made)) return wsisa_error(e, WSISA_EIO, "/tmp: %s", strerror(errno));
+  if (!wsisa__results_samples(s, made, &inner)) {
+    compare(&f, s, made, "samples.csv", "the study's design");
+    if (s->from_csv) compare(&f, s, made, "design.csv", "the study's design");
+  }
+  if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
+    compare(&f, s, made, "metrics.csv", "the journal");
+    compare(&f, s, made, "outputs.csv", "the journal");
+    char path[4400];
+    const char *expected[] = {"run.json", s->from_csv ? NULL : "indices.csv"};
+    for (size_t i = 0; i < 2; i++) {
+      if (!expected[i]) continue;
+      snprintf(path, sizeof path, "%s/%s", s->dir, expected[i]);
+      if (access(path, R_OK) != 0) found(&f, "%s: %s", path, strerror(errno));
+    }
+  }
+  remove_folder(made);
+  if (f.n == 1) return wsisa_error(e, WSISA_EFORMAT, "%s", f.text[0]);
+  if (f.n) {
+    for (size_t i = 0; i < f.n && i < sizeof f.text / sizeof *f.text; i++)
+      fprintf(stderr, "  %s\n", f.text[i]);
+    return wsisa_error(e, WSISA_EFORMAT, "%s: not whole: %zu problems (listed above)", s->dir, f.n);
+  }
+  printf("%s: whole\n", s->dir);
+  printf("  journal.csv: %zu whole lines (%zu repeated), %zu of %zu (run, tile) results (%zu runs "
+         "x %zu tiles)\n", js.lines, js.repeats, have, total, s->nruns, s->ntiles);
+  if (s->features) printf("  feature_values.csv: %zu whole lines\n", flines);
+  printf("  samples.csv%s: the study's design\n", s->from_csv ? ", design.csv" : "");
+  printf("  metrics.csv, outputs.csv: what the journal gives\n");
+  printf("  run.json%s: present\n", s->from_csv ? "" : ", indices.csv");
+  return 0;
+}
+
+/* ---- a run's life ------------------------------------------------------------- */
+
 static void run_free(wsisa__study_run *s) {
+  if (s->runtime) wsisa_runtime_shutdown();
   if (s->journal) fclose(s->journal);
   for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
   free(s->tile_names);
   free(s->tiles);
   free(s->inputs);
+  wsisa_estimate_free(s->est);
   free(s->params);
   free(s->run_ids);
   free(s->counts);
@@ -440,25 +899,33 @@ static void run_free(wsisa__study_run *s) {
   if (s->design) wsisa_sa_design_free(s->design);
   if (s->space) wsisa_sa_space_free(s->space);
   if (s->study) wsisa_study_free(s->study);
+  /* the lock goes last: the folder is complete when the next writer comes */
+  if (s->lock_fd >= 0) close(s->lock_fd);
 }
 
 int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
   wsisa__study_run s;
   memset(&s, 0, sizeof s);
+  s.lock_fd = -1;
   s.t_start = wsisa_now();
+  /* from here SIGINT and SIGTERM stop the run between units (engine/units.c);
+   * a worker rank waits for the manager to tell it to stop */
+  wsisa_units_catch_signals();
   /* under mpirun, ranks other than 0 only execute what the manager hands out */
   int rc = wsisa_dist_start(r->unit_timeout > 0 ? r->unit_timeout : 600.0, e);
   if (!rc && wsisa_dist_rank() > 0) {
     rc = wsisa_dist_worker(e);
   } else if (!rc) {
     wsisa_machine_read(&s.machine);
-    char study_path[4200], design_csv[4200];
+    char study_path[4200];
     const char *sched = NULL;
-    if (!(rc = load_study(&s, r, study_path, sizeof study_path, &sched, e)) &&
-        !(rc = prepare(&s, r, e)) && !(rc = execute(&s, sched, e))) {
-      wsisa__run_path(&s, "design.csv", design_csv, sizeof design_csv);
-      rc = finish(&s, r->resume && s.from_csv ? design_csv : r->samples, e);
-    }
+    snprintf(s.dir, sizeof s.dir, "%s", existing(r) ? existing(r) : r->out);
+    /* "results/" names the folder results: its temporary one goes beside it */
+    size_t n = strlen(s.dir);
+    while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
+    snprintf(s.out, sizeof s.out, "%s", s.dir);
+    rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
+    if (!rc) rc = r->check ? check(&s, r, e) : run(&s, r, sched, e);
   }
   run_free(&s);
   wsisa_dist_end();

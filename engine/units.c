@@ -6,7 +6,12 @@
  *
  * A rank holds at most CREDIT units: the next one is queued while the current
  * one drains, so workers do not idle at unit boundaries. Units of a rank's
- * current tile come first, so each rank loads few tiles. */
+ * current tile come first, so each rank loads few tiles.
+ *
+ * SIGINT and SIGTERM stop the queue between units: no unit is handed out
+ * after one arrives, the units in flight end and are reported (so journaled),
+ * then the queue returns WSISA_EINTERRUPTED. */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +37,39 @@ typedef struct queue {
 } queue;
 
 static int alive(int r) { return r == 0 || wsisa__dist_alive(r); }
+
+/* ---- signals ---------------------------------------------------------------- */
+
+static volatile sig_atomic_t interrupted;
+
+/* Only a flag (async-signal-safe); a second signal ends the process at once. */
+static void on_signal(int sig) {
+  if (interrupted) {
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
+  interrupted = sig;
+}
+
+void wsisa_units_catch_signals(void) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+int wsisa_units_interrupted(void) { return interrupted; }
+
+static size_t in_flight(const queue *q) {
+  size_t n = 0;
+  for (int r = 0; r < q->nranks; r++)
+    if (alive(r)) n += q->ranks[r].n;
+  return n;
+}
 
 static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->tasks += s->tasks;
@@ -170,15 +208,18 @@ static void check_timeouts(queue *q) {
 }
 
 static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
-  int rc = 0;
+  int rc = 0, stopping = 0;
   double idle = WSISA_IDLE_MIN;
   while (q->ndone < q->total && !rc) {
+    /* interrupted: hand out nothing more, let the units in flight end */
+    if (wsisa_units_interrupted()) stopping = 1;
+    if (stopping && in_flight(q) == 0) break;
     size_t before = q->ndone;
-    int busy = hand_out_all(q, self, &rc, e);
+    int busy = stopping ? 0 : hand_out_all(q, self, &rc, e);
     if (q->nranks == 1) {
       /* alone: wait for the oldest unit when full (hand_out_all filled this
        * rank unless no unit is left), else for every unit in flight */
-      size_t keep = q->ranks[0].n >= CREDIT ? CREDIT - 1 : 0;
+      size_t keep = !stopping && q->ranks[0].n >= CREDIT ? CREDIT - 1 : 0;
       if (!rc) rc = wsisa_exec_session_poll(self, keep, 1, local_done, q, NULL, e);
       continue;
     }
@@ -193,6 +234,7 @@ static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
     }
   }
   if (!rc) rc = wsisa_exec_session_poll(self, 0, 1, local_done, q, NULL, e);
+  if (!rc && stopping && q->ndone < q->total) rc = WSISA_EINTERRUPTED;
   return rc;
 }
 

@@ -1,13 +1,19 @@
 /* CSV reading (decoded in place, one allocation per file), writing with exact
- * numbers, and staged output files renamed into place together. */
+ * numbers, and staged output files renamed into place together: never over
+ * anything but a regular file, never over an input, every write error with
+ * the file's name and the system's reason. */
+/* realpath(3) is X/Open */
+#define _XOPEN_SOURCE 700
 #include "io/csv.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- reading ---------------------------------------------------------------- */
@@ -276,20 +282,31 @@ struct wsisa_csv_writer {
 
 int wsisa_csv_create(const char *path, wsisa_csv_writer **out, wsisa_err *e) {
   *out = NULL;
+  char name[4096];
+  wsisa_output_name(path, name, sizeof name);
   wsisa_csv_writer *w = calloc(1, sizeof *w);
-  if (!w || !(w->path = strdup(path))) {
+  if (!w || !(w->path = strdup(name))) {
     free(w);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   w->f = fopen(path, "w");
   if (!w->f) {
-    int rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+    int rc = wsisa_error(e, WSISA_EIO, "%s: %s", name, strerror(errno));
     free(w->path);
     free(w);
     return rc;
   }
+  errno = 0; /* what a failing write leaves here is its reason (wsisa_output_close) */
   *out = w;
   return 0;
+}
+
+int wsisa_csv_create_staged(wsisa_stage *s, const char *path, wsisa_csv_writer **out,
+                            wsisa_err *e) {
+  *out = NULL;
+  const char *temp = wsisa_stage_add(s, path, e);
+  if (!temp) return e && e->code ? e->code : WSISA_EIO;
+  return wsisa_csv_create(temp, out, e);
 }
 
 static void separator(wsisa_csv_writer *w) {
@@ -359,48 +376,151 @@ void wsisa_csv_end_row(wsisa_csv_writer *w) {
 
 int wsisa_csv_close(wsisa_csv_writer *w, wsisa_err *e) {
   if (!w) return 0;
-  int bad = ferror(w->f);
-  bad |= fclose(w->f) != 0;
-  int rc = bad ? wsisa_error(e, WSISA_EIO, "%s: write error", w->path) : 0;
+  int rc = wsisa_output_close(w->f, w->path, e);
   free(w->path);
   free(w);
   return rc;
 }
 
+/* ---- output files ------------------------------------------------------------- */
+
+/* Temporary names are "<final>.tmp<pid>.<n>": messages strip the suffix so
+ * they name the file the user asked for. */
+void wsisa_output_name(const char *path, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s", path);
+  char *dot = strrchr(buf, '.');
+  if (!dot || dot == buf || !dot[1] || strspn(dot + 1, "0123456789") != strlen(dot + 1)) return;
+  *dot = '\0';
+  char *tmp = strrchr(buf, '.');
+  if (tmp && strncmp(tmp, ".tmp", 4) == 0 && tmp[4] &&
+      strspn(tmp + 4, "0123456789") == strlen(tmp + 4)) {
+    *tmp = '\0';
+    return;
+  }
+  *dot = '.';
+}
+
+int wsisa_output_close(FILE *f, const char *path, wsisa_err *e) {
+  char name[4096];
+  wsisa_output_name(path, name, sizeof name);
+  int err = 0;
+  if (fflush(f) != 0) err = errno ? errno : EIO;
+  if (!err && ferror(f)) err = errno ? errno : EIO;
+  /* a regular file's blocks are allocated by now or never: fsync finds out
+   * (NFS and quotas report late) */
+  struct stat st;
+  if (!err && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && fsync(fileno(f)) != 0 &&
+      errno != EINVAL && errno != EROFS)
+    err = errno;
+  if (fclose(f) != 0 && !err) err = errno ? errno : EIO;
+  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", name, strerror(err)) : 0;
+}
+
+int wsisa_same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+  return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int wsisa_output_check(const char *flag, const char *out, const char *const *inputs, size_t n,
+                       wsisa_err *e) {
+  for (size_t i = 0; i < n; i++)
+    if (inputs[i] && wsisa_same_file(out, inputs[i]))
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "%s%s%s: the same file as the input %s (writing it would destroy "
+                         "the input; choose another output)",
+                         flag ? flag : "", flag ? " " : "", out, inputs[i]);
+  return 0;
+}
+
+int wsisa_output_write(const char *path, const void *data, size_t len, wsisa_err *e) {
+  wsisa_stage s = WSISA_STAGE_INIT;
+  const char *temp = wsisa_stage_add(&s, path, e);
+  if (!temp) return e && e->code ? e->code : WSISA_EIO;
+  FILE *f = fopen(temp, "wb");
+  int rc = f ? 0 : wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  if (f) {
+    errno = 0;
+    fwrite(data, 1, len, f);
+    rc = wsisa_output_close(f, temp, e);
+  }
+  if (!rc) rc = wsisa_stage_commit(&s, e);
+  if (rc) wsisa_stage_abort(&s);
+  return rc;
+}
+
 /* ---- staged output ------------------------------------------------------------ */
 
-const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
-  /* Refuse an unwritable place now, under the name the user gave. */
-  char *dir = strdup(path);
-  if (!dir) {
-    wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    return NULL;
-  }
-  char *slash = strrchr(dir, '/');
-  const char *where = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
-  int writable = access(where, W_OK) == 0;
-  int err = errno;
-  free(dir);
-  if (!writable) {
-    wsisa_error(e, WSISA_EIO, "%s: cannot write there (%s)", path, strerror(err));
-    return NULL;
-  }
+static int stage_grow(wsisa_stage *s) {
   char **f = realloc(s->final_paths, (s->n + 1) * sizeof *f);
   if (f) s->final_paths = f;
   char **t = realloc(s->temp_paths, (s->n + 1) * sizeof *t);
   if (t) s->temp_paths = t;
-  size_t len = strlen(path) + 32;
-  char *temp = malloc(len), *final = strdup(path);
-  if (!f || !t || !temp || !final) {
+  unsigned char *p = realloc(s->in_place, s->n + 1);
+  if (p) s->in_place = p;
+  return f && t && p ? 0 : -1;
+}
+
+const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
+  struct stat st, lst;
+  int exists = stat(path, &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) {
+    wsisa_error(e, WSISA_EUSAGE, "%s: is a directory, not a file", path);
+    return NULL;
+  }
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->final_paths[i], path) == 0 || wsisa_same_file(s->final_paths[i], path)) {
+      wsisa_error(e, WSISA_EUSAGE, "%s: named twice as an output of one command", path);
+      return NULL;
+    }
+  /* A device, pipe or socket is written where it is: renaming a file over it
+   * would replace /dev/null with a regular file. */
+  int in_place = exists && !S_ISREG(st.st_mode);
+  char *final = NULL;
+  if (exists && !in_place && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+    /* through a symlink, replace the file it points at and keep the link */
+    char resolved[PATH_MAX];
+    if (realpath(path, resolved)) final = strdup(resolved);
+  }
+  if (!final) final = strdup(path);
+  if (!final) {
+    wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    return NULL;
+  }
+  int writable;
+  if (in_place) {
+    writable = access(final, W_OK) == 0;
+  } else {
+    /* refuse an unwritable place now, under the name the user gave */
+    char *dir = strdup(final);
+    if (!dir) {
+      free(final);
+      wsisa_error(e, WSISA_ENOMEM, "out of memory");
+      return NULL;
+    }
+    char *slash = strrchr(dir, '/');
+    const char *where = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+    writable = access(where, W_OK) == 0;
+    free(dir);
+  }
+  if (!writable) {
+    wsisa_error(e, WSISA_EIO, "%s: cannot write there (%s)", path, strerror(errno));
+    free(final);
+    return NULL;
+  }
+  size_t len = strlen(final) + 32;
+  char *temp = in_place ? strdup(final) : malloc(len);
+  if (!temp || stage_grow(s)) {
     free(temp);
     free(final);
     wsisa_error(e, WSISA_ENOMEM, "out of memory");
     return NULL;
   }
-  /* Same directory as the final file, so rename(2) is atomic. */
-  snprintf(temp, len, "%s.tmp%ld.%zu", path, (long)getpid(), s->n);
+  /* same directory as the final file, so rename(2) is atomic */
+  if (!in_place) snprintf(temp, len, "%s.tmp%ld.%zu", final, (long)getpid(), s->n);
   s->final_paths[s->n] = final;
   s->temp_paths[s->n] = temp;
+  s->in_place[s->n] = (unsigned char)in_place;
   s->n++;
   return temp;
 }
@@ -412,23 +532,37 @@ static void stage_free(wsisa_stage *s) {
   }
   free(s->final_paths);
   free(s->temp_paths);
+  free(s->in_place);
   s->n = 0;
   s->final_paths = s->temp_paths = NULL;
+  s->in_place = NULL;
 }
 
 void wsisa_stage_abort(wsisa_stage *s) {
-  for (size_t i = 0; i < s->n; i++) unlink(s->temp_paths[i]);
+  for (size_t i = 0; i < s->n; i++)
+    if (!s->in_place[i]) unlink(s->temp_paths[i]);
   stage_free(s);
 }
 
 int wsisa_stage_commit(wsisa_stage *s, wsisa_err *e) {
-  for (size_t i = 0; i < s->n; i++)
+  for (size_t i = 0; i < s->n; i++) {
+    if (s->in_place[i]) continue;
+    /* a device that appeared meanwhile is not replaced either */
+    struct stat st;
+    if (stat(s->final_paths[i], &st) == 0 && !S_ISREG(st.st_mode)) {
+      int rc = wsisa_error(e, WSISA_EIO, "%s: no longer a regular file; not replaced",
+                           s->final_paths[i]);
+      wsisa_stage_abort(s);
+      return rc;
+    }
     if (rename(s->temp_paths[i], s->final_paths[i]) != 0) {
       int rc = wsisa_error(e, WSISA_EIO, "%s: %s", s->final_paths[i], strerror(errno));
-      for (size_t j = i; j < s->n; j++) unlink(s->temp_paths[j]);
+      for (size_t j = i; j < s->n; j++)
+        if (!s->in_place[j]) unlink(s->temp_paths[j]);
       stage_free(s);
       return rc;
     }
+  }
   stage_free(s);
   return 0;
 }

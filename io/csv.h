@@ -47,8 +47,13 @@ int wsisa_csv_run_ids(const wsisa_csv *c, uint64_t *ids, wsisa_err *e);
 /* ---- writing ---------------------------------------------------------------- */
 
 typedef struct wsisa_csv_writer wsisa_csv_writer;
+struct wsisa_stage;
 
 int wsisa_csv_create(const char *path, wsisa_csv_writer **out, wsisa_err *e);
+/* The same under a staged name (wsisa_stage_add), renamed into place by
+ * wsisa_stage_commit. */
+int wsisa_csv_create_staged(struct wsisa_stage *s, const char *path, wsisa_csv_writer **out,
+                            wsisa_err *e);
 /* A text field, quoted when it holds a comma, quote, line break or edge space. */
 void wsisa_csv_text(wsisa_csv_writer *w, const char *text);
 /* A number in the shortest of %.15g / %.17g that reads back exactly; NaN is an
@@ -56,24 +61,48 @@ void wsisa_csv_text(wsisa_csv_writer *w, const char *text);
 void wsisa_csv_num(wsisa_csv_writer *w, double value);
 void wsisa_csv_uint(wsisa_csv_writer *w, uint64_t value);
 void wsisa_csv_end_row(wsisa_csv_writer *w);
-/* Flush and close; reports any write error. Frees the writer either way. */
+/* Flush, sync and close; any write error names the file and the system's
+ * reason ("y.csv: No space left on device"). Frees the writer either way. */
 int wsisa_csv_close(wsisa_csv_writer *w, wsisa_err *e);
 /* Format a number as wsisa_csv_num does (for JSON or messages). */
 void wsisa_csv_format(double value, char *buf, size_t cap);
+
+/* ---- output files ------------------------------------------------------------- */
+
+/* Flush, sync (regular files) and close a file written with stdio: 0, or an
+ * error naming the file (its final name when `path` is a staged one) and the
+ * system's reason. */
+int wsisa_output_close(FILE *f, const char *path, wsisa_err *e);
+/* The name to show for `path`: a staged temporary name without its suffix. */
+void wsisa_output_name(const char *path, char *buf, size_t cap);
+/* Do a and b name the same existing file (st_dev and st_ino, through
+ * symlinks)? */
+int wsisa_same_file(const char *a, const char *b);
+/* Refuse `out` when it is one of the command's inputs (NULL entries are
+ * skipped): "FLAG OUT: the same file as the input IN ...". */
+int wsisa_output_check(const char *flag, const char *out, const char *const *inputs, size_t n,
+                       wsisa_err *e);
+/* Write `len` bytes to `path` through a stage: all or nothing. */
+int wsisa_output_write(const char *path, const void *data, size_t len, wsisa_err *e);
 
 /* ---- staged output ------------------------------------------------------------ */
 
 /* Files are written under temporary names next to their final ones and renamed
  * into place together by commit; abort (or a failed commit) removes them, so a
- * failing command leaves no partial output. */
+ * failing command leaves no partial output. Only a regular file (or nothing)
+ * is ever replaced: a device, pipe or socket is written in place, and a
+ * symlink keeps pointing at the file it names, which is replaced. */
 typedef struct wsisa_stage {
   size_t n;
   char **final_paths, **temp_paths;
+  unsigned char *in_place; /* written where it is (a device or pipe) */
 } wsisa_stage;
 
-#define WSISA_STAGE_INIT {0, NULL, NULL}
+#define WSISA_STAGE_INIT {0, NULL, NULL, NULL}
 
-/* The temporary path to write `path` to (owned by the stage). */
+/* The path to write `path` through (owned by the stage): a temporary name
+ * beside it, or the path itself for a device or pipe. Refuses a directory, an
+ * unwritable place and a file already in the stage. */
 const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e);
 int wsisa_stage_commit(wsisa_stage *s, wsisa_err *e);
 void wsisa_stage_abort(wsisa_stage *s);

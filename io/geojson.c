@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "io/csv.h"
 #include "io/io.h"
 
 /* Directions in clockwise order (y down): east, south, west, north. */
@@ -48,8 +49,8 @@ static json_t *trace(const wsisa_image *lab, int32_t l, int px, int py, double x
   return ring;
 }
 
-int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
-                           double scale, wsisa_err *e) {
+int wsisa_geojson_write_staged(wsisa_stage *s, const char *path, const wsisa_image *labels,
+                               double x0, double y0, double scale, wsisa_err *e) {
   if (labels->type != WSISA_I32 || labels->channels != 1)
     return wsisa_error(e, WSISA_EINTERNAL, "GeoJSON needs an i32 label image");
   json_t *features = json_array();
@@ -86,20 +87,29 @@ int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x
   }
   free(area);
   json_t *root = json_pack("{s:s, s:o}", "type", "FeatureCollection", "features", features);
-  size_t len = strlen(path) + 16;
-  char *tmp = malloc(len);
-  int rc = 0;
-  if (!tmp) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  else {
-    snprintf(tmp, len, "%s.part%d", path, (int)getpid());
-    if (json_dump_file(root, tmp, JSON_COMPACT | JSON_REAL_PRECISION(10)) ||
-        rename(tmp, path)) {
-      rc = wsisa_error(e, WSISA_EIO, "%s: cannot write (%s)", path, strerror(errno));
-      unlink(tmp);
-    }
-  }
-  free(tmp);
+  char *text = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(10));
   json_decref(root);
+  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  const char *temp = wsisa_stage_add(s, path, e);
+  FILE *f = temp ? fopen(temp, "w") : NULL;
+  int rc = 0;
+  if (!temp) rc = e && e->code ? e->code : WSISA_EIO;
+  else if (!f) rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  if (f) {
+    errno = 0;
+    fputs(text, f);
+    rc = wsisa_output_close(f, temp, e);
+  }
+  free(text);
+  return rc;
+}
+
+int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
+                           double scale, wsisa_err *e) {
+  wsisa_stage s = WSISA_STAGE_INIT;
+  int rc = wsisa_geojson_write_staged(&s, path, labels, x0, y0, scale, e);
+  if (!rc) rc = wsisa_stage_commit(&s, e);
+  if (rc) wsisa_stage_abort(&s);
   return rc;
 }
 

@@ -1,27 +1,57 @@
 /* PNG (libpng) and TIFF (libtiff) images in and out: tile datasets in, masks
- * and label images out. Writes go to a temporary name and are renamed, so a
- * failure never leaves a partial file behind. */
+ * and label images out. Reads say why a file cannot be read (too large,
+ * truncated, an unsupported compression, corrupt data); writes go through a
+ * stage (io/csv.h), so a failure never leaves a partial file behind and a
+ * device is never replaced. */
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <png.h>
 #include <tiffio.h>
 
+#include "io/csv.h"
 #include "io/io.h"
+
+/* ---- size guard --------------------------------------------------------------- */
+
+/* An image file is a tile, not a whole slide (slides are read region by
+ * region through OpenSlide): beyond this many pixels it is refused before
+ * anything is allocated. */
+#define MAX_IMAGE_PIXELS ((double)(1u << 30))
+
+static int check_size(const char *path, uint32_t w, uint32_t h, int channels, size_t sample_bytes,
+                      wsisa_err *e) {
+  double px = (double)w * (double)h, bytes = px * channels * (double)sample_bytes;
+  if (w > (uint32_t)INT32_MAX || h > (uint32_t)INT32_MAX || px > MAX_IMAGE_PIXELS)
+    return wsisa_error(e, WSISA_EFORMAT,
+                       "%s: %ux%u pixels is too large for an image file (at most 2^30 pixels, "
+                       "%.1f GiB decoded; open whole slides as slides)",
+                       path, w, h, bytes / 1073741824.0);
+  uint64_t avail = wsisa_memory_available();
+  if (avail && bytes > (double)avail)
+    return wsisa_error(e, WSISA_ENOMEM,
+                       "%s: %ux%u pixels need %.1f GiB decoded; %.1f GiB of memory is available",
+                       path, w, h, bytes / 1073741824.0, (double)avail / 1073741824.0);
+  return 0;
+}
 
 /* ---- PNG ------------------------------------------------------------------ */
 
 struct png_ctx {
   jmp_buf jump;
   char msg[256];
+  int err; /* errno of a failed write */
 };
 
 static void png_on_error(png_structp png, png_const_charp msg) {
   struct png_ctx *ctx = png_get_error_ptr(png);
+  ctx->err = errno;
   snprintf(ctx->msg, sizeof ctx->msg, "%s", msg);
   longjmp(ctx->jump, 1);
 }
@@ -38,6 +68,7 @@ static int read_png(const char *path, FILE *f, wsisa_image **out, wsisa_err *e) 
   png_infop info = png ? png_create_info_struct(png) : NULL;
   wsisa_image *volatile img = NULL;
   png_bytep *volatile rows = NULL;
+  volatile int sized = 0;
   if (!info) {
     png_destroy_read_struct(&png, NULL, NULL);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory reading %s", path);
@@ -46,7 +77,12 @@ static int read_png(const char *path, FILE *f, wsisa_image **out, wsisa_err *e) 
     png_destroy_read_struct(&png, &info, NULL);
     free(rows);
     wsisa_image_free(img);
-    return wsisa_error(e, WSISA_EFORMAT, "%s: unreadable PNG (%s)", path, ctx.msg);
+    if (sized && e && e->code) return e->code;
+    /* libpng's reader says "Read Error" when the file ends early */
+    if (feof(f) || strstr(ctx.msg, "Read Error") || strstr(ctx.msg, "Not enough image data"))
+      return wsisa_error(e, WSISA_EFORMAT, "%s: truncated PNG (the file ends before the image)",
+                         path);
+    return wsisa_error(e, WSISA_EFORMAT, "%s: corrupt PNG (%s)", path, ctx.msg);
   }
   png_init_io(png, f);
   png_read_info(png, info);
@@ -60,13 +96,19 @@ static int read_png(const char *path, FILE *f, wsisa_image **out, wsisa_err *e) 
   int channels = png_get_channels(png, info);
   depth = png_get_bit_depth(png, info);
   wsisa_image *im = NULL;
-  if (wsisa_image_new((int)w, (int)h, channels, depth == 16 ? WSISA_U16 : WSISA_U8, &im, e)) {
+  int rc = check_size(path, w, h, channels, depth == 16 ? 2 : 1, e);
+  if (!rc) rc = wsisa_image_new((int)w, (int)h, channels, depth == 16 ? WSISA_U16 : WSISA_U8, &im, e);
+  if (rc) {
     png_destroy_read_struct(&png, &info, NULL);
-    return e ? e->code : WSISA_ENOMEM;
+    return rc;
   }
   img = im;
+  sized = 1;
   rows = malloc(h * sizeof *rows);
-  if (!rows) png_error(png, "out of memory");
+  if (!rows) {
+    wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+    png_error(png, "out of memory");
+  }
   for (png_uint_32 y = 0; y < h; y++) rows[y] = wsisa_image_row(im, (int)y);
   png_read_image(png, rows);
   png_read_end(png, NULL);
@@ -79,9 +121,6 @@ static int read_png(const char *path, FILE *f, wsisa_image **out, wsisa_err *e) 
 static int write_png(const char *path, FILE *f, const wsisa_image *img, wsisa_err *e) {
   static const int color_of[5] = {0, PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
                                   PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
-  if (img->type != WSISA_U8 && img->type != WSISA_U16)
-    return wsisa_error(e, WSISA_EUSAGE, "%s: PNG holds 8- or 16-bit images, not %s (use .tiff)",
-                       path, wsisa_dtype_name(img->type));
   struct png_ctx ctx = {.msg = ""};
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &ctx, png_on_error,
                                             png_on_warning);
@@ -92,6 +131,7 @@ static int write_png(const char *path, FILE *f, const wsisa_image *img, wsisa_er
   }
   if (setjmp(ctx.jump)) {
     png_destroy_write_struct(&png, &info);
+    if (ctx.err) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(ctx.err));
     return wsisa_error(e, WSISA_EIO, "%s: cannot write PNG (%s)", path, ctx.msg);
   }
   png_init_io(png, f);
@@ -101,7 +141,10 @@ static int write_png(const char *path, FILE *f, const wsisa_image *img, wsisa_er
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_write_info(png, info);
   if (img->type == WSISA_U16) png_set_swap(png);
-  for (int y = 0; y < img->height; y++) png_write_row(png, wsisa_image_row(img, y));
+  for (int y = 0; y < img->height; y++) {
+    errno = 0;
+    png_write_row(png, wsisa_image_row(img, y));
+  }
   png_write_end(png, info);
   png_destroy_write_struct(&png, &info);
   return 0;
@@ -119,10 +162,72 @@ static int tiff_dtype(int bits, int format, wsisa_dtype *type) {
 }
 
 static char tiff_msg[256];
+static int tiff_errno;
 
 static void tiff_on_error(const char *module, const char *fmt, va_list ap) {
   (void)module;
+  tiff_errno = errno;
   vsnprintf(tiff_msg, sizeof tiff_msg, fmt, ap);
+}
+
+/* Does a strip or tile reach past the end of the file? Then the file was cut
+ * short, which says more than the decoder's complaint. */
+static int tiff_truncated(TIFF *tif, const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return 0;
+  uint64_t *offsets = NULL, *counts = NULL;
+  int tiled = TIFFIsTiled(tif);
+  uint32_t n = tiled ? TIFFNumberOfTiles(tif) : TIFFNumberOfStrips(tif);
+  if (!TIFFGetField(tif, tiled ? TIFFTAG_TILEOFFSETS : TIFFTAG_STRIPOFFSETS, &offsets) ||
+      !TIFFGetField(tif, tiled ? TIFFTAG_TILEBYTECOUNTS : TIFFTAG_STRIPBYTECOUNTS, &counts) ||
+      !offsets || !counts)
+    return 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (offsets[i] + counts[i] > (uint64_t)st.st_size) return 1;
+  return 0;
+}
+
+/* The reason a strip or tile did not read. */
+static int tiff_read_error(TIFF *tif, const char *path, const char *where, wsisa_err *e) {
+  if (tiff_truncated(tif, path))
+    return wsisa_error(e, WSISA_EFORMAT, "%s: truncated TIFF (the file ends before its data, "
+                       "found reading %s)", path, where);
+  return wsisa_error(e, WSISA_EFORMAT, "%s: corrupt TIFF data at %s (%s)", path, where,
+                     tiff_msg[0] ? tiff_msg : "undecodable");
+}
+
+/* Colour spaces other than grey and RGB (YCbCr, as JPEG-compressed TIFFs
+ * hold, palettes, CMYK, Lab): libtiff's RGBA reader converts them. */
+static int read_tiff_rgba(TIFF *tif, const char *path, uint32_t w, uint32_t h, int alpha,
+                          wsisa_image **out, wsisa_err *e) {
+  char why[1024];
+  if (!TIFFRGBAImageOK(tif, why))
+    return wsisa_error(e, WSISA_EFORMAT, "%s: unsupported TIFF (%s)", path, why);
+  int channels = alpha ? 4 : 3;
+  int rc = check_size(path, w, h, 4, 1, e);
+  wsisa_image *img = NULL;
+  if (!rc) rc = wsisa_image_new((int)w, (int)h, channels, WSISA_U8, &img, e);
+  uint32_t *raster = rc ? NULL : _TIFFmalloc((tmsize_t)w * h * sizeof *raster);
+  if (!rc && !raster) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory reading %s", path);
+  if (!rc && !TIFFReadRGBAImageOriented(tif, w, h, raster, ORIENTATION_TOPLEFT, 0))
+    rc = tiff_read_error(tif, path, "its pixels", e);
+  for (uint32_t y = 0; !rc && y < h; y++) {
+    uint8_t *row = wsisa_image_row(img, (int)y);
+    for (uint32_t x = 0; x < w; x++) {
+      uint32_t p = raster[(size_t)y * w + x];
+      row[x * channels] = (uint8_t)TIFFGetR(p);
+      row[x * channels + 1] = (uint8_t)TIFFGetG(p);
+      row[x * channels + 2] = (uint8_t)TIFFGetB(p);
+      if (alpha) row[x * channels + 3] = (uint8_t)TIFFGetA(p);
+    }
+  }
+  if (raster) _TIFFfree(raster);
+  if (rc) {
+    wsisa_image_free(img);
+    return rc;
+  }
+  *out = img;
+  return 0;
 }
 
 static int read_tiff(const char *path, wsisa_image **out, wsisa_err *e) {
@@ -133,34 +238,62 @@ static int read_tiff(const char *path, wsisa_image **out, wsisa_err *e) {
   if (!tif) return wsisa_error(e, WSISA_EFORMAT, "%s: unreadable TIFF (%s)", path, tiff_msg);
   uint32_t w = 0, h = 0;
   uint16_t spp = 1, bits = 8, format = SAMPLEFORMAT_UINT, planar = PLANARCONFIG_CONTIG;
+  uint16_t compression = COMPRESSION_NONE, photometric = PHOTOMETRIC_MINISBLACK;
+  uint16_t nextra = 0, *extra = NULL;
   TIFFGetField(tif, TIFFTAG_IMAGEWIDTH, &w);
   TIFFGetField(tif, TIFFTAG_IMAGELENGTH, &h);
   TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
   TIFFGetFieldDefaulted(tif, TIFFTAG_BITSPERSAMPLE, &bits);
   TIFFGetFieldDefaulted(tif, TIFFTAG_SAMPLEFORMAT, &format);
   TIFFGetFieldDefaulted(tif, TIFFTAG_PLANARCONFIG, &planar);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_COMPRESSION, &compression);
+  TIFFGetFieldDefaulted(tif, TIFFTAG_EXTRASAMPLES, &nextra, &extra);
+  if (!TIFFGetField(tif, TIFFTAG_PHOTOMETRIC, &photometric))
+    photometric = spp >= 3 ? PHOTOMETRIC_RGB : PHOTOMETRIC_MINISBLACK;
   wsisa_dtype type;
   wsisa_image *img = NULL;
   int rc = 0;
-  if (w == 0 || h == 0 || spp < 1 || spp > 4 || tiff_dtype(bits, format, &type) ||
+  if (!TIFFIsCODECConfigured(compression)) {
+    /* JPEG 2000, which slide scanners use, has no libtiff codec */
+    const TIFFCodec *codec = TIFFFindCODEC(compression);
+    const char *name = codec                  ? codec->name
+                       : compression == 34712 ? "JPEG 2000"
+                       : compression == 33003 || compression == 33005 ? "JPEG 2000 (Aperio)"
+                                                                       : "unknown";
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: unsupported TIFF compression %s (%u)", path, name,
+                     compression);
+    goto done;
+  }
+  if (w == 0 || h == 0) {
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: TIFF without a width or height", path);
+    goto done;
+  }
+  if (photometric != PHOTOMETRIC_MINISBLACK && photometric != PHOTOMETRIC_RGB) {
+    rc = read_tiff_rgba(tif, path, w, h, nextra > 0, &img, e);
+    goto done;
+  }
+  if (spp < 1 || spp > 4 || tiff_dtype(bits, format, &type) ||
       (spp > 1 && planar != PLANARCONFIG_CONTIG)) {
     rc = wsisa_error(e, WSISA_EFORMAT,
                      "%s: unsupported TIFF layout (%u samples of %u bits, planar %u)", path,
                      spp, bits, planar);
     goto done;
   }
+  if ((rc = check_size(path, w, h, spp, wsisa_dtype_size(type), e))) goto done;
   if ((rc = wsisa_image_new((int)w, (int)h, spp, type, &img, e))) goto done;
   if (TIFFIsTiled(tif)) {
     uint32_t tw = 0, th = 0;
     TIFFGetField(tif, TIFFTAG_TILEWIDTH, &tw);
     TIFFGetField(tif, TIFFTAG_TILELENGTH, &th);
     tmsize_t tsize = TIFFTileSize(tif);
-    unsigned char *buf = tsize > 0 ? _TIFFmalloc(tsize) : NULL;
+    unsigned char *buf = tsize > 0 && tw && th ? _TIFFmalloc(tsize) : NULL;
     size_t px = wsisa_image_pixel_bytes(img);
     for (uint32_t ty = 0; buf && ty < h && !rc; ty += th)
       for (uint32_t tx = 0; tx < w && !rc; tx += tw) {
         if (TIFFReadTile(tif, buf, tx, ty, 0, 0) < 0) {
-          rc = wsisa_error(e, WSISA_EFORMAT, "%s: truncated TIFF tile at %u,%u", path, tx, ty);
+          char where[64];
+          snprintf(where, sizeof where, "the tile at %u,%u", tx, ty);
+          rc = tiff_read_error(tif, path, where, e);
           break;
         }
         uint32_t cw = tx + tw > w ? w - tx : tw, ch = ty + th > h ? h - ty : th;
@@ -168,12 +301,14 @@ static int read_tiff(const char *path, wsisa_image **out, wsisa_err *e) {
           memcpy((char *)wsisa_image_row(img, (int)(ty + y)) + tx * px,
                  buf + (size_t)y * tw * px, cw * px);
       }
-    if (!buf && !rc) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory reading %s", path);
+    if (!buf && !rc) rc = wsisa_error(e, WSISA_EFORMAT, "%s: unreadable TIFF tiles", path);
     if (buf) _TIFFfree(buf);
   } else {
     for (uint32_t y = 0; y < h; y++)
       if (TIFFReadScanline(tif, wsisa_image_row(img, (int)y), y, 0) < 0) {
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s: truncated TIFF at row %u", path, y);
+        char where[32];
+        snprintf(where, sizeof where, "row %u", y);
+        rc = tiff_read_error(tif, path, where, e);
         break;
       }
   }
@@ -194,8 +329,21 @@ static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
                                        SAMPLEFORMAT_INT, SAMPLEFORMAT_IEEEFP};
   TIFFSetErrorHandler(tiff_on_error);
   tiff_msg[0] = '\0';
+  tiff_errno = 0;
+  /* libtiff seeks back to write its directory: a pipe or a terminal cannot
+   * take a TIFF */
+  struct stat st;
+  if (stat(tmp, &st) == 0 && !S_ISREG(st.st_mode)) {
+    int fd = open(tmp, O_WRONLY);
+    int seekable = fd >= 0 && lseek(fd, 0, SEEK_SET) == 0;
+    if (fd >= 0) close(fd);
+    if (!seekable)
+      return wsisa_error(e, WSISA_EUSAGE, "%s: a TIFF needs a seekable file, not a pipe", path);
+  }
   TIFF *tif = TIFFOpen(tmp, "w");
-  if (!tif) return wsisa_error(e, WSISA_EIO, "%s: cannot write (%s)", path, tiff_msg);
+  if (!tif)
+    return wsisa_error(e, WSISA_EIO, "%s: %s", path,
+                       tiff_errno ? strerror(tiff_errno) : tiff_msg);
   TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)img->width);
   TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)img->height);
   TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)img->channels);
@@ -218,9 +366,20 @@ static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
   TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
   TIFFSetField(tif, TIFFTAG_ROWSPERSTRIP, TIFFDefaultStripSize(tif, 0));
   int rc = 0;
-  for (int y = 0; y < img->height && !rc; y++)
+  for (int y = 0; y < img->height && !rc; y++) {
+    errno = 0;
     if (TIFFWriteScanline(tif, wsisa_image_row(img, y), (uint32_t)y, 0) < 0)
-      rc = wsisa_error(e, WSISA_EIO, "%s: cannot write (%s)", path, tiff_msg);
+      rc = wsisa_error(e, WSISA_EIO, "%s: %s", path,
+                       tiff_errno ? strerror(tiff_errno) : tiff_msg);
+  }
+  /* the directory and the last strip are written here */
+  errno = 0;
+  if (!rc && !TIFFFlush(tif))
+    rc = wsisa_error(e, WSISA_EIO, "%s: %s", path,
+                     tiff_errno ? strerror(tiff_errno) : errno ? strerror(errno) : tiff_msg);
+  int fd = TIFFFileno(tif);
+  if (!rc && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(fd) != 0)
+    rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   TIFFClose(tif);
   return rc;
 }
@@ -275,36 +434,34 @@ static int has_suffix(const char *s, const char *suffix) {
   return ls >= lx && strcasecmp(s + ls - lx, suffix) == 0;
 }
 
+int wsisa_image_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *img,
+                             const char *description, double mpp, wsisa_err *e) {
+  int png = has_suffix(path, ".png");
+  int tiff = has_suffix(path, ".tif") || has_suffix(path, ".tiff");
+  if (!png && !tiff)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: output must end in .png, .tif or .tiff", path);
+  if (png && img->type != WSISA_U8 && img->type != WSISA_U16)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: PNG holds 8- or 16-bit images, not %s (use .tiff)",
+                       path, wsisa_dtype_name(img->type));
+  const char *tmp = wsisa_stage_add(s, path, e);
+  if (!tmp) return e && e->code ? e->code : WSISA_EIO;
+  if (tiff) return write_tiff(path, tmp, img, description, mpp, e);
+  FILE *f = fopen(tmp, "wb");
+  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  int rc = write_png(path, f, img, e);
+  int crc = wsisa_output_close(f, path, e);
+  return rc ? rc : crc;
+}
+
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e) {
   return wsisa_image_write_meta(path, img, NULL, 0, e);
 }
 
 int wsisa_image_write_meta(const char *path, const wsisa_image *img, const char *description,
                            double mpp, wsisa_err *e) {
-  int png = has_suffix(path, ".png");
-  int tiff = has_suffix(path, ".tif") || has_suffix(path, ".tiff");
-  if (!png && !tiff)
-    return wsisa_error(e, WSISA_EUSAGE, "%s: output must end in .png, .tif or .tiff", path);
-  size_t len = strlen(path) + 16;
-  char *tmp = malloc(len);
-  if (!tmp) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  snprintf(tmp, len, "%s.part%d", path, (int)getpid());
-  int rc;
-  if (png) {
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-      rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-      free(tmp);
-      return rc;
-    }
-    rc = write_png(path, f, img, e);
-    if (fclose(f) && !rc) rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  } else {
-    rc = write_tiff(path, tmp, img, description, mpp, e);
-  }
-  if (!rc && rename(tmp, path))
-    rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  if (rc) unlink(tmp);
-  free(tmp);
+  wsisa_stage s = WSISA_STAGE_INIT;
+  int rc = wsisa_image_write_staged(&s, path, img, description, mpp, e);
+  if (!rc) rc = wsisa_stage_commit(&s, e);
+  if (rc) wsisa_stage_abort(&s);
   return rc;
 }

@@ -217,18 +217,28 @@ int wsisa_tissue_mask(wsisa_slide *slide, int max_side, wsisa_image **out,
 /* ---- image files ----------------------------------------------------------- */
 
 /* Read PNG or TIFF (detected by content, not name). PNG: u8/u16, 1-4 channels;
- * TIFF: u8/u16/i32/f32, 1-4 channels, strips or tiles. */
+ * TIFF: u8/u16/i32/f32, 1-4 channels, strips or tiles; YCbCr (JPEG-compressed
+ * TIFFs), palette and other colour spaces as 8-bit RGB(A). Errors say why:
+ * too large (over 2^30 pixels or the memory available, refused before
+ * allocating), truncated, an unsupported compression, corrupt data. */
 int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e);
 /* Read an 8-bit colour image as packed RGB (an alpha channel is dropped);
  * anything else is refused naming the file. */
 int wsisa_image_read_rgb(const char *path, wsisa_image **out, wsisa_err *e);
-/* Write by extension: .png (u8/u16) or .tif/.tiff (any type). */
+/* Write by extension: .png (u8/u16) or .tif/.tiff (any type), all or nothing
+ * (a device is written in place, never replaced). */
 int wsisa_image_write(const char *path, const wsisa_image *img, wsisa_err *e);
 /* The same; a TIFF also carries `description` (ImageDescription, NULL: none)
  * and its pixel size `mpp` in um (resolution tags in pixels per centimetre; 0:
  * none). A PNG is written without them. */
 int wsisa_image_write_meta(const char *path, const wsisa_image *img, const char *description,
                            double mpp, wsisa_err *e);
+/* wsisa_image_write_meta into a stage of several outputs (io/csv.h), renamed
+ * into place by wsisa_stage_commit: a command's outputs appear together or
+ * not at all. */
+struct wsisa_stage;
+int wsisa_image_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *img,
+                             const char *description, double mpp, wsisa_err *e);
 
 /* ---- outlines --------------------------------------------------------------- */
 
@@ -238,5 +248,8 @@ int wsisa_image_write_meta(const char *path, const wsisa_image *img, const char 
 int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
                            double scale, wsisa_err *e);
 int wsisa_geojson_write(const char *path, const wsisa_image *labels, wsisa_err *e);
+/* wsisa_geojson_write_at into a stage of several outputs (io/csv.h). */
+int wsisa_geojson_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *labels,
+                               double x0, double y0, double scale, wsisa_err *e);
 
 #endif

@@ -513,8 +513,8 @@ static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
 }
 
 static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
-  static const char *const keys[] = {"strategy", "max_buckets", "max_bucket_size",
-                                     "active_paths", "cost_model", NULL};
+  static const char *const keys[] = {"strategy",     "max_buckets", "max_bucket_size",
+                                     "active_paths", "cost_model",  "level_costs", NULL};
   if (!json_is_object(r)) return expected(c, "reuse", "an object", r);
   int rc = check_keys(c, r, "reuse", keys, "reuse");
   json_t *v;
@@ -538,6 +538,17 @@ static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
     if ((rc = get_choice(c, v, "reuse.cost_model", cost_names, COUNT(cost_names), &choice)))
       return rc;
     o->cost = (wsisa_study_cost)choice;
+  }
+  if ((v = json_object_get(r, "level_costs"))) {
+    if (!json_is_array(v) || json_array_size(v) != WSISA_STUDY_LEVELS)
+      return expected(c, "reuse.level_costs", "an array of 7 numbers, one per task level", v);
+    for (size_t l = 0; l < WSISA_STUDY_LEVELS; l++) {
+      char path[48];
+      snprintf(path, sizeof path, "reuse.level_costs[%zu]", l);
+      if ((rc = get_number(c, json_array_get(v, l), path, &o->level_costs[l]))) return rc;
+      if (!(o->level_costs[l] >= 0)) return fail(c, path, "a cost is not negative");
+    }
+    o->nlevel_costs = WSISA_STUDY_LEVELS;
   }
   return 0;
 }
@@ -797,6 +808,12 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
     json_object_set_new(r, "max_bucket_size", json_integer(s->reuse.max_bucket_size));
   if (s->reuse.active_paths) json_object_set_new(r, "active_paths", json_integer(s->reuse.active_paths));
   json_object_set_new(r, "cost_model", json_string(wsisa_study_cost_name(s->reuse.cost)));
+  if (s->reuse.nlevel_costs) {
+    json_t *lc = json_array();
+    for (size_t l = 0; l < s->reuse.nlevel_costs; l++)
+      json_array_append_new(lc, number(s->reuse.level_costs[l], &d17));
+    json_object_set_new(r, "level_costs", lc);
+  }
   json_object_set_new(root, "reuse", r);
   json_t *x = json_object();
   if (s->execution.memory_limit)
@@ -856,4 +873,70 @@ int wsisa_study_design(const wsisa_study *s, const char *select, wsisa_sa_space 
   free(copy);
   free(names);
   return rc;
+}
+
+/* ---- limits ----------------------------------------------------------------------- */
+
+int wsisa_study_design_size(const wsisa_study *s, const char *select, size_t *rows,
+                            double *bytes) {
+  size_t k = wsisa_sa_space_dims(s->space), np = s->space->nparams;
+  wsisa_sa_method method = s->sa.method;
+  if (select) {
+    /* the second phase: VBD over the names kept */
+    k = 1;
+    for (const char *p = select; *p; p++) k += *p == ',';
+    method = WSISA_SA_VBD;
+  }
+  const wsisa_sa_opts *o = &s->sa;
+  double n = 0, scratch = 0;
+  switch (method) {
+    case WSISA_SA_MOAT:
+    case WSISA_SA_TWO_PHASE: {
+      double drawn = (double)(o->pool > o->trajectories ? o->pool : o->trajectories);
+      n = (double)o->trajectories * (double)(k + 1);
+      scratch = drawn * (double)(k + 1) * (double)k * 8.0;
+      break;
+    }
+    case WSISA_SA_VBD:
+      n = (double)o->samples * (double)(o->second_order ? 2 * k + 2 : k + 2);
+      scratch = 2.0 * (double)o->samples * (double)k * 8.0; /* A and B */
+      break;
+    default: n = (double)o->samples; break;
+  }
+  *rows = n > (double)SIZE_MAX / 2 ? SIZE_MAX / 2 : (size_t)n;
+  /* unit-cube coordinates and values of every row */
+  *bytes = scratch + n * (double)(k + np) * 8.0;
+  return 0;
+}
+
+/* The JSON field that sets a design's size, for messages. */
+static const char *size_field(const wsisa_study *s, const char *select) {
+  if (select || s->sa.method == WSISA_SA_VBD || s->sa.method == WSISA_SA_CORRELATION)
+    return "method.samples";
+  return s->sa.pool > s->sa.trajectories ? "method.pool" : "method.trajectories";
+}
+
+int wsisa_study_check_size(const wsisa_study *s, const char *select, size_t max_rows,
+                           double bytes_per_row, uint64_t memory, const char *memory_source,
+                           size_t *rows, wsisa_err *e) {
+  double bytes;
+  wsisa_study_design_size(s, select, rows, &bytes);
+  const char *field = size_field(s, select);
+  if (max_rows && *rows > max_rows)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: %s: the design has %zu runs, more than %zu (--force goes on "
+                       "if the machine can hold them)",
+                       s->path, field, *rows, max_rows);
+  bytes += (double)*rows * bytes_per_row;
+  if (!memory) {
+    memory = wsisa_memory_available();
+    memory_source = "the memory available";
+  }
+  if (memory && bytes > (double)memory)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: %s: the design's %zu runs need about %.1f GiB, more than %s "
+                       "(%.1f GiB)",
+                       s->path, field, *rows, bytes / 1073741824.0, memory_source,
+                       (double)memory / 1073741824.0);
+  return 0;
 }

@@ -61,12 +61,21 @@ typedef struct wsisa_study_inputs {
                            (engine/stain.c); default 1 */
 } wsisa_study_inputs;
 
+/* Task levels of the segmentation workflow (docs/workflow.md). */
+#define WSISA_STUDY_LEVELS 7
+
 typedef struct wsisa_study_reuse_opts {
   wsisa_study_reuse strategy;  /* default rtma */
   int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
   int active_paths;            /* RMSR K; 0: not set (wsisa run: its workers) */
   wsisa_study_cost cost;       /* default auto */
+  /* reuse.level_costs: the bucket cost per task of each of the 7 task levels
+   * (seconds, or any unit), as --level-costs; `wsisa run` writes the costs
+   * it planned with here in the resolved study.json, so a resume plans the
+   * same buckets. 0 when not given. */
+  size_t nlevel_costs;
+  double level_costs[WSISA_STUDY_LEVELS];
 } wsisa_study_reuse_opts;
 
 typedef struct wsisa_study_execution {
@@ -110,6 +119,26 @@ int wsisa_study_to_json(const wsisa_study *study, char **out, wsisa_err *e);
  * two-phase studies take a selection. *opts receives the settings used. */
 int wsisa_study_design(const wsisa_study *study, const char *select, wsisa_sa_space **space,
                        wsisa_sa_opts *opts, wsisa_sa_design **design, wsisa_err *e);
+
+/* Caps on a design's runs that --force lifts (the memory check stays): a
+ * segmentation study runs every run on every tile; a design for another
+ * model is only written out. */
+#define WSISA_STUDY_MAX_RUNS ((size_t)1000000)
+#define WSISA_STUDY_MAX_SAMPLE_ROWS ((size_t)10000000)
+
+/* The runs of the design wsisa_study_design would make (same `select`),
+ * computed from the method's knobs without making it, and the bytes making
+ * it takes at its peak. */
+int wsisa_study_design_size(const wsisa_study *study, const char *select, size_t *rows,
+                            double *bytes);
+/* Refuse, before anything is made, a design of more than `max_rows` runs (0:
+ * no cap, as --force asks) or one whose making plus `bytes_per_row` per run
+ * (what the command keeps per run) exceeds `memory` bytes (0: the memory
+ * available now; `memory_source` names it, e.g. "--memory-limit"). Messages
+ * name the study field that sets the size (method.samples, ...). */
+int wsisa_study_check_size(const wsisa_study *study, const char *select, size_t max_rows,
+                           double bytes_per_row, uint64_t memory, const char *memory_source,
+                           size_t *rows, wsisa_err *e);
 
 /* "4G", "512M", "1.5G", "64K", "1T", "1048576" (bytes; optional B or iB after
  * the unit) into bytes. */

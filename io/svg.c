@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "io/csv.h"
+
 #define WIDTH 760.0
 #define HEIGHT 440.0
 #define LEFT 70.0
@@ -76,9 +78,12 @@ static void y_ticks(FILE *f, const axis *a, double x0, double x1) {
 static FILE *begin(const char *path, const char *title, wsisa_err *e) {
   FILE *f = fopen(path, "w");
   if (!f) {
-    wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+    char name[4096];
+    wsisa_output_name(path, name, sizeof name);
+    wsisa_error(e, WSISA_EIO, "%s: %s", name, strerror(errno));
     return NULL;
   }
+  errno = 0; /* a failing write leaves its reason here (wsisa_output_close) */
   fprintf(f,
           "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
@@ -91,9 +96,7 @@ static FILE *begin(const char *path, const char *title, wsisa_err *e) {
 
 static int finish(FILE *f, const char *path, wsisa_err *e) {
   fputs("</svg>\n", f);
-  int bad = ferror(f);
-  bad |= fclose(f) != 0;
-  return bad ? wsisa_error(e, WSISA_EIO, "%s: write error", path) : 0;
+  return wsisa_output_close(f, path, e);
 }
 
 int wsisa_svg_bars(const char *path, const char *title, const char *ylabel, size_t nlabels,

@@ -142,6 +142,13 @@ int wsisa_sa_param_check(const wsisa_sa_param *p, wsisa_err *e) {
         if (!(p->step > 0) || !isfinite(p->step))
           return wsisa__sa_error(e, WSISA_EUSAGE, "%s.step: must be a positive number", n);
         double steps = (p->hi - p->lo) / p->step;
+        /* a step wider than the range leaves one value: the parameter would
+         * be constant while the design counts it as varying */
+        if (round(steps) < 1)
+          return wsisa__sa_error(e, WSISA_EUSAGE,
+                                 "%s.step: %g leaves a single value in %g..%g (a range needs at "
+                                 "least two; make the parameter fixed)",
+                                 n, p->step, p->lo, p->hi);
         if (fabs(steps - round(steps)) > 1e-9 * fmax(1, steps))
           return wsisa__sa_error(e, WSISA_EUSAGE,
                                  "%s.step: the range %g..%g is not a whole number of steps of %g", n,

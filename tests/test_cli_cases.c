@@ -1,12 +1,18 @@
 /* Data-driven CLI cases: every folder of tests/cases/ holds `args` (after
  * `wsisa`; @SRC@ is the source tree, @CASE@ the case folder, @TMP@ a fresh
- * temporary folder), optionally `env` (VAR=value words put before the command),
- * `exit` (the expected status) and `stderr` (text expected in the error). A
- * failing case must print nothing on stdout: no partial output. */
+ * temporary folder, @WSISA@ the program), optionally `env` (VAR=value words put before the command),
+ * `setup` (a shell command run first, e.g. to make a device node in @TMP@),
+ * `exit` (the expected status), `stderr` (text expected in the error, keys
+ * expanded) and
+ * `files` (lines "absent P", "exists P", "regular P", "chardev P": what must
+ * hold of path P afterwards; "absent" and "exists" take glob patterns). A failing case must print nothing on stdout: no
+ * partial output. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <glob.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tests/testutil.h"
 
@@ -18,12 +24,12 @@ static void chomp(char *s) {
 /* Replace every @KEY@ by its value. */
 static void expand(const char *in, char *out, size_t cap, const char *case_dir,
                    const char *tmp) {
-  const char *keys[] = {"@SRC@", "@CASE@", "@TMP@"};
-  const char *vals[] = {WSISA_SOURCE_DIR, case_dir, tmp};
+  const char *keys[] = {"@SRC@", "@CASE@", "@TMP@", "@WSISA@"};
+  const char *vals[] = {WSISA_SOURCE_DIR, case_dir, tmp, WSISA_EXE};
   size_t n = 0;
   while (*in && n + 1 < cap) {
     int hit = 0;
-    for (int k = 0; k < 3 && !hit; k++) {
+    for (int k = 0; k < 4 && !hit; k++) {
       size_t kl = strlen(keys[k]);
       if (strncmp(in, keys[k], kl) == 0) {
         n += (size_t)snprintf(out + n, cap - n, "%s", vals[k]);
@@ -34,6 +40,34 @@ static void expand(const char *in, char *out, size_t cap, const char *case_dir,
     if (!hit) out[n++] = *in++;
   }
   out[n < cap ? n : cap - 1] = '\0';
+}
+
+/* Each line of `files`: a predicate and a path. */
+static int check_files(const char *name, const char *spec, const char *case_dir, const char *tmp) {
+  int ok = 1;
+  char *copy = strdup(spec), *save = NULL;
+  for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    char what[32], raw[4096], path[8192];
+    if (sscanf(line, "%31s %4095[^\n]", what, raw) != 2) continue;
+    expand(raw, path, sizeof path, case_dir, tmp);
+    struct stat st;
+    int exists = lstat(path, &st) == 0, holds;
+    if (!exists && strchr(path, '*')) {
+      /* a pattern: does any path match? */
+      glob_t g;
+      exists = glob(path, 0, NULL, &g) == 0 && g.gl_pathc > 0;
+      globfree(&g);
+    }
+    if (strcmp(what, "absent") == 0) holds = !exists;
+    else if (strcmp(what, "exists") == 0) holds = exists;
+    else if (strcmp(what, "regular") == 0) holds = exists && S_ISREG(st.st_mode);
+    else if (strcmp(what, "chardev") == 0) holds = exists && S_ISCHR(st.st_mode);
+    else holds = 0;
+    cr_expect(holds, "case %s: files: '%s' does not hold", name, line);
+    ok &= holds;
+  }
+  free(copy);
+  return ok;
 }
 
 static int run_case(const char *name) {
@@ -53,13 +87,30 @@ static int run_case(const char *name) {
     snprintf(env_line, sizeof env_line, "env %s ", env);
     free(env);
   }
+  snprintf(path, sizeof path, "%s/setup", dir);
+  char *setup = tu_slurp(path, NULL);
+  if (setup) {
+    char line[8192];
+    chomp(setup);
+    expand(setup, line, sizeof line, dir, tmp);
+    free(setup);
+    int rc = system(line);
+    cr_assert_eq(rc, 0, "case %s: setup failed: %s", name, line);
+  }
   snprintf(path, sizeof path, "%s/exit", dir);
   char *exit_s = tu_slurp(path, NULL);
   int want_exit = exit_s ? atoi(exit_s) : 0;
   free(exit_s);
   snprintf(path, sizeof path, "%s/stderr", dir);
   char *want_err = tu_slurp(path, NULL);
-  if (want_err) chomp(want_err);
+  if (want_err) {
+    chomp(want_err);
+    char *expanded = malloc(8192);
+    cr_assert_not_null(expanded);
+    expand(want_err, expanded, 8192, dir, tmp);
+    free(want_err);
+    want_err = expanded;
+  }
 
   char *out = NULL, *err = NULL;
   int status;
@@ -91,6 +142,10 @@ static int run_case(const char *name) {
       ok &= lines == 1;
     }
   }
+  snprintf(path, sizeof path, "%s/files", dir);
+  char *files = tu_slurp(path, NULL);
+  if (files) ok &= check_files(name, files, dir, tmp);
+  free(files);
   free(out);
   free(err);
   free(want_err);
