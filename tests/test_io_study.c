@@ -94,7 +94,7 @@ Test(io_study, segmentation_defaults) {
   cr_expect_eq(s->sa.samples, 1024);
   cr_expect_str_eq(s->metrics[0], "dice");
   cr_expect_eq(s->reuse.strategy, WSISA_STUDY_REUSE_RTMA);
-  cr_expect_eq(s->reuse.cost, WSISA_STUDY_COST_TASKS);
+  cr_expect_eq(s->reuse.cost, WSISA_STUDY_COST_AUTO);
   wsisa_study_free(s);
   /* No parameters at all: the built-in space, every parameter varying. */
   cr_assert_eq(wsisa_study_parse("{\"inputs\": {\"slides\": [\"x.svs\"]}, \"method\": {\"name\": "
@@ -147,8 +147,10 @@ Test(io_study, resolved_study_round_trips) {
       "\"pool\": 20, \"second_order\": true, \"confidence\": 0.9}, \"execution\": "
       "{\"scheduler\": \"dmda\", \"memory_limit\": 1000}}",
       "{\"inputs\": {\"slides\": [\"x.svs\"], \"mpp\": 0.25, \"slide_mpp\": 0.2527, "
-      "\"stain_check\": false}, \"method\": \"moat\", \"reuse\": {\"object_reuse\": false}}"};
-  for (size_t i = 0; i < 3; i++) {
+      "\"stain_check\": false}, \"method\": \"moat\", \"reuse\": {\"object_reuse\": false}}",
+      "{\"inputs\": {\"images\": [\"x.png\"]}, \"method\": \"moat\", \"reuse\": "
+      "{\"level_costs\": [0.022279113, 0.1, 0.3, 0, 2, 0.1234567890123456789, 1e-9]}}"};
+  for (size_t i = 0; i < 4; i++) {
     char *once = resolved(studies[i]);
     char *twice = resolved(once);
     cr_expect_str_eq(twice, once, "parse(to_json(s)) is s");
@@ -168,6 +170,16 @@ Test(io_study, resolved_study_round_trips) {
   cr_expect(strstr(text, "\"mpp\": 0.25") && strstr(text, "\"slide_mpp\": 0.2527"), "%s", text);
   cr_expect(strstr(text, "\"stain_check\": false"), "%s", text);
   cr_expect(strstr(text, "\"object_reuse\": false"), "%s", text);
+  free(text);
+  /* level costs round-trip to the bit: a resume plans the same buckets */
+  wsisa_study *s = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  text = resolved(studies[3]);
+  cr_assert_eq(wsisa_study_parse(text, "s.json", &s, &e), 0, "%s", e.msg);
+  cr_expect_eq(s->reuse.nlevel_costs, 7);
+  cr_expect(s->reuse.level_costs[5] == 0.1234567890123456789);
+  cr_expect(s->reuse.level_costs[0] == 0.022279113);
+  wsisa_study_free(s);
   free(text);
 }
 
@@ -295,10 +307,14 @@ static const struct {
     {"{" SEG MOAT ", \"reuse\": {\"max_buckets\": 0}}",
      "s.json: reuse.max_buckets: 0 is outside 1..1000000"},
     {"{" SEG MOAT ", \"reuse\": {\"cost_model\": \"time\"}}",
-     "s.json: reuse.cost_model: 'time' is not one of tasks, measured"},
+     "s.json: reuse.cost_model: 'time' is not one of tasks, measured, auto"},
     {"{" SEG MOAT ", \"reuse\": {\"buckets\": 3}}", "s.json: reuse.buckets: unknown key"},
     {"{" SEG MOAT ", \"reuse\": {\"object_reuse\": 1}}",
      "s.json: reuse.object_reuse: expected true or false, got 1"},
+    {"{" SEG MOAT ", \"reuse\": {\"level_costs\": [1, 2]}}",
+     "s.json: reuse.level_costs: expected an array of 7 numbers, one per task level"},
+    {"{" SEG MOAT ", \"reuse\": {\"level_costs\": [1, 2, 3, 4, 5, -6, 7]}}",
+     "s.json: reuse.level_costs[5]: a cost is not negative"},
     {"{" SEG MOAT ", \"execution\": {\"memory_limit\": \"4X\"}}",
      "s.json: execution.memory_limit: '4X' is not a size"},
     {"{" SEG MOAT ", \"execution\": {\"memory_limit\": -5}}",
