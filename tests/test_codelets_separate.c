@@ -127,57 +127,73 @@ static void expect_both(const wsisa_image *sep, const wsisa_image *final, wsisa_
   wsisa_image_free(got_final);
 }
 
+/* mask shifted by (dx, dy) >= 0, what leaves the image dropped */
+static wsisa_image *shifted(const wsisa_image *m, int dx, int dy) {
+  wsisa_image *out = new_image(m->width, m->height, 1, WSISA_U8);
+  for (int y = dy; y < m->height; y++)
+    for (int x = dx; x < m->width; x++) *u8(out, x, y) = *u8(m, x - dx, y - dy);
+  return out;
+}
+
+/* Per image: a mask, the same with a few more shapes, and the same shifted
+ * (one store for all three, as the runs of a tile share one: the same
+ * cluster must be found again, and a cluster elsewhere must not be taken for
+ * it), each with three parameter sets, each twice. */
 Test(separate, random_masks_match_the_tile_wide_kernels, .timeout = 300) {
   uint64_t seed = 18, seen[2] = {0, 0}, reused[2] = {0, 0}, evictions = 0;
-  for (int k = 0; k < 400; k++) {
+  for (int k = 0; k < 300; k++) {
     const int w = rnd_in(&seed, 1, 90), h = rnd_in(&seed, 1, 90);
-    wsisa_image *mask = new_image(w, h, 1, WSISA_U8);
-    draw(mask, &seed, rnd_in(&seed, 0, 12));
+    wsisa_image *masks[3];
+    masks[0] = new_image(w, h, 1, WSISA_U8);
+    draw(masks[0], &seed, rnd_in(&seed, 0, 12));
+    masks[1] = shifted(masks[0], 0, 0);
+    draw(masks[1], &seed, rnd_in(&seed, 1, 3));
+    masks[2] = shifted(masks[0], rnd_in(&seed, 0, 2), rnd_in(&seed, 1, 2));
     wsisa_image *rgb = random_rgb(w, h, &seed);
-    /* a store per tile: fresh ones with each image; the tiny one keeps an
-     * entry or two and evicts all the time */
+    /* a store per tile; the tiny one keeps an entry or two and evicts all
+     * the time */
     wsisa_object_store *shared = NULL, *tiny = NULL;
     cr_assert_eq(wsisa_object_store_new(64 << 20, &shared), 0);
     cr_assert_eq(wsisa_object_store_new(600, &tiny), 0);
-    for (int pset = 0; pset < 3; pset++) {
-      params p = {rnd_in(&seed, 0, 1) ? 8 : 4, rnd_in(&seed, 0, 25),
-                  rnd_in(&seed, 0, 1) ? 1000 : rnd_in(&seed, 10, 200), rnd_in(&seed, 0, 1) ? 8 : 4};
-      wsisa_image *sep, *final, *got_sep, *got_final;
-      tile_wide(rgb, mask, &p, &sep, &final);
-      /* twice through each store: the second time the shared one has every
-       * unit */
-      for (int again = 0; again < 2; again++) {
-        wsisa_object_tally t6 = {0}, t7 = {0};
-        by_objects(rgb, mask, &p, NULL, NULL, NULL, &got_sep, &got_final);
-        expect_both(sep, final, got_sep, got_final, "no store", k);
-        by_objects(rgb, mask, &p, shared, &t6, &t7, &got_sep, &got_final);
-        expect_both(sep, final, got_sep, got_final, "store", k);
-        if (again) {
-          cr_expect_eq(t6.reused[0], t6.seen[0], "case %d: a cluster missed the second time", k);
-          cr_expect_eq(t7.reused[1], t7.seen[1], "case %d: a group missed the second time", k);
+    for (int v = 0; v < 3; v++)
+      for (int pset = 0; pset < 3; pset++) {
+        params p = {rnd_in(&seed, 0, 1) ? 8 : 4, rnd_in(&seed, 0, 25),
+                    rnd_in(&seed, 0, 1) ? 1000 : rnd_in(&seed, 10, 200),
+                    rnd_in(&seed, 0, 1) ? 8 : 4};
+        wsisa_image *sep, *final, *got_sep, *got_final;
+        tile_wide(rgb, masks[v], &p, &sep, &final);
+        for (int again = 0; again < 2; again++) {
+          wsisa_object_tally t6 = {0}, t7 = {0};
+          by_objects(rgb, masks[v], &p, NULL, NULL, NULL, &got_sep, &got_final);
+          expect_both(sep, final, got_sep, got_final, "no store", k);
+          by_objects(rgb, masks[v], &p, shared, &t6, &t7, &got_sep, &got_final);
+          expect_both(sep, final, got_sep, got_final, "store", k);
+          if (again) {
+            cr_expect_eq(t6.reused[0], t6.seen[0], "case %d: a cluster missed the second time", k);
+            cr_expect_eq(t7.reused[1], t7.seen[1], "case %d: a group missed the second time", k);
+          }
+          for (int l = 0; l < 2; l++) {
+            seen[l] += l ? t7.seen[1] : t6.seen[0];
+            reused[l] += l ? t7.reused[1] : t6.reused[0];
+          }
+          by_objects(rgb, masks[v], &p, tiny, NULL, NULL, &got_sep, &got_final);
+          expect_both(sep, final, got_sep, got_final, "store evicting", k);
         }
-        for (int l = 0; l < 2; l++) {
-          seen[l] += l ? t7.seen[1] : t6.seen[0];
-          reused[l] += l ? t7.reused[1] : t6.reused[0];
-        }
-        by_objects(rgb, mask, &p, tiny, NULL, NULL, &got_sep, &got_final);
-        expect_both(sep, final, got_sep, got_final, "store evicting", k);
+        wsisa_image_free(sep);
+        wsisa_image_free(final);
       }
-      wsisa_image_free(sep);
-      wsisa_image_free(final);
-    }
     wsisa_object_tally st;
     wsisa_object_store_tally(tiny, &st);
     cr_expect_leq(st.bytes_peak, 600);
     evictions += st.evictions;
     wsisa_object_store_free(shared);
     wsisa_object_store_free(tiny);
-    wsisa_image_free(mask);
+    for (int v = 0; v < 3; v++) wsisa_image_free(masks[v]);
     wsisa_image_free(rgb);
   }
-  cr_expect_gt(seen[0], 2000);
-  cr_expect_gt(seen[1], 2000);
-  /* beyond the second passes: a later parameter set reuses units too */
+  cr_expect_gt(seen[0], 5000);
+  cr_expect_gt(seen[1], 5000);
+  /* beyond the second passes: later masks and parameter sets reuse units */
   cr_expect_gt(reused[0], seen[0] / 2);
   cr_expect_gt(reused[1], seen[1] / 2);
   cr_expect_gt(evictions, 1000);

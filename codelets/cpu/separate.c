@@ -255,7 +255,12 @@ typedef struct crop {
   int32_t nown;
   int32_t nclasses;   /* level 6: background components among the neighbours */
   int has_mask;       /* c->mask holds the unit */
-  int has_classes;    /* c->markers holds the classes off the mask */
+  /* level 6: the background pieces along the cluster, each with its class
+   * (numbered by first appearance along the runs) */
+  struct piece {
+    int32_t y, x0, x1, cls;
+  } *piece;
+  size_t npieces, piece_cap;
   wsisa_image mask, f1, f2, u1, res, markers, labels, rgb;
   uint8_t *value;     /* a result as runs */
   size_t value_len, value_cap;
@@ -290,11 +295,15 @@ static void encode(crop *c, const wsisa_image *img) {
   size_t n = 0;
   for (int y = 0; y < img->height; y++) {
     const uint8_t *r = wsisa_image_row(img, y);
-    for (int x = 0; x < img->width;) {
-      while (x < img->width && !r[x]) x++;
-      if (x == img->width) break;
+    const int w = img->width;
+    for (int x = 0; x < w;) {
+      uint64_t word;
+      /* off pixels eight at a time: most of a crop is off */
+      while (x + 8 <= w && (memcpy(&word, r + x, 8), !word)) x += 8;
+      while (x < w && !r[x]) x++;
+      if (x == w) break;
       const int x0 = x;
-      while (x < img->width && r[x]) x++;
+      while (x < w && r[x]) x++;
       v[n++] = (uint16_t)y, v[n++] = (uint16_t)x0, v[n++] = (uint16_t)x;
     }
   }
@@ -352,17 +361,48 @@ static int class_of(classes *k, int32_t id, int32_t *out) {
   return 0;
 }
 
-/* The background components of the pixels of row y, columns [x0, x1), of
- * the tile into k (run by run). */
-static int classes_along(classes *k, const wsisa__runs *bg, int y, int x0, int x1) {
-  int32_t lo = bg->row[y], hi = bg->row[y + 1], cls;
-  while (lo < hi) { /* the first background run ending after x0 */
-    int32_t mid = lo + (hi - lo) / 2;
-    if (bg->run[mid].x1 <= x0) lo = mid + 1;
-    else hi = mid;
+/* Where a search of a row of background runs left off: the cluster's runs
+ * come in raster order, so along one row the columns only grow. */
+typedef struct cursor {
+  int y;
+  int32_t at;
+} cursor;
+
+/* The background pixels of row y, columns [x0, x1), of the tile, as pieces:
+ * one per background run they fall in (a background run is one component),
+ * each with its component's class in k. Beside a cluster's run these are
+ * exactly its background 4-neighbours there: no other cluster is a
+ * 4-neighbour. */
+static int pieces_along(crop *c, classes *k, const wsisa__runs *bg, cursor *cu, int y, int x0,
+                        int x1) {
+  int32_t lo, hi = bg->row[y + 1];
+  if (cu->y == y) {
+    lo = cu->at;
+  } else {
+    lo = bg->row[y];
+    int32_t h = hi;
+    while (lo < h) { /* the first background run ending after x0 */
+      int32_t mid = lo + (h - lo) / 2;
+      if (bg->run[mid].x1 <= x0) lo = mid + 1;
+      else h = mid;
+    }
   }
-  for (int32_t i = lo; i < bg->row[y + 1] && bg->run[i].x0 < x1; i++)
+  while (lo < hi && bg->run[lo].x1 <= x0) lo++;
+  cu->y = y;
+  cu->at = lo;
+  for (int32_t i = lo; i < hi && bg->run[i].x0 < x1; i++) {
+    int32_t cls;
     if (class_of(k, bg->run[i].id, &cls)) return WSISA_ENOMEM;
+    if (c->npieces == c->piece_cap) {
+      size_t cap = c->piece_cap ? 2 * c->piece_cap : 256;
+      struct piece *g = realloc(c->piece, cap * sizeof *g);
+      if (!g) return WSISA_ENOMEM;
+      c->piece = g;
+      c->piece_cap = cap;
+    }
+    c->piece[c->npieces++] = (struct piece){y, bg->run[i].x0 > x0 ? bg->run[i].x0 : x0,
+                                            bg->run[i].x1 < x1 ? bg->run[i].x1 : x1, cls};
+  }
   return 0;
 }
 
@@ -377,76 +417,54 @@ static void crop_mask(crop *c, const wsisa__runs *runs8, const int32_t *run_y) {
 }
 
 /* The key of level 6's cluster: crop, watershed_conn, its runs, and how its
- * background neighbours fall into the tile's background components. Those
- * are found run by run; with more than one, pixel by pixel in raster order
- * (rare: holes, or clusters around), which also gives the crop's markers off
- * the mask their classes. Level 7's key: crop, parameters, the group's runs. */
+ * background neighbours fall into the tile's background components: the
+ * pieces along its runs (left, right, above, below each, in raster order),
+ * which G alone determines, and their classes numbered by first appearance,
+ * when there is more than one. Level 7's key: crop, parameters, the group's
+ * runs. */
 static int crop_key(crop *c, int level, const wsisa__runs *runs8, const int32_t *run_y,
                     const wsisa__runs *bg, classes *k, const wsisa_separate_params *p,
                     int width, int height, int keyed) {
-  c->has_mask = c->has_classes = 0;
+  c->has_mask = 0;
   c->nclasses = 0;
+  c->npieces = 0;
   c->key_len = 0;
   if (level == 6) {
     k->n = 0;
+    cursor up = {-1, 0}, mid = {-1, 0}, down = {-1, 0};
     for (int32_t i = 0; i < c->nown; i++) {
       const wsisa__run *r = &runs8->run[c->own[i]];
       const int y = run_y[c->own[i]];
       int rc = 0;
-      if (r->x0 > 0) rc = classes_along(k, bg, y, r->x0 - 1, r->x0);
-      if (!rc && r->x1 < width) rc = classes_along(k, bg, y, r->x1, r->x1 + 1);
-      if (!rc && y > 0) rc = classes_along(k, bg, y - 1, r->x0, r->x1);
-      if (!rc && y + 1 < height) rc = classes_along(k, bg, y + 1, r->x0, r->x1);
+      if (r->x0 > 0) rc = pieces_along(c, k, bg, &mid, y, r->x0 - 1, r->x0);
+      if (!rc && r->x1 < width) rc = pieces_along(c, k, bg, &mid, y, r->x1, r->x1 + 1);
+      if (!rc && y > 0) rc = pieces_along(c, k, bg, &up, y - 1, r->x0, r->x1);
+      if (!rc && y + 1 < height) rc = pieces_along(c, k, bg, &down, y + 1, r->x0, r->x1);
       if (rc) return rc;
     }
     c->nclasses = k->n;
   }
-  if (keyed) {
-    const int32_t head[10] = {level == 6 ? KEY_MAGIC6 : KEY_MAGIC7,
-                              c->x0,
-                              c->y0,
-                              c->w,
-                              c->h,
-                              level == 6 ? p->watershed_conn : p->fill_holes_conn,
-                              level == 6 ? c->nclasses : p->min_size_seg,
-                              level == 6 ? 0 : p->max_size_seg,
-                              c->nown,
-                              0};
-    if (key_put(c, head, sizeof head)) return WSISA_ENOMEM;
-    for (int32_t i = 0; i < c->nown; i++) {
-      const wsisa__run *r = &runs8->run[c->own[i]];
-      const uint16_t t[3] = {(uint16_t)(run_y[c->own[i]] - c->y0), (uint16_t)(r->x0 - c->x0),
-                             (uint16_t)(r->x1 - c->x0)};
-      if (key_put(c, t, sizeof t)) return WSISA_ENOMEM;
-    }
+  if (!keyed) return 0;
+  const int32_t head[10] = {level == 6 ? KEY_MAGIC6 : KEY_MAGIC7,
+                            c->x0,
+                            c->y0,
+                            c->w,
+                            c->h,
+                            level == 6 ? p->watershed_conn : p->fill_holes_conn,
+                            level == 6 ? c->nclasses : p->min_size_seg,
+                            level == 6 ? 0 : p->max_size_seg,
+                            c->nown,
+                            0};
+  if (key_put(c, head, sizeof head)) return WSISA_ENOMEM;
+  for (int32_t i = 0; i < c->nown; i++) {
+    const wsisa__run *r = &runs8->run[c->own[i]];
+    const uint16_t t[3] = {(uint16_t)(run_y[c->own[i]] - c->y0), (uint16_t)(r->x0 - c->x0),
+                           (uint16_t)(r->x1 - c->x0)};
+    if (key_put(c, t, sizeof t)) return WSISA_ENOMEM;
   }
-  if (level != 6 || c->nclasses <= 1) return 0;
-  crop_mask(c, runs8, run_y);
-  k->n = 0;
-  for (int y = 0; y < c->h; y++) {
-    const uint8_t *m = wsisa_image_row(&c->mask, y);
-    const uint8_t *up = y ? wsisa_image_row(&c->mask, y - 1) : NULL;
-    const uint8_t *down = y + 1 < c->h ? wsisa_image_row(&c->mask, y + 1) : NULL;
-    int32_t *mk = wsisa_image_row(&c->markers, y);
-    for (int x = 0; x < c->w; x++) {
-      if (m[x]) {
-        mk[x] = 0;
-        continue;
-      }
-      const int beside = (x > 0 && m[x - 1]) || (x + 1 < c->w && m[x + 1]) || (up && up[x]) ||
-                         (down && down[x]);
-      if (!beside) {
-        mk[x] = 1; /* off the mask, meeting no pixel of the cluster */
-        continue;
-      }
-      int32_t r = run_at(bg, c->y0 + y, c->x0 + x), cls;
-      if (r < 0) return WSISA_EINTERNAL; /* a neighbour of a cluster off the background */
-      if (class_of(k, bg->run[r].id, &cls)) return WSISA_ENOMEM;
-      mk[x] = cls;
-      if (keyed && key_put(c, &cls, sizeof cls)) return WSISA_ENOMEM;
-    }
-  }
-  c->has_classes = 1;
+  /* one class: the pieces say nothing the runs do not */
+  for (size_t i = 0; c->nclasses > 1 && i < c->npieces; i++)
+    if (key_put(c, &c->piece[i].cls, sizeof c->piece[i].cls)) return WSISA_ENOMEM;
   return 0;
 }
 
@@ -458,22 +476,22 @@ static int crop_separate(crop *c, const wsisa__runs *runs8, const int32_t *run_y
   if (!rc) rc = wsisa_cpu_hmin(&c->f2, 1.0f, 8, &c->f1);
   if (!rc) rc = wsisa_cpu_regional_min(&c->f1, 8, &c->u1);
   if (rc) return rc;
-  /* the cluster's own minima, labelled after the background's classes
-   * (with one class or none, every pixel off the mask is 1) */
-  for (int y = 0; y < c->h; y++) {
-    uint8_t *u = wsisa_image_row(&c->u1, y);
-    const uint8_t *m = wsisa_image_row(&c->mask, y);
-    for (int x = 0; x < c->w; x++) u[x] = u[x] && m[x] ? 255 : 0;
-  }
+  /* Markers: the minima labelled (the cluster's own never touch the
+   * background's, which are every pixel off the mask, so they are components
+   * of their own), after the background's classes; off the mask, 1, and each
+   * background piece along the cluster its class. */
   if ((rc = wsisa_cpu_label(&c->u1, conn, &c->labels))) return rc;
   const int32_t offset = c->nclasses > 1 ? c->nclasses : 1;
   for (int y = 0; y < c->h; y++) {
     const int32_t *l = wsisa_image_row(&c->labels, y);
     const uint8_t *m = wsisa_image_row(&c->mask, y);
     int32_t *mk = wsisa_image_row(&c->markers, y);
-    for (int x = 0; x < c->w; x++)
-      if (m[x]) mk[x] = l[x] ? l[x] + offset : 0;
-      else if (!c->has_classes) mk[x] = 1;
+    for (int x = 0; x < c->w; x++) mk[x] = m[x] ? (l[x] ? l[x] + offset : 0) : 1;
+  }
+  for (size_t i = 0; c->nclasses > 1 && i < c->npieces; i++) {
+    const struct piece *g = &c->piece[i];
+    int32_t *mk = (int32_t *)wsisa_image_row(&c->markers, g->y - c->y0) - c->x0;
+    for (int x = g->x0; x < g->x1; x++) mk[x] = g->cls;
   }
   return wsisa_cpu_watershed(&c->rgb, &c->markers, &c->mask, &c->labels, &c->res);
 }
@@ -504,13 +522,29 @@ static int do_unit(crop *c, int level, const wsisa__runs *runs8, const int32_t *
   int rc = level == 6 ? crop_separate(c, runs8, run_y, p->watershed_conn)
                       : crop_final(c, runs8, run_y, p);
   if (rc) return rc;
-  paste(c, &c->res, out);
-  if (store) {
-    encode(c, &c->res);
-    /* an entry the store cannot take is computed again when next needed */
-    (void)wsisa_object_store_put(store, c->key, c->key_len, hash, c->value, c->value_len);
+  if (!store) {
+    paste(c, &c->res, out);
+    return 0;
   }
+  encode(c, &c->res);
+  decode(c, out, c->x0, c->y0, 0);
+  /* an entry the store cannot take is computed again when next needed */
+  (void)wsisa_object_store_put(store, c->key, c->key_len, hash, c->value, c->value_len);
   return 0;
+}
+
+/* out = 255 where on is 0, else 0; eight bytes at a time. */
+static void invert_row(const uint8_t *on, uint8_t *out, int n) {
+  const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+  int x = 0;
+  for (; x + 8 <= n; x += 8) {
+    uint64_t v;
+    memcpy(&v, on + x, 8);
+    const uint64_t nonzero = (((v & low7) + low7) | v) & ~low7; /* a byte's top bit */
+    v = ((~nonzero & ~low7) >> 7) * 0xFF;
+    memcpy(out + x, &v, 8);
+  }
+  for (; x < n; x++) out[x] = on[x] ? 0 : 255;
 }
 
 /* Level 6 (level 7): out = the separation (the final mask) of `mask`, the
@@ -535,11 +569,8 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
   if (level == 6) {
     /* the tile's background components, watershed_conn */
     rc = wsisa_image_new(width, height, 1, WSISA_U8, &inverse, NULL) ? WSISA_ENOMEM : 0;
-    for (int y = 0; y < height && !rc; y++) {
-      const uint8_t *m = wsisa_image_row(mask, y);
-      uint8_t *v = wsisa_image_row(inverse, y);
-      for (int x = 0; x < width; x++) v[x] = m[x] ? 0 : 255;
-    }
+    for (int y = 0; y < height && !rc; y++) invert_row(wsisa_image_row(mask, y),
+                                                       wsisa_image_row(inverse, y), width);
     if (rc || (rc = wsisa__cpu_runs_find(inverse, p->watershed_conn, &bg))) goto done;
     wsisa_image_free(inverse);
     inverse = NULL;
@@ -636,6 +667,7 @@ done:
   free(gfirst);
   free(glist);
   free(c.key);
+  free(c.piece);
   free(k.id);
   free(buf);
   return rc;
