@@ -274,6 +274,19 @@ static void view(wsisa_image *img, void *data, int w, int h, int ch, wsisa_dtype
   *img = wsisa_image_view(data, w, h, ch, type, (size_t)w * (size_t)ch * wsisa_dtype_size(type));
 }
 
+/* Room for n more bytes of key. */
+static int key_room(crop *c, size_t n) {
+  if (c->key_len + n > c->key_cap) {
+    size_t cap = c->key_cap ? c->key_cap : 1024;
+    while (cap < c->key_len + n) cap *= 2;
+    uint8_t *k = realloc(c->key, cap);
+    if (!k) return WSISA_ENOMEM;
+    c->key = k;
+    c->key_cap = cap;
+  }
+  return 0;
+}
+
 static int key_put(crop *c, const void *p, size_t n) {
   if (c->key_len + n > c->key_cap) {
     size_t cap = c->key_cap ? c->key_cap : 1024;
@@ -373,7 +386,7 @@ typedef struct cursor {
  * each with its component's class in k. Beside a cluster's run these are
  * exactly its background 4-neighbours there: no other cluster is a
  * 4-neighbour. */
-static int pieces_along(crop *c, classes *k, const wsisa__runs *bg, cursor *cu, int y, int x0,
+static inline int pieces_along(crop *c, classes *k, const wsisa__runs *bg, cursor *cu, int y, int x0,
                         int x1) {
   int32_t lo, hi = bg->row[y + 1];
   if (cu->y == y) {
@@ -455,16 +468,21 @@ static int crop_key(crop *c, int level, const wsisa__runs *runs8, const int32_t 
                             level == 6 ? 0 : p->max_size_seg,
                             c->nown,
                             0};
-  if (key_put(c, head, sizeof head)) return WSISA_ENOMEM;
+  /* one class: the pieces say nothing the runs do not */
+  const size_t classes_len = c->nclasses > 1 ? c->npieces * sizeof(int32_t) : 0;
+  if (key_room(c, sizeof head + (size_t)c->nown * 3 * sizeof(uint16_t) + classes_len))
+    return WSISA_ENOMEM;
+  key_put(c, head, sizeof head);
+  uint16_t *t = (uint16_t *)(void *)(c->key + c->key_len);
   for (int32_t i = 0; i < c->nown; i++) {
     const wsisa__run *r = &runs8->run[c->own[i]];
-    const uint16_t t[3] = {(uint16_t)(run_y[c->own[i]] - c->y0), (uint16_t)(r->x0 - c->x0),
-                           (uint16_t)(r->x1 - c->x0)};
-    if (key_put(c, t, sizeof t)) return WSISA_ENOMEM;
+    *t++ = (uint16_t)(run_y[c->own[i]] - c->y0);
+    *t++ = (uint16_t)(r->x0 - c->x0);
+    *t++ = (uint16_t)(r->x1 - c->x0);
   }
-  /* one class: the pieces say nothing the runs do not */
-  for (size_t i = 0; c->nclasses > 1 && i < c->npieces; i++)
-    if (key_put(c, &c->piece[i].cls, sizeof c->piece[i].cls)) return WSISA_ENOMEM;
+  c->key_len += (size_t)c->nown * 3 * sizeof(uint16_t);
+  for (size_t i = 0; classes_len && i < c->npieces; i++)
+    key_put(c, &c->piece[i].cls, sizeof c->piece[i].cls);
   return 0;
 }
 
