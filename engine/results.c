@@ -320,7 +320,13 @@ static char *reference_text(const wsisa__study_run *s) {
   json_t *root = wsisa__results_reference_json(s);
   char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
   json_decref(root);
-  return text;
+  char *line = text ? realloc(text, strlen(text) + 2) : NULL;
+  if (!line) {
+    free(text);
+    return NULL;
+  }
+  strcat(line, "\n");
+  return line;
 }
 
 int wsisa__results_reference(wsisa__study_run *s, const char *dir, wsisa_err *e) {

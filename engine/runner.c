@@ -952,7 +952,7 @@ static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *
     if (s->from_csv) compare(&f, s, made, "design.csv", "the study's design");
   }
   if (s->annotated && !wsisa__results_reference(s, made, &inner))
-    compare(&f, s, made, "reference.json", "the annotations now");
+    compare(&f, s, made, "reference.json", "reading the annotations again");
   if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
     compare(&f, s, made, "metrics.csv", "the journal");
     compare(&f, s, made, "outputs.csv", "the journal");
