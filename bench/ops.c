@@ -1,17 +1,20 @@
 /* `wsisa-bench ops`: per-operation times on a 4096x4096 tile made from the
  * sample slide (its level-0 region (0,0,2048,2048) mirrored 2x2), our CPU
  * kernel on one core and our OpenCL worker against OpenCV (one thread) and
- * scikit-image/SciPy on the same inputs, and the whole normalization +
- * 7-task segmentation on that tile. */
+ * scikit-image/SciPy/NumPy on the same inputs, then the whole normalization +
+ * segmentation on that tile: in process on the CPU worker, and as the
+ * `wsisa segment` command (one CPU worker) timed as a subprocess. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "bench/bench.h"
 #include "codelets/codelets.h"
 #include "cli/cli.h"
+#include "codelets/cpu/cpu.h"
 #include "engine/engine.h"
 #include "io/io.h"
 
@@ -21,10 +24,12 @@
  * own operations on the CPU worker and written to the output folder so the
  * peers read exactly the same pixels. */
 typedef struct inputs {
-  wsisa_image *rgb, *rc, *rc_open, *diff, *candidates, *big, *markers;
-  wsisa_image *out_u8, *out_f32, *out_i32, *out_u8b;
-  starpu_data_handle_t h_rgb, h_rc, h_rc_open, h_diff, h_cand, h_big, h_markers;
-  starpu_data_handle_t h_out_u8, h_out_f32, h_out_i32, h_out_u8b;
+  wsisa_image *raw, *rgb, *rc, *rc_open, *diff, *candidates, *big, *markers;
+  wsisa_image *relief, *hmin, *fg, *lab, *lab_t;
+  wsisa_image *out_u8, *out_f32, *out_i32, *out_u8b, *out_rgb, *out_lab;
+  starpu_data_handle_t h_raw, h_rgb, h_rc, h_rc_open, h_diff, h_cand, h_big, h_markers;
+  starpu_data_handle_t h_relief, h_hmin, h_fg, h_lab, h_lab_t;
+  starpu_data_handle_t h_out_u8, h_out_f32, h_out_i32, h_out_u8b, h_out_rgb, h_out_lab;
 } inputs;
 
 static int mirrored_tile(const char *slide_path, int size, wsisa_image **out, wsisa_err *e) {
@@ -59,29 +64,37 @@ static int new_img(int size, int ch, wsisa_dtype t, wsisa_image **img, starpu_da
 
 static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
   const double *p = wsisa_seg_defaults();
-  wsisa_image *raw = NULL, *tmp_img[6] = {0};
-  starpu_data_handle_t h_raw, t[6];
-  int rc = mirrored_tile(SAMPLE_SLIDE, size, &raw, e);
+  wsisa_image *tmp_img[4] = {0};
+  starpu_data_handle_t t[4], stats = NULL;
+  int rc = mirrored_tile(SAMPLE_SLIDE, size, &in->raw, e);
   if (rc) return rc;
-  if ((rc = wsisa_image_register(raw, &h_raw, e))) goto done;
+  if ((rc = wsisa_image_register(in->raw, &in->h_raw, e))) goto done;
   struct { wsisa_image **img; starpu_data_handle_t *h; int ch; wsisa_dtype type; } all[] = {
       {&in->rgb, &in->h_rgb, 3, WSISA_U8},        {&in->rc, &in->h_rc, 1, WSISA_U8},
       {&in->rc_open, &in->h_rc_open, 1, WSISA_U8}, {&in->diff, &in->h_diff, 1, WSISA_U8},
       {&in->candidates, &in->h_cand, 1, WSISA_U8}, {&in->big, &in->h_big, 1, WSISA_U8},
-      {&in->markers, &in->h_markers, 1, WSISA_I32}, {&in->out_u8, &in->h_out_u8, 1, WSISA_U8},
-      {&in->out_f32, &in->h_out_f32, 1, WSISA_F32}, {&in->out_i32, &in->h_out_i32, 1, WSISA_I32},
-      {&in->out_u8b, &in->h_out_u8b, 1, WSISA_U8}};
+      {&in->markers, &in->h_markers, 1, WSISA_I32}, {&in->relief, &in->h_relief, 1, WSISA_F32},
+      {&in->hmin, &in->h_hmin, 1, WSISA_F32},      {&in->fg, &in->h_fg, 1, WSISA_U8},
+      {&in->lab, &in->h_lab, 3, WSISA_F32},        {&in->lab_t, &in->h_lab_t, 3, WSISA_F32},
+      {&in->out_u8, &in->h_out_u8, 1, WSISA_U8},   {&in->out_f32, &in->h_out_f32, 1, WSISA_F32},
+      {&in->out_i32, &in->h_out_i32, 1, WSISA_I32}, {&in->out_u8b, &in->h_out_u8b, 1, WSISA_U8},
+      {&in->out_rgb, &in->h_out_rgb, 3, WSISA_U8}, {&in->out_lab, &in->h_out_lab, 3, WSISA_F32}};
   for (size_t i = 0; i < sizeof all / sizeof *all && !rc; i++)
     rc = new_img(size, all[i].ch, all[i].type, all[i].img, all[i].h, e);
-  /* scratch: three masks, distance, relief, minima */
-  static const wsisa_dtype tmp_types[6] = {WSISA_U8, WSISA_U8, WSISA_U8,
-                                           WSISA_F32, WSISA_F32, WSISA_U8};
-  for (int i = 0; i < 6 && !rc; i++) rc = new_img(size, 1, tmp_types[i], &tmp_img[i], &t[i], e);
+  /* scratch: three masks, distance, minima */
+  static const wsisa_dtype tmp_types[4] = {WSISA_U8, WSISA_U8, WSISA_U8, WSISA_F32};
+  for (int i = 0; i < 4 && !rc; i++) rc = new_img(size, 1, tmp_types[i], &tmp_img[i], &t[i], e);
   if (rc) goto done;
+  starpu_vector_data_register(&stats, -1, 0, WSISA_STATS_N, sizeof(double));
   wsisa_codelets_set_where(STARPU_CPU);
-  /* rgb, rc, rc_open, diff, candidates (diff > G1, before filling), then the
-   * level-5/6 chain for the separation inputs. */
-  int s = wsisa_normalize_submit(h_raw, in->h_rgb, size, size);
+  /* the normalization's steps (for rgb2lab and lab2rgb), rgb, rc, rc_open,
+   * diff, candidates (diff > G2, before filling), then the level-5/6 chain
+   * for the separation inputs */
+  int s = wsisa_submit_fisher_fg(in->h_raw, in->h_fg);
+  s |= wsisa_submit_rgb2lab(in->h_raw, in->h_lab);
+  s |= wsisa_submit_masked_stats(in->h_lab, in->h_fg, stats);
+  s |= wsisa_submit_color_transfer(in->h_lab, in->h_fg, stats, in->h_lab_t);
+  s |= wsisa_submit_lab2rgb(in->h_lab_t, in->h_fg, in->h_raw, in->h_rgb);
   s |= wsisa_submit_invert(in->h_rgb, in->h_rc, 0);
   s |= wsisa_submit_morph(in->h_rc, in->h_rc_open, WSISA_MORPH_OPEN, 19);
   s |= wsisa_submit_reconstruct(in->h_rc_open, in->h_rc, in->h_out_u8, 8);
@@ -92,10 +105,10 @@ static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
   s |= wsisa_submit_area_filter(t[1], t[2], 8, (int)p[WSISA_P_MIN_SIZE_PL], 0);
   s |= wsisa_submit_morph(t[2], in->h_big, WSISA_MORPH_DILATE, 3);
   s |= wsisa_submit_edt(in->h_big, t[3]);
-  s |= wsisa_submit_neg_dist(t[3], in->h_big, t[4]);
-  s |= wsisa_submit_hmin(t[4], in->h_out_f32, 1.0f, 8);
-  s |= wsisa_submit_regional_min(in->h_out_f32, t[5], 8);
-  s |= wsisa_submit_label(t[5], in->h_markers, 8);
+  s |= wsisa_submit_neg_dist(t[3], in->h_big, in->h_relief);
+  s |= wsisa_submit_hmin(in->h_relief, in->h_hmin, 1.0f, 8);
+  s |= wsisa_submit_regional_min(in->h_hmin, t[0], 8);
+  s |= wsisa_submit_label(t[0], in->h_markers, 8);
   starpu_task_wait_for_all();
   wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
   if (s) {
@@ -103,36 +116,39 @@ static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
     goto done;
   }
   /* bring the inputs home for the peers */
-  starpu_data_handle_t home[] = {in->h_rgb, in->h_rc, in->h_rc_open, in->h_cand, in->h_big,
-                                 in->h_markers};
+  starpu_data_handle_t home[] = {in->h_rgb,  in->h_rc,      in->h_rc_open, in->h_cand,
+                                 in->h_big,  in->h_markers, in->h_relief,  in->h_hmin};
   for (size_t i = 0; i < sizeof home / sizeof *home; i++) {
     starpu_data_acquire(home[i], STARPU_R);
     starpu_data_release(home[i]);
   }
+  /* tile.png: the raw tile, also the input of the `wsisa segment` run */
   struct { const char *name; const wsisa_image *img; } files[] = {
-      {"rgb.png", in->rgb},        {"rc.png", in->rc},   {"rc_open.png", in->rc_open},
-      {"candidates.png", in->candidates}, {"big.png", in->big}, {"markers.tiff", in->markers}};
+      {"tile.png", in->raw},       {"rgb.png", in->rgb},         {"rc.png", in->rc},
+      {"rc_open.png", in->rc_open}, {"candidates.png", in->candidates}, {"big.png", in->big},
+      {"markers.tiff", in->markers}, {"relief.tiff", in->relief}, {"hmin.tiff", in->hmin}};
   char path[4200];
   for (size_t i = 0; i < sizeof files / sizeof *files && !rc; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
     rc = wsisa_image_write(path, files[i].img, e);
   }
 done:
-  for (int i = 0; i < 6; i++)
+  if (stats) starpu_data_unregister(stats);
+  for (int i = 0; i < 4; i++)
     if (tmp_img[i]) {
       starpu_data_unregister(t[i]);
       wsisa_image_free(tmp_img[i]);
     }
-  if (raw) {
-    starpu_data_unregister(h_raw);
-    wsisa_image_free(raw);
-  }
   return rc;
 }
 
 /* ---- the operations timed ------------------------------------------------- */
 
 typedef int (*op_fn)(inputs *in);
+static int op_rgb2lab(inputs *in) { return wsisa_submit_rgb2lab(in->h_raw, in->h_out_lab); }
+static int op_lab2rgb(inputs *in) {
+  return wsisa_submit_lab2rgb(in->h_lab_t, in->h_fg, in->h_raw, in->h_out_rgb);
+}
 static int op_open(inputs *in) {
   return wsisa_submit_morph(in->h_rc, in->h_out_u8, WSISA_MORPH_OPEN, 19);
 }
@@ -142,34 +158,63 @@ static int op_recon(inputs *in) {
 static int op_fill(inputs *in) { return wsisa_submit_fill_holes(in->h_cand, in->h_out_u8, 4); }
 static int op_label(inputs *in) { return wsisa_submit_label(in->h_cand, in->h_out_i32, 8); }
 static int op_edt(inputs *in) { return wsisa_submit_edt(in->h_big, in->h_out_f32); }
+static int op_hmin(inputs *in) { return wsisa_submit_hmin(in->h_relief, in->h_out_f32, 1.0f, 8); }
+static int op_regional_min(inputs *in) {
+  return wsisa_submit_regional_min(in->h_hmin, in->h_out_u8, 8);
+}
 static int op_watershed(inputs *in) {
   return wsisa_submit_watershed(in->h_rgb, in->h_markers, in->h_big, in->h_out_i32,
                                 in->h_out_u8b);
 }
 
+/* One line of the table: our operation against one peer's, which that peer
+ * program prints under `key`. An operation with two peers has two lines. */
 typedef struct op_row {
-  const char *name; /* also the peers' name for it */
+  const char *name;
   op_fn run;
-  const char *peer; /* "opencv" or "skimage" */
+  const char *peer; /* "opencv" (wsisa-bench-opencv) or a library of peers_skimage.py */
+  const char *key;
+  int cold;         /* per-worker caches emptied before each run: a new tile's colours */
 } op_row;
 
+/* The peers compute the same function on the same pixels (see their files
+ * for the call and why it matches): rgb2lab/lab2rgb the same Reinhard
+ * formulas in NumPy (OpenCV's and scikit-image's Lab is CIELAB, another
+ * transform); hminima the h-minima transform as skimage's reconstruction by
+ * erosion of relief + 1 over relief (skimage's h_minima returns the minima
+ * of that, a mask); regional_min skimage's local_minima with
+ * allow_borders=True, our plateau definition. */
 static const op_row rows[] = {
-    {"opening_disk19", op_open, "opencv"},
-    {"reconstruction_8conn", op_recon, "skimage"},
-    {"fill_holes_4conn", op_fill, "skimage"},
-    {"label_8conn_stats", op_label, "opencv"},
-    {"distance_transform", op_edt, "opencv"},
-    {"watershed", op_watershed, "opencv"},
+    {"rgb2lab", op_rgb2lab, "numpy", "rgb2lab", 1},
+    {"lab2rgb", op_lab2rgb, "numpy", "lab2rgb", 1},
+    {"opening_disk19", op_open, "opencv", "opening_disk19", 0},
+    {"reconstruction_8conn", op_recon, "skimage", "reconstruction_8conn", 0},
+    {"fill_holes_4conn", op_fill, "scipy", "fill_holes_4conn", 0},
+    {"label_8conn_stats", op_label, "opencv", "label_8conn_stats", 0},
+    {"distance_transform", op_edt, "opencv", "distance_transform", 0},
+    {"distance_transform", op_edt, "scipy", "distance_transform_edt", 0},
+    {"hminima_8conn", op_hmin, "skimage", "hminima_8conn", 0},
+    {"regional_min_8conn", op_regional_min, "skimage", "regional_min_8conn", 0},
+    {"watershed", op_watershed, "opencv", "watershed", 0},
 };
 #define NROWS (sizeof rows / sizeof *rows)
 
-static bench_stats time_op(inputs *in, op_fn fn, uint32_t where, int repeats) {
+static void release_scratch(void *arg) {
+  (void)arg;
+  wsisa_cpu_scratch_release();
+}
+
+/* Each CPU worker drops its scratch (the colour caches with it). */
+static void forget_caches(void) { starpu_execute_on_each_worker(release_scratch, NULL, STARPU_CPU); }
+
+static bench_stats time_op(inputs *in, op_fn fn, int cold, uint32_t where, int repeats) {
   double ms[64];
   if (repeats > 64) repeats = 64;
   wsisa_codelets_set_where(where);
   fn(in); /* warm-up: program build, first allocation, model calibration */
   starpu_task_wait_for_all();
   for (int r = 0; r < repeats; r++) {
+    if (cold) forget_caches();
     double t0 = wsisa_now();
     fn(in);
     starpu_task_wait_for_all();
@@ -179,16 +224,16 @@ static bench_stats time_op(inputs *in, op_fn fn, uint32_t where, int repeats) {
   return bench_summarize(ms, repeats);
 }
 
-/* Read "name median min max" lines of a peer program. */
-static int read_peer(const char *cmd, const char *peer, bench_stats *stats, int *have) {
+/* Read "key median min max" lines of a peer program. */
+static int read_peer(const char *cmd, bench_stats *stats, int *have) {
   FILE *f = popen(cmd, "r");
   if (!f) return -1;
-  char line[512], name[128];
+  char line[512], key[128];
   double med, mn, mx;
   while (fgets(line, sizeof line, f))
-    if (sscanf(line, "%127s %lf %lf %lf", name, &med, &mn, &mx) == 4)
+    if (sscanf(line, "%127s %lf %lf %lf", key, &med, &mn, &mx) == 4)
       for (size_t i = 0; i < NROWS; i++)
-        if (strcmp(rows[i].name, name) == 0 && strcmp(rows[i].peer, peer) == 0) {
+        if (strcmp(rows[i].key, key) == 0) {
           stats[i] = (bench_stats){med, mn, mx};
           have[i] = 1;
         }
@@ -200,6 +245,7 @@ static bench_stats time_workflow(inputs *in, int size, int repeats) {
   if (repeats > 64) repeats = 64;
   wsisa_codelets_set_where(STARPU_CPU);
   for (int r = 0; r <= repeats; r++) {
+    forget_caches(); /* as for a new tile */
     double t0 = wsisa_now();
     wsisa_tile_data tile;
     wsisa_err e = WSISA_ERR_INIT;
@@ -214,18 +260,65 @@ static bench_stats time_workflow(inputs *in, int size, int repeats) {
   return bench_summarize(ms, repeats);
 }
 
+/* `wsisa segment DIR/tile.png` with one CPU worker and no OpenCL worker, as a
+ * subprocess: the whole process (start-up, PNG in and out, StarPU) as a user
+ * runs it. One untimed run first (StarPU's files, the page cache). */
+static int time_segment_process(const char *dir, int repeats, bench_stats *out) {
+  double ms[64];
+  if (repeats > 64) repeats = 64;
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd,
+           "STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=0 STARPU_SILENT=1 "
+           "STARPU_HOME='%s/starpu' '%s' segment '%s/tile.png' -o '%s/segment_mask.png' "
+           ">/dev/null 2>&1",
+           dir, WSISA_EXE, dir, dir);
+  for (int r = 0; r <= repeats; r++) {
+    double t0 = wsisa_now();
+    int status = system(cmd);
+    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    if (r > 0) ms[r - 1] = (wsisa_now() - t0) * 1e3;
+  }
+  *out = bench_summarize(ms, repeats);
+  return 0;
+}
+
 static void free_inputs(inputs *in) {
-  starpu_data_handle_t *hs[] = {&in->h_rgb, &in->h_rc, &in->h_rc_open, &in->h_diff,
-                                &in->h_cand, &in->h_big, &in->h_markers, &in->h_out_u8,
-                                &in->h_out_f32, &in->h_out_i32, &in->h_out_u8b};
-  wsisa_image **imgs[] = {&in->rgb, &in->rc, &in->rc_open, &in->diff, &in->candidates,
-                          &in->big, &in->markers, &in->out_u8, &in->out_f32, &in->out_i32,
-                          &in->out_u8b};
+  starpu_data_handle_t *hs[] = {
+      &in->h_raw,   &in->h_rgb,     &in->h_rc,      &in->h_rc_open, &in->h_diff,
+      &in->h_cand,  &in->h_big,     &in->h_markers, &in->h_relief,  &in->h_hmin,
+      &in->h_fg,    &in->h_lab,     &in->h_lab_t,   &in->h_out_u8,  &in->h_out_f32,
+      &in->h_out_i32, &in->h_out_u8b, &in->h_out_rgb, &in->h_out_lab};
+  wsisa_image **imgs[] = {&in->raw,     &in->rgb,     &in->rc,      &in->rc_open, &in->diff,
+                          &in->candidates, &in->big, &in->markers, &in->relief,  &in->hmin,
+                          &in->fg,      &in->lab,     &in->lab_t,   &in->out_u8,  &in->out_f32,
+                          &in->out_i32, &in->out_u8b, &in->out_rgb, &in->out_lab};
   for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
     if (*hs[i]) starpu_data_unregister(*hs[i]);
     wsisa_image_free(*imgs[i]);
   }
   memset(in, 0, sizeof *in);
+}
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: wsisa-bench ops [--size N] [--repeats N | --quick] [--no-opencl] [-o DIR]\n"
+          "\n"
+          "Per-operation times on an NxN tile (default 4096) made from the sample slide\n"
+          "(its level-0 region (0,0,N/2,N/2) mirrored 2x2): our CPU kernel on one core and\n"
+          "our OpenCL worker, against a peer library computing the same function on the\n"
+          "same pixels, one thread (OpenCV; scikit-image, SciPy or NumPy through\n"
+          "/usr/bin/python3). Then normalization + segmentation of the tile with the\n"
+          "default parameters: in process on the CPU worker, and the `wsisa segment`\n"
+          "command with one CPU worker timed as a subprocess (the whole process).\n"
+          "\n"
+          "  --size N       tile side, even, 64..4096 (default 4096)\n"
+          "  --repeats N    runs per figure, 1..64 (default 5); --quick: 3\n"
+          "  --no-opencl    skip the OpenCL worker\n"
+          "  -o DIR         output folder (default bench-results/ops): ops.csv and the\n"
+          "                 inputs the peers read (tile.png is the raw tile)\n"
+          "\n"
+          "Figures are medians (min..max) in ms. rgb2lab and lab2rgb run with the\n"
+          "workers' colour caches emptied before each run, as for a new tile.\n");
 }
 
 int bench_ops(int argc, char **argv, wsisa_err *e) {
@@ -234,6 +327,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
                                            {"size", required_argument, 0, 's'},
                                            {"output", required_argument, 0, 'o'},
                                            {"no-opencl", no_argument, 0, 'n'},
+                                           {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   long repeats = 5, size = 4096;
   int no_opencl = 0;
@@ -241,16 +335,20 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   int opt, rc;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":o:", longopts, NULL)) != -1) {
+  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
     switch (opt) {
       case 'q': repeats = 3; break;
       case 'r': if ((rc = wsisa_cli_long("--repeats", optarg, &repeats, e))) return rc; break;
       case 's': if ((rc = wsisa_cli_long("--size", optarg, &size, e))) return rc; break;
       case 'o': dir = optarg; break;
       case 'n': no_opencl = 1; break;
+      case 'h': usage(stdout); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }
+  if (optind < argc)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument (see wsisa-bench ops --help)",
+                       argv[optind]);
   if (repeats < 1 || repeats > 64)
     return wsisa_error(e, WSISA_EUSAGE, "--repeats %ld: must be in 1..64", repeats);
   if (size < 64 || size > 4096 || size % 2)
@@ -264,17 +362,24 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   if ((rc = wsisa_codelets_start(&ropts, e))) return rc;
   inputs in;
   memset(&in, 0, sizeof in);
-  bench_stats cpu[NROWS], cl[NROWS], peer[NROWS] = {{0}};
+  bench_stats cpu[NROWS], cl[NROWS], peer[NROWS] = {{0}}, process = {0};
   int have_cl = !no_opencl && wsisa_runtime_nopencl() > 0, have_peer[NROWS] = {0};
   fprintf(stderr, "wsisa-bench ops: preparing %ldx%ld inputs in %s\n", size, size, dir);
   if ((rc = prepare(&in, (int)size, dir, e))) goto done;
   for (size_t i = 0; i < NROWS; i++) {
+    if (i > 0 && rows[i].run == rows[i - 1].run) { /* the same operation, another peer */
+      cpu[i] = cpu[i - 1];
+      cl[i] = cl[i - 1];
+      continue;
+    }
     fprintf(stderr, "wsisa-bench ops: %s\n", rows[i].name);
-    cpu[i] = time_op(&in, rows[i].run, STARPU_CPU, (int)repeats);
-    if (have_cl) cl[i] = time_op(&in, rows[i].run, STARPU_OPENCL, (int)repeats);
+    cpu[i] = time_op(&in, rows[i].run, rows[i].cold, STARPU_CPU, (int)repeats);
+    if (have_cl) cl[i] = time_op(&in, rows[i].run, rows[i].cold, STARPU_OPENCL, (int)repeats);
   }
+  fprintf(stderr, "wsisa-bench ops: normalize+segment\n");
   bench_stats whole = time_workflow(&in, (int)size, (int)repeats);
-  /* StarPU's idle workers poll: stop them before the peers run */
+  /* StarPU's idle workers poll: stop them before the peers and the
+   * subprocess run */
   char context[512] = "";
   {
     char *buf = NULL;
@@ -289,15 +394,18 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   }
   free_inputs(&in);
   wsisa_runtime_shutdown();
+  fprintf(stderr, "wsisa-bench ops: wsisa segment (subprocess)\n");
+  int have_process = time_segment_process(dir, (int)repeats, &process) == 0;
   /* peers, on the same files, one thread */
+  fprintf(stderr, "wsisa-bench ops: peers\n");
   snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s/wsisa-bench-opencv' '%s' %ld 2>/dev/null",
            WSISA_BENCH_DIR, dir, repeats);
-  int opencv_ok = read_peer(cmd, "opencv", peer, have_peer) == 0;
+  int opencv_ok = read_peer(cmd, peer, have_peer) == 0;
   snprintf(cmd, sizeof cmd,
            "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 '%s/bench/peers_skimage.py' "
            "'%s' %ld 2>/dev/null",
            WSISA_SOURCE_DIR, dir, repeats);
-  int skimage_ok = read_peer(cmd, "skimage", peer, have_peer) == 0;
+  int skimage_ok = read_peer(cmd, peer, have_peer) == 0;
 
   char path[4200];
   snprintf(path, sizeof path, "%s/ops.csv", dir);
@@ -332,11 +440,20 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
             have_peer[i] ? peer[i].median : 0, have_peer[i] ? peer[i].min : 0,
             have_peer[i] ? peer[i].max : 0, ratio);
   }
-  printf("%-22s %.1f ms (%.1f..%.1f), CPU worker, default parameters\n",
-         "normalize+segment", whole.median, whole.min, whole.max);
+  char process_s[64] = "n/a";
+  if (have_process)
+    snprintf(process_s, sizeof process_s, "%.1f ms (%.1f..%.1f)", process.median, process.min,
+             process.max);
+  printf("%-22s %.1f ms (%.1f..%.1f) in process, CPU worker | wsisa segment process, 1 CPU "
+         "worker: %s; default parameters\n",
+         "normalize+segment", whole.median, whole.min, whole.max, process_s);
   fprintf(csv, "normalize_and_segment,%.3f,%.3f,%.3f,0,,0,0,0,0\n", whole.median, whole.min,
           whole.max);
+  if (have_process)
+    fprintf(csv, "segment_process,%.3f,%.3f,%.3f,0,,0,0,0,0\n", process.median, process.min,
+            process.max);
   fclose(csv);
+  if (!have_process) printf("# the wsisa segment subprocess failed\n");
   if (!opencv_ok) printf("# OpenCV peer unavailable (build with libopencv-dev installed)\n");
   if (!skimage_ok) printf("# scikit-image peer unavailable (python3-skimage)\n");
 done:

@@ -45,7 +45,7 @@ struct starpu_opencl_program wsisa__bin_reconstruct_program;
 
 struct starpu_perfmodel wsisa__bin_reconstruct_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_bin_reconstruct_v1",
+    .symbol = "wsisa_bin_reconstruct_v2",
     .footprint = wsisa__footprint_args,
 };
 

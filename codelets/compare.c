@@ -25,7 +25,7 @@ struct starpu_opencl_program wsisa__compare_program;
 
 struct starpu_perfmodel wsisa__compare_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_compare_v1",
+    .symbol = "wsisa_compare_v2",
 };
 
 struct starpu_codelet wsisa__compare_codelet = {

@@ -51,7 +51,7 @@ struct starpu_opencl_program wsisa__edt_program;
 
 struct starpu_perfmodel wsisa__edt_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_edt_v1",
+    .symbol = "wsisa_edt_v2",
 };
 
 struct starpu_codelet wsisa__edt_codelet = {

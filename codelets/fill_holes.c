@@ -49,7 +49,7 @@ struct starpu_opencl_program wsisa__fill_holes_program;
 
 struct starpu_perfmodel wsisa__fill_holes_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_fill_holes_v1",
+    .symbol = "wsisa_fill_holes_v2",
     .footprint = wsisa__footprint_args,
 };
 

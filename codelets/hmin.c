@@ -53,7 +53,7 @@ struct starpu_opencl_program wsisa__hmin_program;
 
 struct starpu_perfmodel wsisa__hmin_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_hmin_v1",
+    .symbol = "wsisa_hmin_v2",
     .footprint = wsisa__footprint_args,
 };
 

@@ -37,7 +37,7 @@ struct starpu_opencl_program wsisa__lab2rgb_program;
 
 struct starpu_perfmodel wsisa__lab2rgb_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_lab2rgb_v1",
+    .symbol = "wsisa_lab2rgb_v2",
 };
 
 struct starpu_codelet wsisa__lab2rgb_codelet = {

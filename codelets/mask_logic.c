@@ -41,7 +41,7 @@ struct starpu_opencl_program wsisa__mask_logic_program;
 
 struct starpu_perfmodel wsisa__mask_logic_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_mask_logic_v1",
+    .symbol = "wsisa_mask_logic_v2",
 };
 
 struct starpu_codelet wsisa__mask_logic_codelet = {

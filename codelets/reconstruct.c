@@ -71,7 +71,7 @@ struct starpu_opencl_program wsisa__reconstruct_program;
 
 struct starpu_perfmodel wsisa__reconstruct_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_reconstruct_v1",
+    .symbol = "wsisa_reconstruct_v2",
     .footprint = wsisa__footprint_args,
 };
 

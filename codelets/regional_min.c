@@ -51,7 +51,7 @@ struct starpu_opencl_program wsisa__regional_min_program;
 
 struct starpu_perfmodel wsisa__regional_min_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_regional_min_v1",
+    .symbol = "wsisa_regional_min_v2",
     .footprint = wsisa__footprint_args,
 };
 

@@ -32,7 +32,7 @@ struct starpu_opencl_program wsisa__rgb2lab_program;
 
 struct starpu_perfmodel wsisa__rgb2lab_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_rgb2lab_v1",
+    .symbol = "wsisa_rgb2lab_v2",
 };
 
 struct starpu_codelet wsisa__rgb2lab_codelet = {

@@ -29,7 +29,7 @@ struct starpu_opencl_program wsisa__sub_sat_program;
 
 struct starpu_perfmodel wsisa__sub_sat_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_sub_sat_v1",
+    .symbol = "wsisa_sub_sat_v2",
 };
 
 struct starpu_codelet wsisa__sub_sat_codelet = {

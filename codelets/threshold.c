@@ -35,7 +35,7 @@ struct starpu_opencl_program wsisa__threshold_program;
 
 struct starpu_perfmodel wsisa__threshold_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_threshold_v1",
+    .symbol = "wsisa_threshold_v2",
 };
 
 struct starpu_codelet wsisa__threshold_codelet = {

@@ -489,9 +489,9 @@ static int sync_dir(const char *dir) {
  * place. */
 static int create_folder(wsisa__study_run *s, const char *out, wsisa_err *e) {
   char temp[4096], parent[4096];
-  if (strlen(out) + 12 >= sizeof temp)
+  int len = snprintf(temp, sizeof temp, "%s.tmp-XXXXXX", out);
+  if (len < 0 || (size_t)len >= sizeof temp)
     return wsisa_error(e, WSISA_EUSAGE, "-o %s: path too long", out);
-  snprintf(temp, sizeof temp, "%s.tmp-XXXXXX", out);
   if (!mkdtemp(temp))
     return wsisa_error(e, WSISA_EIO, "-o %s: cannot create a folder beside it (%s)", out,
                        strerror(errno));

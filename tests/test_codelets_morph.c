@@ -623,7 +623,32 @@ static void check_binary_ops(void) {
   wsisa_image_free(rings);
 }
 
+/* The workflow's relief with what the fast CPU kernels treat apart: a
+ * -FLT_MAX background, plateaus (distances rounded to thirds, a flat band
+ * across the whole width), bumps cut by every image border, a width that is
+ * not a multiple of 32. */
+static wsisa_image *plateau_relief(void) {
+  wsisa_image *img = NULL;
+  cr_assert_eq(wsisa_image_new(133, 41, 1, WSISA_F32, &img, NULL), 0);
+  for (int y = 0; y < 41; y++)
+    for (int x = 0; x < 133; x++) {
+      const float d = 10.0f - hypotf((float)((x + 7) % 26) - 12.5f, (float)((y + 5) % 21) - 10.0f);
+      float v = d > 0 ? -roundf(d * 3) / 3 : -FLT_MAX;
+      if (y == 20) v = -2.0f;
+      ((float *)wsisa_image_row(img, y))[x] = v;
+    }
+  return img;
+}
+
 static void check_hmin_and_regional_min(void) {
+  wsisa_image *relief = plateau_relief();
+  for (int conn = 4; conn <= 8; conn += 4) {
+    wsisa_image *h = both_workers((call){CALL_HMIN, 0, 0, conn, 1.0f}, &relief, 1, WSISA_F32);
+    wsisa_image_free(both_workers((call){CALL_RMIN, 0, 0, conn, 0}, &h, 1, WSISA_U8));
+    wsisa_image_free(both_workers((call){CALL_RMIN, 0, 0, conn, 0}, &relief, 1, WSISA_U8));
+    wsisa_image_free(h);
+  }
+  wsisa_image_free(relief);
   wsisa_image *negdist = golden("negdist.tif"), *smooth = golden("f32_mask.tif");
   for (int conn = 4; conn <= 8; conn += 4) {
     wsisa_image *h = both_workers((call){CALL_HMIN, 0, 0, conn, 1.0f}, &negdist, 1, WSISA_F32);

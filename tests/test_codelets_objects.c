@@ -480,10 +480,17 @@ Test(objects_codelets, label_and_area_filter_agree, STARPU_TEST) {
 Test(objects_codelets, edt_agrees, STARPU_TEST) {
   cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
   const char *const rows[] = {".####", "#####", ".####"};
-  wsisa_image *masks[] = {golden("mask.png"), mask_of(rows, 3), new_image(9, 4, 1, WSISA_U8)};
+  wsisa_image *masks[] = {golden("mask.png"), mask_of(rows, 3), new_image(9, 4, 1, WSISA_U8),
+                          new_image(101, 23, 1, WSISA_U8)};
   for (int y = 0; y < 4; y++) memset(wsisa_image_row(masks[2], y), 255, 9);
+  /* Runs touching both image borders, rows with no off pixel, long runs: the
+   * CPU kernel takes each run's envelope over its reach only. */
+  for (int y = 0; y < 23; y++)
+    for (int x = 0; x < 101; x++)
+      ((uint8_t *)wsisa_image_row(masks[3], y))[x] =
+          (y % 7 == 3 && x % 37 == 5) || (y == 20 && x > 60) ? 0 : 255;
   const wsisa_dtype f32 = WSISA_F32;
-  for (int m = 0; m < 3; m++) {
+  for (int m = 0; m < 4; m++) {
     wsisa_image *got[1];
     both_workers(&masks[m], 1, 1, &f32, submit_edt, NULL, "edt", got);
     if (m == 0) {

@@ -6,6 +6,50 @@
 
 #include "core/core.h"
 
+/* for (int i = 0; i < n; i++) BODY, the bulk in chunks of a fixed 32
+ * iterations: GCC's -O2 vectoriser (the "very cheap" cost model) only takes
+ * loops whose trip count it knows. BODY must not depend on earlier i, and
+ * the loop must be a function's own, on restrict parameters: inside an outer
+ * loop GCC 12 does not vectorise it. */
+#define WSISA__VEC_FOR(i, n, ...)                                             \
+  do {                                                                        \
+    const int wsisa__n = (n);                                                 \
+    int wsisa__base = 0;                                                      \
+    for (; wsisa__base + 32 <= wsisa__n; wsisa__base += 32)                   \
+      for (int wsisa__j = 0; wsisa__j < 32; wsisa__j++) {                     \
+        const int i = wsisa__base + wsisa__j;                                 \
+        __VA_ARGS__;                                                          \
+      }                                                                       \
+    for (int i = wsisa__base; i < wsisa__n; i++) {                            \
+      __VA_ARGS__;                                                            \
+    }                                                                         \
+  } while (0)
+
+/* ---- per-thread scratch (codelets/cpu/scratch.c) ------------------------- */
+
+/* What a kernel keeps between calls on one thread: StarPU runs one task at a
+ * time per worker thread, so a slot is never used by two calls at once. */
+typedef enum {
+  WSISA__SCRATCH_PLANES,  /* tile-sized planes (reconstruction) */
+  WSISA__SCRATCH_ROWS,    /* a few image rows */
+  WSISA__SCRATCH_FIFO,    /* the pixel FIFO's ring (morph_private.h) */
+  WSISA__SCRATCH_RGB2LAB, /* colour caches: contents kept between calls */
+  WSISA__SCRATCH_LAB2RGB,
+  WSISA__SCRATCH_N
+} wsisa__scratch_slot;
+/* The calling thread's block of `slot`, at least `bytes` long, contents as
+ * the last call left them; *fresh (if given) is set to whether the block is
+ * new (then all zero bytes). NULL when out of memory. */
+void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes, int *fresh);
+/* Take the block out of its slot (the caller owns it), or hand one back. */
+void *wsisa__scratch_take(wsisa__scratch_slot slot, size_t *bytes);
+void wsisa__scratch_adopt(wsisa__scratch_slot slot, void *p, size_t bytes);
+/* At the end of a kernel: free blocks until the thread keeps at most a
+ * bounded total (scratch.c), so a rare huge image does not stay resident. */
+void wsisa__scratch_trim(void);
+/* Free the calling thread's scratch now (a worker's goes at its exit anyway). */
+void wsisa_cpu_scratch_release(void);
+
 /* out(u8, 1ch) = 255 - in[channel]. */
 int wsisa_cpu_invert(const wsisa_image *in, int channel, wsisa_image *out);
 

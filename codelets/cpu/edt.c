@@ -7,6 +7,7 @@
  * (its results equal ours bit for bit on the golden tile and on 4096²). */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codelets/cpu/cpu.h"
 
@@ -23,38 +24,89 @@ static int64_t floor_div(int64_t a, int64_t b) {
 /* Squared distance of x to column u of height value g (Meijster's f). */
 static int64_t parabola(int64_t x, int64_t u, int64_t g) { return (x - u) * (x - u) + g * g; }
 
-/* One row: g holds the column distances (>= INF: none), out the result.
- * s/t: the envelope's columns and where each starts to win (ties keep the
- * left one). */
-static void edt_row(const int32_t *g, int width, int32_t *s, int32_t *t, float *out) {
+/* Pixels x0..x1-1 of one row from the lower envelope of the parabolas of
+ * columns lo..hi (g: the row's column distances, >= INF: none). s/t: the
+ * envelope's columns and where each starts to win (ties keep the left one).
+ * With no column at all, the image has no off pixel. */
+static void envelope(const int32_t *g, int lo, int hi, int x0, int x1, int32_t *s, int32_t *t,
+                     float *out) {
   int k = -1;
-  for (int u = 0; u < width; u++) {
+  for (int u = lo; u <= hi; u++) {
     if (g[u] >= INF) continue;
     while (k >= 0 && parabola(t[k], s[k], g[s[k]]) > parabola(t[k], u, g[u])) k--;
     if (k < 0) {
       k = 0;
       s[0] = u;
-      t[0] = 0;
+      t[0] = lo;
       continue;
     }
     /* First x where u is strictly nearer than s[k]. */
     const int64_t i = s[k];
     const int64_t num = (int64_t)u * u - i * i + (int64_t)g[u] * g[u] - (int64_t)g[i] * g[i];
     const int64_t w = 1 + floor_div(num, 2 * (u - i));
-    if (w < width) {
+    if (w <= hi) {
       k++;
       s[k] = u;
       t[k] = (int32_t)w;
     }
   }
-  if (k < 0) { /* no off pixel in any column: none in the image */
-    for (int x = 0; x < width; x++) out[x] = WSISA_EDT_NONE;
+  if (k < 0) {
+    for (int x = x0; x < x1; x++) out[x] = WSISA_EDT_NONE;
     return;
   }
-  for (int x = width - 1; x >= 0; x--) {
+  for (int x = x1 - 1; x >= x0; x--) {
+    while (t[k] > x) k--;
     out[x] = sqrtf((float)parabola(x, s[k], g[s[k]]));
-    if (x == t[k]) k--;
   }
+}
+
+/* A plain loop rather than memset: it vectorises, and the row is short. */
+static void zero_row(float *restrict out, int width) { WSISA__VEC_FOR(x, width, out[x] = 0.0f); }
+
+/* One row: g holds the column distances, m the mask row, out the result.
+ * An off pixel is 0. An on pixel x in a run of on pixels is at most r_x from
+ * an off pixel of its own row (the run's ends), so no column farther than r_x
+ * can be nearer: each run needs the envelope of the columns within the
+ * largest r_x of it, not of the whole row. The minimum over those columns is
+ * the minimum over all, and only its value (one integer) reaches the output:
+ * the bits are those of the whole-row envelope. */
+static void edt_row(const int32_t *g, const uint8_t *m, int width, int32_t *s, int32_t *t,
+                    float *out) {
+  const uint8_t *off = memchr(m, 0, (size_t)width);
+  if (!off) { /* no off pixel in the row: the whole row's envelope */
+    envelope(g, 0, width - 1, 0, width, s, t, out);
+    return;
+  }
+  zero_row(out, width);
+  for (int x = 0; x < width;) {
+    /* the next run [x0, x1) of on pixels; off pixels are skipped eight at a
+     * time */
+    for (uint64_t word; x + 8 <= width; x += 8) {
+      memcpy(&word, m + x, sizeof word);
+      if (word) break;
+    }
+    while (x < width && !m[x]) x++;
+    if (x == width) break;
+    const int x0 = x;
+    while (x < width && m[x]) x++;
+    const int x1 = x, len = x1 - x0;
+    /* an off pixel at x0 - 1 and / or at x1 (not both missing: the row has one) */
+    const int reach = x0 > 0 && x1 < width ? (len + 1) / 2 : len;
+    const int lo = x0 - reach < 0 ? 0 : x0 - reach;
+    const int hi = x1 - 1 + reach >= width ? width - 1 : x1 - 1 + reach;
+    envelope(g, lo, hi, x0, x1, s, t, out);
+  }
+}
+
+/* Column pass, down: distance to the nearest off pixel above (or at). */
+static void column_down(int32_t *restrict d, const uint8_t *restrict m,
+                        const int32_t *restrict above, int width) {
+  WSISA__VEC_FOR(x, width, d[x] = (above[x] + 1) & -(int32_t)(m[x] != 0));
+}
+
+/* Column pass, up: the nearer of that and the one below. */
+static void column_up(int32_t *restrict d, const int32_t *restrict below, int width) {
+  WSISA__VEC_FOR(x, width, d[x] = below[x] + 1 < d[x] ? below[x] + 1 : d[x]);
 }
 
 int wsisa_cpu_edt(const wsisa_image *mask, wsisa_image *dist) {
@@ -64,27 +116,24 @@ int wsisa_cpu_edt(const wsisa_image *mask, wsisa_image *dist) {
       mask->height > WSISA_EDT_MAX_SIDE)
     return WSISA_EINTERNAL;
   const int width = mask->width, height = mask->height;
-  int32_t *scratch = malloc(3 * (size_t)width * sizeof *scratch);
+  int32_t *scratch = wsisa__scratch(WSISA__SCRATCH_ROWS, 3 * (size_t)width * sizeof *scratch,
+                                    NULL);
   if (!scratch) return WSISA_ENOMEM;
   int32_t *g = scratch, *s = scratch + width, *t = scratch + 2 * width;
   /* Column pass row by row (so it vectorises), the 1-D distances parked in
-   * the output's own memory: down, then up. */
-  for (int y = 0; y < height; y++) {
-    const uint8_t *m = wsisa_image_row(mask, y);
-    int32_t *d = wsisa_image_row(dist, y);
-    const int32_t *above = y ? wsisa_image_row(dist, y - 1) : NULL;
-    for (int x = 0; x < width; x++) d[x] = m[x] ? (above ? above[x] + 1 : INF) : 0;
-  }
-  for (int y = height - 2; y >= 0; y--) {
-    int32_t *d = wsisa_image_row(dist, y);
-    const int32_t *below = wsisa_image_row(dist, y + 1);
-    for (int x = 0; x < width; x++) d[x] = below[x] + 1 < d[x] ? below[x] + 1 : d[x];
-  }
+   * the output's own memory: down, then up. The first row's "above" is INF
+   * - 1, so an on pixel there is INF (no off pixel above). */
+  for (int x = 0; x < width; x++) g[x] = INF - 1;
+  for (int y = 0; y < height; y++)
+    column_down(wsisa_image_row(dist, y), wsisa_image_row(mask, y),
+                y ? wsisa_image_row(dist, y - 1) : g, width);
+  for (int y = height - 2; y >= 0; y--)
+    column_up(wsisa_image_row(dist, y), wsisa_image_row(dist, y + 1), width);
   for (int y = 0; y < height; y++) {
     int32_t *row = wsisa_image_row(dist, y);
-    for (int x = 0; x < width; x++) g[x] = row[x];
-    edt_row(g, width, s, t, (float *)(void *)row);
+    memcpy(g, row, (size_t)width * sizeof *g);
+    edt_row(g, wsisa_image_row(mask, y), width, s, t, (float *)(void *)row);
   }
-  free(scratch);
+  wsisa__scratch_trim();
   return 0;
 }

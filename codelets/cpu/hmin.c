@@ -5,6 +5,17 @@
 
 #include "codelets/cpu/morph_private.h"
 
+/* One row of the planes: mask -v, marker -(v + h). */
+static void planes_row(float *restrict mask, float *restrict marker, const float *restrict v,
+                       int width, float h) {
+  WSISA__VEC_FOR(x, width, mask[x] = -v[x]; marker[x] = -(v[x] + h));
+}
+
+/* 0 - m rather than -m: the result holds no -0.0 (see reconstruct.c). */
+static void out_row(float *restrict o, const float *restrict m, int width) {
+  WSISA__VEC_FOR(x, width, o[x] = 0.0f - m[x]);
+}
+
 int wsisa_cpu_hmin(const wsisa_image *in, float h, int conn, wsisa_image *out) {
   const int width = in->width, height = in->height;
   if (in->type != WSISA_F32 || out->type != WSISA_F32 || in->channels != 1 ||
@@ -15,23 +26,16 @@ int wsisa_cpu_hmin(const wsisa_image *in, float h, int conn, wsisa_image *out) {
    * -(in + h) under -in by dilation. in + h >= in for h >= 0, so the marker
    * already lies under the mask; -FLT_MAX + h stays -FLT_MAX for small h, as
    * the workflow's background wants. */
-  float *f = malloc(2 * wsisa__frame_size(width, height) * sizeof *f);
-  if (!f) return WSISA_ENOMEM;
+  float *mask = wsisa__recon_f32_planes(width, height);
+  if (!mask) return WSISA_ENOMEM;
+  float *marker = mask + wsisa__frame_size(width, height);
   for (int y = 0; y < height; y++) {
-    const float *v = wsisa_image_row(in, y);
-    float *p = f + 2 * wsisa__frame_index(width, 0, y);
-    for (int x = 0; x < width; x++) {
-      p[2 * x] = -v[x];
-      p[2 * x + 1] = -(v[x] + h);
-    }
+    const size_t p = wsisa__frame_index(width, 0, y);
+    planes_row(mask + p, marker + p, wsisa_image_row(in, y), width, h);
   }
-  int rc = wsisa__recon_f32(f, width, height, conn);
-  /* 0 - m rather than -m: the result holds no -0.0 (see reconstruct.c). */
-  for (int y = 0; y < height && !rc; y++) {
-    float *o = wsisa_image_row(out, y);
-    const float *p = f + 2 * wsisa__frame_index(width, 0, y);
-    for (int x = 0; x < width; x++) o[x] = 0.0f - p[2 * x + 1];
-  }
-  free(f);
+  int rc = wsisa__recon_f32(mask, marker, width, height, conn);
+  for (int y = 0; y < height && !rc; y++)
+    out_row(wsisa_image_row(out, y), marker + wsisa__frame_index(width, 0, y), width);
+  wsisa__scratch_trim();
   return rc;
 }

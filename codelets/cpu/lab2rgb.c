@@ -5,6 +5,38 @@
 
 #include "codelets/cpu/cpu.h"
 
+/* The three pow calls per foreground pixel take their argument from all
+ * three lαβ floats, which within a tile come from the tile's colours (the
+ * colour transfer maps each colour to one lαβ triple), so they repeat as
+ * much. As in rgb2lab.c, a direct-mapped cache of the worker thread keyed by
+ * the three floats' bits returns the bytes the computation below made for
+ * those very bits: the output cannot change. */
+#define CACHE_BITS 18
+
+typedef struct rgb_entry {
+  uint32_t key[3];
+  uint8_t rgb[3];
+  uint8_t used;
+} rgb_entry;
+
+static void rgb_of(const float *src, const wsisa_reinhard *k, uint8_t *dst) {
+  const double *n = k->lab2lms, *m = k->lms2rgb;
+  const double l[3] = {src[0], src[1], src[2]};
+  double lms[3];
+  for (int i = 0; i < 3; i++) {
+    lms[i] = pow(10.0, n[3 * i] * l[0] + n[3 * i + 1] * l[1] + n[3 * i + 2] * l[2]);
+    if (!isfinite(lms[i])) lms[i] = 0.0; /* nscale: LMS(isnan|inf) = 0 */
+  }
+  for (int i = 0; i < 3; i++) {
+    double c = (m[3 * i] * lms[0] + m[3 * i + 1] * lms[1] + m[3 * i + 2] * lms[2]) * 255.0;
+    c = c > 0.0 ? (c < 255.0 ? c : 255.0) : 0.0; /* NaN goes to 0 too */
+    /* Round half up (nscale's rndint): floor plus the exact fraction test,
+     * not floor(c + 0.5), whose addition can round up below one half. */
+    double f = floor(c);
+    dst[i] = (uint8_t)(f + (c - f >= 0.5));
+  }
+}
+
 int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
                       const wsisa_image *rgb_in, wsisa_image *rgb_out) {
   if (!wsisa__image_is(lab, lab, 3, WSISA_F32) || !wsisa__image_is(mask, lab, 1, WSISA_U8) ||
@@ -12,7 +44,10 @@ int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
     return WSISA_EINTERNAL;
   wsisa_reinhard k;
   wsisa_cpu_reinhard(&k);
-  const double *n = k.lab2lms, *m = k.lms2rgb;
+  /* a new block is zeroed: every entry unused */
+  rgb_entry *cache =
+      wsisa__scratch(WSISA__SCRATCH_LAB2RGB, sizeof(rgb_entry) << CACHE_BITS, NULL);
+  if (!cache) return WSISA_ENOMEM;
   for (int y = 0; y < lab->height; y++) {
     const float *src = wsisa_image_row(lab, y);
     const uint8_t *msk = wsisa_image_row(mask, y);
@@ -20,21 +55,20 @@ int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
     memcpy(dst, wsisa_image_row(rgb_in, y), (size_t)lab->width * 3);
     for (int x = 0; x < lab->width; x++) {
       if (!msk[x]) continue;
-      const double l[3] = {src[3 * x], src[3 * x + 1], src[3 * x + 2]};
-      double lms[3];
-      for (int i = 0; i < 3; i++) {
-        lms[i] = pow(10.0, n[3 * i] * l[0] + n[3 * i + 1] * l[1] + n[3 * i + 2] * l[2]);
-        if (!isfinite(lms[i])) lms[i] = 0.0; /* nscale: LMS(isnan|inf) = 0 */
+      uint32_t key[3];
+      memcpy(key, src + 3 * x, sizeof key);
+      const uint64_t h =
+          (((uint64_t)key[0] * 0x9e3779b97f4a7c15u + key[1]) * 0xc2b2ae3d27d4eb4fu + key[2]) *
+          0x165667b19e3779f9u;
+      rgb_entry *e = &cache[h >> (64 - CACHE_BITS)];
+      if (!e->used || memcmp(e->key, key, sizeof key) != 0) {
+        rgb_of(src + 3 * x, &k, e->rgb);
+        memcpy(e->key, key, sizeof key);
+        e->used = 1;
       }
-      for (int i = 0; i < 3; i++) {
-        double c = (m[3 * i] * lms[0] + m[3 * i + 1] * lms[1] + m[3 * i + 2] * lms[2]) * 255.0;
-        c = c > 0.0 ? (c < 255.0 ? c : 255.0) : 0.0; /* NaN goes to 0 too */
-        /* Round half up (nscale's rndint): floor plus the exact fraction test,
-         * not floor(c + 0.5), whose addition can round up below one half. */
-        double f = floor(c);
-        dst[3 * x + i] = (uint8_t)(f + (c - f >= 0.5));
-      }
+      memcpy(dst + 3 * x, e->rgb, 3);
     }
   }
+  wsisa__scratch_trim();
   return 0;
 }

@@ -21,7 +21,9 @@ static inline size_t wsisa__frame_size(int width, int height) {
  * The first half precede the pixel in raster order, the second half follow. */
 int wsisa__frame_neighbours(int width, int conn, ptrdiff_t *offsets);
 
-/* Circular FIFO of pixel indices; doubles when full. */
+/* Circular FIFO of pixel indices; doubles when full. init takes the calling
+ * thread's scratch ring and free hands it back, so one thread holds one FIFO
+ * at a time. */
 typedef struct wsisa__fifo {
   uint32_t *buf;
   size_t cap, head, count; /* cap is a power of two */
@@ -59,10 +61,14 @@ int wsisa__flood(wsisa_image *state, int conn, int y, int x0, int x1,
 void wsisa__flood_free(wsisa__flood_stack *stack);
 
 /* Grey reconstruction by dilation (Vincent 1993, hybrid algorithm), in place on
- * a framed buffer of (mask, marker) pairs: pixel p's mask at f[2p], its marker
- * at f[2p + 1]. The caller fills the interior with marker <= mask; the frame is
- * set here. The marker becomes the reconstruction. Returns 0 or WSISA_ENOMEM. */
-int wsisa__recon_u8(uint8_t *f, int width, int height, int conn);
-int wsisa__recon_f32(float *f, int width, int height, int conn);
+ * two framed planes of the calling thread's scratch: the mask I and the marker
+ * J, each wsisa__frame_size(width, height) pixels. wsisa__recon_*_planes hands
+ * them out (NULL when out of memory); the caller fills both interiors with
+ * J <= I, and wsisa__recon_* sets the frame and turns J into the
+ * reconstruction. Returns 0 or WSISA_ENOMEM. */
+uint8_t *wsisa__recon_u8_planes(int width, int height);
+float *wsisa__recon_f32_planes(int width, int height);
+int wsisa__recon_u8(uint8_t *mask, uint8_t *marker, int width, int height, int conn);
+int wsisa__recon_f32(float *mask, float *marker, int width, int height, int conn);
 
 #endif

@@ -18,15 +18,22 @@ int wsisa__frame_neighbours(int width, int conn, ptrdiff_t *offsets) {
   return 2 * half;
 }
 
+/* The ring is the thread's scratch FIFO: it keeps the size the last call
+ * grew it to, so a worker stops regrowing it task after task. */
 int wsisa__fifo_init(wsisa__fifo *q) {
-  q->cap = 4096;
+  size_t bytes;
   q->head = q->count = 0;
+  q->buf = wsisa__scratch_take(WSISA__SCRATCH_FIFO, &bytes);
+  q->cap = bytes / sizeof *q->buf;
+  if (q->buf && q->cap >= 4096 && (q->cap & (q->cap - 1)) == 0) return 0;
+  free(q->buf);
+  q->cap = 4096;
   q->buf = malloc(q->cap * sizeof *q->buf);
   return q->buf ? 0 : WSISA_ENOMEM;
 }
 
 void wsisa__fifo_free(wsisa__fifo *q) {
-  free(q->buf);
+  if (q->buf) wsisa__scratch_adopt(WSISA__SCRATCH_FIFO, q->buf, q->cap * sizeof *q->buf);
   q->buf = NULL;
 }
 
@@ -58,6 +65,22 @@ static int push_span(wsisa__flood_stack *s, int y, int x0, int x1) {
   return 0;
 }
 
+/* Bytes of the state image, eight at a time: a word of open pixels, and
+ * whether a word holds an open pixel at all (the classic zero-byte test on
+ * word ^ OPEN...). */
+#define ONES 0x0101010101010101u
+static int all_open(const uint8_t *p) {
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+  return word == ONES * WSISA__FLOOD_OPEN;
+}
+static int any_open(const uint8_t *p) {
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+  word ^= ONES * WSISA__FLOOD_OPEN;
+  return ((word - ONES) & ~word & (ONES << 7)) != 0;
+}
+
 /* Span-based: each popped span fills whole runs of open pixels and pushes the
  * column range they touch in the rows above and below, so the work is a few
  * sequential scans per row rather than a push per pixel. */
@@ -75,10 +98,12 @@ int wsisa__flood(wsisa_image *state, int conn, int y, int x0, int x1,
     while (x <= end) {
       if (row[x] != WSISA__FLOOD_OPEN) {
         x++;
+        while (x + 8 <= end + 1 && !any_open(row + x)) x += 8;
         continue;
       }
       int a = x, b = x;
       while (a > 0 && row[a - 1] == WSISA__FLOOD_OPEN) a--;
+      while (b + 9 <= width && all_open(row + b + 1)) b += 8;
       while (b + 1 < width && row[b + 1] == WSISA__FLOOD_OPEN) b++;
       memset(row + a, WSISA__FLOOD_DONE, (size_t)(b - a + 1));
       /* 8-connected runs also touch the diagonal neighbours of their ends. */
