@@ -410,6 +410,18 @@ Test(annotation_run, changed_annotation_stops_resume_and_check, .timeout = 600) 
   json_int_t annotated = json_integer_value(json_object_get(ref, "tiles_annotated"));
   cr_expect_geq(annotated, 2);
   json_decref(ref);
+  /* unchanged, a resume of the finished run is accepted and changes nothing */
+  char metrics[4500];
+  snprintf(metrics, sizeof metrics, "%s/metrics.csv", dir);
+  char *before = tu_slurp(metrics, NULL);
+  snprintf(args, sizeof args, "run --resume '%s'", dir);
+  err = NULL;
+  cr_expect_eq(tu_run(args, NULL, &err), 0, "%s", err ? err : "");
+  free(err);
+  char *after = tu_slurp(metrics, NULL);
+  cr_expect(before && after && strcmp(before, after) == 0, "metrics.csv changed on resume");
+  free(before);
+  free(after);
   /* one nucleus less */
   snprintf(cmd, sizeof cmd,
            "/usr/bin/python3 -c \"import json,sys; p=sys.argv[1]; d=json.load(open(p)); "
