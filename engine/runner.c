@@ -72,10 +72,10 @@ static int add_input(wsisa__study_run *s, const char *path, int is_slide, const 
 
 /* ---- annotations -------------------------------------------------------------- */
 
-/* inputs.reference for input `path`: its spec (NULL in *spec when the input
- * has none), the file read and checked (refused before any work, naming it),
- * its size and CRC-32 for reference.json. level 0 of the input is width0 x
- * height0 pixels of `scale`'s MPP. */
+/* inputs.reference for input `ri`: its spec into ri->annot (which stays NULL
+ * when the input has none), the file read and checked into *out (refused
+ * before any work, naming it), its size and CRC-32 for reference.json. Level
+ * 0 of the input is width0 x height0 pixels of `scale`'s MPP. */
 static int input_annotation(wsisa__study_run *s, wsisa__run_input *ri, const wsisa_scale *scale,
                             int64_t width0, int64_t height0, wsisa_annotation **out,
                             wsisa_err *e) {
