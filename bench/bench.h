@@ -25,6 +25,8 @@ int bench_memory(int argc, char **argv, wsisa_err *e);
 int bench_sched(int argc, char **argv, wsisa_err *e);
 int bench_scale(int argc, char **argv, wsisa_err *e);
 int bench_algo(int argc, char **argv, wsisa_err *e);
+int bench_predict(int argc, char **argv, wsisa_err *e);
+int bench_balance(int argc, char **argv, wsisa_err *e);
 int bench_all(int argc, char **argv, wsisa_err *e);
 
 /* ---- study-level experiments: `wsisa run` / `wsisa plan` as subprocesses ---- */
@@ -43,6 +45,8 @@ typedef struct bench_run {
   double execute, executed, no_reuse, buckets, rss_kib, peak_paths;
   int ncpu, nopencl;
   char sched[32];
+  /* run.json's estimate, made at the run's start (NaN without one) */
+  double pred_makespan, pred_rss_kib, uncalibrated;
 } bench_run;
 
 /* The wsisa executable the experiments run: the one beside wsisa-bench
@@ -63,6 +67,14 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
                     bench_run *r, wsisa_err *e);
 /* `wsisa plan --study STUDY --json`, parsed. */
 int bench_plan_json(const char *study, json_t **out, wsisa_err *e);
+/* `env ENV wsisa ARGS >LOG 2>&1` (CPU workers only unless ENV says
+ * otherwise); an error naming LOG when it fails. */
+int bench_wsisa(const char *env, const char *args, const char *log, wsisa_err *e);
+/* `env ENV wsisa plan --study STUDY --estimate --json ARGS`, parsed. */
+int bench_estimate_json(const char *env, const char *study, const char *args, json_t **out,
+                        wsisa_err *e);
+/* A number at root.obj.key (obj NULL: root.key); NaN when absent. */
+double bench_json_num(json_t *root, const char *obj, const char *key);
 /* The machine context and what the runs were (IMAGE as for bench_write_study). */
 void bench_print_runs_context(const bench_opts *o, const bench_run *r, const char *image);
 /* "median (min..max)" of s * scale. */

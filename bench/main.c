@@ -28,6 +28,14 @@ static const experiment experiments[] = {
     {"scale", bench_scale,
      "1 and 2 CPU workers; under mpirun 1, 2, 4 ranks of 1 CPU worker: makespan, efficiency"},
     {"algo", bench_algo, "reuse analysis time (wsisa plan) against n and MaxBuckets"},
+    {"predict", bench_predict,
+     "calibrate on one study, then predicted (run.json estimate) against measured makespan "
+     "and peak RSS for studies that differ: runs, method/sampler, tile size, strategy, "
+     "workers, ranks"},
+    {"balance", bench_balance,
+     "RTMA (bucket size 10) against TRTMA (3 x workers buckets) as workers grow: measured "
+     "at 1-2 workers and 1-4 ranks, predicted to 256; TRTMA balanced by task count against "
+     "by measured cost"},
     {"all", bench_all, "every experiment in turn (ops with --no-opencl)"},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof *experiments)
@@ -74,6 +82,15 @@ static void usage(FILE *f) {
           "              than cores); the rank series needs Open MPI's mpirun\n"
           "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
           "              analysis_min, analysis_max, buckets, reuse_pct\n"
+          "  predict.csv: config, varies, predicted_s, measured_s, measured_min,\n"
+          "              measured_max, makespan_error_pct, predicted_rss_mib,\n"
+          "              measured_rss_mib, rss_error_pct, uncalibrated_pct (with a\n"
+          "              STARPU_HOME of its own, calibrated first; --quick on\n"
+          "              tests/data images, else on the sample slide)\n"
+          "  balance.csv: config, ranks, workers, total_workers, source (measured |\n"
+          "              predicted), rtma_s, trtma_s, rtma_predicted_s, trtma_predicted_s,\n"
+          "              rtma_buckets, trtma_buckets, trtma_speedup (MOAT on one tile:\n"
+          "              2 trajectories with --quick, else 8)\n"
           "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"
           "2048x2048.\n",
           bench_wsisa_exe());

@@ -90,10 +90,11 @@ int bench_write_study(const bench_opts *o, const char *label, const char *image,
   return 0;
 }
 
-static double num(json_t *root, const char *obj, const char *key) {
+double bench_json_num(json_t *root, const char *obj, const char *key) {
   json_t *v = obj ? json_object_get(json_object_get(root, obj), key) : json_object_get(root, key);
   return json_is_number(v) ? json_number_value(v) : 0.0 / 0.0;
 }
+#define num bench_json_num
 
 static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   json_error_t je;
@@ -107,6 +108,10 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   r->peak_paths = num(root, NULL, "peak_active_paths");
   r->ncpu = (int)num(root, "workers", "cpu");
   r->nopencl = (int)num(root, "workers", "opencl");
+  json_t *est = json_object_get(root, "estimate");
+  r->pred_makespan = num(est, "predicted", "makespan_s");
+  r->pred_rss_kib = num(est, "predicted", "peak_rss_bytes") / 1024.0;
+  r->uncalibrated = num(est, "predicted", "uncalibrated_share");
   const char *s = json_string_value(json_object_get(root, "scheduler"));
   snprintf(r->sched, sizeof r->sched, "%s", s ? s : "?");
   json_decref(root);
@@ -208,4 +213,32 @@ int bench_csv_open(const bench_opts *o, const char *name, const char *header,
 
 void bench_svg_path(const bench_opts *o, const char *name, char *path, size_t cap) {
   snprintf(path, cap, "%s/%s.svg", o->dir, name);
+}
+
+int bench_wsisa(const char *env, const char *args, const char *log, wsisa_err *e) {
+  char cmd[12800];
+  snprintf(cmd, sizeof cmd, "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' %s >'%s' 2>&1",
+           env ? env : "", WSISA_EXE, args, log);
+  if (system(cmd) != 0) return wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s)", cmd, log);
+  return 0;
+}
+
+int bench_estimate_json(const char *env, const char *study, const char *args, json_t **out,
+                        wsisa_err *e) {
+  char cmd[12800];
+  snprintf(cmd, sizeof cmd,
+           "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' plan --study '%s' --estimate "
+           "--json %s 2>/dev/null",
+           env ? env : "", WSISA_EXE, study, args ? args : "");
+  FILE *p = popen(cmd, "r");
+  if (!p) return wsisa_error(e, WSISA_ERUNTIME, "%s: cannot start", cmd);
+  json_error_t je;
+  json_t *root = json_loadf(p, 0, &je);
+  int st = pclose(p);
+  if (!root || st != 0) {
+    json_decref(root);
+    return wsisa_error(e, WSISA_ERUNTIME, "%s failed (%s)", cmd, root ? "exit status" : je.text);
+  }
+  *out = root;
+  return 0;
 }

@@ -1,7 +1,8 @@
 /* `wsisa plan --study S.json [--samples design.csv] [--json]`: the reuse
  * analysis of a study's design without running it: what stage-level reuse and
  * each task-level merging strategy would run, how the buckets balance, and
- * what the analysis costs. */
+ * what the analysis costs; with --estimate, the time, CPU-hours and memory
+ * this host's performance models predict (engine/estimate.c). */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -24,34 +25,29 @@ typedef struct plan_args {
   long workers, active_paths;     /* -1: not given */
   double level_cost[NLEVELS];
   int have_costs;
+  int estimate, calibrate;
+  long ranks;                     /* -1: not given */
+  double deadline;                /* 0: none */
+  uint64_t memory_limit;          /* 0: the study's */
   int force;
 } plan_args;
 
-static int parse_costs(const char *text, double *cost, wsisa_err *e) {
-  const char *p = text;
-  for (size_t l = 0; l < NLEVELS; l++) {
-    char *end;
-    cost[l] = strtod(p, &end);
-    if (end == p || !isfinite(cost[l]) || cost[l] < 0)
-      return wsisa_error(e, WSISA_EUSAGE,
-                         "--level-costs %s: want %d non-negative numbers separated by commas", text,
-                         NLEVELS);
-    p = end;
-    if (l + 1 < NLEVELS && *p++ != ',')
-      return wsisa_error(e, WSISA_EUSAGE, "--level-costs %s: want %d numbers, one per task level",
-                         text, NLEVELS);
-  }
-  if (*p)
-    return wsisa_error(e, WSISA_EUSAGE, "--level-costs %s: want %d numbers, one per task level",
-                       text, NLEVELS);
-  return 0;
-}
-
-
-
-
 static const char *study_strategy(const wsisa_study *study) {
   return wsisa_study_reuse_name(study->reuse.strategy);
+}
+
+/* "57.3 s", "12.4 min", "3.20 h" */
+static const char *fmt_seconds(char *buf, size_t cap, double s) {
+  if (s < 120) snprintf(buf, cap, "%.1f s", s);
+  else if (s < 7200) snprintf(buf, cap, "%.1f min", s / 60);
+  else snprintf(buf, cap, "%.2f h", s / 3600);
+  return buf;
+}
+
+static const char *fmt_bytes(char *buf, size_t cap, double b) {
+  if (b < 1024.0 * 1024 * 1024) snprintf(buf, cap, "%.0f MiB", b / 1048576.0);
+  else snprintf(buf, cap, "%.2f GiB", b / 1073741824.0);
+  return buf;
 }
 
 static json_t *row_json(const wsisa_plan_row *r, size_t none, size_t stage, const char *selected) {
@@ -78,7 +74,48 @@ static json_t *row_json(const wsisa_plan_row *r, size_t none, size_t stage, cons
   json_object_set_new(o, "imbalance", json_real(s->imbalance));
   json_object_set_new(o, "peak_intermediates", json_integer((json_int_t)s->peak_live));
   json_object_set_new(o, "analysis_ms", json_real(r->ms));
+  if (r->estimated)
+    json_object_set_new(o, "estimate",
+                        json_pack("{s:f, s:f, s:I}", "makespan_s", r->makespan, "cpu_hours",
+                                  r->cpu_hours, "peak_rss_bytes", (json_int_t)r->peak_rss));
   return o;
+}
+
+static json_t *estimate_json(const wsisa_plan_report *o) {
+  const wsisa_estimate_figures *f = &o->est;
+  json_t *est = json_object(), *ev = json_object(), *unc = json_array();
+  json_object_set_new(est, "strategy", json_string(o->strategy));
+  json_object_set_new(est, "ranks", json_integer(f->ranks));
+  json_object_set_new(est, "workers_per_rank", json_integer(f->workers));
+  json_object_set_new(est, "cpu_workers_per_rank", json_integer(o->cpu_workers));
+  json_object_set_new(est, "makespan_s", json_real(f->sim.makespan));
+  json_object_set_new(est, "work_s", json_real(f->sim.work));
+  json_object_set_new(est, "efficiency", json_real(f->sim.efficiency));
+  json_object_set_new(est, "cpu_hours", json_real(f->cpu_hours));
+  json_object_set_new(est, "peak_rss_bytes", json_integer((json_int_t)f->peak_rss));
+  json_object_set_new(est, "baseline_rss_bytes", json_integer((json_int_t)f->baseline_rss));
+  json_object_set_new(est, "active_paths", json_integer((json_int_t)f->active_paths));
+  json_object_set_new(est, "memory_limit_bytes", json_integer((json_int_t)o->memory_limit));
+  json_object_set_new(est, "units", json_integer((json_int_t)f->sim.units));
+  json_object_set_new(est, "tasks", json_integer((json_int_t)f->sim.tasks));
+  for (int c = 0; c < WSISA_EST_NCLASSES; c++)
+    json_object_set_new(ev, wsisa_est_class_name((wsisa_est_class)c), json_real(f->class_share[c]));
+  json_object_set_new(est, "evidence", ev);
+  json_object_set_new(est, "uncalibrated_share", json_real(wsisa_estimate_uncalibrated_share(f)));
+  for (size_t i = 0; i < f->nlisted; i++)
+    json_array_append_new(unc, json_pack("{s:s, s:s, s:f}", "codelet", f->listed[i].op, "evidence",
+                                         wsisa_est_class_name(f->listed[i].cls), "share",
+                                         f->listed[i].share));
+  json_object_set_new(est, "uncalibrated", unc);
+  if (o->deadline > 0)
+    json_object_set_new(est, "deadline",
+                        json_pack("{s:f, s:o, s:o, s:i}", "seconds", o->deadline, "ranks",
+                                  o->deadline_ranks ? json_integer(o->deadline_ranks) : json_null(),
+                                  "makespan_s", isnan(o->deadline_makespan) ? json_null()
+                                                                            : json_real(o->deadline_makespan),
+                                  "max_ranks", o->deadline_max_ranks));
+  json_object_set_new(est, "starpu_home", json_string(o->starpu_home));
+  return est;
 }
 
 typedef struct report {
@@ -91,6 +128,7 @@ typedef struct report {
   double design_ms;
   const wsisa_plan_row *rows;
   size_t nrows;
+  const wsisa_plan_report *out;
 } report;
 
 static int print_json(const report *p, wsisa_err *e) {
@@ -106,7 +144,7 @@ static int print_json(const report *p, wsisa_err *e) {
   json_object_set_new(root, "tasks_no_reuse", json_integer((json_int_t)none));
   json_object_set_new(root, "tasks_stage_level", json_integer((json_int_t)stage));
   json_object_set_new(root, "tasks_lower_bound", json_integer((json_int_t)lower));
-  json_object_set_new(root, "cost_model", json_string(p->level_cost ? "level_costs" : "tasks"));
+  json_object_set_new(root, "cost_model", json_string(p->out->cost_source));
   for (size_t l = 0; p->level_cost && l < NLEVELS; l++) json_array_append_new(costs, json_real(p->level_cost[l]));
   json_object_set_new(root, "level_costs", p->level_cost ? costs : json_null());
   if (!p->level_cost) json_decref(costs);
@@ -115,12 +153,51 @@ static int print_json(const report *p, wsisa_err *e) {
   for (size_t i = 0; i < p->nrows; i++)
     json_array_append_new(rows, row_json(&p->rows[i], none, stage, study_strategy(p->study)));
   json_object_set_new(root, "strategies", rows);
+  if (p->out->estimated) json_object_set_new(root, "estimate", estimate_json(p->out));
   char *text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
   json_decref(root);
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   puts(text);
   free(text);
   return 0;
+}
+
+static void print_estimate(const wsisa_plan_report *o) {
+  const wsisa_estimate_figures *f = &o->est;
+  char a[32], b[32], c[32];
+  printf("\nestimate  %s on %d rank%s x %d worker%s (%d CPU), this host's performance models "
+         "(STARPU_HOME=%s)\n",
+         o->strategy, f->ranks, f->ranks > 1 ? "s" : "", f->workers, f->workers > 1 ? "s" : "",
+         o->cpu_workers, o->starpu_home);
+  printf("  makespan      %s (%.0f worker-s of work, efficiency %.2f)\n",
+         fmt_seconds(a, sizeof a, f->sim.makespan), f->sim.work, f->sim.efficiency);
+  printf("  CPU-hours     %.3g (%d x %d workers x makespan)\n", f->cpu_hours, f->ranks, f->workers);
+  printf("  peak memory   %s per rank (process %s, K = %zu active paths; memory limit %s)\n",
+         fmt_bytes(a, sizeof a, (double)f->peak_rss), fmt_bytes(b, sizeof b, (double)f->baseline_rss),
+         f->active_paths, fmt_bytes(c, sizeof c, (double)o->memory_limit));
+  printf("  evidence      ");
+  for (int k = 0; k < WSISA_EST_NCLASSES; k++)
+    printf("%s%.1f%% %s", k ? ", " : "", 100 * f->class_share[k], wsisa_est_class_name((wsisa_est_class)k));
+  printf(" (of the work)\n");
+  if (f->nlisted) {
+    printf("  uncalibrated  %.1f%% of the predicted work:",
+           100 * wsisa_estimate_uncalibrated_share(f));
+    for (size_t i = 0; i < f->nlisted; i++)
+      printf("%s %s (%s) %.1f%%", i ? "," : "", f->listed[i].op,
+             wsisa_est_class_name(f->listed[i].cls), 100 * f->listed[i].share);
+    printf("\n");
+  }
+  if (o->deadline > 0) {
+    if (o->deadline_ranks)
+      printf("  deadline      %s: %d rank%s of %d workers (predicted %s)\n",
+             fmt_seconds(a, sizeof a, o->deadline), o->deadline_ranks,
+             o->deadline_ranks > 1 ? "s" : "", f->workers,
+             fmt_seconds(b, sizeof b, o->deadline_makespan));
+    else
+      printf("  deadline      %s: not met by %d ranks of %d workers (predicted %s)\n",
+             fmt_seconds(a, sizeof a, o->deadline), o->deadline_max_ranks, f->workers,
+             fmt_seconds(b, sizeof b, o->deadline_makespan));
+  }
 }
 
 static void print_text(const report *p) {
@@ -131,16 +208,19 @@ static void print_text(const report *p) {
   printf("tasks     no reuse %zu, stage-level %zu, lower bound %zu (%.1f%% reuse at most)\n", none,
          stage, lower, 100 * (1 - (double)lower / (double)none));
   if (p->level_cost) {
-    printf("cost      per task level:");
-    for (size_t l = 0; l < NLEVELS; l++) printf(" %g", p->level_cost[l]);
+    printf("cost      per task level%s:", strcmp(p->out->cost_source, "models") == 0
+                                               ? " (seconds, from the performance models)"
+                                               : "");
+    for (size_t l = 0; l < NLEVELS; l++) printf(" %.4g", p->level_cost[l]);
     printf("\n");
   } else {
     printf("cost      distinct tasks\n");
   }
   if (p->active_paths) printf("paths     %zu active per bucket (peak = live intermediates)\n", p->active_paths);
   else printf("paths     unbounded (peak = live intermediates)\n");
-  printf("\n  %-6s %-10s %8s %8s %7s %7s %10s %7s %5s %9s\n", "", "limit", "buckets", "tasks",
-         "reuse", "tasklvl", "largest", "imbal", "peak", "time_ms");
+  int est = p->out->estimated;
+  printf("\n  %-6s %-10s %8s %8s %7s %7s %10s %7s %5s %9s%s\n", "", "limit", "buckets", "tasks",
+         "reuse", "tasklvl", "largest", "imbal", "peak", "time_ms", est ? "  predicted" : "");
   for (size_t i = 0; i < p->nrows; i++) {
     const wsisa_plan_row *r = &p->rows[i];
     const char *name = wsisa_reuse_strategy_name(r->strategy);
@@ -154,14 +234,18 @@ static void print_text(const report *p) {
       continue;
     }
     const wsisa_reuse_summary *s = &r->summary;
-    printf("%8zu %8zu %6.1f%% %6.1f%% %10.4g %6.1f%% %5zu %9.2f\n", s->n_buckets, s->tasks,
+    printf("%8zu %8zu %6.1f%% %6.1f%% %10.4g %6.1f%% %5zu %9.2f", s->n_buckets, s->tasks,
            100 * (1 - (double)s->tasks / (double)none), 100 * (1 - (double)s->tasks / (double)stage),
            s->max_cost, 100 * s->imbalance, s->peak_live, r->ms);
+    char b[32];
+    if (r->estimated) printf("  %s", fmt_seconds(b, sizeof b, r->makespan));
+    printf("\n");
   }
   printf("\nreuse vs no reuse; tasklvl vs stage-level; largest bucket cost; imbal = largest/mean - 1;\n"
          "time = the strategy's merge (stage-level reuse and the reuse tree took %.2f ms); * = the "
          "study's strategy\n",
          p->design_ms);
+  if (est) print_estimate(p->out);
 }
 
 static int plan(const plan_args *a, wsisa_err *e) {
@@ -170,12 +254,21 @@ static int plan(const plan_args *a, wsisa_err *e) {
   memset(&out, 0, sizeof out);
   int rc = wsisa_study_load(a->study_path, &study, e);
   const double *cost = a->have_costs ? a->level_cost : NULL;
-  wsisa_plan_request r = {a->samples_path, a->select, (int)a->workers, a->active_paths, cost,
-                         a->force};
+  wsisa_plan_request r = {.samples_path = a->samples_path, .select = a->select,
+                          .workers = (int)a->workers, .active_paths = a->active_paths,
+                          .level_cost = cost, .force = a->force, .estimate = a->estimate,
+                          .ranks = (int)a->ranks, .deadline = a->deadline,
+                          .memory_limit = a->memory_limit};
+  if (!rc && a->calibrate) {
+    wsisa_calibrate_request c = {a->samples_path, a->select, 0};
+    wsisa_calibrate_report cr;
+    if (!(rc = wsisa_calibrate_study(study, &c, &cr, e))) wsisa_calibrate_print(&cr, stderr);
+  }
   if (!rc) rc = wsisa_plan_compare(study, &r, &out, e);
   if (!rc) {
-    report p = {a, study, out.source, out.design, cost, out.active_paths, out.design_ms,
-                out.rows, WSISA_PLAN_STRATEGIES};
+    const double *in_force = strcmp(out.cost_source, "tasks") ? out.level_cost : NULL;
+    report p = {a, study, out.source, out.design, in_force, out.active_paths, out.design_ms,
+                out.rows, WSISA_PLAN_STRATEGIES, &out};
     if (a->json) rc = print_json(&p, e);
     else print_text(&p);
   }
@@ -192,10 +285,15 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                                            {"workers", required_argument, 0, 'w'},
                                            {"active-paths", required_argument, 0, 'k'},
                                            {"level-costs", required_argument, 0, 'c'},
+                                           {"estimate", no_argument, 0, 'E'},
+                                           {"calibrate", no_argument, 0, 'C'},
+                                           {"ranks", required_argument, 0, 'n'},
+                                           {"deadline", required_argument, 0, 'd'},
+                                           {"memory-limit", required_argument, 0, 'm'},
                                            {"force", no_argument, 0, 'f'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
-  plan_args a = {.workers = -1, .active_paths = -1};
+  plan_args a = {.workers = -1, .active_paths = -1, .ranks = -1};
   int opt, rc;
   opterr = 0;
   optind = 1;
@@ -216,11 +314,27 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
           return wsisa_error(e, WSISA_EUSAGE, "--active-paths %s: want 0 (unbounded) or more", optarg);
         break;
       case 'c':
-        if ((rc = parse_costs(optarg, a.level_cost, e))) return rc;
+        if ((rc = wsisa_cli_level_costs(optarg, a.level_cost, e))) return rc;
         a.have_costs = 1;
+        break;
+      case 'E': a.estimate = 1; break;
+      case 'C': a.calibrate = 1; break;
+      case 'n':
+        if ((rc = wsisa_cli_long("--ranks", optarg, &a.ranks, e))) return rc;
+        if (a.ranks < 1 || a.ranks > 1000000)
+          return wsisa_error(e, WSISA_EUSAGE, "--ranks %s: want 1..1000000", optarg);
+        break;
+      case 'd':
+        if ((rc = wsisa_cli_duration("--deadline", optarg, &a.deadline, e))) return rc;
+        break;
+      case 'm':
+        if (wsisa_study_parse_bytes(optarg, &a.memory_limit) || a.memory_limit == 0)
+          return wsisa_error(e, WSISA_EUSAGE, "--memory-limit %s: not a size (e.g. 4G, 512M)",
+                             optarg);
         break;
       case 'h':
         printf("usage: wsisa plan --study S.json [--samples design.csv] [--json]\n"
+               "       wsisa plan --study S.json --estimate [--ranks N] [--deadline T] [--json]\n"
                "  --study S.json        a segmentation study (its reuse settings set the limits)\n"
                "  --samples F           plan this design (CSV: run_id, then parameter columns;\n"
                "                        a fixed parameter's column may be absent) instead of\n"
@@ -230,8 +344,20 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                "  --workers W           TRTMA's default max_buckets is 3 x W (default: CPUs)\n"
                "  --active-paths K      paths per bucket for the peak estimate (default: the\n"
                "                        study's reuse.active_paths; 0 = unbounded)\n"
-               "  --level-costs c1,...,c7   cost per task of each level (e.g. seconds from the\n"
-               "                        perf models); buckets then cost their tasks' sum\n"
+               "  --level-costs c1,...,c7   cost per task of each level (e.g. seconds); buckets\n"
+               "                        then cost their tasks' sum (default: the study's\n"
+               "                        reuse.cost_model: auto takes them from the calibrated\n"
+               "                        performance models, as wsisa run does)\n"
+               "  --estimate            predict each strategy's makespan, and the study's\n"
+               "                        makespan, CPU-hours and peak memory, from this host's\n"
+               "                        calibrated performance models (STARPU_HOME)\n"
+               "  --ranks N             ... on N ranks (mpirun -np N) of the workers StarPU\n"
+               "                        starts here, or --workers W CPU workers (default 1)\n"
+               "  --deadline T          ... and the fewest ranks finishing within T (seconds, or\n"
+               "                        90m, 8h, 2d)\n"
+               "  --memory-limit SIZE   per rank: lowers K as wsisa run does (default: the\n"
+               "                        study's, else 80%% of the memory available here)\n"
+               "  --calibrate           first run wsisa calibrate on the study (its slides)\n"
                "  --force               plan a design of more than %zu runs (it must still fit\n"
                "                        in the memory available)\n"
                "Stage-level reuse, then naive, sca, rtma and trtma with the limits wsisa run\n"
@@ -245,5 +371,8 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
   if (!a.study_path) return wsisa_error(e, WSISA_EUSAGE, "--study: required");
   if (a.samples_path && a.select)
     return wsisa_error(e, WSISA_EUSAGE, "--select: only for the study's own design, not with --samples");
+  if (!a.estimate && (a.ranks > 0 || a.deadline > 0 || a.memory_limit))
+    return wsisa_error(e, WSISA_EUSAGE, "%s: only with --estimate",
+                       a.ranks > 0 ? "--ranks" : a.deadline > 0 ? "--deadline" : "--memory-limit");
   return plan(&a, e);
 }

@@ -14,6 +14,8 @@ typedef struct run_opts {
   int force;
   long max_buckets, max_bucket_size, active_paths, unit_timeout;
   const char *reuse, *memory_limit;
+  double level_cost[7];
+  int have_costs;
 } run_opts;
 
 static void usage(void) {
@@ -41,6 +43,9 @@ static void usage(void) {
          "                        what it holds before the first unit, the tiles and K\n"
          "                        active paths fit; a limit below one path is refused with\n"
          "                        the smallest that works\n"
+         "  --level-costs c1,...,c7   bucket cost per task of each level for naive, sca,\n"
+         "                        rtma, trtma (default: the study's reuse.cost_model; auto\n"
+         "                        takes them from the calibrated performance models)\n"
          "  --force               run a design of more than %zu runs (it must still fit in\n"
          "                        the memory)\n"
          "  --unit-timeout S      under mpirun: seconds a worker may hold a unit before its\n"
@@ -49,6 +54,9 @@ static void usage(void) {
          "         *.svg run.json journal.csv (feature_values.csv) lock; with annotations\n"
          "         (inputs.reference) reference.json and best.json, the best run, which\n"
          "         wsisa segment INPUT --params @DIR/best.json reproduces\n"
+         "Every task's time goes into StarPU's performance models (STARPU_HOME; not with\n"
+         "STARPU_CALIBRATE=0); with calibrated models the run starts with an estimate\n"
+         "(WSISA_LOG=info shows it) and run.json holds it against the actual figures.\n"
          "One process writes a results folder at a time: another run or --resume on it is\n"
          "refused, naming the writer's pid (DIR/lock). SIGINT or SIGTERM (Ctrl-C, kill)\n"
          "stop it between units: the units running end and are journaled, then it exits\n"
@@ -66,6 +74,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
       {"samples", required_argument, 0, 'S'},       {"unit-timeout", required_argument, 0, 't'},
       {"check", required_argument, 0, 'C'},          {"force", no_argument, 0, 'f'},
+      {"level-costs", required_argument, 0, 'c'},
       {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
   run_opts o = {0};
   int opt, rc;
@@ -87,6 +96,10 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
       case 'k': target = &o.active_paths, flag = "--active-paths"; break;
       case 't': target = &o.unit_timeout, flag = "--unit-timeout"; break;
+      case 'c':
+        if ((rc = wsisa_cli_level_costs(optarg, o.level_cost, e))) return rc;
+        o.have_costs = 1;
+        break;
       case 'h': usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -112,7 +125,8 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                              .samples = o.samples, .strategy = -1,
                              .max_buckets = o.max_buckets, .max_bucket_size = o.max_bucket_size,
                              .active_paths = o.active_paths,
-                             .unit_timeout = (double)o.unit_timeout, .force = o.force};
+                             .unit_timeout = (double)o.unit_timeout, .force = o.force,
+                             .level_cost = o.have_costs ? o.level_cost : NULL};
   if (o.reuse) {
     for (int s = WSISA_STUDY_REUSE_NONE; s <= WSISA_STUDY_REUSE_TRTMA; s++)
       if (strcmp(o.reuse, wsisa_study_reuse_name((wsisa_study_reuse)s)) == 0) r.strategy = s;

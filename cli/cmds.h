@@ -10,6 +10,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e);
 int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e);
 int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e);
 int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e);
+int wsisa_cmd_calibrate(int argc, char **argv, wsisa_err *e);
 
 int wsisa_cmd_run(int argc, char **argv, wsisa_err *e);
 

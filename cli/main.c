@@ -27,7 +27,10 @@ static const command commands[] = {
     {"analyze", wsisa_cmd_analyze,
      "--study S.json --samples samples.csv --outputs y.csv [-o DIR]   sensitivity indices"},
     {"plan", wsisa_cmd_plan,
-     "--study S.json [--samples design.csv] [--json]   reuse analysis, no execution"},
+     "--study S.json [--estimate [--ranks N] [--deadline T]] [--json]   reuse analysis;\n"
+     "                  predicted time, CPU-hours and memory; no execution"},
+    {"calibrate", wsisa_cmd_calibrate,
+     "--study S.json   fill this host's performance models with the study's own tasks"},
     {"run", wsisa_cmd_run,
      "--study S.json -o DIR | --resume DIR   the whole study: execute, compare, analyze"},
 };
@@ -39,7 +42,7 @@ static void usage(FILE *f) {
           "Parameter sensitivity analysis of whole-slide nucleus segmentation on StarPU.\n\n"
           "commands:\n");
   for (size_t i = 0; i < NCOMMANDS; i++)
-    fprintf(f, "  wsisa %-8s %s\n", commands[i].name, commands[i].usage);
+    fprintf(f, "  wsisa %-9s %s\n", commands[i].name, commands[i].usage);
   fprintf(f,
           "\n  wsisa --help        this text; `wsisa COMMAND --help` for one command\n"
           "  wsisa --version     versions of wsisa and StarPU\n"

@@ -37,6 +37,17 @@ int wsisa_codelets_start(const wsisa_runtime_opts *opts, wsisa_err *e);
 void wsisa_codelets_set_where(uint32_t where);
 uint32_t wsisa_codelets_where(void);
 
+/* Dry runs: while a recorder is set, every submit helper builds its task and
+ * hands it to `fn` instead of submitting it, then destroys it; nothing runs
+ * and no data is touched. The caller learns which codelets a piece of the
+ * workflow submits, with the data, arguments and footprints StarPU's
+ * performance models see (engine/estimate.c). Set it, and clear it with NULL,
+ * on the submitting thread while no other thread submits. */
+typedef void (*wsisa_codelets_recorder)(void *ctx, struct starpu_task *task);
+void wsisa_codelets_record(wsisa_codelets_recorder fn, void *ctx);
+/* The registry row of a task's codelet; NULL when it is none of ours. */
+const wsisa_op *wsisa_op_of(const struct starpu_codelet *codelet);
+
 /* ---- images as StarPU data ---------------------------------------------- */
 
 /* Register an image's memory (home node: main RAM) as a matrix handle whose

@@ -32,10 +32,17 @@ void wsisa__cl_run(cl_kernel kernel, cl_command_queue queue, cl_uint dims,
 void wsisa__cl_check(cl_int err, const char *what);
 
 /* Insert a task honouring wsisa_codelets_where(); the variadic tail follows
- * starpu_task_insert and must end with 0. */
-#define WSISA__INSERT(codelet, ...)                                         \
-  starpu_task_insert((codelet), STARPU_EXECUTE_WHERE,                       \
-                     (unsigned long long)wsisa_codelets_where(), __VA_ARGS__)
+ * starpu_task_insert and must end with 0. During a dry run
+ * (wsisa_codelets_record) the task is built and recorded, never submitted. */
+extern wsisa_codelets_recorder wsisa__recorder;
+int wsisa__record(struct starpu_task *task);
+#define WSISA__INSERT(codelet, ...)                                                      \
+  (wsisa__recorder                                                                       \
+       ? wsisa__record(starpu_task_build((codelet), STARPU_EXECUTE_WHERE,                \
+                                         (unsigned long long)wsisa_codelets_where(),     \
+                                         __VA_ARGS__))                                   \
+       : starpu_task_insert((codelet), STARPU_EXECUTE_WHERE,                             \
+                            (unsigned long long)wsisa_codelets_where(), __VA_ARGS__))
 
 /* ---- pixel group: helpers of the normalization and per-pixel codelets ---- */
 /* 0 when each h[i] is a matrix of h[0]'s width and height whose pixel is

@@ -86,3 +86,9 @@ const wsisa_op *wsisa_op_find(const char *name) {
     if (strcmp(wsisa_ops[i].name, name) == 0) return &wsisa_ops[i];
   return NULL;
 }
+
+const wsisa_op *wsisa_op_of(const struct starpu_codelet *codelet) {
+  for (size_t i = 0; i < wsisa_n_ops; i++)
+    if (wsisa_ops[i].codelet == codelet) return &wsisa_ops[i];
+  return NULL;
+}

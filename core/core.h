@@ -118,6 +118,9 @@ typedef struct wsisa_env {
   int mpi_world_size;       /* OMPI_COMM_WORLD_SIZE: set by Open MPI's mpirun; 0 when unset */
   const char *unit_timeout; /* WSISA_UNIT_TIMEOUT: seconds, overrides --unit-timeout */
   int starpu_binding;       /* STARPU_WORKERS_CPUID, _GETBIND or _NOBIND is set */
+  int calibrate;            /* STARPU_CALIBRATE; -1 when unset */
+  int calibrate_minimum;    /* STARPU_CALIBRATE_MINIMUM; -1 when unset (StarPU: 10) */
+  int history_max_error;    /* STARPU_HISTORY_MAX_ERROR is set */
 } wsisa_env;
 
 void wsisa_env_read(wsisa_env *env);
@@ -156,6 +159,12 @@ typedef struct wsisa_runtime_opts {
    * owns them passes them in (codelets/: wsisa_codelets_start). */
   int (*load_programs)(wsisa_err *e);
   void (*unload_programs)(void);
+  /* 1: measure every task into the performance models (StarPU's calibrate
+   * flag) unless STARPU_CALIBRATE says otherwise; 2: the same, and keep
+   * every sample (no STARPU_HISTORY_MAX_ERROR outlier rejection unless set:
+   * a codelet whose time depends on its data, not only on its footprint,
+   * would otherwise never gather its minimum); 0: StarPU's default */
+  int calibrate;
 } wsisa_runtime_opts;
 
 /* Is `name` a StarPU policy or one of wsisa's own (pats)? */
@@ -163,6 +172,10 @@ int wsisa_sched_valid(const char *name);
 /* Comma-separated list of the accepted names, for messages and --help. */
 const char *wsisa_sched_names(void);
 
+/* Set STARPU_HOME to wsisa's folder for the performance models
+ * ($XDG_CACHE_HOME/wsisa or ~/.cache/wsisa) unless the user set it; StarPU
+ * start-up does it too. */
+void wsisa_runtime_default_home(void);
 /* Start StarPU (validating the scheduler, which StarPU does not) and load the
  * OpenCL programs of opts. One call per process. */
 int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e);

@@ -23,6 +23,11 @@ void wsisa_env_read(wsisa_env *env) {
   env->unit_timeout = (s && *s) ? s : NULL;
   env->starpu_binding = getenv("STARPU_WORKERS_CPUID") || getenv("STARPU_WORKERS_GETBIND") ||
                         getenv("STARPU_WORKERS_NOBIND");
+  s = getenv("STARPU_CALIBRATE");
+  env->calibrate = (s && *s) ? atoi(s) : -1;
+  s = getenv("STARPU_CALIBRATE_MINIMUM");
+  env->calibrate_minimum = (s && *s) ? atoi(s) : -1;
+  env->history_max_error = getenv("STARPU_HISTORY_MAX_ERROR") != NULL;
 }
 
 int wsisa_exe_dir(char *buf, size_t cap) {

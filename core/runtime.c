@@ -47,6 +47,20 @@ const char *wsisa_sched_names(void) {
   return names;
 }
 
+void wsisa_runtime_default_home(void) {
+  wsisa_env env;
+  wsisa_env_read(&env);
+  /* Calibrated models are kept in a wsisa-owned folder unless the user names
+   * one; StarPU keys them by host and by worker architecture inside it. */
+  if (env.starpu_home) return;
+  const char *cache = env.cache_home, *home = env.home;
+  char dir[4096];
+  if (cache && *cache) snprintf(dir, sizeof dir, "%s/wsisa", cache);
+  else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/wsisa", home);
+  else dir[0] = '\0';
+  if (dir[0]) setenv("STARPU_HOME", dir, 0);
+}
+
 int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   if (active) return wsisa_error(e, WSISA_EINTERNAL, "StarPU is already running");
   wsisa_env env;
@@ -56,16 +70,7 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
     return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED=%s: unknown scheduler (one of: %s)",
                        sched, wsisa_sched_names());
 
-  /* Calibrated models are kept in a wsisa-owned folder unless the user names
-   * one; StarPU keys them by host and by worker architecture inside it. */
-  if (!env.starpu_home) {
-    const char *cache = env.cache_home, *home = env.home;
-    char dir[4096];
-    if (cache && *cache) snprintf(dir, sizeof dir, "%s/wsisa", cache);
-    else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/wsisa", home);
-    else dir[0] = '\0';
-    if (dir[0]) setenv("STARPU_HOME", dir, 0);
-  }
+  wsisa_runtime_default_home();
   /* StarPU's own chatter (model recalibration notes) only when debugging */
   if (!wsisa_log_enabled(WSISA_LOG_DEBUG)) setenv("STARPU_SILENT", "1", 0);
   struct starpu_conf conf;
@@ -80,6 +85,10 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   }
   if (opts && opts->ncpu >= 0) conf.ncpus = opts->ncpu;
   if (opts && opts->nopencl >= 0) conf.nopencl = opts->nopencl;
+  /* seed 004's loop: every finished task feeds the performance database */
+  if (opts && opts->calibrate && env.calibrate < 0) conf.calibrate = 1;
+  if (opts && opts->calibrate == 2 && !env.history_max_error)
+    setenv("STARPU_HISTORY_MAX_ERROR", "1000000000", 1);
   conf.ncuda = 0;
   int ret = starpu_init(&conf);
   if (ret == -ENODEV)

@@ -265,6 +265,10 @@ void wsisa_exec_session_free(wsisa_exec_session *s);
 size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseline,
                                uint64_t *memory_limit, const wsisa_tile_ref *tiles, size_t ntiles,
                                const wsisa_exec_opts *o, uint64_t *minimum);
+/* What a rank holds above its baseline with `paths` active paths and
+ * `workers` running tasks over a tile of `pixels`, by the same per-pixel
+ * figures (the estimate's peak memory, engine/estimate.c). */
+double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o);
 
 /* Load a tile's RGB pixels at the target resolution: the slide rectangle
  * read through its scale (wsisa_slide_read_scaled), or the image file read
@@ -330,6 +334,202 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e);
  * results are on disk. */
 void wsisa_dist_end(void);
 
+/* ==== the estimate: time, cost and memory before running (seed 004) ========= */
+
+/* A study's cost predicted from this host's calibrated StarPU performance
+ * models (docs/architecture.md, "The estimate"). Three parts: the cost of
+ * every piece of the workflow on each tile shape, read from the models
+ * (wsisa_estimate_*); a discrete-event simulation of the executor and the
+ * unit queue on N ranks of W workers over those costs (wsisa_sim_*); and the
+ * searches built on it (deadline -> ranks). */
+
+/* Where a task's predicted time comes from, best first. */
+typedef enum wsisa_est_class {
+  WSISA_EST_MEASURED = 0, /* the task itself: its footprint, calibrated */
+  WSISA_EST_INTERPOLATED, /* the same task on other tile sizes, per pixel */
+  WSISA_EST_SIMILAR,      /* the codelet's other footprints, per byte */
+  WSISA_EST_FEW,          /* as above, but below StarPU's calibration minimum */
+  WSISA_EST_GUESSED,      /* no data for the codelet: the median per-byte cost */
+  WSISA_EST_NCLASSES
+} wsisa_est_class;
+const char *wsisa_est_class_name(wsisa_est_class c);
+
+/* Per-unit cost interpolated across sizes: n points (x[i] > 0, t[i] the
+ * time at size x[i]) give the cost per unit size t/x; at `x` it is
+ * interpolated linearly in log(x) between the two points that bracket it,
+ * and taken from the nearest point outside their range (no extrapolated
+ * trend: seed 004 §3.4). Returns the time at x; NaN when n is 0. */
+double wsisa_est_interpolate(const double *x, const double *t, size_t n, double at);
+
+/* ---- the simulation: a study's units on N ranks x W workers ---------------- */
+
+/* Seconds of one worker per piece of work, per tile shape s (arrays of
+ * nshapes values), and per task of level l (1..7) in variant v:
+ * level[(s * WSISA_SEG_LEVELS + l - 1) * nvariants + v]. Variants are the
+ * kinds of a level's task that cost differently (connectivities ...);
+ * variant[r * WSISA_SEG_LEVELS + l - 1] is run r's, or NULL for variant 0. */
+typedef struct wsisa_sim_costs {
+  size_t nshapes, nvariants;
+  const double *open;       /* opening a tile: its stage, the reference, its measure */
+  const double *open_path;  /* ... the critical path of that */
+  const double *stage;      /* the tile stage alone (every unit's under `none`) */
+  const double *measure;    /* a leaf's comparison with the reference (and features) */
+  const double *background; /* the background rule for a new (B, G, R) on a tile */
+  const double *level;
+  const int *variant;
+} wsisa_sim_costs;
+
+typedef struct wsisa_sim_job {
+  size_t ntiles;
+  const size_t *tile_shape;   /* shape index of each tile */
+  const wsisa_reuse_buckets *buckets;
+  const double *params;       /* WSISA_SEG_NPARAMS per run: (B, G, R) of the background rule */
+  int share_tile_stage;       /* 0: `none`, every unit runs its own tile stage */
+  size_t active_paths;        /* RMSR's K per rank; 0: unbounded */
+  const uint8_t *done;        /* ntiles x n_buckets units already done, or NULL */
+  int ranks, workers;         /* N ranks of W workers */
+} wsisa_sim_job;
+
+typedef struct wsisa_sim_result {
+  double makespan;     /* seconds */
+  double work;         /* worker-seconds of every task */
+  double efficiency;   /* work / (makespan x ranks x workers) */
+  uint64_t units, tasks, leaves, opens, stages, backgrounds;
+  size_t peak_paths;   /* most paths active on a rank */
+  /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
+   * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
+  uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
+  /* per rank: the tile shapes it opened (ranks x nshapes flags) */
+  uint8_t *rank_shapes;
+} wsisa_sim_result;
+
+/* Run the executor's schedule as a discrete-event simulation: the unit queue
+ * hands (tile x bucket) units to ranks on demand, two in flight per rank, a
+ * rank's current tile first (engine/units.c); a rank opening a tile first
+ * waits for its units in flight, then for the tile's stage and reference;
+ * each unit's tree is submitted depth first, a leaf waiting while K paths are
+ * active, a new (B, G, R) waiting for its background count
+ * (engine/executor.c); W workers take ready tasks first come, first served.
+ * A task of a level is one block of its codelets' time. */
+int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
+                  wsisa_err *e);
+void wsisa_sim_result_free(wsisa_sim_result *r);
+
+/* The smallest number of ranks in 1..max_ranks whose makespan is at most
+ * `deadline` seconds, by doubling then bisection over makespan_of (taken as
+ * non-increasing in the ranks): *ranks 0 when even max_ranks misses it, with
+ * *makespan that of max_ranks. */
+typedef int (*wsisa_sim_makespan_fn)(void *ctx, int ranks, double *makespan, wsisa_err *e);
+int wsisa_sim_deadline(double deadline, int max_ranks, wsisa_sim_makespan_fn makespan_of,
+                       void *ctx, int *ranks, double *makespan, wsisa_err *e);
+
+/* ---- the costs: this host's performance models ------------------------------ */
+
+typedef struct wsisa_estimate wsisa_estimate;
+
+/* Is there a performance model file of any codelet under STARPU_HOME (set
+ * to wsisa's default first, as StarPU start-up does)? Cheap: StarPU need
+ * not run. */
+int wsisa_estimate_models_present(void);
+
+typedef struct wsisa_estimate_request {
+  const wsisa_tile_ref *tiles;
+  size_t ntiles;
+  const double *params;     /* nruns x WSISA_SEG_NPARAMS, canonical order */
+  size_t nruns;
+  int object_match;         /* a metric matches objects (object_dice) */
+  int features;             /* a metric needs the feature stage */
+} wsisa_estimate_request;
+
+/* The cost of every piece of the study's workflow on each of its tile
+ * shapes, on each kind of worker StarPU started here, from the history
+ * models under STARPU_HOME: the workflow is dry-run (wsisa_codelets_record)
+ * to get each codelet task's footprint and data size, which are looked up
+ * in the models, sizes never measured interpolated (wsisa_est_class). Also
+ * measures the process's resident memory as the baseline of the memory
+ * estimate. StarPU must be running; no task runs. */
+int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, wsisa_err *e);
+void wsisa_estimate_free(wsisa_estimate *est);
+/* Does any task's time rest on calibrated data (measured or interpolated)? */
+int wsisa_estimate_calibrated(const wsisa_estimate *est);
+/* The process's resident memory when the estimate was made (bytes). */
+uint64_t wsisa_estimate_baseline(const wsisa_estimate *est);
+/* Seconds of one CPU worker per task of each level, averaged over the
+ * study's tiles and the design's distinct tasks: the level costs of
+ * cost-aware reuse. 0 when every level's time rests on calibrated data of
+ * its own codelets (measured, interpolated or similar), else -1. */
+int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_LEVELS]);
+
+/* What to predict: a reuse plan on N ranks of W workers. */
+typedef struct wsisa_estimate_plan {
+  const wsisa_reuse_buckets *buckets;
+  int share_tile_stage;
+  size_t active_paths;      /* K per rank (wsisa_exec_active_paths) */
+  const uint8_t *done;      /* resume: units already done, or NULL */
+  int ranks;
+  int cpu_workers;          /* per rank; -1: as StarPU started here */
+} wsisa_estimate_plan;
+
+#define WSISA_EST_MAX_LISTED 8
+typedef struct wsisa_estimate_figures {
+  wsisa_sim_result sim;     /* makespan, work, efficiency, counts */
+  int ranks, workers;       /* workers per rank (CPU + OpenCL) */
+  double cpu_hours;         /* makespan x ranks x workers */
+  size_t active_paths;
+  uint64_t peak_rss;        /* bytes, per rank */
+  uint64_t baseline_rss;    /* the process before any tile */
+  double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
+  /* the codelets whose time is not calibrated (SIMILAR excluded): name,
+   * evidence, share of the work, largest first */
+  size_t nlisted;
+  struct {
+    const char *op;
+    wsisa_est_class cls;
+    double share;
+  } listed[WSISA_EST_MAX_LISTED];
+} wsisa_estimate_figures;
+
+int wsisa_estimate_predict(const wsisa_estimate *est, const wsisa_estimate_plan *plan,
+                           wsisa_estimate_figures *out, wsisa_err *e);
+void wsisa_estimate_figures_free(wsisa_estimate_figures *f);
+/* The share of the work resting on uncalibrated codelets (FEW and GUESSED). */
+double wsisa_estimate_uncalibrated_share(const wsisa_estimate_figures *f);
+
+/* ---- calibration: filling the models on the study's own slides ------------- */
+
+struct wsisa_study;
+
+/* StarPU calibrates a footprint once it has this many samples beyond the
+ * first, which it drops (STARPU_CALIBRATE_MINIMUM, default 10). */
+typedef struct wsisa_calibrate_request {
+  const char *samples_path; /* the design from a CSV, as `wsisa plan` reads it */
+  const char *select;       /* two_phase: the phase-2 design */
+  int force;                /* one round even when every task is calibrated */
+} wsisa_calibrate_request;
+
+typedef struct wsisa_calibrate_report {
+  size_t ntiles;            /* tiles calibrated on: the largest and smallest */
+  int shape[2][2];          /* their widths and heights */
+  int rounds;               /* rounds run; 0: the models had every task */
+  int passes;               /* StarPU sessions that ran rounds */
+  size_t missing_before, missing_after, total; /* (task, kind of worker) pairs */
+  unsigned minimum;         /* StarPU's calibration minimum */
+  double seconds;
+  char starpu_home[1024];
+} wsisa_calibrate_report;
+
+/* Run the study's workflow on its largest and smallest tile (two shapes to
+ * interpolate between) under StarPU with calibration on, round after round,
+ * until every codelet task of those tiles has StarPU's minimum of samples
+ * on every kind of worker (at most three passes; the scheduler is dmda,
+ * which sends uncalibrated tasks to the kinds of worker lacking samples).
+ * A round is, per tile: its stage, the reference and, for each variant of
+ * every level the design uses (wsisa_estimate_*), one segmentation and its
+ * measure. StarPU saves the models at each pass's end. */
+int wsisa_calibrate_study(struct wsisa_study *study, const wsisa_calibrate_request *r,
+                          wsisa_calibrate_report *out, wsisa_err *e);
+void wsisa_calibrate_print(const wsisa_calibrate_report *r, FILE *f);
+
 /* ==== the study's reuse plan ================================================= */
 
 /* RTMA's, naive's and SCA's MaxBucketSize when the study sets none: measured
@@ -362,10 +562,17 @@ int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_bucket
 typedef struct wsisa_plan_request {
   const char *samples_path; /* a design CSV instead of the study's own */
   const char *select;       /* two_phase: plan the phase-2 design */
-  int workers;              /* TRTMA's MaxBuckets is 3 x workers; <= 0: the CPUs */
+  int workers;              /* TRTMA's MaxBuckets is 3 x workers; <= 0: the CPUs
+                               (with estimate: workers per rank, <= 0: StarPU's) */
   long active_paths;        /* for the peak estimate; -1: the study's */
-  const double *level_cost; /* 7 values, or NULL: the papers' task count */
+  const double *level_cost; /* 7 values, or NULL: the study's cost model */
   int force;                /* lift the cap on a design's runs (the memory check stays) */
+  /* the estimate (wsisa_estimate_*): time, CPU-hours and memory of every
+   * strategy and of the study's on `ranks` ranks (<= 0: 1) */
+  int estimate;
+  int ranks;
+  double deadline;          /* seconds; > 0: the fewest ranks that meet it */
+  uint64_t memory_limit;    /* bytes per rank, for K; 0: the study's */
 } wsisa_plan_request;
 
 typedef struct wsisa_plan_row {
@@ -374,6 +581,9 @@ typedef struct wsisa_plan_row {
   int skipped;              /* SCA beyond WSISA_PLAN_SCA_LIMIT */
   wsisa_reuse_summary summary;
   double ms;                /* the strategy's merge */
+  int estimated;
+  double makespan, cpu_hours; /* predicted */
+  uint64_t peak_rss;
 } wsisa_plan_row;
 
 typedef struct wsisa_plan_report {
@@ -382,6 +592,21 @@ typedef struct wsisa_plan_report {
   size_t active_paths;
   double design_ms;         /* stage-level reuse and the reuse tree */
   wsisa_plan_row rows[WSISA_PLAN_STRATEGIES];
+  /* the bucket cost model in force: "tasks", "level_costs" (given) or
+   * "models" (the performance models', wsisa_estimate_level_costs) */
+  const char *cost_source;
+  double level_cost[WSISA_SEG_LEVELS];
+  /* the estimate of the study's own strategy */
+  int estimated;
+  const char *strategy;     /* the study's */
+  wsisa_estimate_figures est;
+  uint64_t memory_limit;    /* the limit K was derived from */
+  int cpu_workers;          /* per rank, as estimated */
+  double deadline;
+  int deadline_ranks;       /* 0: not met within deadline_max_ranks */
+  int deadline_max_ranks;
+  double deadline_makespan;
+  char starpu_home[1024];
 } wsisa_plan_report;
 
 /* The reuse analysis of a segmentation study's design under each strategy,
@@ -416,6 +641,8 @@ typedef struct wsisa_runner_request {
   long max_buckets, max_bucket_size, active_paths; /* 0: the study's */
   uint64_t memory_limit;   /* bytes; 0: the study's */
   double unit_timeout;     /* under mpirun, seconds; 0: 600 */
+  const double *level_cost; /* 7 bucket costs per task level, or NULL: the study's
+                               cost model (auto: the performance models') */
   const char *check;       /* verify this results folder instead of running */
   int force;               /* lift the cap on a design's runs (the memory check stays) */
 } wsisa_runner_request;

@@ -139,6 +139,15 @@ double wsisa__stain_haematoxylin(const wsisa__stain *st);
 
 /* ---- a study's run: engine/runner.c, journal.c, results.c ------------------ */
 
+/* The estimate made at the start of a run, for run.json and its log line. */
+typedef struct wsisa__prediction {
+  int made;
+  double makespan, work, efficiency, cpu_hours, uncalibrated;
+  uint64_t peak_rss, baseline_rss;
+  int ranks, workers;
+  size_t active_paths;
+  char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
+} wsisa__prediction;
 /* One input (slide or image) of a run: how it was read and what the checks
  * saw, for run.json. */
 typedef struct wsisa__run_input {
@@ -187,6 +196,12 @@ typedef struct wsisa__study_run {
   size_t tiles_left_out;    /* tiles no annotation covers, over every input */
   wsisa_machine machine;
   wsisa__run_features *features; /* NULL: no metric needs the feature stage */
+  /* the bucket cost model in force: "tasks", "level_costs" (given) or
+   * "models" (wsisa_estimate_level_costs), and its level costs */
+  const char *cost_source;
+  double level_cost[WSISA_SEG_LEVELS];
+  wsisa_estimate *est;      /* the costs from the models, NULL without them */
+  wsisa__prediction predicted;
   wsisa__run_input *inputs; /* per slide or image, in the study's order */
   size_t ninputs;
   size_t units_total, units_run; /* (tile x bucket) units, and those run by this process */
@@ -196,6 +211,57 @@ typedef struct wsisa__study_run {
   int runtime;              /* StarPU is running */
   uint64_t baseline_rss;    /* bytes held before the units (run.json) */
 } wsisa__study_run;
+
+/* The study's tiles (s->study set): its slides' tile grids (tissue tiles
+ * only unless asked) and its images, into s->tiles and s->tile_names. */
+int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);
+
+/* ---- the estimate of a study (engine/forecast.c) ----------------------------- */
+
+/* What the estimate of a study needs: its tiles, its design in canonical
+ * rows, StarPU up for the dry runs, and the costs. */
+typedef struct wsisa__forecast {
+  wsisa__study_run run;     /* the study and its tiles */
+  const double *params;     /* nruns x WSISA_SEG_NPARAMS, the caller's */
+  size_t nruns;
+  wsisa_estimate *est;
+  int started;              /* StarPU was started here */
+  int workers;              /* StarPU workers here (CPU + OpenCL) */
+} wsisa__forecast;
+
+/* Tiles, StarPU (unless running: no OpenCL programs are needed to dry-run),
+ * the costs. */
+int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
+                         wsisa__forecast *f, wsisa_err *e);
+void wsisa__forecast_close(wsisa__forecast *f);
+/* The rows of the 15 parameters (canonical order) of a segmentation
+ * study's design, or of the design CSV `samples` (columns named as the
+ * study's parameters), as `wsisa plan` reads them. */
+int wsisa__plan_design_rows(const wsisa_study *study, const char *samples, const char *select,
+                            double **rows, size_t *nruns, wsisa_err *e);
+/* `wsisa run`, StarPU up, before its reuse plan: the costs from the
+ * performance models when there are any (*est, NULL otherwise), and the
+ * level costs of cost-aware reuse into s->level_cost (and the study's
+ * reuse.level_costs, for study.json) when the study's cost model takes them
+ * from the models (an error when it is `measured` and they have none). */
+int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e);
+
+/* After the plan: predict the run (est may be NULL), keep the figures in
+ * s->predicted and log them in one line. Never fails the run. */
+void wsisa__run_forecast_predict(wsisa__study_run *s, const wsisa_estimate *est,
+                                 const wsisa_exec_opts *eo, const uint8_t *done);
+/* RMSR's K on a rank of `workers` workers: `asked` (0: workers) lowered to
+ * what fits in *memory_limit (0: 80% of the memory available here). */
+size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers,
+                             uint64_t *memory_limit);
+
+/* Calibration's view of an estimate (engine/calibrate.c): how many
+ * (codelet task, kind of worker) pairs of its tile shapes lack a calibrated
+ * time of their own, out of *total, and the fewest samples among them;
+ * StarPU's calibration minimum; a run of each variant of a level. */
+size_t wsisa__estimate_missing(const wsisa_estimate *est, size_t *total, unsigned *fewest);
+unsigned wsisa__estimate_minimum(const wsisa_estimate *est);
+size_t wsisa__estimate_variants(const wsisa_estimate *est, int level, const size_t **runs);
 
 /* DIR/name into buf. */
 void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap);

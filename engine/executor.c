@@ -668,3 +668,18 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
   if (fit < 1) return 0;
   return fit < k ? fit : k;
 }
+
+double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o) {
+  double tile = TILE_BYTES_PER_PIXEL, task = TASK_BYTES_PER_PIXEL, path = PATH_BYTES_PER_PIXEL;
+  if (o && o->features) {
+    tile += FEATURE_TILE_BYTES_PER_PIXEL;
+    task += FEATURE_TASK_BYTES_PER_PIXEL;
+    path += LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && o->object_match) {
+    tile += LABEL_BYTES_PER_PIXEL;
+    task += 2 * LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && !o->share_tile_stage) tile *= 2;
+  return pixels * (tile + (double)workers * task + (double)paths * path);
+}

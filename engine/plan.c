@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/engine_private.h"
 #include "io/csv.h"
 #include "io/study.h"
 #include "sa/sa.h"
@@ -170,6 +170,87 @@ static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, 
   return 0;
 }
 
+/* Rows of the 15 segmentation parameters in canonical order from values in
+ * the study's parameter order (every parameter of a segmentation study is
+ * one of the 15 by name); those it does not list keep their defaults. */
+static int canonical_rows(const wsisa_study *study, const double *values, size_t n,
+                          double **out, wsisa_err *e) {
+  size_t np = study->space->nparams;
+  double *rows = malloc(n * WSISA_SEG_NPARAMS * sizeof *rows);
+  if (!rows) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    long col = wsisa_sa_space_find(study->space, wsisa_seg_param_name(p));
+    for (size_t r = 0; r < n; r++)
+      rows[r * WSISA_SEG_NPARAMS + p] =
+          col < 0 || (size_t)col >= np ? wsisa_seg_defaults()[p] : values[r * np + (size_t)col];
+  }
+  *out = rows;
+  return 0;
+}
+
+int wsisa__plan_design_rows(const wsisa_study *study, const char *samples, const char *select,
+                            double **rows, size_t *nruns, wsisa_err *e) {
+  char source[512];
+  double *values = NULL;
+  wsisa_plan_request r = {.samples_path = samples, .select = select, .active_paths = -1};
+  int rc = design_values(&r, study, &values, nruns, source, sizeof source, e);
+  if (!rc) rc = canonical_rows(study, values, *nruns, rows, e);
+  free(values);
+  return rc;
+}
+
+/* What the estimate of one strategy needs. */
+typedef struct est_ctx {
+  const wsisa_study *study;
+  const wsisa_reuse_design *design;
+  const uint64_t *keys;     /* the design's task keys, for `none` */
+  wsisa__forecast *f;
+  const double *cost;       /* level costs in force, or NULL */
+  int cpu_workers;          /* per rank; -1: as started */
+  int workers;              /* per rank, all kinds */
+  size_t asked;             /* K asked (0: workers) */
+  uint64_t limit;           /* memory per rank, 0: 80% of what is available */
+  wsisa_study_reuse strategy;
+  uint64_t limit_used;
+} est_ctx;
+
+static const wsisa_reuse_strategy strategy_of[] = {WSISA_REUSE_STAGE, WSISA_REUSE_STAGE,
+                                                   WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
+                                                   WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
+
+/* Plan the strategy as `wsisa run` on `ranks` ranks would, and predict it. */
+static int predict_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
+                            wsisa_estimate_figures *fig, wsisa_err *e) {
+  wsisa_reuse_buckets *b = NULL;
+  int rc;
+  if (strategy == WSISA_STUDY_REUSE_NONE) {
+    rc = wsisa_plan_singletons(c->keys, c->design->n, &b);
+  } else {
+    wsisa_reuse_opts o;
+    wsisa_plan_reuse_opts(c->study, c->workers * ranks, c->cost, &o);
+    o.strategy = strategy_of[strategy];
+    rc = wsisa_reuse_merge(c->design, &o, &b);
+  }
+  if (rc) return wsisa_error(e, rc, "reuse planning failed: %s", wsisa_strerror(rc));
+  uint64_t limit = c->limit;
+  size_t k = wsisa__forecast_paths(c->f, c->asked, c->workers, &limit);
+  c->limit_used = limit;
+  wsisa_estimate_plan plan = {b, strategy != WSISA_STUDY_REUSE_NONE, k, NULL, ranks,
+                              c->cpu_workers};
+  rc = wsisa_estimate_predict(c->f->est, &plan, fig, e);
+  wsisa_reuse_buckets_free(b);
+  return rc;
+}
+
+static int makespan_of(void *ctx, int ranks, double *makespan, wsisa_err *e) {
+  est_ctx *c = ctx;
+  wsisa_estimate_figures fig;
+  int rc = predict_strategy(c, c->strategy, ranks, &fig, e);
+  if (!rc) *makespan = fig.sim.makespan;
+  wsisa_estimate_figures_free(&fig);
+  return rc;
+}
+
 int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                        wsisa_plan_report *out, wsisa_err *e) {
   memset(out, 0, sizeof *out);
@@ -178,21 +259,19 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                        "%s: not a segmentation study (no inputs): its parameters have no task "
                        "levels to plan reuse over",
                        study->path);
-  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && !r->level_cost)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "%s: reuse.cost_model is measured: give the %d task-level costs with --level-costs",
-                       study->path, WSISA_SEG_LEVELS);
-  double *values = NULL;
+  double *values = NULL, *rows = NULL;
   uint64_t *keys = NULL;
   int *level = NULL;
   size_t n = 0;
+  wsisa__forecast f;
+  memset(&f, 0, sizeof f);
   /* a design too large is refused before it is made: the reuse analysis keeps
    * about PLAN_RUN_BYTES per run besides the design */
-  size_t rows;
+  size_t nrows;
   int rc = r->samples_path ? 0
                            : wsisa_study_check_size(study, r->select,
                                                     r->force ? 0 : WSISA_STUDY_MAX_RUNS,
-                                                    PLAN_RUN_BYTES, 0, NULL, &rows, e);
+                                                    PLAN_RUN_BYTES, 0, NULL, &nrows, e);
   if (!rc) rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
   if (rc) goto done;
   size_t np = study->space->nparams;
@@ -213,25 +292,111 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
     goto done;
   }
   out->design_ms = 1e3 * wsisa_now() - t0;
-  long workers = r->workers > 0 ? r->workers : sysconf(_SC_NPROCESSORS_ONLN);
+
+  /* the bucket cost model: given, the models' (auto, measured), or task counts */
+  const double *cost = r->level_cost;
+  if (!cost && study->reuse.nlevel_costs && study->reuse.cost != WSISA_STUDY_COST_TASKS)
+    cost = study->reuse.level_costs;
+  out->cost_source = cost ? "level_costs" : "tasks";
+  if (cost) memcpy(out->level_cost, cost, sizeof out->level_cost);
+  int want_models = !cost && study->reuse.cost != WSISA_STUDY_COST_TASKS;
+  wsisa_runtime_default_home();
+  const char *home = getenv("STARPU_HOME");
+  snprintf(out->starpu_home, sizeof out->starpu_home, "%s", home ? home : "(unset)");
+  if (r->estimate || (want_models && wsisa_estimate_models_present())) {
+    if ((rc = canonical_rows(study, values, n, &rows, e))) goto done;
+    wsisa_err why = WSISA_ERR_INIT;
+    if ((rc = wsisa__forecast_open((wsisa_study *)study, rows, n, &f, &why))) {
+      /* without --estimate the costs are a refinement: the plan goes on by
+       * task counts, as a run that cannot cost its tasks does */
+      if (r->estimate) {
+        wsisa_error(e, rc, "%s", why.msg);
+        goto done;
+      }
+      wsisa_log(WSISA_LOG_WARN, "plan", "no level costs from the performance models (%s): "
+                "buckets weighed by task counts", why.msg);
+      rc = 0;
+    }
+    if (f.est && want_models && wsisa_estimate_level_costs(f.est, out->level_cost) == 0) {
+      cost = out->level_cost;
+      out->cost_source = "models";
+    }
+  }
+  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && !cost) {
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: reuse.cost_model is measured, but the performance models under %s have "
+                     "no calibrated times for every task level: run `wsisa calibrate --study %s` "
+                     "or give the %d task-level costs with --level-costs",
+                     study->path, out->starpu_home, study->path, WSISA_SEG_LEVELS);
+    goto done;
+  }
+  if (r->estimate && !wsisa_estimate_calibrated(f.est)) {
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: no calibrated performance model of this study's tasks under %s: run "
+                     "`wsisa calibrate --study %s` first (or `wsisa plan --calibrate`)",
+                     study->path, out->starpu_home, study->path);
+    goto done;
+  }
+  int ranks = r->ranks > 0 ? r->ranks : 1;
+  est_ctx ec = {study, out->design, keys, &f, cost, -1, f.workers, 0, r->memory_limit,
+                study->reuse.strategy, 0};
+  if (r->estimate) {
+    ec.cpu_workers = r->workers > 0 ? r->workers : -1;
+    ec.workers = r->workers > 0 ? r->workers + wsisa_runtime_nopencl() : f.workers;
+    long asked = r->active_paths >= 0 ? r->active_paths : study->reuse.active_paths;
+    ec.asked = asked > 0 ? (size_t)asked : 0;
+    if (!ec.limit) ec.limit = study->execution.memory_limit;
+  }
+  long workers = r->estimate ? (long)ec.workers * ranks
+                             : (r->workers > 0 ? r->workers : sysconf(_SC_NPROCESSORS_ONLN));
   out->active_paths =
       r->active_paths >= 0 ? (size_t)r->active_paths : (size_t)study->reuse.active_paths;
   static const wsisa_reuse_strategy order[WSISA_PLAN_STRATEGIES] = {
       WSISA_REUSE_STAGE, WSISA_REUSE_NAIVE, WSISA_REUSE_SCA, WSISA_REUSE_RTMA, WSISA_REUSE_TRTMA};
+  static const wsisa_study_reuse study_order[WSISA_PLAN_STRATEGIES] = {
+      WSISA_STUDY_REUSE_STAGE, WSISA_STUDY_REUSE_NAIVE, WSISA_STUDY_REUSE_SCA,
+      WSISA_STUDY_REUSE_RTMA, WSISA_STUDY_REUSE_TRTMA};
   for (size_t i = 0; i < WSISA_PLAN_STRATEGIES && !rc; i++) {
     wsisa_reuse_opts o;
-    wsisa_plan_reuse_opts(study, (int)(workers > 0 ? workers : 1), r->level_cost, &o);
+    wsisa_plan_reuse_opts(study, (int)(workers > 0 ? workers : 1), cost, &o);
     o.strategy = order[i];
     wsisa_plan_row *row = &out->rows[i];
     row->strategy = order[i];
     row->limit = order[i] == WSISA_REUSE_TRTMA ? o.max_buckets : o.max_bucket_size;
-    if (order[i] == WSISA_REUSE_SCA && out->design->n_distinct > WSISA_PLAN_SCA_LIMIT)
+    if (order[i] == WSISA_REUSE_SCA && out->design->n_distinct > WSISA_PLAN_SCA_LIMIT) {
       row->skipped = 1;
-    else
-      rc = run_strategy(out->design, &o, out->active_paths, row, e);
+      continue;
+    }
+    rc = run_strategy(out->design, &o, out->active_paths, row, e);
+    if (!rc && r->estimate) {
+      wsisa_estimate_figures fig;
+      if (!(rc = predict_strategy(&ec, study_order[i], ranks, &fig, e))) {
+        row->estimated = 1;
+        row->makespan = fig.sim.makespan;
+        row->cpu_hours = fig.cpu_hours;
+        row->peak_rss = fig.peak_rss;
+      }
+      wsisa_estimate_figures_free(&fig);
+    }
+  }
+  out->strategy = wsisa_study_reuse_name(study->reuse.strategy);
+  if (!rc && r->estimate) {
+    out->cpu_workers = ec.cpu_workers >= 0 ? ec.cpu_workers : wsisa_runtime_ncpu();
+    rc = predict_strategy(&ec, study->reuse.strategy, ranks, &out->est, e);
+    out->memory_limit = ec.limit_used;
+    out->estimated = !rc;
+  }
+  if (!rc && r->estimate && r->deadline > 0) {
+    out->deadline = r->deadline;
+    size_t most = f.run.ntiles * out->design->n_distinct;
+    out->deadline_max_ranks = most > 4096 ? 4096 : (int)most;
+    rc = wsisa_sim_deadline(r->deadline, out->deadline_max_ranks, makespan_of, &ec,
+                            &out->deadline_ranks, &out->deadline_makespan, e);
   }
 done:
+  wsisa__forecast_close(&f);
   free(values);
+  free(rows);
   free(keys);
   free(level);
   if (rc) wsisa_plan_report_free(out);
@@ -241,4 +406,6 @@ done:
 void wsisa_plan_report_free(wsisa_plan_report *report) {
   wsisa_reuse_design_free(report->design);
   report->design = NULL;
+  if (report->estimated) wsisa_estimate_figures_free(&report->est);
+  report->estimated = 0;
 }

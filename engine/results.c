@@ -372,6 +372,25 @@ static long peak_rss_kib(void) {
   return ru.ru_maxrss;
 }
 
+/* Predicted (at the start, engine/forecast.c) against actual: how good the
+ * estimate was. The makespan is the units' execution, seconds.execute. */
+static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
+  const wsisa__prediction *p = &s->predicted;
+  if (!p->made) return json_null();
+  double actual_rss = (double)rss_kib * 1024.0;
+  return json_pack(
+      "{s:{s:f, s:f, s:f, s:f, s:I, s:I, s:i, s:i, s:I, s:f, s:s}, s:{s:f, s:I},"
+      " s:{s:f, s:f}}",
+      "predicted", "makespan_s", p->makespan, "work_s", p->work, "efficiency", p->efficiency,
+      "cpu_hours", p->cpu_hours, "peak_rss_bytes", (json_int_t)p->peak_rss,
+      "baseline_rss_bytes", (json_int_t)p->baseline_rss, "ranks", p->ranks, "workers_per_rank",
+      p->workers, "active_paths", (json_int_t)p->active_paths, "uncalibrated_share",
+      p->uncalibrated, "uncalibrated", p->uncalibrated_ops, "actual", "makespan_s", s->t_exec,
+      "peak_rss_bytes", (json_int_t)actual_rss, "error_percent", "makespan",
+      s->t_exec > 0 ? 100.0 * (p->makespan - s->t_exec) / s->t_exec : 0.0, "peak_rss",
+      actual_rss > 0 ? 100.0 * ((double)p->peak_rss - actual_rss) / actual_rss : 0.0);
+}
+
 /* One input's line of run.json: how it was read (MPP and its source, level,
  * factor), what the stain check saw, and the reference's nucleus density;
  * a warning for a density so low the indices describe noise. */
@@ -506,6 +525,14 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   json_object_set_new(root, "memory_limit_bytes",
                       json_integer((json_int_t)s->study->execution.memory_limit));
   json_object_set_new(root, "baseline_rss_kib", json_integer((json_int_t)(s->baseline_rss / 1024)));
+  json_object_set_new(json_object_get(root, "reuse"), "cost_model",
+                      json_string(s->cost_source ? s->cost_source : "tasks"));
+  if (s->cost_source && strcmp(s->cost_source, "tasks") != 0) {
+    json_t *lc = json_array();
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) json_array_append_new(lc, json_real(s->level_cost[l]));
+    json_object_set_new(json_object_get(root, "reuse"), "level_costs", lc);
+  }
+  json_object_set_new(root, "estimate", estimate_json(s, peak_rss_kib()));
   json_object_set_new(root, "inputs", inputs);
   json_object_set_new(root, "warnings", warnings);
   /* this process's figures: after a resume, those of the units it ran */

@@ -247,6 +247,8 @@ static int collect_tiles(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
+int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) { return collect_tiles(s, e); }
+
 /* ---- design and plan --------------------------------------------------------- */
 
 /* A design made elsewhere (wsisa sample, another SA tool): one row per run,
@@ -332,7 +334,8 @@ static int make_plan(wsisa__study_run *s, wsisa_err *e) {
     if (rc) rc = wsisa_error(e, rc, "out of memory");
   } else {
     wsisa_reuse_opts o;
-    wsisa_plan_reuse_opts(s->study, s->workers, NULL, &o);
+    int by_cost = s->cost_source && strcmp(s->cost_source, "tasks") != 0;
+    wsisa_plan_reuse_opts(s->study, s->workers, by_cost ? s->level_cost : NULL, &o);
     /* the knobs in force, for run.json */
     s->study->reuse.max_buckets = (int)o.max_buckets;
     s->study->reuse.max_bucket_size = (int)o.max_bucket_size;
@@ -548,6 +551,16 @@ static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
   if (r->max_bucket_size) ro->max_bucket_size = (int)r->max_bucket_size;
   if (r->active_paths) ro->active_paths = (int)r->active_paths;
   if (r->memory_limit) s->study->execution.memory_limit = r->memory_limit;
+  /* given costs: --level-costs, else the study's (a resumed run's: those it
+   * planned with) */
+  s->cost_source = "tasks";
+  const double *given = r->level_cost ? r->level_cost
+                        : ro->nlevel_costs && ro->cost != WSISA_STUDY_COST_TASKS ? ro->level_costs
+                                                                                 : NULL;
+  if (given) {
+    memcpy(s->level_cost, given, sizeof s->level_cost);
+    s->cost_source = "level_costs";
+  }
 }
 
 /* The results folder a --resume or --check names, NULL for a new run. */
@@ -681,13 +694,16 @@ static uint8_t *units_done(const wsisa__study_run *s) {
 
 /* StarPU (and the MPI workers) up and the reuse plan. */
 static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
-  wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1};
+  /* every task measured: the performance models learn from each run */
+  wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 1};
   int rc = wsisa_codelets_start(&ropts, e);
   if (rc) return rc;
   s->runtime = 1;
   /* StarPU catches SIGINT for itself (and hands it on): ours again */
   wsisa_units_catch_signals();
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
+  /* the models' costs first: the plan may weigh buckets by them */
+  if (!rc) rc = wsisa__run_forecast_costs(s, &s->est, e);
   return rc ? rc : make_plan(s, e);
 }
 
@@ -763,6 +779,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   if (!rc) {
     s->units_total = total;
     s->units_run = total - before;
+    wsisa__run_forecast_predict(s, s->est, &eo, done);
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);
@@ -995,6 +1012,7 @@ static void run_free(wsisa__study_run *s) {
   free(s->tiles);
   for (size_t i = 0; i < s->ninputs; i++) free(s->inputs[i].annot);
   free(s->inputs);
+  wsisa_estimate_free(s->est);
   free(s->params);
   free(s->run_ids);
   free(s->counts);

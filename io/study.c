@@ -17,7 +17,7 @@
 #include "io/io.h"
 
 static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
-static const char *const cost_names[] = {"tasks", "measured"};
+static const char *const cost_names[] = {"tasks", "measured", "auto"};
 const char *const wsisa_study_metrics[] = {"dice",          "jaccard",          "nucleus_count",
                                            "mean_area",     "object_dice",      "object_f1",
                                            "object_precision", "object_recall", "aji",
@@ -625,8 +625,8 @@ static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
 }
 
 static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
-  static const char *const keys[] = {"strategy", "max_buckets", "max_bucket_size",
-                                     "active_paths", "cost_model", NULL};
+  static const char *const keys[] = {"strategy",     "max_buckets", "max_bucket_size",
+                                     "active_paths", "cost_model",  "level_costs", NULL};
   if (!json_is_object(r)) return expected(c, "reuse", "an object", r);
   int rc = check_keys(c, r, "reuse", keys, "reuse");
   json_t *v;
@@ -650,6 +650,17 @@ static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
     if ((rc = get_choice(c, v, "reuse.cost_model", cost_names, COUNT(cost_names), &choice)))
       return rc;
     o->cost = (wsisa_study_cost)choice;
+  }
+  if ((v = json_object_get(r, "level_costs"))) {
+    if (!json_is_array(v) || json_array_size(v) != WSISA_STUDY_LEVELS)
+      return expected(c, "reuse.level_costs", "an array of 7 numbers, one per task level", v);
+    for (size_t l = 0; l < WSISA_STUDY_LEVELS; l++) {
+      char path[48];
+      snprintf(path, sizeof path, "reuse.level_costs[%zu]", l);
+      if ((rc = get_number(c, json_array_get(v, l), path, &o->level_costs[l]))) return rc;
+      if (!(o->level_costs[l] >= 0)) return fail(c, path, "a cost is not negative");
+    }
+    o->nlevel_costs = WSISA_STUDY_LEVELS;
   }
   return 0;
 }
@@ -783,6 +794,8 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
     s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
+    /* measured level costs when the performance models have them */
+    s->reuse.cost = WSISA_STUDY_COST_AUTO;
     rc = parse_root(&c, root, s);
   }
   if (rc) {
@@ -932,6 +945,12 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
     json_object_set_new(r, "max_bucket_size", json_integer(s->reuse.max_bucket_size));
   if (s->reuse.active_paths) json_object_set_new(r, "active_paths", json_integer(s->reuse.active_paths));
   json_object_set_new(r, "cost_model", json_string(wsisa_study_cost_name(s->reuse.cost)));
+  if (s->reuse.nlevel_costs) {
+    json_t *lc = json_array();
+    for (size_t l = 0; l < s->reuse.nlevel_costs; l++)
+      json_array_append_new(lc, number(s->reuse.level_costs[l], &d17));
+    json_object_set_new(r, "level_costs", lc);
+  }
   json_object_set_new(root, "reuse", r);
   json_t *x = json_object();
   if (s->execution.memory_limit)

@@ -21,8 +21,15 @@ typedef enum {
   WSISA_STUDY_REUSE_TRTMA
 } wsisa_study_reuse;
 
-/* Bucket cost: the papers' count of distinct tasks, or measured task times. */
-typedef enum { WSISA_STUDY_COST_TASKS = 0, WSISA_STUDY_COST_MEASURED } wsisa_study_cost;
+/* Bucket cost: the papers' count of distinct tasks; measured task times (the
+ * performance models' or --level-costs, required); or auto, the default:
+ * measured when the models have calibrated times for every level, else
+ * task counts. */
+typedef enum {
+  WSISA_STUDY_COST_TASKS = 0,
+  WSISA_STUDY_COST_MEASURED,
+  WSISA_STUDY_COST_AUTO
+} wsisa_study_cost;
 
 const char *wsisa_study_reuse_name(wsisa_study_reuse strategy);
 const char *wsisa_study_cost_name(wsisa_study_cost cost);
@@ -76,12 +83,21 @@ typedef struct wsisa_study_inputs {
   size_t nreferences;
 } wsisa_study_inputs;
 
+/* Task levels of the segmentation workflow (docs/workflow.md). */
+#define WSISA_STUDY_LEVELS 7
+
 typedef struct wsisa_study_reuse_opts {
   wsisa_study_reuse strategy;  /* default rtma */
   int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
   int active_paths;            /* RMSR K; 0: not set (wsisa run: its workers) */
-  wsisa_study_cost cost;       /* default tasks */
+  wsisa_study_cost cost;       /* default auto */
+  /* reuse.level_costs: the bucket cost per task of each of the 7 task levels
+   * (seconds, or any unit), as --level-costs; `wsisa run` writes the costs
+   * it planned with here in the resolved study.json, so a resume plans the
+   * same buckets. 0 when not given. */
+  size_t nlevel_costs;
+  double level_costs[WSISA_STUDY_LEVELS];
 } wsisa_study_reuse_opts;
 
 typedef struct wsisa_study_execution {

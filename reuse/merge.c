@@ -90,7 +90,7 @@ int wsisa_reuse_merge(const wsisa_reuse_design *d, const wsisa_reuse_opts *opts,
   case WSISA_REUSE_STAGE: rc = merge_stage(d, &g); break;
   case WSISA_REUSE_NAIVE: rc = wsisa__merge_naive(d, opts->max_bucket_size, &g); break;
   case WSISA_REUSE_SCA: rc = wsisa__merge_sca(d, opts->max_bucket_size, cost, &g); break;
-  case WSISA_REUSE_RTMA: rc = wsisa__merge_rtma(d, opts->max_bucket_size, &g); break;
+  case WSISA_REUSE_RTMA: rc = wsisa__merge_rtma(d, opts->max_bucket_size, cost, &g); break;
   case WSISA_REUSE_TRTMA:
     rc = wsisa__merge_trtma(d, opts->max_buckets, cost, opts->trtma_last_phase, &g);
     break;

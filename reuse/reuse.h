@@ -109,7 +109,8 @@ typedef enum wsisa_reuse_strategy {
   WSISA_REUSE_STAGE = 0, /* one bucket per distinct instance: stage-level only */
   WSISA_REUSE_NAIVE,     /* consecutive chunks of max_bucket_size (seed 000 §4.2.1) */
   WSISA_REUSE_SCA,       /* recursive Stoer-Wagner minimum cuts (§4.2.2, Algorithm 2) */
-  WSISA_REUSE_RTMA,      /* reuse tree, exact buckets, move up (§4.2.3, Algorithm 3) */
+  WSISA_REUSE_RTMA,      /* reuse tree, exact buckets, move up (§4.2.3, Algorithm 3);
+                            with level costs, buckets full by cost */
   WSISA_REUSE_TRTMA      /* Full-Merge, Fold-Merge, Balance (§4.2.4; seed 001 §3.3.4) */
 } wsisa_reuse_strategy;
 
@@ -131,7 +132,7 @@ typedef struct wsisa_reuse_opts {
   /* Bucket cost model: NULL counts distinct tasks (the papers); otherwise k
    * costs >= 0, one per level (measured times, perf models), and a bucket costs
    * the sum over its distinct tasks. SCA's degree of reuse, Fold-Merge's order
-   * and Balance all use it. */
+   * and Balance all use it, and RTMA fills buckets by cost (reuse/rtma.c). */
   const double *level_cost;
   wsisa_reuse_trtma_phase trtma_last_phase;
 } wsisa_reuse_opts;

@@ -54,7 +54,8 @@ int wsisa__cum_costs(const double *level_cost, size_t k, double **out);
 int wsisa__merge_naive(const wsisa_reuse_design *d, size_t max_bucket_size, wsisa__groups *g);
 int wsisa__merge_sca(const wsisa_reuse_design *d, size_t max_bucket_size,
                      const double *level_cost, wsisa__groups *g);
-int wsisa__merge_rtma(const wsisa_reuse_design *d, size_t max_bucket_size, wsisa__groups *g);
+int wsisa__merge_rtma(const wsisa_reuse_design *d, size_t max_bucket_size,
+                      const double *level_cost, wsisa__groups *g);
 int wsisa__merge_trtma(const wsisa_reuse_design *d, size_t max_buckets,
                        const double *level_cost, wsisa_reuse_trtma_phase last,
                        wsisa__groups *g);

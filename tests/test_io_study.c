@@ -93,7 +93,7 @@ Test(io_study, segmentation_defaults) {
   cr_expect_eq(s->sa.samples, 1024);
   cr_expect_str_eq(s->metrics[0], "dice");
   cr_expect_eq(s->reuse.strategy, WSISA_STUDY_REUSE_RTMA);
-  cr_expect_eq(s->reuse.cost, WSISA_STUDY_COST_TASKS);
+  cr_expect_eq(s->reuse.cost, WSISA_STUDY_COST_AUTO);
   wsisa_study_free(s);
   /* No parameters at all: the built-in space, every parameter varying. */
   cr_assert_eq(wsisa_study_parse("{\"inputs\": {\"slides\": [\"x.svs\"]}, \"method\": {\"name\": "
@@ -147,11 +147,13 @@ Test(io_study, resolved_study_round_trips) {
       "{\"scheduler\": \"dmda\", \"memory_limit\": 1000}}",
       "{\"inputs\": {\"slides\": [\"x.svs\"], \"mpp\": 0.25, \"slide_mpp\": 0.2527, "
       "\"stain_check\": false}, \"method\": \"moat\"}",
+      "{\"inputs\": {\"images\": [\"x.png\"]}, \"method\": \"moat\", \"reuse\": "
+      "{\"level_costs\": [0.022279113, 0.1, 0.3, 0, 2, 0.1234567890123456789, 1e-9]}}",
       "{\"inputs\": {\"slides\": [\"x.svs\", \"y.svs\", \"z.svs\"], \"reference\": {"
       "\"y.svs\": {\"labels\": \"y.tif\", \"origin\": [10, 20.5], \"mpp\": 1},"
       "\"x.svs\": {\"geojson\": \"x.geojson\", \"region\": [1, 2, 300, 400]},"
       "\"z.svs\": {\"mask\": \"z.png\", \"downsample\": 0.1}}}, \"method\": \"moat\"}"};
-  for (size_t i = 0; i < 4; i++) {
+  for (size_t i = 0; i < 5; i++) {
     char *once = resolved(studies[i]);
     char *twice = resolved(once);
     cr_expect_str_eq(twice, once, "parse(to_json(s)) is s");
@@ -170,8 +172,18 @@ Test(io_study, resolved_study_round_trips) {
   cr_expect(strstr(text, "\"mpp\": 0.25") && strstr(text, "\"slide_mpp\": 0.2527"), "%s", text);
   cr_expect(strstr(text, "\"stain_check\": false"), "%s", text);
   free(text);
-  /* references keep their order, and a label image its origin */
+  /* level costs round-trip to the bit: a resume plans the same buckets */
+  wsisa_study *s = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
   text = resolved(studies[3]);
+  cr_assert_eq(wsisa_study_parse(text, "s.json", &s, &e), 0, "%s", e.msg);
+  cr_expect_eq(s->reuse.nlevel_costs, 7);
+  cr_expect(s->reuse.level_costs[5] == 0.1234567890123456789);
+  cr_expect(s->reuse.level_costs[0] == 0.022279113);
+  wsisa_study_free(s);
+  free(text);
+  /* references keep their order, and a label image its origin */
+  text = resolved(studies[4]);
   const char *y = strstr(text, "\"y.svs\": {"), *x = strstr(text, "\"x.svs\": {");
   cr_expect(y && x && y < x, "%s", text);
   cr_expect(strstr(text, "\"region\": [\n") && strstr(text, "\"downsample\": 0.1"), "%s", text);
@@ -303,8 +315,12 @@ static const struct {
     {"{" SEG MOAT ", \"reuse\": {\"max_buckets\": 0}}",
      "s.json: reuse.max_buckets: 0 is outside 1..1000000"},
     {"{" SEG MOAT ", \"reuse\": {\"cost_model\": \"time\"}}",
-     "s.json: reuse.cost_model: 'time' is not one of tasks, measured"},
+     "s.json: reuse.cost_model: 'time' is not one of tasks, measured, auto"},
     {"{" SEG MOAT ", \"reuse\": {\"buckets\": 3}}", "s.json: reuse.buckets: unknown key"},
+    {"{" SEG MOAT ", \"reuse\": {\"level_costs\": [1, 2]}}",
+     "s.json: reuse.level_costs: expected an array of 7 numbers, one per task level"},
+    {"{" SEG MOAT ", \"reuse\": {\"level_costs\": [1, 2, 3, 4, 5, -6, 7]}}",
+     "s.json: reuse.level_costs[5]: a cost is not negative"},
     {"{" SEG MOAT ", \"execution\": {\"memory_limit\": \"4X\"}}",
      "s.json: execution.memory_limit: '4X' is not a size"},
     {"{" SEG MOAT ", \"execution\": {\"memory_limit\": -5}}",

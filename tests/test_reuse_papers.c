@@ -1,6 +1,7 @@
 /* The papers' worked examples: RTMA (seed 000 Fig. 7, seed 001 Fig. 3.7),
  * Full-Merge and Fold-Merge (seed 000 Figs. 8-9), Balance (seed 000 Fig. 10,
- * seed 001 Fig. 3.11), and a cost-weighted Balance (seed 001 §4.5.1). */
+ * seed 001 Fig. 3.11), and a cost-weighted Balance (seed 001 §4.5.1) and
+ * RTMA (reuse/rtma.c). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,32 @@ Test(reuse_papers, balance_by_level_cost) {
   expect_costs(b, (const double[]){11, 12}, 2);
   cr_expect_eq(bucket_of(b, 0), bucket_of(b, 2), "C joins A");
   cr_expect_eq(bucket_of(b, 1), bucket_of(b, 3));
+  wsisa_reuse_buckets_free(b);
+  wsisa_reuse_design_free(d);
+}
+
+Test(reuse_papers, rtma_by_level_cost) {
+  /* Level 1 costs ten times level 2. A, B, C, D share their level-1 task;
+   * E, F, G, H share nothing. By count (4 per bucket) RTMA makes {A..D} at
+   * 10 + 4 and {E..H} at 4 x 11: 14 and 44. By cost the budget is their
+   * mean, 29: {A..D} stays, {E, F} and {G, H} cost 22 each. */
+  const uint64_t keys[8][2] = {{1, 1}, {1, 2}, {1, 3}, {1, 4}, {2, 1}, {3, 1}, {4, 1}, {5, 1}};
+  const double cost[2] = {10, 1};
+  wsisa_reuse_design *d = NULL;
+  cr_assert_eq(wsisa_reuse_design_new(&keys[0][0], 8, 2, &d), 0);
+  wsisa_reuse_buckets *b = run(d, (wsisa_reuse_opts){.strategy = WSISA_REUSE_RTMA, .max_bucket_size = 4});
+  cr_assert_eq(b->n_buckets, 2);
+  double by_count[2];
+  for (size_t j = 0; j < 2; j++) by_count[j] = wsisa_reuse_tree_cost(b->trees[j], cost);
+  cr_expect(by_count[0] + by_count[1] == 58 && (by_count[0] == 44 || by_count[1] == 44));
+  wsisa_reuse_buckets_free(b);
+
+  b = run(d, (wsisa_reuse_opts){.strategy = WSISA_REUSE_RTMA, .max_bucket_size = 4, .level_cost = cost});
+  expect_costs(b, (const double[]){14, 22, 22}, 3);
+  cr_expect_eq(bucket_of(b, 0), bucket_of(b, 3), "A..D together");
+  cr_expect_eq(bucket_of(b, 4), bucket_of(b, 5), "E with F");
+  cr_expect_eq(bucket_of(b, 6), bucket_of(b, 7), "G with H");
+  cr_expect_neq(bucket_of(b, 4), bucket_of(b, 6));
   wsisa_reuse_buckets_free(b);
   wsisa_reuse_design_free(d);
 }

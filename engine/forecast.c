@@ -1,0 +1,163 @@
+/* The estimate of a whole study (docs/architecture.md, "The estimate"): its
+ * tiles and design, StarPU up so the workflow can be dry-run, and the costs
+ * from the performance models; `wsisa plan`, `wsisa calibrate` and `wsisa
+ * run` share it. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "codelets/codelets.h"
+#include "engine/engine_private.h"
+
+int wsisa_estimate_models_present(void) {
+  wsisa_runtime_default_home();
+  char path[4096];
+  for (size_t i = 0; i < wsisa_n_ops; i++) {
+    starpu_perfmodel_get_model_path(wsisa_ops[i].model->symbol, path, sizeof path);
+    if (access(path, R_OK) == 0) return 1;
+  }
+  return 0;
+}
+
+int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
+                         wsisa__forecast *f, wsisa_err *e) {
+  memset(f, 0, sizeof *f);
+  f->run.study = study;
+  f->params = params;
+  f->nruns = nruns;
+  int rc = wsisa__study_tiles(&f->run, e);
+  if (!rc && !wsisa_runtime_active()) {
+    /* the workers `wsisa run` would start; nothing runs, so no OpenCL program */
+    wsisa_runtime_opts o = {study->execution.scheduler, -1, -1, NULL, NULL, 0};
+    if (!(rc = wsisa_runtime_init(&o, e))) f->started = 1;
+  }
+  if (rc) {
+    wsisa__forecast_close(f);
+    return rc;
+  }
+  f->workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
+  int object_match = 0, features = 0;
+  for (size_t m = 0; m < study->nmetrics; m++) {
+    object_match |= strcmp(study->metrics[m], "object_dice") == 0;
+    features |= wsisa__run_features_is_metric(study->metrics[m]);
+  }
+  wsisa_estimate_request r = {f->run.tiles, f->run.ntiles, params, nruns, object_match, features};
+  if ((rc = wsisa_estimate_new(&r, &f->est, e))) wsisa__forecast_close(f);
+  return rc;
+}
+
+void wsisa__forecast_close(wsisa__forecast *f) {
+  wsisa_estimate_free(f->est);
+  f->est = NULL;
+  if (f->started) wsisa_runtime_shutdown();
+  f->started = 0;
+  for (size_t i = 0; i < f->run.ntiles; i++) free(f->run.tile_names[i]);
+  free(f->run.tile_names);
+  free(f->run.tiles);
+  free(f->run.inputs);
+  f->run.tile_names = NULL;
+  f->run.tiles = NULL;
+  f->run.inputs = NULL;
+  f->run.ntiles = f->run.ninputs = 0;
+}
+
+size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers,
+                             uint64_t *memory_limit) {
+  int object_match = 0, features = 0;
+  for (size_t m = 0; m < f->run.study->nmetrics; m++) {
+    object_match |= strcmp(f->run.study->metrics[m], "object_dice") == 0;
+    features |= wsisa__run_features_is_metric(f->run.study->metrics[m]);
+  }
+  wsisa_exec_opts eo = {.normalize = 1,
+                        .share_tile_stage = f->run.study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
+                        .object_match = object_match,
+                        .features = features};
+  /* as `wsisa run` derives it, over this process's resident memory */
+  size_t k = wsisa_exec_active_paths(asked ? asked : (size_t)(workers > 0 ? workers : 1),
+                                     wsisa_memory_available(), wsisa_estimate_baseline(f->est),
+                                     memory_limit, f->run.tiles, f->run.ntiles, &eo, NULL);
+  return k ? k : 1;
+}
+
+/* ---- the estimate at the start of `wsisa run` ------------------------------------ */
+
+int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e) {
+  *est = NULL;
+  wsisa_study *study = s->study;
+  int want_models = strcmp(s->cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
+  if (wsisa_estimate_models_present()) {
+    wsisa_err why = WSISA_ERR_INIT;
+    wsisa_estimate_request r = {s->tiles, s->ntiles, s->params, s->nruns, s->object_match,
+                                s->features != NULL};
+    /* an estimate that cannot be made leaves the run as it was */
+    if (wsisa_estimate_new(&r, est, &why))
+      wsisa_log(WSISA_LOG_WARN, "estimate", "no estimate: %s", why.msg);
+    else if (want_models && wsisa_estimate_level_costs(*est, s->level_cost) == 0) {
+      s->cost_source = "models";
+      /* the resolved study.json keeps them: a resume plans the same buckets,
+       * whatever the models learn meanwhile */
+      study->reuse.nlevel_costs = WSISA_SEG_LEVELS;
+      memcpy(study->reuse.level_costs, s->level_cost, sizeof s->level_cost);
+    }
+  }
+  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && strcmp(s->cost_source, "tasks") == 0) {
+    const char *home = getenv("STARPU_HOME");
+    wsisa_estimate_free(*est);
+    *est = NULL;
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: reuse.cost_model is measured, but the performance models under %s "
+                       "have no calibrated times for every task level: run `wsisa calibrate "
+                       "--study %s` or give --level-costs",
+                       study->path, home ? home : "STARPU_HOME", study->path);
+  }
+  return 0;
+}
+
+void wsisa__run_forecast_predict(wsisa__study_run *s, const wsisa_estimate *est,
+                                 const wsisa_exec_opts *eo, const uint8_t *done) {
+  wsisa__prediction *p = &s->predicted;
+  memset(p, 0, sizeof *p);
+  if (!est || !wsisa_estimate_calibrated(est)) {
+    const char *home = getenv("STARPU_HOME");
+    wsisa_log(WSISA_LOG_INFO, "estimate",
+              "no estimate: no calibrated performance model under %s (wsisa calibrate --study S)",
+              home ? home : "STARPU_HOME");
+    return;
+  }
+  /* every rank as this one: its workers, its K */
+  int ranks = wsisa_dist_size();
+  wsisa_estimate_plan plan = {s->buckets, eo->share_tile_stage, eo->active_paths, done, ranks, -1};
+  wsisa_estimate_figures f;
+  wsisa_err why = WSISA_ERR_INIT;
+  if (wsisa_estimate_predict(est, &plan, &f, &why)) {
+    wsisa_log(WSISA_LOG_WARN, "estimate", "no estimate: %s", why.msg);
+    return;
+  }
+  p->made = 1;
+  p->makespan = f.sim.makespan;
+  p->work = f.sim.work;
+  p->efficiency = f.sim.efficiency;
+  p->cpu_hours = f.cpu_hours;
+  p->uncalibrated = wsisa_estimate_uncalibrated_share(&f);
+  p->peak_rss = f.peak_rss;
+  p->baseline_rss = f.baseline_rss;
+  p->ranks = f.ranks;
+  p->workers = f.workers;
+  p->active_paths = f.active_paths;
+  size_t n = 0;
+  for (size_t i = 0; i < f.nlisted && n < sizeof p->uncalibrated_ops; i++) {
+    int w = snprintf(p->uncalibrated_ops + n, sizeof p->uncalibrated_ops - n, "%s%s (%s) %.1f%%",
+                     i ? ", " : "", f.listed[i].op, wsisa_est_class_name(f.listed[i].cls),
+                     100 * f.listed[i].share);
+    if (w < 0) break;
+    n += (size_t)w;
+  }
+  wsisa_estimate_figures_free(&f);
+  /* one line; a warning when much of it rests on uncalibrated codelets */
+  wsisa_log(p->uncalibrated > 0.1 ? WSISA_LOG_WARN : WSISA_LOG_INFO, "estimate",
+            "predicted makespan %.1f s on %d rank%s x %d workers, peak RSS %.0f MiB per rank; "
+            "%.1f%% of the work on uncalibrated codelets%s%s",
+            p->makespan, p->ranks, p->ranks > 1 ? "s" : "", p->workers,
+            (double)p->peak_rss / 1048576.0, 100 * p->uncalibrated, n ? ": " : "",
+            p->uncalibrated_ops);
+}

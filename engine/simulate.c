@@ -1,0 +1,640 @@
+/* The estimate's schedule (docs/architecture.md, "The estimate"): a study's
+ * units on N ranks of W workers as a discrete-event simulation of the unit
+ * queue (engine/units.c) and the executor (engine/executor.c), with the
+ * costs of each piece of work given; and the searches built on it. The
+ * simulation knows the points where the executor waits: a rank opening a
+ * tile waits for its units in flight and then for the tile's reference; a
+ * new (B, G, R) waits for its background count; a leaf waits while K paths
+ * are active; a rank holds two units at most. Everything else is list
+ * scheduling: ready tasks, first come first served, on the first free worker. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/engine.h"
+
+#define CREDIT 2 /* units in flight per rank, as engine/units.c */
+#define NONE ((size_t)-1)
+
+const char *wsisa_est_class_name(wsisa_est_class c) {
+  static const char *const names[] = {"measured", "interpolated", "similar", "few samples",
+                                      "no data"};
+  return (unsigned)c < WSISA_EST_NCLASSES ? names[c] : "?";
+}
+
+double wsisa_est_interpolate(const double *x, const double *t, size_t n, double at) {
+  if (!n) return NAN;
+  /* the points bracketing `at`, or the nearest one */
+  size_t lo = NONE, hi = NONE;
+  for (size_t i = 0; i < n; i++) {
+    if (x[i] <= at && (lo == NONE || x[i] > x[lo])) lo = i;
+    if (x[i] >= at && (hi == NONE || x[i] < x[hi])) hi = i;
+  }
+  if (lo == NONE) return t[hi] / x[hi] * at;
+  if (hi == NONE || x[hi] == x[lo]) return t[lo] / x[lo] * at;
+  double qlo = t[lo] / x[lo], qhi = t[hi] / x[hi];
+  double f = (log(at) - log(x[lo])) / (log(x[hi]) - log(x[lo]));
+  return (qlo + f * (qhi - qlo)) * at;
+}
+
+/* ---- tasks and events ------------------------------------------------------- */
+
+enum { K_LEVEL, K_MEASURE, K_STAGE, K_BACKGROUND, K_OPEN };
+
+typedef struct task {
+  double dur;
+  int rank, kind;
+  size_t unit;       /* index into the rank's unit slots, for measures */
+  size_t next_dep;   /* next task waiting on the same predecessor */
+  size_t first_dep;  /* first task waiting on this one */
+  size_t next_own;   /* next task of the same unit; in the free list, the next free */
+  int done;
+} task;
+
+typedef struct event {
+  double t;
+  size_t task;
+} event;
+
+/* A unit being submitted or in flight on a rank. */
+typedef struct unit_slot {
+  size_t tile, bucket;
+  size_t pending;   /* leaves not finished */
+  int walked;       /* every task submitted */
+  int used;
+  size_t tasks;     /* its tasks, linked by next_own: free once it ends */
+} unit_slot;
+
+typedef enum { S_NEXT, S_WALK, S_BLOCK_K, S_BLOCK_BG, S_BLOCK_DRAIN, S_BLOCK_OPEN, S_DONE } sub_state;
+
+typedef struct rank_state {
+  int free_workers;
+  size_t *ready;            /* FIFO ring of task ids */
+  size_t rcap, rhead, rlen;
+  size_t tile;              /* the open tile */
+  size_t held;              /* the tile of its newest unit, for the queue */
+  size_t assigned[CREDIT];  /* units handed to this rank, oldest first */
+  size_t nassigned;
+  unit_slot slot[CREDIT + 1];
+  size_t walking;           /* slot being walked */
+  size_t node;              /* next node of its tree */
+  size_t level_task[WSISA_SEG_LEVELS + 1];
+  size_t stage_task;
+  int bg_checked;           /* the current node's (B, G, R) is known */
+  double (*bgr)[3];
+  size_t nbgr, cap_bgr;
+  size_t active;            /* paths */
+  size_t in_system;         /* tasks submitted, not finished */
+  size_t blocker;           /* the task the submitter waits for */
+  sub_state state;
+  double finish;
+} rank_state;
+
+typedef struct sim {
+  const wsisa_sim_costs *c;
+  const wsisa_sim_job *j;
+  wsisa_sim_result *r;
+  size_t nb, nshapes, nv;
+  task *tasks;
+  size_t ntasks, cap_tasks;
+  size_t free_tasks;  /* tasks of finished units, linked by next_own */
+  event *heap;
+  size_t nheap, cap_heap;
+  rank_state *ranks;
+  /* the queue of engine/units.c */
+  uint8_t *state; /* per unit: 0 to do, 1 out, 2 done */
+  size_t *todo, *holders;
+  double now;
+  int failed;
+} sim;
+
+/* A task record; those of finished units are reused, so memory follows the
+ * units in flight, not the whole study. */
+static size_t task_new(sim *s, int rank, int kind, double dur) {
+  if (s->free_tasks != NONE) {
+    size_t id = s->free_tasks;
+    s->free_tasks = s->tasks[id].next_own;
+    s->tasks[id] = (task){dur, rank, kind, NONE, NONE, NONE, NONE, 0};
+    return id;
+  }
+  if (s->ntasks == s->cap_tasks) {
+    size_t cap = s->cap_tasks ? 2 * s->cap_tasks : 1024;
+    task *t = realloc(s->tasks, cap * sizeof *t);
+    if (!t) {
+      s->failed = 1;
+      return NONE;
+    }
+    s->tasks = t;
+    s->cap_tasks = cap;
+  }
+  s->tasks[s->ntasks] = (task){dur, rank, kind, NONE, NONE, NONE, NONE, 0};
+  return s->ntasks++;
+}
+
+static void heap_push(sim *s, double t, size_t id) {
+  if (s->nheap == s->cap_heap) {
+    size_t cap = s->cap_heap ? 2 * s->cap_heap : 256;
+    event *h = realloc(s->heap, cap * sizeof *h);
+    if (!h) {
+      s->failed = 1;
+      return;
+    }
+    s->heap = h;
+    s->cap_heap = cap;
+  }
+  /* ties in submission order keep the simulation deterministic */
+  size_t i = s->nheap++;
+  while (i > 0) {
+    size_t p = (i - 1) / 2;
+    if (s->heap[p].t < t || (s->heap[p].t == t && s->heap[p].task < id)) break;
+    s->heap[i] = s->heap[p];
+    i = p;
+  }
+  s->heap[i] = (event){t, id};
+}
+
+static event heap_pop(sim *s) {
+  event top = s->heap[0], last = s->heap[--s->nheap];
+  size_t i = 0;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= s->nheap) break;
+    if (c + 1 < s->nheap &&
+        (s->heap[c + 1].t < s->heap[c].t ||
+         (s->heap[c + 1].t == s->heap[c].t && s->heap[c + 1].task < s->heap[c].task)))
+      c++;
+    if (last.t < s->heap[c].t || (last.t == s->heap[c].t && last.task < s->heap[c].task)) break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  s->heap[i] = last;
+  return top;
+}
+
+static void ready_push(sim *s, rank_state *rs, size_t id) {
+  if (rs->rlen == rs->rcap) {
+    size_t cap = rs->rcap ? 2 * rs->rcap : 64;
+    size_t *q = malloc(cap * sizeof *q);
+    if (!q) {
+      s->failed = 1;
+      return;
+    }
+    for (size_t i = 0; i < rs->rlen; i++) q[i] = rs->ready[(rs->rhead + i) % rs->rcap];
+    free(rs->ready);
+    rs->ready = q;
+    rs->rcap = cap;
+    rs->rhead = 0;
+  }
+  rs->ready[(rs->rhead + rs->rlen++) % rs->rcap] = id;
+}
+
+/* Idle workers take ready tasks. */
+static void dispatch(sim *s, rank_state *rs) {
+  while (rs->free_workers > 0 && rs->rlen) {
+    size_t id = rs->ready[rs->rhead];
+    rs->rhead = (rs->rhead + 1) % rs->rcap;
+    rs->rlen--;
+    rs->free_workers--;
+    heap_push(s, s->now + s->tasks[id].dur, id);
+    s->r->work += s->tasks[id].dur;
+  }
+}
+
+static void task_free(sim *s, size_t id) {
+  s->tasks[id].next_own = s->free_tasks;
+  s->free_tasks = id;
+}
+
+/* Submit a task of rank r after `after` (NONE: no predecessor); a task of a
+ * unit (unit slot `slot`, NONE for the rank's own) is freed with it. */
+static size_t submit(sim *s, int r, int kind, double dur, size_t after, size_t slot) {
+  size_t id = task_new(s, r, kind, dur);
+  if (id == NONE) return NONE;
+  rank_state *rs = &s->ranks[r];
+  if (slot != NONE) {
+    s->tasks[id].next_own = rs->slot[slot].tasks;
+    rs->slot[slot].tasks = id;
+  }
+  rs->in_system++;
+  s->r->tasks++;
+  if (after != NONE && !s->tasks[after].done) {
+    s->tasks[id].next_dep = s->tasks[after].first_dep;
+    s->tasks[after].first_dep = id;
+  } else {
+    ready_push(s, rs, id);
+  }
+  return id;
+}
+
+/* ---- the unit queue (engine/units.c's pick) ------------------------------- */
+
+static void set_tile_holder(sim *s, size_t *held, size_t tile) {
+  if (*held == tile) return;
+  if (*held != NONE) s->holders[*held]--;
+  *held = tile;
+  if (tile != NONE) s->holders[tile]++;
+}
+
+/* The next unit for a rank whose newest unit is of tile `*held`: that tile
+ * first; else a tile no rank holds; else the tile with the most to do. */
+static size_t pick(sim *s, size_t *held) {
+  size_t current = *held;
+  size_t t = current;
+  if (t == NONE || !s->todo[t]) {
+    t = NONE;
+    for (size_t i = 0; i < s->j->ntiles && t == NONE; i++)
+      if (s->todo[i] && !s->holders[i]) t = i;
+    if (t == NONE)
+      for (size_t i = 0; i < s->j->ntiles; i++)
+        if (s->todo[i] && (t == NONE || s->todo[i] > s->todo[t])) t = i;
+  }
+  if (t == NONE) return NONE;
+  for (size_t b = 0; b < s->nb; b++)
+    if (s->state[t * s->nb + b] == 0) {
+      set_tile_holder(s, held, t);
+      s->state[t * s->nb + b] = 1;
+      s->todo[t]--;
+      return t * s->nb + b;
+    }
+  return NONE;
+}
+
+/* Fill rank r up to CREDIT units. */
+static void refill(sim *s, int r) {
+  rank_state *rs = &s->ranks[r];
+  while (rs->nassigned < CREDIT) {
+    size_t u = pick(s, &rs->held);
+    if (u == NONE) break;
+    rs->assigned[rs->nassigned++] = u;
+  }
+}
+
+/* ---- the submitting thread of a rank ---------------------------------------- */
+
+static double cost_level(const sim *s, size_t shape, size_t level, size_t run) {
+  int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + level - 1] : 0;
+  return s->c->level[(shape * WSISA_SEG_LEVELS + level - 1) * s->nv + (size_t)v];
+}
+
+static int bgr_seen(rank_state *rs, const double *p, int add) {
+  for (size_t i = 0; i < rs->nbgr; i++)
+    if (rs->bgr[i][0] == p[WSISA_P_B] && rs->bgr[i][1] == p[WSISA_P_G] &&
+        rs->bgr[i][2] == p[WSISA_P_R])
+      return 1;
+  if (!add) return 0;
+  if (rs->nbgr == rs->cap_bgr) {
+    size_t cap = rs->cap_bgr ? 2 * rs->cap_bgr : 8;
+    double(*b)[3] = realloc(rs->bgr, cap * sizeof *b);
+    if (!b) return -1;
+    rs->bgr = b;
+    rs->cap_bgr = cap;
+  }
+  rs->bgr[rs->nbgr][0] = p[WSISA_P_B];
+  rs->bgr[rs->nbgr][1] = p[WSISA_P_G];
+  rs->bgr[rs->nbgr][2] = p[WSISA_P_R];
+  rs->nbgr++;
+  return 0;
+}
+
+static size_t units_walked_in_flight(const rank_state *rs) {
+  size_t n = 0;
+  for (size_t i = 0; i < CREDIT + 1; i++) n += rs->slot[i].used && rs->slot[i].walked;
+  return n;
+}
+
+/* Walk the current unit until it is submitted or the submitter blocks. */
+static void walk(sim *s, int r) {
+  rank_state *rs = &s->ranks[r];
+  unit_slot *us = &rs->slot[rs->walking];
+  const wsisa_reuse_tree *t = s->j->buckets->trees[us->bucket];
+  size_t shape = s->j->tile_shape[us->tile];
+  const double *params = s->j->params;
+  while (rs->node < t->n_nodes) {
+    const wsisa_reuse_node *n = &t->nodes[rs->node];
+    size_t run = t->instances[n->first_instance];
+    if (n->level == 1 && !rs->bg_checked) {
+      rs->bg_checked = 1;
+      if (params && !bgr_seen(rs, params + run * WSISA_SEG_NPARAMS, 0)) {
+        if (bgr_seen(rs, params + run * WSISA_SEG_NPARAMS, 1) < 0) {
+          s->failed = 1;
+          return;
+        }
+        rs->blocker = submit(s, r, K_BACKGROUND, s->c->background[shape], NONE, NONE);
+        s->r->backgrounds++;
+        s->r->shape_backgrounds[shape]++;
+        rs->state = S_BLOCK_BG;
+        return;
+      }
+    }
+    int leaf = n->level == t->k;
+    if (leaf && s->j->active_paths && rs->active >= s->j->active_paths) {
+      rs->state = S_BLOCK_K;
+      return;
+    }
+    size_t after = n->level == 1 ? rs->stage_task : rs->level_task[n->level - 1];
+    size_t id = submit(s, r, K_LEVEL, cost_level(s, shape, n->level, run), after, rs->walking);
+    int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + n->level - 1] : 0;
+    s->r->level_tasks[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v]++;
+    rs->level_task[n->level] = id;
+    if (leaf) {
+      size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], id, rs->walking);
+      if (m != NONE) s->tasks[m].unit = rs->walking;
+      rs->active++;
+      if (rs->active > s->r->peak_paths) s->r->peak_paths = rs->active;
+      us->pending++;
+      s->r->leaves++;
+      s->r->shape_leaves[shape]++;
+    }
+    rs->node++;
+    rs->bg_checked = 0;
+    if (s->failed) return;
+  }
+  us->walked = 1;
+  rs->state = S_NEXT;
+}
+
+/* Begin the next assigned unit: a tile switch first drains and opens. */
+static void next_unit(sim *s, int r) {
+  rank_state *rs = &s->ranks[r];
+  size_t u = NONE, slot = NONE;
+  for (size_t i = 0; i < rs->nassigned && u == NONE; i++) {
+    size_t cand = rs->assigned[i];
+    int walked = 0;
+    for (size_t k = 0; k < CREDIT + 1; k++)
+      if (rs->slot[k].used && rs->slot[k].tile * s->nb + rs->slot[k].bucket == cand) walked = 1;
+    if (!walked) u = cand;
+  }
+  if (u == NONE) {
+    rs->state = rs->nassigned ? S_NEXT : S_DONE;
+    return;
+  }
+  size_t tile = u / s->nb, bucket = u % s->nb;
+  if (tile != rs->tile) {
+    /* the tile's pixels must outlive every unit reading them (executor) */
+    if (units_walked_in_flight(rs) || rs->in_system) {
+      rs->state = S_BLOCK_DRAIN;
+      return;
+    }
+    size_t shape = s->j->tile_shape[tile];
+    int w = s->j->workers > 0 ? s->j->workers : 1;
+    double dur = fmax(s->c->open_path[shape], s->c->open[shape] / w);
+    rs->tile = tile;
+    rs->nbgr = 0;
+    s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
+    s->r->opens++;
+    s->r->shape_opens[shape]++;
+    rs->blocker = submit(s, r, K_OPEN, dur, NONE, NONE);
+    rs->state = S_BLOCK_OPEN;
+    return;
+  }
+  for (size_t k = 0; k < CREDIT + 1; k++)
+    if (!rs->slot[k].used) slot = k;
+  if (slot == NONE) {
+    s->failed = 1;
+    return;
+  }
+  rs->slot[slot] = (unit_slot){tile, bucket, 0, 0, 1, NONE};
+  rs->walking = slot;
+  rs->node = 1;
+  rs->bg_checked = 0;
+  rs->stage_task = NONE;
+  s->r->units++;
+  if (!s->j->share_tile_stage) {
+    size_t shape = s->j->tile_shape[tile];
+    rs->stage_task = submit(s, r, K_STAGE, s->c->stage[shape], NONE, slot);
+    s->r->stages++;
+    s->r->shape_stages[shape]++;
+  }
+  rs->state = S_WALK;
+}
+
+/* Move the submitter of rank r on as far as it can go now. */
+static void advance(sim *s, int r) {
+  rank_state *rs = &s->ranks[r];
+  for (int guard = 0; !s->failed && guard < 1 << 30; guard++) {
+    switch (rs->state) {
+      case S_WALK: walk(s, r); break;
+      case S_NEXT:
+        if (units_walked_in_flight(rs) >= CREDIT) return; /* wait for the oldest */
+        next_unit(s, r);
+        if (rs->state == S_NEXT) return;
+        break;
+      case S_BLOCK_K:
+        if (rs->active >= s->j->active_paths) return;
+        rs->state = S_WALK;
+        break;
+      case S_BLOCK_BG:
+      case S_BLOCK_OPEN:
+        if (!s->tasks[rs->blocker].done) return;
+        task_free(s, rs->blocker);
+        rs->blocker = NONE;
+        rs->state = rs->state == S_BLOCK_BG ? S_WALK : S_NEXT;
+        break;
+      case S_BLOCK_DRAIN:
+        if (units_walked_in_flight(rs) || rs->in_system) return;
+        rs->state = S_NEXT;
+        break;
+      case S_DONE: return;
+    }
+    dispatch(s, rs);
+  }
+}
+
+/* A unit finished on rank r: back to the queue's books, and refill. */
+static void unit_finished(sim *s, int r, size_t slot) {
+  rank_state *rs = &s->ranks[r];
+  unit_slot *us = &rs->slot[slot];
+  size_t u = us->tile * s->nb + us->bucket;
+  s->state[u] = 2;
+  for (size_t i = 0; i < rs->nassigned; i++)
+    if (rs->assigned[i] == u) {
+      memmove(rs->assigned + i, rs->assigned + i + 1, (rs->nassigned - i - 1) * sizeof *rs->assigned);
+      rs->nassigned--;
+      break;
+    }
+  /* every task of a finished unit has run, and none is referred to again */
+  for (size_t id = us->tasks, next; id != NONE; id = next) {
+    next = s->tasks[id].next_own;
+    task_free(s, id);
+  }
+  us->tasks = NONE;
+  us->used = 0;
+  refill(s, r);
+  if (rs->state == S_DONE && rs->nassigned) rs->state = S_NEXT;
+}
+
+static void task_done(sim *s, size_t id) {
+  task *t = &s->tasks[id];
+  rank_state *rs = &s->ranks[t->rank];
+  t->done = 1;
+  rs->free_workers++;
+  rs->in_system--;
+  rs->finish = s->now;
+  for (size_t d = t->first_dep; d != NONE; d = s->tasks[d].next_dep) ready_push(s, rs, d);
+  if (t->kind == K_MEASURE) {
+    rs->active--;
+    unit_slot *us = &rs->slot[t->unit];
+    if (--us->pending == 0 && us->walked) unit_finished(s, t->rank, t->unit);
+  }
+  /* a unit whose walk ended after its last leaf */
+  for (size_t k = 0; k < CREDIT + 1; k++)
+    if (rs->slot[k].used && rs->slot[k].walked && rs->slot[k].pending == 0)
+      unit_finished(s, t->rank, k);
+}
+
+/* ---- the simulation ----------------------------------------------------------- */
+
+static int check_job(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_err *e) {
+  if (j->ranks < 1 || j->workers < 1)
+    return wsisa_error(e, WSISA_EUSAGE, "simulation: want at least 1 rank and 1 worker");
+  if (!c->nshapes || !c->nvariants)
+    return wsisa_error(e, WSISA_EINTERNAL, "simulation: no costs");
+  for (size_t t = 0; t < j->ntiles; t++)
+    if (j->tile_shape[t] >= c->nshapes)
+      return wsisa_error(e, WSISA_EINTERNAL, "simulation: tile %zu has no shape", t);
+  if (j->buckets->k != WSISA_SEG_LEVELS)
+    return wsisa_error(e, WSISA_EINTERNAL, "simulation: trees of %zu levels", j->buckets->k);
+  return 0;
+}
+
+int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
+                  wsisa_err *e) {
+  memset(r, 0, sizeof *r);
+  int rc = check_job(c, j, e);
+  if (rc) return rc;
+  sim s;
+  memset(&s, 0, sizeof s);
+  s.c = c;
+  s.j = j;
+  s.r = r;
+  s.nb = j->buckets->n_buckets;
+  s.nshapes = c->nshapes;
+  s.nv = c->nvariants;
+  s.free_tasks = NONE;
+  size_t nunits = j->ntiles * s.nb;
+  r->shape_opens = calloc(s.nshapes, sizeof *r->shape_opens);
+  r->shape_stages = calloc(s.nshapes, sizeof *r->shape_stages);
+  r->shape_leaves = calloc(s.nshapes, sizeof *r->shape_leaves);
+  r->shape_backgrounds = calloc(s.nshapes, sizeof *r->shape_backgrounds);
+  r->level_tasks = calloc(s.nshapes * WSISA_SEG_LEVELS * s.nv, sizeof *r->level_tasks);
+  r->rank_shapes = calloc((size_t)j->ranks * s.nshapes, 1);
+  s.ranks = calloc((size_t)j->ranks, sizeof *s.ranks);
+  s.state = calloc(nunits ? nunits : 1, 1);
+  s.todo = calloc(j->ntiles ? j->ntiles : 1, sizeof *s.todo);
+  s.holders = calloc(j->ntiles ? j->ntiles : 1, sizeof *s.holders);
+  if (!r->shape_opens || !r->shape_stages || !r->shape_leaves || !r->shape_backgrounds ||
+      !r->level_tasks || !r->rank_shapes || !s.ranks || !s.state || !s.todo || !s.holders) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto out;
+  }
+  for (size_t u = 0; u < nunits; u++) {
+    s.state[u] = j->done && j->done[u] ? 2 : 0;
+    s.todo[u / s.nb] += s.state[u] == 0;
+  }
+  for (int q = 0; q < j->ranks; q++) {
+    s.ranks[q].free_workers = j->workers;
+    s.ranks[q].tile = NONE;
+    s.ranks[q].state = S_NEXT;
+    s.ranks[q].held = NONE;
+  }
+  /* units go out to the workers first, rank 0 last (engine/units.c) */
+  for (int q = j->ranks - 1; q >= 0; q--) refill(&s, q);
+  for (int q = j->ranks - 1; q >= 0 && !s.failed; q--) {
+    advance(&s, q);
+    dispatch(&s, &s.ranks[q]);
+  }
+  while (s.nheap && !s.failed) {
+    event ev = heap_pop(&s);
+    s.now = ev.t;
+    int q = s.tasks[ev.task].rank;
+    task_done(&s, ev.task);
+    advance(&s, q);
+    dispatch(&s, &s.ranks[q]);
+    /* a refill may have handed units to ranks that had run dry */
+    for (int o = 0; o < j->ranks && !s.failed; o++)
+      if (o != q && s.ranks[o].state == S_NEXT && s.ranks[o].nassigned &&
+          !units_walked_in_flight(&s.ranks[o])) {
+        advance(&s, o);
+        dispatch(&s, &s.ranks[o]);
+      }
+  }
+  if (s.failed) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "simulation: out of memory");
+    goto out;
+  }
+  for (size_t u = 0; u < nunits; u++)
+    if (s.state[u] != 2) {
+      rc = wsisa_error(e, WSISA_EINTERNAL, "simulation: unit %zu never ran", u);
+      goto out;
+    }
+  for (int q = 0; q < j->ranks; q++)
+    if (s.ranks[q].finish > r->makespan) r->makespan = s.ranks[q].finish;
+  double capacity = r->makespan * j->ranks * j->workers;
+  r->efficiency = capacity > 0 ? r->work / capacity : 1.0;
+out:
+  for (int q = 0; s.ranks && q < j->ranks; q++) {
+    free(s.ranks[q].ready);
+    free(s.ranks[q].bgr);
+  }
+  free(s.ranks);
+  free(s.tasks);
+  free(s.heap);
+  free(s.state);
+  free(s.todo);
+  free(s.holders);
+  if (rc) wsisa_sim_result_free(r);
+  return rc;
+}
+
+void wsisa_sim_result_free(wsisa_sim_result *r) {
+  free(r->shape_opens);
+  free(r->shape_stages);
+  free(r->shape_leaves);
+  free(r->shape_backgrounds);
+  free(r->level_tasks);
+  free(r->rank_shapes);
+  r->shape_opens = r->shape_stages = r->shape_leaves = r->shape_backgrounds = NULL;
+  r->level_tasks = NULL;
+  r->rank_shapes = NULL;
+}
+
+/* ---- deadline -> ranks ------------------------------------------------------ */
+
+int wsisa_sim_deadline(double deadline, int max_ranks, wsisa_sim_makespan_fn makespan_of,
+                       void *ctx, int *ranks, double *makespan, wsisa_err *e) {
+  *ranks = 0;
+  *makespan = NAN;
+  if (!(deadline > 0) || max_ranks < 1)
+    return wsisa_error(e, WSISA_EUSAGE, "deadline search: want a positive deadline and ranks");
+  /* doubling until the deadline is met, then bisection below it */
+  int lo = 0, hi = 0;
+  double m = NAN, m_hi = NAN;
+  for (int n = 1;; n = n > max_ranks / 2 ? max_ranks : 2 * n) {
+    int rc = makespan_of(ctx, n, &m, e);
+    if (rc) return rc;
+    if (m <= deadline) {
+      hi = n;
+      m_hi = m;
+      break;
+    }
+    lo = n;
+    if (n == max_ranks) {
+      *makespan = m;
+      return 0;
+    }
+  }
+  while (hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    int rc = makespan_of(ctx, mid, &m, e);
+    if (rc) return rc;
+    if (m <= deadline) {
+      hi = mid;
+      m_hi = m;
+    } else {
+      lo = mid;
+    }
+  }
+  *ranks = hi;
+  *makespan = m_hi;
+  return 0;
+}

@@ -1,0 +1,483 @@
+/* The estimate (engine/simulate.c, engine/estimate.c): the schedule's
+ * arithmetic on known costs, the deadline search, interpolation across
+ * sizes; and, from real performance models, an uncalibrated codelet
+ * reported and a tile size never measured interpolated per pixel. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/engine.h"
+#include "io/io.h"
+#include "testutil.h"
+
+/* ---- interpolation across sizes ------------------------------------------------ */
+
+Test(engine_estimate, interpolates_per_unit_cost_in_log_size) {
+  const double x[] = {4e6, 1e6}, t[] = {8, 1}; /* 2 and 1 µs per pixel */
+  /* halfway in log size: 1.5 per pixel */
+  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 2e6), 3.0, 1e-9);
+  /* on a point: its own time */
+  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 1e6), 1.0, 1e-12);
+  /* outside the sizes seen: the nearest one's cost per pixel, no trend */
+  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 8e6), 16.0, 1e-9);
+  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 5e5), 0.5, 1e-12);
+  /* one point: proportional */
+  cr_expect_float_eq(wsisa_est_interpolate(x, t, 1, 1e6), 2.0, 1e-12);
+  cr_expect(isnan(wsisa_est_interpolate(x, t, 0, 1e6)));
+}
+
+/* ---- the schedule on known costs ------------------------------------------------- */
+
+/* Two runs that differ from level 1 on, each its own bucket: two units per
+ * tile, seven tasks each; level l costs l seconds, a measure 2, opening a
+ * tile 10, a new (B, G, R) 0.5, the tile stage alone 3. */
+typedef struct fixture {
+  wsisa_reuse_design *d;
+  wsisa_reuse_buckets *b;
+  double params[2 * WSISA_SEG_NPARAMS];
+  double open, open_path, stage, measure, background, level[WSISA_SEG_LEVELS * 2];
+  int variant[2 * WSISA_SEG_LEVELS];
+  size_t shape[4];
+} fixture;
+
+static void fixture_make(fixture *f, wsisa_reuse_strategy s) {
+  memset(f, 0, sizeof *f);
+  uint64_t keys[2 * WSISA_SEG_LEVELS];
+  for (int r = 0; r < 2; r++)
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) keys[r * WSISA_SEG_LEVELS + l] = (uint64_t)(10 * r + l + 1);
+  cr_assert_eq(wsisa_reuse_design_new(keys, 2, WSISA_SEG_LEVELS, &f->d), 0);
+  wsisa_reuse_opts o = {.strategy = s, .max_bucket_size = 8, .max_buckets = 1};
+  cr_assert_eq(wsisa_reuse_merge(f->d, &o, &f->b), 0);
+  for (int r = 0; r < 2; r++)
+    memcpy(f->params + r * WSISA_SEG_NPARAMS, wsisa_seg_defaults(), WSISA_SEG_NPARAMS * sizeof(double));
+  f->open = f->open_path = 10;
+  f->stage = 3;
+  f->measure = 2;
+  f->background = 0.5;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    f->level[l * 2] = l + 1;     /* variant 0 */
+    f->level[l * 2 + 1] = 2 * (l + 1); /* variant 1 */
+  }
+}
+
+static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t k, int share,
+                       const uint8_t *done, wsisa_sim_result *r) {
+  wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
+                       f->level, f->variant};
+  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers};
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
+  return r->makespan;
+}
+
+static void fixture_free(fixture *f) {
+  wsisa_reuse_buckets_free(f->b);
+  wsisa_reuse_design_free(f->d);
+}
+
+Test(engine_estimate, one_worker_runs_everything_in_turn) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_sim_result r;
+  double m;
+  /* open, the one background count, then 2 x (1 + ... + 7 + measure) */
+  m = simulate(&f, 1, 1, 1, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 10 + 0.5 + 2 * 30, 1e-9, "makespan %g", m);
+  cr_expect_float_eq(r.work, 70.5, 1e-9);
+  cr_expect_float_eq(r.efficiency, 1, 1e-12);
+  cr_expect_eq(r.units, 2);
+  cr_expect_eq(r.leaves, 2);
+  cr_expect_eq(r.opens, 1);
+  cr_expect_eq(r.backgrounds, 1);
+  cr_expect_eq(r.tasks, 1 + 1 + 2 * 8);
+  cr_expect_eq(r.level_tasks[0], 2, "level 1, variant 0, twice");
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+Test(engine_estimate, two_workers_overlap_the_units) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_sim_result r;
+  double m;
+  /* the two chains of 30 s side by side, after the open and the count */
+  m = simulate(&f, 1, 1, 2, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 40.5, 1e-9, "makespan %g", m);
+  cr_expect_float_eq(r.efficiency, 70.5 / (2 * 40.5), 1e-9);
+  cr_expect_eq(r.peak_paths, 2);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+Test(engine_estimate, active_paths_hold_the_second_leaf) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_sim_result r;
+  double m;
+  /* K = 1: the second unit's levels 1-6 run beside the first path; its
+   * level 7 waits for the first measure (40.5), then 7 + 2 */
+  m = simulate(&f, 1, 1, 2, 1, 1, NULL, &r);
+  cr_expect_float_eq(m, 49.5, 1e-9, "makespan %g", m);
+  cr_expect_eq(r.peak_paths, 1);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+Test(engine_estimate, ranks_take_a_tile_each) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_sim_result r;
+  double m;
+  /* two tiles on one rank of one worker: twice the tile */
+  m = simulate(&f, 2, 1, 1, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 2 * 70.5, 1e-9, "makespan %g", m);
+  cr_expect_eq(r.opens, 2);
+  wsisa_sim_result_free(&r);
+  /* on two ranks: each opens its own tile and runs its two units */
+  m = simulate(&f, 2, 2, 1, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 70.5, 1e-9, "makespan %g", m);
+  cr_expect_eq(r.opens, 2);
+  cr_expect(r.rank_shapes[0] && r.rank_shapes[1]);
+  wsisa_sim_result_free(&r);
+  /* one tile of two units on two ranks: the first worker rank holds both
+   * (two in flight per rank, engine/units.c), the other has nothing to do */
+  m = simulate(&f, 1, 2, 1, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 70.5, 1e-9, "makespan %g", m);
+  cr_expect_eq(r.opens, 1);
+  cr_expect(r.rank_shapes[1] && !r.rank_shapes[0]);
+  wsisa_sim_result_free(&r);
+  /* three tiles on two ranks: as each rank's first unit ends, it takes a
+   * unit of the third tile (the one no rank holds, then the one with the most
+   * left), so both open it and run a unit of it: 70.5 + 10 + 0.5 + 30 */
+  m = simulate(&f, 3, 2, 1, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 111, 1e-9, "makespan %g", m);
+  cr_expect_eq(r.opens, 4);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+Test(engine_estimate, none_pays_the_tile_stage_per_unit) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_sim_result r;
+  double m;
+  m = simulate(&f, 1, 1, 1, 0, 0, NULL, &r);
+  cr_expect_float_eq(m, 10 + 0.5 + 2 * (3 + 30), 1e-9, "makespan %g", m);
+  cr_expect_eq(r.stages, 2);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+Test(engine_estimate, variants_and_done_units) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  f.variant[1 * WSISA_SEG_LEVELS + 2] = 1; /* run 1's level 3 costs 6, not 3 */
+  wsisa_sim_result r;
+  double m;
+  m = simulate(&f, 1, 1, 1, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 70.5 + 3, 1e-9, "makespan %g", m);
+  cr_expect_eq(r.level_tasks[2 * 2 + 1], 1);
+  wsisa_sim_result_free(&r);
+  /* resume: the unit of run 1 done, only run 0's left */
+  size_t b0 = f.b->instances[0] == 0 ? 0 : 1;
+  uint8_t done[2] = {0, 0};
+  done[1 - b0] = 1;
+  m = simulate(&f, 1, 1, 1, 0, 1, done, &r);
+  cr_expect_float_eq(m, 10 + 0.5 + 30, 1e-9, "makespan %g", m);
+  cr_expect_eq(r.units, 1);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+Test(engine_estimate, shared_prefixes_run_once) {
+  /* two runs sharing levels 1-6 in one bucket: 6 + 2 x 1 tasks */
+  uint64_t keys[2 * WSISA_SEG_LEVELS];
+  for (int r = 0; r < 2; r++)
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+      keys[r * WSISA_SEG_LEVELS + l] = l < 6 ? (uint64_t)l + 1 : (uint64_t)(100 + r);
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_reuse_buckets_free(f.b);
+  wsisa_reuse_design_free(f.d);
+  cr_assert_eq(wsisa_reuse_design_new(keys, 2, WSISA_SEG_LEVELS, &f.d), 0);
+  wsisa_reuse_opts o = {.strategy = WSISA_REUSE_RTMA, .max_bucket_size = 8};
+  cr_assert_eq(wsisa_reuse_merge(f.d, &o, &f.b), 0);
+  cr_assert_eq(f.b->n_buckets, 1);
+  wsisa_sim_result r;
+  double m;
+  /* one worker: 1 + ... + 6 once, then two level-7 tasks and measures */
+  m = simulate(&f, 1, 1, 1, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 10 + 0.5 + 21 + 2 * (7 + 2), 1e-9, "makespan %g", m);
+  wsisa_sim_result_free(&r);
+  /* two workers: the two leaves side by side */
+  m = simulate(&f, 1, 1, 2, 0, 1, NULL, &r);
+  cr_expect_float_eq(m, 10 + 0.5 + 21 + 7 + 2, 1e-9, "makespan %g", m);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+/* ---- deadline -> ranks ------------------------------------------------------------ */
+
+static int calls;
+static int hyperbola(void *ctx, int ranks, double *makespan, wsisa_err *e) {
+  (void)ctx;
+  (void)e;
+  calls++;
+  *makespan = 100.0 / ranks + 5;
+  return 0;
+}
+
+Test(engine_estimate, deadline_finds_the_fewest_ranks) {
+  int ranks;
+  double m;
+  wsisa_err e = WSISA_ERR_INIT;
+  calls = 0;
+  cr_assert_eq(wsisa_sim_deadline(30, 1000, hyperbola, NULL, &ranks, &m, &e), 0);
+  cr_expect_eq(ranks, 4); /* 100/4 + 5 = 30; 100/3 + 5 > 30 */
+  cr_expect_float_eq(m, 30, 1e-12);
+  cr_expect_leq(calls, 6, "doubling then bisection, not a scan");
+  cr_assert_eq(wsisa_sim_deadline(200, 1000, hyperbola, NULL, &ranks, &m, &e), 0);
+  cr_expect_eq(ranks, 1);
+  /* out of reach: none, with the makespan of the most ranks */
+  cr_assert_eq(wsisa_sim_deadline(5, 64, hyperbola, NULL, &ranks, &m, &e), 0);
+  cr_expect_eq(ranks, 0);
+  cr_expect_float_eq(m, 100.0 / 64 + 5, 1e-12);
+  cr_expect_eq(wsisa_sim_deadline(0, 64, hyperbola, NULL, &ranks, &m, &e), WSISA_EUSAGE);
+}
+
+/* ---- from real performance models ------------------------------------------------- */
+
+/* A study of `trajectories` MOAT trajectories on one image, into dir. */
+/* A temporary folder of our own: tu_tmpdir's buffers are reused. */
+static const char *own_tmpdir(const char *tag) {
+  static char dirs[4][4096];
+  static int next;
+  char *d = dirs[next++ % 4];
+  snprintf(d, sizeof dirs[0], "%s", tu_tmpdir(tag));
+  return d;
+}
+
+static const char *write_study(const char *dir, const char *name, const char *image,
+                               const char *extra) {
+  static char path[4][4200];
+  static int next;
+  char *p = path[next++ % 4];
+  snprintf(p, sizeof path[0], "%s/%s.json", dir, name);
+  FILE *f = fopen(p, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"images\": [\"%s\"] },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+          "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 }, \"metric\": \"dice\"%s }\n",
+          image, extra ? extra : "");
+  fclose(f);
+  return p;
+}
+
+static json_t *run_json(const char *home, const char *args, int expect) {
+  char cmd[12800], *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "env STARPU_HOME='%s' STARPU_NCPU=2 '%s' %s", home,
+           WSISA_EXE, args);
+  int rc = tu_run_shell(cmd, &out, &err);
+  cr_assert_eq(rc, expect, "%s: exit %d: %s", cmd, rc, err ? err : "");
+  json_t *root = NULL;
+  if (expect == 0 && out && *out == '{') {
+    json_error_t je;
+    root = json_loads(out, 0, &je);
+    cr_assert_not_null(root, "not JSON: %s", je.text);
+  }
+  free(out);
+  free(err);
+  return root;
+}
+
+static double num(const json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  cr_assert(json_is_number(v), "%s: not a number", key);
+  return json_number_value(v);
+}
+
+/* A fresh STARPU_HOME calibrated on tile_256.png. */
+static const char *calibrated_home(const char *dir, const char *study) {
+  static char home[4200];
+  snprintf(home, sizeof home, "%s/home", dir);
+  char args[4400];
+  snprintf(args, sizeof args, "calibrate --study '%s'", study);
+  run_json(home, args, 0);
+  return home;
+}
+
+static json_t *estimate(const char *home, const char *study, const char *more) {
+  char args[4400];
+  snprintf(args, sizeof args, "plan --study '%s' --estimate --json %s", study, more ? more : "");
+  json_t *root = run_json(home, args, 0);
+  cr_assert_not_null(root);
+  return root;
+}
+
+Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
+  const char *dir = own_tmpdir("estimate-uncal");
+  const char *study = write_study(dir, "s256", tu_src("tests/data/tile_256.png"), NULL);
+  const char *home = calibrated_home(dir, study);
+  json_t *root = estimate(home, study, NULL);
+  json_t *est = json_object_get(root, "estimate");
+  cr_assert_not_null(est);
+  cr_expect_gt(num(est, "makespan_s"), 0);
+  cr_expect_float_eq(num(json_object_get(est, "evidence"), "measured"), 1.0, 1e-9,
+                     "calibration leaves no task unmeasured");
+  cr_expect_float_eq(num(est, "uncalibrated_share"), 0, 1e-12);
+  cr_expect_str_eq(json_string_value(json_object_get(root, "cost_model")), "models");
+  double makespan = num(est, "makespan_s");
+  json_decref(root);
+
+  /* the watershed's model gone: its time is a guess, and said to be */
+  char cmd[8600];
+  snprintf(cmd, sizeof cmd, "rm -f '%s'/.starpu/sampling/codelets/*/wsisa_watershed_v*", home);
+  cr_assert_eq(system(cmd), 0);
+  root = estimate(home, study, NULL);
+  est = json_object_get(root, "estimate");
+  double share = num(est, "uncalibrated_share");
+  cr_expect_gt(share, 0);
+  cr_expect_lt(share, 1);
+  json_t *listed = json_object_get(est, "uncalibrated");
+  cr_assert_eq(json_array_size(listed), 1, "the watershed, and nothing else");
+  json_t *w = json_array_get(listed, 0);
+  cr_expect_str_eq(json_string_value(json_object_get(w, "codelet")), "watershed");
+  cr_expect_str_eq(json_string_value(json_object_get(w, "evidence")), "no data");
+  cr_expect_float_eq(num(w, "share"), share, 1e-9);
+  cr_expect_float_eq(num(json_object_get(est, "evidence"), "no data"), share, 1e-9);
+  cr_expect_gt(num(est, "makespan_s"), 0);
+  (void)makespan;
+  json_decref(root);
+
+  /* the text report names it too */
+  char *out = NULL, *err = NULL;
+  snprintf(cmd, sizeof cmd, "env STARPU_HOME='%s' '%s' plan --study '%s' --estimate", home,
+           WSISA_EXE, study);
+  cr_assert_eq(tu_run_shell(cmd, &out, &err), 0, "%s", err);
+  cr_expect(strstr(out, "uncalibrated") && strstr(out, "watershed (no data)"), "%s", out);
+  free(out);
+  free(err);
+}
+
+Test(engine_estimate, no_models_no_estimate) {
+  const char *dir = own_tmpdir("estimate-none");
+  const char *study = write_study(dir, "s256", tu_src("tests/data/tile_256.png"), NULL);
+  char home[4200], cmd[12800], *out = NULL, *err = NULL;
+  snprintf(home, sizeof home, "%s/empty", dir);
+  snprintf(cmd, sizeof cmd, "env STARPU_HOME='%s' '%s' plan --study '%s' --estimate", home, WSISA_EXE,
+           study);
+  cr_expect_eq(tu_run_shell(cmd, &out, &err), 2);
+  cr_expect(err && strstr(err, "no calibrated performance model of this study's tasks") &&
+                strstr(err, "wsisa calibrate --study"),
+            "%s", err);
+  cr_expect(out && !*out, "no partial output");
+  free(out);
+  free(err);
+  /* without --estimate the plan goes on, by task counts */
+  snprintf(cmd, sizeof cmd, "plan --study '%s' --json", study);
+  json_t *root = run_json(home, cmd, 0);
+  cr_assert_not_null(root);
+  cr_expect_str_eq(json_string_value(json_object_get(root, "cost_model")), "tasks");
+  cr_expect(!json_object_get(root, "estimate"));
+  json_decref(root);
+}
+
+Test(engine_estimate, a_tile_size_never_measured_is_interpolated_per_pixel) {
+  const char *dir = own_tmpdir("estimate-interp");
+  const char *big = write_study(dir, "s256", tu_src("tests/data/tile_256.png"), NULL);
+  /* the same design on a 128 x 128 crop of the tile */
+  wsisa_image *img = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_image_read_rgb(tu_src("tests/data/tile_256.png"), &img, &e), 0, "%s", e.msg);
+  wsisa_image crop = *img;
+  crop.width = crop.height = 128;
+  crop.owns_data = 0;
+  char png[4300];
+  snprintf(png, sizeof png, "%s/tile_128.png", dir);
+  cr_assert_eq(wsisa_image_write(png, &crop, &e), 0, "%s", e.msg);
+  wsisa_image_free(img);
+  const char *small = write_study(dir, "s128", png, NULL);
+  const char *home = calibrated_home(dir, big);
+
+  json_t *a = estimate(home, big, NULL), *b = estimate(home, small, NULL);
+  json_t *eb = json_object_get(b, "estimate");
+  cr_expect_geq(num(json_object_get(eb, "evidence"), "interpolated"), 0.99,
+                "the 256 x 256 tasks stand for the 128 x 128 ones");
+  cr_expect_float_eq(num(eb, "uncalibrated_share"), 0, 1e-12);
+  /* one size measured: the cost per pixel carries over, a quarter the time */
+  json_t *ca = json_object_get(a, "level_costs"), *cb = json_object_get(b, "level_costs");
+  cr_assert_eq(json_array_size(ca), 7);
+  cr_assert_eq(json_array_size(cb), 7);
+  for (size_t l = 0; l < 7; l++) {
+    double x = json_number_value(json_array_get(ca, l)), y = json_number_value(json_array_get(cb, l));
+    cr_expect_float_eq(y, x / 4, 1e-9 * x + 1e-12, "level %zu: %g against %g / 4", l + 1, y, x);
+  }
+  json_decref(a);
+  json_decref(b);
+}
+
+Test(engine_estimate, run_json_holds_predicted_and_actual) {
+  const char *dir = own_tmpdir("estimate-run");
+  const char *study = write_study(dir, "s256", tu_src("tests/data/tile_256.png"), NULL);
+  const char *home = calibrated_home(dir, study);
+  char args[8600], path[4300];
+  snprintf(args, sizeof args, "run --study '%s' -o '%s/r'", study, dir);
+  run_json(home, args, 0);
+  snprintf(path, sizeof path, "%s/r/run.json", dir);
+  json_error_t je;
+  json_t *root = json_load_file(path, 0, &je);
+  cr_assert_not_null(root, "%s", je.text);
+  json_t *est = json_object_get(root, "estimate");
+  json_t *p = json_object_get(est, "predicted"), *a = json_object_get(est, "actual");
+  cr_assert(p && a, "run.json: no estimate");
+  cr_expect_gt(num(p, "makespan_s"), 0);
+  cr_expect_gt(num(p, "peak_rss_bytes"), num(p, "baseline_rss_bytes"));
+  cr_expect_float_eq(num(a, "makespan_s"), num(json_object_get(root, "seconds"), "execute"), 1e-6);
+  cr_expect_float_eq(num(a, "peak_rss_bytes"), 1024 * num(root, "peak_rss_kib"), 1);
+  double err = num(json_object_get(est, "error_percent"), "makespan");
+  cr_expect_float_eq(err, 100 * (num(p, "makespan_s") - num(a, "makespan_s")) / num(a, "makespan_s"),
+                     1e-4 * (1 + fabs(err)));
+  cr_expect_str_eq(json_string_value(json_object_get(json_object_get(root, "reuse"), "cost_model")),
+                   "models");
+  json_decref(root);
+  /* the costs the plan was made with stay in the resolved study, for a resume */
+  snprintf(path, sizeof path, "%s/r/study.json", dir);
+  root = json_load_file(path, 0, &je);
+  cr_assert_not_null(root, "%s", je.text);
+  json_t *lc = json_object_get(json_object_get(root, "reuse"), "level_costs");
+  cr_expect_eq(json_array_size(lc), 7);
+  cr_expect_gt(json_number_value(json_array_get(lc, 5)), 0);
+  json_decref(root);
+  /* a resume with nothing left reads them back */
+  snprintf(args, sizeof args, "run --resume '%s/r'", dir);
+  run_json(home, args, 0);
+}
+
+Test(engine_estimate, cost_aware_reuse_leaves_the_metrics_alone) {
+  const char *dir = own_tmpdir("estimate-metrics");
+  const char *image = tu_src("tests/data/tile_256.png");
+  const char *models = write_study(dir, "models", image, ", \"reuse\": { \"strategy\": \"trtma\" }");
+  const char *tasks = write_study(dir, "tasks", image,
+                                  ", \"reuse\": { \"strategy\": \"trtma\", \"cost_model\": \"tasks\" }");
+  const char *home = calibrated_home(dir, models);
+  char args[8600];
+  const char *studies[] = {models, tasks, models};
+  const char *more[] = {"", "", "--reuse rtma --max-bucket-size 3"};
+  char *csv[3];
+  for (int i = 0; i < 3; i++) {
+    snprintf(args, sizeof args, "run --study '%s' -o '%s/r%d' %s", studies[i], dir, i, more[i]);
+    run_json(home, args, 0);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/r%d/metrics.csv", dir, i);
+    csv[i] = tu_slurp(path, NULL);
+    cr_assert_not_null(csv[i]);
+  }
+  cr_expect_str_eq(csv[0], csv[1], "measured level costs against task counts");
+  cr_expect_str_eq(csv[0], csv[2], "trtma by cost against rtma by cost");
+  for (int i = 0; i < 3; i++) free(csv[i]);
+}
