@@ -391,8 +391,12 @@ static int lock_folder(const char *dir, int exclusive, int *fd_out, wsisa_err *e
   if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
     int err = errno;
     long pid = lock_holder(fd);
-    /* the holder writes its pid just after it locks: give it that moment */
-    for (int i = 0; i < 20 && pid <= 0 && err == EWOULDBLOCK; i++) {
+    /* the holder writes its pid just after it locks: give it that moment;
+     * until then the file may still hold the pid of the writer before it,
+     * a process that is gone */
+    for (int i = 0; i < 20 && (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) &&
+                    err == EWOULDBLOCK;
+         i++) {
       nanosleep(&(struct timespec){0, 10000000}, NULL);
       pid = lock_holder(fd);
     }
