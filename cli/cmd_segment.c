@@ -319,14 +319,6 @@ static void usage(void) {
   usage_params();
 }
 
-static int get_mpp(const char *flag, const char *text, double *out, wsisa_err *e) {
-  int rc = wsisa_cli_double(flag, text, out, e);
-  if (!rc && (*out < WSISA_MPP_MIN || *out > WSISA_MPP_MAX))
-    rc = wsisa_error(e, WSISA_EUSAGE, "%s %s: must be between %g and %g um/pixel", flag, text,
-                     WSISA_MPP_MIN, WSISA_MPP_MAX);
-  return rc;
-}
-
 int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   static const struct option longopts[] = {
       {"region", required_argument, 0, 'r'},     {"tile", required_argument, 0, 't'},
@@ -355,8 +347,8 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
                            "(default %g um/pixel) and the slide's MPP (or --mpp)",
                            WSISA_TARGET_MPP);
       case 's': if ((rc = wsisa_cli_long("--tile-size", optarg, &o.tile_size, e))) return rc; break;
-      case 'm': if ((rc = get_mpp("--mpp", optarg, &o.mpp, e))) return rc; break;
-      case 'T': if ((rc = get_mpp("--target-mpp", optarg, &o.target_mpp, e))) return rc; break;
+      case 'm': if ((rc = wsisa_cli_mpp("--mpp", optarg, &o.mpp, e))) return rc; break;
+      case 'T': if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &o.target_mpp, e))) return rc; break;
       case 'p': if ((rc = wsisa_seg_params_parse(optarg, o.params, e))) return rc; break;
       case 'n': o.normalize = 1; break;
       case 'N': o.normalize = 0; break;

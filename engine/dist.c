@@ -304,19 +304,16 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
   get(b, j->params, j->nruns * WSISA_SEG_NPARAMS * sizeof *j->params);
   size_t nb = get_u64(b);
   if (b->bad || nb > b->n) goto bad;
-  wsisa_reuse_buckets *bk = j->buckets = calloc(1, sizeof *bk);
-  if (!bk) goto nomem;
-  bk->n_buckets = nb;
-  bk->k = WSISA_SEG_LEVELS;
-  bk->start = calloc(nb + 1, sizeof *bk->start);
-  bk->trees = calloc(nb ? nb : 1, sizeof *bk->trees);
-  bk->tasks = calloc(nb ? nb : 1, sizeof *bk->tasks);
-  bk->cost = calloc(nb ? nb : 1, sizeof *bk->cost);
-  if (!bk->start || !bk->trees || !bk->tasks || !bk->cost) goto nomem;
-  for (size_t i = 0; i <= nb; i++) bk->start[i] = get_u64(b);
-  size_t ninst = bk->start[nb];
+  /* the bucket starts say how many instances follow: peek at the last */
+  size_t at = b->at;
+  if (nb > (b->n - at) / sizeof(uint64_t)) goto bad;
+  b->at += nb * sizeof(uint64_t);
+  size_t ninst = get_u64(b);
+  b->at = at;
   if (b->bad || ninst > b->n) goto bad;
-  if (!(bk->instances = calloc(ninst ? ninst : 1, sizeof *bk->instances))) goto nomem;
+  if (wsisa_reuse_buckets_new(nb, ninst, WSISA_SEG_LEVELS, &j->buckets)) goto nomem;
+  wsisa_reuse_buckets *bk = j->buckets;
+  for (size_t i = 0; i <= nb; i++) bk->start[i] = get_u64(b);
   for (size_t i = 0; i < ninst; i++) {
     bk->instances[i] = get_u64(b);
     if (bk->instances[i] >= j->nruns) goto bad;

@@ -628,6 +628,22 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  * not counted here. */
 #define ANNOT_BYTES_PER_PIXEL (4 + 1)
 
+/* Bytes per tile pixel that the tile holds, each running task holds, and each
+ * active path keeps, for the options' stages. */
+static void bytes_per_pixel(const wsisa_exec_opts *o, double *tile, double *task, double *path) {
+  *tile = TILE_BYTES_PER_PIXEL, *task = TASK_BYTES_PER_PIXEL, *path = PATH_BYTES_PER_PIXEL;
+  if (o && o->features) {
+    *tile += FEATURE_TILE_BYTES_PER_PIXEL;
+    *task += FEATURE_TASK_BYTES_PER_PIXEL;
+    *path += LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && o->object_match) {
+    *tile += LABEL_BYTES_PER_PIXEL;
+    *task += 2 * LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && !o->share_tile_stage) *tile *= 2; /* two units in flight, a tile stage each */
+}
+
 /* Peak memory is bounded by K (seed 003 §III), so a memory limit lowers K to
  * what fits once the process's baseline (StarPU, libraries, the design and
  * plan: what it holds before the first unit) and what does not grow with K
@@ -649,18 +665,10 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
     px = fmax(px, (double)tiles[t].width * tiles[t].height);
     annotated |= tiles[t].annot != NULL;
   }
-  double tile = TILE_BYTES_PER_PIXEL, task = TASK_BYTES_PER_PIXEL, path = PATH_BYTES_PER_PIXEL;
+  double tile, task, path;
+  bytes_per_pixel(o, &tile, &task, &path);
+  /* one reference per loaded tile, whatever the units in flight */
   if (annotated) tile += ANNOT_BYTES_PER_PIXEL;
-  if (o && o->features) {
-    tile += FEATURE_TILE_BYTES_PER_PIXEL;
-    task += FEATURE_TASK_BYTES_PER_PIXEL;
-    path += LABEL_BYTES_PER_PIXEL;
-  }
-  if (o && o->object_match) {
-    tile += LABEL_BYTES_PER_PIXEL;
-    task += 2 * LABEL_BYTES_PER_PIXEL;
-  }
-  if (o && !o->share_tile_stage) tile *= 2; /* two units in flight, a tile stage each */
   double fixed = (double)baseline + px * (tile + (double)workers * task), per_path = px * path;
   if (minimum) *minimum = (uint64_t)ceil(fixed + per_path);
   double free_bytes = (double)limit - fixed;
@@ -670,16 +678,7 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
 }
 
 double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o) {
-  double tile = TILE_BYTES_PER_PIXEL, task = TASK_BYTES_PER_PIXEL, path = PATH_BYTES_PER_PIXEL;
-  if (o && o->features) {
-    tile += FEATURE_TILE_BYTES_PER_PIXEL;
-    task += FEATURE_TASK_BYTES_PER_PIXEL;
-    path += LABEL_BYTES_PER_PIXEL;
-  }
-  if (o && o->object_match) {
-    tile += LABEL_BYTES_PER_PIXEL;
-    task += 2 * LABEL_BYTES_PER_PIXEL;
-  }
-  if (o && !o->share_tile_stage) tile *= 2;
+  double tile, task, path;
+  bytes_per_pixel(o, &tile, &task, &path);
   return pixels * (tile + (double)workers * task + (double)paths * path);
 }
