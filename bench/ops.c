@@ -271,7 +271,7 @@ static int time_segment_process(const char *dir, int repeats, bench_stats *out) 
            "STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=0 STARPU_SILENT=1 "
            "STARPU_HOME='%s/starpu' '%s' segment '%s/tile.png' -o '%s/segment_mask.png' "
            ">/dev/null 2>&1",
-           dir, WSISA_EXE, dir, dir);
+           dir, bench_wsisa_exe(), dir, dir);
   for (int r = 0; r <= repeats; r++) {
     double t0 = wsisa_now();
     int status = system(cmd);

@@ -152,9 +152,8 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
   return 0;
 }
 
-int bench_plan_json(const char *study, json_t **out, wsisa_err *e) {
-  char cmd[4400];
-  snprintf(cmd, sizeof cmd, "'%s' plan --study '%s' --json 2>/dev/null", bench_wsisa_exe(), study);
+/* The JSON a command prints on stdout. */
+static int json_of_command(const char *cmd, json_t **out, wsisa_err *e) {
   FILE *p = popen(cmd, "r");
   if (!p) return wsisa_error(e, WSISA_ERUNTIME, "%s: cannot start", cmd);
   json_error_t je;
@@ -166,6 +165,12 @@ int bench_plan_json(const char *study, json_t **out, wsisa_err *e) {
   }
   *out = root;
   return 0;
+}
+
+int bench_plan_json(const char *study, json_t **out, wsisa_err *e) {
+  char cmd[4400];
+  snprintf(cmd, sizeof cmd, "'%s' plan --study '%s' --json 2>/dev/null", bench_wsisa_exe(), study);
+  return json_of_command(cmd, out, e);
 }
 
 void bench_print_runs_context(const bench_opts *o, const bench_run *r, const char *image) {
@@ -220,7 +225,7 @@ void bench_svg_path(const bench_opts *o, const char *name, char *path, size_t ca
 int bench_wsisa(const char *env, const char *args, const char *log, wsisa_err *e) {
   char cmd[12800];
   snprintf(cmd, sizeof cmd, "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' %s >'%s' 2>&1",
-           env ? env : "", WSISA_EXE, args, log);
+           env ? env : "", bench_wsisa_exe(), args, log);
   if (system(cmd) != 0) return wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s)", cmd, log);
   return 0;
 }
@@ -231,16 +236,6 @@ int bench_estimate_json(const char *env, const char *study, const char *args, js
   snprintf(cmd, sizeof cmd,
            "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' plan --study '%s' --estimate "
            "--json %s 2>/dev/null",
-           env ? env : "", WSISA_EXE, study, args ? args : "");
-  FILE *p = popen(cmd, "r");
-  if (!p) return wsisa_error(e, WSISA_ERUNTIME, "%s: cannot start", cmd);
-  json_error_t je;
-  json_t *root = json_loadf(p, 0, &je);
-  int st = pclose(p);
-  if (!root || st != 0) {
-    json_decref(root);
-    return wsisa_error(e, WSISA_ERUNTIME, "%s failed (%s)", cmd, root ? "exit status" : je.text);
-  }
-  *out = root;
-  return 0;
+           env ? env : "", bench_wsisa_exe(), study, args ? args : "");
+  return json_of_command(cmd, out, e);
 }

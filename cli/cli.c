@@ -6,6 +6,7 @@
 
 #include "cli/cli.h"
 #include "engine/engine.h"
+#include "io/io.h"
 
 int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e) {
   char *end;
@@ -72,4 +73,12 @@ int wsisa_cli_level_costs(const char *text, double cost[WSISA_SEG_LEVELS], wsisa
     return wsisa_error(e, WSISA_EUSAGE, "--level-costs %s: want %d numbers, one per task level",
                        text, WSISA_SEG_LEVELS);
   return 0;
+}
+
+int wsisa_cli_mpp(const char *flag, const char *text, double *out, wsisa_err *e) {
+  int rc = wsisa_cli_double(flag, text, out, e);
+  if (!rc && (*out < WSISA_MPP_MIN || *out > WSISA_MPP_MAX))
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s %s: must be between %g and %g um/pixel", flag, text,
+                     WSISA_MPP_MIN, WSISA_MPP_MAX);
+  return rc;
 }

@@ -8,6 +8,8 @@
 int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e);
 /* Parse a finite number for `flag`. */
 int wsisa_cli_double(const char *flag, const char *text, double *out, wsisa_err *e);
+/* A resolution in um/pixel: a number within WSISA_MPP_MIN..WSISA_MPP_MAX. */
+int wsisa_cli_mpp(const char *flag, const char *text, double *out, wsisa_err *e);
 /* Parse a positive duration for `flag`: seconds, or a number with s, m, h
  * or d ("90m", "8h", "1.5d"). */
 int wsisa_cli_duration(const char *flag, const char *text, double *seconds, wsisa_err *e);

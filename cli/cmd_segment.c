@@ -301,6 +301,9 @@ static void usage(void) {
          "                      giving what it does not); for an image, its um/pixel, which\n"
          "                      makes it resampled to T (without --mpp it is taken as it is)\n"
          "  --params k=v,...    parameters (default: the workflow's defaults), e.g. G1=60,T1=4.5\n"
+         "  --params @FILE      the same from a JSON object {\"G1\": 60, ...}, or the\n"
+         "                      \"parameters\" of one: --params @results/best.json\n"
+         "                      reproduces a study's best run (later --params win)\n"
          "  --no-normalize      segment the pixels as they are (default: normalize first)\n"
          "  -o MASK             output mask, .png or .tif/.tiff (0/255)\n"
          "  --labels FILE       also write the nucleus labels (i32 .tif/.tiff)\n"
@@ -314,14 +317,6 @@ static void usage(void) {
          "level0_per_pixel, mpp). For an image, in its own pixels.\n",
          WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE);
   usage_params();
-}
-
-static int get_mpp(const char *flag, const char *text, double *out, wsisa_err *e) {
-  int rc = wsisa_cli_double(flag, text, out, e);
-  if (!rc && (*out < WSISA_MPP_MIN || *out > WSISA_MPP_MAX))
-    rc = wsisa_error(e, WSISA_EUSAGE, "%s %s: must be between %g and %g um/pixel", flag, text,
-                     WSISA_MPP_MIN, WSISA_MPP_MAX);
-  return rc;
 }
 
 int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
@@ -352,8 +347,8 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
                            "(default %g um/pixel) and the slide's MPP (or --mpp)",
                            WSISA_TARGET_MPP);
       case 's': if ((rc = wsisa_cli_long("--tile-size", optarg, &o.tile_size, e))) return rc; break;
-      case 'm': if ((rc = get_mpp("--mpp", optarg, &o.mpp, e))) return rc; break;
-      case 'T': if ((rc = get_mpp("--target-mpp", optarg, &o.target_mpp, e))) return rc; break;
+      case 'm': if ((rc = wsisa_cli_mpp("--mpp", optarg, &o.mpp, e))) return rc; break;
+      case 'T': if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &o.target_mpp, e))) return rc; break;
       case 'p': if ((rc = wsisa_seg_params_parse(optarg, o.params, e))) return rc; break;
       case 'n': o.normalize = 1; break;
       case 'N': o.normalize = 0; break;

@@ -106,14 +106,6 @@ static int print_json(wsisa_slide *slide, const wsisa_grid *g, wsisa_err *e) {
   return 0;
 }
 
-static int get_mpp(const char *flag, const char *text, double *out, wsisa_err *e) {
-  int rc = wsisa_cli_double(flag, text, out, e);
-  if (!rc && (*out < WSISA_MPP_MIN || *out > WSISA_MPP_MAX))
-    rc = wsisa_error(e, WSISA_EUSAGE, "%s %s: must be between %g and %g um/pixel", flag, text,
-                     WSISA_MPP_MIN, WSISA_MPP_MAX);
-  return rc;
-}
-
 int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
   static const struct option longopts[] = {
       {"tile", required_argument, 0, 't'}, {"overlap", required_argument, 0, 'v'},
@@ -129,8 +121,8 @@ int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
     switch (opt) {
       case 't': if ((rc = wsisa_cli_long("--tile", optarg, &tile, e))) return rc; break;
       case 'v': if ((rc = wsisa_cli_long("--overlap", optarg, &overlap, e))) return rc; break;
-      case 'm': if ((rc = get_mpp("--mpp", optarg, &slide_mpp, e))) return rc; break;
-      case 'T': if ((rc = get_mpp("--target-mpp", optarg, &target_mpp, e))) return rc; break;
+      case 'm': if ((rc = wsisa_cli_mpp("--mpp", optarg, &slide_mpp, e))) return rc; break;
+      case 'T': if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &target_mpp, e))) return rc; break;
       case 'j': json = 1; break;
       case 'h':
         printf("usage: wsisa tiles SLIDE [--tile N] [--overlap N] [--mpp M] [--target-mpp T] "

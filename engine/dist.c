@@ -170,6 +170,8 @@ static void lose_rank(int r, const char *why) {
 typedef struct job {
   wsisa_tile_ref *tiles;
   char **paths;
+  wsisa_annot_spec *annots; /* per tile, used when its kind is set */
+  char **annot_strings;     /* per tile: its annotation's path and input */
   size_t ntiles, nruns;
   double *params;
   wsisa_reuse_buckets *buckets;
@@ -194,6 +196,20 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
     put_u64(b, sizeof r->scale);
     put(b, &r->scale, sizeof r->scale);
     put(b, &r->level0, sizeof r->level0);
+    /* the reference: the annotation's spec, its strings apart */
+    const wsisa_annot_spec *a = r->annot;
+    int32_t kind = a ? (int32_t)a->kind : 0;
+    put(b, &kind, sizeof kind);
+    if (!a) continue;
+    wsisa_annot_spec plain = *a;
+    plain.path = plain.input = NULL;
+    put_u64(b, sizeof plain);
+    put(b, &plain, sizeof plain);
+    const char *strs[2] = {a->path, a->input};
+    for (int k = 0; k < 2; k++) {
+      put_u64(b, strlen(strs[k]));
+      put(b, strs[k], strlen(strs[k]));
+    }
   }
   size_t nruns = 0;
   for (size_t i = 0; i < bk->start[bk->n_buckets]; i++)
@@ -213,7 +229,10 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
 
 static void job_free(job *j) {
   for (size_t t = 0; j->paths && t < j->ntiles; t++) free(j->paths[t]);
+  for (size_t t = 0; j->annot_strings && t < 2 * j->ntiles; t++) free(j->annot_strings[t]);
   free(j->paths);
+  free(j->annots);
+  free(j->annot_strings);
   free(j->tiles);
   free(j->params);
   if (j->buckets) wsisa_reuse_buckets_free(j->buckets);
@@ -242,7 +261,9 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
   if (b->bad || j->ntiles > b->n) goto bad;
   j->tiles = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->tiles);
   j->paths = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->paths);
-  if (!j->tiles || !j->paths) goto nomem;
+  j->annots = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->annots);
+  j->annot_strings = calloc(2 * (j->ntiles ? j->ntiles : 1), sizeof *j->annot_strings);
+  if (!j->tiles || !j->paths || !j->annots || !j->annot_strings) goto nomem;
   for (size_t t = 0; t < j->ntiles; t++) {
     size_t len = get_u64(b);
     if (b->bad || len > b->n - b->at) goto bad;
@@ -258,6 +279,23 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
     if (get_u64(b) != sizeof r->scale) goto bad;
     get(b, &r->scale, sizeof r->scale);
     get(b, &r->level0, sizeof r->level0);
+    int32_t kind;
+    get(b, &kind, sizeof kind);
+    if (b->bad) goto bad;
+    if (!kind) continue;
+    wsisa_annot_spec *a = &j->annots[t];
+    if (get_u64(b) != sizeof *a) goto bad;
+    get(b, a, sizeof *a);
+    for (int k = 0; k < 2; k++) {
+      size_t slen = get_u64(b);
+      if (b->bad || slen > b->n - b->at) goto bad;
+      if (!(j->annot_strings[2 * t + k] = calloc(slen + 1, 1))) goto nomem;
+      get(b, j->annot_strings[2 * t + k], slen);
+    }
+    if (a->kind != (wsisa_annot_kind)kind) goto bad;
+    a->path = j->annot_strings[2 * t];
+    a->input = j->annot_strings[2 * t + 1];
+    r->annot = a;
   }
   j->nruns = get_u64(b);
   if (b->bad || j->nruns > b->n / (WSISA_SEG_NPARAMS * sizeof(double))) goto bad;
@@ -266,19 +304,16 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
   get(b, j->params, j->nruns * WSISA_SEG_NPARAMS * sizeof *j->params);
   size_t nb = get_u64(b);
   if (b->bad || nb > b->n) goto bad;
-  wsisa_reuse_buckets *bk = j->buckets = calloc(1, sizeof *bk);
-  if (!bk) goto nomem;
-  bk->n_buckets = nb;
-  bk->k = WSISA_SEG_LEVELS;
-  bk->start = calloc(nb + 1, sizeof *bk->start);
-  bk->trees = calloc(nb ? nb : 1, sizeof *bk->trees);
-  bk->tasks = calloc(nb ? nb : 1, sizeof *bk->tasks);
-  bk->cost = calloc(nb ? nb : 1, sizeof *bk->cost);
-  if (!bk->start || !bk->trees || !bk->tasks || !bk->cost) goto nomem;
-  for (size_t i = 0; i <= nb; i++) bk->start[i] = get_u64(b);
-  size_t ninst = bk->start[nb];
+  /* the bucket starts say how many instances follow: peek at the last */
+  size_t at = b->at;
+  if (nb > (b->n - at) / sizeof(uint64_t)) goto bad;
+  b->at += nb * sizeof(uint64_t);
+  size_t ninst = get_u64(b);
+  b->at = at;
   if (b->bad || ninst > b->n) goto bad;
-  if (!(bk->instances = calloc(ninst ? ninst : 1, sizeof *bk->instances))) goto nomem;
+  if (wsisa_reuse_buckets_new(nb, ninst, WSISA_SEG_LEVELS, &j->buckets)) goto nomem;
+  wsisa_reuse_buckets *bk = j->buckets;
+  for (size_t i = 0; i <= nb; i++) bk->start[i] = get_u64(b);
   for (size_t i = 0; i < ninst; i++) {
     bk->instances[i] = get_u64(b);
     if (bk->instances[i] >= j->nruns) goto bad;

@@ -11,6 +11,7 @@
 
 #include <starpu.h>
 
+#include "codelets/cpu/cpu.h"
 #include "core/core.h"
 #include "io/io.h"
 #include "reuse/reuse.h"
@@ -42,7 +43,9 @@ const char *wsisa_seg_param_name(int index);
 int wsisa_seg_param_level(int index);
 /* The default parameter set (15 values, canonical order). */
 const double *wsisa_seg_defaults(void);
-/* Parse "name=value,name=value" onto `p` (which holds defaults or earlier values). */
+/* Parse "name=value,name=value" onto `p` (which holds defaults or earlier
+ * values); "@FILE" reads a JSON object of values instead, or the
+ * "parameters" object of one (best.json's shape). */
 int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e);
 
 /* The feature stage (seed 000 Fig. 1, Table 2). Its channels are
@@ -184,15 +187,20 @@ typedef struct wsisa_tile_ref {
   int64_t x, y;       /* origin in target pixels (0, 0 for an image) */
   int width, height;  /* in target pixels */
   wsisa_rect level0;  /* the same rectangle in level-0 pixels of the slide or image */
+  /* the reference: NULL, the segmentation with the default parameters; else
+   * the annotation of the tile's slide (io/annotation.c), rasterised onto the
+   * tile (the tile is annotated: the study runs no other) */
+  const wsisa_annot_spec *annot;
 } wsisa_tile_ref;
 
 /* Pixel counts of one (run, tile) against the reference mask. */
 typedef struct wsisa_counts {
   uint64_t both, run, ref; /* |A ∩ B|, |A| (this run), |B| (reference) */
   uint64_t nuclei, ref_nuclei; /* objects (4-connected) of the run and of the reference */
-  /* object Dice sums Σ|G|·Dice(G, S*(G)) and Σ|S|·Dice(G*(S), S) on the grid of
-   * 2^-20 (codelets/cpu/object_match.c); 0 unless objects are matched */
-  uint64_t obj_ref, obj_run;
+  /* the object matching's integer sums (wsisa_match_field: object Dice,
+   * TP/FP/FN at IoU >= 0.5, AJI; codelets/cpu/object_match.c); all 0 unless
+   * objects are matched */
+  uint64_t match[WSISA_MATCH_FIELDS];
   /* with wsisa_exec_opts.features: the nuclei's feature rows (feature_cols
    * doubles each, WSISA_NF_* then channel statistics) of the run (`nuclei`
    * rows) and of the reference (`ref_nuclei` rows); valid during the unit
@@ -207,7 +215,7 @@ typedef struct wsisa_exec_opts {
   /* 0 ("none"): every run recomputes the whole workflow, normalization
    * included; 1: the tile stage is shared by the runs. */
   int share_tile_stage;
-  int object_match;    /* also match objects with the reference's (object Dice) */
+  int object_match;    /* also match objects with the reference's (object Dice, F1, AJI) */
   /* compute the feature stage (channels per tile, a reduction per leaf) for
    * feature metrics; its filter bank runs on CPU workers so the metrics do
    * not depend on the worker */

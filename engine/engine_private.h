@@ -4,6 +4,8 @@
 
 #include <stdio.h>
 
+#include <jansson.h>
+
 #include "engine/engine.h"
 #include "io/study.h"
 #include "reuse/reuse.h"
@@ -83,6 +85,8 @@ void wsisa__dist_stop_workers(void);
 
 /* CRC-32 (IEEE) of `len` bytes. */
 uint32_t wsisa__crc32(const char *text, size_t len);
+/* The CRC-32 of a text whose first part had `crc`, `len` more bytes on. */
+uint32_t wsisa__crc32_more(uint32_t crc, const char *text, size_t len);
 /* Append `text` (no newline) with its proof of being whole: ",<fields>,<crc32>"
  * (the line's field count, and the CRC-32 in 8 hex digits of everything
  * before the last comma). -1 on a write error (the stream's error flag). */
@@ -91,14 +95,19 @@ int wsisa__line_put(FILE *f, const char *text, size_t len);
  * header. Non-zero stops the reading with that error. */
 typedef int (*wsisa__line_fn)(void *ctx, char **fields, size_t nfields, size_t lineno,
                               wsisa_err *e);
-/* Read a file of checked lines: the first must be `header` (`header_v0`, the
- * header of a format without proofs, gets its own refusal); every other line
+/* A header of an earlier format, and what its lines lack (for the refusal). */
+typedef struct wsisa__old_header {
+  const char *header, *lacks;
+} wsisa__old_header;
+/* Read a file of checked lines: the first must be `header` (one of `old`, the
+ * headers of earlier formats ending with {NULL}, gets its own refusal,
+ * naming what its lines lack); every other line
  * must carry `nfields` fields, proof included. A bad last line is a torn tail
  * (*torn = its line number): with `repair` the file is cut back before it and
  * a warning names file and line, else it is only reported. A bad line with
  * lines after it is an error naming file and line. *lines counts the whole
  * data lines. */
-int wsisa__lines_read(const char *path, const char *header, const char *header_v0,
+int wsisa__lines_read(const char *path, const char *header, const wsisa__old_header *old,
                       size_t nfields, int repair, wsisa__line_fn take, void *ctx,
                       size_t *lines, size_t *torn, wsisa_err *e);
 
@@ -149,6 +158,13 @@ typedef struct wsisa__run_input {
   double tissue_mm2;        /* tissue area of its tiles (tile area x tissue share) */
   int stain_checked;
   wsisa__stain stain;
+  /* inputs.reference in a study that names one: the annotation (NULL: this
+   * input has none, and none of its tiles run) and what it holds */
+  wsisa_annot_spec *annot;
+  size_t tiles_left_out;    /* tiles (tissue ones, with tissue_only) it does not cover */
+  size_t annot_objects;     /* nuclei in the file */
+  uint64_t annot_bytes;     /* the file as the run began with it */
+  uint32_t annot_crc32;
 } wsisa__run_input;
 
 /* Everything one `wsisa run` knows, from the study to the counts. */
@@ -176,7 +192,9 @@ typedef struct wsisa__study_run {
   wsisa_exec_stats stats;
   uint64_t tasks_no_reuse;
   uint64_t object_store_bytes; /* a tile's object store at most (rank 0); 0: object reuse off */
-  int object_match;         /* a metric needs the objects matched (object_dice) */
+  int object_match;         /* a metric needs the objects matched (object_dice, F1, AJI) */
+  int annotated;            /* inputs.reference: runs are compared with annotations */
+  size_t tiles_left_out;    /* tiles no annotation covers, over every input */
   wsisa_machine machine;
   wsisa__run_features *features; /* NULL: no metric needs the feature stage */
   /* the bucket cost model in force: "tasks", "level_costs" (given) or
@@ -272,8 +290,18 @@ int wsisa__results_study(wsisa__study_run *s, wsisa_err *e);
 /* samples.csv (and design.csv) into `dir` (NULL: the results folder). */
 int wsisa__results_samples(wsisa__study_run *s, const char *dir, wsisa_err *e);
 /* metrics.csv and outputs.csv from the counts, into `dir` (NULL: the results
- * folder), both or neither. */
+ * folder), together or not at all; with annotations, best.json beside them
+ * (the best run by the first metric that has a better direction). */
 int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e);
+/* The reference the runs were compared with, as run.json's "reference". */
+json_t *wsisa__results_reference_json(const wsisa__study_run *s);
+/* With annotations, reference.json into `dir` (NULL: the results folder):
+ * which files, their sizes and CRC-32, which tiles they cover. A resume or
+ * --check holds the files to it: an annotation changed since the run began
+ * would mix two references. */
+int wsisa__results_reference(wsisa__study_run *s, const char *dir, wsisa_err *e);
+/* Resume: refuse when reference.json is not what the annotations give now. */
+int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e);
 /* The reference segmentation's nuclei per mm² of tissue of each input, and a
  * warning (stderr, run.json) for an input where it found almost nothing. */
 #define WSISA_MIN_NUCLEI_PER_MM2 200.0

@@ -65,6 +65,7 @@ struct unit {
   int owns_tile;
   const double *ref_features; /* the tile's reference feature rows */
   int normalize;
+  int object_match;         /* leaves match objects: skipped runs get the sums of no object */
 };
 
 static void leaf_arrived(leaf *l) {
@@ -160,8 +161,11 @@ typedef struct tile_state {
   wsisa_image *rgb;
   starpu_data_handle_t h_rgb;
   wsisa_tile_data data;
-  starpu_data_handle_t ref;  /* reference mask (default parameters) */
+  starpu_data_handle_t ref;  /* reference mask (default parameters, or the annotation's) */
   starpu_data_handle_t ref_labels; /* its objects, kept when objects are matched */
+  /* an annotation's reference, rasterised on the host: the handles above are
+   * registered on these and unregistered before they are freed */
+  wsisa_image *annot_mask, *annot_labels;
   uint64_t ref_pixels, ref_nuclei;
   double *ref_features; /* with features: ref_nuclei rows */
   /* background decisions per (B, G, R) seen on this tile */
@@ -174,8 +178,46 @@ typedef struct tile_state {
   wsisa_object_tally counted;
 } tile_state;
 
+/* The annotation of the tile's slide as its reference: labels rasterised on
+ * the host (io/annotation.c), the mask their support. `cache` keeps the last
+ * annotation read, as consecutive tiles share their slide's. */
+static int annotation_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
+                           wsisa_annotation **cache, wsisa_err *e) {
+  const wsisa_annot_spec *sp = ref->annot;
+  if (*cache) {
+    const wsisa_annot_spec *have = wsisa_annotation_spec(*cache);
+    if (have->kind != sp->kind || strcmp(have->path, sp->path) != 0 ||
+        strcmp(have->input, sp->input) != 0) {
+      wsisa_annotation_free(*cache);
+      *cache = NULL;
+    }
+  }
+  int rc = *cache ? 0 : wsisa_annotation_load(sp, cache, e);
+  size_t n = 0;
+  if (!rc)
+    rc = wsisa_annotation_rasterize(*cache, &ref->scale, ref->x, ref->y, ref->width, ref->height,
+                                    &ts->annot_labels, &n, e);
+  if (!rc) rc = wsisa_image_new(ref->width, ref->height, 1, WSISA_U8, &ts->annot_mask, e);
+  if (rc) return rc;
+  uint64_t on = 0;
+  for (int y = 0; y < ref->height; y++) {
+    const int32_t *l = wsisa_image_row(ts->annot_labels, y);
+    uint8_t *m = wsisa_image_row(ts->annot_mask, y);
+    for (int x = 0; x < ref->width; x++) on += (m[x] = l[x] ? 255 : 0) != 0;
+  }
+  ts->ref_pixels = on;
+  ts->ref_nuclei = n;
+  if ((rc = wsisa_image_register(ts->annot_mask, &ts->ref, e))) return rc;
+  if ((o->object_match || o->features) &&
+      (rc = wsisa_image_register(ts->annot_labels, &ts->ref_labels, e)))
+    return rc;
+  if (o->features)
+    rc = wsisa_workflow_rows_compute(&ts->data, ts->ref_labels, n, &ts->ref_features, e);
+  return rc;
+}
+
 static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
-                     wsisa_exec_stats *stats, wsisa_err *e) {
+                     wsisa_exec_stats *stats, wsisa_annotation **annot, wsisa_err *e) {
   memset(ts, 0, sizeof *ts);
   int rc = wsisa_tile_load(ref, &ts->rgb, e);
   if (rc) return rc;
@@ -189,6 +231,7 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if (o->object_reuse && wsisa_object_store_new(o->object_store_bytes, &ts->objects))
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   ts->data.objects = ts->objects;
+  if (ref->annot) return annotation_open(ref, o, ts, annot, e);
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
     return rc;
@@ -232,8 +275,13 @@ static void objects_count(tile_state *ts, wsisa_exec_stats *stats) {
 static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
   wsisa_object_store_free(ts->objects);
   if (ts->data.rc) wsisa_workflow_tile_release(&ts->data, o->normalize);
-  if (ts->ref) starpu_data_unregister_submit(ts->ref);
-  if (ts->ref_labels) starpu_data_unregister_submit(ts->ref_labels);
+  /* an annotation's handles sit on host images freed below: wait for them */
+  void (*unregister)(starpu_data_handle_t) =
+      ts->annot_mask ? starpu_data_unregister : starpu_data_unregister_submit;
+  if (ts->ref) unregister(ts->ref);
+  if (ts->ref_labels) unregister(ts->ref_labels);
+  wsisa_image_free(ts->annot_mask);
+  wsisa_image_free(ts->annot_labels);
   if (ts->h_rgb) starpu_data_unregister(ts->h_rgb); /* waits for its readers */
   wsisa_image_free(ts->rgb);
   free(ts->bgr);
@@ -397,19 +445,30 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     for (size_t j = 0; j < leaf_node->n_instances; j++) {
       runs[m] = t->instances[leaf_node->first_instance + j];
       const leaf *l = &u->leaves[i];
-      counts[m++] = (wsisa_counts){l->counts[0], l->counts[1], l->counts[2], l->nuclei,
-                                   u->ref_nuclei, l->match[WSISA_MATCH_DICE_REF],
-                                   l->match[WSISA_MATCH_DICE_RUN], l->rows,
-                                   u->ref_features, WSISA_NF_ROW(l->data->nchannels)};
+      wsisa_counts *c = &counts[m++];
+      *c = (wsisa_counts){.both = l->counts[0], .run = l->counts[1], .ref = l->counts[2],
+                          .nuclei = l->nuclei, .ref_nuclei = u->ref_nuclei,
+                          .features = l->rows, .ref_features = u->ref_features,
+                          .feature_cols = WSISA_NF_ROW(l->data->nchannels)};
+      memcpy(c->match, l->match, sizeof c->match);
     }
   }
   for (size_t v = 1; v < t->n_nodes; v++) {
     if (t->nodes[v].level != 1 || !u->node_counts[v].run) continue;
     const wsisa_reuse_node *nd = &t->nodes[v];
+    /* an empty mask: every reference object unmatched, its pixels in no
+     * intersection (the reference's objects cover its mask) */
+    const uint64_t ref = u->node_counts[v].ref;
     for (size_t j = 0; j < nd->n_instances; j++) {
       runs[m] = t->instances[nd->first_instance + j];
-      counts[m++] = (wsisa_counts){0,    0, u->node_counts[v].ref, 0, u->ref_nuclei, 0, 0, NULL,
-                                   u->ref_features, 0};
+      wsisa_counts *c = &counts[m++];
+      *c = (wsisa_counts){.ref = ref, .ref_nuclei = u->ref_nuclei,
+                          .ref_features = u->ref_features};
+      if (u->object_match) {
+        c->match[WSISA_MATCH_AREA_REF] = ref;
+        c->match[WSISA_MATCH_FN] = u->ref_nuclei;
+        c->match[WSISA_MATCH_AJI_UNION] = ref;
+      }
     }
   }
   int rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
@@ -432,6 +491,7 @@ struct wsisa_exec_session {
   unit **queue;
   size_t nq, cap;
   wsisa_exec_stats stats; /* since the last wsisa_exec_session_stats */
+  wsisa_annotation *annot; /* the last annotation read, for the next tile of its slide */
 };
 
 int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
@@ -503,7 +563,7 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
     /* the tile's pixels must outlive every unit that reads them */
     if ((rc = wsisa_exec_session_poll(s, 0, 1, on_unit, ctx, NULL, e))) return rc;
     session_close_tile(s);
-    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts, &s->stats, e);
+    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts, &s->stats, &s->annot, e);
     s->tile = tile;
     if (rc) {
       session_close_tile(s);
@@ -525,6 +585,7 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   u->paths = &s->ps;
   u->ref_nuclei = s->ts.ref_nuclei;
   u->ref_features = s->ts.ref_features;
+  u->object_match = s->opts.object_match;
   if ((rc = unit_submit(u, &s->ts, s->params, &s->opts, &s->stats, e))) {
     unit_wait(u);
     unit_free(u);
@@ -567,6 +628,7 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
     unit_free(s->queue[i]);
   }
   session_close_tile(s);
+  wsisa_annotation_free(s->annot);
   pthread_mutex_destroy(&s->ps.lock);
   pthread_cond_destroy(&s->ps.cond);
   free(s->queue);
@@ -594,6 +656,26 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
 #define FEATURE_TILE_BYTES_PER_PIXEL (6 * 4 + 4)
 #define FEATURE_TASK_BYTES_PER_PIXEL (2 * 16)
 #define LABEL_BYTES_PER_PIXEL 4
+/* An annotation's reference: its labels and mask on the host. The annotation
+ * itself (polygons, or a label image as i32) is held once whatever K, and
+ * not counted here. */
+#define ANNOT_BYTES_PER_PIXEL (4 + 1)
+
+/* Bytes per tile pixel that the tile holds, each running task holds, and each
+ * active path keeps, for the options' stages. */
+static void bytes_per_pixel(const wsisa_exec_opts *o, double *tile, double *task, double *path) {
+  *tile = TILE_BYTES_PER_PIXEL, *task = TASK_BYTES_PER_PIXEL, *path = PATH_BYTES_PER_PIXEL;
+  if (o && o->features) {
+    *tile += FEATURE_TILE_BYTES_PER_PIXEL;
+    *task += FEATURE_TASK_BYTES_PER_PIXEL;
+    *path += LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && o->object_match) {
+    *tile += LABEL_BYTES_PER_PIXEL;
+    *task += 2 * LABEL_BYTES_PER_PIXEL;
+  }
+  if (o && !o->share_tile_stage) *tile *= 2; /* two units in flight, a tile stage each */
+}
 
 uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline) {
   if (!memory_limit) return 256ULL << 20;
@@ -618,21 +700,18 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
   if (!limit) limit = *memory_limit = (uint64_t)((double)available * 0.8) + baseline;
   if (!limit) return k;
   double px = 0;
-  for (size_t t = 0; t < ntiles; t++) px = fmax(px, (double)tiles[t].width * tiles[t].height);
-  double tile = TILE_BYTES_PER_PIXEL, task = TASK_BYTES_PER_PIXEL, path = PATH_BYTES_PER_PIXEL;
-  if (o && o->features) {
-    tile += FEATURE_TILE_BYTES_PER_PIXEL;
-    task += FEATURE_TASK_BYTES_PER_PIXEL;
-    path += LABEL_BYTES_PER_PIXEL;
+  int annotated = 0;
+  for (size_t t = 0; t < ntiles; t++) {
+    px = fmax(px, (double)tiles[t].width * tiles[t].height);
+    annotated |= tiles[t].annot != NULL;
   }
-  if (o && o->object_match) {
-    tile += LABEL_BYTES_PER_PIXEL;
-    task += 2 * LABEL_BYTES_PER_PIXEL;
-  }
-  if (o && !o->share_tile_stage) tile *= 2; /* two units in flight, a tile stage each */
+  double tile, task, path;
+  bytes_per_pixel(o, &tile, &task, &path);
+  /* one reference per loaded tile, whatever the units in flight */
+  if (annotated) tile += ANNOT_BYTES_PER_PIXEL;
   /* the object store takes its share of what is over the baseline */
   const double share = o && o->object_reuse ? WSISA_OBJECT_STORE_SHARE : 0.0;
-  const double store = (double)wsisa_exec_object_store_bytes(limit, baseline) * (share > 0);
+  const double store = share > 0 ? (double)wsisa_exec_object_store_bytes(limit, baseline) : 0.0;
   double fixed = (double)baseline + px * (tile + (double)workers * task) + store,
          per_path = px * path;
   if (minimum)
@@ -645,16 +724,7 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
 }
 
 double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o) {
-  double tile = TILE_BYTES_PER_PIXEL, task = TASK_BYTES_PER_PIXEL, path = PATH_BYTES_PER_PIXEL;
-  if (o && o->features) {
-    tile += FEATURE_TILE_BYTES_PER_PIXEL;
-    task += FEATURE_TASK_BYTES_PER_PIXEL;
-    path += LABEL_BYTES_PER_PIXEL;
-  }
-  if (o && o->object_match) {
-    tile += LABEL_BYTES_PER_PIXEL;
-    task += 2 * LABEL_BYTES_PER_PIXEL;
-  }
-  if (o && !o->share_tile_stage) tile *= 2;
+  double tile, task, path;
+  bytes_per_pixel(o, &tile, &task, &path);
   return pixels * (tile + (double)workers * task + (double)paths * path);
 }

@@ -165,7 +165,9 @@ int wsisa__run_features_unit(wsisa__run_features *f, size_t tile, const size_t *
 }
 
 #define VALUES_HEADER "tile,run_id,feature,values,fields,crc32"
-#define VALUES_HEADER_V0 "tile,run_id,feature,values"
+/* the header of files written before lines carried their proof */
+static const wsisa__old_header values_old[] = {{"tile,run_id,feature,values", "checksum"},
+                                               {NULL, NULL}};
 #define VALUES_FIELDS 6
 
 void wsisa__run_features_move(wsisa__run_features *f, const char *dir) {
@@ -231,7 +233,7 @@ static int take_line(void *ctx, char **fields, size_t nf, size_t lineno, wsisa_e
 
 int wsisa__run_features_read(wsisa__run_features *f, uint8_t *have, int repair, size_t *lines,
                              size_t *torn, wsisa_err *e) {
-  int rc = wsisa__lines_read(f->path, VALUES_HEADER, VALUES_HEADER_V0, VALUES_FIELDS, repair,
+  int rc = wsisa__lines_read(f->path, VALUES_HEADER, values_old, VALUES_FIELDS, repair,
                              take_line, f, lines, torn, e);
   if (rc) return rc;
   /* a (run, tile) the journal holds without its values (or its tile's

@@ -4,7 +4,7 @@
  *
  * A line proves itself whole: after its data come its field count and the
  * CRC-32 of everything before the last comma, e.g.
- *   3,17,29551,30412,31007,143,151,0,0,11,5c0ae1f3
+ *   3,17,29551,30412,31007,143,151,0,0,0,0,0,0,0,0,0,0,19,ab6e144b
  * A line cut short (a kill, a full disk) or damaged fails the proof. The last
  * line may be torn by a kill and is cut off on resume (its unit runs again);
  * a bad line anywhere else means the file cannot be trusted and is an error
@@ -19,10 +19,19 @@
 
 #include "engine/engine_private.h"
 
-#define JOURNAL_HEADER "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run,fields,crc32"
-#define JOURNAL_FIELDS 11
-/* the header of journals written before lines carried their proof */
-#define JOURNAL_HEADER_V0 "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run"
+/* the counts, then the object matching's sums in wsisa_match_field order */
+#define JOURNAL_HEADER                                                                    \
+  "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run,area_ref,area_run,tp,fp,fn," \
+  "aji_inter,aji_union,aji_unused,fields,crc32"
+#define JOURNAL_COUNTS 7 /* tile, run_id and the counts before the sums */
+#define JOURNAL_FIELDS (JOURNAL_COUNTS + WSISA_MATCH_FIELDS + 2)
+/* journals of earlier versions: without proofs, then without the sums of
+ * F1 and AJI */
+static const wsisa__old_header journal_old[] = {
+    {"tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run", "checksum"},
+    {"tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run,fields,crc32",
+     "object-matching sums for F1 and AJI"},
+    {NULL, NULL}};
 
 /* ---- checked lines ------------------------------------------------------------ */
 
@@ -41,6 +50,10 @@ static uint32_t crc32_update(uint32_t crc, const char *p, size_t n) {
 }
 
 uint32_t wsisa__crc32(const char *text, size_t len) { return crc32_update(0, text, len); }
+
+uint32_t wsisa__crc32_more(uint32_t crc, const char *text, size_t len) {
+  return crc32_update(crc, text, len);
+}
 
 int wsisa__line_put(FILE *f, const char *text, size_t len) {
   size_t fields = 3; /* the data's last field, the count and the checksum */
@@ -83,7 +96,7 @@ static const char *line_check(char *line, size_t len, size_t nfields, char **fie
   return NULL;
 }
 
-int wsisa__lines_read(const char *path, const char *header, const char *header_v0,
+int wsisa__lines_read(const char *path, const char *header, const wsisa__old_header *old,
                       size_t nfields, int repair, wsisa__line_fn take, void *ctx,
                       size_t *lines, size_t *torn, wsisa_err *e) {
   if (lines) *lines = 0;
@@ -112,12 +125,14 @@ int wsisa__lines_read(const char *path, const char *header, const char *header_v
     size_t len = (size_t)got - whole;
     if (lineno == 1) {
       line[len] = '\0';
-      if (header_v0 && strcmp(line, header_v0) == 0)
+      const wsisa__old_header *was = old;
+      while (was && was->header && strcmp(line, was->header) != 0) was++;
+      if (was && was->header)
         rc = wsisa_error(e, WSISA_EFORMAT,
-                         "%s: written by an earlier wsisa, whose lines carry no checksum; this "
+                         "%s: written by an earlier wsisa, whose lines carry no %s; this "
                          "version does not resume from it (run the study again into a new "
                          "folder)",
-                         path);
+                         path, was->lacks);
       else if (!whole || strcmp(line, header) != 0)
         rc = wsisa_error(e, WSISA_EFORMAT, "%s:1: not the header this wsisa writes (%s)", path,
                          header);
@@ -158,15 +173,17 @@ int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
   wsisa__study_run *s = ctx;
   int frc = s->features ? wsisa__run_features_unit(s->features, tile, runs, counts, n, e) : 0;
   if (frc) return frc;
-  char line[256];
+  char line[512];
   errno = 0;
   for (size_t i = 0; i < n; i++) {
     const wsisa_counts *c = &counts[i];
-    int len = snprintf(line, sizeof line, "%zu,%zu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", tile,
-                       runs[i], (unsigned long long)c->both, (unsigned long long)c->run,
+    int len = snprintf(line, sizeof line, "%zu,%zu,%llu,%llu,%llu,%llu,%llu", tile, runs[i],
+                       (unsigned long long)c->both, (unsigned long long)c->run,
                        (unsigned long long)c->ref, (unsigned long long)c->nuclei,
-                       (unsigned long long)c->ref_nuclei, (unsigned long long)c->obj_ref,
-                       (unsigned long long)c->obj_run);
+                       (unsigned long long)c->ref_nuclei);
+    for (int k = 0; k < WSISA_MATCH_FIELDS; k++)
+      len += snprintf(line + len, sizeof line - (size_t)len, ",%llu",
+                      (unsigned long long)c->match[k]);
     wsisa__line_put(s->journal, line, (size_t)len);
     s->counts[runs[i] * s->ntiles + tile] = counts[i];
     s->counts[runs[i] * s->ntiles + tile].features = NULL; /* the unit's, gone after */
@@ -198,7 +215,7 @@ typedef struct journal_reader {
 static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err *e) {
   journal_reader *jr = ctx;
   wsisa__study_run *s = jr->s;
-  unsigned long long v[9];
+  unsigned long long v[JOURNAL_FIELDS];
   for (size_t i = 0; i < n; i++)
     if (parse_count(f[i], &v[i]))
       return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: field %zu '%s' is not a count", jr->path,
@@ -208,11 +225,12 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
                        "%s:%zu: tile %llu or run %llu is not in this study (%zu tiles, %zu runs)",
                        jr->path, lineno, v[0], v[1], s->ntiles, s->nruns);
   size_t at = (size_t)v[1] * s->ntiles + (size_t)v[0];
-  wsisa_counts c = {v[2], v[3], v[4], v[5], v[6], v[7], v[8], NULL, NULL, 0};
+  wsisa_counts c = {.both = v[2], .run = v[3], .ref = v[4], .nuclei = v[5], .ref_nuclei = v[6]};
+  for (int k = 0; k < WSISA_MATCH_FIELDS; k++) c.match[k] = v[JOURNAL_COUNTS + k];
   if (s->have[at]) {
     const wsisa_counts *o = &s->counts[at];
     if (o->both != c.both || o->run != c.run || o->ref != c.ref || o->nuclei != c.nuclei ||
-        o->ref_nuclei != c.ref_nuclei || o->obj_ref != c.obj_ref || o->obj_run != c.obj_run)
+        o->ref_nuclei != c.ref_nuclei || memcmp(o->match, c.match, sizeof c.match) != 0)
       return wsisa_error(e, WSISA_EFORMAT,
                          "%s:%zu: run %llu, tile %llu: other counts than an earlier line "
                          "(two writers, or a damaged journal)",
@@ -233,7 +251,7 @@ int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary 
   wsisa__journal_summary local;
   if (!sum) sum = &local;
   memset(sum, 0, sizeof *sum);
-  int rc = wsisa__lines_read(path, JOURNAL_HEADER, JOURNAL_HEADER_V0, JOURNAL_FIELDS, repair,
+  int rc = wsisa__lines_read(path, JOURNAL_HEADER, journal_old, JOURNAL_FIELDS, repair,
                              journal_take, &jr, &sum->lines, &sum->torn, e);
   sum->repeats = jr.repeats;
   if (!rc)

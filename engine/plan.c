@@ -41,16 +41,9 @@ int wsisa_plan_keys(const double *values, size_t nruns, size_t nparams, const in
 }
 
 int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_buckets **out) {
-  wsisa_reuse_buckets *b = calloc(1, sizeof *b);
-  if (!b) return WSISA_ENOMEM;
-  b->n_buckets = nruns;
-  b->k = WSISA_SEG_LEVELS;
-  b->start = calloc(nruns + 1, sizeof *b->start);
-  b->instances = calloc(nruns ? nruns : 1, sizeof *b->instances);
-  b->trees = calloc(nruns ? nruns : 1, sizeof *b->trees);
-  b->tasks = calloc(nruns ? nruns : 1, sizeof *b->tasks);
-  b->cost = calloc(nruns ? nruns : 1, sizeof *b->cost);
-  int rc = !b->start || !b->instances || !b->trees || !b->tasks || !b->cost ? WSISA_ENOMEM : 0;
+  wsisa_reuse_buckets *b = NULL;
+  int rc = wsisa_reuse_buckets_new(nruns, nruns, WSISA_SEG_LEVELS, &b);
+  if (rc) return rc;
   for (size_t r = 0; !rc && r < nruns; r++) {
     b->start[r + 1] = r + 1;
     b->instances[r] = r;

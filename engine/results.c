@@ -22,14 +22,18 @@ void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, siz
 }
 
 typedef struct run_metrics {
-  double dice, jaccard, mean_area, object_dice;
-  uint64_t both, run, ref, nuclei, ref_nuclei, obj_ref, obj_run;
+  double dice, jaccard, mean_area;
+  wsisa_object_metrics obj;
+  uint64_t both, run, ref, nuclei, ref_nuclei, match[WSISA_MATCH_FIELDS];
 } run_metrics;
 
-/* The metrics a segmentation study may ask of `wsisa run`. */
-static const char *const run_metric_names[] = {"dice", "jaccard", "nucleus_count", "mean_area",
-                                               "object_dice"};
+/* The metrics a segmentation study may ask of `wsisa run`: the pixel and
+ * count metrics, always in metrics.csv, then those of the object matching. */
+static const char *const run_metric_names[] = {
+    "dice",      "jaccard",          "nucleus_count", "mean_area", "object_dice",
+    "object_f1", "object_precision", "object_recall", "aji"};
 #define NRUN_METRICS (sizeof run_metric_names / sizeof *run_metric_names)
+#define NPIXEL_METRICS 4 /* dice .. mean_area */
 
 static run_metrics metrics_of(const wsisa__study_run *s, size_t r) {
   run_metrics m;
@@ -41,8 +45,7 @@ static run_metrics metrics_of(const wsisa__study_run *s, size_t r) {
     m.ref += c->ref;
     m.nuclei += c->nuclei;
     m.ref_nuclei += c->ref_nuclei;
-    m.obj_ref += c->obj_ref;
-    m.obj_run += c->obj_run;
+    for (int k = 0; k < WSISA_MATCH_FIELDS; k++) m.match[k] += c->match[k];
   }
   /* no nucleus, no mean area: a missing output the analysis reports by run id */
   m.mean_area = m.nuclei ? (double)m.run / (double)m.nuclei : NAN;
@@ -50,22 +53,32 @@ static run_metrics metrics_of(const wsisa__study_run *s, size_t r) {
   m.dice = m.run + m.ref ? 2.0 * (double)m.both / (double)(m.run + m.ref) : 1.0;
   uint64_t uni = m.run + m.ref - m.both;
   m.jaccard = uni ? (double)m.both / (double)uni : 1.0;
-  /* object Dice (GlaS): the area-weighted mean of each reference object's Dice
-   * with its best run object, averaged with the same seen from the run's side;
-   * an empty side has no matches */
-  m.object_dice = m.run + m.ref == 0
-                      ? 1.0
-                      : 0.5 * ((m.ref ? (double)m.obj_ref / WSISA_OBJECT_MATCH_ONE / (double)m.ref : 0.0) +
-                               (m.run ? (double)m.obj_run / WSISA_OBJECT_MATCH_ONE / (double)m.run : 0.0));
+  /* object Dice, F1 (precision, recall) and AJI from the slide's sums */
+  wsisa_object_metrics_of(m.match, &m.obj);
   return m;
+}
+
+/* The values of run_metric_names, in its order. */
+static void metric_values(const run_metrics *m, double v[NRUN_METRICS]) {
+  const double all[NRUN_METRICS] = {m->dice,          m->jaccard,        (double)m->nuclei,
+                                    m->mean_area,     m->obj.object_dice, m->obj.f1,
+                                    m->obj.precision, m->obj.recall,      m->obj.aji};
+  memcpy(v, all, sizeof all);
+}
+
+static long run_metric_index(const char *name) {
+  for (size_t j = 0; j < NRUN_METRICS; j++)
+    if (strcmp(name, run_metric_names[j]) == 0) return (long)j;
+  return -1;
 }
 
 int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e) {
   for (size_t m = 0; m < s->study->nmetrics; m++) {
     const char *name = s->study->metrics[m];
-    int known = 0;
-    for (size_t j = 0; j < NRUN_METRICS; j++) known |= strcmp(name, run_metric_names[j]) == 0;
-    s->object_match |= strcmp(name, "object_dice") == 0;
+    long j = run_metric_index(name);
+    int known = j >= 0;
+    /* one matching task per run and tile gives every object metric */
+    s->object_match |= j >= NPIXEL_METRICS;
     known |= wsisa__run_features_is_metric(name);
     if (!known && strncmp(name, WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0)
       return wsisa_error(e, WSISA_EUSAGE,
@@ -74,18 +87,90 @@ int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, ws
     if (!known)
       return wsisa_error(e, WSISA_EUSAGE,
                          "%s: metric %s: wsisa run computes dice, jaccard, nucleus_count, "
-                         "mean_area and object_dice, and from features mean_haematoxylin and "
+                         "mean_area, object_dice, object_f1, object_precision, object_recall "
+                         "and aji, and from features mean_haematoxylin and "
                          "wasserstein:<feature>",
                          study_path, name);
   }
   return 0;
 }
 
+/* A run's value of study metric k. */
+static double output_of(wsisa__study_run *s, size_t r, const double values[NRUN_METRICS],
+                        size_t k) {
+  const char *name = s->study->metrics[k];
+  long j = run_metric_index(name);
+  if (j >= 0) return values[j];
+  return wsisa__run_features_metric(s->features, r, name);
+}
+
+/* best.json: the run that agrees best with the annotations, by the study's
+ * first metric that has a better direction (higher Dice, F1, AJI...; lower
+ * Wasserstein distance); ties go to the first run of the design. Its run id,
+ * the 15 parameters (wsisa segment --params @best.json takes them) and every
+ * metric of the study. 0 with nothing written when no metric has a
+ * direction or no run has a value. */
+static int write_best(wsisa_stage *stage, const char *path, wsisa__study_run *s,
+                      const double *out, wsisa_err *e) {
+  const size_t nm = s->study->nmetrics;
+  long by = -1;
+  for (size_t k = 0; k < nm && by < 0; k++)
+    if (wsisa_study_metric_direction(s->study->metrics[k])) by = (long)k;
+  if (by < 0) return 0;
+  const int dir = wsisa_study_metric_direction(s->study->metrics[by]);
+  long best = -1;
+  for (size_t r = 0; r < s->nruns; r++) {
+    double v = out[r * nm + (size_t)by];
+    if (isnan(v)) continue;
+    if (best < 0 || (dir > 0 ? v > out[(size_t)best * nm + (size_t)by]
+                             : v < out[(size_t)best * nm + (size_t)by]))
+      best = (long)r;
+  }
+  if (best < 0) return 0;
+  const size_t r = (size_t)best;
+  json_t *params = json_object(), *metrics = json_object();
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    double v = s->params[r * WSISA_SEG_NPARAMS + p];
+    json_object_set_new(params, wsisa_seg_param_name(p),
+                        v == floor(v) && fabs(v) < 1e15 ? json_integer((json_int_t)v) : json_real(v));
+  }
+  for (size_t k = 0; k < nm; k++) {
+    double v = out[r * nm + k];
+    json_object_set_new(metrics, s->study->metrics[k], isfinite(v) ? json_real(v) : json_null());
+  }
+  json_t *root = json_pack("{s:I, s:s, s:s, s:f, s:o, s:o, s:I, s:I}", "run_id",
+                           (json_int_t)(s->run_ids ? s->run_ids[r] : r), "chosen_by",
+                           s->study->metrics[by], "better", dir > 0 ? "higher" : "lower",
+                           "value", out[r * nm + (size_t)by], "parameters", params, "metrics",
+                           metrics, "runs", (json_int_t)s->nruns, "tiles",
+                           (json_int_t)s->ntiles);
+  char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
+  json_decref(root);
+  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  const char *temp = wsisa_stage_add(stage, path, e);
+  FILE *f = temp ? fopen(temp, "wb") : NULL;
+  int rc = !temp ? (e && e->code ? e->code : WSISA_EIO)
+           : !f  ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno))
+                 : 0;
+  if (f) {
+    errno = 0;
+    fputs(text, f);
+    fputc('\n', f);
+    rc = wsisa_output_close(f, temp, e);
+  }
+  free(text);
+  return rc;
+}
+
 int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
-  char path[4200], outputs[4200];
+  char path[4200], outputs[4200], best[4200];
   snprintf(path, sizeof path, "%s/metrics.csv", dir ? dir : s->dir);
   snprintf(outputs, sizeof outputs, "%s/outputs.csv", dir ? dir : s->dir);
-  /* both appear together or not at all: a folder never holds half a table */
+  snprintf(best, sizeof best, "%s/best.json", dir ? dir : s->dir);
+  const size_t nm = s->study->nmetrics;
+  double *out = malloc((s->nruns ? s->nruns : 1) * (nm ? nm : 1) * sizeof *out);
+  if (!out) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  /* they appear together or not at all: a folder never holds half a table */
   wsisa_stage stage = WSISA_STAGE_INIT;
   wsisa_csv_writer *w = NULL, *o = NULL;
   int rc = wsisa_csv_create_staged(&stage, path, &w, e);
@@ -93,50 +178,59 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
   if (rc) {
     if (w) wsisa_csv_close(w, NULL);
     wsisa_stage_abort(&stage);
+    free(out);
     return rc;
   }
+  const size_t shown = s->object_match ? NRUN_METRICS : NPIXEL_METRICS;
   wsisa_csv_text(w, "run_id");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
-  for (size_t k = 0; k < NRUN_METRICS - !s->object_match; k++)
-    wsisa_csv_text(w, run_metric_names[k]);
+  for (size_t k = 0; k < shown; k++) wsisa_csv_text(w, run_metric_names[k]);
   const char *cols[] = {"pixels_both", "pixels_run", "pixels_reference",
                         "reference_nucleus_count"};
   for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) wsisa_csv_text(w, cols[c]);
-  for (size_t k = 0; k < s->study->nmetrics; k++)
+  /* the matching's counts, which precision and recall come from */
+  const char *objs[] = {"objects_matched", "objects_run_unmatched",
+                        "objects_reference_unmatched"};
+  const int obj_field[] = {WSISA_MATCH_TP, WSISA_MATCH_FP, WSISA_MATCH_FN};
+  for (size_t c = 0; s->object_match && c < sizeof objs / sizeof *objs; c++)
+    wsisa_csv_text(w, objs[c]);
+  for (size_t k = 0; k < nm; k++)
     if (wsisa__run_features_is_metric(s->study->metrics[k])) wsisa_csv_text(w, s->study->metrics[k]);
   wsisa_csv_end_row(w);
   wsisa_csv_text(o, "run_id");
-  for (size_t m = 0; m < s->study->nmetrics; m++) wsisa_csv_text(o, s->study->metrics[m]);
+  for (size_t m = 0; m < nm; m++) wsisa_csv_text(o, s->study->metrics[m]);
   wsisa_csv_end_row(o);
   for (size_t r = 0; r < s->nruns; r++) {
     run_metrics m = metrics_of(s, r);
+    double values[NRUN_METRICS];
+    metric_values(&m, values);
     wsisa_csv_uint(w, r);
     for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
-    const double values[NRUN_METRICS] = {m.dice, m.jaccard, (double)m.nuclei, m.mean_area,
-                                         m.object_dice};
-    for (size_t k = 0; k < NRUN_METRICS - !s->object_match; k++) wsisa_csv_num(w, values[k]);
+    for (size_t k = 0; k < shown; k++) wsisa_csv_num(w, values[k]);
     wsisa_csv_uint(w, m.both);
     wsisa_csv_uint(w, m.run);
     wsisa_csv_uint(w, m.ref);
     wsisa_csv_uint(w, m.ref_nuclei);
-    for (size_t k = 0; k < s->study->nmetrics; k++)
+    for (size_t c = 0; s->object_match && c < sizeof objs / sizeof *objs; c++)
+      wsisa_csv_uint(w, m.match[obj_field[c]]);
+    for (size_t k = 0; k < nm; k++)
       if (wsisa__run_features_is_metric(s->study->metrics[k]))
         wsisa_csv_num(w, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
     wsisa_csv_end_row(w);
     wsisa_csv_uint(o, s->run_ids ? s->run_ids[r] : r);
-    for (size_t k = 0; k < s->study->nmetrics; k++) {
-      for (size_t j = 0; j < NRUN_METRICS; j++)
-        if (strcmp(s->study->metrics[k], run_metric_names[j]) == 0) wsisa_csv_num(o, values[j]);
-      if (wsisa__run_features_is_metric(s->study->metrics[k]))
-        wsisa_csv_num(o, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
+    for (size_t k = 0; k < nm; k++) {
+      out[r * nm + k] = output_of(s, r, values, k);
+      wsisa_csv_num(o, out[r * nm + k]);
     }
     wsisa_csv_end_row(o);
   }
   rc = wsisa_csv_close(w, e);
   int rc2 = wsisa_csv_close(o, e);
   rc = rc ? rc : rc2;
+  if (!rc && s->annotated) rc = write_best(&stage, best, s, out, e);
   if (!rc) rc = wsisa_stage_commit(&stage, e);
   if (rc) wsisa_stage_abort(&stage);
+  free(out);
   return rc;
 }
 
@@ -196,6 +290,82 @@ int wsisa__results_study(wsisa__study_run *s, wsisa_err *e) {
 static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warnings,
                             json_t *resumes, wsisa_err *e);
 
+/* ---- the reference ----------------------------------------------------------------- */
+
+json_t *wsisa__results_reference_json(const wsisa__study_run *s) {
+  if (!s->annotated) return json_pack("{s:s}", "kind", "default_parameters");
+  json_t *inputs = json_array();
+  for (size_t i = 0; i < s->ninputs; i++) {
+    const wsisa__run_input *in = &s->inputs[i];
+    json_t *o = json_pack("{s:s, s:s, s:I, s:I}", "input", in->path, "kind",
+                          in->annot ? wsisa_annot_kind_name(in->annot->kind) : "none",
+                          "tiles_annotated", (json_int_t)in->ntiles, "tiles_left_out",
+                          (json_int_t)in->tiles_left_out);
+    if (in->annot) {
+      char crc[16];
+      snprintf(crc, sizeof crc, "%08x", (unsigned)in->annot_crc32);
+      json_object_set_new(o, "file", json_string(in->annot->path));
+      json_object_set_new(o, "bytes", json_integer((json_int_t)in->annot_bytes));
+      json_object_set_new(o, "crc32", json_string(crc));
+      json_object_set_new(o, "nuclei", json_integer((json_int_t)in->annot_objects));
+    }
+    json_array_append_new(inputs, o);
+  }
+  return json_pack("{s:s, s:I, s:I, s:o}", "kind", "annotation", "tiles_annotated",
+                   (json_int_t)s->ntiles, "tiles_left_out", (json_int_t)s->tiles_left_out,
+                   "inputs", inputs);
+}
+
+static char *reference_text(const wsisa__study_run *s) {
+  json_t *root = wsisa__results_reference_json(s);
+  char *text = root ? json_dumps(root, JSON_INDENT(2)) : NULL;
+  json_decref(root);
+  char *line = text ? realloc(text, strlen(text) + 2) : NULL;
+  if (!line) {
+    free(text);
+    return NULL;
+  }
+  strcat(line, "\n");
+  return line;
+}
+
+int wsisa__results_reference(wsisa__study_run *s, const char *dir, wsisa_err *e) {
+  if (!s->annotated) return 0;
+  char path[4200], *text = reference_text(s);
+  snprintf(path, sizeof path, "%s/reference.json", dir ? dir : s->dir);
+  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  int rc = wsisa_output_write(path, text, strlen(text), e);
+  free(text);
+  return rc;
+}
+
+int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e) {
+  if (!s->annotated) return 0;
+  char path[4200], *text = reference_text(s);
+  wsisa__run_path(s, "reference.json", path, sizeof path);
+  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  FILE *f = fopen(path, "rb");
+  size_t len = strlen(text), got = 0;
+  char *was = f ? malloc(len + 2) : NULL;
+  if (was) got = fread(was, 1, len + 1, f);
+  int same = was && got == len && memcmp(was, text, len) == 0;
+  int missing = !f;
+  if (f) fclose(f);
+  free(was);
+  free(text);
+  if (missing)
+    return wsisa_error(e, WSISA_EFORMAT,
+                       "%s: missing; the annotations the run began with are unknown (run the "
+                       "study again into a new folder)",
+                       path);
+  if (!same)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: the annotations are not those the run began with (a file changed, "
+                       "or covers other tiles); run the study again into a new folder",
+                       path);
+  return 0;
+}
+
 static long peak_rss_kib(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
@@ -253,7 +423,12 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
                       "residual_share", wsisa__stain_residual(st), "haematoxylin_share",
                       wsisa__stain_haematoxylin(st))
           : json_pack("{s:b}", "checked", 0));
-  if (in->tissue_mm2 > 0 && density < WSISA_MIN_NUCLEI_PER_MM2) {
+  if (s->annotated) {
+    /* the annotation's nuclei: as many as someone drew, no density to judge */
+    json_object_set_new(o, "tiles_left_out", json_integer((json_int_t)in->tiles_left_out));
+    json_object_set_new(o, "reference", json_string(in->annot ? wsisa_annot_kind_name(in->annot->kind)
+                                                              : "none"));
+  } else if (in->tissue_mm2 > 0 && density < WSISA_MIN_NUCLEI_PER_MM2) {
     char w[4600];
     snprintf(w, sizeof w,
              "%s: the reference segmentation found %llu nuclei in %.3g mm2 of tissue (%.0f per "
@@ -350,6 +525,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
                 (json_int_t)st->object_store_peak, "store_bytes_limit",
                 (json_int_t)s->object_store_bytes, "evictions",
                 (json_int_t)st->object_evictions));
+  json_object_set_new(root, "reference", wsisa__results_reference_json(s));
   json_object_set_new(root, "mpi", json_pack("{s:i, s:i, s:i}", "ranks", wsisa_dist_size(),
                                              "ranks_lost", wsisa_dist_lost(), "workers",
                                              s->workers));

@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "codelets/codelets.h"
 #include "engine/engine_private.h"
 #include "io/csv.h"
@@ -68,6 +70,76 @@ static int add_input(wsisa__study_run *s, const char *path, int is_slide, const 
   return 0;
 }
 
+/* ---- annotations -------------------------------------------------------------- */
+
+/* inputs.reference for input `ri`: its spec into ri->annot (which stays NULL
+ * when the input has none), the file read and checked into *out (refused
+ * before any work, naming it), its size and CRC-32 for reference.json. Level
+ * 0 of the input is width0 x height0 pixels of `scale`'s MPP. */
+static int input_annotation(wsisa__study_run *s, wsisa__run_input *ri, const wsisa_scale *scale,
+                            int64_t width0, int64_t height0, wsisa_annotation **out,
+                            wsisa_err *e) {
+  *out = NULL;
+  const wsisa_study_inputs *in = &s->study->inputs;
+  const wsisa_study_reference *r = NULL;
+  for (size_t i = 0; i < in->nreferences && !r; i++)
+    if (strcmp(in->references[i].input, ri->path) == 0) r = &in->references[i];
+  if (!r) return 0;
+  wsisa_annot_spec *sp = calloc(1, sizeof *sp);
+  if (!sp) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  ri->annot = sp;
+  sp->kind = r->kind;
+  sp->path = r->path;
+  sp->input = ri->path;
+  sp->width0 = width0;
+  sp->height0 = height0;
+  sp->origin_x = r->origin[0];
+  sp->origin_y = r->origin[1];
+  sp->downsample = r->downsample > 0 ? r->downsample : 1;
+  if (r->mpp > 0) {
+    /* um per label pixel over um per level-0 pixel */
+    if (scale->mpp <= 0)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "%s: inputs.reference[\"%s\"].mpp: the MPP of %s is unknown; give "
+                         "downsample, or inputs.slide_mpp",
+                         s->study->path, ri->path, ri->path);
+    sp->downsample = r->mpp / scale->mpp;
+  }
+  sp->has_region = r->has_region;
+  sp->region = (wsisa_rect){r->region[0], r->region[1], r->region[2], r->region[3]};
+  FILE *f = fopen(r->path, "rb");
+  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(errno));
+  char buf[65536];
+  size_t got;
+  uint32_t crc = 0;
+  uint64_t bytes = 0;
+  while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+    crc = wsisa__crc32_more(crc, buf, got);
+    bytes += got;
+  }
+  int err = ferror(f) ? errno : 0;
+  fclose(f);
+  if (err) return wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(err));
+  ri->annot_bytes = bytes;
+  ri->annot_crc32 = crc;
+  int rc = wsisa_annotation_load(sp, out, e);
+  if (!rc) ri->annot_objects = wsisa_annotation_objects(*out);
+  return rc;
+}
+
+/* Is the tile in the study? Without annotations, every tile is; with them,
+ * those the input's annotation covers (the others are counted). */
+static int tile_annotated(wsisa__study_run *s, wsisa__run_input *ri, const wsisa_annotation *a,
+                          wsisa_tile_ref *ref) {
+  if (!s->annotated) return 1;
+  ref->annot = ri->annot;
+  if (a && wsisa_annotation_covers(a, &ref->scale, ref->x, ref->y, ref->width, ref->height))
+    return 1;
+  ri->tiles_left_out++;
+  s->tiles_left_out++;
+  return 0;
+}
+
 /* Tiles of one slide at the study's resolution, its stain checked first. */
 static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
@@ -92,12 +164,17 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
     if (!(rc = wsisa__stain_sample(slide, g, &ri->stain, e)))
       rc = wsisa__stain_verdict(&ri->stain, path, e);
   }
+  wsisa_level l0;
+  wsisa_annotation *annot = NULL;
+  if (!rc && s->annotated && !(rc = wsisa_slide_level(slide, 0, &l0, e)))
+    rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
   const double um2 = scale.target_mpp * scale.target_mpp;
   for (size_t t = 0; !rc && t < g->ntiles; t++) {
     const wsisa_tile *tl = &g->tiles[t];
     if (in->tissue_only && !tl->tissue) continue;
     wsisa_tile_ref ref = {.path = path, .is_slide = 1, .scale = scale, .x = tl->x, .y = tl->y,
                           .width = tl->width, .height = tl->height, .level0 = tl->level0};
+    if (!tile_annotated(s, ri, annot, &ref)) continue;
     /* named by its level-0 rectangle, the slide's own coordinates */
     snprintf(name, sizeof name, "%s#%lld,%lld,%lld,%lld", path, (long long)tl->level0.x,
              (long long)tl->level0.y, (long long)tl->level0.width,
@@ -110,6 +187,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
     wsisa_log(WSISA_LOG_INFO, "run", "%s: %g um/pixel (%s), level %d, factor %g: %zu tiles", path,
               scale.mpp, wsisa_mpp_source_name(scale.source), scale.level, scale.factor,
               ri->ntiles);
+  wsisa_annotation_free(annot);
   wsisa_grid_free(g);
   wsisa_slide_close(slide);
   return rc;
@@ -129,15 +207,22 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
     wsisa__stain_add(&ri->stain, img);
     rc = wsisa__stain_verdict(&ri->stain, path, e);
   }
+  wsisa_annotation *annot = NULL;
+  if (!rc && s->annotated)
+    rc = input_annotation(s, ri, &scale, scale.level_width, scale.level_height, &annot, e);
   if (!rc) {
     double step = wsisa_scale_step(&scale);
     wsisa_tile_ref ref = {.path = path, .is_slide = 0, .scale = scale, .width = img->width,
                           .height = img->height,
                           .level0 = {0, 0, llround(img->width * step), llround(img->height * step)}};
-    ri->tissue_mm2 = (double)img->width * img->height * scale.target_mpp * scale.target_mpp * 1e-6;
-    ri->ntiles = 1;
-    rc = add_tile(s, &ref, path, e);
+    if (tile_annotated(s, ri, annot, &ref)) {
+      ri->tissue_mm2 =
+          (double)img->width * img->height * scale.target_mpp * scale.target_mpp * 1e-6;
+      ri->ntiles = 1;
+      rc = add_tile(s, &ref, path, e);
+    }
   }
+  wsisa_annotation_free(annot);
   wsisa_image_free(img);
   return rc;
 }
@@ -145,11 +230,20 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
 static int collect_tiles(wsisa__study_run *s, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
   int rc = 0;
+  s->annotated = in->nreferences > 0;
   for (size_t i = 0; i < in->nslides && !rc; i++) rc = slide_tiles(s, in->slides[i], e);
   for (size_t i = 0; i < in->nimages && !rc; i++) rc = image_tile(s, in->images[i], e);
-  if (!rc && s->ntiles == 0)
+  if (!rc && s->ntiles == 0 && s->annotated)
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: inputs.reference: no tile is annotated (%zu tiles, none covered by "
+                     "an annotation: are its coordinates level-0 pixels of the slide?)",
+                     s->study->path, s->tiles_left_out);
+  else if (!rc && s->ntiles == 0)
     rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs: no tile to segment (no tissue found?)",
                      s->study->path);
+  if (!rc && s->annotated)
+    wsisa_log(WSISA_LOG_INFO, "run", "annotations cover %zu tiles; %zu left out", s->ntiles,
+              s->tiles_left_out);
   return rc;
 }
 
@@ -297,8 +391,12 @@ static int lock_folder(const char *dir, int exclusive, int *fd_out, wsisa_err *e
   if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
     int err = errno;
     long pid = lock_holder(fd);
-    /* the holder writes its pid just after it locks: give it that moment */
-    for (int i = 0; i < 20 && pid <= 0 && err == EWOULDBLOCK; i++) {
+    /* the holder writes its pid just after it locks: give it that moment;
+     * until then the file may still hold the pid of the writer before it,
+     * a process that is gone */
+    for (int i = 0; i < 20 && (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) &&
+                    err == EWOULDBLOCK;
+         i++) {
       nanosleep(&(struct timespec){0, 10000000}, NULL);
       pid = lock_holder(fd);
     }
@@ -412,6 +510,7 @@ static int create_folder(wsisa__study_run *s, const char *out, wsisa_err *e) {
   int rc = lock_folder(temp, 1, &s->lock_fd, e);
   if (!rc) rc = wsisa__results_study(s, e);
   if (!rc) rc = wsisa__results_samples(s, NULL, e);
+  if (!rc) rc = wsisa__results_reference(s, NULL, e);
   if (!rc) rc = wsisa__journal_open(s, 1, e);
   if (!rc && s->features) {
     wsisa__run_features_move(s->features, temp);
@@ -563,6 +662,8 @@ static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
 static int reopen(wsisa__study_run *s, wsisa_err *e) {
   char path[4200];
   int rc;
+  /* the annotations the journal's counts were measured against */
+  if ((rc = wsisa__results_reference_check(s, e))) return rc;
   /* a folder made before the temporary-folder step may lack its design */
   wsisa__run_path(s, "samples.csv", path, sizeof path);
   if (access(path, F_OK) != 0) {
@@ -712,6 +813,24 @@ static int analyze(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
+/* With annotations: the best run, as best.json names it, and how to see it. */
+static void print_best(const wsisa__study_run *s) {
+  char path[4200];
+  wsisa__run_path(s, "best.json", path, sizeof path);
+  json_t *b = json_load_file(path, 0, NULL);
+  if (!b) {
+    printf("no best run: no metric of the study says which way is better (dice, jaccard, "
+           "object_*, aji, wasserstein:<feature> do)\n");
+    return;
+  }
+  printf("best run against the annotations by %s: run %" JSON_INTEGER_FORMAT " (%.6g); "
+         "%s holds its parameters: wsisa segment INPUT --params @%s reproduces it\n",
+         json_string_value(json_object_get(b, "chosen_by")),
+         json_integer_value(json_object_get(b, "run_id")),
+         json_number_value(json_object_get(b, "value")), path, path);
+  json_decref(b);
+}
+
 /* Metrics from the counts, indices (unless the design came from a CSV), and
  * the summary on stdout. */
 static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
@@ -729,8 +848,10 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
   else if ((rc = analyze(s, e)))
     return rc;
   if (!s->from_csv) wsisa__results_print_top(s);
-  printf("results in %s: metrics.csv%s, run.json\n", s->dir,
-         s->from_csv ? ", outputs.csv" : ", indices.csv, indices.json, *.svg");
+  if (s->annotated) print_best(s);
+  printf("results in %s: metrics.csv%s%s, run.json\n", s->dir,
+         s->from_csv ? ", outputs.csv" : ", indices.csv, indices.json, *.svg",
+         s->annotated ? ", best.json" : "");
   printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s->nruns,
          s->ntiles, (unsigned long long)s->stats.tasks, (unsigned long long)s->tasks_no_reuse,
          wsisa_now() - s->t_start);
@@ -850,15 +971,19 @@ static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *
     found(&f, "%s: %zu of %zu (run, tile) results in the journal; `wsisa run --resume %s` "
           "finishes the study", s->dir, have, total, s->dir);
   /* the files the journal gives, made again beside and compared byte for byte */
-  char made[] = "/tmp/wsisa-check-XXXXXX";
+  char made[] = "/tmp/wsisa-check-XXXXXX", path_best[4400];
   if (!mkdtemp(made)) return wsisa_error(e, WSISA_EIO, "/tmp: %s", strerror(errno));
   if (!wsisa__results_samples(s, made, &inner)) {
     compare(&f, s, made, "samples.csv", "the study's design");
     if (s->from_csv) compare(&f, s, made, "design.csv", "the study's design");
   }
+  if (s->annotated && !wsisa__results_reference(s, made, &inner))
+    compare(&f, s, made, "reference.json", "reading the annotations again");
   if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
     compare(&f, s, made, "metrics.csv", "the journal");
     compare(&f, s, made, "outputs.csv", "the journal");
+    snprintf(path_best, sizeof path_best, "%s/best.json", made);
+    if (access(path_best, F_OK) == 0) compare(&f, s, made, "best.json", "the journal");
     char path[4400];
     const char *expected[] = {"run.json", s->from_csv ? NULL : "indices.csv"};
     for (size_t i = 0; i < 2; i++) {
@@ -879,7 +1004,9 @@ static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *
          "x %zu tiles)\n", js.lines, js.repeats, have, total, s->nruns, s->ntiles);
   if (s->features) printf("  feature_values.csv: %zu whole lines\n", flines);
   printf("  samples.csv%s: the study's design\n", s->from_csv ? ", design.csv" : "");
-  printf("  metrics.csv, outputs.csv: what the journal gives\n");
+  if (s->annotated) printf("  reference.json: the annotations as they are\n");
+  printf("  metrics.csv, outputs.csv%s: what the journal gives\n",
+         s->annotated ? ", best.json" : "");
   printf("  run.json%s: present\n", s->from_csv ? "" : ", indices.csv");
   return 0;
 }
@@ -892,6 +1019,7 @@ static void run_free(wsisa__study_run *s) {
   for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
   free(s->tile_names);
   free(s->tiles);
+  for (size_t i = 0; i < s->ninputs; i++) free(s->inputs[i].annot);
   free(s->inputs);
   wsisa_estimate_free(s->est);
   free(s->params);

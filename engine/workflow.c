@@ -2,9 +2,13 @@
  * fine-grain operations are codelets; intermediates live only in StarPU
  * (home node -1) and are released as soon as their last consumer is
  * submitted. */
+#include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#include <jansson.h>
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
@@ -25,7 +29,50 @@ const double *wsisa_seg_defaults(void) {
   return defaults;
 }
 
+/* @FILE: a JSON object of parameter values, or an object whose "parameters"
+ * object holds them (best.json, whose other keys are ignored). */
+static int params_from_file(const char *path, double *p, wsisa_err *e) {
+  json_error_t jerr;
+  json_t *root = json_load_file(path, 0, &jerr);
+  if (!root) {
+    FILE *f = fopen(path, "r");
+    if (!f) return wsisa_error(e, WSISA_EUSAGE, "--params @%s: %s", path, strerror(errno));
+    fclose(f);
+    return wsisa_error(e, WSISA_EUSAGE, "--params @%s:%d:%d: %s", path, jerr.line, jerr.column,
+                       jerr.text);
+  }
+  json_t *params = json_object_get(root, "parameters");
+  const char *prefix = params ? "parameters." : "";
+  if (!params) params = root;
+  int rc = 0;
+  if (!json_is_object(params))
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "--params @%s: %s not a JSON object of parameter values (name: number)",
+                     path, params == root ? "the file is" : "\"parameters\" is");
+  const char *name;
+  json_t *v;
+  double q[WSISA_SEG_NPARAMS];
+  memcpy(q, p, sizeof q);
+  json_object_foreach(params, name, v) {
+    if (rc) break;
+    wsisa_err inner = WSISA_ERR_INIT;
+    const wsisa_sa_seg_param *sp = NULL;
+    if (wsisa_sa_seg_lookup(name, &sp, &inner))
+      rc = wsisa_error(e, WSISA_EUSAGE, "--params @%s: %s%s", path, prefix, inner.msg);
+    else if (!json_is_number(v) || !isfinite(json_number_value(v)))
+      rc = wsisa_error(e, WSISA_EUSAGE, "--params @%s: %s%s: not a number", path, prefix, name);
+    else if (wsisa_sa_seg_validate(name, json_number_value(v), &inner))
+      rc = wsisa_error(e, WSISA_EUSAGE, "--params @%s: %s%s", path, prefix, inner.msg);
+    else
+      q[sp - wsisa_sa_seg_params] = json_number_value(v);
+  }
+  json_decref(root);
+  if (!rc) memcpy(p, q, sizeof q);
+  return rc;
+}
+
 int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e) {
+  if (text[0] == '@') return params_from_file(text + 1, p, e);
   char buf[1024];
   if (strlen(text) >= sizeof buf) return wsisa_error(e, WSISA_EUSAGE, "--params: too long");
   strcpy(buf, text);

@@ -156,6 +156,8 @@ static int tiff_dtype(int bits, int format, wsisa_dtype *type) {
   if (bits == 8 && format == SAMPLEFORMAT_UINT) *type = WSISA_U8;
   else if (bits == 16 && format == SAMPLEFORMAT_UINT) *type = WSISA_U16;
   else if (bits == 32 && format == SAMPLEFORMAT_INT) *type = WSISA_I32;
+  /* unsigned 32-bit (label images): held as i32, refused past INT32_MAX */
+  else if (bits == 32 && format == SAMPLEFORMAT_UINT) *type = WSISA_I32;
   else if (bits == 32 && format == SAMPLEFORMAT_IEEEFP) *type = WSISA_F32;
   else return -1;
   return 0;
@@ -309,6 +311,17 @@ static int read_tiff(const char *path, wsisa_image **out, wsisa_err *e) {
         char where[32];
         snprintf(where, sizeof where, "row %u", y);
         rc = tiff_read_error(tif, path, where, e);
+        break;
+      }
+  }
+  for (uint32_t y = 0; !rc && bits == 32 && format == SAMPLEFORMAT_UINT && y < h; y++) {
+    const int32_t *row = wsisa_image_row(img, (int)y);
+    for (uint32_t x = 0; x < w * spp; x++)
+      if (row[x] < 0) {
+        rc = wsisa_error(e, WSISA_EFORMAT,
+                         "%s: unsigned 32-bit value %u at (%u, %u) is above 2147483647, the "
+                         "largest wsisa reads",
+                         path, (unsigned)row[x], x / spp, y);
         break;
       }
   }

@@ -214,11 +214,69 @@ int wsisa_grid_tile_read(wsisa_slide *slide, const wsisa_grid *grid, const wsisa
 int wsisa_tissue_mask(wsisa_slide *slide, int max_side, wsisa_image **out,
                       double *downsample, int *dark_background, wsisa_err *e);
 
+/* ---- reference annotations ---------------------------------------------------
+ * Nuclei someone drew, as a study's reference instead of the default-parameter
+ * run: GeoJSON polygons (QuPath's export, level-0 coordinates) or a label
+ * image (instance labels, or a binary mask whose 8-connected components are
+ * the nuclei). io/annotation.c states the rasterisation and coverage rules. */
+
+typedef enum wsisa_annot_kind {
+  WSISA_ANNOT_NONE = 0,
+  WSISA_ANNOT_GEOJSON,
+  WSISA_ANNOT_LABELS,
+  WSISA_ANNOT_MASK
+} wsisa_annot_kind;
+
+/* "none", "geojson", "labels", "mask": the study keys. */
+const char *wsisa_annot_kind_name(wsisa_annot_kind kind);
+
+/* An annotation file and where it lies. Plain data but for the strings, which
+ * the holder keeps (sent to MPI ranks field by field). */
+typedef struct wsisa_annot_spec {
+  wsisa_annot_kind kind;
+  const char *path;           /* the annotation file */
+  const char *input;          /* the slide or image it annotates, for messages */
+  int64_t width0, height0;    /* that input's level 0, in pixels */
+  double origin_x, origin_y;  /* labels, mask: level-0 position of the image's top-left corner */
+  double downsample;          /* labels, mask: level-0 pixels per image pixel (> 0) */
+  int has_region;             /* geojson: nuclei are drawn exhaustively in `region` only */
+  wsisa_rect region;          /* level-0 pixels */
+} wsisa_annot_spec;
+
+typedef struct wsisa_annotation wsisa_annotation;
+
+/* Read and check an annotation against its input's level 0. Refused, naming
+ * the file: unreadable, not JSON, not GeoJSON features, a geometry that is not
+ * a Polygon or MultiPolygon, a ring that is not closed or has fewer than four
+ * positions, a vertex outside the slide, no polygon at all, a region outside
+ * the slide; a label image with more than one channel or floating-point or
+ * negative values, an origin off the slide, or more pixels than fit on the
+ * slide from its origin at its downsample (wrong size). */
+int wsisa_annotation_load(const wsisa_annot_spec *spec, wsisa_annotation **out, wsisa_err *e);
+void wsisa_annotation_free(wsisa_annotation *a);
+/* What it was loaded from (its strings belong to the annotation). */
+const wsisa_annot_spec *wsisa_annotation_spec(const wsisa_annotation *a);
+/* Nuclei in the file: features with a polygon; a label image's largest label;
+ * a mask's components. */
+size_t wsisa_annotation_objects(const wsisa_annotation *a);
+/* Is the target-pixel rectangle (x, y, w, h) read through `scale` annotated
+ * (a label image under every pixel centre; every centre in the GeoJSON's
+ * region; without a region, some polygon over a pixel centre)? */
+int wsisa_annotation_covers(const wsisa_annotation *a, const wsisa_scale *scale, int64_t x,
+                            int64_t y, int w, int h);
+/* The reference of that rectangle: *labels (i32 w x h, new) numbered 1..*n in
+ * raster order of each nucleus's first pixel. WSISA_EUSAGE when it is not
+ * annotated. */
+int wsisa_annotation_rasterize(const wsisa_annotation *a, const wsisa_scale *scale, int64_t x,
+                               int64_t y, int w, int h, wsisa_image **labels, size_t *n,
+                               wsisa_err *e);
+
 /* ---- image files ----------------------------------------------------------- */
 
 /* Read PNG or TIFF (detected by content, not name). PNG: u8/u16, 1-4 channels;
- * TIFF: u8/u16/i32/f32, 1-4 channels, strips or tiles; YCbCr (JPEG-compressed
- * TIFFs), palette and other colour spaces as 8-bit RGB(A). Errors say why:
+ * TIFF: u8/u16/i32/f32 (u32 as i32, refused past INT32_MAX), 1-4 channels,
+ * strips or tiles; YCbCr (JPEG-compressed TIFFs), palette and other colour
+ * spaces as 8-bit RGB(A). Errors say why:
  * too large (over 2^30 pixels or the memory available, refused before
  * allocating), truncated, an unsupported compression, corrupt data. */
 int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e);

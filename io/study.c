@@ -18,9 +18,23 @@
 
 static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
 static const char *const cost_names[] = {"tasks", "measured", "auto"};
-const char *const wsisa_study_metrics[] = {"dice", "jaccard", "nucleus_count", "mean_area",
-                                           "object_dice", "mean_haematoxylin"};
+const char *const wsisa_study_metrics[] = {"dice",          "jaccard",          "nucleus_count",
+                                           "mean_area",     "object_dice",      "object_f1",
+                                           "object_precision", "object_recall", "aji",
+                                           "mean_haematoxylin"};
 const size_t wsisa_study_nmetrics = sizeof wsisa_study_metrics / sizeof *wsisa_study_metrics;
+
+int wsisa_study_metric_direction(const char *metric) {
+  /* agreement with the reference: the more the better */
+  static const char *const higher[] = {"dice",      "jaccard",          "object_dice",
+                                       "object_f1", "object_precision", "object_recall",
+                                       "aji"};
+  for (size_t i = 0; i < sizeof higher / sizeof *higher; i++)
+    if (strcmp(metric, higher[i]) == 0) return 1;
+  /* a distance to the reference's distribution: the less the better */
+  if (strncmp(metric, WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0) return -1;
+  return 0; /* counts, areas, intensities: no better or worse */
+}
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
@@ -202,10 +216,106 @@ static int get_mpp(ctx *c, json_t *v, const char *path, double *out) {
   return 0;
 }
 
+/* inputs.reference: per input (named as inputs.slides or inputs.images name
+ * it), one annotation file and where it lies. Files are read by `wsisa run`,
+ * which refuses a bad one before any work; here only the keys are checked. */
+static int parse_reference(ctx *c, json_t *ref, wsisa_study_inputs *out) {
+  static const char *const keys[] = {"geojson", "labels", "mask", "origin",
+                                     "downsample", "mpp", "region", NULL};
+  static const char *const kinds[] = {"geojson", "labels", "mask"};
+  if (!json_is_object(ref) || json_object_size(ref) == 0)
+    return expected(c, "inputs.reference",
+                    "an object naming, per slide or image, its annotation", ref);
+  out->references = calloc(json_object_size(ref), sizeof *out->references);
+  if (!out->references) return wsisa_error(c->e, WSISA_ENOMEM, "out of memory");
+  const char *input;
+  json_t *v;
+  json_object_foreach(ref, input, v) {
+    char at[600], item[700];
+    snprintf(at, sizeof at, "inputs.reference[\"%.500s\"]", input);
+    int known = 0;
+    for (size_t i = 0; i < out->nslides; i++) known |= strcmp(out->slides[i], input) == 0;
+    for (size_t i = 0; i < out->nimages; i++) known |= strcmp(out->images[i], input) == 0;
+    if (!known)
+      return fail(c, at, "not one of inputs.%s (a reference names the input it annotates, as "
+                  "written there)", out->nslides ? "slides" : "images");
+    if (!json_is_object(v))
+      return expected(c, at, "an object with geojson, labels or mask", v);
+    int rc = check_keys(c, v, at, keys, "a reference");
+    if (rc) return rc;
+    wsisa_study_reference *r = &out->references[out->nreferences++];
+    if ((rc = dup_string(c, input, &r->input))) return rc;
+    int given = 0;
+    for (int k = 0; k < 3; k++) {
+      json_t *f = json_object_get(v, kinds[k]);
+      if (!f) continue;
+      const char *file;
+      snprintf(item, sizeof item, "%s.%s", at, kinds[k]);
+      if (given++) return fail(c, at, "give one of geojson, labels or mask");
+      if ((rc = get_string(c, f, item, &file)) || (rc = dup_string(c, file, &r->path))) return rc;
+      r->kind = (wsisa_annot_kind)(WSISA_ANNOT_GEOJSON + k);
+    }
+    if (!given) return fail(c, at, "give one of geojson, labels or mask");
+    int image = r->kind != WSISA_ANNOT_GEOJSON;
+    json_t *origin = json_object_get(v, "origin"), *ds = json_object_get(v, "downsample");
+    json_t *mpp = json_object_get(v, "mpp"), *region = json_object_get(v, "region");
+    static const char *const image_keys[] = {"origin", "downsample", "mpp"};
+    json_t *const image_vals[] = {origin, ds, mpp};
+    for (int k = 0; k < 3; k++)
+      if (image_vals[k] && !image) {
+        snprintf(item, sizeof item, "%s.%s", at, image_keys[k]);
+        return fail(c, item, "only goes with labels or mask (a GeoJSON is in level-0 "
+                    "coordinates)");
+      }
+    if (region && image) {
+      snprintf(item, sizeof item, "%s.region", at);
+      return fail(c, item, "only goes with geojson (a label image covers its own extent)");
+    }
+    if (origin) {
+      snprintf(item, sizeof item, "%s.origin", at);
+      if (!json_is_array(origin) || json_array_size(origin) != 2)
+        return expected(c, item, "[x, y] in level-0 pixels", origin);
+      for (int k = 0; k < 2; k++) {
+        char el[720];
+        snprintf(el, sizeof el, "%s[%d]", item, k);
+        if ((rc = get_number(c, json_array_get(origin, k), el, &r->origin[k]))) return rc;
+        if (r->origin[k] < 0) return fail(c, el, "%g is negative", r->origin[k]);
+      }
+    }
+    if (ds && mpp) return fail(c, at, "give downsample or mpp, not both");
+    if (ds) {
+      snprintf(item, sizeof item, "%s.downsample", at);
+      if ((rc = get_number(c, ds, item, &r->downsample))) return rc;
+      if (r->downsample < 1.0 / 64 || r->downsample > 4096)
+        return fail(c, item, "%g is outside 1/64..4096 level-0 pixels per pixel", r->downsample);
+    }
+    if (mpp) {
+      snprintf(item, sizeof item, "%s.mpp", at);
+      if ((rc = get_mpp(c, mpp, item, &r->mpp))) return rc;
+    }
+    if (region) {
+      snprintf(item, sizeof item, "%s.region", at);
+      if (!json_is_array(region) || json_array_size(region) != 4)
+        return expected(c, item, "[x, y, width, height] in level-0 pixels", region);
+      for (int k = 0; k < 4; k++) {
+        char el[720];
+        double x;
+        snprintf(el, sizeof el, "%s[%d]", item, k);
+        if ((rc = get_whole(c, json_array_get(region, k), el, k < 2 ? 0 : 1, 9007199254740992.0,
+                            &x)))
+          return rc;
+        r->region[k] = (int64_t)x;
+      }
+      r->has_region = 1;
+    }
+  }
+  return 0;
+}
+
 static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
   static const char *const keys[] = {"slides",      "images",    "level",       "tile_size",
                                      "overlap",     "mpp",       "slide_mpp",   "tissue_only",
-                                     "stain_check", NULL};
+                                     "stain_check", "reference", NULL};
   if (!json_is_object(in)) return expected(c, "inputs", "an object", in);
   int rc = check_keys(c, in, "inputs", keys, "inputs");
   if (rc) return rc;
@@ -256,6 +366,7 @@ static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
   if ((v = json_object_get(in, "stain_check")) &&
       (rc = get_bool(c, v, "inputs.stain_check", &out->stain_check)))
     return rc;
+  if ((v = json_object_get(in, "reference")) && (rc = parse_reference(c, v, out))) return rc;
   return 0;
 }
 
@@ -505,7 +616,8 @@ static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
         snprintf(at, sizeof at, "metric[%zu]", i);
       return fail(c, at,
                   "'%s' is not one of dice, jaccard, nucleus_count, mean_area, object_dice, "
-                  "mean_haematoxylin, wasserstein:<feature>",
+                  "object_f1, object_precision, object_recall, aji, mean_haematoxylin, "
+                  "wasserstein:<feature>",
                   s->metrics[i]);
     }
   }
@@ -614,6 +726,11 @@ void wsisa_study_free(wsisa_study *s) {
   for (size_t i = 0; i < s->inputs.nslides; i++) free(s->inputs.slides[i]);
   for (size_t i = 0; i < s->inputs.nimages; i++) free(s->inputs.images[i]);
   for (size_t i = 0; i < s->nmetrics; i++) free(s->metrics[i]);
+  for (size_t i = 0; i < s->inputs.nreferences; i++) {
+    free(s->inputs.references[i].input);
+    free(s->inputs.references[i].path);
+  }
+  free(s->inputs.references);
   free(s->inputs.slides);
   free(s->inputs.images);
   free(s->metrics);
@@ -777,6 +894,26 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
     json_object_set_new(o, "mpp", json_real(in->mpp));
     if (in->slide_mpp > 0) json_object_set_new(o, "slide_mpp", json_real(in->slide_mpp));
     json_object_set_new(o, "stain_check", json_boolean(in->stain_check));
+    if (in->nreferences) {
+      json_t *refs = json_object();
+      for (size_t i = 0; i < in->nreferences; i++) {
+        const wsisa_study_reference *r = &in->references[i];
+        json_t *one = json_object();
+        json_object_set_new(one, wsisa_annot_kind_name(r->kind), json_string(r->path));
+        if (r->kind != WSISA_ANNOT_GEOJSON)
+          json_object_set_new(one, "origin", json_pack("[o, o]", number(r->origin[0], &d17),
+                                                       number(r->origin[1], &d17)));
+        if (r->downsample > 0) json_object_set_new(one, "downsample", number(r->downsample, &d17));
+        if (r->mpp > 0) json_object_set_new(one, "mpp", number(r->mpp, &d17));
+        if (r->has_region)
+          json_object_set_new(one, "region",
+                              json_pack("[I, I, I, I]", (json_int_t)r->region[0],
+                                        (json_int_t)r->region[1], (json_int_t)r->region[2],
+                                        (json_int_t)r->region[3]));
+        json_object_set_new(refs, r->input, one);
+      }
+      json_object_set_new(o, "reference", refs);
+    }
     json_object_set_new(root, "inputs", o);
   }
   json_t *params = json_object();

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "core/core.h"
+#include "io/io.h"
 #include "sa/sa.h"
 
 /* Reuse strategies (seed 000 §4): none runs every parameter set alone, stage
@@ -39,6 +40,24 @@ extern const char *const wsisa_study_metrics[];
  * a per-nucleus feature's distribution to the reference run's. */
 #define WSISA_STUDY_WASSERSTEIN "wasserstein:"
 extern const size_t wsisa_study_nmetrics;
+/* Which way a metric is better when runs are compared with an annotation: 1
+ * higher (Dice, Jaccard, object Dice, F1, precision, recall, AJI), -1 lower
+ * (wasserstein:<feature>), 0 neither (counts, areas, intensities). */
+int wsisa_study_metric_direction(const char *metric);
+
+/* inputs.reference["<input>"]: the nuclei drawn on one slide or image, which
+ * every run is compared with instead of the default-parameter run. */
+typedef struct wsisa_study_reference {
+  char *input;              /* the slide or image, as inputs.slides/images name it */
+  wsisa_annot_kind kind;    /* geojson, labels or mask */
+  char *path;               /* the annotation file, as written */
+  double origin[2];         /* labels, mask: level-0 position of its corner; default 0, 0 */
+  double downsample;        /* labels, mask: level-0 pixels per pixel; 0: not given */
+  double mpp;               /* labels, mask: um per pixel instead; 0: not given (neither:
+                               level 0's pixels) */
+  int has_region;           /* geojson: drawn exhaustively in this level-0 rectangle */
+  int64_t region[4];        /* x, y, width, height */
+} wsisa_study_reference;
 
 typedef struct wsisa_study_inputs {
   char **slides;        /* whole-slide images, as written (relative to the
@@ -59,6 +78,9 @@ typedef struct wsisa_study_inputs {
                            slides' own, and images taken as they are */
   int stain_check;      /* refuse inputs that do not look like bright-field H&E
                            (engine/stain.c); default 1 */
+  wsisa_study_reference *references; /* none: the default-parameter run is the
+                                        reference */
+  size_t nreferences;
 } wsisa_study_inputs;
 
 /* Task levels of the segmentation workflow (docs/workflow.md). */

@@ -36,18 +36,34 @@ static int merge_stage(const wsisa_reuse_design *d, wsisa__groups *g) {
   return 0;
 }
 
+/* A bucket set's arrays for nb buckets over n instances, zeroed. */
+static int buckets_alloc(wsisa_reuse_buckets *b, size_t nb, size_t n, size_t k) {
+  b->n_buckets = nb;
+  b->k = k;
+  b->start = calloc(nb + 1, sizeof *b->start);
+  b->instances = calloc(n ? n : 1, sizeof *b->instances);
+  b->trees = calloc(nb ? nb : 1, sizeof *b->trees);
+  b->tasks = calloc(nb ? nb : 1, sizeof *b->tasks);
+  b->cost = calloc(nb ? nb : 1, sizeof *b->cost);
+  return !b->start || !b->instances || !b->trees || !b->tasks || !b->cost ? WSISA_ENOMEM : 0;
+}
+
+int wsisa_reuse_buckets_new(size_t n_buckets, size_t n_instances, size_t k,
+                            wsisa_reuse_buckets **out) {
+  wsisa_reuse_buckets *b = calloc(1, sizeof *b);
+  if (!b || buckets_alloc(b, n_buckets, n_instances, k)) {
+    wsisa_reuse_buckets_free(b);
+    return WSISA_ENOMEM;
+  }
+  *out = b;
+  return 0;
+}
+
 /* Expand groups of distinct ids into buckets of instances with their trees. */
 static int make_buckets(const wsisa_reuse_design *d, const wsisa__groups *g,
                         const double *level_cost, wsisa_reuse_buckets *b) {
   size_t nb = g->start.len - 1;
-  b->n_buckets = nb;
-  b->k = d->k;
-  b->start = malloc((nb + 1) * sizeof *b->start);
-  b->instances = malloc(d->n * sizeof *b->instances);
-  b->trees = calloc(nb ? nb : 1, sizeof *b->trees);
-  b->tasks = malloc((nb ? nb : 1) * sizeof *b->tasks);
-  b->cost = malloc((nb ? nb : 1) * sizeof *b->cost);
-  if (!b->start || !b->instances || !b->trees || !b->tasks || !b->cost) return WSISA_ENOMEM;
+  if (buckets_alloc(b, nb, d->n, d->k)) return WSISA_ENOMEM;
   size_t n = 0;
   for (size_t j = 0; j < nb; j++) {
     b->start[j] = n;

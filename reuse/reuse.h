@@ -153,6 +153,10 @@ typedef struct wsisa_reuse_buckets {
 int wsisa_reuse_merge(const wsisa_reuse_design *d, const wsisa_reuse_opts *opts,
                       wsisa_reuse_buckets **out);
 void wsisa_reuse_buckets_free(wsisa_reuse_buckets *b);
+/* An empty bucket set (every array zeroed) for a caller that fills it in:
+ * n_buckets buckets over n_instances instances, trees of k levels. */
+int wsisa_reuse_buckets_new(size_t n_buckets, size_t n_instances, size_t k,
+                            wsisa_reuse_buckets **out);
 
 typedef struct wsisa_reuse_summary {
   size_t n_buckets;

@@ -1,5 +1,6 @@
 /* `mpirun -np N wsisa run` on this machine: 1, 2 and 4 ranks give the metrics of
- * the single-process run, feature metrics and object Dice included; workers
+ * the single-process run, feature metrics, object Dice and the metrics
+ * against an annotation included; workers
  * bound their K by the memory limit; a worker killed mid-study costs nothing
  * but time; a killed manager's study finishes with --resume. */
 #include <criterion/criterion.h>
@@ -241,6 +242,40 @@ Test(mpi, feature_metrics_and_object_dice_match_the_single_process_run, .timeout
   free(want);
   free(got);
   free(err);
+  free(m);
+  free(base);
+}
+
+/* Against an annotation: each rank reads the GeoJSON itself and rasterises
+ * its tiles; F1, AJI and best.json are those of one process. */
+Test(mpi, annotation_metrics_match_the_single_process_run, .timeout = 300) {
+  mpi_env();
+  char study[4400];
+  snprintf(study, sizeof study, "%s/study.json", tu_tmpdir("mpi_annot"));
+  const char *slide = tu_src("tests/data/CMU-1-Small-Region.svs");
+  FILE *f = fopen(study, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256,\n"
+          "    \"reference\": { \"%s\": { \"geojson\": \"%s\" } } },\n"
+          "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"watershed_conn\": {} },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+          "  \"metric\": [\"object_f1\", \"aji\", \"object_recall\", \"dice\", "
+          "\"wasserstein:area\"] }\n",
+          slide, slide, tu_src("tests/data/CMU-1-Small-Region.nuclei.geojson"));
+  fclose(f);
+  char base_dir[4300], dir[4300], path[4400];
+  char *base = run("", study, "--reuse none", base_dir, sizeof base_dir, NULL);
+  cr_assert(strstr(base, "object_f1") && strstr(base, "aji"), "%s", base);
+  char *m = run(MPIRUN " -np 3", study, "--reuse none", dir, sizeof dir, NULL);
+  cr_expect_str_eq(m, base, "3 ranks: metrics differ");
+  snprintf(path, sizeof path, "%s/best.json", base_dir);
+  char *want = tu_slurp(path, NULL);
+  snprintf(path, sizeof path, "%s/best.json", dir);
+  char *got = tu_slurp(path, NULL);
+  cr_expect(want && got && strcmp(want, got) == 0, "best.json differs");
+  free(want);
+  free(got);
   free(m);
   free(base);
 }

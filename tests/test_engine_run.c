@@ -26,7 +26,8 @@ static const char *write_study(const char *dir, const char *tile, int trajectori
           "                    \"min_size_pl\": {}, \"watershed_conn\": {} },\n"
           "  \"method\": { \"name\": \"moat\", \"trajectories\": %d, \"levels\": 4 },\n"
           "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
-          "  \"metric\": [\"dice\", \"jaccard\", \"object_dice\"] }\n",
+          "  \"metric\": [\"dice\", \"jaccard\", \"object_dice\", \"object_f1\",\n"
+          "              \"object_precision\", \"object_recall\", \"aji\"] }\n",
           tu_src(tile), trajectories);
   fclose(f);
   return path;
@@ -59,13 +60,22 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 15);
-  cr_expect(strstr(base, ",dice,jaccard,nucleus_count,mean_area,object_dice,") != NULL,
-            "metrics header: %.300s",
-            base);
+  cr_expect(strstr(base, ",dice,jaccard,nucleus_count,mean_area,object_dice,object_f1,"
+                         "object_precision,object_recall,aji,") != NULL,
+            "metrics header: %.300s", base);
   /* the reference segments 93 nuclei on this tile, as many as the
    * independent tests/golden/workflow/tile_256_default.png holds (4- or
    * 8-connected alike; wsisa segment --labels agrees) */
-  cr_expect(strstr(base, ",93\n") != NULL, "reference nucleus count missing");
+  char metrics_csv[4400];
+  snprintf(metrics_csv, sizeof metrics_csv, "%s/metrics.csv", dir);
+  wsisa_csv *mc = NULL;
+  cr_assert_eq(wsisa_csv_read(metrics_csv, &mc, NULL), 0);
+  double ref_count = 0;
+  cr_assert_eq(wsisa_csv_number(mc, 0, (size_t)wsisa_csv_column(mc, "reference_nucleus_count"),
+                                &ref_count, NULL),
+               0);
+  cr_expect_eq(ref_count, 93, "reference nucleus count %g", ref_count);
+  wsisa_csv_free(mc);
   static const char *const variants[][2] = {
       {"STARPU_SCHED=eager", "--reuse stage"}, {"STARPU_SCHED=lws", "--reuse rtma --max-bucket-size 3"},
       {"STARPU_SCHED=dmda", "--reuse trtma --max-buckets 2"},
@@ -269,4 +279,49 @@ Test(run, object_dice_matches_the_masks, .timeout = 300) {
   cr_log_info("object Dice %.9f (masks: %.9f)\n", got, want);
   cr_expect(want > 0.3 && want < 0.99, "the varied run should differ: %g", want);
   cr_expect(fabs(got - want) < 1e-9, "object_dice %.12g, from the masks %.12g", got, want);
+}
+
+/* Against an annotation (the sample's GeoJSON on its two tiles of 256), the
+ * object metrics, a feature distance to the annotated nuclei and best.json
+ * are the same bytes whatever the strategy, scheduler and worker. */
+Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600) {
+  char study[4400], text[8192];
+  snprintf(study, sizeof study, "%s/study.json", tu_tmpdir("annot-identity"));
+  const char *slide = tu_src("tests/data/CMU-1-Small-Region.svs");
+  snprintf(text, sizeof text,
+           "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256,\n"
+           "    \"reference\": { \"%s\": { \"geojson\": \"%s\",\n"
+           "                               \"region\": [1024, 768, 256, 512] } } },\n"
+           "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"recon_conn\": {}, \"min_size_pl\": {},\n"
+           "                    \"watershed_conn\": {} },\n"
+           "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+           "  \"metric\": [\"aji\", \"object_f1\", \"object_precision\", \"object_recall\",\n"
+           "              \"object_dice\", \"dice\", \"wasserstein:area\"] }\n",
+           slide, slide, tu_src("tests/data/CMU-1-Small-Region.nuclei.geojson"));
+  FILE *f = fopen(study, "w");
+  cr_assert_not_null(f);
+  fputs(text, f);
+  fclose(f);
+  char dir[4300], path[4400];
+  char *base = run_study(study, "STARPU_SCHED=eager", "--reuse rtma", dir, sizeof dir);
+  snprintf(path, sizeof path, "%s/best.json", dir);
+  char *best = tu_slurp(path, NULL);
+  cr_assert_not_null(best);
+  cr_expect(strstr(best, "\"chosen_by\": \"aji\""), "%s", best);
+  static const char *const variants[][2] = {
+      {"STARPU_SCHED=eager", "--reuse none"},
+      {"STARPU_SCHED=lws", "--reuse trtma --max-buckets 2 --active-paths 1"},
+      {"STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
+      {"STARPU_SCHED=eager STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse none"}};
+  for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
+    char *m = run_study(study, variants[i][0], variants[i][1], dir, sizeof dir);
+    cr_expect_str_eq(m, base, "%s %s: metrics differ", variants[i][0], variants[i][1]);
+    snprintf(path, sizeof path, "%s/best.json", dir);
+    char *b = tu_slurp(path, NULL);
+    cr_expect_str_eq(b ? b : "", best, "%s %s: best.json differs", variants[i][0], variants[i][1]);
+    free(b);
+    free(m);
+  }
+  free(best);
+  free(base);
 }

@@ -149,8 +149,12 @@ Test(io_study, resolved_study_round_trips) {
       "{\"inputs\": {\"slides\": [\"x.svs\"], \"mpp\": 0.25, \"slide_mpp\": 0.2527, "
       "\"stain_check\": false}, \"method\": \"moat\", \"reuse\": {\"object_reuse\": false}}",
       "{\"inputs\": {\"images\": [\"x.png\"]}, \"method\": \"moat\", \"reuse\": "
-      "{\"level_costs\": [0.022279113, 0.1, 0.3, 0, 2, 0.1234567890123456789, 1e-9]}}"};
-  for (size_t i = 0; i < 4; i++) {
+      "{\"level_costs\": [0.022279113, 0.1, 0.3, 0, 2, 0.1234567890123456789, 1e-9]}}",
+      "{\"inputs\": {\"slides\": [\"x.svs\", \"y.svs\", \"z.svs\"], \"reference\": {"
+      "\"y.svs\": {\"labels\": \"y.tif\", \"origin\": [10, 20.5], \"mpp\": 1},"
+      "\"x.svs\": {\"geojson\": \"x.geojson\", \"region\": [1, 2, 300, 400]},"
+      "\"z.svs\": {\"mask\": \"z.png\", \"downsample\": 0.1}}}, \"method\": \"moat\"}"};
+  for (size_t i = 0; i < 5; i++) {
     char *once = resolved(studies[i]);
     char *twice = resolved(once);
     cr_expect_str_eq(twice, once, "parse(to_json(s)) is s");
@@ -180,6 +184,13 @@ Test(io_study, resolved_study_round_trips) {
   cr_expect(s->reuse.level_costs[5] == 0.1234567890123456789);
   cr_expect(s->reuse.level_costs[0] == 0.022279113);
   wsisa_study_free(s);
+  free(text);
+  /* references keep their order, and a label image its origin */
+  text = resolved(studies[4]);
+  const char *y = strstr(text, "\"y.svs\": {"), *x = strstr(text, "\"x.svs\": {");
+  cr_expect(y && x && y < x, "%s", text);
+  cr_expect(strstr(text, "\"region\": [\n") && strstr(text, "\"downsample\": 0.1"), "%s", text);
+  cr_expect(strstr(text, "\"origin\": [\n          0,\n          0\n        ]"), "%s", text);
   free(text);
 }
 
@@ -342,7 +353,37 @@ static const struct {
      "s.json: inputs.tissue_only: expected true or false, got the string \"yes\""},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tile\": 512}, " MOAT "}",
      "s.json: inputs.tile: unknown key (inputs takes slides, images, level, tile_size, "
-     "overlap, mpp, slide_mpp, tissue_only, stain_check)"},
+     "overlap, mpp, slide_mpp, tissue_only, stain_check, reference)"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"b.svs\": {\"geojson\": \"b.json\"}}}, "
+     MOAT "}",
+     "s.json: inputs.reference[\"b.svs\"]: not one of inputs.slides"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"a.svs\": {\"geojson\": \"a.json\", "
+     "\"mask\": \"a.png\"}}}, " MOAT "}",
+     "s.json: inputs.reference[\"a.svs\"]: give one of geojson, labels or mask"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"a.svs\": {\"origin\": [0, 0]}}}, "
+     MOAT "}",
+     "s.json: inputs.reference[\"a.svs\"]: give one of geojson, labels or mask"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"a.svs\": {\"geojson\": \"a.json\", "
+     "\"origin\": [0, 0]}}}, " MOAT "}",
+     "s.json: inputs.reference[\"a.svs\"].origin: only goes with labels or mask"},
+    {"{\"inputs\": {\"images\": [\"a.png\"], \"reference\": {\"a.png\": {\"labels\": \"l.png\", "
+     "\"region\": [0, 0, 5, 5]}}}, " MOAT "}",
+     "s.json: inputs.reference[\"a.png\"].region: only goes with geojson"},
+    {"{\"inputs\": {\"images\": [\"a.png\"], \"reference\": {\"a.png\": {\"labels\": \"l.png\", "
+     "\"mpp\": 0.5, \"downsample\": 2}}}, " MOAT "}",
+     "s.json: inputs.reference[\"a.png\"]: give downsample or mpp, not both"},
+    {"{\"inputs\": {\"images\": [\"a.png\"], \"reference\": {\"a.png\": {\"mask\": \"m.png\", "
+     "\"origin\": [-1, 0]}}}, " MOAT "}",
+     "s.json: inputs.reference[\"a.png\"].origin[0]: -1 is negative"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"a.svs\": {\"geojson\": \"a.json\", "
+     "\"region\": [0, 0, 0, 5]}}}, " MOAT "}",
+     "s.json: inputs.reference[\"a.svs\"].region[2]: 0 is outside 1..9007199254740992"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"a.svs\": {\"qupath\": \"a.json\"}}}, "
+     MOAT "}",
+     "s.json: inputs.reference[\"a.svs\"].qupath: unknown key (a reference takes geojson, labels, "
+     "mask, origin, downsample, mpp, region)"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": []}, " MOAT "}",
+     "s.json: inputs.reference: expected an object naming, per slide or image, its annotation"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"mpp\": 0}, " MOAT "}",
      "s.json: inputs.mpp: 0 is outside 0.01..100 um/pixel"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"slide_mpp\": \"0.25\"}, " MOAT "}",

@@ -75,12 +75,21 @@ def metrics(G, S):
             inter, uni, unused]
 
 
-with open(os.path.join(HERE, "objects/object_metrics.txt"), "w") as out:
-    for ref, run in CASES:
-        v = metrics(labels(ref), labels(run))
-        dice = 0.5 * (v[0] / 2**20 / v[2] + v[1] / 2**20 / v[3])
-        f1 = 2 * v[4] / (2 * v[4] + v[5] + v[6])
-        aji = v[7] / (v[8] + v[9])
-        line = " ".join([ref, run] + [str(x) for x in v])
-        out.write(f"{line} {dice:.9f} {f1:.9f} {aji:.9f}\n")
-        print(line, f"dice {dice:.4f} f1 {f1:.4f} aji {aji:.4f}")
+def summary(v):
+    """Object Dice, F1 and AJI of the fields (1 when both sides are empty)."""
+    empty = v[2] == 0 and v[3] == 0
+    dice = 1.0 if empty else 0.5 * ((v[0] / 2**20 / v[2] if v[2] else 0) +
+                                    (v[1] / 2**20 / v[3] if v[3] else 0))
+    f1 = 2 * v[4] / (2 * v[4] + v[5] + v[6]) if 2 * v[4] + v[5] + v[6] else 1.0
+    aji = v[7] / (v[8] + v[9]) if v[8] + v[9] else 1.0
+    return dice, f1, aji
+
+
+if __name__ == "__main__":  # tests/golden/make_annotation.py imports metrics()
+    with open(os.path.join(HERE, "objects/object_metrics.txt"), "w") as out:
+        for ref, run in CASES:
+            v = metrics(labels(ref), labels(run))
+            dice, f1, aji = summary(v)
+            line = " ".join([ref, run] + [str(x) for x in v])
+            out.write(f"{line} {dice:.9f} {f1:.9f} {aji:.9f}\n")
+            print(line, f"dice {dice:.4f} f1 {f1:.4f} aji {aji:.4f}")
