@@ -56,7 +56,7 @@
  *   becomes a line, between two pixels of one it joins the background's
  *   region. Handled exactly: the tile's background is labelled once
  *   (watershed_conn), B_C's pixels carry their tile component, numbered by
- *   first appearance in raster order, into the crop's markers, and that
+ *   first appearance along C's runs, into the crop's markers, and that
  *   numbering is part of the key. (On the tests' random masks the crop's
  *   own labelling never numbered them otherwise; the key does not rely on
  *   it.)
