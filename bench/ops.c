@@ -18,7 +18,13 @@
 #include "engine/engine.h"
 #include "io/io.h"
 
-#define SAMPLE_SLIDE "tests/data/CMU-1-Small-Region.svs"
+/* The sample slide, installed in PREFIX/share/wsisa or in the source tree. */
+static const char *sample_slide(void) {
+  static char path[4200];
+  if (!path[0])
+    wsisa_data_file("CMU-1-Small-Region.svs", WSISA_SOURCE_DIR "/tests/data", path, sizeof path);
+  return path;
+}
 
 /* The intermediates every timed operation reads, made once by the workflow's
  * own operations on the CPU worker and written to the output folder so the
@@ -66,7 +72,7 @@ static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
   const double *p = wsisa_seg_defaults();
   wsisa_image *tmp_img[4] = {0};
   starpu_data_handle_t t[4], stats = NULL;
-  int rc = mirrored_tile(SAMPLE_SLIDE, size, &in->raw, e);
+  int rc = mirrored_tile(sample_slide(), size, &in->raw, e);
   if (rc) return rc;
   if ((rc = wsisa_image_register(in->raw, &in->h_raw, e))) goto done;
   struct { wsisa_image **img; starpu_data_handle_t *h; int ch; wsisa_dtype type; } all[] = {
@@ -419,7 +425,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   fputs(context, stdout);
   printf("# %ldx%ld tile from %s, median of %ld runs (min..max); ours: CPU kernel on one "
          "core / OpenCL worker (PoCL)\n",
-         size, size, SAMPLE_SLIDE, repeats);
+         size, size, "CMU-1-Small-Region.svs", repeats);
   printf("%-22s %22s %10s %-8s %22s %8s\n", "operation", "ours CPU ms", "OpenCL ms", "peer",
          "peer ms", "peer/ours");
   for (size_t i = 0; i < NROWS; i++) {
