@@ -402,7 +402,10 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
   int rc = b.bad ? wsisa_error(e, WSISA_ENOMEM, "out of memory")
            : b.n > 0x7fffffff ? wsisa_error(e, WSISA_ERUNTIME, "a result of %zu bytes is too "
                                             "large for one message", b.n)
-           : MPI_Send(b.p, (int)b.n, MPI_BYTE, 0, TAG_RESULT, MPI_COMM_WORLD) != MPI_SUCCESS
+           /* not MPI_Send: a result too large to go eagerly waits for the
+            * manager to receive it, and Open MPI's blocking send polls for
+            * that on this rank's core the whole time */
+           : msg_send(0, TAG_RESULT, b.p, b.n, wsisa_now() + 2 * world.timeout + 60)
                ? wsisa_error(e, WSISA_ERUNTIME, "cannot send a result to the manager")
                : 0;
   buf_free(&b);
