@@ -404,13 +404,15 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   int have_process = time_segment_process(dir, (int)repeats, &process) == 0;
   /* peers, on the same files, one thread */
   fprintf(stderr, "wsisa-bench ops: peers\n");
+  char here[4096], script[4200];
+  if (wsisa_exe_dir(here, sizeof here)) snprintf(here, sizeof here, ".");
   snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s/wsisa-bench-opencv' '%s' %ld 2>/dev/null",
-           WSISA_BENCH_DIR, dir, repeats);
+           here, dir, repeats);
   int opencv_ok = read_peer(cmd, peer, have_peer) == 0;
+  wsisa_data_file("peers_skimage.py", WSISA_SOURCE_DIR "/bench", script, sizeof script);
   snprintf(cmd, sizeof cmd,
-           "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 '%s/bench/peers_skimage.py' "
-           "'%s' %ld 2>/dev/null",
-           WSISA_SOURCE_DIR, dir, repeats);
+           "OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 '%s' '%s' %ld 2>/dev/null",
+           script, dir, repeats);
   int skimage_ok = read_peer(cmd, peer, have_peer) == 0;
 
   char path[4200];

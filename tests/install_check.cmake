@@ -11,9 +11,12 @@ foreach(v BUILD_DIR PREFIX)
 endforeach()
 
 function(check what)
-  cmake_parse_arguments(C "" "EXPECT" "COMMAND" ${ARGN})
+  cmake_parse_arguments(C "" "EXPECT;WORKDIR" "COMMAND" ${ARGN})
+  if(NOT C_WORKDIR)
+    set(C_WORKDIR ${PREFIX})
+  endif()
   execute_process(COMMAND ${C_COMMAND} RESULT_VARIABLE rc OUTPUT_VARIABLE out
-                  ERROR_VARIABLE err)
+                  ERROR_VARIABLE err WORKING_DIRECTORY ${C_WORKDIR})
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "${what}: exit ${rc}\n${out}\n${err}")
   endif()
@@ -24,8 +27,10 @@ function(check what)
 endfunction()
 
 file(REMOVE_RECURSE ${PREFIX})
+file(MAKE_DIRECTORY ${PREFIX})
 check("cmake --install" COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
-foreach(f bin/wsisa bin/wsisa-bench share/wsisa/CMU-1-Small-Region.svs share/wsisa/tile_1024.png)
+foreach(f bin/wsisa bin/wsisa-bench share/wsisa/CMU-1-Small-Region.svs share/wsisa/tile_1024.png
+        share/wsisa/peers_skimage.py)
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "${PREFIX}/${f} was not installed")
   endif()
@@ -48,3 +53,16 @@ if(NOT study MATCHES "${PREFIX}/bin/\\.\\./share/wsisa/CMU-1-Small-Region.svs")
   message(FATAL_ERROR "the default study did not read the installed sample:\n${study}")
 endif()
 message(STATUS "the default study reads ${PREFIX}/share/wsisa's sample")
+
+# wsisa-bench ops installed, run away from the source tree: the sample and
+# both peers found from the installed files (a small tile, one repeat).
+check("wsisa-bench ops (installed)"
+      COMMAND ${PREFIX}/bin/wsisa-bench ops --size 64 --repeats 1 --no-opencl -o ${PREFIX}/ops
+      EXPECT "skimage")
+if(EXISTS ${BUILD_DIR}/bin/wsisa-bench-opencv)
+  file(READ ${PREFIX}/ops/ops.csv ops)
+  if(NOT ops MATCHES ",opencv,")
+    message(FATAL_ERROR "the installed wsisa-bench ops ran without its OpenCV peer:\n${ops}")
+  endif()
+  message(STATUS "wsisa-bench ops (installed): both peers")
+endif()
