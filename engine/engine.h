@@ -265,6 +265,11 @@ int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
  * end (a unit's end wakes the caller at once), or sleep when none is. For a
  * caller that also waits for messages and must not spin. */
 void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds);
+/* While a submission waits for a free path (RMSR's bound), call fn(ctx)
+ * every `period` seconds, nothing of the session locked; fn must not use the
+ * session. The manager of an MPI job serves the other ranks meanwhile. */
+void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void *ctx,
+                                double period);
 /* Take the statistics gathered since the last call (`stats` is overwritten). */
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
 /* Wait for what is in flight (unreported), close the tile, free. */

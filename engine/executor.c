@@ -23,6 +23,10 @@ typedef struct paths {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   size_t active, peak;
+  /* called every wait_period seconds, unlocked, while a submission waits */
+  void (*on_wait)(void *);
+  void *wait_ctx;
+  double wait_period;
 } paths;
 
 typedef struct unit unit;
@@ -110,11 +114,27 @@ static void leaf_nuclei_done(void *arg) {
   leaf_arrived(l);
 }
 
-/* Wait until fewer than `limit` paths are active (limit 0: no bound). */
+/* Wait until fewer than `limit` paths are active (limit 0: no bound); with
+ * an on_wait hook, call it every wait_period seconds meanwhile, unlocked. */
 static void paths_wait_below(paths *p, size_t limit) {
   if (!limit) return;
   pthread_mutex_lock(&p->lock);
-  while (p->active >= limit) pthread_cond_wait(&p->cond, &p->lock);
+  while (p->active >= limit) {
+    if (!p->on_wait) {
+      pthread_cond_wait(&p->cond, &p->lock);
+      continue;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    long ns = until.tv_nsec + (long)(p->wait_period * 1e9);
+    until.tv_sec += ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
+    if (pthread_cond_timedwait(&p->cond, &p->lock, &until) == ETIMEDOUT) {
+      pthread_mutex_unlock(&p->lock);
+      p->on_wait(p->wait_ctx);
+      pthread_mutex_lock(&p->lock);
+    }
+  }
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -593,6 +613,15 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   }
   s->queue[s->nq++] = u;
   return 0;
+}
+
+void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void *ctx,
+                                double period) {
+  pthread_mutex_lock(&s->ps.lock);
+  s->ps.on_wait = fn;
+  s->ps.wait_ctx = ctx;
+  s->ps.wait_period = period;
+  pthread_mutex_unlock(&s->ps.lock);
 }
 
 void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {

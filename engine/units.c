@@ -34,6 +34,8 @@ typedef struct queue {
   void *ctx;
   wsisa_exec_stats stats; /* the workers' */
   wsisa_progress *prog;
+  int served_rc; /* what serve_others met, for drive to report */
+  wsisa_err served_err;
 } queue;
 
 static int alive(int r) { return r == 0 || wsisa__dist_alive(r); }
@@ -166,11 +168,13 @@ static int local_done(void *ctx, size_t tile, size_t bucket, const size_t *runs,
   return unit_done(q, tile, bucket, runs, counts, n, e);
 }
 
-/* Fill every live rank up to CREDIT units; workers first, as this process's
- * own submissions may block on RMSR's bound. 1 when a unit went out. */
-static int hand_out_all(queue *q, wsisa_exec_session *self, int *rc, wsisa_err *e) {
+/* Fill every live rank from `lowest` up up to CREDIT units; workers first,
+ * as this process's own submissions may block on RMSR's bound. 1 when a unit
+ * went out. */
+static int hand_out_from(queue *q, int lowest, wsisa_exec_session *self, int *rc,
+                         wsisa_err *e) {
   int busy = 0;
-  for (int r = q->nranks - 1; r >= 0 && !*rc; r--)
+  for (int r = q->nranks - 1; r >= lowest && !*rc; r--)
     while (alive(r) && q->ranks[r].n < CREDIT && !*rc) {
       size_t u = pick(q, r);
       if (u == NONE) break;
@@ -182,6 +186,10 @@ static int hand_out_all(queue *q, wsisa_exec_session *self, int *rc, wsisa_err *
         give_up(q, r, "cannot be sent a unit");
     }
   return busy;
+}
+
+static int hand_out_all(queue *q, wsisa_exec_session *self, int *rc, wsisa_err *e) {
+  return hand_out_from(q, 0, self, rc, e);
 }
 
 /* Every worker message waiting; 1 when there was one. */
@@ -203,6 +211,17 @@ static int receive_all(queue *q, int *rc, wsisa_err *e) {
   return busy;
 }
 
+/* This process's own submission waits on RMSR's bound (a path to end): the
+ * other ranks' results come in and their next units go out meanwhile, so they
+ * do not wait for it. Not this rank's: its session is the one waiting. */
+static void serve_others(void *ctx) {
+  queue *q = ctx;
+  if (q->served_rc) return;
+  receive_all(q, &q->served_rc, &q->served_err);
+  if (!q->served_rc && !wsisa_units_interrupted())
+    hand_out_from(q, 1, NULL, &q->served_rc, &q->served_err);
+}
+
 static void check_timeouts(queue *q) {
   double t = wsisa_now(), timeout = wsisa__dist_timeout();
   for (int r = 1; r < q->nranks; r++)
@@ -222,6 +241,11 @@ static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
     if (stopping && in_flight(q) == 0) break;
     size_t before = q->ndone;
     int busy = stopping ? 0 : hand_out_all(q, self, &rc, e);
+    if (!rc && q->served_rc) {
+      rc = q->served_rc;
+      if (e) *e = q->served_err;
+      break;
+    }
     if (q->nranks == 1) {
       /* alone: wait for the oldest unit when full (hand_out_all filled this
        * rank unless no unit is left), else for every unit in flight */
@@ -279,6 +303,7 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
                                                  paths_asked, memory_limit, e)))
     goto out;
   if ((rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &self, e))) goto out;
+  if (q.nranks > 1) wsisa_exec_session_on_wait(self, serve_others, &q, 0.001);
   q.prog = wsisa_progress_start("units", q.total);
   wsisa_progress_advance(q.prog, q.ndone);
   rc = drive(&q, self, e);
