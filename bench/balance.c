@@ -31,20 +31,6 @@ static const point points[] = {
 };
 #define NPOINTS (sizeof points / sizeof *points)
 
-static int write_study(const bench_opts *o, const char *name, const char *inputs, int trajectories,
-                       const char *reuse, char *path, size_t cap, wsisa_err *e) {
-  snprintf(path, cap, "%s/studies/balance_%s.json", o->dir, name);
-  FILE *f = fopen(path, "w");
-  if (!f) return wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
-  fprintf(f,
-          "{ \"inputs\": %s,\n"
-          "  \"method\": { \"name\": \"moat\", \"trajectories\": %d, \"levels\": 4 },\n"
-          "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 }, \"metric\": \"dice\",\n"
-          "  \"reuse\": %s }\n",
-          inputs, trajectories, reuse);
-  return fclose(f) ? wsisa_error(e, WSISA_EIO, "%s: cannot write", path) : 0;
-}
-
 /* A strategy's row of a `plan --estimate` report. */
 static json_t *row_of(json_t *root, const char *strategy) {
   size_t i;
@@ -66,15 +52,15 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "balance", &o, e);
   if (rc) return rc;
-  char home[4300], env[9000], log[4300], args[12800], study[4300], tasks[4300], inputs[1024];
+  char home[4300], env[9000], log[4300], args[12800], study[4300], tasks[4300];
   snprintf(home, sizeof home, "%s/starpu_home", o.dir);
   snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home, home);
   if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home);
   /* one tile: units are buckets, so workers meet the bucket count soon */
   int traj = o.quick ? 2 : 8;
-  snprintf(inputs, sizeof inputs, "{ \"images\": [\"%s/tests/data/tile_1024.png\"] }", WSISA_SOURCE_DIR);
-  if ((rc = write_study(&o, "study", inputs, traj, "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }",
-                        study, sizeof study, e)))
+  if ((rc = bench_write_study(&o, "balance_study", "tile_1024.png", traj,
+                               "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }", study,
+                               sizeof study, e)))
     return rc;
   fprintf(stderr, "wsisa-bench balance: calibrating on %s\n", study);
   snprintf(env, sizeof env, "STARPU_HOME='%s'", home);
@@ -179,12 +165,11 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   const char *which = o.quick ? study : NULL;
   char big[4300];
   if (!which) {
-    snprintf(inputs, sizeof inputs,
-             "{ \"slides\": [\"%s/tests/data/CMU-1-Small-Region.svs\"], \"tile_size\": 1024 }",
-             WSISA_SOURCE_DIR);
-    if ((rc = write_study(&o, "moat160", inputs, 10,
-                          "{ \"strategy\": \"trtma\", \"max_buckets\": 6, \"active_paths\": 2 }", big,
-                          sizeof big, e)))
+    /* not --quick: bench_write_study writes the sample's tissue tiles at 1024 */
+    if ((rc = bench_write_study(&o, "balance_moat160", NULL, 10,
+                                "{ \"strategy\": \"trtma\", \"max_buckets\": 6, "
+                                "\"active_paths\": 2 }",
+                                big, sizeof big, e)))
       return rc;
     fprintf(stderr, "wsisa-bench balance: calibrating on %s\n", big);
     snprintf(env, sizeof env, "STARPU_HOME='%s'", home);

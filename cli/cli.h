@@ -3,6 +3,7 @@
 #define WSISA_CLI_H
 
 #include "core/core.h"
+#include "engine/engine.h" /* WSISA_SEG_LEVELS */
 
 /* Parse a whole decimal integer for `flag`; refuses trailing text. */
 int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e);
@@ -15,7 +16,7 @@ int wsisa_cli_mpp(const char *flag, const char *text, double *out, wsisa_err *e)
 int wsisa_cli_duration(const char *flag, const char *text, double *seconds, wsisa_err *e);
 /* Parse --level-costs: the 7 non-negative costs per task of each level,
  * comma-separated. */
-int wsisa_cli_level_costs(const char *text, double cost[7], wsisa_err *e);
+int wsisa_cli_level_costs(const char *text, double cost[WSISA_SEG_LEVELS], wsisa_err *e);
 /* The error for the option getopt_long (optstring starting with ':') just
  * rejected: `opt` is its return value, ':' for a missing value. */
 int wsisa_cli_bad_option(int opt, char **argv, wsisa_err *e);

@@ -14,7 +14,7 @@ typedef struct run_opts {
   int force;
   long max_buckets, max_bucket_size, active_paths, unit_timeout;
   const char *reuse, *memory_limit, *object_reuse;
-  double level_cost[7];
+  double level_cost[WSISA_SEG_LEVELS];
   int have_costs;
 } run_opts;
 

@@ -214,11 +214,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     out->shape[i][0] = pick[i].width;
     out->shape[i][1] = pick[i].height;
   }
-  int object_match = 0, features = 0;
-  for (size_t m = 0; m < study->nmetrics; m++) {
-    object_match |= strcmp(study->metrics[m], "object_dice") == 0;
-    features |= wsisa__run_features_is_metric(study->metrics[m]);
-  }
+  int object_match, features;
+  wsisa__study_needs(study, &object_match, &features);
   wsisa_env env;
   wsisa_env_read(&env);
   /* dmda sends a task without calibrated time to the kind of worker lacking
@@ -267,10 +264,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   out->seconds = wsisa_now() - t0;
   free(rows);
   free(vectors);
-  for (size_t i = 0; i < all.ntiles; i++) free(all.tile_names[i]);
-  free(all.tile_names);
-  free(all.tiles);
-  free(all.inputs);
+  wsisa__study_tiles_free(&all);
   return rc;
 }
 

@@ -216,6 +216,8 @@ typedef struct wsisa__study_run {
 /* The study's tiles (s->study set): its slides' tile grids (tissue tiles
  * only unless asked) and its images, into s->tiles and s->tile_names. */
 int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);
+/* Free what wsisa__study_tiles made (tiles, their names, the inputs). */
+void wsisa__study_tiles_free(wsisa__study_run *s);
 
 /* ---- the estimate of a study (engine/forecast.c) ----------------------------- */
 
@@ -223,8 +225,6 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);
  * rows, StarPU up for the dry runs, and the costs. */
 typedef struct wsisa__forecast {
   wsisa__study_run run;     /* the study and its tiles */
-  const double *params;     /* nruns x WSISA_SEG_NPARAMS, the caller's */
-  size_t nruns;
   wsisa_estimate *est;
   int started;              /* StarPU was started here */
   int workers;              /* StarPU workers here (CPU + OpenCL) */
@@ -284,6 +284,9 @@ int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
 
 /* Is every metric of the study one `wsisa run` computes? Sets s->object_match. */
 int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e);
+/* What the study's metrics ask of each run and tile: the object matching
+ * (any object metric), the feature stage (a feature metric). */
+void wsisa__study_needs(const wsisa_study *study, int *object_match, int *features);
 /* study.json (resolved) and samples.csv (and design.csv for a CSV design):
  * what --resume reads back. */
 int wsisa__results_study(wsisa__study_run *s, wsisa_err *e);

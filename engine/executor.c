@@ -114,6 +114,18 @@ static void leaf_nuclei_done(void *arg) {
   leaf_arrived(l);
 }
 
+/* `seconds` from now on the clock of pthread_cond_timedwait (the paths'
+ * condition keeps the default, CLOCK_REALTIME). */
+static struct timespec deadline_in(double seconds) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  double whole = floor(seconds);
+  t.tv_sec += (time_t)whole;
+  t.tv_nsec += (long)((seconds - whole) * 1e9);
+  if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+  return t;
+}
+
 /* Wait until fewer than `limit` paths are active (limit 0: no bound); with
  * an on_wait hook, call it every wait_period seconds meanwhile, unlocked. */
 static void paths_wait_below(paths *p, size_t limit) {
@@ -124,11 +136,7 @@ static void paths_wait_below(paths *p, size_t limit) {
       pthread_cond_wait(&p->cond, &p->lock);
       continue;
     }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    long ns = until.tv_nsec + (long)(p->wait_period * 1e9);
-    until.tv_sec += ns / 1000000000L;
-    until.tv_nsec = ns % 1000000000L;
+    struct timespec until = deadline_in(p->wait_period);
     if (pthread_cond_timedwait(&p->cond, &p->lock, &until) == ETIMEDOUT) {
       pthread_mutex_unlock(&p->lock);
       p->on_wait(p->wait_ctx);
@@ -625,12 +633,8 @@ void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void 
 }
 
 void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
-  struct timespec until;
-  clock_gettime(CLOCK_REALTIME, &until);
+  struct timespec until = deadline_in(seconds);
   double whole = floor(seconds);
-  until.tv_sec += (time_t)whole;
-  until.tv_nsec += (long)((seconds - whole) * 1e9);
-  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
   pthread_mutex_lock(&s->ps.lock);
   /* a leaf's end broadcasts: the oldest unit's end wakes this thread at once */
   if (s->nq)

@@ -23,8 +23,6 @@ int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
                          wsisa__forecast *f, wsisa_err *e) {
   memset(f, 0, sizeof *f);
   f->run.study = study;
-  f->params = params;
-  f->nruns = nruns;
   int rc = wsisa__study_tiles(&f->run, e);
   if (!rc && !wsisa_runtime_active()) {
     /* the workers `wsisa run` would start; nothing runs, so no OpenCL program */
@@ -36,11 +34,8 @@ int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
     return rc;
   }
   f->workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
-  int object_match = 0, features = 0;
-  for (size_t m = 0; m < study->nmetrics; m++) {
-    object_match |= strcmp(study->metrics[m], "object_dice") == 0;
-    features |= wsisa__run_features_is_metric(study->metrics[m]);
-  }
+  int object_match, features;
+  wsisa__study_needs(study, &object_match, &features);
   wsisa_estimate_request r = {f->run.tiles, f->run.ntiles, params, nruns, object_match, features};
   if ((rc = wsisa_estimate_new(&r, &f->est, e))) wsisa__forecast_close(f);
   return rc;
@@ -51,23 +46,13 @@ void wsisa__forecast_close(wsisa__forecast *f) {
   f->est = NULL;
   if (f->started) wsisa_runtime_shutdown();
   f->started = 0;
-  for (size_t i = 0; i < f->run.ntiles; i++) free(f->run.tile_names[i]);
-  free(f->run.tile_names);
-  free(f->run.tiles);
-  free(f->run.inputs);
-  f->run.tile_names = NULL;
-  f->run.tiles = NULL;
-  f->run.inputs = NULL;
-  f->run.ntiles = f->run.ninputs = 0;
+  wsisa__study_tiles_free(&f->run);
 }
 
 size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers,
                              uint64_t *memory_limit) {
-  int object_match = 0, features = 0;
-  for (size_t m = 0; m < f->run.study->nmetrics; m++) {
-    object_match |= strcmp(f->run.study->metrics[m], "object_dice") == 0;
-    features |= wsisa__run_features_is_metric(f->run.study->metrics[m]);
-  }
+  int object_match, features;
+  wsisa__study_needs(f->run.study, &object_match, &features);
   wsisa_exec_opts eo = {.normalize = 1,
                         .share_tile_stage = f->run.study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
                         .object_match = object_match,

@@ -66,20 +66,36 @@ static void metric_values(const run_metrics *m, double v[NRUN_METRICS]) {
   memcpy(v, all, sizeof all);
 }
 
+/* root (taken) as JSON text, written whole into path (wsisa_output_write). */
+static int write_json(const char *path, json_t *root, size_t flags, wsisa_err *e) {
+  char *text = root ? json_dumps(root, flags) : NULL;
+  json_decref(root);
+  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  int rc = wsisa_output_write(path, text, strlen(text), e);
+  free(text);
+  return rc;
+}
+
 static long run_metric_index(const char *name) {
   for (size_t j = 0; j < NRUN_METRICS; j++)
     if (strcmp(name, run_metric_names[j]) == 0) return (long)j;
   return -1;
 }
 
+void wsisa__study_needs(const wsisa_study *study, int *object_match, int *features) {
+  *object_match = *features = 0;
+  for (size_t m = 0; m < study->nmetrics; m++) {
+    /* one matching task per run and tile gives every object metric */
+    *object_match |= run_metric_index(study->metrics[m]) >= NPIXEL_METRICS;
+    *features |= wsisa__run_features_is_metric(study->metrics[m]);
+  }
+}
+
 int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e) {
   for (size_t m = 0; m < s->study->nmetrics; m++) {
     const char *name = s->study->metrics[m];
     long j = run_metric_index(name);
-    int known = j >= 0;
-    /* one matching task per run and tile gives every object metric */
-    s->object_match |= j >= NPIXEL_METRICS;
-    known |= wsisa__run_features_is_metric(name);
+    int known = j >= 0 || wsisa__run_features_is_metric(name);
     if (!known && strncmp(name, WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0)
       return wsisa_error(e, WSISA_EUSAGE,
                          "%s: metric %s: no such feature (the columns of wsisa segment --features)",
@@ -92,6 +108,8 @@ int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, ws
                          "wasserstein:<feature>",
                          study_path, name);
   }
+  int features;
+  wsisa__study_needs(s->study, &s->object_match, &features);
   return 0;
 }
 
@@ -475,12 +493,7 @@ int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
     json_object_set_new(earlier, "resumes", resumes);
     json_decref(inputs);
     json_decref(warnings);
-    char *text = json_dumps(earlier, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
-    json_decref(earlier);
-    if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", run_json);
-    int rc = wsisa_output_write(run_json, text, strlen(text), e);
-    free(text);
-    return rc;
+    return write_json(run_json, earlier, JSON_INDENT(2) | JSON_REAL_PRECISION(8), e);
   }
   json_decref(earlier);
   int rc = write_provenance(s, inputs, warnings, resumes, e);
@@ -552,12 +565,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   /* this process's figures: after a resume, those of the units it ran */
   json_object_set_new(root, "resumes", resumes);
   wsisa__run_path(s, "run.json", path, sizeof path);
-  char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(8));
-  json_decref(root);
-  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
-  int rc = wsisa_output_write(path, text, strlen(text), e);
-  free(text);
-  return rc;
+  return write_json(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(8), e);
 }
 
 /* The ranking the user reads first: parameters by their main index for the

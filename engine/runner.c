@@ -227,7 +227,7 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
   return rc;
 }
 
-static int collect_tiles(wsisa__study_run *s, wsisa_err *e) {
+int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
   int rc = 0;
   s->annotated = in->nreferences > 0;
@@ -247,7 +247,17 @@ static int collect_tiles(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
-int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) { return collect_tiles(s, e); }
+void wsisa__study_tiles_free(wsisa__study_run *s) {
+  for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
+  free(s->tile_names);
+  free(s->tiles);
+  for (size_t i = 0; i < s->ninputs; i++) free(s->inputs[i].annot);
+  free(s->inputs);
+  s->tile_names = NULL;
+  s->tiles = NULL;
+  s->inputs = NULL;
+  s->ntiles = s->ninputs = 0;
+}
 
 /* ---- design and plan --------------------------------------------------------- */
 
@@ -642,7 +652,7 @@ static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   int rc = samples ? 0
                    : wsisa_study_check_size(s->study, NULL, max_runs, RUN_BYTES, memory, source,
                                             &rows, e);
-  if (rc || (rc = make_design(s, samples, max_runs, e)) || (rc = collect_tiles(s, e))) return rc;
+  if (rc || (rc = make_design(s, samples, max_runs, e)) || (rc = wsisa__study_tiles(s, e))) return rc;
   double need = (double)s->nruns * (RUN_BYTES + (double)s->ntiles * RUN_TILE_BYTES);
   if (!memory) memory = wsisa_memory_available(), source = "the memory available";
   if (memory && need > (double)memory)
@@ -1016,11 +1026,7 @@ static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *
 static void run_free(wsisa__study_run *s) {
   if (s->runtime) wsisa_runtime_shutdown();
   if (s->journal) fclose(s->journal);
-  for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
-  free(s->tile_names);
-  free(s->tiles);
-  for (size_t i = 0; i < s->ninputs; i++) free(s->inputs[i].annot);
-  free(s->inputs);
+  wsisa__study_tiles_free(s);
   wsisa_estimate_free(s->est);
   free(s->params);
   free(s->run_ids);

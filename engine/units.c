@@ -188,10 +188,6 @@ static int hand_out_from(queue *q, int lowest, wsisa_exec_session *self, int *rc
   return busy;
 }
 
-static int hand_out_all(queue *q, wsisa_exec_session *self, int *rc, wsisa_err *e) {
-  return hand_out_from(q, 0, self, rc, e);
-}
-
 /* Every worker message waiting; 1 when there was one. */
 static int receive_all(queue *q, int *rc, wsisa_err *e) {
   int busy = 0, got;
@@ -240,14 +236,14 @@ static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
     if (wsisa_units_interrupted()) stopping = 1;
     if (stopping && in_flight(q) == 0) break;
     size_t before = q->ndone;
-    int busy = stopping ? 0 : hand_out_all(q, self, &rc, e);
+    int busy = stopping ? 0 : hand_out_from(q, 0, self, &rc, e);
     if (!rc && q->served_rc) {
       rc = q->served_rc;
       if (e) *e = q->served_err;
       break;
     }
     if (q->nranks == 1) {
-      /* alone: wait for the oldest unit when full (hand_out_all filled this
+      /* alone: wait for the oldest unit when full (hand_out_from filled this
        * rank unless no unit is left), else for every unit in flight */
       size_t keep = !stopping && q->ranks[0].n >= CREDIT ? CREDIT - 1 : 0;
       if (!rc) rc = wsisa_exec_session_poll(self, keep, 1, local_done, q, NULL, e);

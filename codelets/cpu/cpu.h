@@ -38,9 +38,9 @@ typedef enum {
   WSISA__SCRATCH_N
 } wsisa__scratch_slot;
 /* The calling thread's block of `slot`, at least `bytes` long, contents as
- * the last call left them; *fresh (if given) is set to whether the block is
- * new (then all zero bytes). NULL when out of memory. */
-void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes, int *fresh);
+ * the last call left them (a new block is all zero bytes, which the colour
+ * caches take as empty). NULL when out of memory. */
+void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes);
 /* Take the block out of its slot (the caller owns it), or hand one back. */
 void *wsisa__scratch_take(wsisa__scratch_slot slot, size_t *bytes);
 void wsisa__scratch_adopt(wsisa__scratch_slot slot, void *p, size_t bytes);

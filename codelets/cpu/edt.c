@@ -116,8 +116,7 @@ int wsisa_cpu_edt(const wsisa_image *mask, wsisa_image *dist) {
       mask->height > WSISA_EDT_MAX_SIDE)
     return WSISA_EINTERNAL;
   const int width = mask->width, height = mask->height;
-  int32_t *scratch = wsisa__scratch(WSISA__SCRATCH_ROWS, 3 * (size_t)width * sizeof *scratch,
-                                    NULL);
+  int32_t *scratch = wsisa__scratch(WSISA__SCRATCH_ROWS, 3 * (size_t)width * sizeof *scratch);
   if (!scratch) return WSISA_ENOMEM;
   int32_t *g = scratch, *s = scratch + width, *t = scratch + 2 * width;
   /* Column pass row by row (so it vectorises), the 1-D distances parked in

@@ -46,7 +46,7 @@ int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
   wsisa_cpu_reinhard(&k);
   /* a new block is zeroed: every entry unused */
   rgb_entry *cache =
-      wsisa__scratch(WSISA__SCRATCH_LAB2RGB, sizeof(rgb_entry) << CACHE_BITS, NULL);
+      wsisa__scratch(WSISA__SCRATCH_LAB2RGB, sizeof(rgb_entry) << CACHE_BITS);
   if (!cache) return WSISA_ENOMEM;
   for (int y = 0; y < lab->height; y++) {
     const float *src = wsisa_image_row(lab, y);

@@ -137,7 +137,7 @@ static int RECON_SCAN(T *mask, T *marker, uint8_t *flag, uint8_t *live, int widt
 
 T *RECON_PLANES(int width, int height) {
   return wsisa__scratch(WSISA__SCRATCH_PLANES,
-                        2 * wsisa__frame_size(width, height) * sizeof(T), NULL);
+                        2 * wsisa__frame_size(width, height) * sizeof(T));
 }
 
 int RECON_NAME(T *mask, T *marker, int width, int height, int conn) {
@@ -152,7 +152,7 @@ int RECON_NAME(T *mask, T *marker, int width, int height, int conn) {
     mask[y * pw + width + 1] = marker[y * pw + width + 1] = T_LOWEST;
   }
   /* a row of FIFO flags, then the live flags of its chunks */
-  uint8_t *flag = wsisa__scratch(WSISA__SCRATCH_ROWS, 2 * (size_t)width + 1, NULL);
+  uint8_t *flag = wsisa__scratch(WSISA__SCRATCH_ROWS, 2 * (size_t)width + 1);
   uint8_t *live = flag + width;
   wsisa__fifo fifo;
   if (!flag || wsisa__fifo_init(&fifo)) return WSISA_ENOMEM;

@@ -117,7 +117,7 @@ int wsisa_cpu_regional_min(const wsisa_image *in, int conn, wsisa_image *out) {
     return WSISA_EINTERNAL;
   /* three rows of 3-minima (a ring), then a row of seed flags */
   float *hmin = wsisa__scratch(WSISA__SCRATCH_ROWS, 3 * (size_t)width * sizeof *hmin +
-                                                       (size_t)width, NULL);
+                                                       (size_t)width);
   if (!hmin) return WSISA_ENOMEM;
   uint8_t *seed = (uint8_t *)(hmin + 3 * (size_t)width);
 #define HROW(y) (hmin + (size_t)((y) % 3) * (size_t)width)

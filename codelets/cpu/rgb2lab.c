@@ -42,7 +42,7 @@ int wsisa_cpu_rgb2lab(const wsisa_image *rgb, wsisa_image *lab) {
   wsisa_reinhard k;
   wsisa_cpu_reinhard(&k);
   lab_entry *cache =
-      wsisa__scratch(WSISA__SCRATCH_RGB2LAB, sizeof(lab_entry) << CACHE_BITS, NULL);
+      wsisa__scratch(WSISA__SCRATCH_RGB2LAB, sizeof(lab_entry) << CACHE_BITS);
   if (!cache) return WSISA_ENOMEM;
   for (int y = 0; y < rgb->height; y++) {
     const uint8_t *src = wsisa_image_row(rgb, y);

@@ -48,12 +48,11 @@ static thread_scratch *mine(int create) {
   return s;
 }
 
-void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes, int *fresh) {
+void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes) {
   thread_scratch *s = mine(1);
   if (!s) return NULL;
   if (bytes == 0) bytes = 1; /* NULL means out of memory */
   block *b = &s->slot[slot];
-  if (fresh) *fresh = 0;
   if (b->size < bytes) {
     /* free first: the old contents are not wanted. calloc: a new block is
      * zeroed (fresh pages from the kernel need no memset), which the colour
@@ -61,7 +60,6 @@ void *wsisa__scratch(wsisa__scratch_slot slot, size_t bytes, int *fresh) {
     free(b->p);
     b->p = calloc(1, bytes);
     b->size = b->p ? bytes : 0;
-    if (fresh) *fresh = 1;
   }
   return b->p;
 }

@@ -146,18 +146,6 @@ static int bucket_runs(const wsisa__runs *runs, int32_t nruns, int32_t n, const 
   return 0;
 }
 
-/* The row of run i (runs are in raster order: the last row starting at or
- * before it). */
-static int row_of(const wsisa__runs *runs, int height, int32_t i) {
-  int lo = 0, hi = height - 1;
-  while (lo < hi) {
-    int mid = lo + (hi - lo + 1) / 2;
-    if (runs->row[mid] <= i) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 /* The holes of component c, to tell whether another lies in one. A hole is
  * a 4-component of the complement of c inside c's bounding box that does
  * not reach the box's border (reaching it, it reaches the tile's border or
@@ -170,7 +158,7 @@ typedef struct holes {
 } holes;
 
 static int holes_of(holes *h, const component *c, int32_t ci, const wsisa__runs *runs8,
-                    const int32_t *own, int32_t nown, int height) {
+                    const int32_t *run_y, const int32_t *own, int32_t nown) {
   wsisa__cpu_runs_free(&h->runs);
   free(h->open);
   h->open = NULL;
@@ -182,9 +170,8 @@ static int holes_of(holes *h, const component *c, int32_t ci, const wsisa__runs 
   for (int y = 0; y < hh; y++) memset(wsisa_image_row(h->img, y), 255, (size_t)w);
   for (int32_t k = 0; k < nown; k++) {
     const wsisa__run *r = &runs8->run[own[k]];
-    memset((uint8_t *)wsisa_image_row(h->img, row_of(runs8, height, own[k]) - c->y0) + r->x0 -
-               c->x0,
-           0, (size_t)(r->x1 - r->x0));
+    memset((uint8_t *)wsisa_image_row(h->img, run_y[own[k]] - c->y0) + r->x0 - c->x0, 0,
+           (size_t)(r->x1 - r->x0));
   }
   if (wsisa__cpu_runs_find(h->img, 4, &h->runs)) return WSISA_ENOMEM;
   h->open = calloc((size_t)h->runs.n + 1, 1);
@@ -204,8 +191,8 @@ static int compare_i64(const void *a, const void *b) {
 
 /* Groups: every component lying in a hole of another joins it. A component
  * can lie in a hole of c only if its box is strictly inside c's. */
-static int find_groups(component *cl, int32_t n, const wsisa__runs *runs8, const int32_t *first,
-                       const int32_t *list, int height) {
+static int find_groups(component *cl, int32_t n, const wsisa__runs *runs8, const int32_t *run_y,
+                       const int32_t *first, const int32_t *list) {
   int32_t *order = malloc(((size_t)n + 1) * sizeof *order);
   if (!order) return WSISA_ENOMEM;
   /* by left edge (x0 << 32 | id: sorted as one integer) */
@@ -234,7 +221,7 @@ static int find_groups(component *cl, int32_t n, const wsisa__runs *runs8, const
       const component *d = &cl[di];
       if (d->x1 >= c->x1 || d->y0 <= c->y0 || d->y1 >= c->y1) continue;
       if (h.owner != ci)
-        rc = holes_of(&h, c, ci, runs8, list + first[ci], first[ci + 1] - first[ci], height);
+        rc = holes_of(&h, c, ci, runs8, run_y, list + first[ci], first[ci + 1] - first[ci]);
       if (rc) break;
       int32_t r = run_at(&h.runs, d->fy - c->y0, d->fx - c->x0);
       if (r >= 0 && !h.open[h.runs.run[r].id]) unite(cl, ci, di);
@@ -254,7 +241,6 @@ typedef struct crop {
   const int32_t *own; /* the unit's runs (indices into the input's runs) */
   int32_t nown;
   int32_t nclasses;   /* level 6: background components among the neighbours */
-  int has_mask;       /* c->mask holds the unit */
   /* level 6: the background pieces along the cluster, each with its class
    * (numbered by first appearance along the runs) */
   struct piece {
@@ -288,14 +274,7 @@ static int key_room(crop *c, size_t n) {
 }
 
 static int key_put(crop *c, const void *p, size_t n) {
-  if (c->key_len + n > c->key_cap) {
-    size_t cap = c->key_cap ? c->key_cap : 1024;
-    while (cap < c->key_len + n) cap *= 2;
-    uint8_t *k = realloc(c->key, cap);
-    if (!k) return WSISA_ENOMEM;
-    c->key = k;
-    c->key_cap = cap;
-  }
+  if (key_room(c, n)) return WSISA_ENOMEM;
   memcpy(c->key + c->key_len, p, n);
   c->key_len += n;
   return 0;
@@ -426,7 +405,6 @@ static void crop_mask(crop *c, const wsisa__runs *runs8, const int32_t *run_y) {
     memset((uint8_t *)wsisa_image_row(&c->mask, run_y[c->own[i]] - c->y0) + r->x0 - c->x0, 255,
            (size_t)(r->x1 - r->x0));
   }
-  c->has_mask = 1;
 }
 
 /* The key of level 6's cluster: crop, watershed_conn, its runs, and how its
@@ -438,7 +416,6 @@ static void crop_mask(crop *c, const wsisa__runs *runs8, const int32_t *run_y) {
 static int crop_key(crop *c, int level, const wsisa__runs *runs8, const int32_t *run_y,
                     const wsisa__runs *bg, classes *k, const wsisa_separate_params *p,
                     int width, int height, int keyed) {
-  c->has_mask = 0;
   c->nclasses = 0;
   c->npieces = 0;
   c->key_len = 0;
@@ -488,7 +465,7 @@ static int crop_key(crop *c, int level, const wsisa__runs *runs8, const int32_t 
 
 /* Level 6 on the crop: c->res, the separated cluster. */
 static int crop_separate(crop *c, const wsisa__runs *runs8, const int32_t *run_y, int conn) {
-  if (!c->has_mask) crop_mask(c, runs8, run_y);
+  crop_mask(c, runs8, run_y);
   int rc = wsisa_cpu_edt(&c->mask, &c->f1);
   if (!rc) rc = wsisa_cpu_neg_dist(&c->f1, &c->mask, &c->f2);
   if (!rc) rc = wsisa_cpu_hmin(&c->f2, 1.0f, 8, &c->f1);
@@ -620,7 +597,7 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
   if (level == 7) {
     /* groups: the components in a component's holes join it, and the
      * group's box is its outermost member's */
-    if ((rc = find_groups(cl, n, &runs8, first, list, height))) goto done;
+    if ((rc = find_groups(cl, n, &runs8, run_y, first, list))) goto done;
     for (int32_t i = 1; i <= n; i++) {
       const int32_t g = key[i] = find(cl, i);
       if (g == i) continue;
