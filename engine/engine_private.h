@@ -213,6 +213,15 @@ typedef struct wsisa__study_run {
   uint64_t baseline_rss;    /* bytes held before the units (run.json) */
 } wsisa__study_run;
 
+/* The unit queue (engine/units.c), shared with its simulation
+ * (engine/simulate.c): units in flight per rank, and the next unit for a rank
+ * holding tile *held (SIZE_MAX: none) given per-unit state (0: to do),
+ * per-tile units to do and per-tile holders; moves *held and the holders
+ * count to the chosen unit's tile. SIZE_MAX when nothing is left. */
+#define WSISA__UNIT_CREDIT 2
+size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
+                         size_t ntiles, size_t nb, size_t *held);
+
 /* The study's tiles (s->study set): its slides' tile grids (tissue tiles
  * only unless asked) and its images, into s->tiles and s->tile_names. */
 int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine.h"
+#include "engine/engine_private.h"
 
-#define CREDIT 2 /* units in flight per rank, as engine/units.c */
+#define CREDIT WSISA__UNIT_CREDIT
 #define NONE ((size_t)-1)
 
 const char *wsisa_est_class_name(wsisa_est_class c) {
@@ -228,35 +228,14 @@ static size_t submit(sim *s, int r, int kind, double dur, size_t after, size_t s
 
 /* ---- the unit queue (engine/units.c's pick) ------------------------------- */
 
-static void set_tile_holder(sim *s, size_t *held, size_t tile) {
-  if (*held == tile) return;
-  if (*held != NONE) s->holders[*held]--;
-  *held = tile;
-  if (tile != NONE) s->holders[tile]++;
-}
-
-/* The next unit for a rank whose newest unit is of tile `*held`: that tile
- * first; else a tile no rank holds; else the tile with the most to do. */
+/* The next unit for a rank whose newest unit is of tile `*held`, marked out. */
 static size_t pick(sim *s, size_t *held) {
-  size_t current = *held;
-  size_t t = current;
-  if (t == NONE || !s->todo[t]) {
-    t = NONE;
-    for (size_t i = 0; i < s->j->ntiles && t == NONE; i++)
-      if (s->todo[i] && !s->holders[i]) t = i;
-    if (t == NONE)
-      for (size_t i = 0; i < s->j->ntiles; i++)
-        if (s->todo[i] && (t == NONE || s->todo[i] > s->todo[t])) t = i;
+  size_t u = wsisa__units_pick(s->state, s->todo, s->holders, s->j->ntiles, s->nb, held);
+  if (u != NONE) {
+    s->state[u] = 1;
+    s->todo[u / s->nb]--;
   }
-  if (t == NONE) return NONE;
-  for (size_t b = 0; b < s->nb; b++)
-    if (s->state[t * s->nb + b] == 0) {
-      set_tile_holder(s, held, t);
-      s->state[t * s->nb + b] = 1;
-      s->todo[t]--;
-      return t * s->nb + b;
-    }
-  return NONE;
+  return u;
 }
 
 /* Fill rank r up to CREDIT units. */

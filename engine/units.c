@@ -17,7 +17,7 @@
 
 #include "engine/engine_private.h"
 
-#define CREDIT 2
+#define CREDIT WSISA__UNIT_CREDIT
 #define NONE ((size_t)-1)
 
 typedef struct queue {
@@ -94,25 +94,34 @@ static void set_tile(queue *q, int r, size_t tile) {
   if (tile != NONE) q->holders[tile]++;
 }
 
-/* The next unit for rank r: its current tile first (the tile is loaded there);
- * else a tile no rank holds; else the tile with the most left to do. */
-static size_t pick(queue *q, int r) {
-  size_t t = q->ranks[r].tile;
-  if (t == NONE || !q->todo[t]) {
+/* The queue's choice (engine_private.h): the held tile first (it is loaded
+ * there); else a tile no rank holds; else the tile with the most left to do. */
+size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
+                         size_t ntiles, size_t nb, size_t *held) {
+  size_t t = *held;
+  if (t == NONE || !todo[t]) {
     t = NONE;
-    for (size_t i = 0; i < q->ntiles && t == NONE; i++)
-      if (q->todo[i] && !q->holders[i]) t = i;
+    for (size_t i = 0; i < ntiles && t == NONE; i++)
+      if (todo[i] && !holders[i]) t = i;
     if (t == NONE)
-      for (size_t i = 0; i < q->ntiles; i++)
-        if (q->todo[i] && (t == NONE || q->todo[i] > q->todo[t])) t = i;
+      for (size_t i = 0; i < ntiles; i++)
+        if (todo[i] && (t == NONE || todo[i] > todo[t])) t = i;
   }
   if (t == NONE) return NONE;
-  for (size_t b = 0; b < q->nb; b++)
-    if (q->state[t * q->nb + b] == 0) {
-      set_tile(q, r, t);
-      return t * q->nb + b;
+  for (size_t b = 0; b < nb; b++)
+    if (state[t * nb + b] == 0) {
+      if (*held != t) {
+        if (*held != NONE) holders[*held]--;
+        *held = t;
+        holders[t]++;
+      }
+      return t * nb + b;
     }
   return NONE;
+}
+
+static size_t pick(queue *q, int r) {
+  return wsisa__units_pick(q->state, q->todo, q->holders, q->ntiles, q->nb, &q->ranks[r].tile);
 }
 
 static void hand_out(queue *q, int r, size_t u) {
