@@ -507,6 +507,8 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   char starpu_v[32], path[4200];
   snprintf(starpu_v, sizeof starpu_v, "%d.%d.%d", major, minor, release);
   const wsisa_study_reuse_opts *ro = &s->study->reuse;
+  /* read once: run.json's figure and the estimate's actual are the same peak */
+  const long peak_kib = peak_rss_kib();
   json_t *root = json_pack(
       "{s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:i, s:i, s:i, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:f},"
       " s:{s:f, s:f, s:f}, s:I, s:I, s:I}",
@@ -521,7 +523,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
       (json_int_t)wsisa_reuse_tree_tasks(s->plan->tree), "reuse_percent",
       s->tasks_no_reuse ? 100.0 * (1.0 - (double)s->stats.tasks / (double)s->tasks_no_reuse) : 0.0,
       "seconds", "plan", s->t_plan, "execute", s->t_exec, "total", wsisa_now() - s->t_start,
-      "peak_rss_kib", (json_int_t)peak_rss_kib(), "peak_active_paths",
+      "peak_rss_kib", (json_int_t)peak_kib, "peak_active_paths",
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
   /* object reuse (docs/architecture.md): the units of levels 6 and 7 looked
@@ -559,7 +561,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
     for (int l = 0; l < WSISA_SEG_LEVELS; l++) json_array_append_new(lc, json_real(s->level_cost[l]));
     json_object_set_new(json_object_get(root, "reuse"), "level_costs", lc);
   }
-  json_object_set_new(root, "estimate", estimate_json(s, peak_rss_kib()));
+  json_object_set_new(root, "estimate", estimate_json(s, peak_kib));
   json_object_set_new(root, "inputs", inputs);
   json_object_set_new(root, "warnings", warnings);
   /* this process's figures: after a resume, those of the units it ran */
