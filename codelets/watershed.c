@@ -148,7 +148,7 @@ struct starpu_opencl_program wsisa__watershed_program;
 
 struct starpu_perfmodel wsisa__watershed_model = {
     .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_watershed_v3",
+    .symbol = "wsisa_watershed_v4",
 };
 
 struct starpu_codelet wsisa__watershed_codelet = {

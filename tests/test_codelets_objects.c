@@ -577,6 +577,43 @@ Test(objects_codelets, watershed_agrees_on_ties, STARPU_TEST) {
   }
 }
 
+/* The CPU kernel floods the unknown pixels part by part, a part being the
+ * unknown pixels 8-connected to one another; one past 2^20 pixels ends the
+ * search for parts and everything left floods as one. Here the mask is full
+ * and a wall of markers cuts the tile in two parts: the first one is that
+ * large, the second one is left for the flood of the rest. */
+Test(objects_codelets, watershed_agrees_on_a_part_spanning_the_tile, STARPU_TEST) {
+  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+  const int w = 1100, h = 1041, wall = 1000;
+  wsisa_image *in[] = {new_image(w, h, 3, WSISA_U8), new_image(w, h, 1, WSISA_I32),
+                       new_image(w, h, 1, WSISA_U8)};
+  uint32_t seed = 29;
+  for (int y = 0; y < h; y++) {
+    memset(wsisa_image_row(in[2], y), 255, (size_t)w);
+    for (int x = 0; x < w; x++) {
+      uint8_t *px = (uint8_t *)wsisa_image_row(in[0], y) + 3 * x;
+      for (int c = 0; c < 3; c++) px[c] = (uint8_t)((x / 7 + y / 5 + noise(&seed) % 3) % 12 * 20);
+      int32_t *m = (int32_t *)wsisa_image_row(in[1], y) + x;
+      if (y == wall) *m = 40;
+      else if (noise(&seed) % 20000 == 0) *m = 1 + (int32_t)(noise(&seed) % 39);
+    }
+  }
+  const wsisa_dtype types[] = {WSISA_I32, WSISA_U8};
+  wsisa_image *got[2];
+  both_workers(in, 3, 2, types, submit_watershed, NULL, "watershed, one large part", got);
+  int64_t lines = 0, below = 0;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) {
+      lines += i32_at(got[0], x, y) == -1;
+      below += y > wall && i32_at(got[0], x, y) > 0;
+    }
+  cr_expect_gt(lines, 0, "regions met somewhere");
+  cr_expect_gt(below, 0, "the part below the wall was flooded");
+  cr_expect_eq(regions_touching(got[0], in[2]), 0, "regions touch");
+  wsisa_image *all[] = {in[0], in[1], in[2], got[0], got[1]};
+  for (int i = 0; i < 5; i++) wsisa_image_free(all[i]);
+}
+
 /* Two nuclei of one colour on black, each with its marker at its centre and
  * the background one more marker: discs of radius r centred (cx0, cy0) and
  * (cx1, cy1) in a w x h image. */

@@ -43,7 +43,18 @@
  * cv::watershed also frames the image with lines; here pixels outside the
  * image do not exist.
  *
- * How: hierarchical queues, one per level. When a pixel takes a label at
+ * How: the unknown pixels (those that start unlabelled) fall into parts,
+ * each part the unknown pixels 8-connected to one another. A pixel meets
+ * only 8-neighbours, and the 8-neighbours of a part's pixel are of that part
+ * or labelled from the start, which no wave changes: so each part floods
+ * alone, to the same labels as in one flood of the whole image, and any set
+ * of parts floods together. One pass down the image copies the markers to
+ * the labels (lines where two meet) and the mask to mask_out; each band of
+ * rows it leaves behind, the parts that start in the band are gathered (and
+ * the pass goes on as far down as they reach) and flooded together, while the
+ * rows they touch are still in cache: a part is a nucleus or a few, small
+ * beside the tile.
+ * A flood: hierarchical queues, one per level. When a pixel takes a label at
  * level L, each unlabelled 4-neighbour is offered that label at level
  * e = max(L, relief of the edge); the neighbour keeps the lowest e offered and
  * the labels offered at that e (one label, or "two or more"), and waits in the
@@ -61,6 +72,9 @@
  * (c = 0), at the level its `level` entry holds. */
 #define OFFERED(c) (-2 - (c))
 #define OFFER_OF(v) (-2 - (v))
+/* An unknown pixel whose part is not gathered yet (gathered, it is 0:
+ * unlabelled). Not OFFERED(c) for any label c. */
+#define FREE INT32_MIN
 
 /* Pixels are (y << 16) | x: no division to get coordinates back. */
 typedef struct pixel_list {
@@ -94,9 +108,16 @@ typedef struct flood {
   pixel_list queue[256], wave, next;
   int32_t *decided;
   size_t decided_cap;
-  /* unlabelled pixels after seeding, and those decided since: when they
-   * differ, some pixels were never reached and leave mask_out at the end */
-  size_t unknown, settled;
+  /* decided pixels: fewer than the unknown ones when some were never
+   * reached, and leave mask_out at the end */
+  size_t settled;
+  const wsisa_image *markers;
+  int seeded;                      /* rows the pass down the image has done */
+  int band;                        /* rows of a band */
+  pixel_list unknown;              /* unknown pixels, in raster order */
+  pixel_list part, edge;           /* the parts gathered; those of their pixels
+                                      with a 4-neighbour labelled from the start */
+  uint64_t pending[4];             /* levels whose queue holds pixels */
 } flood;
 
 static inline size_t index_of(const flood *f, int x, int y) {
@@ -122,11 +143,11 @@ static inline int relief(uint32_t a, uint32_t b) {
   return m > bl ? m : bl;
 }
 
-/* Offer label `lab` to unlabelled (x, y) at level e; now is the level being
- * flooded (e == now: the next wave). */
-static inline int offer(flood *f, int x, int y, int32_t lab, int e, int now) {
-  const size_t i = index_of(f, x, y);
-  const int32_t v = f->label[i];
+/* Offer label `lab` at level e to pixel i, p = (y << 16) | x, holding v
+ * (unlabelled when the offer counts); now is the level being flooded
+ * (e == now: the next wave). */
+static inline int offer_at(flood *f, size_t i, uint32_t p, int32_t v, int32_t lab, int e,
+                           int now) {
   if (v > 0 || v == LINE) return 0;
   if (v != 0 && e >= f->level[i]) {
     if (e == f->level[i] && OFFER_OF(v) != lab) f->label[i] = OFFERED(0);
@@ -134,8 +155,14 @@ static inline int offer(flood *f, int x, int y, int32_t lab, int e, int now) {
   }
   f->label[i] = OFFERED(lab);
   f->level[i] = (uint8_t)e;
-  uint32_t p = (uint32_t)y << 16 | (uint32_t)x;
-  return list_push(e == now ? &f->next : &f->queue[e], p);
+  if (e == now) return list_push(&f->next, p);
+  f->pending[e >> 6] |= 1ULL << (e & 63);
+  return list_push(&f->queue[e], p);
+}
+
+static inline int offer(flood *f, int x, int y, int32_t lab, int e, int now) {
+  const size_t i = index_of(f, x, y);
+  return offer_at(f, i, (uint32_t)y << 16 | (uint32_t)x, f->label[i], lab, e, now);
 }
 
 static inline int mask_on(const flood *f, int x, int y) {
@@ -216,12 +243,11 @@ static inline int meets_earlier(const flood *f, int x, int y, int32_t d) {
          (right && diagonal_other(f, row, x, y, 1, -1, d));
 }
 
-/* Would an offer of lab at level now or above change the offered pixel
- * (x, y) holding v? Not when it already waits at now holding lab or "two or
+/* Would an offer of lab at level now or above change pixel i, offered and
+ * holding v? Not when it already waits at now holding lab or "two or
  * more": then the colours need not be read at all. */
-static inline int offer_moot(const flood *f, int x, int y, int32_t v, int32_t lab, int now) {
-  return v != 0 && f->level[index_of(f, x, y)] == now &&
-         (OFFER_OF(v) == lab || OFFER_OF(v) == 0);
+static inline int offer_moot(const flood *f, size_t i, int32_t v, int32_t lab, int now) {
+  return f->level[i] == now && (OFFER_OF(v) == lab || OFFER_OF(v) == 0);
 }
 
 /* (x, y) took label lab at level now: offer it around. */
@@ -229,19 +255,23 @@ static int spread(flood *f, int x, int y, int32_t lab, int now) {
   const uint8_t *px = f->rgb + (size_t)y * f->rgb_stride + 3 * (size_t)x;
   const uint8_t *on = f->mask + (size_t)y * f->mask_stride + (size_t)x;
   const uint32_t c = colour_at(px, on);
-  const int32_t *row = f->label + index_of(f, x, y);
+  const size_t i = index_of(f, x, y);
+  const uint32_t p = (uint32_t)y << 16 | (uint32_t)x;
   const ptrdiff_t rgb_row = (ptrdiff_t)f->rgb_stride, mask_row = (ptrdiff_t)f->mask_stride;
   int rc = 0;
-#define OFFER_TO(inside, v, dx, dy, rgb_step, mask_step)                         \
-  if ((inside) && (v) <= 0 && (v) != LINE &&                                     \
-      !offer_moot(f, x + (dx), y + (dy), v, lab, now)) {                         \
-    int r = relief(c, colour_at(px + (rgb_step), on + (mask_step)));             \
-    rc |= offer(f, x + (dx), y + (dy), lab, r > now ? r : now, now);            \
+#define OFFER_TO(inside, step, pixel_step, rgb_step, mask_step)                  \
+  if (inside) {                                                                  \
+    const size_t j = i + (size_t)(step);                                         \
+    const int32_t v = f->label[j];                                               \
+    if (v <= 0 && v != LINE && (v == 0 || !offer_moot(f, j, v, lab, now))) {    \
+      const int r = relief(c, colour_at(px + (rgb_step), on + (mask_step)));     \
+      rc |= offer_at(f, j, p + (uint32_t)(pixel_step), v, lab, r > now ? r : now, now); \
+    }                                                                            \
   }
-  OFFER_TO(x > 0, row[-1], -1, 0, -3, -1)
-  OFFER_TO(x + 1 < f->width, row[1], 1, 0, 3, 1)
-  OFFER_TO(y > 0, row[-(ptrdiff_t)f->ld], 0, -1, -rgb_row, -mask_row)
-  OFFER_TO(y + 1 < f->height, row[f->ld], 0, 1, rgb_row, mask_row)
+  OFFER_TO(x > 0, -1, -1, -3, -1)
+  OFFER_TO(x + 1 < f->width, 1, 1, 3, 1)
+  OFFER_TO(y > 0, -(ptrdiff_t)f->ld, -65536, -rgb_row, -mask_row)
+  OFFER_TO(y + 1 < f->height, f->ld, 65536, rgb_row, mask_row)
 #undef OFFER_TO
   return rc;
 }
@@ -309,18 +339,13 @@ static inline __attribute__((always_inline)) int32_t marker_kept(const flood *f,
   return meets ? 0 : d;
 }
 
-/* Unknown pixel (x, y) of the marker rows m (up, down: the rows around it,
- * NULL at the image edge): the markers next to it offer their labels. The
- * labels to the left and above are final; to the right and below, the
- * markers say what they will be. */
-static int seed_pixel(flood *f, const int32_t *m, const int32_t *up, const int32_t *down,
-                      int x, int y) {
-  int32_t *lab = f->label + index_of(f, x, y);
-  *lab = 0;
-  f->unknown++;
-  const int32_t left = x > 0 ? lab[-1] : 0, above = up ? lab[-(ptrdiff_t)f->ld] : 0;
-  const int32_t right = x + 1 < f->width ? marker_kept(f, m, up, x + 1, y) : 0;
-  const int32_t below = down ? marker_kept(f, down, m, x, y + 1) : 0;
+/* Unknown pixel (x, y), the rows around it seeded: the labels next to it
+ * offer themselves. */
+static int seed_pixel(flood *f, int x, int y) {
+  const int32_t *lab = f->label + index_of(f, x, y);
+  const ptrdiff_t ld = (ptrdiff_t)f->ld;
+  const int32_t left = x > 0 ? lab[-1] : 0, above = y > 0 ? lab[-ld] : 0;
+  const int32_t right = x + 1 < f->width ? lab[1] : 0, below = y + 1 < f->height ? lab[ld] : 0;
   if (left <= 0 && right <= 0 && above <= 0 && below <= 0) return 0;
   const uint32_t c = colour(f, x, y);
   int rc = 0;
@@ -338,48 +363,56 @@ static void marker_start(flood *f, const int32_t *m, const int32_t *up, int x, i
   f->mask_out[(size_t)y * f->out_stride + (size_t)x] = 0;
 }
 
-/* One pass over the image: labels from the markers (lines where two meet),
- * mask_out from the mask (lines clear it later), and the markers' offers to
- * their unknown neighbours. */
-static int seed(flood *f, const wsisa_image *markers) {
+/* Row y of the pass down the image: labels from the markers (lines where two
+ * meet, FREE where there is none), mask_out from the mask (lines clear it
+ * later), the unknown pixels listed. */
+static int seed_row(flood *f, int y) {
   enum { BLOCK = 16 }; /* block_copy_odd */
   const int width = f->width;
-  for (int y = 0; y < f->height; y++) {
-    const int32_t *restrict m = wsisa_image_row(markers, y);
-    const int32_t *up = y > 0 ? wsisa_image_row(markers, y - 1) : NULL;
-    const int32_t *down = y + 1 < f->height ? wsisa_image_row(markers, y + 1) : NULL;
-    int32_t *restrict lab = f->label + index_of(f, 0, y);
-    binary_copy(f->mask + (size_t)y * f->mask_stride,
-                f->mask_out + (size_t)y * f->out_stride, width);
-    const uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
-    /* Copy and look for anything but a plain marker a block at a time: most
-     * pixels are markers (the background is one), and off the mask, where
-     * markers never meet. */
-    for (int x0 = 0; x0 < width; x0 += BLOCK) {
-      const int n = width - x0 < BLOCK ? width - x0 : BLOCK;
-      uint32_t odd = 0;
-      if (n == BLOCK) {
-        odd = block_copy_odd(m + x0, lab + x0);
-      } else {
-        for (int k = 0; k < n; k++) {
-          lab[x0 + k] = m[x0 + k];
-          odd |= marker_odd(m[x0 + k]);
-        }
-      }
-      if (!(odd >> 31)) {
-        if (n < BLOCK || any16(out + x0))
-          for (int x = x0; x < x0 + n; x++) marker_start(f, m, up, x, y);
-        continue;
-      }
-      for (int x = x0; x < x0 + n; x++) {
-        if (!(marker_odd(m[x]) >> 31)) {
-          if (out[x]) marker_start(f, m, up, x, y);
-          continue;
-        }
-        if (m[x] > 0) return WSISA_EINTERNAL; /* above WSISA_WATERSHED_MAX_LABEL */
-        if (seed_pixel(f, m, up, down, x, y)) return WSISA_ENOMEM;
+  const int32_t *restrict m = wsisa_image_row(f->markers, y);
+  const int32_t *up = y > 0 ? wsisa_image_row(f->markers, y - 1) : NULL;
+  int32_t *restrict lab = f->label + index_of(f, 0, y);
+  binary_copy(f->mask + (size_t)y * f->mask_stride, f->mask_out + (size_t)y * f->out_stride,
+              width);
+  const uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
+  /* Copy and look for anything but a plain marker a block at a time: most
+   * pixels are markers (the background is one), and off the mask, where
+   * markers never meet. */
+  for (int x0 = 0; x0 < width; x0 += BLOCK) {
+    const int n = width - x0 < BLOCK ? width - x0 : BLOCK;
+    uint32_t odd = 0;
+    if (n == BLOCK) {
+      odd = block_copy_odd(m + x0, lab + x0);
+    } else {
+      for (int k = 0; k < n; k++) {
+        lab[x0 + k] = m[x0 + k];
+        odd |= marker_odd(m[x0 + k]);
       }
     }
+    if (!(odd >> 31)) {
+      if (n < BLOCK || any16(out + x0))
+        for (int x = x0; x < x0 + n; x++) marker_start(f, m, up, x, y);
+      continue;
+    }
+    for (int x = x0; x < x0 + n; x++) {
+      if (!(marker_odd(m[x]) >> 31)) {
+        if (out[x]) marker_start(f, m, up, x, y);
+        continue;
+      }
+      if (m[x] > 0) return WSISA_EINTERNAL; /* above WSISA_WATERSHED_MAX_LABEL */
+      lab[x] = FREE;
+      if (list_push(&f->unknown, (uint32_t)y << 16 | (uint32_t)x)) return WSISA_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+/* The pass down the image goes on to row `rows` (excluded). */
+static int seed_to(flood *f, int rows) {
+  if (rows > f->height) rows = f->height;
+  for (; f->seeded < rows; f->seeded++) {
+    int rc = seed_row(f, f->seeded);
+    if (rc) return rc;
   }
   return 0;
 }
@@ -455,11 +488,141 @@ static int flood_level(flood *f, int level) {
     if (f->label[j] >= LINE || f->level[j] != level) continue;
     if (list_push(&f->wave, p)) return WSISA_ENOMEM;
   }
-  free(queue->at);
-  *queue = (pixel_list){0};
+  queue->n = 0;
   int rc = 0;
   while (f->wave.n && !rc) rc = run_wave(f, level);
   return rc;
+}
+
+/* The 8-neighbours as (dx, dy); bit n of a neighbourhood mask is NEAR[n]. */
+static const int8_t NEAR[8][2] = {{-1, -1}, {0, -1}, {1, -1}, {-1, 0},
+                                  {1, 0},   {-1, 1}, {0, 1},  {1, 1}};
+
+/* A part this large is most likely much of the image (a mask with few
+ * markers): searching it out pixel by pixel would cost more than flooding
+ * all that is left as one. */
+#define GIANT ((size_t)1 << 20)
+
+/* Has gathered pixel q = (y << 16) | x a labelled 4-neighbour? Then it goes
+ * to f->edge. */
+static int edge_check(flood *f, uint32_t q) {
+  const int x = (int)(q & 0xFFFF), y = (int)(q >> 16);
+  const int32_t *c = f->label + index_of(f, x, y);
+  const ptrdiff_t ld = (ptrdiff_t)f->ld;
+  if ((x > 0 && c[-1] > 0) || (x + 1 < f->width && c[1] > 0) || (y > 0 && c[-ld] > 0) ||
+      (y + 1 < f->height && c[ld] > 0))
+    return list_push(&f->edge, q);
+  return 0;
+}
+
+/* Gather every pixel still FREE, in raster order, with the pixels of
+ * f->part from `from` on, which are gathered but not yet checked. */
+static int gather_rest(flood *f, size_t from) {
+  int rc = seed_to(f, f->height);
+  for (size_t k = from; k < f->part.n && !rc; k++) rc = edge_check(f, f->part.at[k]);
+  for (size_t k = 0; k < f->unknown.n && !rc; k++) {
+    const uint32_t q = f->unknown.at[k];
+    int32_t *c = f->label + index_of(f, (int)(q & 0xFFFF), (int)(q >> 16));
+    if (*c != FREE) continue;
+    *c = 0;
+    rc = edge_check(f, q);
+  }
+  return rc;
+}
+
+/* Add the part of FREE pixel p to f->part (its pixels, no longer FREE: 0)
+ * and those of its pixels with a labelled 4-neighbour to f->edge. The pass
+ * down the image keeps two rows ahead of the pixels gathered. */
+static int gather(flood *f, uint32_t p) {
+  pixel_list *part = &f->part;
+  const ptrdiff_t ld = (ptrdiff_t)f->ld;
+  const size_t first = part->n;
+  f->label[index_of(f, (int)(p & 0xFFFF), (int)(p >> 16))] = 0;
+  if (list_push(part, p)) return WSISA_ENOMEM;
+  for (size_t k = first; k < part->n; k++) {
+    if (part->n - first > GIANT) return gather_rest(f, k);
+    const uint32_t q = part->at[k];
+    const int x = (int)(q & 0xFFFF), y = (int)(q >> 16);
+    int rc = seed_to(f, y + 3);
+    if (rc) return rc;
+    int32_t *c = f->label + index_of(f, x, y);
+    unsigned free8 = 0, edge = 1;
+    if (x > 0 && y > 0 && x + 2 < f->width && y + 1 < f->height) {
+      /* columns x - 1 .. x + 2 of the three rows, as in decide */
+      const labels4 none = {FREE, FREE, FREE, FREE};
+      labels4 above, here, below;
+      memcpy(&above, c - ld - 1, sizeof above);
+      memcpy(&here, c - 1, sizeof here);
+      memcpy(&below, c + ld - 1, sizeof below);
+      const labels4 fa = above == none, fh = here == none, fb = below == none;
+      const labels4 any = fa | fh | fb;
+      if (any[0] | any[1] | any[2])
+        free8 = (fa[0] & 1) | (fa[1] & 2) | (fa[2] & 4) | (fh[0] & 8) | (fh[2] & 16) |
+                (fb[0] & 32) | (fb[1] & 64) | (fb[2] & 128);
+      edge = (above[1] > 0) | (here[0] > 0) | (here[2] > 0) | (below[1] > 0);
+    } else { /* near the image's edge: seed_pixel looks at it anyway */
+      for (int n = 0; n < 8; n++) {
+        const int xx = x + NEAR[n][0], yy = y + NEAR[n][1];
+        if (xx >= 0 && yy >= 0 && xx < f->width && yy < f->height &&
+            f->label[index_of(f, xx, yy)] == FREE)
+          free8 |= 1u << n;
+      }
+    }
+    if (edge && list_push(&f->edge, q)) return WSISA_ENOMEM;
+    for (; free8; free8 &= free8 - 1) {
+      const int n = __builtin_ctz(free8);
+      c[NEAR[n][1] * ld + NEAR[n][0]] = 0;
+      /* in the image, so neither field of (y << 16) | x overflows */
+      if (list_push(part, q + (uint32_t)(NEAR[n][1] * 65536 + NEAR[n][0])))
+        return WSISA_ENOMEM;
+    }
+  }
+  return 0;
+}
+
+/* Flood the parts gathered: their edge pixels take the offers of the labels
+ * next to them, then the queues run level by level. */
+static int flood_gathered(flood *f) {
+  const pixel_list *edge = &f->edge;
+  int rc = 0;
+  for (size_t j = 0; j < edge->n && !rc; j++) {
+    if (j + AHEAD < edge->n) { /* colours are read here first */
+      const uint32_t q = edge->at[j + AHEAD];
+      const int x = (int)(q & 0xFFFF), y = (int)(q >> 16);
+      for (int yy = y > 0 ? y - 1 : y; yy <= y + 1 && yy < f->height; yy++) {
+        __builtin_prefetch(f->rgb + (size_t)yy * f->rgb_stride + 3 * (size_t)x);
+        __builtin_prefetch(f->mask + (size_t)yy * f->mask_stride + (size_t)x);
+      }
+    }
+    rc = seed_pixel(f, (int)(edge->at[j] & 0xFFFF), (int)(edge->at[j] >> 16));
+  }
+  /* offers go to levels at or above the one flooded: lowest pending first */
+  for (int w = 0; w < 4 && !rc; w++)
+    while (f->pending[w] && !rc) {
+      const int bit = __builtin_ctzll(f->pending[w]);
+      f->pending[w] &= f->pending[w] - 1;
+      rc = flood_level(f, w * 64 + bit);
+    }
+  f->part.n = 0;
+  f->edge.n = 0;
+  return rc;
+}
+
+/* The pass down the image, and band by band behind it the parts that start
+ * in the band. */
+static int flood_parts(flood *f) {
+  size_t k = 0;
+  for (int y0 = 0; y0 < f->height; y0 += f->band) {
+    const int y1 = y0 + f->band;
+    int rc = seed_to(f, y1);
+    while (!rc && k < f->unknown.n && (int)(f->unknown.at[k] >> 16) < y1) {
+      const uint32_t p = f->unknown.at[k++];
+      if (f->label[index_of(f, (int)(p & 0xFFFF), (int)(p >> 16))] == FREE) rc = gather(f, p);
+    }
+    if (!rc) rc = flood_gathered(f);
+    if (rc) return rc;
+  }
+  return 0;
 }
 
 /* Pixels no wave reached (walled in by lines, or no marker in their part of
@@ -499,11 +662,19 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
                .width = width,
                .height = height};
   f->level = malloc((size_t)height * f->ld);
-  int rc = f->level ? seed(f, markers) : WSISA_ENOMEM;
-  for (int level = 0; level < 256 && !rc; level++) rc = flood_level(f, level);
-  if (!rc && f->settled < f->unknown) clear_unreached(f);
+  f->markers = markers;
+  /* bands of 2^16 pixels, 4 rows at least: 16 rows of a 4096-wide tile, so
+   * the rows a band's parts touch are still in cache when they flood (at that
+   * width 16 rows ran faster than 64, and 64 than 256) */
+  f->band = (1 << 16) / width;
+  if (f->band < 4) f->band = 4;
+  int rc = f->level ? flood_parts(f) : WSISA_ENOMEM;
+  if (!rc && f->settled < f->unknown.n) clear_unreached(f);
   for (int level = 0; level < 256; level++) free(f->queue[level].at);
   free(f->wave.at);
+  free(f->unknown.at);
+  free(f->part.at);
+  free(f->edge.at);
   free(f->next.at);
   free(f->decided);
   free(f->level);
