@@ -288,20 +288,52 @@ static int time_segment_process(const char *dir, int repeats, bench_stats *out) 
   return 0;
 }
 
-static void free_inputs(inputs *in) {
-  starpu_data_handle_t *hs[] = {
+/* Every image of the inputs with its handle, in one order. */
+enum { NINPUTS = 19 };
+static void input_slots(inputs *in, wsisa_image ***imgs, starpu_data_handle_t **hs) {
+  wsisa_image **i[NINPUTS] = {&in->raw,     &in->rgb,     &in->rc,      &in->rc_open, &in->diff,
+                              &in->candidates, &in->big, &in->markers, &in->relief,  &in->hmin,
+                              &in->fg,      &in->lab,     &in->lab_t,   &in->out_u8,  &in->out_f32,
+                              &in->out_i32, &in->out_u8b, &in->out_rgb, &in->out_lab};
+  starpu_data_handle_t *h[NINPUTS] = {
       &in->h_raw,   &in->h_rgb,     &in->h_rc,      &in->h_rc_open, &in->h_diff,
       &in->h_cand,  &in->h_big,     &in->h_markers, &in->h_relief,  &in->h_hmin,
       &in->h_fg,    &in->h_lab,     &in->h_lab_t,   &in->h_out_u8,  &in->h_out_f32,
       &in->h_out_i32, &in->h_out_u8b, &in->h_out_rgb, &in->h_out_lab};
-  wsisa_image **imgs[] = {&in->raw,     &in->rgb,     &in->rc,      &in->rc_open, &in->diff,
-                          &in->candidates, &in->big, &in->markers, &in->relief,  &in->hmin,
-                          &in->fg,      &in->lab,     &in->lab_t,   &in->out_u8,  &in->out_f32,
-                          &in->out_i32, &in->out_u8b, &in->out_rgb, &in->out_lab};
-  for (size_t i = 0; i < sizeof hs / sizeof *hs; i++) {
-    if (*hs[i]) starpu_data_unregister(*hs[i]);
-    wsisa_image_free(*imgs[i]);
+  memcpy(imgs, i, sizeof i);
+  memcpy(hs, h, sizeof h);
+}
+
+/* Unregister the inputs from StarPU (the images stay, home up to date). */
+static void unregister_inputs(inputs *in) {
+  wsisa_image **imgs[NINPUTS];
+  starpu_data_handle_t *hs[NINPUTS];
+  input_slots(in, imgs, hs);
+  for (int i = 0; i < NINPUTS; i++)
+    if (*hs[i]) {
+      starpu_data_unregister(*hs[i]);
+      *hs[i] = NULL;
+    }
+}
+
+/* Register the inputs with a new StarPU session. */
+static int register_inputs(inputs *in, wsisa_err *e) {
+  wsisa_image **imgs[NINPUTS];
+  starpu_data_handle_t *hs[NINPUTS];
+  input_slots(in, imgs, hs);
+  for (int i = 0; i < NINPUTS; i++) {
+    int rc = wsisa_image_register(*imgs[i], hs[i], e);
+    if (rc) return rc;
   }
+  return 0;
+}
+
+static void free_inputs(inputs *in) {
+  unregister_inputs(in);
+  wsisa_image **imgs[NINPUTS];
+  starpu_data_handle_t *hs[NINPUTS];
+  input_slots(in, imgs, hs);
+  for (int i = 0; i < NINPUTS; i++) wsisa_image_free(*imgs[i]);
   memset(in, 0, sizeof *in);
 }
 
@@ -363,43 +395,49 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
   if (system(cmd) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", dir);
 
+  /* StarPU's idle workers poll, each keeping a core busy: a polling OpenCL
+   * worker beside the CPU kernel being timed slows it (on this 2-core
+   * machine, 5-15 %), and the peers run with the other core idle. So the CPU
+   * figures come from a session with the CPU worker alone, the OpenCL ones
+   * from a session with the OpenCL worker alone, and the peers and the
+   * subprocess run after both. */
   setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
-  wsisa_runtime_opts ropts = {.ncpu = 1, .nopencl = 1};
+  wsisa_runtime_opts ropts = {.ncpu = 1, .nopencl = 0};
   if ((rc = wsisa_codelets_start(&ropts, e))) return rc;
   inputs in;
   memset(&in, 0, sizeof in);
   bench_stats cpu[NROWS], cl[NROWS], peer[NROWS] = {{0}}, process = {0};
-  int have_cl = !no_opencl && wsisa_runtime_nopencl() > 0, have_peer[NROWS] = {0};
+  int have_cl = 0, have_peer[NROWS] = {0};
   fprintf(stderr, "wsisa-bench ops: preparing %ldx%ld inputs in %s\n", size, size, dir);
   if ((rc = prepare(&in, (int)size, dir, e))) goto done;
   for (size_t i = 0; i < NROWS; i++) {
     if (i > 0 && rows[i].run == rows[i - 1].run) { /* the same operation, another peer */
       cpu[i] = cpu[i - 1];
-      cl[i] = cl[i - 1];
       continue;
     }
     fprintf(stderr, "wsisa-bench ops: %s\n", rows[i].name);
     cpu[i] = time_op(&in, rows[i].run, rows[i].cold, STARPU_CPU, (int)repeats);
-    if (have_cl) cl[i] = time_op(&in, rows[i].run, rows[i].cold, STARPU_OPENCL, (int)repeats);
   }
   fprintf(stderr, "wsisa-bench ops: normalize+segment\n");
   bench_stats whole = time_workflow(&in, (int)size, (int)repeats);
-  /* StarPU's idle workers poll: stop them before the peers and the
-   * subprocess run */
-  char context[512] = "";
-  {
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&buf, &len);
-    if (mem) {
-      bench_print_context(mem);
-      fclose(mem);
-      snprintf(context, sizeof context, "%s", buf);
-      free(buf);
-    }
-  }
-  free_inputs(&in);
+  unregister_inputs(&in);
   wsisa_runtime_shutdown();
+  ropts = (wsisa_runtime_opts){.ncpu = 0, .nopencl = 1};
+  wsisa_err cl_err = WSISA_ERR_INIT; /* no OpenCL device: no OpenCL column */
+  if (!no_opencl && wsisa_codelets_start(&ropts, &cl_err) == 0) {
+    have_cl = wsisa_runtime_nopencl() > 0;
+    if (have_cl && (rc = register_inputs(&in, e))) goto done;
+    for (size_t i = 0; i < NROWS && have_cl; i++) {
+      if (i > 0 && rows[i].run == rows[i - 1].run) {
+        cl[i] = cl[i - 1];
+        continue;
+      }
+      fprintf(stderr, "wsisa-bench ops: %s (OpenCL)\n", rows[i].name);
+      cl[i] = time_op(&in, rows[i].run, rows[i].cold, STARPU_OPENCL, (int)repeats);
+    }
+    unregister_inputs(&in);
+    wsisa_runtime_shutdown();
+  }
   fprintf(stderr, "wsisa-bench ops: wsisa segment (subprocess)\n");
   int have_process = time_segment_process(dir, (int)repeats, &process) == 0;
   /* peers, on the same files, one thread */
@@ -424,9 +462,9 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   }
   fprintf(csv, "op,ours_cpu_ms,ours_cpu_min,ours_cpu_max,ours_opencl_ms,peer,peer_ms,peer_min,"
                "peer_max,peer_over_ours\n");
-  fputs(context, stdout);
+  bench_print_context(stdout);
   printf("# %ldx%ld tile from %s, median of %ld runs (min..max); ours: CPU kernel on one "
-         "core / OpenCL worker (PoCL)\n",
+         "core (StarPU with that CPU worker alone) / OpenCL worker (PoCL, alone)\n",
          size, size, "CMU-1-Small-Region.svs", repeats);
   printf("%-22s %22s %10s %-8s %22s %8s\n", "operation", "ours CPU ms", "OpenCL ms", "peer",
          "peer ms", "peer/ours");
