@@ -419,8 +419,8 @@ static int seed_to(flood *f, int rows) {
 
 enum { AHEAD = 8 };
 
-/* The flood is bound by memory latency: a pixel's decision and spread touch
- * three rows of four arrays. Ask for them a few pixels ahead. */
+/* A pixel's decision and spread touch three rows of four arrays, not all in
+ * cache when a part is large: ask for them a few pixels ahead. */
 static void prefetch_around(const flood *f, uint32_t p) {
   const int x = (int)(p & 0xFFFF), y = (int)(p >> 16);
   for (int yy = y > 0 ? y - 1 : y; yy <= y + 1 && yy < f->height; yy++) {
