@@ -230,6 +230,20 @@ static bench_stats time_op(inputs *in, op_fn fn, int cold, uint32_t where, int r
   return bench_summarize(ms, repeats);
 }
 
+/* Every row's operation on the workers of `where`; a row with the operation
+ * of the row before it (another peer) shares its figures. */
+static void time_rows(inputs *in, uint32_t where, int repeats, bench_stats *out) {
+  for (size_t i = 0; i < NROWS; i++) {
+    if (i > 0 && rows[i].run == rows[i - 1].run) {
+      out[i] = out[i - 1];
+      continue;
+    }
+    fprintf(stderr, "wsisa-bench ops: %s%s\n", rows[i].name,
+            where == STARPU_OPENCL ? " (OpenCL)" : "");
+    out[i] = time_op(in, rows[i].run, rows[i].cold, where, repeats);
+  }
+}
+
 /* Read "key median min max" lines of a peer program. */
 static int read_peer(const char *cmd, bench_stats *stats, int *have) {
   FILE *f = popen(cmd, "r");
@@ -410,14 +424,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   int have_cl = 0, have_peer[NROWS] = {0};
   fprintf(stderr, "wsisa-bench ops: preparing %ldx%ld inputs in %s\n", size, size, dir);
   if ((rc = prepare(&in, (int)size, dir, e))) goto done;
-  for (size_t i = 0; i < NROWS; i++) {
-    if (i > 0 && rows[i].run == rows[i - 1].run) { /* the same operation, another peer */
-      cpu[i] = cpu[i - 1];
-      continue;
-    }
-    fprintf(stderr, "wsisa-bench ops: %s\n", rows[i].name);
-    cpu[i] = time_op(&in, rows[i].run, rows[i].cold, STARPU_CPU, (int)repeats);
-  }
+  time_rows(&in, STARPU_CPU, (int)repeats, cpu);
   fprintf(stderr, "wsisa-bench ops: normalize+segment\n");
   bench_stats whole = time_workflow(&in, (int)size, (int)repeats);
   unregister_inputs(&in);
@@ -427,14 +434,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   if (!no_opencl && wsisa_codelets_start(&ropts, &cl_err) == 0) {
     have_cl = wsisa_runtime_nopencl() > 0;
     if (have_cl && (rc = register_inputs(&in, e))) goto done;
-    for (size_t i = 0; i < NROWS && have_cl; i++) {
-      if (i > 0 && rows[i].run == rows[i - 1].run) {
-        cl[i] = cl[i - 1];
-        continue;
-      }
-      fprintf(stderr, "wsisa-bench ops: %s (OpenCL)\n", rows[i].name);
-      cl[i] = time_op(&in, rows[i].run, rows[i].cold, STARPU_OPENCL, (int)repeats);
-    }
+    if (have_cl) time_rows(&in, STARPU_OPENCL, (int)repeats, cl);
     unregister_inputs(&in);
     wsisa_runtime_shutdown();
   }

@@ -634,7 +634,6 @@ void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void 
 
 void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
   struct timespec until = deadline_in(seconds);
-  double whole = floor(seconds);
   pthread_mutex_lock(&s->ps.lock);
   /* a leaf's end broadcasts: the oldest unit's end wakes this thread at once */
   if (s->nq)
@@ -642,7 +641,7 @@ void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
            pthread_cond_timedwait(&s->ps.cond, &s->ps.lock, &until) != ETIMEDOUT) {
     }
   pthread_mutex_unlock(&s->ps.lock);
-  if (!s->nq) nanosleep(&(struct timespec){(time_t)whole, (long)((seconds - whole) * 1e9)}, NULL);
+  if (!s->nq) clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &until, NULL);
 }
 
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {

@@ -503,16 +503,18 @@ static const int8_t NEAR[8][2] = {{-1, -1}, {0, -1}, {1, -1}, {-1, 0},
  * all that is left as one. */
 #define GIANT ((size_t)1 << 20)
 
-/* Has gathered pixel q = (y << 16) | x a labelled 4-neighbour? Then it goes
- * to f->edge. */
-static int edge_check(flood *f, uint32_t q) {
+/* Has pixel q = (y << 16) | x a labelled 4-neighbour? */
+static int labelled_next(const flood *f, uint32_t q) {
   const int x = (int)(q & 0xFFFF), y = (int)(q >> 16);
   const int32_t *c = f->label + index_of(f, x, y);
   const ptrdiff_t ld = (ptrdiff_t)f->ld;
-  if ((x > 0 && c[-1] > 0) || (x + 1 < f->width && c[1] > 0) || (y > 0 && c[-ld] > 0) ||
-      (y + 1 < f->height && c[ld] > 0))
-    return list_push(&f->edge, q);
-  return 0;
+  return (x > 0 && c[-1] > 0) || (x + 1 < f->width && c[1] > 0) || (y > 0 && c[-ld] > 0) ||
+         (y + 1 < f->height && c[ld] > 0);
+}
+
+/* A gathered pixel with a labelled 4-neighbour goes to f->edge. */
+static int edge_check(flood *f, uint32_t q) {
+  return labelled_next(f, q) ? list_push(&f->edge, q) : 0;
 }
 
 /* Gather every pixel still FREE, in raster order, with the pixels of
@@ -546,7 +548,7 @@ static int gather(flood *f, uint32_t p) {
     int rc = seed_to(f, y + 3);
     if (rc) return rc;
     int32_t *c = f->label + index_of(f, x, y);
-    unsigned free8 = 0, edge = 1;
+    unsigned free8 = 0, edge;
     if (x > 0 && y > 0 && x + 2 < f->width && y + 1 < f->height) {
       /* columns x - 1 .. x + 2 of the three rows, as in decide */
       const labels4 none = {FREE, FREE, FREE, FREE};
@@ -560,7 +562,8 @@ static int gather(flood *f, uint32_t p) {
         free8 = (fa[0] & 1) | (fa[1] & 2) | (fa[2] & 4) | (fh[0] & 8) | (fh[2] & 16) |
                 (fb[0] & 32) | (fb[1] & 64) | (fb[2] & 128);
       edge = (above[1] > 0) | (here[0] > 0) | (here[2] > 0) | (below[1] > 0);
-    } else { /* near the image's edge: seed_pixel looks at it anyway */
+    } else { /* near the image's edge */
+      edge = labelled_next(f, q);
       for (int n = 0; n < 8; n++) {
         const int xx = x + NEAR[n][0], yy = y + NEAR[n][1];
         if (xx >= 0 && yy >= 0 && xx < f->width && yy < f->height &&
