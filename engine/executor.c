@@ -668,18 +668,24 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
 }
 
 /* Memory per tile pixel, in bytes, as peak RSS over the baseline measures it
- * (the default study, 1024x1024 tiles, 2 CPU workers: 163 MiB at K = 1,
- * 164 at K = 2, 183 at K = 8 over a 102 MiB baseline):
+ * (the default study, 1024x1024 tiles, 2 CPU workers, a 100 MiB baseline:
+ * 112 MiB over it at K = 1, 115 at K = 2, 122 at K = 8; the model below
+ * says 112, 119 and 161):
  * - a path holds its tasks' outputs (a u8 mask per level) until its subtree
  *   is done; paths share their prefixes, so this is an upper bound;
  * - a running task holds its temporaries (level 6: distance, relief and
  *   h-minima as f32, markers and labels as i32, u8 masks), and StarPU runs
  *   one task per worker: temporaries scale with workers, not with K;
+ * - what a worker's task freed stays with the worker: glibc gives each
+ *   thread its own malloc arena and keeps what is freed there for that
+ *   arena's next allocations, so each worker holds a second set of
+ *   temporaries between its tasks (one arena for all threads would return
+ *   it, 35 MiB less here, but the same study ran 9 % slower);
  * - the loaded tile: RGB in and normalized, rc, its opening, the reference
  *   mask; without a shared tile stage (reuse none) each unit in flight has
  *   its own. */
 #define PATH_BYTES_PER_PIXEL 7
-#define TASK_BYTES_PER_PIXEL (3 * 4 + 2 * 4 + 4)
+#define TASK_BYTES_PER_PIXEL (2 * (3 * 4 + 2 * 4 + 4))
 #define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
 /* The feature stage: per tile the channels (h, e, the gradient and three
  * filter-bank responses, f32) and the reference's labels; per running task

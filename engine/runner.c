@@ -734,6 +734,12 @@ static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
   eo->active_paths =
       wsisa_exec_active_paths(k_asked, wsisa_memory_available(), s->baseline_rss,
                               &s->study->execution.memory_limit, s->tiles, s->ntiles, eo, &minimum);
+  /* The limit named is 2 % (at least 2 MiB) over this run's smallest: what
+   * the process holds before the first unit differs by a MiB or so from run
+   * to run (the workers' start-up, the allocator), and the limit named must
+   * still hold when the run is repeated with it. */
+  const double named = ceil(((double)minimum + fmax(0.02 * (double)minimum, 2.0 * 1048576.0)) /
+                            1048576.0);
   if (!eo->active_paths && asked)
     return wsisa_error(e, WSISA_EUSAGE,
                        "%s%s%s %.0fM: below what one path of this study needs here (%.0f MiB "
@@ -741,7 +747,7 @@ static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
                        "path); give at least %.0fM",
                        r->memory_limit ? "" : s->study->path, r->memory_limit ? "" : ": ",
                        source, (double)asked / 1048576.0, (double)s->baseline_rss / 1048576.0,
-                       ceil((double)minimum / 1048576.0));
+                       named);
   if (!eo->active_paths) {
     wsisa_log(WSISA_LOG_WARN, "run",
               "%.0f MiB available is below one active path (%.0f MiB); running with K = 1",

@@ -1,5 +1,5 @@
 /* --memory-limit bounds the whole process: run.json's peak RSS stays within
- * 10 % of the limit on the default study (6 tiles of 1024x1024) at 200M and
+ * 10 % of the limit on the default study (6 tiles of 1024x1024) at 260M and
  * 300M with K asked high enough that the limit decides it, and a limit below
  * one path is refused with a smallest limit that then holds too. Peak RSS is
  * a measurement, not a timing: the tests compare it with the limit. */
@@ -46,7 +46,7 @@ static void limit_holds(const char *study_flag, long limit_mib) {
   cr_expect_geq(paths, 1);
 }
 
-Test(memory, default_study_at_200M, .timeout = 500) { limit_holds("", 200); }
+Test(memory, default_study_at_260M, .timeout = 500) { limit_holds("", 260); }
 
 Test(memory, default_study_at_300M, .timeout = 500) { limit_holds("", 300); }
 
