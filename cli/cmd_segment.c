@@ -30,6 +30,7 @@ typedef struct segment_opts {
   long tile_size;
   double mpp, target_mpp; /* --mpp (0: the slide's own; an image as it is), --target-mpp */
   int normalize;
+  int no_stain_check; /* --no-stain-check */
   double params[WSISA_SEG_NPARAMS];
 } segment_opts;
 
@@ -305,6 +306,8 @@ static void usage(void) {
          "                      \"parameters\" of one: --params @results/best.json\n"
          "                      reproduces a study's best run (later --params win)\n"
          "  --no-normalize      segment the pixels as they are (default: normalize first)\n"
+         "  --no-stain-check    segment what is not bright-field H&E too (by default such\n"
+         "                      input, e.g. fluorescence or DAB, is refused before any work)\n"
          "  -o MASK             output mask, .png or .tif/.tiff (0/255)\n"
          "  --labels FILE       also write the nucleus labels (i32 .tif/.tiff)\n"
          "  --geojson FILE      also write the nucleus outlines as GeoJSON\n"
@@ -328,6 +331,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
       {"no-normalize", no_argument, 0, 'N'},     {"output", required_argument, 0, 'o'},
       {"labels", required_argument, 0, 'L'},     {"geojson", required_argument, 0, 'g'},
       {"features", required_argument, 0, 'F'},   {"help", no_argument, 0, 'h'},
+      {"no-stain-check", no_argument, 0, 'S'},
       {0, 0, 0, 0}};
   segment_opts o = {0};
   o.tile_size = 1024;
@@ -356,6 +360,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
       case 'L': o.labels = optarg; break;
       case 'g': o.geojson = optarg; break;
       case 'F': o.features = optarg; break;
+      case 'S': o.no_stain_check = 1; break;
       case 'h': usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -391,6 +396,11 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   char *meta = NULL;
   placement at;
   if ((rc = load_input(&o, &rgb, &at, e))) return rc;
+  /* the parameters are tuned for bright-field H&E: refused before any work,
+   * as `wsisa run` refuses it */
+  if (!o.no_stain_check &&
+      (rc = wsisa_stain_check_image(rgb, o.input, "give --no-stain-check", e)))
+    goto done;
   if ((rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &mask, e))) goto done;
   if ((o.labels || o.geojson) &&
       (rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &labels, e)))

@@ -133,6 +133,13 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
 int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
                                   starpu_data_handle_t mask_out, wsisa_err *e);
 
+/* The stain check (engine/stain.c) of one RGB u8 image: 0 when it is
+ * bright-field H&E or has too little tissue to say; else WSISA_EUSAGE with
+ * one line naming `name`, what was seen, and `override` (how to run it
+ * anyway). */
+int wsisa_stain_check_image(const wsisa_image *rgb, const char *name, const char *override,
+                            wsisa_err *e);
+
 /* ---- the feature stage ------------------------------------------------------ */
 
 /* Channel names in the order wsisa_workflow_channels_submit makes them: "h",

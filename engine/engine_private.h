@@ -130,8 +130,10 @@ void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb);
 int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
                         wsisa_err *e);
 /* 0 when what was seen is bright-field H&E (or too little tissue to say);
- * else WSISA_EUSAGE with one line naming `name` and what was seen. */
-int wsisa__stain_verdict(const wsisa__stain *st, const char *name, wsisa_err *e);
+ * else WSISA_EUSAGE with one line naming `name`, what was seen and
+ * `override`, how to run it anyway. */
+int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *override,
+                         wsisa_err *e);
 double wsisa__stain_mean_od(const wsisa__stain *st);
 double wsisa__stain_outside(const wsisa__stain *st);
 double wsisa__stain_residual(const wsisa__stain *st);

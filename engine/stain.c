@@ -1,6 +1,7 @@
-/* The stain check of `wsisa run`: before any work, a few tissue tiles of each
- * input are measured to be bright-field H&E, the stain the segmentation's
- * parameters are tuned for. Measures are those of colour deconvolution
+/* The stain check of `wsisa run` and `wsisa segment`: before any work, a few
+ * tissue tiles of each input (segment: the pixels it read) are measured to
+ * be bright-field H&E, the stain the segmentation's parameters are tuned
+ * for. Measures are those of colour deconvolution
  * (Ruifrok–Johnston, the feature stage's stain rows): on tissue pixels, the
  * mean optical density, the share of pixels whose haematoxylin or eosin
  * amount is clearly negative (colours no mix of the two stains makes), and the
@@ -94,7 +95,8 @@ double wsisa__stain_haematoxylin(const wsisa__stain *st) {
   return all > 0 ? st->h_sum / all : 0;
 }
 
-int wsisa__stain_verdict(const wsisa__stain *st, const char *name, wsisa_err *e) {
+int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *override,
+                         wsisa_err *e) {
   char seen[512] = "";
   size_t at = 0;
 #define SEEN(...)                                                                          \
@@ -123,6 +125,13 @@ int wsisa__stain_verdict(const wsisa__stain *st, const char *name, wsisa_err *e)
   if (!at) return 0;
   return wsisa_error(e, WSISA_EUSAGE,
                      "%s: not a bright-field H&E slide, which the segmentation is tuned for: %s "
-                     "(measured on %zu tile%s); set inputs.stain_check to false to run it anyway",
-                     name, seen, st->tiles, st->tiles == 1 ? "" : "s");
+                     "(measured on %zu tile%s); %s to run it anyway",
+                     name, seen, st->tiles, st->tiles == 1 ? "" : "s", override);
+}
+
+int wsisa_stain_check_image(const wsisa_image *rgb, const char *name, const char *override,
+                            wsisa_err *e) {
+  wsisa__stain st = {0};
+  wsisa__stain_add(&st, rgb);
+  return wsisa__stain_verdict(&st, name, override, e);
 }

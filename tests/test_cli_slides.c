@@ -2,8 +2,9 @@
  * reads each slide at the study's resolution (level and factor in run.json,
  * the bundled sample unchanged), refuses what is not bright-field H&E and
  * warns when the reference finds almost no nuclei, keeps a finished run's
- * figures on --resume; `wsisa segment` writes GeoJSON, features and labels in
- * level-0 slide pixels, checked by reading the nuclei back from the slide;
+ * figures on --resume; `wsisa segment` refuses another stain too, and writes
+ * GeoJSON, features and labels in level-0 slide pixels, checked by reading
+ * the nuclei back from the slide;
  * `segment --help` lists the parameters from their table. */
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -329,6 +330,39 @@ Test(slides, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
     cr_expect(json_is_null(json_object_get(in, "mpp")));
   }
   json_decref(root);
+}
+
+/* `wsisa segment` checks the stain as `wsisa run` does: the DAB image and a
+ * fluorescence slide's region are refused before any output exists, naming
+ * the input and the flag that runs it anyway; the flag does. */
+Test(slides, segment_refuses_another_stain_unless_told, .timeout = 120) {
+  const char *dab = dab_image();
+  const char *fl = synth_path("fluorescence_seg.tiff", tu_synth_fluorescence);
+  char out[4400], args[9000], want[4600], *err = NULL;
+  snprintf(out, sizeof out, "%s/seg_stain.png", tu_tmpdir("slides_seg_stain"));
+  const char *const inputs[] = {dab, fl};
+  const char *const region[] = {"", " --region 0,0,512,512"};
+  const char *const seen[] = {"off the haematoxylin-eosin plane", "optical density"};
+  for (int i = 0; i < 2; i++) {
+    snprintf(args, sizeof args, "segment '%s'%s -o '%s'", inputs[i], region[i], out);
+    cr_expect_eq(tu_run(args, NULL, &err), 2, "%s", args);
+    snprintf(want, sizeof want, "%s: not a bright-field H&E slide", inputs[i]);
+    cr_expect(err && strstr(err, want), "%s", err);
+    cr_expect(err && strstr(err, seen[i]), "%s", err);
+    cr_expect(err && strstr(err, "give --no-stain-check to run it anyway"), "%s", err);
+    cr_expect(err && !strchr(strchr(err, '\n') ? strchr(err, '\n') + 1 : "", '\n'),
+              "one line: %s", err);
+    cr_expect_neq(access(out, F_OK), 0, "%s: no mask written", inputs[i]);
+    cr_log_info("%s", err);
+    free(err);
+    err = NULL;
+  }
+  snprintf(args, sizeof args, "segment '%s' --no-stain-check -o '%s'", dab, out);
+  cr_expect_eq(tu_run(args, NULL, &err), 0, "%s: %s", args, err);
+  free(err);
+  cr_expect_eq(access(out, F_OK), 0, "the mask is written with --no-stain-check");
+  unlink(out);
+  unlink(fl);
 }
 
 Test(slides, tissue_without_nuclei_is_a_warning, .timeout = 120) {
