@@ -32,16 +32,10 @@ int wsisa_cpu_bin_reconstruct(const wsisa_image *seed, const wsisa_image *mask, 
   for (int y = 0; y < height && !rc; y++) {
     const uint8_t *s = wsisa_image_row(seed, y);
     const uint8_t *o = wsisa_image_row(out, y);
-    for (int x = 0; x < width && !rc; x++) {
-      if (x + 8 <= width) { /* seeds are sparse: skip empty words */
-        uint64_t word;
-        memcpy(&word, s + x, sizeof word);
-        if (!word) {
-          x += 7;
-          continue;
-        }
-      }
-      if (!s[x] || o[x] != WSISA__FLOOD_OPEN) continue;
+    /* seeds are sparse */
+    for (int x = wsisa__skip_zeros(s, 0, width); x < width && !rc;
+         x = wsisa__skip_zeros(s, x + 1, width)) {
+      if (o[x] != WSISA__FLOOD_OPEN) continue;
       int end = x;
       while (end + 1 < width && s[end + 1] && o[end + 1] == WSISA__FLOOD_OPEN) end++;
       rc = wsisa__flood(out, conn, y, x, end, &stack);

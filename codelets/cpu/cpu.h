@@ -4,7 +4,37 @@
 #ifndef WSISA_CODELETS_CPU_H
 #define WSISA_CODELETS_CPU_H
 
+#include <stdint.h>
+#include <string.h>
+
 #include "core/core.h"
+
+/* The first x in [x, width) where row[x] is not 0, else width. Masks and
+ * flags are mostly zero: zero bytes are skipped eight at a time. */
+static inline int wsisa__skip_zeros(const uint8_t *row, int x, int width) {
+  for (uint64_t word; x + 8 <= width; x += 8) {
+    memcpy(&word, row + x, sizeof word);
+    if (word) break;
+  }
+  while (x < width && !row[x]) x++;
+  return x;
+}
+
+/* out[x] = 255 where on[x] is not 0, else 0 (the other way round with
+ * `invert`), eight bytes at a time. */
+static inline void wsisa__binary_row(const uint8_t *on, uint8_t *out, int n, int invert) {
+  const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL, flip = invert ? ~low7 : 0;
+  int x = 0;
+  for (; x + 8 <= n; x += 8) {
+    uint64_t v;
+    memcpy(&v, on + x, 8);
+    /* a byte's top bit: the byte is not 0 (is 0, with `invert`) */
+    const uint64_t high = ((((v & low7) + low7) | v) & ~low7) ^ flip;
+    v = (high >> 7) * 0xFF;
+    memcpy(out + x, &v, 8);
+  }
+  for (; x < n; x++) out[x] = (on[x] != 0) != (invert != 0) ? 255 : 0;
+}
 
 /* for (int i = 0; i < n; i++) BODY, the bulk in chunks of a fixed 32
  * iterations: GCC's -O2 vectoriser (the "very cheap" cost model) only takes

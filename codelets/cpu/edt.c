@@ -79,13 +79,8 @@ static void edt_row(const int32_t *g, const uint8_t *m, int width, int32_t *s, i
   }
   zero_row(out, width);
   for (int x = 0; x < width;) {
-    /* the next run [x0, x1) of on pixels; off pixels are skipped eight at a
-     * time */
-    for (uint64_t word; x + 8 <= width; x += 8) {
-      memcpy(&word, m + x, sizeof word);
-      if (word) break;
-    }
-    while (x < width && !m[x]) x++;
+    /* the next run [x0, x1) of on pixels */
+    x = wsisa__skip_zeros(m, x, width);
     if (x == width) break;
     const int x0 = x;
     while (x < width && m[x]) x++;

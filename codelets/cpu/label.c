@@ -9,16 +9,6 @@
 #define BYTES_ONE 0x0101010101010101ULL
 #define BYTES_HIGH 0x8080808080808080ULL
 
-static int skip_off(const uint8_t *row, int x, int width) {
-  uint64_t word;
-  for (; x + 8 <= width; x += 8) {
-    memcpy(&word, row + x, 8);
-    if (word) break;
-  }
-  while (x < width && !row[x]) x++;
-  return x;
-}
-
 static int skip_on(const uint8_t *row, int x, int width) {
   uint64_t word;
   for (; x + 8 <= width; x += 8) {
@@ -72,7 +62,8 @@ int wsisa__cpu_runs_find(const wsisa_image *mask, int conn, wsisa__runs *runs) {
     size_t above = y ? (size_t)runs->row[y - 1] : n;
     const size_t above_end = n;
     runs->row[y] = (int32_t)n;
-    for (int x = skip_off(row, 0, width); x < width; x = skip_off(row, x, width)) {
+    for (int x = wsisa__skip_zeros(row, 0, width); x < width;
+         x = wsisa__skip_zeros(row, x, width)) {
       int x0 = x;
       x = skip_on(row, x, width);
       if (n == cap) {

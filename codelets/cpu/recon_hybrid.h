@@ -119,18 +119,9 @@ static int RECON_SCAN(T *mask, T *marker, uint8_t *flag, uint8_t *live, int widt
     if (!fifo) continue;
     RECON_FLAG(flag, c, m, c - dir * pw, m - dir * pw, width, conn);
     const ptrdiff_t p0 = (ptrdiff_t)y * pw + 1;
-    for (int x = 0; x < width; x++) {
-      /* most flags are 0: skip them eight at a time */
-      if (x + 8 <= width) {
-        uint64_t word;
-        memcpy(&word, flag + x, sizeof word);
-        if (!word) {
-          x += 7;
-          continue;
-        }
-      }
-      if (flag[x] && wsisa__fifo_push(fifo, (uint32_t)(p0 + x))) return WSISA_ENOMEM;
-    }
+    for (int x = wsisa__skip_zeros(flag, 0, width); x < width;
+         x = wsisa__skip_zeros(flag, x + 1, width))
+      if (wsisa__fifo_push(fifo, (uint32_t)(p0 + x))) return WSISA_ENOMEM;
   }
   return 0;
 }

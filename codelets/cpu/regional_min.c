@@ -166,19 +166,10 @@ int wsisa_cpu_regional_min(const wsisa_image *in, int conn, wsisa_image *out) {
     if (width > 1) seed[width - 1] = (uint8_t)seed_at(in, out, conn, width - 1, y);
     uint8_t *c = CROW(y);
     const uint32_t base = (uint32_t)y * (uint32_t)width;
-    for (int x = 0; x < width && !rc; x++) {
-      if (x + 8 <= width) { /* most flags are 0: eight at a time */
-        uint64_t word;
-        memcpy(&word, seed + x, sizeof word);
-        if (!word) {
-          x += 7;
-          continue;
-        }
-      }
-      if (seed[x]) {
-        c[x] = 0;
-        rc = wsisa__fifo_push(&fifo, base + (uint32_t)x);
-      }
+    for (int x = wsisa__skip_zeros(seed, 0, width); x < width && !rc;
+         x = wsisa__skip_zeros(seed, x + 1, width)) {
+      c[x] = 0;
+      rc = wsisa__fifo_push(&fifo, base + (uint32_t)x);
     }
   }
 

@@ -289,10 +289,7 @@ static void encode(crop *c, const wsisa_image *img) {
     const uint8_t *r = wsisa_image_row(img, y);
     const int w = img->width;
     for (int x = 0; x < w;) {
-      uint64_t word;
-      /* off pixels eight at a time: most of a crop is off */
-      while (x + 8 <= w && (memcpy(&word, r + x, 8), !word)) x += 8;
-      while (x < w && !r[x]) x++;
+      x = wsisa__skip_zeros(r, x, w); /* most of a crop is off */
       if (x == w) break;
       const int x0 = x;
       while (x < w && r[x]) x++;
@@ -529,19 +526,6 @@ static int do_unit(crop *c, int level, const wsisa__runs *runs8, const int32_t *
 }
 
 /* out = 255 where on is 0, else 0; eight bytes at a time. */
-static void invert_row(const uint8_t *on, uint8_t *out, int n) {
-  const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
-  int x = 0;
-  for (; x + 8 <= n; x += 8) {
-    uint64_t v;
-    memcpy(&v, on + x, 8);
-    const uint64_t nonzero = (((v & low7) + low7) | v) & ~low7; /* a byte's top bit */
-    v = ((~nonzero & ~low7) >> 7) * 0xFF;
-    memcpy(out + x, &v, 8);
-  }
-  for (; x < n; x++) out[x] = on[x] ? 0 : 255;
-}
-
 /* Level 6 (level 7): out = the separation (the final mask) of `mask`, the
  * dilated mask (the separated one), unit by unit. */
 static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
@@ -564,8 +548,8 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
   if (level == 6) {
     /* the tile's background components, watershed_conn */
     rc = wsisa_image_new(width, height, 1, WSISA_U8, &inverse, NULL) ? WSISA_ENOMEM : 0;
-    for (int y = 0; y < height && !rc; y++) invert_row(wsisa_image_row(mask, y),
-                                                       wsisa_image_row(inverse, y), width);
+    for (int y = 0; y < height && !rc; y++)
+      wsisa__binary_row(wsisa_image_row(mask, y), wsisa_image_row(inverse, y), width, 1);
     if (rc || (rc = wsisa__cpu_runs_find(inverse, p->watershed_conn, &bg))) goto done;
     wsisa_image_free(inverse);
     inverse = NULL;

@@ -305,19 +305,6 @@ static inline int any16(const uint8_t *p) {
 }
 
 /* out = 255 where on is non-zero, 0 elsewhere, eight bytes at a time. */
-static void binary_copy(const uint8_t *on, uint8_t *out, int n) {
-  const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
-  int x = 0;
-  for (; x + 8 <= n; x += 8) {
-    uint64_t v;
-    memcpy(&v, on + x, 8);
-    uint64_t high = (((v & low7) + low7) | v) & ~low7; /* byte's top bit: non-zero */
-    v = (high >> 7) * 0xFF;
-    memcpy(out + x, &v, 8);
-  }
-  for (; x < n; x++) out[x] = on[x] ? 255 : 0;
-}
-
 /* Is v another marker than d (both taken as markers only when > 0)? */
 static inline int other_marker(int32_t v, int32_t d) { return v > 0 && v != d; }
 
@@ -372,8 +359,8 @@ static int seed_row(flood *f, int y) {
   const int32_t *restrict m = wsisa_image_row(f->markers, y);
   const int32_t *up = y > 0 ? wsisa_image_row(f->markers, y - 1) : NULL;
   int32_t *restrict lab = f->label + index_of(f, 0, y);
-  binary_copy(f->mask + (size_t)y * f->mask_stride, f->mask_out + (size_t)y * f->out_stride,
-              width);
+  wsisa__binary_row(f->mask + (size_t)y * f->mask_stride,
+                    f->mask_out + (size_t)y * f->out_stride, width, 0);
   const uint8_t *out = f->mask_out + (size_t)y * f->out_stride;
   /* Copy and look for anything but a plain marker a block at a time: most
    * pixels are markers (the background is one), and off the mask, where
