@@ -680,7 +680,10 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  *   thread its own malloc arena and keeps what is freed there for that
  *   arena's next allocations, so each worker holds a second set of
  *   temporaries between its tasks (one arena for all threads would return
- *   it, 35 MiB less here, but the same study ran 9 % slower);
+ *   it, 35 MiB less here, but the same study ran 9 % slower). The arenas
+ *   fill as a study goes on: short studies peak below the model (one tile's
+ *   studies in wsisa-bench predict: the model 10-26 % over them), long ones
+ *   reach it;
  * - the loaded tile: RGB in and normalized, rc, its opening, the reference
  *   mask; without a shared tile stage (reuse none) each unit in flight has
  *   its own. */
