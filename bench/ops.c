@@ -68,6 +68,30 @@ static int new_img(int size, int ch, wsisa_dtype t, wsisa_image **img, starpu_da
   return rc ? rc : wsisa_image_register(*img, h, e);
 }
 
+/* Every image of the inputs with its handle, channels and type, in one
+ * order: raw, read from the slide, then those prepare makes. */
+enum { NINPUTS = 19 };
+typedef struct slot {
+  wsisa_image **img;
+  starpu_data_handle_t *h;
+  int ch;
+  wsisa_dtype type;
+} slot;
+static void input_slots(inputs *in, slot *out) {
+  const slot all[NINPUTS] = {
+      {&in->raw, &in->h_raw, 3, WSISA_U8},          {&in->rgb, &in->h_rgb, 3, WSISA_U8},
+      {&in->rc, &in->h_rc, 1, WSISA_U8},            {&in->rc_open, &in->h_rc_open, 1, WSISA_U8},
+      {&in->diff, &in->h_diff, 1, WSISA_U8},        {&in->candidates, &in->h_cand, 1, WSISA_U8},
+      {&in->big, &in->h_big, 1, WSISA_U8},          {&in->markers, &in->h_markers, 1, WSISA_I32},
+      {&in->relief, &in->h_relief, 1, WSISA_F32},   {&in->hmin, &in->h_hmin, 1, WSISA_F32},
+      {&in->fg, &in->h_fg, 1, WSISA_U8},            {&in->lab, &in->h_lab, 3, WSISA_F32},
+      {&in->lab_t, &in->h_lab_t, 3, WSISA_F32},     {&in->out_u8, &in->h_out_u8, 1, WSISA_U8},
+      {&in->out_f32, &in->h_out_f32, 1, WSISA_F32}, {&in->out_i32, &in->h_out_i32, 1, WSISA_I32},
+      {&in->out_u8b, &in->h_out_u8b, 1, WSISA_U8},  {&in->out_rgb, &in->h_out_rgb, 3, WSISA_U8},
+      {&in->out_lab, &in->h_out_lab, 3, WSISA_F32}};
+  memcpy(out, all, sizeof all);
+}
+
 static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
   const double *p = wsisa_seg_defaults();
   wsisa_image *tmp_img[4] = {0};
@@ -75,17 +99,9 @@ static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
   int rc = mirrored_tile(sample_slide(), size, &in->raw, e);
   if (rc) return rc;
   if ((rc = wsisa_image_register(in->raw, &in->h_raw, e))) goto done;
-  struct { wsisa_image **img; starpu_data_handle_t *h; int ch; wsisa_dtype type; } all[] = {
-      {&in->rgb, &in->h_rgb, 3, WSISA_U8},        {&in->rc, &in->h_rc, 1, WSISA_U8},
-      {&in->rc_open, &in->h_rc_open, 1, WSISA_U8}, {&in->diff, &in->h_diff, 1, WSISA_U8},
-      {&in->candidates, &in->h_cand, 1, WSISA_U8}, {&in->big, &in->h_big, 1, WSISA_U8},
-      {&in->markers, &in->h_markers, 1, WSISA_I32}, {&in->relief, &in->h_relief, 1, WSISA_F32},
-      {&in->hmin, &in->h_hmin, 1, WSISA_F32},      {&in->fg, &in->h_fg, 1, WSISA_U8},
-      {&in->lab, &in->h_lab, 3, WSISA_F32},        {&in->lab_t, &in->h_lab_t, 3, WSISA_F32},
-      {&in->out_u8, &in->h_out_u8, 1, WSISA_U8},   {&in->out_f32, &in->h_out_f32, 1, WSISA_F32},
-      {&in->out_i32, &in->h_out_i32, 1, WSISA_I32}, {&in->out_u8b, &in->h_out_u8b, 1, WSISA_U8},
-      {&in->out_rgb, &in->h_out_rgb, 3, WSISA_U8}, {&in->out_lab, &in->h_out_lab, 3, WSISA_F32}};
-  for (size_t i = 0; i < sizeof all / sizeof *all && !rc; i++)
+  slot all[NINPUTS];
+  input_slots(in, all);
+  for (int i = 1; i < NINPUTS && !rc; i++) /* all but raw */
     rc = new_img(size, all[i].ch, all[i].type, all[i].img, all[i].h, e);
   /* scratch: three masks, distance, minima */
   static const wsisa_dtype tmp_types[4] = {WSISA_U8, WSISA_U8, WSISA_U8, WSISA_F32};
@@ -302,41 +318,23 @@ static int time_segment_process(const char *dir, int repeats, bench_stats *out) 
   return 0;
 }
 
-/* Every image of the inputs with its handle, in one order. */
-enum { NINPUTS = 19 };
-static void input_slots(inputs *in, wsisa_image ***imgs, starpu_data_handle_t **hs) {
-  wsisa_image **i[NINPUTS] = {&in->raw,     &in->rgb,     &in->rc,      &in->rc_open, &in->diff,
-                              &in->candidates, &in->big, &in->markers, &in->relief,  &in->hmin,
-                              &in->fg,      &in->lab,     &in->lab_t,   &in->out_u8,  &in->out_f32,
-                              &in->out_i32, &in->out_u8b, &in->out_rgb, &in->out_lab};
-  starpu_data_handle_t *h[NINPUTS] = {
-      &in->h_raw,   &in->h_rgb,     &in->h_rc,      &in->h_rc_open, &in->h_diff,
-      &in->h_cand,  &in->h_big,     &in->h_markers, &in->h_relief,  &in->h_hmin,
-      &in->h_fg,    &in->h_lab,     &in->h_lab_t,   &in->h_out_u8,  &in->h_out_f32,
-      &in->h_out_i32, &in->h_out_u8b, &in->h_out_rgb, &in->h_out_lab};
-  memcpy(imgs, i, sizeof i);
-  memcpy(hs, h, sizeof h);
-}
-
 /* Unregister the inputs from StarPU (the images stay, home up to date). */
 static void unregister_inputs(inputs *in) {
-  wsisa_image **imgs[NINPUTS];
-  starpu_data_handle_t *hs[NINPUTS];
-  input_slots(in, imgs, hs);
+  slot all[NINPUTS];
+  input_slots(in, all);
   for (int i = 0; i < NINPUTS; i++)
-    if (*hs[i]) {
-      starpu_data_unregister(*hs[i]);
-      *hs[i] = NULL;
+    if (*all[i].h) {
+      starpu_data_unregister(*all[i].h);
+      *all[i].h = NULL;
     }
 }
 
 /* Register the inputs with a new StarPU session. */
 static int register_inputs(inputs *in, wsisa_err *e) {
-  wsisa_image **imgs[NINPUTS];
-  starpu_data_handle_t *hs[NINPUTS];
-  input_slots(in, imgs, hs);
+  slot all[NINPUTS];
+  input_slots(in, all);
   for (int i = 0; i < NINPUTS; i++) {
-    int rc = wsisa_image_register(*imgs[i], hs[i], e);
+    int rc = wsisa_image_register(*all[i].img, all[i].h, e);
     if (rc) return rc;
   }
   return 0;
@@ -344,10 +342,9 @@ static int register_inputs(inputs *in, wsisa_err *e) {
 
 static void free_inputs(inputs *in) {
   unregister_inputs(in);
-  wsisa_image **imgs[NINPUTS];
-  starpu_data_handle_t *hs[NINPUTS];
-  input_slots(in, imgs, hs);
-  for (int i = 0; i < NINPUTS; i++) wsisa_image_free(*imgs[i]);
+  slot all[NINPUTS];
+  input_slots(in, all);
+  for (int i = 0; i < NINPUTS; i++) wsisa_image_free(*all[i].img);
   memset(in, 0, sizeof *in);
 }
 

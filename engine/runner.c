@@ -741,8 +741,6 @@ static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
    * the process holds before the first unit differs by a MiB or so from run
    * to run (the workers' start-up, the allocator), and the limit named must
    * still hold when the run is repeated with it. */
-  const double named = ceil(((double)minimum + fmax(0.02 * (double)minimum, 2.0 * 1048576.0)) /
-                            1048576.0);
   if (!eo->active_paths && asked)
     return wsisa_error(e, WSISA_EUSAGE,
                        "%s%s%s %.0fM: below what one path of this study needs here (%.0f MiB "
@@ -750,7 +748,8 @@ static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
                        "path); give at least %.0fM",
                        r->memory_limit ? "" : s->study->path, r->memory_limit ? "" : ": ",
                        source, (double)asked / 1048576.0, (double)s->baseline_rss / 1048576.0,
-                       named);
+                       ceil(((double)minimum + fmax(0.02 * (double)minimum, 2.0 * 1048576.0)) /
+                            1048576.0));
   if (!eo->active_paths) {
     wsisa_log(WSISA_LOG_WARN, "run",
               "%.0f MiB available is below one active path (%.0f MiB); running with K = 1",

@@ -5,7 +5,8 @@
 
 #include "codelets/cpu/cpu.h"
 
-/* Eight bytes at a time: background rows are mostly long zero stretches. */
+/* The end of a run of on pixels, eight bytes at a time (off pixels are
+ * skipped by wsisa__skip_zeros). */
 #define BYTES_ONE 0x0101010101010101ULL
 #define BYTES_HIGH 0x8080808080808080ULL
 

@@ -304,7 +304,6 @@ static inline int any16(const uint8_t *p) {
   return (a | b) != 0;
 }
 
-/* out = 255 where on is non-zero, 0 elsewhere, eight bytes at a time. */
 /* Is v another marker than d (both taken as markers only when > 0)? */
 static inline int other_marker(int32_t v, int32_t d) { return v > 0 && v != d; }
 
