@@ -111,34 +111,6 @@ int wsisa__lines_read(const char *path, const char *header, const wsisa__old_hea
                       size_t nfields, int repair, wsisa__line_fn take, void *ctx,
                       size_t *lines, size_t *torn, wsisa_err *e);
 
-/* ---- the stain check (engine/stain.c) ---------------------------------------- */
-
-/* Colour-deconvolution measures of tissue pixels, summed over the tiles seen. */
-typedef struct wsisa__stain {
-  size_t tiles;
-  uint64_t pixels, tissue;  /* pixels seen; tissue: summed optical density >= 0.3 */
-  uint64_t outside;         /* tissue pixels with a clearly negative H or E amount */
-  double od_sum;            /* mean optical density per channel, summed per pixel */
-  double od_energy, residual_energy; /* |od|^2 and the residual amount^2, summed */
-  double h_sum, e_sum;      /* |H| and |E| amounts, summed */
-  int dark_background;      /* io's tissue detection took the slide as dark field */
-} wsisa__stain;
-
-/* Add the tissue pixels of an RGB u8 tile. */
-void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb);
-/* A few of the grid's tissue tiles, spread over the slide, and its background. */
-int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
-                        wsisa_err *e);
-/* 0 when what was seen is bright-field H&E (or too little tissue to say);
- * else WSISA_EUSAGE with one line naming `name`, what was seen and
- * `override`, how to run it anyway. */
-int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *override,
-                         wsisa_err *e);
-double wsisa__stain_mean_od(const wsisa__stain *st);
-double wsisa__stain_outside(const wsisa__stain *st);
-double wsisa__stain_residual(const wsisa__stain *st);
-double wsisa__stain_haematoxylin(const wsisa__stain *st);
-
 /* ---- a study's run: engine/runner.c, journal.c, results.c ------------------ */
 
 /* The estimate made at the start of a run, for run.json and its log line. */

@@ -272,7 +272,7 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
     free(keys);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
-  int rc = wsisa_plan_keys(est->params, est->nruns, WSISA_SEG_NPARAMS, level, keys);
+  int rc = wsisa_workflow_keys(est->params, est->nruns, WSISA_SEG_NPARAMS, level, keys);
   if (rc) {
     free(keys);
     return wsisa_error(e, rc, "cannot key the design's tasks");

@@ -1,5 +1,4 @@
-/* The study's reuse plan: the options a study's strategy runs with, the task
- * keys of its runs, the none strategy's one-run buckets, and the comparison
+/* The study's reuse plan: the options a study's strategy runs with, the none strategy's one-run buckets, and the comparison
  * of every strategy on a study's design that `wsisa plan` prints. `wsisa run` and
  * `wsisa plan` both take their settings from here, so a plan shows what a
  * run would do. */
@@ -28,16 +27,6 @@ void wsisa_plan_reuse_opts(const wsisa_study *study, int workers, const double *
       ro->max_bucket_size > 0 ? (size_t)ro->max_bucket_size : WSISA_DEFAULT_BUCKET_SIZE;
   o->trtma_last_phase = WSISA_REUSE_BALANCE;
   o->level_cost = level_cost;
-}
-
-int wsisa_plan_keys(const double *values, size_t nruns, size_t nparams, const int *level,
-                    uint64_t *keys) {
-  size_t *level0 = malloc((nparams ? nparams : 1) * sizeof *level0);
-  if (!level0) return WSISA_ENOMEM;
-  for (size_t p = 0; p < nparams; p++) level0[p] = (size_t)level[p] - 1;
-  int rc = wsisa_reuse_keys_from_values(values, nruns, nparams, level0, WSISA_SEG_LEVELS, keys);
-  free(level0);
-  return rc ? WSISA_EINTERNAL : 0;
 }
 
 int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_buckets **out) {
@@ -275,7 +264,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
     goto done;
   }
   for (size_t p = 0; p < np; p++) level[p] = study->space->params[p].level;
-  if ((rc = wsisa_plan_keys(values, n, np, level, keys))) {
+  if ((rc = wsisa_workflow_keys(values, n, np, level, keys))) {
     rc = wsisa_error(e, WSISA_EINTERNAL, "%s: a parameter has no task level", study->path);
     goto done;
   }

@@ -336,7 +336,7 @@ static int make_plan(wsisa__study_run *s, wsisa_err *e) {
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = wsisa_seg_param_level(p);
   uint64_t *keys = malloc(s->nruns * WSISA_SEG_LEVELS * sizeof *keys);
   if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  int rc = wsisa_plan_keys(s->params, s->nruns, WSISA_SEG_NPARAMS, level, keys);
+  int rc = wsisa_workflow_keys(s->params, s->nruns, WSISA_SEG_NPARAMS, level, keys);
   if (!rc) rc = wsisa_reuse_design_new(keys, s->nruns, WSISA_SEG_LEVELS, &s->plan);
   if (rc) {
     free(keys);

@@ -77,7 +77,7 @@ typedef struct wsisa_study_inputs {
                            images, overriding what they say; 0 (default): the
                            slides' own, and images taken as they are */
   int stain_check;      /* refuse inputs that do not look like bright-field H&E
-                           (engine/stain.c); default 1 */
+                           (engine/workflow/stain.c); default 1 */
   wsisa_study_reference *references; /* none: the default-parameter run is the
                                         reference */
   size_t nreferences;
