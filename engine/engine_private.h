@@ -39,48 +39,6 @@ double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char
 /* Wasserstein-1 distance of two sorted, non-empty samples. */
 double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t nb);
 
-/* ---- the MPI transport of the unit queue (engine/dist.c) -------------------- */
-/* Without MPI, or not started by mpirun, the job has one rank and the unit
- * queue never calls these but wsisa__dist_alive. */
-
-/* A unit's result as a worker sent it; the counts point into `rows` for
- * their feature rows, as the executor's do. */
-typedef struct wsisa__dist_result {
-  int rank;
-  size_t tile, bucket, n;
-  size_t *runs;
-  wsisa_counts *counts;
-  wsisa_exec_stats stats;
-  double *rows;
-} wsisa__dist_result;
-
-/* Is rank r (> 0) still given work? */
-int wsisa__dist_alive(int rank);
-/* Give rank r up: it gets no more work. */
-void wsisa__dist_lose(int rank, const char *why);
-/* Seconds a worker may hold a unit. */
-double wsisa__dist_timeout(void);
-/* Send the job (tiles, design, plan, options) to every live worker. */
-int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
-                         const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
-                         size_t paths_asked, uint64_t memory_limit, wsisa_err *e);
-/* Hand unit (tile, bucket) to worker `rank`: non-zero when it cannot be sent. */
-int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket);
-/* A worker's message if one is waiting: 0 none; 1 a result in *res (free it
- * with wsisa__dist_result_free); 2 a message used up with nothing to report
- * (from a rank given up on); negative on an error, a worker's included. A
- * result is checked against the job's sizes. */
-int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
-                        wsisa_err *e);
-void wsisa__dist_result_free(wsisa__dist_result *res);
-/* How long a rank with nothing to do waits before it looks for messages
- * again: it starts short and doubles while nothing happens, so an idle rank
- * neither spins on MPI nor answers late (a unit takes far longer). */
-#define WSISA_IDLE_MIN 1e-4
-#define WSISA_IDLE_MAX 5e-3
-/* Tell every live worker to stop and wait for its answer. */
-void wsisa__dist_stop_workers(void);
-
 /* ---- checked lines: journal.csv and feature_values.csv (engine/journal.c) --- */
 
 /* CRC-32 (IEEE) of `len` bytes. */
@@ -187,14 +145,6 @@ typedef struct wsisa__study_run {
   uint64_t baseline_rss;    /* bytes held before the units (run.json) */
 } wsisa__study_run;
 
-/* The unit queue (engine/units.c), shared with its simulation
- * (engine/simulate.c): units in flight per rank, and the next unit for a rank
- * holding tile *held (SIZE_MAX: none) given per-unit state (0: to do),
- * per-tile units to do and per-tile holders; moves *held and the holders
- * count to the chosen unit's tile. SIZE_MAX when nothing is left. */
-#define WSISA__UNIT_CREDIT 2
-size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
-                         size_t ntiles, size_t nb, size_t *held);
 
 /* The study's tiles (s->study set): its slides' tile grids (tissue tiles
  * only unless asked) and its images, into s->tiles and s->tile_names. */

@@ -788,7 +788,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   if (!done) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   size_t total = s->ntiles * s->buckets->n_buckets, before = 0;
   for (size_t u = 0; u < total; u++) before += done[u];
-  /* every MPI rank derives its own K from what was asked (engine/dist.c) */
+  /* every MPI rank derives its own K from what was asked (engine/exec/dist.c) */
   size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
   uint64_t limit_asked = s->study->execution.memory_limit;
   wsisa_exec_opts eo = {.normalize = 1,
@@ -1055,7 +1055,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
   memset(&s, 0, sizeof s);
   s.lock_fd = -1;
   s.t_start = wsisa_now();
-  /* from here SIGINT and SIGTERM stop the run between units (engine/units.c);
+  /* from here SIGINT and SIGTERM stop the run between units (engine/exec/units.c);
    * a worker rank waits for the manager to tell it to stop */
   wsisa_units_catch_signals();
   /* under mpirun, ranks other than 0 only execute what the manager hands out */

@@ -19,8 +19,6 @@
  * per-tile stage (normalization, and the parameter-free work every parameter
  * set shares) and the seven reuse-level tasks of the segmentation. */
 
-
-
 /* The 15 parameters, indexed in canonical order (docs/workflow.md). */
 enum {
   WSISA_P_B, WSISA_P_G, WSISA_P_R, WSISA_P_T1, WSISA_P_T2, WSISA_P_G1, WSISA_P_G2,

@@ -1,4 +1,4 @@
-/* MPI, the unit queue's transport: rank 0 (engine/units.c) hands (tile x
+/* MPI, the unit queue's transport: rank 0 (engine/exec/units.c) hands (tile x
  * bucket) units out on demand to ranks that each drive their own StarPU (seed
  * 000 §2.2, seed 003 §II); this file carries the job, the units and the
  * results between ranks, and is a worker rank's whole life.
@@ -32,7 +32,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/exec/exec.h"
 
 #ifdef WSISA_WITH_MPI
 #include <mpi.h>
