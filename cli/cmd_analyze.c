@@ -1,5 +1,5 @@
 /* `wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]`:
- * sensitivity indices of every output column (engine/analysis.c). */
+ * sensitivity indices of every output column (engine/study/analysis.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/cmds.h"
 #include "engine/engine.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 
 static void usage(void) {
   printf("usage: wsisa calibrate --study S.json [--samples design.csv] [--force]\n"

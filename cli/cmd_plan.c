@@ -14,7 +14,7 @@
 #include "cli/cli.h"
 #include "cli/cmds.h"
 #include "engine/engine.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "reuse/reuse.h"
 
 #define NLEVELS WSISA_SEG_LEVELS

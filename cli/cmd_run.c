@@ -7,7 +7,7 @@
 #include "cli/cli.h"
 #include "cli/cmds.h"
 #include "engine/engine.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 
 typedef struct run_opts {
   const char *study_path, *out, *resume, *samples, *check;

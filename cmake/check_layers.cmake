@@ -3,7 +3,7 @@
 # fails, listing every offending line, when a file includes a folder of its
 # own layer or above (other than its own folder), when core/ includes
 # anything of ours outside core/, or when a pure library (sa/, reuse/) uses
-# more than core/core.h and the C library. Inside engine/, each room (a
+# more than core/core.h and the C library, or when io/ uses more than core/. Inside engine/, each room (a
 # sub-folder with one header) includes only its own header and the headers
 # of the rooms below it, in engine_rooms' order: no circle between rooms.
 cmake_minimum_required(VERSION 3.18)
@@ -22,6 +22,8 @@ set(layer_cli 4)
 set(layer_bench 5)
 set(folders core sa reuse io codelets engine cli bench)
 set(pure sa reuse)
+# Libraries on core/ alone: io/ reads and writes files, it knows no study.
+set(core_only io)
 # engine/'s rooms, lowest first: the workflow graph and the stain check; the
 # executor, the unit queue and its MPI transport; the study (its file, design,
 # tiles and analysis); the estimate and calibration; a study's run and plan.
@@ -66,6 +68,8 @@ foreach(dir ${folders})
         endif()
         if(NOT layer_${to} LESS layer_${dir})
           string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ (layer ${layer_${dir}}) may not use ${to}/ (layer ${layer_${to}})")
+        elseif(dir IN_LIST core_only AND NOT to STREQUAL "core")
+          string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ uses core/ alone")
         elseif(dir IN_LIST pure AND NOT header STREQUAL "core/core.h")
           string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ is pure and uses only core/core.h")
         endif()

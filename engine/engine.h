@@ -14,6 +14,7 @@
 #include "codelets/cpu/cpu.h"
 #include "core/core.h"
 #include "engine/exec/exec.h"
+#include "engine/study/study.h"
 #include "engine/workflow/workflow.h"
 #include "io/io.h"
 #include "reuse/reuse.h"
@@ -294,21 +295,6 @@ typedef struct wsisa_plan_report {
 int wsisa_plan_compare(const struct wsisa_study *study, const wsisa_plan_request *r,
                        wsisa_plan_report *out, wsisa_err *e);
 void wsisa_plan_report_free(wsisa_plan_report *report);
-
-/* ==== analysis of a study's outputs =========================================== */
-
-typedef struct wsisa_analysis_request {
-  const char *study_path;   /* the study the samples came from */
-  const char *samples_path; /* its design, as `wsisa sample` wrote it */
-  const char *outputs_path; /* run_id, then output columns */
-  const char *dir;          /* where indices.csv, indices.json and plots go; NULL: . */
-  const char *select;       /* two_phase: the parameters kept for phase 2 */
-  int drop_missing;         /* VBD: drop base samples with a missing output */
-} wsisa_analysis_request;
-
-/* Check samples and outputs against the study's design, compute the indices
- * of every output, write them (all or nothing), and print the report. */
-int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e);
 
 /* ==== a whole study =========================================================== */
 

@@ -7,7 +7,7 @@
 #include <jansson.h>
 
 #include "engine/engine.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "reuse/reuse.h"
 #include "sa/sa.h"
 
@@ -16,8 +16,6 @@
  * feature_values.csv. */
 typedef struct wsisa__run_features wsisa__run_features;
 struct wsisa_counts;
-/* Is `metric` a feature metric with a known feature? */
-int wsisa__run_features_is_metric(const char *metric);
 /* NULL in *out when no metric needs features; WSISA_EUSAGE for
  * wasserstein:<unknown feature>. */
 int wsisa__run_features_new(char *const *metrics, size_t nmetrics, size_t nruns, size_t ntiles,
@@ -39,119 +37,6 @@ double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char
 /* Wasserstein-1 distance of two sorted, non-empty samples. */
 double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t nb);
 
-/* ---- checked lines: journal.csv and feature_values.csv (engine/journal.c) --- */
-
-/* CRC-32 (IEEE) of `len` bytes. */
-uint32_t wsisa__crc32(const char *text, size_t len);
-/* The CRC-32 of a text whose first part had `crc`, `len` more bytes on. */
-uint32_t wsisa__crc32_more(uint32_t crc, const char *text, size_t len);
-/* Append `text` (no newline) with its proof of being whole: ",<fields>,<crc32>"
- * (the line's field count, and the CRC-32 in 8 hex digits of everything
- * before the last comma). -1 on a write error (the stream's error flag). */
-int wsisa__line_put(FILE *f, const char *text, size_t len);
-/* One whole line's data fields (the proof removed), numbered from 1 with the
- * header. Non-zero stops the reading with that error. */
-typedef int (*wsisa__line_fn)(void *ctx, char **fields, size_t nfields, size_t lineno,
-                              wsisa_err *e);
-/* A header of an earlier format, and what its lines lack (for the refusal). */
-typedef struct wsisa__old_header {
-  const char *header, *lacks;
-} wsisa__old_header;
-/* Read a file of checked lines: the first must be `header` (one of `old`, the
- * headers of earlier formats ending with {NULL}, gets its own refusal,
- * naming what its lines lack); every other line
- * must carry `nfields` fields, proof included. A bad last line is a torn tail
- * (*torn = its line number): with `repair` the file is cut back before it and
- * a warning names file and line, else it is only reported. A bad line with
- * lines after it is an error naming file and line. *lines counts the whole
- * data lines. */
-int wsisa__lines_read(const char *path, const char *header, const wsisa__old_header *old,
-                      size_t nfields, int repair, wsisa__line_fn take, void *ctx,
-                      size_t *lines, size_t *torn, wsisa_err *e);
-
-/* ---- a study's run: engine/runner.c, journal.c, results.c ------------------ */
-
-/* The estimate made at the start of a run, for run.json and its log line. */
-typedef struct wsisa__prediction {
-  int made;
-  double makespan, work, efficiency, cpu_hours, uncalibrated;
-  uint64_t peak_rss, baseline_rss;
-  int ranks, workers;
-  size_t active_paths;
-  char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
-} wsisa__prediction;
-/* One input (slide or image) of a run: how it was read and what the checks
- * saw, for run.json. */
-typedef struct wsisa__run_input {
-  const char *path;         /* the study's string */
-  int is_slide;
-  wsisa_scale scale;        /* MPP and its source, level, factor */
-  size_t first_tile, ntiles; /* its tiles in wsisa__study_run.tiles */
-  double tissue_mm2;        /* tissue area of its tiles (tile area x tissue share) */
-  int stain_checked;
-  wsisa__stain stain;
-  /* inputs.reference in a study that names one: the annotation (NULL: this
-   * input has none, and none of its tiles run) and what it holds */
-  wsisa_annot_spec *annot;
-  size_t tiles_left_out;    /* tiles (tissue ones, with tissue_only) it does not cover */
-  size_t annot_objects;     /* nuclei in the file */
-  uint64_t annot_bytes;     /* the file as the run began with it */
-  uint32_t annot_crc32;
-} wsisa__run_input;
-
-/* Everything one `wsisa run` knows, from the study to the counts. */
-typedef struct wsisa__study_run {
-  wsisa_study *study;
-  char dir[4096];           /* the results folder (its temporary name while it is made) */
-  char out[4096];           /* the results folder's name */
-  wsisa_tile_ref *tiles;
-  char **tile_names;
-  size_t ntiles;
-  wsisa_sa_space *space;
-  wsisa_sa_opts sa;
-  wsisa_sa_design *design;
-  size_t nruns;
-  double *params;           /* nruns x 15, canonical order */
-  uint64_t *run_ids;        /* a design read from CSV keeps its run ids; NULL: 0..n-1 */
-  int from_csv;
-  wsisa_reuse_design *plan;
-  wsisa_reuse_buckets *buckets;
-  int workers;              /* StarPU workers over every MPI rank */
-  wsisa_counts *counts;     /* nruns x ntiles */
-  uint8_t *have;            /* nruns x ntiles: counts known */
-  FILE *journal;
-  double t_plan, t_exec, t_start;
-  wsisa_exec_stats stats;
-  uint64_t tasks_no_reuse;
-  uint64_t object_store_bytes; /* a tile's object store at most (rank 0); 0: object reuse off */
-  int object_match;         /* a metric needs the objects matched (object_dice, F1, AJI) */
-  int annotated;            /* inputs.reference: runs are compared with annotations */
-  size_t tiles_left_out;    /* tiles no annotation covers, over every input */
-  wsisa_machine machine;
-  wsisa__run_features *features; /* NULL: no metric needs the feature stage */
-  /* the bucket cost model in force: "tasks", "level_costs" (given) or
-   * "models" (wsisa_estimate_level_costs), and its level costs */
-  const char *cost_source;
-  double level_cost[WSISA_SEG_LEVELS];
-  wsisa_estimate *est;      /* the costs from the models, NULL without them */
-  wsisa__prediction predicted;
-  wsisa__run_input *inputs; /* per slide or image, in the study's order */
-  size_t ninputs;
-  size_t units_total, units_run; /* (tile x bucket) units, and those run by this process */
-  size_t units_journaled;   /* by this process */
-  int lock_fd;              /* DIR/lock, flock'ed while this process writes DIR; -1 */
-  int created;              /* this process made the results folder */
-  int runtime;              /* StarPU is running */
-  uint64_t baseline_rss;    /* bytes held before the units (run.json) */
-} wsisa__study_run;
-
-
-/* The study's tiles (s->study set): its slides' tile grids (tissue tiles
- * only unless asked) and its images, into s->tiles and s->tile_names. */
-int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);
-/* Free what wsisa__study_tiles made (tiles, their names, the inputs). */
-void wsisa__study_tiles_free(wsisa__study_run *s);
-
 /* ---- the estimate of a study (engine/forecast.c) ----------------------------- */
 
 /* What the estimate of a study needs: its tiles, its design in canonical
@@ -168,11 +53,6 @@ typedef struct wsisa__forecast {
 int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
                          wsisa__forecast *f, wsisa_err *e);
 void wsisa__forecast_close(wsisa__forecast *f);
-/* The rows of the 15 parameters (canonical order) of a segmentation
- * study's design, or of the design CSV `samples` (columns named as the
- * study's parameters), as `wsisa plan` reads them. */
-int wsisa__plan_design_rows(const wsisa_study *study, const char *samples, const char *select,
-                            double **rows, size_t *nruns, wsisa_err *e);
 /* `wsisa run`, StarPU up, before its reuse plan: the costs from the
  * performance models when there are any (*est, NULL otherwise), and the
  * level costs of cost-aware reuse into s->level_cost (and the study's
@@ -217,9 +97,6 @@ int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
 
 /* Is every metric of the study one `wsisa run` computes? Sets s->object_match. */
 int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e);
-/* What the study's metrics ask of each run and tile: the object matching
- * (any object metric), the feature stage (a feature metric). */
-void wsisa__study_needs(const wsisa_study *study, int *object_match, int *features);
 /* study.json (resolved) and samples.csv (and design.csv for a CSV design):
  * what --resume reads back. */
 int wsisa__results_study(wsisa__study_run *s, wsisa_err *e);

@@ -10,7 +10,7 @@
 
 #include "engine/engine_private.h"
 #include "io/csv.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "sa/sa.h"
 
 void wsisa_plan_reuse_opts(const wsisa_study *study, int workers, const double *level_cost,
@@ -50,89 +50,6 @@ int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_bucket
 
 /* ---- wsisa plan ---------------------------------------------------------------- */
 
-/* Parameter values of a design CSV, in the order of the study's space: every
- * column must be a parameter; a missing column is allowed for a fixed one. */
-static int read_samples(const char *path, const wsisa_study *study, double **values,
-                        size_t *nrows, wsisa_err *e) {
-  const wsisa_sa_space *sp = study->space;
-  wsisa_csv *s = NULL;
-  long *col = calloc(sp->nparams, sizeof *col);
-  double *v = NULL;
-  int rc = col ? wsisa_csv_read(path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (rc) goto done;
-  for (size_t c = 1; c < s->ncols && !rc; c++)
-    if (wsisa_sa_space_find(sp, s->header[c]) < 0)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s", s->path,
-                       s->header_line, s->header[c], study->path);
-  for (size_t p = 0; p < sp->nparams && !rc; p++)
-    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
-        sp->params[p].kind != WSISA_SA_FIXED)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a varying parameter of %s)",
-                       s->path, s->header_line, sp->params[p].name, study->path);
-  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
-  if (!rc && !(v = malloc(s->nrows * sp->nparams * sizeof *v)))
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t r = 0; !rc && r < s->nrows; r++)
-    for (size_t p = 0; p < sp->nparams && !rc; p++) {
-      double *x = &v[r * sp->nparams + p];
-      if (col[p] < 0) {
-        *x = sp->params[p].value;
-        continue;
-      }
-      wsisa_err why = WSISA_ERR_INIT;
-      if ((rc = wsisa_csv_number(s, r, (size_t)col[p], x, e))) break;
-      if (isnan(*x))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", s->path, s->lines[r],
-                         sp->params[p].name);
-      else if (wsisa_sa_seg_validate(sp->params[p].name, *x, &why))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", s->path, s->lines[r], why.msg);
-    }
-  if (!rc) {
-    *values = v;
-    *nrows = s->nrows;
-    v = NULL;
-  }
-done:
-  free(v);
-  free(col);
-  wsisa_csv_free(s);
-  return rc;
-}
-
-/* The runs' parameter values: the CSV's, or the study's own design. */
-static int design_values(const wsisa_plan_request *a, const wsisa_study *study, double **values,
-                         size_t *nrows, char *source, size_t cap, wsisa_err *e) {
-  if (a->samples_path) {
-    snprintf(source, cap, "%s", a->samples_path);
-    return read_samples(a->samples_path, study, values, nrows, e);
-  }
-  wsisa_sa_space *space = NULL;
-  wsisa_sa_design *d = NULL;
-  wsisa_sa_opts opts;
-  int rc = wsisa_study_design(study, a->select, &space, &opts, &d, e);
-  /* The design's columns follow the space it was made over, which keeps the
-   * study's parameter order; map by name all the same. */
-  size_t np = study->space->nparams;
-  double *v = rc ? NULL : malloc(d->nrows * np * sizeof *v);
-  if (!rc && !v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t p = 0; !rc && p < np; p++) {
-    long q = wsisa_sa_space_find(space, study->space->params[p].name);
-    for (size_t r = 0; r < d->nrows; r++)
-      v[r * np + p] = q >= 0 ? d->values[r * d->nparams + (size_t)q] : study->space->params[p].value;
-  }
-  if (!rc) {
-    *values = v;
-    *nrows = d->nrows;
-    snprintf(source, cap, "the study's %s design (%s, seed %llu)", wsisa_sa_method_name(d->method),
-             wsisa_sa_sampler_name(opts.sampler), (unsigned long long)opts.seed);
-  } else {
-    free(v);
-  }
-  wsisa_sa_design_free(d);
-  wsisa_sa_space_free(space);
-  return rc;
-}
-
 /* Bytes `wsisa plan` holds per run besides the design: its values, task
  * keys, compact graph and reuse tree, and the largest strategy's buckets
  * (peak RSS over runs, 2.3 KiB on a 10^5-run VBD design, rounded up). */
@@ -150,35 +67,6 @@ static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, 
   wsisa_reuse_buckets_summarize(b, active_paths, &out->summary);
   wsisa_reuse_buckets_free(b);
   return 0;
-}
-
-/* Rows of the 15 segmentation parameters in canonical order from values in
- * the study's parameter order (every parameter of a segmentation study is
- * one of the 15 by name); those it does not list keep their defaults. */
-static int canonical_rows(const wsisa_study *study, const double *values, size_t n,
-                          double **out, wsisa_err *e) {
-  size_t np = study->space->nparams;
-  double *rows = malloc(n * WSISA_SEG_NPARAMS * sizeof *rows);
-  if (!rows) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
-    long col = wsisa_sa_space_find(study->space, wsisa_seg_param_name(p));
-    for (size_t r = 0; r < n; r++)
-      rows[r * WSISA_SEG_NPARAMS + p] =
-          col < 0 || (size_t)col >= np ? wsisa_seg_defaults()[p] : values[r * np + (size_t)col];
-  }
-  *out = rows;
-  return 0;
-}
-
-int wsisa__plan_design_rows(const wsisa_study *study, const char *samples, const char *select,
-                            double **rows, size_t *nruns, wsisa_err *e) {
-  char source[512];
-  double *values = NULL;
-  wsisa_plan_request r = {.samples_path = samples, .select = select, .active_paths = -1};
-  int rc = design_values(&r, study, &values, nruns, source, sizeof source, e);
-  if (!rc) rc = canonical_rows(study, values, *nruns, rows, e);
-  free(values);
-  return rc;
 }
 
 /* What the estimate of one strategy needs. */
@@ -254,7 +142,8 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                            : wsisa_study_check_size(study, r->select,
                                                     r->force ? 0 : WSISA_STUDY_MAX_RUNS,
                                                     PLAN_RUN_BYTES, 0, NULL, &nrows, e);
-  if (!rc) rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
+  if (!rc) rc = wsisa__study_design_values(study, r->samples_path, r->select, &values, &n, out->source,
+                                           sizeof out->source, e);
   if (rc) goto done;
   size_t np = study->space->nparams;
   level = malloc(np * sizeof *level);
@@ -286,7 +175,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   const char *home = getenv("STARPU_HOME");
   snprintf(out->starpu_home, sizeof out->starpu_home, "%s", home ? home : "(unset)");
   if (r->estimate || (want_models && wsisa_estimate_models_present())) {
-    if ((rc = canonical_rows(study, values, n, &rows, e))) goto done;
+    if ((rc = wsisa__study_canonical_rows(study, values, n, &rows, e))) goto done;
     wsisa_err why = WSISA_ERR_INIT;
     if ((rc = wsisa__forecast_open((wsisa_study *)study, rows, n, &f, &why))) {
       /* without --estimate the costs are a refinement: the plan goes on by

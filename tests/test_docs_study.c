@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "engine/engine.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "sa/sa.h"
 #include "tests/testutil.h"
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "tests/testutil.h"
 
 /* The example of docs/study-file.md, verbatim. */

@@ -459,6 +459,13 @@ int wsisa_workflow_feature_column(int col, char *buf, size_t cap) {
   return 0;
 }
 
+int wsisa_workflow_feature_find(const char *name) {
+  char buf[64];
+  for (int c = 0; wsisa_workflow_feature_column(c, buf, sizeof buf) == 0; c++)
+    if (strcmp(buf, name) == 0) return c;
+  return -1;
+}
+
 int wsisa_workflow_objects_submit(starpu_data_handle_t mask, starpu_data_handle_t labels,
                                   starpu_data_handle_t count, wsisa_err *e) {
   int rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);

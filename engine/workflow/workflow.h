@@ -151,6 +151,8 @@ int wsisa_workflow_channels_submit(wsisa_tile_data *tile, int filter_bank_on_cpu
  * names, then <channel>_<statistic> ("h_mean", "grad_std", ...). Writes the
  * name of column `col` into buf; -1 when col is out of range. */
 int wsisa_workflow_feature_column(int col, char *buf, size_t cap);
+/* The column named `name`, -1 when none is. */
+int wsisa_workflow_feature_find(const char *name);
 /* The first half of the per-run part: labels (i32, registered by the caller)
  * = 4-connected objects of `mask` (the final size filter's connectivity), and
  * `count` (vector of 1 uint64) their number. */
