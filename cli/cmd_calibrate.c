@@ -1,5 +1,5 @@
 /* `wsisa calibrate --study S.json`: fill this host's performance models with
- * the study's own tasks (engine/calibrate.c), so `wsisa plan --estimate` and
+ * the study's own tasks (engine/estimate/calibrate.c), so `wsisa plan --estimate` and
  * `wsisa run` can predict time and memory from measured data. */
 #include <getopt.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * analysis of a study's design without running it: what stage-level reuse and
  * each task-level merging strategy would run, how the buckets balance, and
  * what the analysis costs; with --estimate, the time, CPU-hours and memory
- * this host's performance models predict (engine/estimate.c). */
+ * this host's performance models predict (engine/estimate/costs.c). */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>

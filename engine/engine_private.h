@@ -37,46 +37,6 @@ double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char
 /* Wasserstein-1 distance of two sorted, non-empty samples. */
 double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t nb);
 
-/* ---- the estimate of a study (engine/forecast.c) ----------------------------- */
-
-/* What the estimate of a study needs: its tiles, its design in canonical
- * rows, StarPU up for the dry runs, and the costs. */
-typedef struct wsisa__forecast {
-  wsisa__study_run run;     /* the study and its tiles */
-  wsisa_estimate *est;
-  int started;              /* StarPU was started here */
-  int workers;              /* StarPU workers here (CPU + OpenCL) */
-} wsisa__forecast;
-
-/* Tiles, StarPU (unless running: no OpenCL programs are needed to dry-run),
- * the costs. */
-int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
-                         wsisa__forecast *f, wsisa_err *e);
-void wsisa__forecast_close(wsisa__forecast *f);
-/* `wsisa run`, StarPU up, before its reuse plan: the costs from the
- * performance models when there are any (*est, NULL otherwise), and the
- * level costs of cost-aware reuse into s->level_cost (and the study's
- * reuse.level_costs, for study.json) when the study's cost model takes them
- * from the models (an error when it is `measured` and they have none). */
-int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e);
-
-/* After the plan: predict the run (est may be NULL), keep the figures in
- * s->predicted and log them in one line. Never fails the run. */
-void wsisa__run_forecast_predict(wsisa__study_run *s, const wsisa_estimate *est,
-                                 const wsisa_exec_opts *eo, const uint8_t *done);
-/* RMSR's K on a rank of `workers` workers: `asked` (0: workers) lowered to
- * what fits in *memory_limit (0: 80% of the memory available here). */
-size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers,
-                             uint64_t *memory_limit);
-
-/* Calibration's view of an estimate (engine/calibrate.c): how many
- * (codelet task, kind of worker) pairs of its tile shapes lack a calibrated
- * time of their own, out of *total, and the fewest samples among them;
- * StarPU's calibration minimum; a run of each variant of a level. */
-size_t wsisa__estimate_missing(const wsisa_estimate *est, size_t *total, unsigned *fewest);
-unsigned wsisa__estimate_minimum(const wsisa_estimate *est);
-size_t wsisa__estimate_variants(const wsisa_estimate *est, int level, const size_t **runs);
-
 /* DIR/name into buf. */
 void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap);
 

@@ -74,7 +74,7 @@ typedef struct est_ctx {
   const wsisa_study *study;
   const wsisa_reuse_design *design;
   const uint64_t *keys;     /* the design's task keys, for `none` */
-  wsisa__forecast *f;
+  wsisa__estimate_study *f;
   const double *cost;       /* level costs in force, or NULL */
   int cpu_workers;          /* per rank; -1: as started */
   int workers;              /* per rank, all kinds */
@@ -88,8 +88,8 @@ static const wsisa_reuse_strategy strategy_of[] = {WSISA_REUSE_STAGE, WSISA_REUS
                                                    WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
                                                    WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
 
-/* Plan the strategy as `wsisa run` on `ranks` ranks would, and predict it. */
-static int predict_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
+/* Plan the strategy as `wsisa run` on `ranks` ranks would, and estimate it. */
+static int estimate_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
                             wsisa_estimate_figures *fig, wsisa_err *e) {
   wsisa_reuse_buckets *b = NULL;
   int rc;
@@ -103,11 +103,11 @@ static int predict_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
   }
   if (rc) return wsisa_error(e, rc, "reuse planning failed: %s", wsisa_strerror(rc));
   uint64_t limit = c->limit;
-  size_t k = wsisa__forecast_paths(c->f, c->asked, c->workers, &limit);
+  size_t k = wsisa__estimate_study_paths(c->f, c->asked, c->workers, &limit);
   c->limit_used = limit;
   wsisa_estimate_plan plan = {b, strategy != WSISA_STUDY_REUSE_NONE, k, NULL, ranks,
                               c->cpu_workers};
-  rc = wsisa_estimate_predict(c->f->est, &plan, fig, e);
+  rc = wsisa_estimate_compute(c->f->est, &plan, fig, e);
   wsisa_reuse_buckets_free(b);
   return rc;
 }
@@ -115,7 +115,7 @@ static int predict_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
 static int makespan_of(void *ctx, int ranks, double *makespan, wsisa_err *e) {
   est_ctx *c = ctx;
   wsisa_estimate_figures fig;
-  int rc = predict_strategy(c, c->strategy, ranks, &fig, e);
+  int rc = estimate_strategy(c, c->strategy, ranks, &fig, e);
   if (!rc) *makespan = fig.sim.makespan;
   wsisa_estimate_figures_free(&fig);
   return rc;
@@ -133,7 +133,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   uint64_t *keys = NULL;
   int *level = NULL;
   size_t n = 0;
-  wsisa__forecast f;
+  wsisa__estimate_study f;
   memset(&f, 0, sizeof f);
   /* a design too large is refused before it is made: the reuse analysis keeps
    * about PLAN_RUN_BYTES per run besides the design */
@@ -177,7 +177,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   if (r->estimate || (want_models && wsisa_estimate_models_present())) {
     if ((rc = wsisa__study_canonical_rows(study, values, n, &rows, e))) goto done;
     wsisa_err why = WSISA_ERR_INIT;
-    if ((rc = wsisa__forecast_open((wsisa_study *)study, rows, n, &f, &why))) {
+    if ((rc = wsisa__estimate_study_open((wsisa_study *)study, rows, n, &f, &why))) {
       /* without --estimate the costs are a refinement: the plan goes on by
        * task counts, as a run that cannot cost its tasks does */
       if (r->estimate) {
@@ -241,7 +241,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
     rc = run_strategy(out->design, &o, out->active_paths, row, e);
     if (!rc && r->estimate) {
       wsisa_estimate_figures fig;
-      if (!(rc = predict_strategy(&ec, study_order[i], ranks, &fig, e))) {
+      if (!(rc = estimate_strategy(&ec, study_order[i], ranks, &fig, e))) {
         row->estimated = 1;
         row->makespan = fig.sim.makespan;
         row->cpu_hours = fig.cpu_hours;
@@ -253,7 +253,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   out->strategy = wsisa_study_reuse_name(study->reuse.strategy);
   if (!rc && r->estimate) {
     out->cpu_workers = ec.cpu_workers >= 0 ? ec.cpu_workers : wsisa_runtime_ncpu();
-    rc = predict_strategy(&ec, study->reuse.strategy, ranks, &out->est, e);
+    rc = estimate_strategy(&ec, study->reuse.strategy, ranks, &out->est, e);
     out->memory_limit = ec.limit_used;
     out->estimated = !rc;
   }
@@ -265,7 +265,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                             &out->deadline_ranks, &out->deadline_makespan, e);
   }
 done:
-  wsisa__forecast_close(&f);
+  wsisa__estimate_study_close(&f);
   free(values);
   free(rows);
   free(keys);

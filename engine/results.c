@@ -378,10 +378,10 @@ static long peak_rss_kib(void) {
   return ru.ru_maxrss;
 }
 
-/* Predicted (at the start, engine/forecast.c) against actual: how good the
+/* Predicted (at the start, engine/estimate/estimate.c) against actual: how good the
  * estimate was. The makespan is the units' execution, seconds.execute. */
 static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
-  const wsisa__prediction *p = &s->predicted;
+  const wsisa__run_estimate *p = &s->estimated;
   if (!p->made) return json_null();
   double actual_rss = (double)rss_kib * 1024.0;
   return json_pack(

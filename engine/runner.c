@@ -422,7 +422,7 @@ static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
   wsisa_units_catch_signals();
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
   /* the models' costs first: the plan may weigh buckets by them */
-  if (!rc) rc = wsisa__run_forecast_costs(s, &s->est, e);
+  if (!rc) rc = wsisa__estimate_run_costs(s, &s->est, e);
   return rc ? rc : make_plan(s, e);
 }
 
@@ -507,7 +507,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   if (!rc) {
     s->units_total = total;
     s->units_run = total - before;
-    wsisa__run_forecast_predict(s, s->est, &eo, done);
+    wsisa__estimate_run(s, s->est, &eo, done);
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);

@@ -1,4 +1,4 @@
-/* The estimate (engine/simulate.c, engine/estimate.c): the schedule's
+/* The estimate (engine/estimate/simulate.c, engine/estimate/costs.c): the schedule's
  * arithmetic on known costs, the deadline search, interpolation across
  * sizes; and, from real performance models, an uncalibrated codelet
  * reported and a tile size never measured interpolated per pixel. */

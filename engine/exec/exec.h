@@ -136,7 +136,7 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
                                const wsisa_exec_opts *o, uint64_t *minimum);
 /* What a rank holds above its baseline with `paths` active paths and
  * `workers` running tasks over a tile of `pixels`, by the same per-pixel
- * figures (the estimate's peak memory, engine/estimate.c). */
+ * figures (the estimate's peak memory, engine/estimate/costs.c). */
 double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o);
 /* The object store's bytes under a memory limit: WSISA_OBJECT_STORE_SHARE of
  * what the limit leaves over the baseline (256 MiB without a limit). */

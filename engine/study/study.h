@@ -220,14 +220,14 @@ typedef struct wsisa_estimate wsisa_estimate;
 /* ==== a study's run, as its steps share it (engine/run) ====================== */
 
 /* The estimate made at the start of a run, for run.json and its log line. */
-typedef struct wsisa__prediction {
+typedef struct wsisa__run_estimate {
   int made;
   double makespan, work, efficiency, cpu_hours, uncalibrated;
   uint64_t peak_rss, baseline_rss;
   int ranks, workers;
   size_t active_paths;
   char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
-} wsisa__prediction;
+} wsisa__run_estimate;
 /* One input (slide or image) of a run: how it was read and what the checks
  * saw, for run.json. */
 typedef struct wsisa__run_input {
@@ -282,7 +282,7 @@ typedef struct wsisa__study_run {
   const char *cost_source;
   double level_cost[WSISA_SEG_LEVELS];
   wsisa_estimate *est;      /* the costs from the models, NULL without them */
-  wsisa__prediction predicted;
+  wsisa__run_estimate estimated;
   wsisa__run_input *inputs; /* per slide or image, in the study's order */
   size_t ninputs;
   size_t units_total, units_run; /* (tile x bucket) units, and those run by this process */

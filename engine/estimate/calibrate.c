@@ -10,7 +10,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/estimate/estimate.h"
 
 #define MAX_PASSES 3
 

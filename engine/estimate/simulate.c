@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_private.h"
+#include "engine/estimate/estimate.h"
 
 #define CREDIT WSISA__UNIT_CREDIT
 #define NONE ((size_t)-1)
