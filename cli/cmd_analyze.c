@@ -6,7 +6,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
+#include "engine/study/study.h"
 
 int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
   static const struct option longopts[] = {{"study", required_argument, 0, 's'},

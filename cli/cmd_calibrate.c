@@ -7,7 +7,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
+#include "engine/estimate/estimate.h"
 #include "engine/study/study.h"
 
 static void usage(void) {

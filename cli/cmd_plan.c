@@ -13,7 +13,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
+#include "engine/run/run.h"
 #include "engine/study/study.h"
 #include "reuse/reuse.h"
 

@@ -1,12 +1,12 @@
 /* `wsisa run --study S.json -o DIR`, `wsisa run --resume DIR`: flags into a
- * request for the study runner (engine/runner.c). */
+ * request for the study runner (engine/run/runner.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
+#include "engine/run/run.h"
 #include "engine/study/study.h"
 
 typedef struct run_opts {

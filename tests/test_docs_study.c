@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/run/run.h"
 #include "engine/study/study.h"
 #include "sa/sa.h"
 #include "tests/testutil.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/estimate/estimate.h"
 #include "io/io.h"
 #include "testutil.h"
 

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine_private.h"
+#include "engine/run/run.h"
 #include "io/csv.h"
 #include "engine/study/study.h"
 #include "sa/sa.h"

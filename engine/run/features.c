@@ -12,8 +12,7 @@
 #include <unistd.h>
 
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
-#include "engine/engine.h"
+#include "engine/run/run.h"
 #include "engine/study/study.h"
 
 #define MEAN_H "mean_haematoxylin"
@@ -99,7 +98,7 @@ static int keep(values *v, double *taken, size_t n) {
 }
 
 /* One line: tile, run id (or "ref"), feature name, the values separated by
- * spaces, then the proof of a whole line (engine/journal.c); the copy kept in
+ * spaces, then the proof of a whole line (engine/run/journal.c); the copy kept in
  * memory is what the line says. */
 static int write_values(wsisa__run_features *f, size_t tile, int ref, size_t run, size_t k,
                         const double *rows, size_t n, wsisa_err *e) {

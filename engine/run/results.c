@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/run/run.h"
 #include "io/csv.h"
 
 void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap) {

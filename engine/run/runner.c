@@ -25,7 +25,7 @@
 #include <jansson.h>
 
 #include "codelets/codelets.h"
-#include "engine/engine_private.h"
+#include "engine/run/run.h"
 #include "io/csv.h"
 #include "io/io.h"
 
@@ -76,188 +76,10 @@ static const char default_study[] =
 
 /* What one run keeps per run besides its tiles' counts: the parameters, the
  * task keys and its share of the reuse plan (compact graph, trees, buckets;
- * as engine/plan.c measures for `wsisa plan`), and per (run, tile) its
+ * as engine/run/plan.c measures for `wsisa plan`), and per (run, tile) its
  * counts. */
 #define RUN_BYTES (WSISA_SEG_NPARAMS * 8 + WSISA_SEG_LEVELS * 8 + 2560)
 #define RUN_TILE_BYTES (sizeof(wsisa_counts) + 1)
-
-/* The pid a lock file holds, 0 if unreadable. */
-static long lock_holder(int fd) {
-  char buf[32] = "";
-  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-  if (n <= 0) return 0;
-  buf[n] = '\0';
-  return strtol(buf, NULL, 10);
-}
-
-/* flock DIR/lock for this process (exclusive: a writer; shared: --check, which
- * only waits for no writer) and, as a writer, put our pid in it. The lock goes
- * with the process, however it ends: a killed run leaves no stale lock. */
-static int lock_folder(const char *dir, int exclusive, int *fd_out, wsisa_err *e) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/lock", dir);
-  *fd_out = -1;
-  int fd = open(path, (exclusive ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (!exclusive && errno == ENOENT) return 0;
-    return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  }
-  if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
-    int err = errno;
-    long pid = lock_holder(fd);
-    /* the holder writes its pid just after it locks: give it that moment;
-     * until then the file may still hold the pid of the writer before it,
-     * a process that is gone */
-    for (int i = 0; i < 20 && (pid <= 0 || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) &&
-                    err == EWOULDBLOCK;
-         i++) {
-      nanosleep(&(struct timespec){0, 10000000}, NULL);
-      pid = lock_holder(fd);
-    }
-    close(fd);
-    if (err == EWOULDBLOCK)
-      return pid > 0 ? wsisa_error(e, WSISA_EUSAGE,
-                                   "%s: in use by another wsisa run (pid %ld); one writer at a "
-                                   "time",
-                                   dir, pid)
-                     : wsisa_error(e, WSISA_EUSAGE,
-                                   "%s: in use by another wsisa run; one writer at a time", dir);
-    return wsisa_error(e, WSISA_EIO, "%s: cannot lock: %s", path, strerror(err));
-  }
-  if (exclusive) {
-    char pid[32];
-    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, pid, (size_t)n, 0) != n) {
-      int err = errno;
-      close(fd);
-      return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err));
-    }
-  }
-  *fd_out = fd;
-  return 0;
-}
-
-/* A folder this process made, with the files it put there. */
-static void remove_folder(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *ent;
-  char path[4400];
-  while (d && (ent = readdir(d))) {
-    if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
-    unlink(path);
-  }
-  if (d) closedir(d);
-  rmdir(dir);
-}
-
-static int folder_empty(const char *dir) {
-  DIR *d = opendir(dir);
-  struct dirent *ent;
-  int empty = d != NULL;
-  while (empty && (ent = readdir(d)))
-    empty = strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0;
-  if (d) closedir(d);
-  return empty;
-}
-
-/* The folder -o names, checked before any work: new or empty, with a place
- * beside it for the temporary folder. */
-static int check_new_folder(const char *dir, wsisa_err *e) {
-  struct stat st;
-  char path[4200];
-  if (stat(dir, &st) == 0) {
-    if (!S_ISDIR(st.st_mode))
-      return wsisa_error(e, WSISA_EUSAGE, "-o %s: exists and is not a folder", dir);
-    int fd;
-    /* a writer inside: say who */
-    snprintf(path, sizeof path, "%s/lock", dir);
-    if (access(path, F_OK) == 0) {
-      int rc = lock_folder(dir, 0, &fd, e);
-      if (rc) return rc;
-      if (fd >= 0) close(fd);
-    }
-    snprintf(path, sizeof path, "%s/study.json", dir);
-    if (access(path, F_OK) == 0)
-      return wsisa_error(e, WSISA_EUSAGE,
-                         "-o %s: already holds a study's results (use --resume %s, or another -o)",
-                         dir, dir);
-    if (!folder_empty(dir))
-      return wsisa_error(e, WSISA_EUSAGE, "-o %s: not empty (give a new or an empty folder)", dir);
-  } else if (errno != ENOENT) {
-    return wsisa_error(e, WSISA_EIO, "-o %s: %s", dir, strerror(errno));
-  }
-  snprintf(path, sizeof path, "%s", dir);
-  char *slash = strrchr(path, '/');
-  const char *parent = !slash ? "." : slash == path ? "/" : (*slash = '\0', path);
-  if (access(parent, W_OK) != 0)
-    return wsisa_error(e, WSISA_EIO, "-o %s: cannot create it in %s (%s)", dir, parent,
-                       strerror(errno));
-  return 0;
-}
-
-static int sync_dir(const char *dir) {
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return -1;
-  int rc = fsync(fd);
-  close(fd);
-  return rc;
-}
-
-/* Make the results folder complete enough to resume from the moment it
- * exists: locked, study.json, samples.csv (and design.csv), the journals'
- * headers, all synced in a temporary folder beside it, then renamed into
- * place. */
-static int create_folder(wsisa__study_run *s, const char *out, wsisa_err *e) {
-  char temp[4096], parent[4096];
-  int len = snprintf(temp, sizeof temp, "%s.tmp-XXXXXX", out);
-  if (len < 0 || (size_t)len >= sizeof temp)
-    return wsisa_error(e, WSISA_EUSAGE, "-o %s: path too long", out);
-  if (!mkdtemp(temp))
-    return wsisa_error(e, WSISA_EIO, "-o %s: cannot create a folder beside it (%s)", out,
-                       strerror(errno));
-  /* mkdtemp makes it 0700; a results folder is as readable as mkdir makes it */
-  mode_t mask = umask(0);
-  umask(mask);
-  chmod(temp, 0777 & ~mask);
-  snprintf(s->dir, sizeof s->dir, "%s", temp);
-  int rc = lock_folder(temp, 1, &s->lock_fd, e);
-  if (!rc) rc = wsisa__results_study(s, e);
-  if (!rc) rc = wsisa__results_samples(s, NULL, e);
-  if (!rc) rc = wsisa__results_reference(s, NULL, e);
-  if (!rc) rc = wsisa__journal_open(s, 1, e);
-  if (!rc && s->features) {
-    wsisa__run_features_move(s->features, temp);
-    rc = wsisa__run_features_open(s->features, 1, e);
-  }
-  if (!rc && sync_dir(temp) != 0)
-    rc = wsisa_error(e, WSISA_EIO, "%s: %s", temp, strerror(errno));
-  if (!rc && rename(temp, out) != 0) {
-    int err = errno;
-    if (err == EEXIST || err == ENOTEMPTY) {
-      /* another command made it meanwhile: say which if it is a writer */
-      int fd;
-      rc = lock_folder(out, 0, &fd, e);
-      if (fd >= 0) close(fd);
-      if (!rc)
-        rc = wsisa_error(e, WSISA_EUSAGE, "-o %s: made by another command meanwhile", out);
-    } else {
-      rc = wsisa_error(e, WSISA_EIO, "-o %s: %s", out, strerror(err));
-    }
-  }
-  if (rc) {
-    remove_folder(temp);
-    snprintf(s->dir, sizeof s->dir, "%s", out);
-    return rc;
-  }
-  snprintf(s->dir, sizeof s->dir, "%s", out);
-  if (s->features) wsisa__run_features_move(s->features, out);
-  s->created = 1;
-  snprintf(parent, sizeof parent, "%s", out);
-  char *slash = strrchr(parent, '/');
-  sync_dir(!slash ? "." : slash == parent ? "/" : (*slash = '\0', parent));
-  return 0;
-}
 
 /* ---- the steps of a run ------------------------------------------------------ */
 
@@ -344,7 +166,7 @@ static const char *memory_source(const wsisa__study_run *s, const wsisa_runner_r
 /* Design and tiles, refused up front when they cannot fit: the design's size
  * is checked before it is made (a 10^7-sample study is refused at once), then
  * runs x tiles against the memory. */
-static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   const char *dir = existing(r);
   char design_csv[4200];
   snprintf(design_csv, sizeof design_csv, "%s/design.csv", dir ? dir : ".");
@@ -500,7 +322,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   int rc = plan_memory(s, r, &eo, e);
   int have_folder = r->resume != NULL;
   if (!rc && !have_folder && !wsisa_units_interrupted()) {
-    rc = create_folder(s, s->out, e);
+    rc = wsisa__run_folder_create(s, s->out, e);
     have_folder = !rc;
   }
   if (!rc && wsisa_units_interrupted()) rc = WSISA_EINTERRUPTED;
@@ -581,8 +403,8 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
 static int run(wsisa__study_run *s, const wsisa_runner_request *r, const char *sched,
                wsisa_err *e) {
   /* one writer per folder: a second --resume is refused before any work */
-  int rc = r->resume ? lock_folder(s->dir, 1, &s->lock_fd, e) : check_new_folder(s->out, e);
-  if (!rc) rc = prepare(s, r, e);
+  int rc = r->resume ? wsisa__run_folder_lock(s->dir, 1, &s->lock_fd, e) : wsisa__run_folder_check_new(s->out, e);
+  if (!rc) rc = wsisa__run_prepare(s, r, e);
   if (!rc && r->resume) rc = reopen(s, e);
   if (!rc && wsisa_units_interrupted())
     rc = interrupted(s, r->resume != NULL, 0, 0, e);
@@ -598,136 +420,13 @@ static int run(wsisa__study_run *s, const wsisa_runner_request *r, const char *s
   if (!rc || rc == WSISA_EINTERRUPTED) return rc;
   if (s->created && !s->units_journaled) {
     /* nothing done yet: leave nothing behind */
-    remove_folder(s->dir);
+    wsisa__run_folder_remove(s->dir);
   } else if (e && s->units_journaled) {
     size_t n = strlen(e->msg);
     snprintf(e->msg + n, sizeof e->msg - n,
              "; the finished units are kept: `wsisa run --resume %s` goes on from them", s->dir);
   }
   return rc;
-}
-
-/* ---- wsisa run --check ---------------------------------------------------------- */
-
-typedef struct findings {
-  char text[16][600];
-  size_t n;
-} findings;
-
-static void found(findings *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void found(findings *f, const char *fmt, ...) {
-  if (f->n < sizeof f->text / sizeof *f->text) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(f->text[f->n], sizeof f->text[0], fmt, ap);
-    va_end(ap);
-  }
-  f->n++;
-}
-
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0, got;
-  do {
-    if (n + 65536 > cap) {
-      char *g = realloc(buf, cap = 2 * cap + 65536);
-      if (!g) break;
-      buf = g;
-    }
-    got = fread(buf + n, 1, cap - n, f);
-    n += got;
-  } while (got > 0);
-  fclose(f);
-  if (buf) *len = n;
-  return buf;
-}
-
-/* `name` in the folder against the one made again from the journal. */
-static void compare(findings *f, const wsisa__study_run *s, const char *made_dir, const char *name,
-                    const char *what) {
-  char path[4400], made[4400];
-  snprintf(path, sizeof path, "%s/%s", s->dir, name);
-  snprintf(made, sizeof made, "%s/%s", made_dir, name);
-  size_t la = 0, lb = 0;
-  char *a = slurp(path, &la), *b = slurp(made, &lb);
-  if (!a) {
-    found(f, "%s: %s", path, strerror(errno));
-  } else if (b && (la != lb || memcmp(a, b, la) != 0)) {
-    size_t line = 1, i = 0;
-    while (i < la && i < lb && a[i] == b[i]) line += a[i++] == '\n';
-    found(f, "%s:%zu: not what %s gives", path, line, what);
-  }
-  free(a);
-  free(b);
-}
-
-static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
-  int rc = lock_folder(s->dir, 0, &s->lock_fd, e);
-  if (!rc) rc = prepare(s, r, e);
-  if (rc) return rc;
-  findings f;
-  memset(&f, 0, sizeof f);
-  wsisa__journal_summary js;
-  wsisa_err inner = WSISA_ERR_INIT;
-  int journal_ok = !wsisa__journal_read(s, 0, &js, &inner);
-  if (!journal_ok) found(&f, "%s", inner.msg);
-  else if (js.torn)
-    found(&f, "%s/journal.csv:%zu: last line torn (a resume cuts it off and runs its unit again)",
-          s->dir, js.torn);
-  size_t flines = 0, ftorn = 0;
-  if (journal_ok && s->features) {
-    wsisa_err_clear(&inner);
-    if (wsisa__run_features_read(s->features, s->have, 0, &flines, &ftorn, &inner))
-      found(&f, "%s", inner.msg), journal_ok = 0;
-    else if (ftorn)
-      found(&f, "%s/feature_values.csv:%zu: last line torn (a resume cuts it off)", s->dir, ftorn);
-  }
-  size_t total = s->nruns * s->ntiles, have = 0;
-  for (size_t i = 0; i < total; i++) have += s->have[i];
-  if (journal_ok && have < total)
-    found(&f, "%s: %zu of %zu (run, tile) results in the journal; `wsisa run --resume %s` "
-          "finishes the study", s->dir, have, total, s->dir);
-  /* the files the journal gives, made again beside and compared byte for byte */
-  char made[] = "/tmp/wsisa-check-XXXXXX", path_best[4400];
-  if (!mkdtemp(made)) return wsisa_error(e, WSISA_EIO, "/tmp: %s", strerror(errno));
-  if (!wsisa__results_samples(s, made, &inner)) {
-    compare(&f, s, made, "samples.csv", "the study's design");
-    if (s->from_csv) compare(&f, s, made, "design.csv", "the study's design");
-  }
-  if (s->annotated && !wsisa__results_reference(s, made, &inner))
-    compare(&f, s, made, "reference.json", "reading the annotations again");
-  if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
-    compare(&f, s, made, "metrics.csv", "the journal");
-    compare(&f, s, made, "outputs.csv", "the journal");
-    snprintf(path_best, sizeof path_best, "%s/best.json", made);
-    if (access(path_best, F_OK) == 0) compare(&f, s, made, "best.json", "the journal");
-    char path[4400];
-    const char *expected[] = {"run.json", s->from_csv ? NULL : "indices.csv"};
-    for (size_t i = 0; i < 2; i++) {
-      if (!expected[i]) continue;
-      snprintf(path, sizeof path, "%s/%s", s->dir, expected[i]);
-      if (access(path, R_OK) != 0) found(&f, "%s: %s", path, strerror(errno));
-    }
-  }
-  remove_folder(made);
-  if (f.n == 1) return wsisa_error(e, WSISA_EFORMAT, "%s", f.text[0]);
-  if (f.n) {
-    for (size_t i = 0; i < f.n && i < sizeof f.text / sizeof *f.text; i++)
-      fprintf(stderr, "  %s\n", f.text[i]);
-    return wsisa_error(e, WSISA_EFORMAT, "%s: not whole: %zu problems (listed above)", s->dir, f.n);
-  }
-  printf("%s: whole\n", s->dir);
-  printf("  journal.csv: %zu whole lines (%zu repeated), %zu of %zu (run, tile) results (%zu runs "
-         "x %zu tiles)\n", js.lines, js.repeats, have, total, s->nruns, s->ntiles);
-  if (s->features) printf("  feature_values.csv: %zu whole lines\n", flines);
-  printf("  samples.csv%s: the study's design\n", s->from_csv ? ", design.csv" : "");
-  if (s->annotated) printf("  reference.json: the annotations as they are\n");
-  printf("  metrics.csv, outputs.csv%s: what the journal gives\n",
-         s->annotated ? ", best.json" : "");
-  printf("  run.json%s: present\n", s->from_csv ? "" : ", indices.csv");
-  return 0;
 }
 
 /* ---- a run's life ------------------------------------------------------------- */
@@ -773,7 +472,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
     while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
     snprintf(s.out, sizeof s.out, "%s", s.dir);
     rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
-    if (!rc) rc = r->check ? check(&s, r, e) : run(&s, r, sched, e);
+    if (!rc) rc = r->check ? wsisa__run_check(&s, r, e) : run(&s, r, sched, e);
   }
   run_free(&s);
   wsisa_dist_end();

@@ -8,7 +8,7 @@
  * A line cut short (a kill, a full disk) or damaged fails the proof. The last
  * line may be torn by a kill and is cut off on resume (its unit runs again);
  * a bad line anywhere else means the file cannot be trusted and is an error
- * naming the file and line, never data. feature_values.csv (engine/features.c)
+ * naming the file and line, never data. feature_values.csv (engine/run/features.c)
  * uses the same lines. */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine_private.h"
+#include "engine/run/run.h"
 
 /* the counts, then the object matching's sums in wsisa_match_field order */
 #define JOURNAL_HEADER                                                                    \
