@@ -33,7 +33,7 @@ typedef struct plan_args {
 } plan_args;
 
 static const char *study_strategy(const wsisa_study *study) {
-  return wsisa_study_reuse_name(study->reuse.strategy);
+  return wsisa_reuse_strategy_name(study->reuse.strategy);
 }
 
 /* "57.3 s", "12.4 min", "3.20 h" */

@@ -54,7 +54,7 @@ size_t wsisa__estimate_study_paths(const wsisa__estimate_study *f, size_t asked,
   int object_match, features;
   wsisa__study_needs(f->run.study, &object_match, &features);
   wsisa_exec_opts eo = {.normalize = 1,
-                        .share_tile_stage = f->run.study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
+                        .share_tile_stage = f->run.study->reuse.strategy != WSISA_REUSE_NONE,
                         .object_match = object_match,
                         .features = features,
                         /* the object store takes its share, as in `wsisa run` */

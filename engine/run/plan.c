@@ -15,12 +15,10 @@
 
 void wsisa_plan_reuse_opts(const wsisa_study *study, int workers, const double *level_cost,
                            wsisa_reuse_opts *o) {
-  static const wsisa_reuse_strategy map[] = {WSISA_REUSE_STAGE, WSISA_REUSE_STAGE,
-                                             WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
-                                             WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
   const wsisa_study_reuse_opts *ro = &study->reuse;
   memset(o, 0, sizeof *o);
-  o->strategy = map[ro->strategy];
+  /* none plans as stage: its buckets are made by wsisa_plan_singletons */
+  o->strategy = ro->strategy == WSISA_REUSE_NONE ? WSISA_REUSE_STAGE : ro->strategy;
   o->max_buckets = ro->max_buckets > 0 ? (size_t)ro->max_buckets
                                        : 3 * (size_t)(workers > 0 ? workers : 1);
   o->max_bucket_size =
@@ -80,32 +78,28 @@ typedef struct est_ctx {
   int workers;              /* per rank, all kinds */
   size_t asked;             /* K asked (0: workers) */
   uint64_t limit;           /* memory per rank, 0: 80% of what is available */
-  wsisa_study_reuse strategy;
+  wsisa_reuse_strategy strategy;
   uint64_t limit_used;
 } est_ctx;
 
-static const wsisa_reuse_strategy strategy_of[] = {WSISA_REUSE_STAGE, WSISA_REUSE_STAGE,
-                                                   WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
-                                                   WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
-
 /* Plan the strategy as `wsisa run` on `ranks` ranks would, and estimate it. */
-static int estimate_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
+static int estimate_strategy(est_ctx *c, wsisa_reuse_strategy strategy, int ranks,
                             wsisa_estimate_figures *fig, wsisa_err *e) {
   wsisa_reuse_buckets *b = NULL;
   int rc;
-  if (strategy == WSISA_STUDY_REUSE_NONE) {
+  if (strategy == WSISA_REUSE_NONE) {
     rc = wsisa_plan_singletons(c->keys, c->design->n, &b);
   } else {
     wsisa_reuse_opts o;
     wsisa_plan_reuse_opts(c->study, c->workers * ranks, c->cost, &o);
-    o.strategy = strategy_of[strategy];
+    o.strategy = strategy;
     rc = wsisa_reuse_merge(c->design, &o, &b);
   }
   if (rc) return wsisa_error(e, rc, "reuse planning failed: %s", wsisa_strerror(rc));
   uint64_t limit = c->limit;
   size_t k = wsisa__estimate_study_paths(c->f, c->asked, c->workers, &limit);
   c->limit_used = limit;
-  wsisa_estimate_plan plan = {b, strategy != WSISA_STUDY_REUSE_NONE, k, NULL, ranks,
+  wsisa_estimate_plan plan = {b, strategy != WSISA_REUSE_NONE, k, NULL, ranks,
                               c->cpu_workers};
   rc = wsisa_estimate_compute(c->f->est, &plan, fig, e);
   wsisa_reuse_buckets_free(b);
@@ -224,9 +218,9 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
       r->active_paths >= 0 ? (size_t)r->active_paths : (size_t)study->reuse.active_paths;
   static const wsisa_reuse_strategy order[WSISA_PLAN_STRATEGIES] = {
       WSISA_REUSE_STAGE, WSISA_REUSE_NAIVE, WSISA_REUSE_SCA, WSISA_REUSE_RTMA, WSISA_REUSE_TRTMA};
-  static const wsisa_study_reuse study_order[WSISA_PLAN_STRATEGIES] = {
-      WSISA_STUDY_REUSE_STAGE, WSISA_STUDY_REUSE_NAIVE, WSISA_STUDY_REUSE_SCA,
-      WSISA_STUDY_REUSE_RTMA, WSISA_STUDY_REUSE_TRTMA};
+  static const wsisa_reuse_strategy study_order[WSISA_PLAN_STRATEGIES] = {
+      WSISA_REUSE_STAGE, WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
+      WSISA_REUSE_RTMA, WSISA_REUSE_TRTMA};
   for (size_t i = 0; i < WSISA_PLAN_STRATEGIES && !rc; i++) {
     wsisa_reuse_opts o;
     wsisa_plan_reuse_opts(study, (int)(workers > 0 ? workers : 1), cost, &o);
@@ -250,7 +244,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
       wsisa_estimate_figures_free(&fig);
     }
   }
-  out->strategy = wsisa_study_reuse_name(study->reuse.strategy);
+  out->strategy = wsisa_reuse_strategy_name(study->reuse.strategy);
   if (!rc && r->estimate) {
     out->cpu_workers = ec.cpu_workers >= 0 ? ec.cpu_workers : wsisa_runtime_ncpu();
     rc = estimate_strategy(&ec, study->reuse.strategy, ranks, &out->est, e);

@@ -502,7 +502,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
       " s:{s:f, s:f, s:f}, s:I, s:I, s:I}",
       "wsisa", WSISA_VERSION, "starpu", starpu_v, "scheduler", wsisa_runtime_sched(),
       "workers", "cpu", wsisa_runtime_ncpu(), "opencl", wsisa_runtime_nopencl(), "reuse",
-      "strategy", wsisa_study_reuse_name(ro->strategy), "max_buckets", ro->max_buckets,
+      "strategy", wsisa_reuse_strategy_name(ro->strategy), "max_buckets", ro->max_buckets,
       "max_bucket_size", ro->max_bucket_size, "active_paths", ro->active_paths, "buckets",
       (json_int_t)s->buckets->n_buckets, "tasks", "executed", (json_int_t)s->stats.tasks,
       "no_reuse", (json_int_t)s->tasks_no_reuse, "skipped_background",

@@ -105,7 +105,7 @@ typedef struct wsisa_runner_request {
   const char *out;         /* a new results folder ... */
   const char *resume;      /* ... or an interrupted run's, to go on with */
   const char *samples;     /* a design CSV instead of the study's sampler */
-  int strategy;            /* a wsisa_study_reuse, or -1: the study's */
+  int strategy;            /* a wsisa_reuse_strategy, or -1: the study's */
   long max_buckets, max_bucket_size, active_paths; /* 0: the study's */
   uint64_t memory_limit;   /* bytes; 0: the study's */
   int object_reuse;        /* 0 off, 1 on, -1: the study's */

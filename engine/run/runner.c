@@ -43,7 +43,7 @@ static int make_plan(wsisa__study_run *s, wsisa_err *e) {
     free(keys);
     return wsisa_error(e, rc, "cannot analyse the design for reuse");
   }
-  if (s->study->reuse.strategy == WSISA_STUDY_REUSE_NONE) {
+  if (s->study->reuse.strategy == WSISA_REUSE_NONE) {
     rc = wsisa_plan_singletons(keys, s->nruns, &s->buckets);
     if (rc) rc = wsisa_error(e, rc, "out of memory");
   } else {
@@ -86,7 +86,7 @@ static const char default_study[] =
 /* The request's settings over the study's. */
 static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
   wsisa_study_reuse_opts *ro = &s->study->reuse;
-  if (r->strategy >= 0) ro->strategy = (wsisa_study_reuse)r->strategy;
+  if (r->strategy >= 0) ro->strategy = (wsisa_reuse_strategy)r->strategy;
   if (r->max_buckets) ro->max_buckets = (int)r->max_buckets;
   if (r->max_bucket_size) ro->max_bucket_size = (int)r->max_bucket_size;
   if (r->active_paths) ro->active_paths = (int)r->active_paths;
@@ -315,7 +315,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
   uint64_t limit_asked = s->study->execution.memory_limit;
   wsisa_exec_opts eo = {.normalize = 1,
-                        .share_tile_stage = s->study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
+                        .share_tile_stage = s->study->reuse.strategy != WSISA_REUSE_NONE,
                         .object_match = s->object_match,
                         .features = s->features != NULL,
                         .object_reuse = s->study->reuse.object_reuse};

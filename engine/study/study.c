@@ -17,7 +17,6 @@
 #include "engine/workflow/workflow.h"
 #include "io/io.h"
 
-static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
 static const char *const cost_names[] = {"tasks", "measured", "auto"};
 const wsisa_study_metric wsisa_study_metrics[] = {
     {"dice", WSISA_STUDY_METRIC_PIXEL, 1},
@@ -78,10 +77,6 @@ void wsisa__study_needs(const wsisa_study *study, int *object_match, int *featur
 }
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
-
-const char *wsisa_study_reuse_name(wsisa_study_reuse s) {
-  return (unsigned)s < COUNT(reuse_names) ? reuse_names[s] : "?";
-}
 
 const char *wsisa_study_cost_name(wsisa_study_cost c) {
   return (unsigned)c < COUNT(cost_names) ? cost_names[c] : "?";
@@ -671,9 +666,9 @@ static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
   int choice;
   if (rc) return rc;
   if ((v = json_object_get(r, "strategy"))) {
-    if ((rc = get_choice(c, v, "reuse.strategy", reuse_names, COUNT(reuse_names), &choice)))
+    if ((rc = get_choice(c, v, "reuse.strategy", wsisa_reuse_strategy_names, WSISA_REUSE_NSTRATEGIES, &choice)))
       return rc;
-    o->strategy = (wsisa_study_reuse)choice;
+    o->strategy = (wsisa_reuse_strategy)choice;
   }
   if ((v = json_object_get(r, "max_buckets")) &&
       (rc = get_int(c, v, "reuse.max_buckets", 1, 1000000, &o->max_buckets)))
@@ -834,7 +829,7 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
     s->inputs.stain_check = 1;
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
-    s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
+    s->reuse.strategy = WSISA_REUSE_RTMA;
     /* measured level costs when the performance models have them */
     s->reuse.cost = WSISA_STUDY_COST_AUTO;
     s->reuse.object_reuse = 1;
@@ -981,7 +976,7 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
                                 (json_int_t)o->seed));
   if (s->nmetrics) json_object_set_new(root, "metric", strings(s->metrics, s->nmetrics));
   json_t *r = json_object();
-  json_object_set_new(r, "strategy", json_string(wsisa_study_reuse_name(s->reuse.strategy)));
+  json_object_set_new(r, "strategy", json_string(wsisa_reuse_strategy_name(s->reuse.strategy)));
   if (s->reuse.max_buckets) json_object_set_new(r, "max_buckets", json_integer(s->reuse.max_buckets));
   if (s->reuse.max_bucket_size)
     json_object_set_new(r, "max_bucket_size", json_integer(s->reuse.max_bucket_size));

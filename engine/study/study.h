@@ -16,17 +16,6 @@
 #include "reuse/reuse.h"
 #include "sa/sa.h"
 
-/* Reuse strategies (seed 000 §4): none runs every parameter set alone, stage
- * merges identical stage instances, the others merge tasks into buckets. */
-typedef enum {
-  WSISA_STUDY_REUSE_NONE = 0,
-  WSISA_STUDY_REUSE_STAGE,
-  WSISA_STUDY_REUSE_NAIVE,
-  WSISA_STUDY_REUSE_SCA,
-  WSISA_STUDY_REUSE_RTMA,
-  WSISA_STUDY_REUSE_TRTMA
-} wsisa_study_reuse;
-
 /* Bucket cost: the papers' count of distinct tasks; measured task times (the
  * performance models' or --level-costs, required); or auto, the default:
  * measured when the models have calibrated times for every level, else
@@ -37,7 +26,6 @@ typedef enum {
   WSISA_STUDY_COST_AUTO
 } wsisa_study_cost;
 
-const char *wsisa_study_reuse_name(wsisa_study_reuse strategy);
 const char *wsisa_study_cost_name(wsisa_study_cost cost);
 
 /* Slide-level metrics a segmentation study may name (docs/workflow.md), in
@@ -115,7 +103,7 @@ typedef struct wsisa_study_inputs {
 #define WSISA_STUDY_LEVELS 7
 
 typedef struct wsisa_study_reuse_opts {
-  wsisa_study_reuse strategy;  /* default rtma */
+  wsisa_reuse_strategy strategy; /* (reuse/reuse.h) default rtma */
   int max_buckets;             /* TRTMA MaxBuckets; 0: 3 x workers */
   int max_bucket_size;         /* RTMA MaxBucketSize; 0: the strategy's choice */
   int active_paths;            /* RMSR K; 0: not set (wsisa run: its workers) */
