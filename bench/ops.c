@@ -15,7 +15,7 @@
 #include "codelets/codelets.h"
 #include "cli/cli.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine.h"
+#include "engine/workflow/workflow.h"
 #include "io/io.h"
 
 /* The sample slide, installed in PREFIX/share/wsisa or in the source tree. */

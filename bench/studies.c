@@ -9,14 +9,16 @@
 
 #include "bench/bench.h"
 #include "io/svg.h"
+#include "reuse/reuse.h"
 
 #define MAXSZ 8
 #define NAN_ (0.0 / 0.0)
 
 /* ---- reuse ------------------------------------------------------------------ */
 
-static const char *const reuse_strategies[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
-#define NSTRAT 6
+/* every strategy, from reuse/'s one table of names */
+#define reuse_strategies wsisa_reuse_strategy_names
+#define NSTRAT WSISA_REUSE_NSTRATEGIES
 
 /* Each strategy with object reuse off and on (levels 6-7 object by object,
  * units seen before on the tile taken from its store); speedups are over

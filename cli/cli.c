@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
-#include "engine/engine.h"
+#include "engine/run/run.h"
 #include "io/io.h"
 
 int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e) {

@@ -3,7 +3,7 @@
 #define WSISA_CLI_H
 
 #include "core/core.h"
-#include "engine/engine.h" /* WSISA_SEG_LEVELS */
+#include "engine/workflow/workflow.h" /* WSISA_SEG_LEVELS */
 
 /* Parse a whole decimal integer for `flag`; refuses trailing text. */
 int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e);

@@ -1,12 +1,12 @@
 /* `wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]`:
- * sensitivity indices of every output column (engine/analysis.c). */
+ * sensitivity indices of every output column (engine/study/analysis.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
+#include "engine/study/study.h"
 
 int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
   static const struct option longopts[] = {{"study", required_argument, 0, 's'},

@@ -1,5 +1,5 @@
 /* `wsisa calibrate --study S.json`: fill this host's performance models with
- * the study's own tasks (engine/calibrate.c), so `wsisa plan --estimate` and
+ * the study's own tasks (engine/estimate/calibrate.c), so `wsisa plan --estimate` and
  * `wsisa run` can predict time and memory from measured data. */
 #include <getopt.h>
 #include <stdio.h>
@@ -7,8 +7,8 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
-#include "io/study.h"
+#include "engine/estimate/estimate.h"
+#include "engine/study/study.h"
 
 static void usage(void) {
   printf("usage: wsisa calibrate --study S.json [--samples design.csv] [--force]\n"

@@ -2,7 +2,7 @@
  * analysis of a study's design without running it: what stage-level reuse and
  * each task-level merging strategy would run, how the buckets balance, and
  * what the analysis costs; with --estimate, the time, CPU-hours and memory
- * this host's performance models predict (engine/estimate.c). */
+ * this host's performance models predict (engine/estimate/costs.c). */
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -13,8 +13,8 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
-#include "io/study.h"
+#include "engine/run/run.h"
+#include "engine/study/study.h"
 #include "reuse/reuse.h"
 
 #define NLEVELS WSISA_SEG_LEVELS
@@ -33,7 +33,7 @@ typedef struct plan_args {
 } plan_args;
 
 static const char *study_strategy(const wsisa_study *study) {
-  return wsisa_study_reuse_name(study->reuse.strategy);
+  return wsisa_reuse_strategy_name(study->reuse.strategy);
 }
 
 /* "57.3 s", "12.4 min", "3.20 h" */

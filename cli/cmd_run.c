@@ -1,13 +1,13 @@
 /* `wsisa run --study S.json -o DIR`, `wsisa run --resume DIR`: flags into a
- * request for the study runner (engine/runner.c). */
+ * request for the study runner (engine/run/runner.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
-#include "io/study.h"
+#include "engine/run/run.h"
+#include "engine/study/study.h"
 
 typedef struct run_opts {
   const char *study_path, *out, *resume, *samples, *check;
@@ -141,12 +141,15 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                          o.object_reuse);
   }
   if (o.reuse) {
-    for (int s = WSISA_STUDY_REUSE_NONE; s <= WSISA_STUDY_REUSE_TRTMA; s++)
-      if (strcmp(o.reuse, wsisa_study_reuse_name((wsisa_study_reuse)s)) == 0) r.strategy = s;
-    if (r.strategy < 0)
-      return wsisa_error(e, WSISA_EUSAGE,
-                         "--reuse %s: unknown strategy (none, stage, naive, sca, rtma, trtma)",
-                         o.reuse);
+    wsisa_reuse_strategy strategy;
+    if (wsisa_reuse_strategy_parse(o.reuse, &strategy)) {
+      char names[128] = "";
+      for (int s = 0; s < WSISA_REUSE_NSTRATEGIES; s++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", s ? ", " : "",
+                 wsisa_reuse_strategy_names[s]);
+      return wsisa_error(e, WSISA_EUSAGE, "--reuse %s: unknown strategy (%s)", o.reuse, names);
+    }
+    r.strategy = (int)strategy;
   }
   if (o.memory_limit && (wsisa_study_parse_bytes(o.memory_limit, &r.memory_limit) ||
                          r.memory_limit == 0))

@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/cmds.h"
 #include "io/csv.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "sa/sa.h"
 
 static int write_design(wsisa_stage *stage, const char *path, const wsisa_sa_space *space,

@@ -17,7 +17,7 @@
 #include "codelets/cpu/cpu.h"
 #include "cli/cli.h"
 #include "cli/cmds.h"
-#include "engine/engine.h"
+#include "engine/workflow/workflow.h"
 #include "io/csv.h"
 #include "io/io.h"
 #include "sa/sa.h"

@@ -9,7 +9,7 @@
 #include "codelets/codelets.h"
 #include "cli/cmds.h"
 #include "core/core.h"
-#include "engine/engine.h"
+#include "engine/run/run.h"
 
 typedef struct command {
   const char *name;

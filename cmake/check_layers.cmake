@@ -3,7 +3,9 @@
 # fails, listing every offending line, when a file includes a folder of its
 # own layer or above (other than its own folder), when core/ includes
 # anything of ours outside core/, or when a pure library (sa/, reuse/) uses
-# more than core/core.h and the C library.
+# more than core/core.h and the C library, or when io/ uses more than core/. Inside engine/, each room (a
+# sub-folder with one header) includes only its own header and the headers
+# of the rooms below it, in engine_rooms' order: no circle between rooms.
 cmake_minimum_required(VERSION 3.18)
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers: give -DSOURCE_DIR=<the source tree>")
@@ -20,6 +22,12 @@ set(layer_cli 4)
 set(layer_bench 5)
 set(folders core sa reuse io codelets engine cli bench)
 set(pure sa reuse)
+# Libraries on core/ alone: io/ reads and writes files, it knows no study.
+set(core_only io)
+# engine/'s rooms, lowest first: the workflow graph and the stain check; the
+# executor, the unit queue and its MPI transport; the study (its file, design,
+# tiles and analysis); the estimate and calibration; a study's run and plan.
+set(engine_rooms workflow exec study estimate run)
 # What a pure library may include from the system: the C library and libm
 # (and, for its benchmark programs, getopt and the POSIX clock).
 set(pure_system assert.h ctype.h errno.h float.h inttypes.h limits.h math.h stdarg.h
@@ -38,11 +46,30 @@ foreach(dir ${folders})
       if(line MATCHES "#[ \t]*include[ \t]*\"([a-z_]+)/([^\"]+)\"")
         set(to ${CMAKE_MATCH_1})
         set(header "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")
+        if(to STREQUAL "engine" AND dir STREQUAL "engine")
+          # a room may include its own header and those of the rooms below
+          string(REGEX REPLACE "^engine/([a-z_]+)/.*$" "\\1" from_room ${f})
+          string(REGEX REPLACE "^engine/([a-z_]+)/.*$" "\\1" to_room ${header})
+          list(FIND engine_rooms "${from_room}" from_index)
+          list(FIND engine_rooms "${to_room}" to_index)
+          if(from_index LESS 0)
+            string(APPEND problems "\n  ${f}: engine/'s sources sit in its rooms (${engine_rooms})")
+          elseif(to_index LESS 0)
+            string(APPEND problems "\n  ${f}: includes ${header}: not a room of engine/ (${engine_rooms})")
+          elseif(to_index GREATER from_index)
+            string(APPEND problems "\n  ${f}: includes ${header}: engine/${from_room}/ may not use engine/${to_room}/, a room above it")
+          elseif(NOT header STREQUAL "engine/${to_room}/${to_room}.h")
+            string(APPEND problems "\n  ${f}: includes ${header}: a room has one header, engine/${to_room}/${to_room}.h")
+          endif()
+          continue()
+        endif()
         if(to STREQUAL dir OR NOT DEFINED layer_${to})
           continue()
         endif()
         if(NOT layer_${to} LESS layer_${dir})
           string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ (layer ${layer_${dir}}) may not use ${to}/ (layer ${layer_${to}})")
+        elseif(dir IN_LIST core_only AND NOT to STREQUAL "core")
+          string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ uses core/ alone")
         elseif(dir IN_LIST pure AND NOT header STREQUAL "core/core.h")
           string(APPEND problems "\n  ${f}: includes ${header}: ${dir}/ is pure and uses only core/core.h")
         endif()
@@ -54,6 +81,21 @@ foreach(dir ${folders})
     endforeach()
   endforeach()
 endforeach()
+
+# engine/ holds its rooms, and each room one header, named after it.
+if(IS_DIRECTORY ${SOURCE_DIR}/engine)
+  file(GLOB loose RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/engine/*.c ${SOURCE_DIR}/engine/*.h)
+  foreach(f ${loose})
+    string(APPEND problems "\n  ${f}: engine/'s sources sit in its rooms (${engine_rooms})")
+  endforeach()
+  foreach(room ${engine_rooms})
+    file(GLOB headers RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/engine/${room}/*.h)
+    list(REMOVE_ITEM headers engine/${room}/${room}.h)
+    foreach(h ${headers})
+      string(APPEND problems "\n  ${h}: engine/${room}/ has one header, ${room}.h")
+    endforeach()
+  endforeach()
+endif()
 
 if(problems)
   message(FATAL_ERROR "layer check failed:${problems}")

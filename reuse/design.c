@@ -21,14 +21,14 @@ static int compact(wsisa_reuse_design *d) {
   size_t *count = NULL;
   int rc = WSISA_ENOMEM;
   if (!slot) goto fail;
-  for (size_t i = 0; i < cap; i++) slot[i] = WSISA_REUSE_NONE;
+  for (size_t i = 0; i < cap; i++) slot[i] = WSISA_REUSE_NO_NODE;
 
   d->n_distinct = 0;
   for (size_t i = 0; i < n; i++) {
     const uint64_t *row = d->keys + i * k;
     size_t s = (size_t)row_hash(row, k) & (cap - 1);
     for (;; s = (s + 1) & (cap - 1)) {
-      if (slot[s] == WSISA_REUSE_NONE) {
+      if (slot[s] == WSISA_REUSE_NO_NODE) {
         slot[s] = d->n_distinct;
         d->first[d->n_distinct++] = i;
         break;

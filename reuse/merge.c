@@ -6,28 +6,20 @@
 
 #include "reuse/reuse_private.h"
 
-static const struct {
-  const char *name;
-  wsisa_reuse_strategy strategy;
-} strategies[] = {
-    {"stage", WSISA_REUSE_STAGE}, {"naive", WSISA_REUSE_NAIVE}, {"sca", WSISA_REUSE_SCA},
-    {"rtma", WSISA_REUSE_RTMA},   {"trtma", WSISA_REUSE_TRTMA},
-};
-#define NSTRATEGIES (sizeof strategies / sizeof *strategies)
+const char *const wsisa_reuse_strategy_names[WSISA_REUSE_NSTRATEGIES] = {
+    "none", "stage", "naive", "sca", "rtma", "trtma"};
 
 int wsisa_reuse_strategy_parse(const char *name, wsisa_reuse_strategy *out) {
-  for (size_t i = 0; i < NSTRATEGIES; i++)
-    if (strcmp(name, strategies[i].name) == 0) {
-      *out = strategies[i].strategy;
+  for (int s = 0; s < WSISA_REUSE_NSTRATEGIES; s++)
+    if (strcmp(name, wsisa_reuse_strategy_names[s]) == 0) {
+      *out = (wsisa_reuse_strategy)s;
       return 0;
     }
   return WSISA_EUSAGE;
 }
 
 const char *wsisa_reuse_strategy_name(wsisa_reuse_strategy s) {
-  for (size_t i = 0; i < NSTRATEGIES; i++)
-    if (strategies[i].strategy == s) return strategies[i].name;
-  return "?";
+  return (unsigned)s < WSISA_REUSE_NSTRATEGIES ? wsisa_reuse_strategy_names[s] : "?";
 }
 
 static int merge_stage(const wsisa_reuse_design *d, wsisa__groups *g) {
@@ -90,6 +82,8 @@ int wsisa_reuse_merge(const wsisa_reuse_design *d, const wsisa_reuse_opts *opts,
     for (size_t l = 0; l < d->k; l++)
       if (!(cost[l] >= 0)) return WSISA_EUSAGE; /* also rejects NaN */
   wsisa_reuse_strategy s = opts->strategy;
+  /* none merges nothing: each run is its own bucket (the engine builds them) */
+  if (s == WSISA_REUSE_NONE || (unsigned)s >= WSISA_REUSE_NSTRATEGIES) return WSISA_EUSAGE;
   if ((s == WSISA_REUSE_NAIVE || s == WSISA_REUSE_SCA || s == WSISA_REUSE_RTMA) &&
       opts->max_bucket_size == 0)
     return WSISA_EUSAGE;

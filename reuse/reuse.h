@@ -12,7 +12,7 @@
 #include "core/core.h"
 
 /* "No node" in the index fields below. */
-#define WSISA_REUSE_NONE ((size_t)-1)
+#define WSISA_REUSE_NO_NODE ((size_t)-1)
 
 /* ---- task keys -------------------------------------------------------------
  * A task's identity is its level's own parameter values; the prefix rule (task
@@ -39,7 +39,7 @@ int wsisa_reuse_keys_from_values(const double *values, size_t n, size_t nparams,
 typedef struct wsisa_reuse_node {
   uint64_t key;          /* the task's key at its level; 0 for the root */
   size_t level;          /* 0 for the root, 1..k for tasks */
-  size_t parent;         /* WSISA_REUSE_NONE for the root */
+  size_t parent;         /* WSISA_REUSE_NO_NODE for the root */
   size_t first_child;    /* children: tree->children[first_child .. +n_children) */
   size_t n_children;
   size_t end;            /* the subtree of v is nodes [v, end) */
@@ -69,7 +69,7 @@ void wsisa_reuse_tree_free(wsisa_reuse_tree *t);
 size_t wsisa_reuse_tree_tasks(const wsisa_reuse_tree *t);
 /* Sum of level_cost[level-1] over the tasks; level_cost NULL counts tasks. */
 double wsisa_reuse_tree_cost(const wsisa_reuse_tree *t, const double *level_cost);
-/* The child of `node` with task key `key`, or WSISA_REUSE_NONE. */
+/* The child of `node` with task key `key`, or WSISA_REUSE_NO_NODE. */
 size_t wsisa_reuse_tree_child(const wsisa_reuse_tree *t, size_t node, uint64_t key);
 /* Estimated peak number of live intermediates when the tree runs with at most
  * `active_paths` root-to-leaf paths at once (seed 003 §III, Algorithm 1): tasks
@@ -106,7 +106,9 @@ void wsisa_reuse_design_free(wsisa_reuse_design *d);
 /* ---- task-level merging ---------------------------------------------------- */
 
 typedef enum wsisa_reuse_strategy {
-  WSISA_REUSE_STAGE = 0, /* one bucket per distinct instance: stage-level only */
+  WSISA_REUSE_NONE = 0,  /* no reuse: every run alone, its own chain of tasks, even
+                            when two runs are equal (the engine's; not merged here) */
+  WSISA_REUSE_STAGE,     /* one bucket per distinct instance: stage-level only */
   WSISA_REUSE_NAIVE,     /* consecutive chunks of max_bucket_size (seed 000 §4.2.1) */
   WSISA_REUSE_SCA,       /* recursive Stoer-Wagner minimum cuts (§4.2.2, Algorithm 2) */
   WSISA_REUSE_RTMA,      /* reuse tree, exact buckets, move up (§4.2.3, Algorithm 3);
@@ -114,7 +116,12 @@ typedef enum wsisa_reuse_strategy {
   WSISA_REUSE_TRTMA      /* Full-Merge, Fold-Merge, Balance (§4.2.4; seed 001 §3.3.4) */
 } wsisa_reuse_strategy;
 
-/* Name <-> strategy: "stage", "naive", "sca", "rtma", "trtma". */
+/* The one table of strategy names, indexed by strategy: "none", "stage",
+ * "naive", "sca", "rtma", "trtma" (study files, --reuse, --help, wsisa plan,
+ * the benchmarks). */
+#define WSISA_REUSE_NSTRATEGIES 6
+extern const char *const wsisa_reuse_strategy_names[WSISA_REUSE_NSTRATEGIES];
+/* Name <-> strategy; WSISA_EUSAGE for a name not in the table. */
 int wsisa_reuse_strategy_parse(const char *name, wsisa_reuse_strategy *out);
 const char *wsisa_reuse_strategy_name(wsisa_reuse_strategy s);
 

@@ -16,7 +16,7 @@ static inline uint64_t wsisa__mix64(uint64_t x) {
 /* Open-addressing map (parent node, key) -> child node, sized once. */
 typedef struct wsisa__reuse_index {
   size_t mask;
-  size_t *parent;   /* WSISA_REUSE_NONE marks an empty slot */
+  size_t *parent;   /* WSISA_REUSE_NO_NODE marks an empty slot */
   uint64_t *key;
   size_t *child;
 } wsisa__reuse_index;

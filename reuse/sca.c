@@ -31,7 +31,7 @@ int wsisa__stoer_wagner(const double *w, size_t s, unsigned char *side, double *
   memcpy(a, w, s * s * sizeof *a);
   for (size_t v = 0; v < s; v++) {
     head[v] = tail[v] = v;
-    next[v] = WSISA_REUSE_NONE;
+    next[v] = WSISA_REUSE_NO_NODE;
   }
   double best = -1;
   for (size_t n = s; n > 1; n--) {
@@ -62,7 +62,7 @@ int wsisa__stoer_wagner(const double *w, size_t s, unsigned char *side, double *
     if (best < 0 || phase_cut < best) {
       best = phase_cut;
       memset(side, 0, s);
-      for (size_t v = head[last]; v != WSISA_REUSE_NONE; v = next[v]) side[v] = 1;
+      for (size_t v = head[last]; v != WSISA_REUSE_NO_NODE; v = next[v]) side[v] = 1;
     }
     /* Contract `last` into `prev`, then move vertex n-1 into slot `last`. */
     size_t u = prev, t = last, end = n - 1;
@@ -116,7 +116,7 @@ static void zero_cuts(sca *c, size_t *set, size_t *len, size_t max) {
   size_t nq = 0;
   for (size_t i = 0; i < *len; i++) {
     size_t q = c->clique[set[i]];
-    if (c->seen[q] == WSISA_REUSE_NONE) {
+    if (c->seen[q] == WSISA_REUSE_NO_NODE) {
       c->seen[q] = nq;
       c->sizes[nq] = (struct clique_size){0, nq};
       nq++;
@@ -124,7 +124,7 @@ static void zero_cuts(sca *c, size_t *set, size_t *len, size_t max) {
     c->local[i] = c->seen[q];
     c->sizes[c->seen[q]].size++;
   }
-  for (size_t i = 0; i < *len; i++) c->seen[c->clique[set[i]]] = WSISA_REUSE_NONE;
+  for (size_t i = 0; i < *len; i++) c->seen[c->clique[set[i]]] = WSISA_REUSE_NO_NODE;
   if (nq < 2) return;
   qsort(c->sizes, nq, sizeof *c->sizes, by_size_desc);
   size_t keep = nq, total = *len;
@@ -182,7 +182,7 @@ static void build_graph(sca *c, const wsisa_reuse_design *d, const double *cum) 
       c->clique[t->instances[node->first_instance + i]] = next_id;
     next_id++;
   }
-  for (size_t q = 0; q < m; q++) c->seen[q] = WSISA_REUSE_NONE;
+  for (size_t q = 0; q < m; q++) c->seen[q] = WSISA_REUSE_NO_NODE;
 }
 
 static void sca_clear(sca *c) {

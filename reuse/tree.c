@@ -51,10 +51,10 @@ static size_t growing_add(growing *g, size_t parent, uint64_t key, size_t level)
   g->key[v] = key;
   g->level[v] = level;
   g->parent[v] = parent;
-  g->first_child[v] = g->last_child[v] = g->next_sibling[v] = WSISA_REUSE_NONE;
-  g->inst_head[v] = g->inst_tail[v] = WSISA_REUSE_NONE;
-  if (parent != WSISA_REUSE_NONE) {
-    if (g->last_child[parent] == WSISA_REUSE_NONE) g->first_child[parent] = v;
+  g->first_child[v] = g->last_child[v] = g->next_sibling[v] = WSISA_REUSE_NO_NODE;
+  g->inst_head[v] = g->inst_tail[v] = WSISA_REUSE_NO_NODE;
+  if (parent != WSISA_REUSE_NO_NODE) {
+    if (g->last_child[parent] == WSISA_REUSE_NO_NODE) g->first_child[parent] = v;
     else g->next_sibling[g->last_child[parent]] = v;
     g->last_child[parent] = v;
     wsisa__index_put(&g->ix, parent, key, v);
@@ -75,12 +75,12 @@ static int layout(const growing *g, const size_t *ids, size_t count, size_t k,
   for (;;) {
     new_id[v] = n;
     order[n++] = v;
-    if (g->first_child[v] != WSISA_REUSE_NONE) {
+    if (g->first_child[v] != WSISA_REUSE_NO_NODE) {
       v = g->first_child[v];
       continue;
     }
-    while (v != WSISA_REUSE_NONE && g->next_sibling[v] == WSISA_REUSE_NONE) v = g->parent[v];
-    if (v == WSISA_REUSE_NONE) break;
+    while (v != WSISA_REUSE_NO_NODE && g->next_sibling[v] == WSISA_REUSE_NO_NODE) v = g->parent[v];
+    if (v == WSISA_REUSE_NO_NODE) break;
     v = g->next_sibling[v];
   }
 
@@ -104,20 +104,20 @@ static int layout(const growing *g, const size_t *ids, size_t count, size_t k,
     wsisa_reuse_node *node = &t->nodes[i];
     node->key = g->key[old];
     node->level = g->level[old];
-    node->parent = g->parent[old] == WSISA_REUSE_NONE ? WSISA_REUSE_NONE : new_id[g->parent[old]];
+    node->parent = g->parent[old] == WSISA_REUSE_NO_NODE ? WSISA_REUSE_NO_NODE : new_id[g->parent[old]];
     node->first_child = n_children;
     node->n_children = 0;
-    for (size_t c = g->first_child[old]; c != WSISA_REUSE_NONE; c = g->next_sibling[c]) {
+    for (size_t c = g->first_child[old]; c != WSISA_REUSE_NO_NODE; c = g->next_sibling[c]) {
       t->children[n_children++] = new_id[c];
       node->n_children++;
     }
     node->first_instance = n_inst;
     node->n_instances = 0;
-    for (size_t p = g->inst_head[old]; p != WSISA_REUSE_NONE; p = g->inst_next[p]) {
+    for (size_t p = g->inst_head[old]; p != WSISA_REUSE_NO_NODE; p = g->inst_next[p]) {
       t->instances[n_inst++] = ids ? ids[p] : p;
       node->n_instances++;
     }
-    if (node->parent != WSISA_REUSE_NONE) wsisa__index_put(t->index, node->parent, node->key, i);
+    if (node->parent != WSISA_REUSE_NO_NODE) wsisa__index_put(t->index, node->parent, node->key, i);
   }
   /* Subtree ends and instance counts, children before parents. */
   for (size_t i = g->n_nodes; i-- > 0;) {
@@ -148,16 +148,16 @@ int wsisa_reuse_tree_build(const uint64_t *keys, size_t k, const size_t *ids,
   int rc = WSISA_ENOMEM;
   if (!t || growing_init(&g, 1 + count * k, count)) goto fail;
 
-  growing_add(&g, WSISA_REUSE_NONE, 0, 0);
+  growing_add(&g, WSISA_REUSE_NO_NODE, 0, 0);
   for (size_t i = 0; i < count; i++) {
     const uint64_t *row = keys + (ids ? ids[i] : i) * k;
     size_t v = 0;
     for (size_t l = 0; l < k; l++) {
       size_t c = wsisa__index_find(&g.ix, v, row[l]);
-      v = c != WSISA_REUSE_NONE ? c : growing_add(&g, v, row[l], l + 1);
+      v = c != WSISA_REUSE_NO_NODE ? c : growing_add(&g, v, row[l], l + 1);
     }
-    g.inst_next[i] = WSISA_REUSE_NONE;
-    if (g.inst_tail[v] == WSISA_REUSE_NONE) g.inst_head[v] = i;
+    g.inst_next[i] = WSISA_REUSE_NO_NODE;
+    if (g.inst_tail[v] == WSISA_REUSE_NO_NODE) g.inst_head[v] = i;
     else g.inst_next[g.inst_tail[v]] = i;
     g.inst_tail[v] = i;
   }

@@ -178,15 +178,15 @@ static double match_nodes(trtma *x, const bucket *big, const bucket *small, int 
   for (size_t v = 1; v < t->n_nodes;) {
     const wsisa_reuse_node *node = &t->nodes[v];
     size_t p = node->parent;
-    if (x->match[p] != WSISA_REUSE_NONE) {
+    if (x->match[p] != WSISA_REUSE_NO_NODE) {
       x->match[v] = wsisa_reuse_tree_child(small->t, x->match[p], node->key);
       x->diverge[v] = node->level - 1;
     } else {
-      x->match[v] = WSISA_REUSE_NONE;
+      x->match[v] = WSISA_REUSE_NO_NODE;
       x->diverge[v] = x->diverge[p];
     }
-    if (x->match[v] != WSISA_REUSE_NONE) shared += level_cost_of(x, node->level);
-    v = x->match[v] == WSISA_REUSE_NONE && prune_unmatched ? node->end : v + 1;
+    if (x->match[v] != WSISA_REUSE_NO_NODE) shared += level_cost_of(x, node->level);
+    v = x->match[v] == WSISA_REUSE_NO_NODE && prune_unmatched ? node->end : v + 1;
   }
   return shared;
 }
@@ -194,7 +194,7 @@ static double match_nodes(trtma *x, const bucket *big, const bucket *small, int 
 /* SingleBalance (seed 001 Algorithm 4 with the journal's validity test of seed
  * 000 Algorithm 4): the node of bigRT whose instances, moved to smallRT, give
  * the smallest imbalance below the current one while the larger of the two
- * new costs stays below bigRT's; WSISA_REUSE_NONE if there is none.
+ * new costs stays below bigRT's; WSISA_REUSE_NO_NODE if there is none.
  *
  * A move's effect is known without moving: bigRT loses the subtree and the
  * single-child ancestors left empty; smallRT gains, for an unmatched node, the
@@ -218,7 +218,7 @@ static size_t single_balance(trtma *x, const bucket *big, const bucket *small) {
     for (size_t j = 0; j < node->n_children; j++) {
       size_t c = t->children[node->first_child + j];
       h += wsisa__mix64(x->sig[c]);
-      extra += x->match[c] != WSISA_REUSE_NONE ? x->extra[c] : big->sub[c];
+      extra += x->match[c] != WSISA_REUSE_NO_NODE ? x->extra[c] : big->sub[c];
     }
     x->sig[v] = wsisa__mix64(h ^ ((uint64_t)node->level << 32) ^ node->n_children);
     x->extra[v] = extra;
@@ -242,7 +242,7 @@ static size_t single_balance(trtma *x, const bucket *big, const bucket *small) {
     size_t n_unique = 0;
     for (size_t j = 0; j < node->n_children; j++) {
       size_t c = t->children[node->first_child + j], u = 0;
-      if (x->match[c] != WSISA_REUSE_NONE) continue;
+      if (x->match[c] != WSISA_REUSE_NO_NODE) continue;
       while (u < n_unique && x->sig[x->unique[u]] != x->sig[c]) u++;
       if (u < n_unique) x->skip[c] = 1;
       else x->unique[n_unique++] = c;
@@ -251,21 +251,21 @@ static size_t single_balance(trtma *x, const bucket *big, const bucket *small) {
   }
 
   double current = big_cost - small_cost;
-  size_t best = WSISA_REUSE_NONE;
+  size_t best = WSISA_REUSE_NO_NODE;
   double best_imbal = 0, best_max = 0;
-  if (current <= x->eps) return WSISA_REUSE_NONE;
+  if (current <= x->eps) return WSISA_REUSE_NO_NODE;
   for (size_t v = 1; v < n; v++) {
     const wsisa_reuse_node *node = &t->nodes[v];
     if (x->skip[v] || node->n_instances == total) continue;
     if (node->parent != 0 && t->nodes[node->parent].n_children == 1) continue;
     double loss = big->sub[v] + x->chain[v];
-    double gain = x->match[v] != WSISA_REUSE_NONE
+    double gain = x->match[v] != WSISA_REUSE_NO_NODE
                       ? x->extra[v]
                       : x->cum[node->level - 1] - x->cum[x->diverge[v]] + big->sub[v];
     double nb = big_cost - loss, ns = small_cost + gain;
     double imbal = nb > ns ? nb - ns : ns - nb, mk = nb > ns ? nb : ns;
     if (imbal >= current - x->eps || mk >= big_cost - x->eps) continue;
-    if (best == WSISA_REUSE_NONE || imbal < best_imbal - x->eps ||
+    if (best == WSISA_REUSE_NO_NODE || imbal < best_imbal - x->eps ||
         (imbal <= best_imbal + x->eps && mk < best_max - x->eps)) {
       best = v;
       best_imbal = imbal;
@@ -309,7 +309,7 @@ static int balance(trtma *x) {
     if (x->b[big].cost - low <= x->eps) break;
     int rc = scratch_reserve(x, x->b[big].t->n_nodes);
     if (rc) return rc;
-    size_t small = WSISA_REUSE_NONE;
+    size_t small = WSISA_REUSE_NO_NODE;
     double most_shared = -1;
     for (size_t j = 0; j < x->nb; j++) {
       if (j == big || x->b[j].cost > low + x->eps) continue;
@@ -320,7 +320,7 @@ static int balance(trtma *x) {
       }
     }
     size_t v = single_balance(x, &x->b[big], &x->b[small]);
-    if (v == WSISA_REUSE_NONE) break;
+    if (v == WSISA_REUSE_NO_NODE) break;
     if ((rc = move_subtree(x, &x->b[big], &x->b[small], v))) return rc;
   }
   return 0;

@@ -15,7 +15,7 @@ int wsisa__index_init(wsisa__reuse_index *ix, size_t entries) {
     wsisa__index_clear(ix);
     return WSISA_ENOMEM;
   }
-  for (size_t i = 0; i < cap; i++) ix->parent[i] = WSISA_REUSE_NONE;
+  for (size_t i = 0; i < cap; i++) ix->parent[i] = WSISA_REUSE_NO_NODE;
   return 0;
 }
 
@@ -34,14 +34,14 @@ static size_t slot_of(const wsisa__reuse_index *ix, size_t parent, uint64_t key)
 
 size_t wsisa__index_find(const wsisa__reuse_index *ix, size_t parent, uint64_t key) {
   for (size_t i = slot_of(ix, parent, key);; i = (i + 1) & ix->mask) {
-    if (ix->parent[i] == WSISA_REUSE_NONE) return WSISA_REUSE_NONE;
+    if (ix->parent[i] == WSISA_REUSE_NO_NODE) return WSISA_REUSE_NO_NODE;
     if (ix->parent[i] == parent && ix->key[i] == key) return ix->child[i];
   }
 }
 
 void wsisa__index_put(wsisa__reuse_index *ix, size_t parent, uint64_t key, size_t child) {
   size_t i = slot_of(ix, parent, key);
-  while (ix->parent[i] != WSISA_REUSE_NONE) i = (i + 1) & ix->mask;
+  while (ix->parent[i] != WSISA_REUSE_NO_NODE) i = (i + 1) & ix->mask;
   ix->parent[i] = parent;
   ix->key[i] = key;
   ix->child[i] = child;

@@ -23,7 +23,7 @@
 #include "tests/testutil.h"
 
 #define SAMPLE "tests/data/CMU-1-Small-Region.svs"
-/* engine/engine_private.h's WSISA_MIN_NUCLEI_PER_MM2, which tests do not see */
+/* engine/run/run.h's WSISA_MIN_NUCLEI_PER_MM2, which tests do not see */
 #define WSISA_MIN_NUCLEI_PER_MM2_TEST 200.0
 
 /* ---- helpers ------------------------------------------------------------------ */

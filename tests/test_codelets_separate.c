@@ -11,7 +11,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine.h"
+#include "engine/workflow/workflow.h"
 #include "io/io.h"
 #include "tests/testutil.h"
 
@@ -30,7 +30,7 @@ typedef struct params {
 } params;
 
 /* The tile-wide kernels of levels 6 (from the dilated mask on) and 7, as the
- * fine-grain codelets run them (engine/workflow.c): *sep and *final. */
+ * fine-grain codelets run them (engine/workflow/workflow.c): *sep and *final. */
 static void tile_wide(const wsisa_image *rgb, const wsisa_image *mask, const params *p,
                       wsisa_image **sep_out, wsisa_image **final_out) {
   const int w = mask->width, h = mask->height;

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
-#include "io/study.h"
+#include "engine/run/run.h"
+#include "engine/study/study.h"
 #include "sa/sa.h"
 #include "tests/testutil.h"
 

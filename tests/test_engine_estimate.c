@@ -1,4 +1,4 @@
-/* The estimate (engine/simulate.c, engine/estimate.c): the schedule's
+/* The estimate (engine/estimate/simulate.c, engine/estimate/costs.c): the schedule's
  * arithmetic on known costs, the deadline search, interpolation across
  * sizes; and, from real performance models, an uncalibrated codelet
  * reported and a tile size never measured interpolated per pixel. */
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine.h"
+#include "engine/estimate/estimate.h"
 #include "io/io.h"
 #include "testutil.h"
 
@@ -144,7 +144,7 @@ Test(engine_estimate, ranks_take_a_tile_each) {
   cr_expect(r.rank_shapes[0] && r.rank_shapes[1]);
   wsisa_sim_result_free(&r);
   /* one tile of two units on two ranks: the first worker rank holds both
-   * (two in flight per rank, engine/units.c), the other has nothing to do */
+   * (two in flight per rank, engine/exec/units.c), the other has nothing to do */
   m = simulate(&f, 1, 2, 1, 0, 1, NULL, &r);
   cr_expect_float_eq(m, 70.5, 1e-9, "makespan %g", m);
   cr_expect_eq(r.opens, 1);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_private.h"
+#include "engine/run/run.h"
 #include "io/csv.h"
 #include "io/io.h"
 #include "tests/testutil.h"

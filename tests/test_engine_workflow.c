@@ -7,7 +7,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine.h"
+#include "engine/workflow/workflow.h"
 #include "io/io.h"
 #include "sa/sa.h"
 #include "tests/testutil.h"

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "tests/testutil.h"
 
 /* The example of docs/study-file.md, verbatim. */
@@ -65,7 +65,7 @@ Test(io_study, design_example) {
   cr_expect_eq(s->sa.seed, 1);
   cr_assert_eq(s->nmetrics, 1);
   cr_expect_str_eq(s->metrics[0], "dice");
-  cr_expect_eq(s->reuse.strategy, WSISA_STUDY_REUSE_TRTMA);
+  cr_expect_eq(s->reuse.strategy, WSISA_REUSE_TRTMA);
   cr_expect_eq(s->reuse.max_buckets, 6);
   cr_expect_eq(s->reuse.active_paths, 2);
   cr_expect_eq(s->reuse.object_reuse, 1, "object reuse on unless the study says not");
@@ -93,7 +93,7 @@ Test(io_study, segmentation_defaults) {
   cr_expect_eq(s->sa.sampler, WSISA_SA_SOBOL);
   cr_expect_eq(s->sa.samples, 1024);
   cr_expect_str_eq(s->metrics[0], "dice");
-  cr_expect_eq(s->reuse.strategy, WSISA_STUDY_REUSE_RTMA);
+  cr_expect_eq(s->reuse.strategy, WSISA_REUSE_RTMA);
   cr_expect_eq(s->reuse.cost, WSISA_STUDY_COST_AUTO);
   wsisa_study_free(s);
   /* No parameters at all: the built-in space, every parameter varying. */

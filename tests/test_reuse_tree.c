@@ -65,7 +65,7 @@ Test(reuse_tree, preorder_layout) {
     cr_expect_eq(t->nodes[v].key, expect_key[v], "node %zu", v);
     cr_expect_eq(t->nodes[v].level, expect_level[v], "node %zu", v);
   }
-  cr_expect_eq(t->nodes[0].parent, WSISA_REUSE_NONE);
+  cr_expect_eq(t->nodes[0].parent, WSISA_REUSE_NO_NODE);
   cr_expect_eq(t->nodes[0].end, 10);
   cr_expect_eq(t->nodes[1].end, 7);
   cr_expect_eq(t->nodes[2].n_children, 2);
@@ -78,7 +78,7 @@ Test(reuse_tree, preorder_layout) {
   cr_expect_eq(t->nodes[7].n_instances, 1);
   cr_expect_eq(t->instances[t->nodes[7].first_instance], 4);
   cr_expect_eq(wsisa_reuse_tree_child(t, 1, 5), 5);
-  cr_expect_eq(wsisa_reuse_tree_child(t, 0, 5), WSISA_REUSE_NONE, "key 5 exists only at level 2");
+  cr_expect_eq(wsisa_reuse_tree_child(t, 0, 5), WSISA_REUSE_NO_NODE, "key 5 exists only at level 2");
   double cost[] = {10, 1, 0.5};
   cr_expect_float_eq(wsisa_reuse_tree_cost(t, cost), 2 * 10 + 3 * 1 + 4 * 0.5, 1e-12);
   wsisa_reuse_tree_free(t);

@@ -13,7 +13,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/workflow/workflow.h"
 
 /* Tissue, for these measures: a summed optical density over R, G, B of at
  * least this (glass is below 0.15, pale eosin above 0.4). */

@@ -1,4 +1,4 @@
-/* MPI, the unit queue's transport: rank 0 (engine/units.c) hands (tile x
+/* MPI, the unit queue's transport: rank 0 (engine/exec/units.c) hands (tile x
  * bucket) units out on demand to ranks that each drive their own StarPU (seed
  * 000 §2.2, seed 003 §II); this file carries the job, the units and the
  * results between ranks, and is a worker rank's whole life.
@@ -32,7 +32,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/exec/exec.h"
 
 #ifdef WSISA_WITH_MPI
 #include <mpi.h>
@@ -247,7 +247,7 @@ static int job_trees(job *j, wsisa_err *e) {
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = wsisa_seg_param_level(p);
   uint64_t *keys = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_LEVELS * sizeof *keys);
   if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  int rc = wsisa_plan_keys(j->params, j->nruns, WSISA_SEG_NPARAMS, level, keys);
+  int rc = wsisa_workflow_keys(j->params, j->nruns, WSISA_SEG_NPARAMS, level, keys);
   for (size_t k = 0; k < b->n_buckets && !rc; k++)
     rc = wsisa_reuse_tree_build(keys, WSISA_SEG_LEVELS, b->instances + b->start[k],
                                 b->start[k + 1] - b->start[k], &b->trees[k]);

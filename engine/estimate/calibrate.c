@@ -10,7 +10,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/estimate/estimate.h"
 
 #define MAX_PASSES 3
 
@@ -206,7 +206,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   wsisa__study_run all;
   memset(&all, 0, sizeof all);
   all.study = study;
-  int rc = wsisa__plan_design_rows(study, r->samples_path, r->select, &rows, &nruns, e);
+  int rc = wsisa__study_design_rows(study, r->samples_path, r->select, &rows, &nruns, e);
   if (!rc) rc = wsisa__study_tiles(&all, e);
   wsisa_tile_ref pick[2];
   if (!rc) out->ntiles = pick_tiles(all.tiles, all.ntiles, pick);

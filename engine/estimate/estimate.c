@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "codelets/codelets.h"
-#include "engine/engine_private.h"
+#include "engine/estimate/estimate.h"
 
 int wsisa_estimate_models_present(void) {
   wsisa_runtime_default_home();
@@ -19,8 +19,8 @@ int wsisa_estimate_models_present(void) {
   return 0;
 }
 
-int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
-                         wsisa__forecast *f, wsisa_err *e) {
+int wsisa__estimate_study_open(wsisa_study *study, const double *params, size_t nruns,
+                         wsisa__estimate_study *f, wsisa_err *e) {
   memset(f, 0, sizeof *f);
   f->run.study = study;
   int rc = wsisa__study_tiles(&f->run, e);
@@ -30,18 +30,18 @@ int wsisa__forecast_open(wsisa_study *study, const double *params, size_t nruns,
     if (!(rc = wsisa_runtime_init(&o, e))) f->started = 1;
   }
   if (rc) {
-    wsisa__forecast_close(f);
+    wsisa__estimate_study_close(f);
     return rc;
   }
   f->workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
   int object_match, features;
   wsisa__study_needs(study, &object_match, &features);
   wsisa_estimate_request r = {f->run.tiles, f->run.ntiles, params, nruns, object_match, features};
-  if ((rc = wsisa_estimate_new(&r, &f->est, e))) wsisa__forecast_close(f);
+  if ((rc = wsisa_estimate_new(&r, &f->est, e))) wsisa__estimate_study_close(f);
   return rc;
 }
 
-void wsisa__forecast_close(wsisa__forecast *f) {
+void wsisa__estimate_study_close(wsisa__estimate_study *f) {
   wsisa_estimate_free(f->est);
   f->est = NULL;
   if (f->started) wsisa_runtime_shutdown();
@@ -49,12 +49,12 @@ void wsisa__forecast_close(wsisa__forecast *f) {
   wsisa__study_tiles_free(&f->run);
 }
 
-size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers,
+size_t wsisa__estimate_study_paths(const wsisa__estimate_study *f, size_t asked, int workers,
                              uint64_t *memory_limit) {
   int object_match, features;
   wsisa__study_needs(f->run.study, &object_match, &features);
   wsisa_exec_opts eo = {.normalize = 1,
-                        .share_tile_stage = f->run.study->reuse.strategy != WSISA_STUDY_REUSE_NONE,
+                        .share_tile_stage = f->run.study->reuse.strategy != WSISA_REUSE_NONE,
                         .object_match = object_match,
                         .features = features,
                         /* the object store takes its share, as in `wsisa run` */
@@ -68,7 +68,7 @@ size_t wsisa__forecast_paths(const wsisa__forecast *f, size_t asked, int workers
 
 /* ---- the estimate at the start of `wsisa run` ------------------------------------ */
 
-int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e) {
+int wsisa__estimate_run_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e) {
   *est = NULL;
   wsisa_study *study = s->study;
   int want_models = strcmp(s->cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
@@ -100,9 +100,9 @@ int wsisa__run_forecast_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_e
   return 0;
 }
 
-void wsisa__run_forecast_predict(wsisa__study_run *s, const wsisa_estimate *est,
+void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
                                  const wsisa_exec_opts *eo, const uint8_t *done) {
-  wsisa__prediction *p = &s->predicted;
+  wsisa__run_estimate *p = &s->estimated;
   memset(p, 0, sizeof *p);
   if (!est || !wsisa_estimate_calibrated(est)) {
     const char *home = getenv("STARPU_HOME");
@@ -116,7 +116,7 @@ void wsisa__run_forecast_predict(wsisa__study_run *s, const wsisa_estimate *est,
   wsisa_estimate_plan plan = {s->buckets, eo->share_tile_stage, eo->active_paths, done, ranks, -1};
   wsisa_estimate_figures f;
   wsisa_err why = WSISA_ERR_INIT;
-  if (wsisa_estimate_predict(est, &plan, &f, &why)) {
+  if (wsisa_estimate_compute(est, &plan, &f, &why)) {
     wsisa_log(WSISA_LOG_WARN, "estimate", "no estimate: %s", why.msg);
     return;
   }

@@ -1,6 +1,6 @@
 /* The estimate's schedule (docs/architecture.md, "The estimate"): a study's
  * units on N ranks of W workers as a discrete-event simulation of the unit
- * queue (engine/units.c) and the executor (engine/executor.c), with the
+ * queue (engine/exec/units.c) and the executor (engine/exec/executor.c), with the
  * costs of each piece of work given; and the searches built on it. The
  * simulation knows the points where the executor waits: a rank opening a
  * tile waits for its units in flight and then for the tile's reference; a
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_private.h"
+#include "engine/estimate/estimate.h"
 
 #define CREDIT WSISA__UNIT_CREDIT
 #define NONE ((size_t)-1)
@@ -101,7 +101,7 @@ typedef struct sim {
   event *heap;
   size_t nheap, cap_heap;
   rank_state *ranks;
-  /* the queue of engine/units.c */
+  /* the queue of engine/exec/units.c */
   uint8_t *state; /* per unit: 0 to do, 1 out, 2 done */
   size_t *todo, *holders;
   double now;
@@ -226,7 +226,7 @@ static size_t submit(sim *s, int r, int kind, double dur, size_t after, size_t s
   return id;
 }
 
-/* ---- the unit queue (engine/units.c's pick) ------------------------------- */
+/* ---- the unit queue (engine/exec/units.c's pick) ------------------------------- */
 
 /* The next unit for a rank whose newest unit is of tile `*held`, marked out. */
 static size_t pick(sim *s, size_t *held) {
@@ -516,7 +516,7 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
     s.ranks[q].state = S_NEXT;
     s.ranks[q].held = NONE;
   }
-  /* units go out to the workers first, rank 0 last (engine/units.c) */
+  /* units go out to the workers first, rank 0 last (engine/exec/units.c) */
   for (int q = j->ranks - 1; q >= 0; q--) refill(&s, q);
   for (int q = j->ranks - 1; q >= 0 && !s.failed; q--) {
     advance(&s, q);

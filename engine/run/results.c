@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/run/run.h"
 #include "io/csv.h"
 
 void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap) {
@@ -27,12 +27,10 @@ typedef struct run_metrics {
   uint64_t both, run, ref, nuclei, ref_nuclei, match[WSISA_MATCH_FIELDS];
 } run_metrics;
 
-/* The metrics a segmentation study may ask of `wsisa run`: the pixel and
- * count metrics, always in metrics.csv, then those of the object matching. */
-static const char *const run_metric_names[] = {
-    "dice",      "jaccard",          "nucleus_count", "mean_area", "object_dice",
-    "object_f1", "object_precision", "object_recall", "aji"};
-#define NRUN_METRICS (sizeof run_metric_names / sizeof *run_metric_names)
+/* The metrics of the study's table (wsisa_study_metrics) that `wsisa run`
+ * computes from the counts: the table's first rows, the pixel and count
+ * metrics (always in metrics.csv), then those of the object matching. */
+#define NRUN_METRICS 9
 #define NPIXEL_METRICS 4 /* dice .. mean_area */
 
 static run_metrics metrics_of(const wsisa__study_run *s, size_t r) {
@@ -58,7 +56,7 @@ static run_metrics metrics_of(const wsisa__study_run *s, size_t r) {
   return m;
 }
 
-/* The values of run_metric_names, in its order. */
+/* The values of the table's first NRUN_METRICS metrics, in its order. */
 static void metric_values(const run_metrics *m, double v[NRUN_METRICS]) {
   const double all[NRUN_METRICS] = {m->dice,          m->jaccard,        (double)m->nuclei,
                                     m->mean_area,     m->obj.object_dice, m->obj.f1,
@@ -77,25 +75,15 @@ static int write_json(const char *path, json_t *root, size_t flags, wsisa_err *e
 }
 
 static long run_metric_index(const char *name) {
-  for (size_t j = 0; j < NRUN_METRICS; j++)
-    if (strcmp(name, run_metric_names[j]) == 0) return (long)j;
-  return -1;
-}
-
-void wsisa__study_needs(const wsisa_study *study, int *object_match, int *features) {
-  *object_match = *features = 0;
-  for (size_t m = 0; m < study->nmetrics; m++) {
-    /* one matching task per run and tile gives every object metric */
-    *object_match |= run_metric_index(study->metrics[m]) >= NPIXEL_METRICS;
-    *features |= wsisa__run_features_is_metric(study->metrics[m]);
-  }
+  long j = wsisa_study_metric_find(name);
+  return j >= 0 && wsisa_study_metrics[j].kind != WSISA_STUDY_METRIC_FEATURE ? j : -1;
 }
 
 int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e) {
   for (size_t m = 0; m < s->study->nmetrics; m++) {
     const char *name = s->study->metrics[m];
     long j = run_metric_index(name);
-    int known = j >= 0 || wsisa__run_features_is_metric(name);
+    int known = j >= 0 || wsisa_study_metric_feature(name) >= 0;
     if (!known && strncmp(name, WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0)
       return wsisa_error(e, WSISA_EUSAGE,
                          "%s: metric %s: no such feature (the columns of wsisa segment --features)",
@@ -202,7 +190,7 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
   const size_t shown = s->object_match ? NRUN_METRICS : NPIXEL_METRICS;
   wsisa_csv_text(w, "run_id");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
-  for (size_t k = 0; k < shown; k++) wsisa_csv_text(w, run_metric_names[k]);
+  for (size_t k = 0; k < shown; k++) wsisa_csv_text(w, wsisa_study_metrics[k].name);
   const char *cols[] = {"pixels_both", "pixels_run", "pixels_reference",
                         "reference_nucleus_count"};
   for (size_t c = 0; c < sizeof cols / sizeof *cols; c++) wsisa_csv_text(w, cols[c]);
@@ -213,7 +201,7 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
   for (size_t c = 0; s->object_match && c < sizeof objs / sizeof *objs; c++)
     wsisa_csv_text(w, objs[c]);
   for (size_t k = 0; k < nm; k++)
-    if (wsisa__run_features_is_metric(s->study->metrics[k])) wsisa_csv_text(w, s->study->metrics[k]);
+    if (wsisa_study_metric_feature(s->study->metrics[k]) >= 0) wsisa_csv_text(w, s->study->metrics[k]);
   wsisa_csv_end_row(w);
   wsisa_csv_text(o, "run_id");
   for (size_t m = 0; m < nm; m++) wsisa_csv_text(o, s->study->metrics[m]);
@@ -232,7 +220,7 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
     for (size_t c = 0; s->object_match && c < sizeof objs / sizeof *objs; c++)
       wsisa_csv_uint(w, m.match[obj_field[c]]);
     for (size_t k = 0; k < nm; k++)
-      if (wsisa__run_features_is_metric(s->study->metrics[k]))
+      if (wsisa_study_metric_feature(s->study->metrics[k]) >= 0)
         wsisa_csv_num(w, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
     wsisa_csv_end_row(w);
     wsisa_csv_uint(o, s->run_ids ? s->run_ids[r] : r);
@@ -390,10 +378,10 @@ static long peak_rss_kib(void) {
   return ru.ru_maxrss;
 }
 
-/* Predicted (at the start, engine/forecast.c) against actual: how good the
+/* Predicted (at the start, engine/estimate/estimate.c) against actual: how good the
  * estimate was. The makespan is the units' execution, seconds.execute. */
 static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
-  const wsisa__prediction *p = &s->predicted;
+  const wsisa__run_estimate *p = &s->estimated;
   if (!p->made) return json_null();
   double actual_rss = (double)rss_kib * 1024.0;
   return json_pack(
@@ -514,7 +502,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
       " s:{s:f, s:f, s:f}, s:I, s:I, s:I}",
       "wsisa", WSISA_VERSION, "starpu", starpu_v, "scheduler", wsisa_runtime_sched(),
       "workers", "cpu", wsisa_runtime_ncpu(), "opencl", wsisa_runtime_nopencl(), "reuse",
-      "strategy", wsisa_study_reuse_name(ro->strategy), "max_buckets", ro->max_buckets,
+      "strategy", wsisa_reuse_strategy_name(ro->strategy), "max_buckets", ro->max_buckets,
       "max_bucket_size", ro->max_bucket_size, "active_paths", ro->active_paths, "buckets",
       (json_int_t)s->buckets->n_buckets, "tasks", "executed", (json_int_t)s->stats.tasks,
       "no_reuse", (json_int_t)s->tasks_no_reuse, "skipped_background",

@@ -1,5 +1,4 @@
-/* The study's reuse plan: the options a study's strategy runs with, the task
- * keys of its runs, the none strategy's one-run buckets, and the comparison
+/* The study's reuse plan: the options a study's strategy runs with, the none strategy's one-run buckets, and the comparison
  * of every strategy on a study's design that `wsisa plan` prints. `wsisa run` and
  * `wsisa plan` both take their settings from here, so a plan shows what a
  * run would do. */
@@ -9,35 +8,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/engine_private.h"
+#include "engine/run/run.h"
 #include "io/csv.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "sa/sa.h"
 
 void wsisa_plan_reuse_opts(const wsisa_study *study, int workers, const double *level_cost,
                            wsisa_reuse_opts *o) {
-  static const wsisa_reuse_strategy map[] = {WSISA_REUSE_STAGE, WSISA_REUSE_STAGE,
-                                             WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
-                                             WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
   const wsisa_study_reuse_opts *ro = &study->reuse;
   memset(o, 0, sizeof *o);
-  o->strategy = map[ro->strategy];
+  /* none plans as stage: its buckets are made by wsisa_plan_singletons */
+  o->strategy = ro->strategy == WSISA_REUSE_NONE ? WSISA_REUSE_STAGE : ro->strategy;
   o->max_buckets = ro->max_buckets > 0 ? (size_t)ro->max_buckets
                                        : 3 * (size_t)(workers > 0 ? workers : 1);
   o->max_bucket_size =
       ro->max_bucket_size > 0 ? (size_t)ro->max_bucket_size : WSISA_DEFAULT_BUCKET_SIZE;
   o->trtma_last_phase = WSISA_REUSE_BALANCE;
   o->level_cost = level_cost;
-}
-
-int wsisa_plan_keys(const double *values, size_t nruns, size_t nparams, const int *level,
-                    uint64_t *keys) {
-  size_t *level0 = malloc((nparams ? nparams : 1) * sizeof *level0);
-  if (!level0) return WSISA_ENOMEM;
-  for (size_t p = 0; p < nparams; p++) level0[p] = (size_t)level[p] - 1;
-  int rc = wsisa_reuse_keys_from_values(values, nruns, nparams, level0, WSISA_SEG_LEVELS, keys);
-  free(level0);
-  return rc ? WSISA_EINTERNAL : 0;
 }
 
 int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_buckets **out) {
@@ -61,89 +48,6 @@ int wsisa_plan_singletons(const uint64_t *keys, size_t nruns, wsisa_reuse_bucket
 
 /* ---- wsisa plan ---------------------------------------------------------------- */
 
-/* Parameter values of a design CSV, in the order of the study's space: every
- * column must be a parameter; a missing column is allowed for a fixed one. */
-static int read_samples(const char *path, const wsisa_study *study, double **values,
-                        size_t *nrows, wsisa_err *e) {
-  const wsisa_sa_space *sp = study->space;
-  wsisa_csv *s = NULL;
-  long *col = calloc(sp->nparams, sizeof *col);
-  double *v = NULL;
-  int rc = col ? wsisa_csv_read(path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (rc) goto done;
-  for (size_t c = 1; c < s->ncols && !rc; c++)
-    if (wsisa_sa_space_find(sp, s->header[c]) < 0)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s", s->path,
-                       s->header_line, s->header[c], study->path);
-  for (size_t p = 0; p < sp->nparams && !rc; p++)
-    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
-        sp->params[p].kind != WSISA_SA_FIXED)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a varying parameter of %s)",
-                       s->path, s->header_line, sp->params[p].name, study->path);
-  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
-  if (!rc && !(v = malloc(s->nrows * sp->nparams * sizeof *v)))
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t r = 0; !rc && r < s->nrows; r++)
-    for (size_t p = 0; p < sp->nparams && !rc; p++) {
-      double *x = &v[r * sp->nparams + p];
-      if (col[p] < 0) {
-        *x = sp->params[p].value;
-        continue;
-      }
-      wsisa_err why = WSISA_ERR_INIT;
-      if ((rc = wsisa_csv_number(s, r, (size_t)col[p], x, e))) break;
-      if (isnan(*x))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", s->path, s->lines[r],
-                         sp->params[p].name);
-      else if (wsisa_sa_seg_validate(sp->params[p].name, *x, &why))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", s->path, s->lines[r], why.msg);
-    }
-  if (!rc) {
-    *values = v;
-    *nrows = s->nrows;
-    v = NULL;
-  }
-done:
-  free(v);
-  free(col);
-  wsisa_csv_free(s);
-  return rc;
-}
-
-/* The runs' parameter values: the CSV's, or the study's own design. */
-static int design_values(const wsisa_plan_request *a, const wsisa_study *study, double **values,
-                         size_t *nrows, char *source, size_t cap, wsisa_err *e) {
-  if (a->samples_path) {
-    snprintf(source, cap, "%s", a->samples_path);
-    return read_samples(a->samples_path, study, values, nrows, e);
-  }
-  wsisa_sa_space *space = NULL;
-  wsisa_sa_design *d = NULL;
-  wsisa_sa_opts opts;
-  int rc = wsisa_study_design(study, a->select, &space, &opts, &d, e);
-  /* The design's columns follow the space it was made over, which keeps the
-   * study's parameter order; map by name all the same. */
-  size_t np = study->space->nparams;
-  double *v = rc ? NULL : malloc(d->nrows * np * sizeof *v);
-  if (!rc && !v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t p = 0; !rc && p < np; p++) {
-    long q = wsisa_sa_space_find(space, study->space->params[p].name);
-    for (size_t r = 0; r < d->nrows; r++)
-      v[r * np + p] = q >= 0 ? d->values[r * d->nparams + (size_t)q] : study->space->params[p].value;
-  }
-  if (!rc) {
-    *values = v;
-    *nrows = d->nrows;
-    snprintf(source, cap, "the study's %s design (%s, seed %llu)", wsisa_sa_method_name(d->method),
-             wsisa_sa_sampler_name(opts.sampler), (unsigned long long)opts.seed);
-  } else {
-    free(v);
-  }
-  wsisa_sa_design_free(d);
-  wsisa_sa_space_free(space);
-  return rc;
-}
-
 /* Bytes `wsisa plan` holds per run besides the design: its values, task
  * keys, compact graph and reuse tree, and the largest strategy's buckets
  * (peak RSS over runs, 2.3 KiB on a 10^5-run VBD design, rounded up). */
@@ -163,74 +67,41 @@ static int run_strategy(const wsisa_reuse_design *d, const wsisa_reuse_opts *o, 
   return 0;
 }
 
-/* Rows of the 15 segmentation parameters in canonical order from values in
- * the study's parameter order (every parameter of a segmentation study is
- * one of the 15 by name); those it does not list keep their defaults. */
-static int canonical_rows(const wsisa_study *study, const double *values, size_t n,
-                          double **out, wsisa_err *e) {
-  size_t np = study->space->nparams;
-  double *rows = malloc(n * WSISA_SEG_NPARAMS * sizeof *rows);
-  if (!rows) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
-    long col = wsisa_sa_space_find(study->space, wsisa_seg_param_name(p));
-    for (size_t r = 0; r < n; r++)
-      rows[r * WSISA_SEG_NPARAMS + p] =
-          col < 0 || (size_t)col >= np ? wsisa_seg_defaults()[p] : values[r * np + (size_t)col];
-  }
-  *out = rows;
-  return 0;
-}
-
-int wsisa__plan_design_rows(const wsisa_study *study, const char *samples, const char *select,
-                            double **rows, size_t *nruns, wsisa_err *e) {
-  char source[512];
-  double *values = NULL;
-  wsisa_plan_request r = {.samples_path = samples, .select = select, .active_paths = -1};
-  int rc = design_values(&r, study, &values, nruns, source, sizeof source, e);
-  if (!rc) rc = canonical_rows(study, values, *nruns, rows, e);
-  free(values);
-  return rc;
-}
-
 /* What the estimate of one strategy needs. */
 typedef struct est_ctx {
   const wsisa_study *study;
   const wsisa_reuse_design *design;
   const uint64_t *keys;     /* the design's task keys, for `none` */
-  wsisa__forecast *f;
+  wsisa__estimate_study *f;
   const double *cost;       /* level costs in force, or NULL */
   int cpu_workers;          /* per rank; -1: as started */
   int workers;              /* per rank, all kinds */
   size_t asked;             /* K asked (0: workers) */
   uint64_t limit;           /* memory per rank, 0: 80% of what is available */
-  wsisa_study_reuse strategy;
+  wsisa_reuse_strategy strategy;
   uint64_t limit_used;
 } est_ctx;
 
-static const wsisa_reuse_strategy strategy_of[] = {WSISA_REUSE_STAGE, WSISA_REUSE_STAGE,
-                                                   WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
-                                                   WSISA_REUSE_RTMA,  WSISA_REUSE_TRTMA};
-
-/* Plan the strategy as `wsisa run` on `ranks` ranks would, and predict it. */
-static int predict_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
+/* Plan the strategy as `wsisa run` on `ranks` ranks would, and estimate it. */
+static int estimate_strategy(est_ctx *c, wsisa_reuse_strategy strategy, int ranks,
                             wsisa_estimate_figures *fig, wsisa_err *e) {
   wsisa_reuse_buckets *b = NULL;
   int rc;
-  if (strategy == WSISA_STUDY_REUSE_NONE) {
+  if (strategy == WSISA_REUSE_NONE) {
     rc = wsisa_plan_singletons(c->keys, c->design->n, &b);
   } else {
     wsisa_reuse_opts o;
     wsisa_plan_reuse_opts(c->study, c->workers * ranks, c->cost, &o);
-    o.strategy = strategy_of[strategy];
+    o.strategy = strategy;
     rc = wsisa_reuse_merge(c->design, &o, &b);
   }
   if (rc) return wsisa_error(e, rc, "reuse planning failed: %s", wsisa_strerror(rc));
   uint64_t limit = c->limit;
-  size_t k = wsisa__forecast_paths(c->f, c->asked, c->workers, &limit);
+  size_t k = wsisa__estimate_study_paths(c->f, c->asked, c->workers, &limit);
   c->limit_used = limit;
-  wsisa_estimate_plan plan = {b, strategy != WSISA_STUDY_REUSE_NONE, k, NULL, ranks,
+  wsisa_estimate_plan plan = {b, strategy != WSISA_REUSE_NONE, k, NULL, ranks,
                               c->cpu_workers};
-  rc = wsisa_estimate_predict(c->f->est, &plan, fig, e);
+  rc = wsisa_estimate_compute(c->f->est, &plan, fig, e);
   wsisa_reuse_buckets_free(b);
   return rc;
 }
@@ -238,7 +109,7 @@ static int predict_strategy(est_ctx *c, wsisa_study_reuse strategy, int ranks,
 static int makespan_of(void *ctx, int ranks, double *makespan, wsisa_err *e) {
   est_ctx *c = ctx;
   wsisa_estimate_figures fig;
-  int rc = predict_strategy(c, c->strategy, ranks, &fig, e);
+  int rc = estimate_strategy(c, c->strategy, ranks, &fig, e);
   if (!rc) *makespan = fig.sim.makespan;
   wsisa_estimate_figures_free(&fig);
   return rc;
@@ -256,7 +127,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   uint64_t *keys = NULL;
   int *level = NULL;
   size_t n = 0;
-  wsisa__forecast f;
+  wsisa__estimate_study f;
   memset(&f, 0, sizeof f);
   /* a design too large is refused before it is made: the reuse analysis keeps
    * about PLAN_RUN_BYTES per run besides the design */
@@ -265,7 +136,8 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                            : wsisa_study_check_size(study, r->select,
                                                     r->force ? 0 : WSISA_STUDY_MAX_RUNS,
                                                     PLAN_RUN_BYTES, 0, NULL, &nrows, e);
-  if (!rc) rc = design_values(r, study, &values, &n, out->source, sizeof out->source, e);
+  if (!rc) rc = wsisa__study_design_values(study, r->samples_path, r->select, &values, &n, out->source,
+                                           sizeof out->source, e);
   if (rc) goto done;
   size_t np = study->space->nparams;
   level = malloc(np * sizeof *level);
@@ -275,7 +147,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
     goto done;
   }
   for (size_t p = 0; p < np; p++) level[p] = study->space->params[p].level;
-  if ((rc = wsisa_plan_keys(values, n, np, level, keys))) {
+  if ((rc = wsisa_workflow_keys(values, n, np, level, keys))) {
     rc = wsisa_error(e, WSISA_EINTERNAL, "%s: a parameter has no task level", study->path);
     goto done;
   }
@@ -297,9 +169,9 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   const char *home = getenv("STARPU_HOME");
   snprintf(out->starpu_home, sizeof out->starpu_home, "%s", home ? home : "(unset)");
   if (r->estimate || (want_models && wsisa_estimate_models_present())) {
-    if ((rc = canonical_rows(study, values, n, &rows, e))) goto done;
+    if ((rc = wsisa__study_canonical_rows(study, values, n, &rows, e))) goto done;
     wsisa_err why = WSISA_ERR_INIT;
-    if ((rc = wsisa__forecast_open((wsisa_study *)study, rows, n, &f, &why))) {
+    if ((rc = wsisa__estimate_study_open((wsisa_study *)study, rows, n, &f, &why))) {
       /* without --estimate the costs are a refinement: the plan goes on by
        * task counts, as a run that cannot cost its tasks does */
       if (r->estimate) {
@@ -346,9 +218,9 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
       r->active_paths >= 0 ? (size_t)r->active_paths : (size_t)study->reuse.active_paths;
   static const wsisa_reuse_strategy order[WSISA_PLAN_STRATEGIES] = {
       WSISA_REUSE_STAGE, WSISA_REUSE_NAIVE, WSISA_REUSE_SCA, WSISA_REUSE_RTMA, WSISA_REUSE_TRTMA};
-  static const wsisa_study_reuse study_order[WSISA_PLAN_STRATEGIES] = {
-      WSISA_STUDY_REUSE_STAGE, WSISA_STUDY_REUSE_NAIVE, WSISA_STUDY_REUSE_SCA,
-      WSISA_STUDY_REUSE_RTMA, WSISA_STUDY_REUSE_TRTMA};
+  static const wsisa_reuse_strategy study_order[WSISA_PLAN_STRATEGIES] = {
+      WSISA_REUSE_STAGE, WSISA_REUSE_NAIVE, WSISA_REUSE_SCA,
+      WSISA_REUSE_RTMA, WSISA_REUSE_TRTMA};
   for (size_t i = 0; i < WSISA_PLAN_STRATEGIES && !rc; i++) {
     wsisa_reuse_opts o;
     wsisa_plan_reuse_opts(study, (int)(workers > 0 ? workers : 1), cost, &o);
@@ -363,7 +235,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
     rc = run_strategy(out->design, &o, out->active_paths, row, e);
     if (!rc && r->estimate) {
       wsisa_estimate_figures fig;
-      if (!(rc = predict_strategy(&ec, study_order[i], ranks, &fig, e))) {
+      if (!(rc = estimate_strategy(&ec, study_order[i], ranks, &fig, e))) {
         row->estimated = 1;
         row->makespan = fig.sim.makespan;
         row->cpu_hours = fig.cpu_hours;
@@ -372,10 +244,10 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
       wsisa_estimate_figures_free(&fig);
     }
   }
-  out->strategy = wsisa_study_reuse_name(study->reuse.strategy);
+  out->strategy = wsisa_reuse_strategy_name(study->reuse.strategy);
   if (!rc && r->estimate) {
     out->cpu_workers = ec.cpu_workers >= 0 ? ec.cpu_workers : wsisa_runtime_ncpu();
-    rc = predict_strategy(&ec, study->reuse.strategy, ranks, &out->est, e);
+    rc = estimate_strategy(&ec, study->reuse.strategy, ranks, &out->est, e);
     out->memory_limit = ec.limit_used;
     out->estimated = !rc;
   }
@@ -387,7 +259,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                             &out->deadline_ranks, &out->deadline_makespan, e);
   }
 done:
-  wsisa__forecast_close(&f);
+  wsisa__estimate_study_close(&f);
   free(values);
   free(rows);
   free(keys);

@@ -12,9 +12,8 @@
 #include <unistd.h>
 
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
-#include "engine/engine.h"
-#include "io/study.h"
+#include "engine/run/run.h"
+#include "engine/study/study.h"
 
 #define MEAN_H "mean_haematoxylin"
 
@@ -35,26 +34,10 @@ struct wsisa__run_features {
   char path[4200];
 };
 
-static int feature_column(const char *name) {
-  char buf[64];
-  for (int c = 0; wsisa_workflow_feature_column(c, buf, sizeof buf) == 0; c++)
-    if (strcmp(buf, name) == 0) return c;
-  return -1;
-}
-
 static size_t wasserstein_prefix(const char *metric) {
   size_t k = strlen(WSISA_STUDY_WASSERSTEIN);
   return strncmp(metric, WSISA_STUDY_WASSERSTEIN, k) == 0 ? k : 0;
 }
-
-/* The feature column a metric reads, -1 when it is no feature metric. */
-static int metric_column(const char *metric) {
-  if (strcmp(metric, MEAN_H) == 0) return feature_column("h_mean");
-  size_t k = wasserstein_prefix(metric);
-  return k ? feature_column(metric + k) : -1;
-}
-
-int wsisa__run_features_is_metric(const char *metric) { return metric_column(metric) >= 0; }
 
 int wsisa__run_features_new(char *const *metrics, size_t nmetrics, size_t nruns, size_t ntiles,
                             const char *dir, wsisa__run_features **out, wsisa_err *e) {
@@ -63,7 +46,7 @@ int wsisa__run_features_new(char *const *metrics, size_t nmetrics, size_t nruns,
   size_t ncols = 0;
   for (size_t m = 0; m < nmetrics; m++) {
     size_t k = wasserstein_prefix(metrics[m]);
-    int c = metric_column(metrics[m]);
+    int c = wsisa_study_metric_feature(metrics[m]);
     if (k && c < 0)
       return wsisa_error(e, WSISA_EUSAGE,
                          "metric %s: no feature %s (the columns of wsisa segment --features)",
@@ -115,7 +98,7 @@ static int keep(values *v, double *taken, size_t n) {
 }
 
 /* One line: tile, run id (or "ref"), feature name, the values separated by
- * spaces, then the proof of a whole line (engine/journal.c); the copy kept in
+ * spaces, then the proof of a whole line (engine/run/journal.c); the copy kept in
  * memory is what the line says. */
 static int write_values(wsisa__run_features *f, size_t tile, int ref, size_t run, size_t k,
                         const double *rows, size_t n, wsisa_err *e) {
@@ -199,7 +182,7 @@ static int take_line(void *ctx, char **fields, size_t nf, size_t lineno, wsisa_e
     run = strtoul(fields[1], &end, 10);
     bad = *end || errno || !fields[1][0] || fields[1][0] == '-' || run >= f->nruns;
   }
-  int col = feature_column(fields[2]);
+  int col = wsisa_workflow_feature_find(fields[2]);
   size_t k = 0;
   while (k < f->ncols && f->cols[k] != col) k++;
   if (bad || k == f->ncols)
@@ -292,7 +275,7 @@ static const values *reference(wsisa__run_features *f, size_t k) {
 }
 
 double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char *metric) {
-  int col = metric_column(metric);
+  int col = wsisa_study_metric_feature(metric);
   size_t k = 0;
   while (k < f->ncols && f->cols[k] != col) k++;
   if (col < 0 || k == f->ncols) return NAN;

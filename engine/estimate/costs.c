@@ -15,7 +15,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine_private.h"
+#include "engine/estimate/estimate.h"
 
 /* ---- dry runs ---------------------------------------------------------------- */
 
@@ -272,7 +272,7 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
     free(keys);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
-  int rc = wsisa_plan_keys(est->params, est->nruns, WSISA_SEG_NPARAMS, level, keys);
+  int rc = wsisa_workflow_keys(est->params, est->nruns, WSISA_SEG_NPARAMS, level, keys);
   if (rc) {
     free(keys);
     return wsisa_error(e, rc, "cannot key the design's tasks");
@@ -782,7 +782,7 @@ int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_
   return worst <= WSISA_EST_SIMILAR ? 0 : -1;
 }
 
-/* ---- prediction ----------------------------------------------------------------- */
+/* ---- the estimate of a plan ------------------------------------------------------------ */
 
 /* Seconds of task i of step st on shape s for a pool of workers[a] per arch:
  * each kind of task is spread over the pool at its pooled rate (the
@@ -854,7 +854,7 @@ static void account(const wsisa_estimate *est, size_t s, size_t st, double count
   }
 }
 
-int wsisa_estimate_predict(const wsisa_estimate *est, const wsisa_estimate_plan *plan,
+int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan *plan,
                            wsisa_estimate_figures *out, wsisa_err *e) {
   memset(out, 0, sizeof *out);
   int *workers = calloc(est->narch ? est->narch : 1, sizeof *workers);

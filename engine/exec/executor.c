@@ -14,7 +14,7 @@
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine.h"
+#include "engine/exec/exec.h"
 #include "io/io.h"
 
 /* ---- active paths ------------------------------------------------------- */

@@ -6,13 +6,15 @@
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
-#include "engine/engine.h"
+#include "engine/workflow/workflow.h"
+#include "reuse/reuse.h"
 #include "sa/sa.h"
 
 const char *wsisa_seg_param_name(int index) { return wsisa_sa_seg_params[index].name; }
@@ -457,6 +459,13 @@ int wsisa_workflow_feature_column(int col, char *buf, size_t cap) {
   return 0;
 }
 
+int wsisa_workflow_feature_find(const char *name) {
+  char buf[64];
+  for (int c = 0; wsisa_workflow_feature_column(c, buf, sizeof buf) == 0; c++)
+    if (strcmp(buf, name) == 0) return c;
+  return -1;
+}
+
 int wsisa_workflow_objects_submit(starpu_data_handle_t mask, starpu_data_handle_t labels,
                                   starpu_data_handle_t count, wsisa_err *e) {
   int rc = submitted(wsisa_submit_label(mask, labels, 4), "object labelling", e);
@@ -501,4 +510,16 @@ int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_han
     *n = (size_t)count;
   release(&labels);
   return rc;
+}
+
+/* ---- the task keys ---------------------------------------------------------- */
+
+int wsisa_workflow_keys(const double *values, size_t nruns, size_t nparams, const int *level,
+                        uint64_t *keys) {
+  size_t *level0 = malloc((nparams ? nparams : 1) * sizeof *level0);
+  if (!level0) return WSISA_ENOMEM;
+  for (size_t p = 0; p < nparams; p++) level0[p] = (size_t)level[p] - 1;
+  int rc = wsisa_reuse_keys_from_values(values, nruns, nparams, level0, WSISA_SEG_LEVELS, keys);
+  free(level0);
+  return rc ? WSISA_EINTERNAL : 0;
 }

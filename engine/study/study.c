@@ -1,7 +1,7 @@
 /* Study files: the JSON contract of docs/study-file.md read with jansson, every field
  * validated with the file and JSON path in the message, and written back
  * resolved (defaults filled in) for a run's provenance. */
-#include "io/study.h"
+#include "engine/study/study.h"
 
 #include <ctype.h>
 #include <inttypes.h>
@@ -14,33 +14,69 @@
 
 #include <jansson.h>
 
+#include "engine/workflow/workflow.h"
 #include "io/io.h"
 
-static const char *const reuse_names[] = {"none", "stage", "naive", "sca", "rtma", "trtma"};
 static const char *const cost_names[] = {"tasks", "measured", "auto"};
-const char *const wsisa_study_metrics[] = {"dice",          "jaccard",          "nucleus_count",
-                                           "mean_area",     "object_dice",      "object_f1",
-                                           "object_precision", "object_recall", "aji",
-                                           "mean_haematoxylin"};
+const wsisa_study_metric wsisa_study_metrics[] = {
+    {"dice", WSISA_STUDY_METRIC_PIXEL, 1},
+    {"jaccard", WSISA_STUDY_METRIC_PIXEL, 1},
+    {"nucleus_count", WSISA_STUDY_METRIC_PIXEL, 0},
+    {"mean_area", WSISA_STUDY_METRIC_PIXEL, 0},
+    {"object_dice", WSISA_STUDY_METRIC_OBJECT, 1},
+    {"object_f1", WSISA_STUDY_METRIC_OBJECT, 1},
+    {"object_precision", WSISA_STUDY_METRIC_OBJECT, 1},
+    {"object_recall", WSISA_STUDY_METRIC_OBJECT, 1},
+    {"aji", WSISA_STUDY_METRIC_OBJECT, 1},
+    {"mean_haematoxylin", WSISA_STUDY_METRIC_FEATURE, 0},
+};
 const size_t wsisa_study_nmetrics = sizeof wsisa_study_metrics / sizeof *wsisa_study_metrics;
 
+long wsisa_study_metric_find(const char *metric) {
+  for (size_t j = 0; j < wsisa_study_nmetrics; j++)
+    if (strcmp(metric, wsisa_study_metrics[j].name) == 0) return (long)j;
+  return -1;
+}
+
+void wsisa_study_metric_list(char *buf, size_t cap) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (size_t j = 0; j < wsisa_study_nmetrics && at < cap; j++)
+    at += (size_t)snprintf(buf + at, cap - at, "%s, ", wsisa_study_metrics[j].name);
+  if (at < cap) snprintf(buf + at, cap - at, "%s<feature>", WSISA_STUDY_WASSERSTEIN);
+}
+
+static size_t wasserstein_prefix(const char *metric) {
+  size_t k = strlen(WSISA_STUDY_WASSERSTEIN);
+  return strncmp(metric, WSISA_STUDY_WASSERSTEIN, k) == 0 ? k : 0;
+}
+
+/* Which way is better: agreement with the reference, the more the better; a
+ * distance to the reference's distribution, the less; counts, areas,
+ * intensities, neither. */
 int wsisa_study_metric_direction(const char *metric) {
-  /* agreement with the reference: the more the better */
-  static const char *const higher[] = {"dice",      "jaccard",          "object_dice",
-                                       "object_f1", "object_precision", "object_recall",
-                                       "aji"};
-  for (size_t i = 0; i < sizeof higher / sizeof *higher; i++)
-    if (strcmp(metric, higher[i]) == 0) return 1;
-  /* a distance to the reference's distribution: the less the better */
-  if (strncmp(metric, WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0) return -1;
-  return 0; /* counts, areas, intensities: no better or worse */
+  long j = wsisa_study_metric_find(metric);
+  if (j >= 0) return wsisa_study_metrics[j].direction;
+  return wasserstein_prefix(metric) ? -1 : 0;
+}
+
+int wsisa_study_metric_feature(const char *metric) {
+  if (strcmp(metric, "mean_haematoxylin") == 0) return wsisa_workflow_feature_find("h_mean");
+  size_t k = wasserstein_prefix(metric);
+  return k ? wsisa_workflow_feature_find(metric + k) : -1;
+}
+
+void wsisa__study_needs(const wsisa_study *study, int *object_match, int *features) {
+  *object_match = *features = 0;
+  for (size_t m = 0; m < study->nmetrics; m++) {
+    /* one matching task per run and tile gives every object metric */
+    long j = wsisa_study_metric_find(study->metrics[m]);
+    *object_match |= j >= 0 && wsisa_study_metrics[j].kind == WSISA_STUDY_METRIC_OBJECT;
+    *features |= wsisa_study_metric_feature(study->metrics[m]) >= 0;
+  }
 }
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
-
-const char *wsisa_study_reuse_name(wsisa_study_reuse s) {
-  return (unsigned)s < COUNT(reuse_names) ? reuse_names[s] : "?";
-}
 
 const char *wsisa_study_cost_name(wsisa_study_cost c) {
   return (unsigned)c < COUNT(cost_names) ? cost_names[c] : "?";
@@ -602,9 +638,7 @@ static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
   }
   if (!segmentation) return 0;
   for (size_t i = 0; i < s->nmetrics; i++) {
-    int known = 0;
-    for (size_t j = 0; j < wsisa_study_nmetrics && !known; j++)
-      known = strcmp(s->metrics[i], wsisa_study_metrics[j]) == 0;
+    int known = wsisa_study_metric_find(s->metrics[i]) >= 0;
     /* a feature's distribution distance; `wsisa run` checks the feature name */
     known |= strncmp(s->metrics[i], WSISA_STUDY_WASSERSTEIN, strlen(WSISA_STUDY_WASSERSTEIN)) == 0 &&
              s->metrics[i][strlen(WSISA_STUDY_WASSERSTEIN)];
@@ -614,11 +648,9 @@ static int parse_metric(ctx *c, json_t *m, int segmentation, wsisa_study *s) {
         snprintf(at, sizeof at, "metric");
       else
         snprintf(at, sizeof at, "metric[%zu]", i);
-      return fail(c, at,
-                  "'%s' is not one of dice, jaccard, nucleus_count, mean_area, object_dice, "
-                  "object_f1, object_precision, object_recall, aji, mean_haematoxylin, "
-                  "wasserstein:<feature>",
-                  s->metrics[i]);
+      char names[512];
+      wsisa_study_metric_list(names, sizeof names);
+      return fail(c, at, "'%s' is not one of %s", s->metrics[i], names);
     }
   }
   return 0;
@@ -634,9 +666,9 @@ static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
   int choice;
   if (rc) return rc;
   if ((v = json_object_get(r, "strategy"))) {
-    if ((rc = get_choice(c, v, "reuse.strategy", reuse_names, COUNT(reuse_names), &choice)))
+    if ((rc = get_choice(c, v, "reuse.strategy", wsisa_reuse_strategy_names, WSISA_REUSE_NSTRATEGIES, &choice)))
       return rc;
-    o->strategy = (wsisa_study_reuse)choice;
+    o->strategy = (wsisa_reuse_strategy)choice;
   }
   if ((v = json_object_get(r, "max_buckets")) &&
       (rc = get_int(c, v, "reuse.max_buckets", 1, 1000000, &o->max_buckets)))
@@ -797,7 +829,7 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
     s->inputs.stain_check = 1;
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
-    s->reuse.strategy = WSISA_STUDY_REUSE_RTMA;
+    s->reuse.strategy = WSISA_REUSE_RTMA;
     /* measured level costs when the performance models have them */
     s->reuse.cost = WSISA_STUDY_COST_AUTO;
     s->reuse.object_reuse = 1;
@@ -944,7 +976,7 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
                                 (json_int_t)o->seed));
   if (s->nmetrics) json_object_set_new(root, "metric", strings(s->metrics, s->nmetrics));
   json_t *r = json_object();
-  json_object_set_new(r, "strategy", json_string(wsisa_study_reuse_name(s->reuse.strategy)));
+  json_object_set_new(r, "strategy", json_string(wsisa_reuse_strategy_name(s->reuse.strategy)));
   if (s->reuse.max_buckets) json_object_set_new(r, "max_buckets", json_integer(s->reuse.max_buckets));
   if (s->reuse.max_bucket_size)
     json_object_set_new(r, "max_bucket_size", json_integer(s->reuse.max_bucket_size));

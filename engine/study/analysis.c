@@ -13,9 +13,9 @@
 
 #include <jansson.h>
 
-#include "engine/engine.h"
+#include "engine/study/study.h"
 #include "io/csv.h"
-#include "io/study.h"
+#include "engine/study/study.h"
 #include "io/svg.h"
 #include "sa/sa.h"
 

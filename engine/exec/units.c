@@ -1,7 +1,7 @@
 /* The unit queue: every (tile x bucket) unit of a study goes, on demand, to a
  * rank of the job that runs it on its own StarPU (seed 000 §2.2, seed 003
  * §II). Rank 0 is this process and runs units through an executor session;
- * other ranks are MPI workers reached through engine/dist.c. A single process
+ * other ranks are MPI workers reached through engine/exec/dist.c. A single process
  * is the job of one rank: the same queue, no messages.
  *
  * A rank holds at most CREDIT units: the next one is queued while the current
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/engine_private.h"
+#include "engine/exec/exec.h"
 
 #define CREDIT WSISA__UNIT_CREDIT
 #define NONE ((size_t)-1)

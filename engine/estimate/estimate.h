@@ -1,0 +1,252 @@
+/* engine/estimate: a study's time, cost and memory before running it, from
+ * this host's calibrated StarPU performance models (seed 004), and the
+ * calibration that fills those models on the study's own slides. Above
+ * engine/study. */
+#ifndef WSISA_ENGINE_ESTIMATE_H
+#define WSISA_ENGINE_ESTIMATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "codelets/cpu/cpu.h"
+#include "core/core.h"
+#include "engine/exec/exec.h"
+#include "engine/study/study.h"
+#include "engine/workflow/workflow.h"
+#include "reuse/reuse.h"
+
+/* A study's cost estimated from this host's calibrated StarPU performance
+ * models (docs/architecture.md, "The estimate"). Three parts: the cost of
+ * every piece of the workflow on each tile shape, read from the models
+ * (wsisa_estimate_*); a discrete-event simulation of the executor and the
+ * unit queue on N ranks of W workers over those costs (wsisa_sim_*); and the
+ * searches built on it (deadline -> ranks). */
+
+/* Where a task's estimated time comes from, best first. */
+typedef enum wsisa_est_class {
+  WSISA_EST_MEASURED = 0, /* the task itself: its footprint, calibrated */
+  WSISA_EST_INTERPOLATED, /* the same task on other tile sizes, per pixel */
+  WSISA_EST_SIMILAR,      /* the codelet's other footprints, per byte */
+  WSISA_EST_FEW,          /* as above, but below StarPU's calibration minimum */
+  WSISA_EST_GUESSED,      /* no data for the codelet: the median per-byte cost */
+  WSISA_EST_NCLASSES
+} wsisa_est_class;
+const char *wsisa_est_class_name(wsisa_est_class c);
+
+/* Per-unit cost interpolated across sizes: n points (x[i] > 0, t[i] the
+ * time at size x[i]) give the cost per unit size t/x; at `x` it is
+ * interpolated linearly in log(x) between the two points that bracket it,
+ * and taken from the nearest point outside their range (no extrapolated
+ * trend: seed 004 §3.4). Returns the time at x; NaN when n is 0. */
+double wsisa_est_interpolate(const double *x, const double *t, size_t n, double at);
+
+/* ---- the simulation: a study's units on N ranks x W workers ---------------- */
+
+/* Seconds of one worker per piece of work, per tile shape s (arrays of
+ * nshapes values), and per task of level l (1..7) in variant v:
+ * level[(s * WSISA_SEG_LEVELS + l - 1) * nvariants + v]. Variants are the
+ * kinds of a level's task that cost differently (connectivities ...);
+ * variant[r * WSISA_SEG_LEVELS + l - 1] is run r's, or NULL for variant 0. */
+typedef struct wsisa_sim_costs {
+  size_t nshapes, nvariants;
+  const double *open;       /* opening a tile: its stage, the reference, its measure */
+  const double *open_path;  /* ... the critical path of that */
+  const double *stage;      /* the tile stage alone (every unit's under `none`) */
+  const double *measure;    /* a leaf's comparison with the reference (and features) */
+  const double *background; /* the background rule for a new (B, G, R) on a tile */
+  const double *level;
+  const int *variant;
+} wsisa_sim_costs;
+
+typedef struct wsisa_sim_job {
+  size_t ntiles;
+  const size_t *tile_shape;   /* shape index of each tile */
+  const wsisa_reuse_buckets *buckets;
+  const double *params;       /* WSISA_SEG_NPARAMS per run: (B, G, R) of the background rule */
+  int share_tile_stage;       /* 0: `none`, every unit runs its own tile stage */
+  size_t active_paths;        /* RMSR's K per rank; 0: unbounded */
+  const uint8_t *done;        /* ntiles x n_buckets units already done, or NULL */
+  int ranks, workers;         /* N ranks of W workers */
+} wsisa_sim_job;
+
+typedef struct wsisa_sim_result {
+  double makespan;     /* seconds */
+  double work;         /* worker-seconds of every task */
+  double efficiency;   /* work / (makespan x ranks x workers) */
+  uint64_t units, tasks, leaves, opens, stages, backgrounds;
+  size_t peak_paths;   /* most paths active on a rank */
+  /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
+   * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
+  uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
+  /* per rank: the tile shapes it opened (ranks x nshapes flags) */
+  uint8_t *rank_shapes;
+} wsisa_sim_result;
+
+/* Run the executor's schedule as a discrete-event simulation: the unit queue
+ * hands (tile x bucket) units to ranks on demand, two in flight per rank, a
+ * rank's current tile first (engine/exec/units.c); a rank opening a tile first
+ * waits for its units in flight, then for the tile's stage and reference;
+ * each unit's tree is submitted depth first, a leaf waiting while K paths are
+ * active, a new (B, G, R) waiting for its background count
+ * (engine/exec/executor.c); W workers take ready tasks first come, first served.
+ * A task of a level is one block of its codelets' time. */
+int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
+                  wsisa_err *e);
+void wsisa_sim_result_free(wsisa_sim_result *r);
+
+/* The smallest number of ranks in 1..max_ranks whose makespan is at most
+ * `deadline` seconds, by doubling then bisection over makespan_of (taken as
+ * non-increasing in the ranks): *ranks 0 when even max_ranks misses it, with
+ * *makespan that of max_ranks. */
+typedef int (*wsisa_sim_makespan_fn)(void *ctx, int ranks, double *makespan, wsisa_err *e);
+int wsisa_sim_deadline(double deadline, int max_ranks, wsisa_sim_makespan_fn makespan_of,
+                       void *ctx, int *ranks, double *makespan, wsisa_err *e);
+
+/* ---- the costs: this host's performance models ------------------------------ */
+
+typedef struct wsisa_estimate wsisa_estimate;
+
+/* Is there a performance model file of any codelet under STARPU_HOME (set
+ * to wsisa's default first, as StarPU start-up does)? Cheap: StarPU need
+ * not run. */
+int wsisa_estimate_models_present(void);
+
+typedef struct wsisa_estimate_request {
+  const wsisa_tile_ref *tiles;
+  size_t ntiles;
+  const double *params;     /* nruns x WSISA_SEG_NPARAMS, canonical order */
+  size_t nruns;
+  int object_match;         /* a metric matches objects (object_dice) */
+  int features;             /* a metric needs the feature stage */
+} wsisa_estimate_request;
+
+/* The cost of every piece of the study's workflow on each of its tile
+ * shapes, on each kind of worker StarPU started here, from the history
+ * models under STARPU_HOME: the workflow is dry-run (wsisa_codelets_record)
+ * to get each codelet task's footprint and data size, which are looked up
+ * in the models, sizes never measured interpolated (wsisa_est_class). Also
+ * measures the process's resident memory as the baseline of the memory
+ * estimate. StarPU must be running; no task runs. */
+int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, wsisa_err *e);
+void wsisa_estimate_free(wsisa_estimate *est);
+/* Does any task's time rest on calibrated data (measured or interpolated)? */
+int wsisa_estimate_calibrated(const wsisa_estimate *est);
+/* The process's resident memory when the estimate was made (bytes). */
+uint64_t wsisa_estimate_baseline(const wsisa_estimate *est);
+/* Seconds of one CPU worker per task of each level, averaged over the
+ * study's tiles and the design's distinct tasks: the level costs of
+ * cost-aware reuse. 0 when every level's time rests on calibrated data of
+ * its own codelets (measured, interpolated or similar), else -1. */
+int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_LEVELS]);
+
+/* What to estimate: a reuse plan on N ranks of W workers. */
+typedef struct wsisa_estimate_plan {
+  const wsisa_reuse_buckets *buckets;
+  int share_tile_stage;
+  size_t active_paths;      /* K per rank (wsisa_exec_active_paths) */
+  const uint8_t *done;      /* resume: units already done, or NULL */
+  int ranks;
+  int cpu_workers;          /* per rank; -1: as StarPU started here */
+} wsisa_estimate_plan;
+
+#define WSISA_EST_MAX_LISTED 8
+typedef struct wsisa_estimate_figures {
+  wsisa_sim_result sim;     /* makespan, work, efficiency, counts */
+  int ranks, workers;       /* workers per rank (CPU + OpenCL) */
+  double cpu_hours;         /* makespan x ranks x workers */
+  size_t active_paths;
+  uint64_t peak_rss;        /* bytes, per rank */
+  uint64_t baseline_rss;    /* the process before any tile */
+  double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
+  /* the codelets whose time is not calibrated (SIMILAR excluded): name,
+   * evidence, share of the work, largest first */
+  size_t nlisted;
+  struct {
+    const char *op;
+    wsisa_est_class cls;
+    double share;
+  } listed[WSISA_EST_MAX_LISTED];
+} wsisa_estimate_figures;
+
+int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan *plan,
+                           wsisa_estimate_figures *out, wsisa_err *e);
+void wsisa_estimate_figures_free(wsisa_estimate_figures *f);
+/* The share of the work resting on uncalibrated codelets (FEW and GUESSED). */
+double wsisa_estimate_uncalibrated_share(const wsisa_estimate_figures *f);
+
+/* ---- calibration: filling the models on the study's own slides ------------- */
+
+
+/* StarPU calibrates a footprint once it has this many samples beyond the
+ * first, which it drops (STARPU_CALIBRATE_MINIMUM, default 10). */
+typedef struct wsisa_calibrate_request {
+  const char *samples_path; /* the design from a CSV, as `wsisa plan` reads it */
+  const char *select;       /* two_phase: the phase-2 design */
+  int force;                /* one round even when every task is calibrated */
+} wsisa_calibrate_request;
+
+typedef struct wsisa_calibrate_report {
+  size_t ntiles;            /* tiles calibrated on: the largest and smallest */
+  int shape[2][2];          /* their widths and heights */
+  int rounds;               /* rounds run; 0: the models had every task */
+  int passes;               /* StarPU sessions that ran rounds */
+  size_t missing_before, missing_after, total; /* (task, kind of worker) pairs */
+  unsigned minimum;         /* StarPU's calibration minimum */
+  double seconds;
+  char starpu_home[1024];
+} wsisa_calibrate_report;
+
+/* Run the study's workflow on its largest and smallest tile (two shapes to
+ * interpolate between) under StarPU with calibration on, round after round,
+ * until every codelet task of those tiles has StarPU's minimum of samples
+ * on every kind of worker (at most three passes; the scheduler is dmda,
+ * which sends uncalibrated tasks to the kinds of worker lacking samples).
+ * A round is, per tile: its stage, the reference and, for each variant of
+ * every level the design uses (wsisa_estimate_*), one segmentation and its
+ * measure. StarPU saves the models at each pass's end. */
+int wsisa_calibrate_study(struct wsisa_study *study, const wsisa_calibrate_request *r,
+                          wsisa_calibrate_report *out, wsisa_err *e);
+void wsisa_calibrate_print(const wsisa_calibrate_report *r, FILE *f);
+
+/* ---- the estimate of a study (engine/estimate/estimate.c) -------------------- */
+
+/* What the estimate of a study needs: its tiles, its design in canonical
+ * rows, StarPU up for the dry runs, and the costs. */
+typedef struct wsisa__estimate_study {
+  wsisa__study_run run;     /* the study and its tiles */
+  wsisa_estimate *est;
+  int started;              /* StarPU was started here */
+  int workers;              /* StarPU workers here (CPU + OpenCL) */
+} wsisa__estimate_study;
+
+/* Tiles, StarPU (unless running: no OpenCL programs are needed to dry-run),
+ * the costs. */
+int wsisa__estimate_study_open(wsisa_study *study, const double *params, size_t nruns,
+                         wsisa__estimate_study *f, wsisa_err *e);
+void wsisa__estimate_study_close(wsisa__estimate_study *f);
+/* `wsisa run`, StarPU up, before its reuse plan: the costs from the
+ * performance models when there are any (*est, NULL otherwise), and the
+ * level costs of cost-aware reuse into s->level_cost (and the study's
+ * reuse.level_costs, for study.json) when the study's cost model takes them
+ * from the models (an error when it is `measured` and they have none). */
+int wsisa__estimate_run_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e);
+
+/* After the plan: estimate the run (est may be NULL), keep the figures in
+ * s->estimated and log them in one line. Never fails the run. */
+void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
+                                 const wsisa_exec_opts *eo, const uint8_t *done);
+/* RMSR's K on a rank of `workers` workers: `asked` (0: workers) lowered to
+ * what fits in *memory_limit (0: 80% of the memory available here). */
+size_t wsisa__estimate_study_paths(const wsisa__estimate_study *f, size_t asked, int workers,
+                             uint64_t *memory_limit);
+
+/* Calibration's view of an estimate (engine/estimate/calibrate.c): how many
+ * (codelet task, kind of worker) pairs of its tile shapes lack a calibrated
+ * time of their own, out of *total, and the fewest samples among them;
+ * StarPU's calibration minimum; a run of each variant of a level. */
+size_t wsisa__estimate_missing(const wsisa_estimate *est, size_t *total, unsigned *fewest);
+unsigned wsisa__estimate_minimum(const wsisa_estimate *est);
+size_t wsisa__estimate_variants(const wsisa_estimate *est, int level, const size_t **runs);
+
+#endif

@@ -1,0 +1,260 @@
+/* engine/exec: running a study's units. The executor that runs merged task
+ * trees on StarPU with at most K root-to-leaf paths active (RMSR), the unit
+ * queue that hands (tile x bucket) units to this process and to MPI ranks,
+ * and its MPI transport. Above engine/workflow. */
+#ifndef WSISA_ENGINE_EXEC_H
+#define WSISA_ENGINE_EXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <starpu.h>
+
+#include "codelets/cpu/cpu.h"
+#include "core/core.h"
+#include "engine/workflow/workflow.h"
+#include "io/io.h"
+#include "reuse/reuse.h"
+
+/* ==== the executor ========================================================= */
+
+/* The executor: runs a study's merged task trees on StarPU, unit by unit
+ * (bucket x tile), with at most K root-to-leaf paths active (RMSR, seed 003
+ * §III, Algorithm 1), and compares every result with the tile's reference. */
+
+/* One tile of the study, as every rank reads it: a rectangle of a slide at
+ * the study's target resolution, or a whole image file (resampled when the
+ * study gives its MPP). Plain data, sent whole to MPI ranks. */
+typedef struct wsisa_tile_ref {
+  const char *path;
+  int is_slide;
+  /* how the slide or image is read: level, factor, MPP (wsisa_scale_choose,
+   * wsisa_scale_for_image) */
+  wsisa_scale scale;
+  int64_t x, y;       /* origin in target pixels (0, 0 for an image) */
+  int width, height;  /* in target pixels */
+  wsisa_rect level0;  /* the same rectangle in level-0 pixels of the slide or image */
+  /* the reference: NULL, the segmentation with the default parameters; else
+   * the annotation of the tile's slide (io/annotation.c), rasterised onto the
+   * tile (the tile is annotated: the study runs no other) */
+  const wsisa_annot_spec *annot;
+} wsisa_tile_ref;
+
+/* Pixel counts of one (run, tile) against the reference mask. */
+typedef struct wsisa_counts {
+  uint64_t both, run, ref; /* |A ∩ B|, |A| (this run), |B| (reference) */
+  uint64_t nuclei, ref_nuclei; /* objects (4-connected) of the run and of the reference */
+  /* the object matching's integer sums (wsisa_match_field: object Dice,
+   * TP/FP/FN at IoU >= 0.5, AJI; codelets/cpu/object_match.c); all 0 unless
+   * objects are matched */
+  uint64_t match[WSISA_MATCH_FIELDS];
+  /* with wsisa_exec_opts.features: the nuclei's feature rows (feature_cols
+   * doubles each, WSISA_NF_* then channel statistics) of the run (`nuclei`
+   * rows) and of the reference (`ref_nuclei` rows); valid during the unit
+   * callback only */
+  const double *features, *ref_features;
+  int feature_cols;
+} wsisa_counts;
+
+typedef struct wsisa_exec_opts {
+  size_t active_paths; /* K; 0: unbounded */
+  int normalize;       /* normalize tiles first (default 1) */
+  /* 0 ("none"): every run recomputes the whole workflow, normalization
+   * included; 1: the tile stage is shared by the runs. */
+  int share_tile_stage;
+  int object_match;    /* also match objects with the reference's (object Dice, F1, AJI) */
+  /* compute the feature stage (channels per tile, a reduction per leaf) for
+   * feature metrics; its filter bank runs on CPU workers so the metrics do
+   * not depend on the worker */
+  int features;
+  /* object reuse (docs/architecture.md): levels 6 and 7 object group by
+   * object group on CPU workers, groups seen before on the tile taken from a
+   * store of at most object_store_bytes; off by itself without a CPU worker */
+  int object_reuse;
+  uint64_t object_store_bytes;
+} wsisa_exec_opts;
+
+typedef struct wsisa_exec_stats {
+  uint64_t tasks;        /* reuse-level tasks submitted (levels 1..7) */
+  uint64_t tile_stages;  /* tile stages (normalization and shared work) */
+  uint64_t skipped;      /* tasks not run because the background rule emptied the mask */
+  size_t peak_paths;     /* most root-to-leaf paths active at once */
+  /* object reuse: level 6's clusters and level 7's groups looked at, and
+   * those taken from the store; entries evicted; the most bytes one tile's
+   * store held */
+  uint64_t clusters_seen, clusters_reused, groups_seen, groups_reused;
+  uint64_t object_evictions, object_store_peak;
+} wsisa_exec_stats;
+
+/* Called on the submitting thread when unit (tile, bucket) has finished:
+ * counts[i] belongs to runs[i]. Return non-zero to stop (the error is kept). */
+typedef int (*wsisa_exec_unit_fn)(void *ctx, size_t tile, size_t bucket, const size_t *runs,
+                                  const wsisa_counts *counts, size_t nruns, wsisa_err *e);
+
+/* Units one at a time, for the unit queue (engine/exec/units.c) and the MPI
+ * workers (engine/exec/dist.c): the current tile stays loaded while its units run,
+ * and several units may be in flight. */
+typedef struct wsisa_exec_session wsisa_exec_session;
+int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                           const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                           wsisa_exec_session **out, wsisa_err *e);
+/* Submit unit (tile, bucket). A unit of another tile first waits for the
+ * units in flight, which are reported through on_unit. */
+int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
+                              wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e);
+/* Report the units that have finished, oldest first, until at most `keep`
+ * are in flight: with `wait`, waiting for them, else stopping at the first
+ * that has not finished; *in_flight (may be NULL) is what remains. */
+int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
+                            wsisa_exec_unit_fn on_unit, void *ctx, size_t *in_flight,
+                            wsisa_err *e);
+/* Nothing to do for now: wait up to `seconds` for the oldest unit in flight to
+ * end (a unit's end wakes the caller at once), or sleep when none is. For a
+ * caller that also waits for messages and must not spin. */
+void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds);
+/* While a submission waits for a free path (RMSR's bound), call fn(ctx)
+ * every `period` seconds, nothing of the session locked; fn must not use the
+ * session. The manager of an MPI job serves the other ranks meanwhile. */
+void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void *ctx,
+                                double period);
+/* Take the statistics gathered since the last call (`stats` is overwritten). */
+void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
+/* Wait for what is in flight (unreported), close the tile, free. */
+void wsisa_exec_session_free(wsisa_exec_session *s);
+
+/* RMSR's K on this rank: `asked` (0: this rank's StarPU workers, StarPU
+ * running), lowered so the process fits in *memory_limit bytes: `baseline`
+ * (what it holds before the first unit, measured), the largest of `tiles`,
+ * its running tasks' temporaries (one task per worker), with object reuse
+ * (o->object_reuse) the tile's object store, and K active paths over it,
+ * sized for the options `o` (may be NULL). A limit of 0 becomes the baseline
+ * plus 80% of `available` (bytes available now), written back. 0 when not
+ * even one path fits; *minimum (may be NULL) receives the smallest limit with
+ * which one does. */
+size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseline,
+                               uint64_t *memory_limit, const wsisa_tile_ref *tiles, size_t ntiles,
+                               const wsisa_exec_opts *o, uint64_t *minimum);
+/* What a rank holds above its baseline with `paths` active paths and
+ * `workers` running tasks over a tile of `pixels`, by the same per-pixel
+ * figures (the estimate's peak memory, engine/estimate/costs.c). */
+double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o);
+/* The object store's bytes under a memory limit: WSISA_OBJECT_STORE_SHARE of
+ * what the limit leaves over the baseline (256 MiB without a limit). */
+#define WSISA_OBJECT_STORE_SHARE 0.25
+uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline);
+
+/* Load a tile's RGB pixels at the target resolution: the slide rectangle
+ * read through its scale (wsisa_slide_read_scaled), or the image file read
+ * and, when it has a user-given MPP, area-averaged (wsisa_image_read_scaled). */
+int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
+
+/* ==== the unit queue ========================================================= */
+
+/* Run every (tile, bucket) unit not marked in `done` (ntiles x n_buckets, may
+ * be NULL) on every rank of the job: this process (rank 0, the only one
+ * without mpirun) and the MPI workers. Units go out on demand, two in flight
+ * per rank; a worker that dies or passes the unit timeout loses only its
+ * units in flight, which run elsewhere. `params` holds a row of
+ * WSISA_SEG_NPARAMS values per run; on_unit sees every unit once, on this
+ * thread. Each worker derives its K with wsisa_exec_active_paths from
+ * `paths_asked` (0: its own worker count) and `memory_limit` (bytes per
+ * rank, 0: 80% of its memory available), as rank 0 did for
+ * opts->active_paths. StarPU must be running. */
+int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                    const wsisa_reuse_buckets *buckets, const uint8_t *done,
+                    const wsisa_exec_opts *opts, size_t paths_asked, uint64_t memory_limit,
+                    wsisa_exec_unit_fn on_unit, void *ctx, wsisa_exec_stats *stats,
+                    wsisa_err *e);
+
+/* SIGINT and SIGTERM from now on only set a flag: wsisa_units_run then hands
+ * out no more units, lets those in flight end (they are reported, so
+ * journaled) and returns WSISA_EINTERRUPTED without a message. A second
+ * signal ends the process at once. */
+void wsisa_units_catch_signals(void);
+/* The signal that arrived (SIGINT or SIGTERM), or 0. */
+int wsisa_units_interrupted(void);
+
+/* ==== MPI: the unit queue's transport to other ranks ========================= */
+
+/* Beyond one machine: `mpirun -np N wsisa run` runs rank 0 as the manager and
+ * every other rank as a worker driving its own StarPU (docs/architecture.md). */
+
+/* Join the MPI job when launched by mpirun with more than one rank (Open MPI
+ * sets OMPI_COMM_WORLD_SIZE); otherwise nothing happens and a plain
+ * `wsisa run` never initialises MPI. `unit_timeout` (seconds, > 0) is how long
+ * the manager waits for a unit before giving its worker up; WSISA_UNIT_TIMEOUT
+ * overrides it. Must run before StarPU starts. */
+int wsisa_dist_start(double unit_timeout, wsisa_err *e);
+/* More than one rank. */
+int wsisa_dist_active(void);
+int wsisa_dist_rank(void);
+int wsisa_dist_size(void);
+/* Ranks given up (died or timed out) so far. */
+int wsisa_dist_lost(void);
+
+/* A worker rank's whole life: start StarPU with the manager's scheduler, then
+ * run the units the manager hands out until it says stop. */
+int wsisa_dist_worker(wsisa_err *e);
+
+/* Manager, StarPU running: start the workers' StarPU and add their worker
+ * counts to `local` into *total (just `local` when not distributed). The
+ * reuse plan sizes itself on the total (MaxBuckets = 3 x workers). */
+int wsisa_dist_workers(int local, int *total, wsisa_err *e);
+
+/* Tell the live workers to stop and leave MPI. With a rank lost, MPI_Finalize
+ * is skipped (it may wait for a rank that never comes); call it only once the
+ * results are on disk. */
+void wsisa_dist_end(void);
+
+/* The unit queue (engine/exec/units.c), shared with its simulation
+ * (engine/estimate/simulate.c): units in flight per rank, and the next unit for a rank
+ * holding tile *held (SIZE_MAX: none) given per-unit state (0: to do),
+ * per-tile units to do and per-tile holders; moves *held and the holders
+ * count to the chosen unit's tile. SIZE_MAX when nothing is left. */
+#define WSISA__UNIT_CREDIT 2
+size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
+                         size_t ntiles, size_t nb, size_t *held);
+
+/* ---- the MPI transport of the unit queue (engine/exec/dist.c) -------------------- */
+/* Without MPI, or not started by mpirun, the job has one rank and the unit
+ * queue never calls these but wsisa__dist_alive. */
+
+/* A unit's result as a worker sent it; the counts point into `rows` for
+ * their feature rows, as the executor's do. */
+typedef struct wsisa__dist_result {
+  int rank;
+  size_t tile, bucket, n;
+  size_t *runs;
+  wsisa_counts *counts;
+  wsisa_exec_stats stats;
+  double *rows;
+} wsisa__dist_result;
+
+/* Is rank r (> 0) still given work? */
+int wsisa__dist_alive(int rank);
+/* Give rank r up: it gets no more work. */
+void wsisa__dist_lose(int rank, const char *why);
+/* Seconds a worker may hold a unit. */
+double wsisa__dist_timeout(void);
+/* Send the job (tiles, design, plan, options) to every live worker. */
+int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
+                         const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
+                         size_t paths_asked, uint64_t memory_limit, wsisa_err *e);
+/* Hand unit (tile, bucket) to worker `rank`: non-zero when it cannot be sent. */
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket);
+/* A worker's message if one is waiting: 0 none; 1 a result in *res (free it
+ * with wsisa__dist_result_free); 2 a message used up with nothing to report
+ * (from a rank given up on); negative on an error, a worker's included. A
+ * result is checked against the job's sizes. */
+int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
+                        wsisa_err *e);
+void wsisa__dist_result_free(wsisa__dist_result *res);
+/* How long a rank with nothing to do waits before it looks for messages
+ * again: it starts short and doubles while nothing happens, so an idle rank
+ * neither spins on MPI nor answers late (a unit takes far longer). */
+#define WSISA_IDLE_MIN 1e-4
+#define WSISA_IDLE_MAX 5e-3
+/* Tell every live worker to stop and wait for its answer. */
+void wsisa__dist_stop_workers(void);
+
+#endif

@@ -1,0 +1,135 @@
+/* `wsisa run --check DIR`: the journal against the design, the outputs
+ * against the journal, remade in a temporary folder and compared. */
+#include <stdarg.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/run/run.h"
+
+typedef struct findings {
+  char text[16][600];
+  size_t n;
+} findings;
+
+static void found(findings *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void found(findings *f, const char *fmt, ...) {
+  if (f->n < sizeof f->text / sizeof *f->text) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->text[f->n], sizeof f->text[0], fmt, ap);
+    va_end(ap);
+  }
+  f->n++;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *buf = NULL;
+  size_t cap = 0, n = 0, got;
+  do {
+    if (n + 65536 > cap) {
+      char *g = realloc(buf, cap = 2 * cap + 65536);
+      if (!g) break;
+      buf = g;
+    }
+    got = fread(buf + n, 1, cap - n, f);
+    n += got;
+  } while (got > 0);
+  fclose(f);
+  if (buf) *len = n;
+  return buf;
+}
+
+/* `name` in the folder against the one made again from the journal. */
+static void compare(findings *f, const wsisa__study_run *s, const char *made_dir, const char *name,
+                    const char *what) {
+  char path[4400], made[4400];
+  snprintf(path, sizeof path, "%s/%s", s->dir, name);
+  snprintf(made, sizeof made, "%s/%s", made_dir, name);
+  size_t la = 0, lb = 0;
+  char *a = slurp(path, &la), *b = slurp(made, &lb);
+  if (!a) {
+    found(f, "%s: %s", path, strerror(errno));
+  } else if (b && (la != lb || memcmp(a, b, la) != 0)) {
+    size_t line = 1, i = 0;
+    while (i < la && i < lb && a[i] == b[i]) line += a[i++] == '\n';
+    found(f, "%s:%zu: not what %s gives", path, line, what);
+  }
+  free(a);
+  free(b);
+}
+
+int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+  int rc = wsisa__run_folder_lock(s->dir, 0, &s->lock_fd, e);
+  if (!rc) rc = wsisa__run_prepare(s, r, e);
+  if (rc) return rc;
+  findings f;
+  memset(&f, 0, sizeof f);
+  wsisa__journal_summary js;
+  wsisa_err inner = WSISA_ERR_INIT;
+  int journal_ok = !wsisa__journal_read(s, 0, &js, &inner);
+  if (!journal_ok) found(&f, "%s", inner.msg);
+  else if (js.torn)
+    found(&f, "%s/journal.csv:%zu: last line torn (a resume cuts it off and runs its unit again)",
+          s->dir, js.torn);
+  size_t flines = 0, ftorn = 0;
+  if (journal_ok && s->features) {
+    wsisa_err_clear(&inner);
+    if (wsisa__run_features_read(s->features, s->have, 0, &flines, &ftorn, &inner))
+      found(&f, "%s", inner.msg), journal_ok = 0;
+    else if (ftorn)
+      found(&f, "%s/feature_values.csv:%zu: last line torn (a resume cuts it off)", s->dir, ftorn);
+  }
+  size_t total = s->nruns * s->ntiles, have = 0;
+  for (size_t i = 0; i < total; i++) have += s->have[i];
+  if (journal_ok && have < total)
+    found(&f, "%s: %zu of %zu (run, tile) results in the journal; `wsisa run --resume %s` "
+          "finishes the study", s->dir, have, total, s->dir);
+  /* the files the journal gives, made again beside and compared byte for byte */
+  char made[] = "/tmp/wsisa-check-XXXXXX", path_best[4400];
+  if (!mkdtemp(made)) return wsisa_error(e, WSISA_EIO, "/tmp: %s", strerror(errno));
+  if (!wsisa__results_samples(s, made, &inner)) {
+    compare(&f, s, made, "samples.csv", "the study's design");
+    if (s->from_csv) compare(&f, s, made, "design.csv", "the study's design");
+  }
+  if (s->annotated && !wsisa__results_reference(s, made, &inner))
+    compare(&f, s, made, "reference.json", "reading the annotations again");
+  if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
+    compare(&f, s, made, "metrics.csv", "the journal");
+    compare(&f, s, made, "outputs.csv", "the journal");
+    snprintf(path_best, sizeof path_best, "%s/best.json", made);
+    if (access(path_best, F_OK) == 0) compare(&f, s, made, "best.json", "the journal");
+    char path[4400];
+    const char *expected[] = {"run.json", s->from_csv ? NULL : "indices.csv"};
+    for (size_t i = 0; i < 2; i++) {
+      if (!expected[i]) continue;
+      snprintf(path, sizeof path, "%s/%s", s->dir, expected[i]);
+      if (access(path, R_OK) != 0) found(&f, "%s: %s", path, strerror(errno));
+    }
+  }
+  wsisa__run_folder_remove(made);
+  if (f.n == 1) return wsisa_error(e, WSISA_EFORMAT, "%s", f.text[0]);
+  if (f.n) {
+    for (size_t i = 0; i < f.n && i < sizeof f.text / sizeof *f.text; i++)
+      fprintf(stderr, "  %s\n", f.text[i]);
+    return wsisa_error(e, WSISA_EFORMAT, "%s: not whole: %zu problems (listed above)", s->dir, f.n);
+  }
+  printf("%s: whole\n", s->dir);
+  printf("  journal.csv: %zu whole lines (%zu repeated), %zu of %zu (run, tile) results (%zu runs "
+         "x %zu tiles)\n", js.lines, js.repeats, have, total, s->nruns, s->ntiles);
+  if (s->features) printf("  feature_values.csv: %zu whole lines\n", flines);
+  printf("  samples.csv%s: the study's design\n", s->from_csv ? ", design.csv" : "");
+  if (s->annotated) printf("  reference.json: the annotations as they are\n");
+  printf("  metrics.csv, outputs.csv%s: what the journal gives\n",
+         s->annotated ? ", best.json" : "");
+  printf("  run.json%s: present\n", s->from_csv ? "" : ", indices.csv");
+  return 0;
+}

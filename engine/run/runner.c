@@ -1,0 +1,480 @@
+/* A whole study (`wsisa run`): tiles, design, reuse plan, execution on StarPU
+ * and MPI ranks through the unit queue, the journal, metrics, indices and
+ * provenance. Each step is a function of its own; wsisa_runner_run strings
+ * them together.
+ *
+ * The results folder: everything that can be refused is refused before it
+ * exists; it is made complete enough to resume (study.json, samples.csv, the
+ * journal's header) in a temporary folder beside it and renamed into place;
+ * one process writes it at a time (a flock on DIR/lock, which holds the
+ * writer's pid); `wsisa run --check DIR` verifies it. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "codelets/codelets.h"
+#include "engine/run/run.h"
+#include "io/csv.h"
+#include "io/io.h"
+
+/* ---- design and plan --------------------------------------------------------- */
+
+static int make_plan(wsisa__study_run *s, wsisa_err *e) {
+  double t0 = wsisa_now();
+  int level[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = wsisa_seg_param_level(p);
+  uint64_t *keys = malloc(s->nruns * WSISA_SEG_LEVELS * sizeof *keys);
+  if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  int rc = wsisa_workflow_keys(s->params, s->nruns, WSISA_SEG_NPARAMS, level, keys);
+  if (!rc) rc = wsisa_reuse_design_new(keys, s->nruns, WSISA_SEG_LEVELS, &s->plan);
+  if (rc) {
+    free(keys);
+    return wsisa_error(e, rc, "cannot analyse the design for reuse");
+  }
+  if (s->study->reuse.strategy == WSISA_REUSE_NONE) {
+    rc = wsisa_plan_singletons(keys, s->nruns, &s->buckets);
+    if (rc) rc = wsisa_error(e, rc, "out of memory");
+  } else {
+    wsisa_reuse_opts o;
+    int by_cost = s->cost_source && strcmp(s->cost_source, "tasks") != 0;
+    wsisa_plan_reuse_opts(s->study, s->workers, by_cost ? s->level_cost : NULL, &o);
+    /* the knobs in force, for run.json */
+    s->study->reuse.max_buckets = (int)o.max_buckets;
+    s->study->reuse.max_bucket_size = (int)o.max_bucket_size;
+    rc = wsisa_reuse_merge(s->plan, &o, &s->buckets);
+    if (rc) rc = wsisa_error(e, rc, "reuse planning failed");
+  }
+  free(keys);
+  s->tasks_no_reuse = (uint64_t)s->nruns * WSISA_SEG_LEVELS * s->ntiles;
+  s->t_plan = wsisa_now() - t0;
+  return rc;
+}
+
+/* With no study file: the bundled sample slide (installed beside the
+ * executable, or in the source tree) and a small MOAT study. */
+static const char default_study[] =
+    "{ \"name\": \"default: MOAT screening of the 15 parameters on the bundled sample\",\n"
+    "  \"inputs\": { \"slides\": [\"%s\"],\n"
+    "              \"tile_size\": 1024, \"tissue_only\": true },\n"
+    "  \"method\": { \"name\": \"moat\", \"trajectories\": 4, \"levels\": 4 },\n"
+    "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
+    "  \"metric\": [\"dice\", \"jaccard\"] }\n";
+
+/* ---- the results folder --------------------------------------------------------- */
+
+/* What one run keeps per run besides its tiles' counts: the parameters, the
+ * task keys and its share of the reuse plan (compact graph, trees, buckets;
+ * as engine/run/plan.c measures for `wsisa plan`), and per (run, tile) its
+ * counts. */
+#define RUN_BYTES (WSISA_SEG_NPARAMS * 8 + WSISA_SEG_LEVELS * 8 + 2560)
+#define RUN_TILE_BYTES (sizeof(wsisa_counts) + 1)
+
+/* ---- the steps of a run ------------------------------------------------------ */
+
+/* The request's settings over the study's. */
+static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
+  wsisa_study_reuse_opts *ro = &s->study->reuse;
+  if (r->strategy >= 0) ro->strategy = (wsisa_reuse_strategy)r->strategy;
+  if (r->max_buckets) ro->max_buckets = (int)r->max_buckets;
+  if (r->max_bucket_size) ro->max_bucket_size = (int)r->max_bucket_size;
+  if (r->active_paths) ro->active_paths = (int)r->active_paths;
+  if (r->memory_limit) s->study->execution.memory_limit = r->memory_limit;
+  if (r->object_reuse >= 0) ro->object_reuse = r->object_reuse;
+  /* given costs: --level-costs, else the study's (a resumed run's: those it
+   * planned with) */
+  s->cost_source = "tasks";
+  const double *given = r->level_cost ? r->level_cost
+                        : ro->nlevel_costs && ro->cost != WSISA_STUDY_COST_TASKS ? ro->level_costs
+                                                                                 : NULL;
+  if (given) {
+    memcpy(s->level_cost, given, sizeof s->level_cost);
+    s->cost_source = "level_costs";
+  }
+}
+
+/* The results folder a --resume or --check names, NULL for a new run. */
+static const char *existing(const wsisa_runner_request *r) {
+  return r->resume ? r->resume : r->check;
+}
+
+/* The study (from its file, the results folder, or the default), checked
+ * before anything is written. */
+static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *study_path, size_t cap,
+                      const char **sched, wsisa_err *e) {
+  int rc;
+  const char *dir = existing(r);
+  if (dir) snprintf(study_path, cap, "%s/study.json", dir);
+  else if (r->study) snprintf(study_path, cap, "%s", r->study);
+  if (dir && access(study_path, R_OK) != 0)
+    return wsisa_error(e, WSISA_EUSAGE, "%s %s: no study.json there: not a results folder",
+                       r->resume ? "--resume" : "--check", dir);
+  if (!dir && !r->study) {
+    snprintf(study_path, cap, "(default study)");
+    char sample[4096], quoted[8200], text[sizeof default_study + sizeof quoted];
+    if (wsisa_data_file("CMU-1-Small-Region.svs", WSISA_DATA_DIR, sample, sizeof sample))
+      return wsisa_error(e, WSISA_EUSAGE, "the bundled sample's path is too long");
+    /* a JSON string: quotes and backslashes escaped */
+    size_t q = 0;
+    for (const char *c = sample; *c; c++) {
+      if (*c == '"' || *c == '\\') quoted[q++] = '\\';
+      quoted[q++] = *c;
+    }
+    quoted[q] = '\0';
+    snprintf(text, sizeof text, default_study, quoted);
+    rc = wsisa_study_parse(text, study_path, &s->study, e);
+  } else {
+    rc = wsisa_study_load(study_path, &s->study, e);
+  }
+  if (rc) return rc;
+  if (!s->study->segmentation)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: no inputs: a pure SA study (use wsisa sample and wsisa analyze)",
+                       study_path);
+  apply_request(s, r);
+  if ((rc = wsisa__results_check_metrics(s, study_path, e))) return rc;
+  *sched = s->study->execution.scheduler;
+  wsisa_env env;
+  wsisa_env_read(&env);
+  if (*sched && !wsisa_sched_valid(*sched))
+    return wsisa_error(e, WSISA_EUSAGE, "%s: execution.scheduler: %s: unknown (one of: %s)",
+                       study_path, *sched, wsisa_sched_names());
+  if (!*sched) *sched = env.sched;
+  if (*sched && !wsisa_sched_valid(*sched))
+    return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED: scheduler %s: unknown (one of: %s)",
+                       *sched, wsisa_sched_names());
+  return 0;
+}
+
+/* Where the memory a run may use comes from, for messages. */
+static const char *memory_source(const wsisa__study_run *s, const wsisa_runner_request *r) {
+  if (r->memory_limit) return "--memory-limit";
+  return s->study->execution.memory_limit ? "execution.memory_limit" : NULL;
+}
+
+/* Design and tiles, refused up front when they cannot fit: the design's size
+ * is checked before it is made (a 10^7-sample study is refused at once), then
+ * runs x tiles against the memory. */
+int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+  const char *dir = existing(r);
+  char design_csv[4200];
+  snprintf(design_csv, sizeof design_csv, "%s/design.csv", dir ? dir : ".");
+  const char *samples = r->samples;
+  if (dir && access(design_csv, R_OK) == 0) samples = design_csv;
+  size_t max_runs = r->force ? 0 : WSISA_STUDY_MAX_RUNS, rows;
+  uint64_t memory = s->study->execution.memory_limit;
+  const char *source = memory_source(s, r);
+  int rc = samples ? 0
+                   : wsisa_study_check_size(s->study, NULL, max_runs, RUN_BYTES, memory, source,
+                                            &rows, e);
+  if (rc || (rc = wsisa__study_design_make(s, samples, max_runs, e)) || (rc = wsisa__study_tiles(s, e))) return rc;
+  double need = (double)s->nruns * (RUN_BYTES + (double)s->ntiles * RUN_TILE_BYTES);
+  if (!memory) memory = wsisa_memory_available(), source = "the memory available";
+  if (memory && need > (double)memory)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: %zu runs x %zu tiles need about %.1f GiB to run, more than %s (%.1f GiB)",
+                       samples ? samples : s->study->path, s->nruns, s->ntiles,
+                       need / 1073741824.0, source, (double)memory / 1073741824.0);
+  s->counts = calloc(s->nruns * s->ntiles, sizeof *s->counts);
+  s->have = calloc(s->nruns * s->ntiles, 1);
+  if (!s->counts || !s->have) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  return wsisa__run_features_new(s->study->metrics, s->study->nmetrics, s->nruns, s->ntiles,
+                                 s->dir, &s->features, e);
+}
+
+/* --resume: the folder locked, what the journals hold read back (a torn last
+ * line cut off), the journals open for appending. */
+static int reopen(wsisa__study_run *s, wsisa_err *e) {
+  char path[4200];
+  int rc;
+  /* the annotations the journal's counts were measured against */
+  if ((rc = wsisa__results_reference_check(s, e))) return rc;
+  /* a folder made before the temporary-folder step may lack its design */
+  wsisa__run_path(s, "samples.csv", path, sizeof path);
+  if (access(path, F_OK) != 0) {
+    wsisa_log(WSISA_LOG_WARN, "run", "%s: missing; written again from the study", path);
+    if ((rc = wsisa__results_samples(s, NULL, e))) return rc;
+  }
+  wsisa__run_path(s, "journal.csv", path, sizeof path);
+  int fresh = access(path, F_OK) != 0;
+  if (fresh) wsisa_log(WSISA_LOG_WARN, "run", "%s: missing; every unit runs", path);
+  else if ((rc = wsisa__journal_read(s, 1, NULL, e))) return rc;
+  if ((rc = wsisa__journal_open(s, fresh, e))) return rc;
+  if (!s->features) return 0;
+  wsisa__run_path(s, "feature_values.csv", path, sizeof path);
+  fresh = access(path, F_OK) != 0;
+  if (fresh) memset(s->have, 0, s->nruns * s->ntiles);
+  else if ((rc = wsisa__run_features_read(s->features, s->have, 1, NULL, NULL, e))) return rc;
+  return wsisa__run_features_open(s->features, fresh, e);
+}
+
+/* Units whose every run already has its counts (resume). */
+static uint8_t *units_done(const wsisa__study_run *s) {
+  size_t nb = s->buckets->n_buckets;
+  uint8_t *done = calloc(s->ntiles * nb + 1, 1);
+  for (size_t t = 0; done && t < s->ntiles; t++)
+    for (size_t b = 0; b < nb; b++) {
+      int all = 1;
+      for (size_t i = s->buckets->start[b]; i < s->buckets->start[b + 1]; i++)
+        all &= s->have[s->buckets->instances[i] * s->ntiles + t];
+      done[t * nb + b] = (uint8_t)all;
+    }
+  return done;
+}
+
+/* StarPU (and the MPI workers) up and the reuse plan. */
+static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
+  /* every task measured: the performance models learn from each run */
+  wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 1};
+  int rc = wsisa_codelets_start(&ropts, e);
+  if (rc) return rc;
+  s->runtime = 1;
+  /* StarPU catches SIGINT for itself (and hands it on): ours again */
+  wsisa_units_catch_signals();
+  rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
+  /* the models' costs first: the plan may weigh buckets by them */
+  if (!rc) rc = wsisa__estimate_run_costs(s, &s->est, e);
+  return rc ? rc : make_plan(s, e);
+}
+
+/* RMSR's K from the memory limit, with what the process holds now (StarPU,
+ * the libraries, design and plan) counted in: a limit below what one path
+ * needs is refused with the smallest that works. */
+static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_exec_opts *eo,
+                       wsisa_err *e) {
+  size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
+  uint64_t asked = s->study->execution.memory_limit, minimum = 0;
+  const char *source = memory_source(s, r);
+  s->baseline_rss = wsisa_rss_now();
+  eo->active_paths =
+      wsisa_exec_active_paths(k_asked, wsisa_memory_available(), s->baseline_rss,
+                              &s->study->execution.memory_limit, s->tiles, s->ntiles, eo, &minimum);
+  /* The limit named is 2 % (at least 2 MiB) over this run's smallest: what
+   * the process holds before the first unit differs by a MiB or so from run
+   * to run (the workers' start-up, the allocator), and the limit named must
+   * still hold when the run is repeated with it. */
+  if (!eo->active_paths && asked)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s%s%s %.0fM: below what one path of this study needs here (%.0f MiB "
+                       "held before the first unit, then the tile, the running tasks and one "
+                       "path); give at least %.0fM",
+                       r->memory_limit ? "" : s->study->path, r->memory_limit ? "" : ": ",
+                       source, (double)asked / 1048576.0, (double)s->baseline_rss / 1048576.0,
+                       ceil(((double)minimum + fmax(0.02 * (double)minimum, 2.0 * 1048576.0)) /
+                            1048576.0));
+  if (!eo->active_paths) {
+    wsisa_log(WSISA_LOG_WARN, "run",
+              "%.0f MiB available is below one active path (%.0f MiB); running with K = 1",
+              (double)s->study->execution.memory_limit / 1048576.0,
+              (double)minimum / 1048576.0);
+    eo->active_paths = 1;
+  }
+  wsisa_log(WSISA_LOG_INFO, "run", "K = %zu active paths; %.0f MiB held before the units, limit %.0f MiB",
+            eo->active_paths, (double)s->baseline_rss / 1048576.0,
+            (double)s->study->execution.memory_limit / 1048576.0);
+  s->study->reuse.active_paths = (int)eo->active_paths;
+  if (eo->object_reuse)
+    eo->object_store_bytes = s->object_store_bytes = wsisa_exec_object_store_bytes(
+        s->study->execution.memory_limit, s->baseline_rss);
+  return 0;
+}
+
+/* The one line a SIGINT or SIGTERM ends with. */
+static int interrupted(const wsisa__study_run *s, int have_folder, size_t before, size_t total,
+                       wsisa_err *e) {
+  if (!have_folder)
+    return wsisa_error(e, WSISA_EINTERRUPTED, "interrupted before any unit ran; nothing written");
+  if (!total)
+    return wsisa_error(e, WSISA_EINTERRUPTED,
+                       "interrupted before any unit ran; continue with `wsisa run --resume %s`",
+                       s->dir);
+  return wsisa_error(e, WSISA_EINTERRUPTED,
+                     "interrupted after %zu of %zu units; continue with `wsisa run --resume %s`",
+                     before + s->units_journaled, total, s->dir);
+}
+
+/* Every unit not done, each journaled as it ends; the folder is made (a new
+ * run) once nothing is left to refuse. */
+static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+  uint8_t *done = units_done(s);
+  if (!done) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  size_t total = s->ntiles * s->buckets->n_buckets, before = 0;
+  for (size_t u = 0; u < total; u++) before += done[u];
+  /* every MPI rank derives its own K from what was asked (engine/exec/dist.c) */
+  size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
+  uint64_t limit_asked = s->study->execution.memory_limit;
+  wsisa_exec_opts eo = {.normalize = 1,
+                        .share_tile_stage = s->study->reuse.strategy != WSISA_REUSE_NONE,
+                        .object_match = s->object_match,
+                        .features = s->features != NULL,
+                        .object_reuse = s->study->reuse.object_reuse};
+  int rc = plan_memory(s, r, &eo, e);
+  int have_folder = r->resume != NULL;
+  if (!rc && !have_folder && !wsisa_units_interrupted()) {
+    rc = wsisa__run_folder_create(s, s->out, e);
+    have_folder = !rc;
+  }
+  if (!rc && wsisa_units_interrupted()) rc = WSISA_EINTERRUPTED;
+  if (!rc) {
+    s->units_total = total;
+    s->units_run = total - before;
+    wsisa__estimate_run(s, s->est, &eo, done);
+    double t0 = wsisa_now();
+    rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
+                         limit_asked, wsisa__journal_unit, s, &s->stats, e);
+    s->t_exec = wsisa_now() - t0;
+  }
+  if (rc == WSISA_EINTERRUPTED) rc = interrupted(s, have_folder, before, total, e);
+  free(done);
+  if (!rc) rc = wsisa__results_provenance(s, e);
+  return rc;
+}
+
+static int analyze(wsisa__study_run *s, wsisa_err *e) {
+  char study[4200], samples[4200], outputs[4200];
+  wsisa__run_path(s, "study.json", study, sizeof study);
+  wsisa__run_path(s, "samples.csv", samples, sizeof samples);
+  wsisa__run_path(s, "outputs.csv", outputs, sizeof outputs);
+  /* a run without nuclei has no mean area: VBD drops its base samples and
+   * says how many, rather than failing the study at its last step */
+  wsisa_analysis_request a = {study, samples, outputs, s->dir, NULL, 1};
+  int rc = wsisa_analysis_run(&a, e);
+  if (!rc) printf("wrote %s/indices.csv, %s/indices.json and plots\n", s->dir, s->dir);
+  return rc;
+}
+
+/* With annotations: the best run, as best.json names it, and how to see it. */
+static void print_best(const wsisa__study_run *s) {
+  char path[4200];
+  wsisa__run_path(s, "best.json", path, sizeof path);
+  json_t *b = json_load_file(path, 0, NULL);
+  if (!b) {
+    printf("no best run: no metric of the study says which way is better (dice, jaccard, "
+           "object_*, aji, wasserstein:<feature> do)\n");
+    return;
+  }
+  printf("best run against the annotations by %s: run %" JSON_INTEGER_FORMAT " (%.6g); "
+         "%s holds its parameters: wsisa segment INPUT --params @%s reproduces it\n",
+         json_string_value(json_object_get(b, "chosen_by")),
+         json_integer_value(json_object_get(b, "run_id")),
+         json_number_value(json_object_get(b, "value")), path, path);
+  json_decref(b);
+}
+
+/* Metrics from the counts, indices (unless the design came from a CSV), and
+ * the summary on stdout. */
+static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
+  /* identical runs share a leaf: every run has its counts for every tile */
+  for (size_t i = 0; i < s->nruns * s->ntiles; i++)
+    if (!s->have[i])
+      return wsisa_error(e, WSISA_EINTERNAL, "run %zu has no result for tile %zu", i / s->ntiles,
+                         i % s->ntiles);
+  int rc = wsisa__results_metrics(s, NULL, e);
+  if (rc) return rc;
+  if (s->from_csv)
+    printf("design from %s: no indices computed here (the study's method may not match it); "
+           "run `wsisa analyze` on %s/samples.csv and %s/outputs.csv with a matching study\n",
+           samples, s->dir, s->dir);
+  else if ((rc = analyze(s, e)))
+    return rc;
+  if (!s->from_csv) wsisa__results_print_top(s);
+  if (s->annotated) print_best(s);
+  printf("results in %s: metrics.csv%s%s, run.json\n", s->dir,
+         s->from_csv ? ", outputs.csv" : ", indices.csv, indices.json, *.svg",
+         s->annotated ? ", best.json" : "");
+  printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s->nruns,
+         s->ntiles, (unsigned long long)s->stats.tasks, (unsigned long long)s->tasks_no_reuse,
+         wsisa_now() - s->t_start);
+  return 0;
+}
+
+/* A new run or a resumed one, from the checks to the indices. */
+static int run(wsisa__study_run *s, const wsisa_runner_request *r, const char *sched,
+               wsisa_err *e) {
+  /* one writer per folder: a second --resume is refused before any work */
+  int rc = r->resume ? wsisa__run_folder_lock(s->dir, 1, &s->lock_fd, e) : wsisa__run_folder_check_new(s->out, e);
+  if (!rc) rc = wsisa__run_prepare(s, r, e);
+  if (!rc && r->resume) rc = reopen(s, e);
+  if (!rc && wsisa_units_interrupted())
+    rc = interrupted(s, r->resume != NULL, 0, 0, e);
+  if (!rc) rc = start(s, sched, e);
+  if (!rc) rc = execute(s, r, e);
+  if (s->runtime) {
+    wsisa_runtime_shutdown();
+    s->runtime = 0;
+  }
+  char design_csv[4200];
+  wsisa__run_path(s, "design.csv", design_csv, sizeof design_csv);
+  if (!rc) rc = finish(s, r->resume && s->from_csv ? design_csv : r->samples, e);
+  if (!rc || rc == WSISA_EINTERRUPTED) return rc;
+  if (s->created && !s->units_journaled) {
+    /* nothing done yet: leave nothing behind */
+    wsisa__run_folder_remove(s->dir);
+  } else if (e && s->units_journaled) {
+    size_t n = strlen(e->msg);
+    snprintf(e->msg + n, sizeof e->msg - n,
+             "; the finished units are kept: `wsisa run --resume %s` goes on from them", s->dir);
+  }
+  return rc;
+}
+
+/* ---- a run's life ------------------------------------------------------------- */
+
+static void run_free(wsisa__study_run *s) {
+  if (s->runtime) wsisa_runtime_shutdown();
+  if (s->journal) fclose(s->journal);
+  wsisa__study_tiles_free(s);
+  wsisa_estimate_free(s->est);
+  free(s->params);
+  free(s->run_ids);
+  free(s->counts);
+  free(s->have);
+  wsisa__run_features_free(s->features);
+  if (s->buckets) wsisa_reuse_buckets_free(s->buckets);
+  if (s->plan) wsisa_reuse_design_free(s->plan);
+  if (s->design) wsisa_sa_design_free(s->design);
+  if (s->space) wsisa_sa_space_free(s->space);
+  if (s->study) wsisa_study_free(s->study);
+  /* the lock goes last: the folder is complete when the next writer comes */
+  if (s->lock_fd >= 0) close(s->lock_fd);
+}
+
+int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
+  wsisa__study_run s;
+  memset(&s, 0, sizeof s);
+  s.lock_fd = -1;
+  s.t_start = wsisa_now();
+  /* from here SIGINT and SIGTERM stop the run between units (engine/exec/units.c);
+   * a worker rank waits for the manager to tell it to stop */
+  wsisa_units_catch_signals();
+  /* under mpirun, ranks other than 0 only execute what the manager hands out */
+  int rc = wsisa_dist_start(r->unit_timeout > 0 ? r->unit_timeout : 600.0, e);
+  if (!rc && wsisa_dist_rank() > 0) {
+    rc = wsisa_dist_worker(e);
+  } else if (!rc) {
+    wsisa_machine_read(&s.machine);
+    char study_path[4200];
+    const char *sched = NULL;
+    snprintf(s.dir, sizeof s.dir, "%s", existing(r) ? existing(r) : r->out);
+    /* "results/" names the folder results: its temporary one goes beside it */
+    size_t n = strlen(s.dir);
+    while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
+    snprintf(s.out, sizeof s.out, "%s", s.dir);
+    rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
+    if (!rc) rc = r->check ? wsisa__run_check(&s, r, e) : run(&s, r, sched, e);
+  }
+  run_free(&s);
+  wsisa_dist_end();
+  return rc;
+}

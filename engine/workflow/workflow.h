@@ -1,0 +1,210 @@
+/* engine/workflow: the segmentation workflow of docs/workflow.md as StarPU
+ * task graphs (the tile stage, the seven reuse-level tasks, the measure
+ * against the reference, the feature stage), the segmentation's parameters,
+ * the reuse-level task keys, and the stain check of a slide or image. The
+ * lowest room of engine/: it uses codelets/, io/, sa/, reuse/ and core/. */
+#ifndef WSISA_ENGINE_WORKFLOW_H
+#define WSISA_ENGINE_WORKFLOW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <starpu.h>
+
+#include "codelets/cpu/cpu.h"
+#include "core/core.h"
+#include "io/io.h"
+
+/* The segmentation workflow of docs/workflow.md as StarPU task graphs: the
+ * per-tile stage (normalization, and the parameter-free work every parameter
+ * set shares) and the seven reuse-level tasks of the segmentation. */
+
+/* The 15 parameters, indexed in canonical order (docs/workflow.md). */
+enum {
+  WSISA_P_B, WSISA_P_G, WSISA_P_R, WSISA_P_T1, WSISA_P_T2, WSISA_P_G1, WSISA_P_G2,
+  WSISA_P_MIN_SIZE, WSISA_P_MAX_SIZE, WSISA_P_MIN_SIZE_PL, WSISA_P_MIN_SIZE_SEG,
+  WSISA_P_MAX_SIZE_SEG, WSISA_P_FILL_HOLES_CONN, WSISA_P_RECON_CONN,
+  WSISA_P_WATERSHED_CONN, WSISA_SEG_NPARAMS
+};
+#define WSISA_SEG_LEVELS 7
+
+/* Share of background pixels at or above which a tile's mask is empty. */
+#define WSISA_BACKGROUND_SKIP 0.9
+
+/* Names, defaults and task levels come from the one table of the
+ * segmentation's parameters, sa/'s wsisa_sa_seg_params, in this order. */
+const char *wsisa_seg_param_name(int index);
+/* Task level (1..7) whose identity includes the parameter. */
+int wsisa_seg_param_level(int index);
+/* The default parameter set (15 values, canonical order). */
+const double *wsisa_seg_defaults(void);
+/* Parse "name=value,name=value" onto `p` (which holds defaults or earlier
+ * values); "@FILE" reads a JSON object of values instead, or the
+ * "parameters" object of one (best.json's shape). */
+int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e);
+
+/* The feature stage (seed 000 Fig. 1, Table 2). Its channels are
+ * parameter-free, so they belong to the tile stage (computed once per tile and
+ * shared by every run); the per-run part labels a final mask and reduces it
+ * per nucleus (codelets/cpu/cpu.h, WSISA_NF_*). */
+#define WSISA_FEATURE_CHANNELS_MAX 8
+
+/* What the whole tile shares: the normalized RGB, and the parameter-free
+ * intermediates (rc = 255 - red, its opening by the 19x19 disk). */
+typedef struct wsisa_tile_data {
+  int width, height;
+  starpu_data_handle_t rgb;
+  starpu_data_handle_t rc;
+  starpu_data_handle_t rc_open;
+  /* the feature stage's channels (f32), when wsisa_workflow_channels_submit
+   * made them: H, E, Sobel magnitude of H, filter-bank responses of H */
+  int nchannels;
+  starpu_data_handle_t channels[WSISA_FEATURE_CHANNELS_MAX];
+  /* object reuse: the tile's object store (codelets/cpu/cpu.h), or NULL for
+   * the fine-grain codelets of levels 6 and 7 (docs/architecture.md) */
+  struct wsisa_object_store *objects;
+} wsisa_tile_data;
+
+/* What the tasks on one root-to-node path of a task tree have produced; a task
+ * reads its ancestors' outputs, not only its parent's. */
+typedef struct wsisa_task_data {
+  starpu_data_handle_t rbc;   /* level 1: red blood cells */
+  starpu_data_handle_t diff;  /* level 2: rc - reconstruction (saturating) */
+  starpu_data_handle_t cand;  /* level 3: candidates, holes filled */
+  starpu_data_handle_t sized; /* level 4: candidates within the size range */
+  starpu_data_handle_t hyst;  /* level 5: hysteresis result */
+  starpu_data_handle_t sep;   /* level 6: separated nuclei */
+  starpu_data_handle_t final; /* level 7: the segmentation mask */
+  /* level 6's watershed regions (i32, -1 on lines), written only into an
+   * image the caller registered here before level 6; none by default */
+  starpu_data_handle_t basins;
+} wsisa_task_data;
+
+/* Submit the tile stage: `rgb_in` is normalized into a new intermediate (or
+ * used as is when `normalize` is 0, in which case the caller keeps it
+ * registered until wsisa_workflow_tile_release). */
+int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
+                               int normalize, wsisa_tile_data *tile, wsisa_err *e);
+void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb);
+
+/* The background share for (B, G, R) of `p`: submits the background mask and
+ * its count, waits for them, and sets *skip when the tile's mask is empty by
+ * the 90 % rule. Blocks the calling thread, never a worker. */
+int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
+                                   wsisa_err *e);
+
+/* Submit task `level` (1..7) with the parameters `p`, reading its ancestors'
+ * outputs from `path` and storing its own there. Level 7 writes into
+ * `final_out` when given (a registered mask), else into an intermediate.
+ * With tile->objects, levels 6 and 7 run object by object and reuse what
+ * the tile's store holds (level 6 only when path->basins is not asked for):
+ * the same masks. */
+int wsisa_workflow_task_submit(int level, const double *p, const wsisa_tile_data *tile,
+                               wsisa_task_data *path, starpu_data_handle_t final_out,
+                               wsisa_err *e);
+/* Release what task `level` produced, once its last consumer is submitted. */
+void wsisa_workflow_task_release(int level, wsisa_task_data *path);
+
+/* What to measure of a mask against the reference. */
+typedef struct wsisa_measure {
+  starpu_data_handle_t counts;      /* vector of 3 uint64: |mask ∩ ref|, |mask|, |ref| */
+  starpu_data_handle_t nuclei;      /* vector of 1 uint64: 4-connected objects of mask
+                                       (the final size filter's connectivity) */
+  starpu_data_handle_t match;       /* NULL, or vector of WSISA_MATCH_FIELDS uint64:
+                                       mask's objects matched with ref_labels'
+                                       (object_match, codelets/cpu/cpu.h) */
+  starpu_data_handle_t ref_labels;  /* the reference's labels, read when match is set */
+  starpu_data_handle_t *labels_out; /* NULL, or receives mask's labels (the caller
+                                       unregisters them) */
+} wsisa_measure;
+
+int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                  starpu_data_handle_t ref, const wsisa_measure *m,
+                                  wsisa_err *e);
+
+/* The whole segmentation of one tile with one parameter set into `mask_out`
+ * (u8 0/255, registered by the caller). An empty mask when the background rule
+ * applies. */
+int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
+                                  starpu_data_handle_t mask_out, wsisa_err *e);
+
+/* The stain check (engine/workflow/stain.c) of one RGB u8 image: 0 when it is
+ * bright-field H&E or has too little tissue to say; else WSISA_EUSAGE with
+ * one line naming `name`, what was seen, and `override` (how to run it
+ * anyway). */
+int wsisa_stain_check_image(const wsisa_image *rgb, const char *name, const char *override,
+                            wsisa_err *e);
+
+/* ---- the feature stage ------------------------------------------------------ */
+
+/* Channel names in the order wsisa_workflow_channels_submit makes them: "h",
+ * "e", "grad" (Sobel magnitude of H), "fb_s<σ>" (filter bank on H, at
+ * WSISA_FILTER_BANK_DEFAULT_SCALES). */
+int wsisa_workflow_channel_count(void);
+const char *wsisa_workflow_channel_name(int channel);
+/* Submit the tile's channels (from its normalized RGB) into tile->channels;
+ * released with the tile. filter_bank_on_cpu pins the filter bank to CPU
+ * workers (its CPU and OpenCL versions agree only to rounding). */
+int wsisa_workflow_channels_submit(wsisa_tile_data *tile, int filter_bank_on_cpu,
+                                   wsisa_err *e);
+/* Columns of a feature row (WSISA_NF_ROW(tile channels) of them): the shape
+ * names, then <channel>_<statistic> ("h_mean", "grad_std", ...). Writes the
+ * name of column `col` into buf; -1 when col is out of range. */
+int wsisa_workflow_feature_column(int col, char *buf, size_t cap);
+/* The column named `name`, -1 when none is. */
+int wsisa_workflow_feature_find(const char *name);
+/* The first half of the per-run part: labels (i32, registered by the caller)
+ * = 4-connected objects of `mask` (the final size filter's connectivity), and
+ * `count` (vector of 1 uint64) their number. */
+int wsisa_workflow_objects_submit(starpu_data_handle_t mask, starpu_data_handle_t labels,
+                                  starpu_data_handle_t count, wsisa_err *e);
+/* The second half, once the count n > 0 is known: rows (vector of
+ * n × WSISA_NF_ROW(tile->nchannels) doubles) = the nuclei's features. */
+int wsisa_workflow_reduce_submit(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                 starpu_data_handle_t rows, wsisa_err *e);
+/* The second half for labels whose count n is known, waiting on the calling
+ * thread (never a worker): *rows (malloc'd, NULL when n is 0). */
+int wsisa_workflow_rows_compute(const wsisa_tile_data *tile, starpu_data_handle_t labels,
+                                size_t n, double **rows, wsisa_err *e);
+/* Both halves for one mask, waiting on the calling thread (never a worker):
+ * *rows (malloc'd, NULL when there is no nucleus) holds *n rows. */
+int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                                    double **rows, size_t *n, wsisa_err *e);
+
+/* ---- the task keys ---------------------------------------------------------- */
+
+/* The reuse-level task keys (WSISA_SEG_LEVELS per run) of runs given as rows
+ * of `nparams` values whose task level (1..7) `level` names per column: what
+ * reuse/ merges and the executor's peers agree on. */
+int wsisa_workflow_keys(const double *values, size_t nruns, size_t nparams, const int *level,
+                        uint64_t *keys);
+
+/* ---- the stain check's measures, summed over the tiles seen ------------------ */
+
+/* Colour-deconvolution measures of tissue pixels, summed over the tiles seen. */
+typedef struct wsisa__stain {
+  size_t tiles;
+  uint64_t pixels, tissue;  /* pixels seen; tissue: summed optical density >= 0.3 */
+  uint64_t outside;         /* tissue pixels with a clearly negative H or E amount */
+  double od_sum;            /* mean optical density per channel, summed per pixel */
+  double od_energy, residual_energy; /* |od|^2 and the residual amount^2, summed */
+  double h_sum, e_sum;      /* |H| and |E| amounts, summed */
+  int dark_background;      /* io's tissue detection took the slide as dark field */
+} wsisa__stain;
+
+/* Add the tissue pixels of an RGB u8 tile. */
+void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb);
+/* A few of the grid's tissue tiles, spread over the slide, and its background. */
+int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
+                        wsisa_err *e);
+/* 0 when what was seen is bright-field H&E (or too little tissue to say);
+ * else WSISA_EUSAGE with one line naming `name`, what was seen and
+ * `override`, how to run it anyway. */
+int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *override,
+                         wsisa_err *e);
+double wsisa__stain_mean_od(const wsisa__stain *st);
+double wsisa__stain_outside(const wsisa__stain *st);
+double wsisa__stain_residual(const wsisa__stain *st);
+double wsisa__stain_haematoxylin(const wsisa__stain *st);
+
+#endif
