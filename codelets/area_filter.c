@@ -3,7 +3,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(area_filter);
 
 struct area_filter_args {
   int conn, min_area, max_area;

@@ -2,7 +2,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(background);
 
 struct background_args {
   int blue, green, red;

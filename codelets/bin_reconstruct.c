@@ -3,7 +3,6 @@
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(bin_reconstruct);
 
 struct bin_reconstruct_args {
   int conn;

@@ -3,7 +3,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(color_transfer);
 
 static void color_transfer_cpu(void *buffers[], void *cl_arg) {
   (void)cl_arg;

@@ -3,7 +3,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(deconv);
 
 /* skimage's rgb_from_hed H and E rows, and their normalised cross product */
 const float wsisa_stains_he[9] = {0.65f,         0.70f,          0.29f,

@@ -4,7 +4,6 @@
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(fill_holes);
 
 struct fill_holes_args {
   int conn;

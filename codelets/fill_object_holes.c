@@ -6,7 +6,6 @@
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(fill_object_holes);
 
 struct fill_object_holes_args {
   int conn;

@@ -5,7 +5,6 @@
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(filter_bank);
 
 /* No padding, every member set: the perf model hashes its bytes. */
 struct filter_bank_args {

@@ -5,7 +5,6 @@
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(hmin);
 
 struct hmin_args {
   float h;

@@ -3,7 +3,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(lab2rgb);
 
 static void lab2rgb_cpu(void *buffers[], void *cl_arg) {
   (void)cl_arg;

@@ -3,7 +3,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(label);
 
 struct label_args {
   int conn;

@@ -2,7 +2,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(mask_logic);
 
 /* The kernels take the operation as this integer. */
 _Static_assert(WSISA_MASK_AND == 0 && WSISA_MASK_OR == 1 && WSISA_MASK_ANDNOT == 2,

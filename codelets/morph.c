@@ -4,7 +4,6 @@
 #include "codelets/cpu/cpu.h"
 #include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(morph);
 
 _Static_assert(WSISA_MORPH_ERODE == 0 && WSISA_MORPH_DILATE == 1 &&
                    WSISA_MORPH_OPEN == 2 && WSISA_MORPH_CLOSE == 3,

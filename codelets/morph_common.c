@@ -1,13 +1,6 @@
 /* Helpers shared by the morphology codelets (see morph_common.h). */
 #include "codelets/morph_common.h"
 
-int wsisa__check_conn(int conn) { return conn == 4 || conn == 8 ? 0 : WSISA_EUSAGE; }
-
-uint32_t wsisa__footprint_args(struct starpu_task *task) {
-  return starpu_hash_crc32c_be_n(task->cl_arg, task->cl_arg_size,
-                                 starpu_task_data_footprint(task));
-}
-
 wsisa__cl_matrix wsisa__cl_matrix_of(void *buffer) {
   wsisa__cl_matrix m = {
       (cl_mem)STARPU_MATRIX_GET_DEV_HANDLE(buffer),

@@ -6,14 +6,6 @@
 
 #include "codelets/codelets_private.h"
 
-/* 0 for conn 4 or 8, WSISA_EUSAGE otherwise. */
-int wsisa__check_conn(int conn);
-
-/* Perf-model footprint of the data sizes and the task's argument bytes: a
- * 19×19 opening and a 3×3 erosion of one tile keep separate histories. The
- * argument struct must have no padding (allocate it zeroed). */
-uint32_t wsisa__footprint_args(struct starpu_task *task);
-
 /* A matrix argument: buffer, byte offset, byte stride. */
 typedef struct wsisa__cl_matrix {
   cl_mem mem;

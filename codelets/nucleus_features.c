@@ -15,7 +15,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(nucleus_features);
 
 struct starpu_opencl_program wsisa__nucleus_features_program;
 

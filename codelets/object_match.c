@@ -7,7 +7,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(object_match);
 
 static void object_match_cpu(void *buffers[], void *cl_arg) {
   (void)cl_arg;

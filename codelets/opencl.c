@@ -55,6 +55,20 @@ void wsisa__cl_run_image(cl_kernel kernel, cl_command_queue queue, cl_uint *inde
   wsisa__cl_run(kernel, queue, 2, global, local);
 }
 
+void wsisa__cl_image(struct starpu_opencl_program *program, const char *name, void *shape,
+                     int n, const wsisa__cl_value *args) {
+  cl_kernel kernel;
+  cl_command_queue queue;
+  wsisa__cl_kernel(program, name, &kernel, &queue);
+  cl_uint arg = 0;
+  for (int i = 0; i < n; i++) {
+    if (args[i].matrix) wsisa__cl_arg_matrix(kernel, &arg, args[i].matrix);
+    else wsisa__cl_arg(kernel, &arg, args[i].size, args[i].value);
+  }
+  wsisa__cl_run_image(kernel, queue, &arg, shape);
+  starpu_opencl_release_kernel(kernel);
+}
+
 void wsisa__cl_reduce_rows(struct starpu_opencl_program *program, const char *rows,
                            const char *total, void *buffers[], int n, size_t row_bytes) {
   cl_kernel rows_kernel, total_kernel;

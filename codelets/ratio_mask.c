@@ -5,7 +5,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(ratio_mask);
 
 struct ratio_mask_args {
   int num_channel, den_channel;

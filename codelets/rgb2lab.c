@@ -2,7 +2,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(rgb2lab);
 
 static void rgb2lab_cpu(void *buffers[], void *cl_arg) {
   (void)cl_arg;

@@ -10,8 +10,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-extern struct starpu_codelet wsisa__separate_codelet, wsisa__final_size_codelet;
-extern struct starpu_perfmodel wsisa__separate_model, wsisa__final_size_model;
 
 struct object_args {
   int conn, min_size, max_size;

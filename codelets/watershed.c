@@ -4,7 +4,6 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(watershed);
 
 static void watershed_cpu(void *buffers[], void *cl_arg) {
   (void)cl_arg;
