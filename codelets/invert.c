@@ -8,12 +8,8 @@ struct invert_args {
   int channel;
 };
 
-static void invert_cpu(void *buffers[], void *cl_arg) {
-  const struct invert_args *a = cl_arg;
-  wsisa_image in = wsisa_image_from_buffer(buffers[0], WSISA_U8),
-              out = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  WSISA__KERNEL(wsisa_cpu_invert(&in, a->channel, &out));
-}
+WSISA__CPU_TASK(invert, struct invert_args,
+                wsisa_cpu_invert(WSISA__IMAGE(0, U8), a->channel, WSISA__IMAGE(1, U8)))
 
 static void invert_opencl(void *buffers[], void *cl_arg) {
   const struct invert_args *a = cl_arg;

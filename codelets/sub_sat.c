@@ -4,13 +4,9 @@
 
 WSISA__CODELET(sub_sat, 2, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_W);
 
-static void sub_sat_cpu(void *buffers[], void *cl_arg) {
-  (void)cl_arg;
-  wsisa_image a = wsisa_image_from_buffer(buffers[0], WSISA_U8),
-              b = wsisa_image_from_buffer(buffers[1], WSISA_U8),
-              out = wsisa_image_from_buffer(buffers[2], WSISA_U8);
-  WSISA__KERNEL(wsisa_cpu_sub_sat(&a, &b, &out));
-}
+WSISA__CPU_TASK(sub_sat, void,
+                wsisa_cpu_sub_sat(WSISA__IMAGE(0, U8), WSISA__IMAGE(1, U8),
+                                  WSISA__IMAGE(2, U8)))
 
 static void sub_sat_opencl(void *buffers[], void *cl_arg) {
   (void)cl_arg;

@@ -82,7 +82,8 @@ int wsisa__submit(struct starpu_codelet *codelet, const starpu_data_handle_t *h,
   STARPU_ASSERT(n == codelet->nbuffers);
   void *copy;
   if (copy_args(args, size, &copy)) return WSISA_ENOMEM;
-  int ret = copy ? INSERT(codelet, STARPU_DATA_ARRAY, (starpu_data_handle_t *)h, n, STARPU_CL_ARGS, copy, size, 0)
+  int ret = copy ? INSERT(codelet, STARPU_DATA_ARRAY, (starpu_data_handle_t *)h, n,
+                          STARPU_CL_ARGS, copy, size, 0)
                  : INSERT(codelet, STARPU_DATA_ARRAY, (starpu_data_handle_t *)h, n, 0);
   return ret ? WSISA_ERUNTIME : 0;
 }

@@ -8,12 +8,8 @@ struct threshold_args {
   int t;
 };
 
-static void threshold_cpu(void *buffers[], void *cl_arg) {
-  const struct threshold_args *a = cl_arg;
-  wsisa_image grey = wsisa_image_from_buffer(buffers[0], WSISA_U8),
-              mask = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  WSISA__KERNEL(wsisa_cpu_threshold(&grey, a->t, &mask));
-}
+WSISA__CPU_TASK(threshold, struct threshold_args,
+                wsisa_cpu_threshold(WSISA__IMAGE(0, U8), a->t, WSISA__IMAGE(1, U8)))
 
 static void threshold_opencl(void *buffers[], void *cl_arg) {
   const struct threshold_args *a = cl_arg;
