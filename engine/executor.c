@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/engine.h"
 #include "io/io.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codelets/cpu/cpu.h"
+#include "codelets/codelets.h"
 #include "engine/engine_private.h"
 #include "engine/engine.h"
 #include "io/study.h"

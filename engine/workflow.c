@@ -11,7 +11,6 @@
 #include <jansson.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/engine.h"
 #include "sa/sa.h"
 
