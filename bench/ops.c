@@ -14,7 +14,6 @@
 #include "bench/bench.h"
 #include "codelets/codelets.h"
 #include "cli/cli.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/workflow/workflow.h"
 #include "io/io.h"
 

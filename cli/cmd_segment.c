@@ -14,7 +14,6 @@
 #include <openslide/openslide.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "cli/cli.h"
 #include "cli/cmds.h"
 #include "engine/workflow/workflow.h"

@@ -96,6 +96,28 @@ if(IS_DIRECTORY ${SOURCE_DIR}/engine)
     endforeach()
   endforeach()
 endif()
+# codelets/: codelets.h is its one public header. Outside codelets/, no file
+# includes its kernels' header or anything else of codelets/cpu/ (what the
+# rest of the program may use of them, codelets.h publishes); inside,
+# codelets/ocl/ (the OpenCL plumbing) includes nothing of codelets/ outside
+# itself, so the plumbing knows no operation.
+set(codelets_users "")
+foreach(dir ${folders})
+  file(GLOB_RECURSE found RELATIVE ${SOURCE_DIR}
+       ${SOURCE_DIR}/${dir}/*.c ${SOURCE_DIR}/${dir}/*.h ${SOURCE_DIR}/${dir}/*.cpp)
+  list(APPEND codelets_users ${found})
+endforeach()
+foreach(f ${codelets_users})
+  file(STRINGS ${SOURCE_DIR}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"codelets/")
+  foreach(line ${lines})
+    string(REGEX REPLACE ".*\"(codelets/[^\"]+)\".*" "\\1" header "${line}")
+    if(NOT f MATCHES "^codelets/" AND header MATCHES "^codelets/cpu/")
+      string(APPEND problems "\n  ${f}: includes ${header}: outside codelets/, include codelets/codelets.h")
+    elseif(f MATCHES "^codelets/ocl/" AND NOT header MATCHES "^codelets/ocl/")
+      string(APPEND problems "\n  ${f}: includes ${header}: codelets/ocl/ uses nothing of codelets/ above it")
+    endif()
+  endforeach()
+endforeach()
 
 if(problems)
   message(FATAL_ERROR "layer check failed:${problems}")

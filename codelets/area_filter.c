@@ -3,20 +3,15 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(area_filter);
+WSISA__CODELET(area_filter, 1, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct area_filter_args {
   int conn, min_area, max_area;
 };
 
-static void area_filter_cpu(void *buffers[], void *cl_arg) {
-  const struct area_filter_args *a = cl_arg;
-  wsisa_image mask = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image out = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  int rc = wsisa_cpu_area_filter(&mask, a->conn, a->min_area, a->max_area, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(area_filter, struct area_filter_args,
+                wsisa_cpu_area_filter(WSISA__IMAGE(0, U8), a->conn, a->min_area,
+                                      a->max_area, WSISA__IMAGE(1, U8)))
 
 static void area_filter_opencl(void *buffers[], void *cl_arg) {
   const struct area_filter_args *a = cl_arg;
@@ -51,30 +46,9 @@ static void area_filter_opencl(void *buffers[], void *cl_arg) {
   clReleaseMemObject(lab);
 }
 
-struct starpu_opencl_program wsisa__area_filter_program;
-
-struct starpu_perfmodel wsisa__area_filter_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_area_filter_v1",
-};
-
-struct starpu_codelet wsisa__area_filter_codelet = {
-    .name = "area_filter",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {area_filter_cpu},
-    .opencl_funcs = {area_filter_opencl},
-    .nbuffers = 2,
-    .modes = {STARPU_R, STARPU_W},
-    .model = &wsisa__area_filter_model,
-};
-
 int wsisa_submit_area_filter(starpu_data_handle_t mask, starpu_data_handle_t out,
                              int conn, int min_area, int max_area) {
   if (conn != 4 && conn != 8) return WSISA_EUSAGE;
-  struct area_filter_args *a = malloc(sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  *a = (struct area_filter_args){conn, min_area, max_area};
-  int ret = WSISA__INSERT(&wsisa__area_filter_codelet, STARPU_R, mask, STARPU_W, out,
-                          STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct area_filter_args a = {conn, min_area, max_area};
+  return WSISA__SUBMIT(area_filter, &a, sizeof a, mask, out);
 }

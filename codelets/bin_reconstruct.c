@@ -1,23 +1,16 @@
 /* Codelet: binary reconstruction, u8 0/255 (docs/workflow.md levels 1 and 5). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
-#include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(bin_reconstruct);
+WSISA__CODELET(bin_reconstruct, 2, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
 
 struct bin_reconstruct_args {
   int conn;
 };
 
-static void bin_reconstruct_cpu(void *buffers[], void *cl_arg) {
-  const struct bin_reconstruct_args *a = cl_arg;
-  wsisa_image seed = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image mask = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  wsisa_image out = wsisa_image_from_buffer(buffers[2], WSISA_U8);
-  int rc = wsisa_cpu_bin_reconstruct(&seed, &mask, a->conn, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(bin_reconstruct, struct bin_reconstruct_args,
+                wsisa_cpu_bin_reconstruct(WSISA__IMAGE(0, U8), WSISA__IMAGE(1, U8), a->conn,
+                                          WSISA__IMAGE(2, U8)))
 
 static void bin_reconstruct_opencl(void *buffers[], void *cl_arg) {
   const struct bin_reconstruct_args *a = cl_arg;
@@ -41,34 +34,12 @@ static void bin_reconstruct_opencl(void *buffers[], void *cl_arg) {
   clReleaseMemObject(bin.mem);
 }
 
-struct starpu_opencl_program wsisa__bin_reconstruct_program;
-
-struct starpu_perfmodel wsisa__bin_reconstruct_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_bin_reconstruct_v2",
-    .footprint = wsisa__footprint_args,
-};
-
-struct starpu_codelet wsisa__bin_reconstruct_codelet = {
-    .name = "bin_reconstruct",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {bin_reconstruct_cpu},
-    .opencl_funcs = {bin_reconstruct_opencl},
-    .nbuffers = 3,
-    .modes = {STARPU_R, STARPU_R, STARPU_W},
-    .model = &wsisa__bin_reconstruct_model,
-};
-
 int wsisa_submit_bin_reconstruct(starpu_data_handle_t seed, starpu_data_handle_t mask,
                                  starpu_data_handle_t out, int conn) {
   const starpu_data_handle_t h[] = {seed, mask, out};
   const size_t elem[] = {1, 1, 1};
   if (wsisa__check_conn(conn)) return WSISA_EUSAGE;
   if (wsisa__check_matrices(3, h, elem)) return WSISA_EINTERNAL;
-  struct bin_reconstruct_args *a = calloc(1, sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->conn = conn;
-  int ret = WSISA__INSERT(&wsisa__bin_reconstruct_codelet, STARPU_R, seed, STARPU_R, mask,
-                          STARPU_W, out, STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct bin_reconstruct_args a = {.conn = conn};
+  return WSISA__SUBMIT(bin_reconstruct, &a, sizeof a, seed, mask, out);
 }

@@ -1,11 +1,16 @@
 /* codelets: the fine-grain image operations as StarPU codelets (CPU + OpenCL),
  * the registry table that drives program loading and listing, and the helpers
- * that register images as StarPU data. */
+ * that register images as StarPU data. The one header of codelets/ for the
+ * rest of the program: with it come the layouts and host functions of the
+ * kernels that callers use (codelets/cpu/published.h: statistics vector,
+ * feature-row columns, object store, match fields and metrics, stain
+ * constants). */
 #ifndef WSISA_CODELETS_H
 #define WSISA_CODELETS_H
 
 #include <starpu.h>
 
+#include "codelets/cpu/published.h"
 #include "core/core.h"
 
 /* One row per operation (codelets/registry.c). */
@@ -41,7 +46,7 @@ uint32_t wsisa_codelets_where(void);
  * hands it to `fn` instead of submitting it, then destroys it; nothing runs
  * and no data is touched. The caller learns which codelets a piece of the
  * workflow submits, with the data, arguments and footprints StarPU's
- * performance models see (engine/estimate.c). Set it, and clear it with NULL,
+ * performance models see (engine/estimate/costs.c). Set it, and clear it with NULL,
  * on the submitting thread while no other thread submits. */
 typedef void (*wsisa_codelets_recorder)(void *ctx, struct starpu_task *task);
 void wsisa_codelets_record(wsisa_codelets_recorder fn, void *ctx);
@@ -171,7 +176,6 @@ int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t marker
  * separate: out(u8) = level 6's separated nuclei from mask(u8: components >=
  * min_size_pl, dilated) and the tile's normalized rgb(u8x3).
  * final_size: out(u8) = level 7's final mask from the separated mask. */
-typedef struct wsisa_object_store wsisa_object_store;
 int wsisa_submit_separate(starpu_data_handle_t rgb, starpu_data_handle_t mask,
                           starpu_data_handle_t out, int watershed_conn,
                           wsisa_object_store *store);
@@ -184,7 +188,7 @@ int wsisa_submit_final_size(starpu_data_handle_t mask, starpu_data_handle_t out,
 int wsisa_submit_count_labels(starpu_data_handle_t labels, starpu_data_handle_t count);
 
 /* ---- features, nucleus half: the per-nucleus reduction -------------------- */
-/* rows (vector of n × WSISA_NF_ROW(nchannels) doubles, codelets/cpu/cpu.h) =
+/* rows (vector of n × WSISA_NF_ROW(nchannels) doubles, codelets/cpu/published.h) =
  * shape and per-channel statistics of objects 1..n of the canonical label
  * image labels (i32); channels are f32 of the labels' shape. n is the object
  * count (wsisa_submit_count_labels), known before `rows` is registered; with
@@ -194,7 +198,7 @@ int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
                                   const starpu_data_handle_t *channels, int nchannels,
                                   starpu_data_handle_t rows);
 /* study metrics: sums = vector of WSISA_MATCH_FIELDS uint64, the fields of
- * wsisa_match_field (codelets/cpu/cpu.h) for run_labels against ref_labels
+ * wsisa_match_field (codelets/cpu/published.h) for run_labels against ref_labels
  * (canonical i32): object Dice sums, TP/FP/FN at IoU >= 0.5, AJI sums. A
  * slide's are the sums of its tiles'; wsisa_object_metrics_of turns them into
  * object Dice, precision, recall, F1 and AJI. */

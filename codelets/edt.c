@@ -3,16 +3,9 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(edt);
+WSISA__CODELET(edt, 2, WSISA__PLAIN, STARPU_R, STARPU_W);
 
-static void edt_cpu(void *buffers[], void *cl_arg) {
-  (void)cl_arg;
-  wsisa_image mask = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image dist = wsisa_image_from_buffer(buffers[1], WSISA_F32);
-  int rc = wsisa_cpu_edt(&mask, &dist);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(edt, void, wsisa_cpu_edt(WSISA__IMAGE(0, U8), WSISA__IMAGE(1, F32)))
 
 static void edt_opencl(void *buffers[], void *cl_arg) {
   (void)cl_arg;
@@ -47,28 +40,9 @@ static void edt_opencl(void *buffers[], void *cl_arg) {
   clReleaseMemObject(t);
 }
 
-struct starpu_opencl_program wsisa__edt_program;
-
-struct starpu_perfmodel wsisa__edt_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_edt_v2",
-};
-
-struct starpu_codelet wsisa__edt_codelet = {
-    .name = "edt",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {edt_cpu},
-    .opencl_funcs = {edt_opencl},
-    .nbuffers = 2,
-    .modes = {STARPU_R, STARPU_W},
-    .model = &wsisa__edt_model,
-};
-
 int wsisa_submit_edt(starpu_data_handle_t mask, starpu_data_handle_t dist) {
   if (starpu_matrix_get_nx(mask) > WSISA_EDT_MAX_SIDE ||
       starpu_matrix_get_ny(mask) > WSISA_EDT_MAX_SIDE)
     return WSISA_EUSAGE;
-  return WSISA__INSERT(&wsisa__edt_codelet, STARPU_R, mask, STARPU_W, dist, 0)
-             ? WSISA_ERUNTIME
-             : 0;
+  return WSISA__SUBMIT(edt, NULL, 0, mask, dist);
 }

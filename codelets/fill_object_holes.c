@@ -4,22 +4,16 @@
 
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
-#include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(fill_object_holes);
+WSISA__CODELET(fill_object_holes, 1, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct fill_object_holes_args {
   int conn;
 };
 
-static void fill_object_holes_cpu(void *buffers[], void *cl_arg) {
-  const struct fill_object_holes_args *a = cl_arg;
-  wsisa_image mask = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image out = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  int rc = wsisa_cpu_fill_object_holes(&mask, a->conn, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(fill_object_holes, struct fill_object_holes_args,
+                wsisa_cpu_fill_object_holes(WSISA__IMAGE(0, U8), a->conn,
+                                            WSISA__IMAGE(1, U8)))
 
 static void fill_object_holes_opencl(void *buffers[], void *cl_arg) {
   const struct fill_object_holes_args *a = cl_arg;
@@ -66,24 +60,6 @@ static void fill_object_holes_opencl(void *buffers[], void *cl_arg) {
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) clReleaseMemObject(all[i]);
 }
 
-struct starpu_opencl_program wsisa__fill_object_holes_program;
-
-struct starpu_perfmodel wsisa__fill_object_holes_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_fill_object_holes_v1",
-    .footprint = wsisa__footprint_args,
-};
-
-struct starpu_codelet wsisa__fill_object_holes_codelet = {
-    .name = "fill_object_holes",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {fill_object_holes_cpu},
-    .opencl_funcs = {fill_object_holes_opencl},
-    .nbuffers = 2,
-    .modes = {STARPU_R, STARPU_W},
-    .model = &wsisa__fill_object_holes_model,
-};
-
 int wsisa_submit_fill_object_holes(starpu_data_handle_t mask, starpu_data_handle_t out,
                                    int conn) {
   const starpu_data_handle_t h[] = {mask, out};
@@ -92,10 +68,6 @@ int wsisa_submit_fill_object_holes(starpu_data_handle_t mask, starpu_data_handle
   if (wsisa__check_matrices(2, h, elem) || starpu_matrix_get_nx(mask) > 65535 ||
       starpu_matrix_get_ny(mask) > 65535)
     return WSISA_EINTERNAL;
-  struct fill_object_holes_args *a = calloc(1, sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->conn = conn;
-  int ret = WSISA__INSERT(&wsisa__fill_object_holes_codelet, STARPU_R, mask, STARPU_W, out,
-                          STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct fill_object_holes_args a = {.conn = conn};
+  return WSISA__SUBMIT(fill_object_holes, &a, sizeof a, mask, out);
 }

@@ -3,9 +3,9 @@
  * the same sampled kernel on OpenCL; the two agree to float rounding. */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
-#include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(filter_bank);
+/* the cost grows with the σ (OpenCL) and the count of scales */
+WSISA__CODELET_ANY(filter_bank, 1, WSISA__BY_ARGS);
 
 /* No padding, every member set: the perf model hashes its bytes. */
 struct filter_bank_args {
@@ -21,9 +21,7 @@ static void filter_bank_cpu(void *buffers[], void *cl_arg) {
     views[s] = wsisa_image_from_buffer(buffers[1 + s], WSISA_F32);
     out[s] = &views[s];
   }
-  int rc = wsisa_cpu_filter_bank(&in, a->sigmas, a->nscales, out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
+  WSISA__KERNEL(wsisa_cpu_filter_bank(&in, a->sigmas, a->nscales, out));
 }
 
 static void filter_bank_opencl(void *buffers[], void *cl_arg) {
@@ -62,24 +60,6 @@ static void filter_bank_opencl(void *buffers[], void *cl_arg) {
   starpu_opencl_release_kernel(cols);
 }
 
-struct starpu_opencl_program wsisa__filter_bank_program;
-
-struct starpu_perfmodel wsisa__filter_bank_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_filter_bank_v1",
-    /* the cost grows with the σ (OpenCL) and the count of scales */
-    .footprint = wsisa__footprint_args,
-};
-
-struct starpu_codelet wsisa__filter_bank_codelet = {
-    .name = "filter_bank",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {filter_bank_cpu},
-    .opencl_funcs = {filter_bank_opencl},
-    .nbuffers = STARPU_VARIABLE_NBUFFERS,
-    .model = &wsisa__filter_bank_model,
-};
-
 int wsisa_submit_filter_bank(starpu_data_handle_t in, const float *sigmas, int nscales,
                              starpu_data_handle_t *out) {
   if (nscales < 1 || nscales > WSISA_FILTER_BANK_MAX_SCALES || !sigmas) return WSISA_EUSAGE;
@@ -95,11 +75,7 @@ int wsisa_submit_filter_bank(starpu_data_handle_t in, const float *sigmas, int n
     descr[i].mode = i ? STARPU_W : STARPU_R;
   }
   if (wsisa__check_matrices(1 + nscales, handles, elemsize)) return WSISA_EINTERNAL;
-  struct filter_bank_args *a = malloc(sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->nscales = nscales;
-  for (int s = 0; s < WSISA_FILTER_BANK_MAX_SCALES; s++) a->sigmas[s] = s < nscales ? sigmas[s] : 0;
-  int ret = WSISA__INSERT(&wsisa__filter_bank_codelet, STARPU_DATA_MODE_ARRAY, descr,
-                          1 + nscales, STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  struct filter_bank_args a = {.nscales = nscales};
+  for (int s = 0; s < nscales; s++) a.sigmas[s] = sigmas[s];
+  return wsisa__submit_descr(&wsisa__filter_bank_codelet, descr, 1 + nscales, &a, sizeof a);
 }

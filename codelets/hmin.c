@@ -3,23 +3,16 @@
 
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
-#include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(hmin);
+WSISA__CODELET(hmin, 2, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct hmin_args {
   float h;
   int conn;
 };
 
-static void hmin_cpu(void *buffers[], void *cl_arg) {
-  const struct hmin_args *a = cl_arg;
-  wsisa_image in = wsisa_image_from_buffer(buffers[0], WSISA_F32);
-  wsisa_image out = wsisa_image_from_buffer(buffers[1], WSISA_F32);
-  int rc = wsisa_cpu_hmin(&in, a->h, a->conn, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(hmin, struct hmin_args,
+                wsisa_cpu_hmin(WSISA__IMAGE(0, F32), a->h, a->conn, WSISA__IMAGE(1, F32)))
 
 static void hmin_opencl(void *buffers[], void *cl_arg) {
   const struct hmin_args *a = cl_arg;
@@ -49,34 +42,11 @@ static void hmin_opencl(void *buffers[], void *cl_arg) {
   clReleaseMemObject(mask.mem);
 }
 
-struct starpu_opencl_program wsisa__hmin_program;
-
-struct starpu_perfmodel wsisa__hmin_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_hmin_v2",
-    .footprint = wsisa__footprint_args,
-};
-
-struct starpu_codelet wsisa__hmin_codelet = {
-    .name = "hmin",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {hmin_cpu},
-    .opencl_funcs = {hmin_opencl},
-    .nbuffers = 2,
-    .modes = {STARPU_R, STARPU_W},
-    .model = &wsisa__hmin_model,
-};
-
 int wsisa_submit_hmin(starpu_data_handle_t in, starpu_data_handle_t out, float h, int conn) {
   const starpu_data_handle_t hs[] = {in, out};
   const size_t elem[] = {4, 4};
   if (!(h >= 0) || isinf(h) || wsisa__check_conn(conn)) return WSISA_EUSAGE;
   if (wsisa__check_matrices(2, hs, elem)) return WSISA_EINTERNAL;
-  struct hmin_args *a = calloc(1, sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->h = h;
-  a->conn = conn;
-  int ret = WSISA__INSERT(&wsisa__hmin_codelet, STARPU_R, in, STARPU_W, out, STARPU_CL_ARGS,
-                          a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct hmin_args a = {.h = h, .conn = conn};
+  return WSISA__SUBMIT(hmin, &a, sizeof a, in, out);
 }

@@ -3,20 +3,14 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(label);
+WSISA__CODELET(label, 1, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct label_args {
   int conn;
 };
 
-static void label_cpu(void *buffers[], void *cl_arg) {
-  const struct label_args *a = cl_arg;
-  wsisa_image mask = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image labels = wsisa_image_from_buffer(buffers[1], WSISA_I32);
-  int rc = wsisa_cpu_label(&mask, a->conn, &labels);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(label, struct label_args,
+                wsisa_cpu_label(WSISA__IMAGE(0, U8), a->conn, WSISA__IMAGE(1, I32)))
 
 cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn, int off) {
   const size_t width = STARPU_MATRIX_GET_NX(mask_buffer);
@@ -98,29 +92,8 @@ static void label_opencl(void *buffers[], void *cl_arg) {
   clReleaseMemObject(lab);
 }
 
-struct starpu_opencl_program wsisa__label_program;
-
-struct starpu_perfmodel wsisa__label_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_label_v1",
-};
-
-struct starpu_codelet wsisa__label_codelet = {
-    .name = "label",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {label_cpu},
-    .opencl_funcs = {label_opencl},
-    .nbuffers = 2,
-    .modes = {STARPU_R, STARPU_W},
-    .model = &wsisa__label_model,
-};
-
 int wsisa_submit_label(starpu_data_handle_t mask, starpu_data_handle_t labels, int conn) {
   if (conn != 4 && conn != 8) return WSISA_EUSAGE;
-  struct label_args *a = malloc(sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->conn = conn;
-  int ret = WSISA__INSERT(&wsisa__label_codelet, STARPU_R, mask, STARPU_W, labels,
-                          STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct label_args a = {.conn = conn};
+  return WSISA__SUBMIT(label, &a, sizeof a, mask, labels);
 }

@@ -2,7 +2,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(mask_logic);
+WSISA__CODELET(mask_logic, 2, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_W);
 
 /* The kernels take the operation as this integer. */
 _Static_assert(WSISA_MASK_AND == 0 && WSISA_MASK_OR == 1 && WSISA_MASK_ANDNOT == 2,
@@ -12,47 +12,16 @@ struct mask_logic_args {
   int op;
 };
 
-static void mask_logic_cpu(void *buffers[], void *cl_arg) {
-  const struct mask_logic_args *a = cl_arg;
-  wsisa_image in_a = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image in_b = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  wsisa_image out = wsisa_image_from_buffer(buffers[2], WSISA_U8);
-  int rc = wsisa_cpu_mask_logic(&in_a, &in_b, a->op, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(mask_logic, struct mask_logic_args,
+                wsisa_cpu_mask_logic(WSISA__IMAGE(0, U8), WSISA__IMAGE(1, U8), a->op,
+                                     WSISA__IMAGE(2, U8)))
 
 static void mask_logic_opencl(void *buffers[], void *cl_arg) {
   const struct mask_logic_args *a = cl_arg;
-  cl_kernel kernel;
-  cl_command_queue queue;
-  wsisa__cl_kernel(&wsisa__mask_logic_program, "wsisa_mask_logic", &kernel, &queue);
   cl_int op = a->op;
-  cl_uint arg = 0;
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[0]);
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[1]);
-  wsisa__cl_arg(kernel, &arg, sizeof op, &op);
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[2]);
-  wsisa__cl_run_image(kernel, queue, &arg, buffers[0]);
-  starpu_opencl_release_kernel(kernel);
+  WSISA__CL_IMAGE(mask_logic, "wsisa_mask_logic", buffers[0], WSISA__CL_MAT(buffers[0]),
+                  WSISA__CL_MAT(buffers[1]), WSISA__CL_VAL(op), WSISA__CL_MAT(buffers[2]));
 }
-
-struct starpu_opencl_program wsisa__mask_logic_program;
-
-struct starpu_perfmodel wsisa__mask_logic_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_mask_logic_v2",
-};
-
-struct starpu_codelet wsisa__mask_logic_codelet = {
-    .name = "mask_logic",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {mask_logic_cpu},
-    .opencl_funcs = {mask_logic_opencl},
-    .nbuffers = 3,
-    .modes = {STARPU_R, STARPU_R, STARPU_W},
-    .model = &wsisa__mask_logic_model,
-};
 
 int wsisa_submit_mask_logic(starpu_data_handle_t a, starpu_data_handle_t b,
                             starpu_data_handle_t out, wsisa_mask_op op) {
@@ -60,10 +29,6 @@ int wsisa_submit_mask_logic(starpu_data_handle_t a, starpu_data_handle_t b,
     return WSISA_EINTERNAL;
   if (op != WSISA_MASK_AND && op != WSISA_MASK_OR && op != WSISA_MASK_ANDNOT)
     return WSISA_EUSAGE;
-  struct mask_logic_args *args = malloc(sizeof *args);
-  if (!args) return WSISA_ENOMEM;
-  args->op = (int)op;
-  int ret = WSISA__INSERT(&wsisa__mask_logic_codelet, STARPU_R, a, STARPU_R, b, STARPU_W,
-                          out, STARPU_CL_ARGS, args, sizeof *args, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct mask_logic_args args = {.op = (int)op};
+  return WSISA__SUBMIT(mask_logic, &args, sizeof args, a, b, out);
 }

@@ -3,17 +3,11 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(masked_stats);
+WSISA__CODELET(masked_stats, 1, WSISA__FP64, STARPU_R, STARPU_R, STARPU_W);
 
-static void masked_stats_cpu(void *buffers[], void *cl_arg) {
-  (void)cl_arg;
-  wsisa_image lab = wsisa_image_from_buffer(buffers[0], WSISA_F32);
-  wsisa_image mask = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  double *stats = (double *)STARPU_VECTOR_GET_PTR(buffers[2]);
-  int rc = wsisa_cpu_masked_stats(&lab, &mask, stats);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(masked_stats, void,
+                wsisa_cpu_masked_stats(WSISA__IMAGE(0, F32), WSISA__IMAGE(1, U8),
+                                       WSISA__VECTOR(2, double)))
 
 /* Row sums, then their total, twice (mean first, deviations second): the
  * summation order of the CPU kernel, so the bits match. */
@@ -53,31 +47,11 @@ static void masked_stats_opencl(void *buffers[], void *cl_arg) {
   starpu_opencl_release_kernel(total_kernel);
 }
 
-struct starpu_opencl_program wsisa__masked_stats_program;
-
-struct starpu_perfmodel wsisa__masked_stats_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_masked_stats_v1",
-};
-
-struct starpu_codelet wsisa__masked_stats_codelet = {
-    .name = "masked_stats",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .can_execute = wsisa__can_execute_fp64,
-    .cpu_funcs = {masked_stats_cpu},
-    .opencl_funcs = {masked_stats_opencl},
-    .nbuffers = 3,
-    .modes = {STARPU_R, STARPU_R, STARPU_W},
-    .model = &wsisa__masked_stats_model,
-};
-
 int wsisa_submit_masked_stats(starpu_data_handle_t lab, starpu_data_handle_t mask,
                               starpu_data_handle_t stats) {
   if (wsisa__check_matrices(2, (starpu_data_handle_t[]){lab, mask},
                             (size_t[]){3 * sizeof(float), 1}) ||
       wsisa__check_vector(stats, WSISA_STATS_N, sizeof(double)))
     return WSISA_EINTERNAL;
-  int ret = WSISA__INSERT(&wsisa__masked_stats_codelet, STARPU_R, lab, STARPU_R, mask,
-                          STARPU_W, stats, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  return WSISA__SUBMIT(masked_stats, NULL, 0, lab, mask, stats);
 }

@@ -2,9 +2,8 @@
  * elliptic structuring element (docs/workflow.md levels 2, 5, 6). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
-#include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(morph);
+WSISA__CODELET(morph, 1, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 _Static_assert(WSISA_MORPH_ERODE == 0 && WSISA_MORPH_DILATE == 1 &&
                    WSISA_MORPH_OPEN == 2 && WSISA_MORPH_CLOSE == 3,
@@ -15,14 +14,9 @@ struct morph_args {
   int se_size;
 };
 
-static void morph_cpu(void *buffers[], void *cl_arg) {
-  const struct morph_args *a = cl_arg;
-  wsisa_image in = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image out = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  int rc = wsisa_cpu_morph(&in, a->op, a->se_size, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(morph, struct morph_args,
+                wsisa_cpu_morph(WSISA__IMAGE(0, U8), a->op, a->se_size,
+                                WSISA__IMAGE(1, U8)))
 
 /* One erosion or dilation: the segments pass into `segs`, then the rows pass. */
 static void erode_dilate_cl(void *shape, wsisa__cl_matrix src,
@@ -89,24 +83,6 @@ static void morph_opencl(void *buffers[], void *cl_arg) {
   clReleaseMemObject(lens_buf);
 }
 
-struct starpu_opencl_program wsisa__morph_program;
-
-struct starpu_perfmodel wsisa__morph_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_morph_v1",
-    .footprint = wsisa__footprint_args,
-};
-
-struct starpu_codelet wsisa__morph_codelet = {
-    .name = "morph",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {morph_cpu},
-    .opencl_funcs = {morph_opencl},
-    .nbuffers = 2,
-    .modes = {STARPU_R, STARPU_W},
-    .model = &wsisa__morph_model,
-};
-
 int wsisa_submit_morph(starpu_data_handle_t in, starpu_data_handle_t out,
                        wsisa_morph_op op, int se_size) {
   const starpu_data_handle_t h[] = {in, out};
@@ -115,11 +91,6 @@ int wsisa_submit_morph(starpu_data_handle_t in, starpu_data_handle_t out,
       se_size > WSISA_CPU_SE_MAX || se_size % 2 == 0)
     return WSISA_EUSAGE;
   if (wsisa__check_matrices(2, h, elem)) return WSISA_EINTERNAL;
-  struct morph_args *a = calloc(1, sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->op = (int)op;
-  a->se_size = se_size;
-  int ret = WSISA__INSERT(&wsisa__morph_codelet, STARPU_R, in, STARPU_W, out,
-                          STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct morph_args a = {.op = (int)op, .se_size = se_size};
+  return WSISA__SUBMIT(morph, &a, sizeof a, in, out);
 }

@@ -15,9 +15,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(nucleus_features);
-
-struct starpu_opencl_program wsisa__nucleus_features_program;
+WSISA__CODELET_ANY(nucleus_features, 2, WSISA__FP64);
 
 typedef struct nucleus_features_args {
   int nchannels;
@@ -34,10 +32,8 @@ static void nucleus_features_cpu(void *buffers[], void *cl_arg) {
   }
   void *out = buffers[1 + a->nchannels];
   int32_t n = (int32_t)(STARPU_VECTOR_GET_NX(out) / WSISA_NF_ROW(a->nchannels));
-  int rc = wsisa_cpu_nucleus_features(&labels, n, views, a->nchannels,
-                                      (double *)STARPU_VECTOR_GET_PTR(out));
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
+  WSISA__KERNEL(wsisa_cpu_nucleus_features(&labels, n, views, a->nchannels,
+                                           (double *)STARPU_VECTOR_GET_PTR(out)));
 }
 
 static void download(cl_command_queue queue, cl_mem m, size_t bytes, void *host) {
@@ -134,7 +130,8 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   wsisa__cl_run_image(k[K_BORDER], queue, &arg, lab);
   run_rows(k[K_ROWS], queue, lab, 5, (cl_mem[]){d_border, d_first, d_lo, d_ri, d_rl});
   arg = 0;
-  buffer_args(k[K_OBJECTS], &arg, 7, (cl_mem[]){d_first, d_lo, d_hi, d_ri, d_rl, d_roff, d_sums});
+  buffer_args(k[K_OBJECTS], &arg, 7,
+              (cl_mem[]){d_first, d_lo, d_hi, d_ri, d_rl, d_roff, d_sums});
   wsisa__cl_arg(k[K_OBJECTS], &arg, sizeof n, &n);
   wsisa__cl_run(k[K_OBJECTS], queue, 1, &objects_range, NULL);
   download(queue, d_sums, (size_t)n * sizeof *sums, sums);
@@ -197,21 +194,6 @@ static void nucleus_features_opencl(void *buffers[], void *cl_arg) {
   free(rows);
 }
 
-struct starpu_perfmodel wsisa__nucleus_features_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_nucleus_features_v2",
-};
-
-struct starpu_codelet wsisa__nucleus_features_codelet = {
-    .name = "nucleus_features",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {nucleus_features_cpu},
-    .opencl_funcs = {nucleus_features_opencl},
-    .can_execute = wsisa__can_execute_fp64,
-    .nbuffers = STARPU_VARIABLE_NBUFFERS,
-    .model = &wsisa__nucleus_features_model,
-};
-
 int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
                                   const starpu_data_handle_t *channels, int nchannels,
                                   starpu_data_handle_t rows) {
@@ -235,10 +217,7 @@ int wsisa_submit_nucleus_features(starpu_data_handle_t labels,
     return WSISA_EINTERNAL;
   /* no object, nothing to write (and no zero-size buffer for a device) */
   if (starpu_vector_get_nx(rows) == 0) return 0;
-  nucleus_features_args *args = malloc(sizeof *args);
-  if (!args) return WSISA_ENOMEM;
-  args->nchannels = nchannels;
-  int ret = WSISA__INSERT(&wsisa__nucleus_features_codelet, STARPU_DATA_MODE_ARRAY, descr,
-                          2 + nchannels, STARPU_CL_ARGS, args, sizeof *args, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const nucleus_features_args a = {nchannels};
+  return wsisa__submit_descr(&wsisa__nucleus_features_codelet, descr, 2 + nchannels, &a,
+                             sizeof a);
 }

@@ -7,17 +7,14 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(object_match);
+static int object_match_can_execute(unsigned workerid, struct starpu_task *task,
+                                    unsigned nimpl);
+#define OPTIONS NULL, object_match_can_execute
+WSISA__CODELET(object_match, 2, OPTIONS, STARPU_R, STARPU_R, STARPU_W);
 
-static void object_match_cpu(void *buffers[], void *cl_arg) {
-  (void)cl_arg;
-  wsisa_image ref = wsisa_image_from_buffer(buffers[0], WSISA_I32);
-  wsisa_image run = wsisa_image_from_buffer(buffers[1], WSISA_I32);
-  uint64_t *sums = (uint64_t *)STARPU_VECTOR_GET_PTR(buffers[2]);
-  int rc = wsisa_cpu_object_match(&ref, &run, sums);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(object_match, void,
+                wsisa_cpu_object_match(WSISA__IMAGE(0, I32), WSISA__IMAGE(1, I32),
+                                       WSISA__VECTOR(2, uint64_t)))
 
 static void object_match_opencl(void *buffers[], void *cl_arg) {
   (void)cl_arg;
@@ -117,29 +114,12 @@ static void object_match_opencl(void *buffers[], void *cl_arg) {
 }
 
 /* The device must offer what the kernels' #if asks for. */
-static int object_match_can_execute(unsigned workerid, struct starpu_task *task, unsigned nimpl) {
+static int object_match_can_execute(unsigned workerid, struct starpu_task *task,
+                                    unsigned nimpl) {
   return wsisa__can_execute_fp64(workerid, task, nimpl) &&
          wsisa__cl_worker_has(workerid, "cl_khr_int64_base_atomics") &&
          wsisa__cl_worker_has(workerid, "cl_khr_int64_extended_atomics");
 }
-
-struct starpu_opencl_program wsisa__object_match_program;
-
-struct starpu_perfmodel wsisa__object_match_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_object_match_v2",
-};
-
-struct starpu_codelet wsisa__object_match_codelet = {
-    .name = "object_match",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {object_match_cpu},
-    .opencl_funcs = {object_match_opencl},
-    .can_execute = object_match_can_execute,
-    .nbuffers = 3,
-    .modes = {STARPU_R, STARPU_R, STARPU_W},
-    .model = &wsisa__object_match_model,
-};
 
 int wsisa_submit_object_match(starpu_data_handle_t ref_labels, starpu_data_handle_t run_labels,
                               starpu_data_handle_t sums) {
@@ -147,7 +127,5 @@ int wsisa_submit_object_match(starpu_data_handle_t ref_labels, starpu_data_handl
                             (size_t[]){4, 4}) ||
       wsisa__check_vector(sums, WSISA_MATCH_FIELDS, sizeof(uint64_t)))
     return WSISA_EINTERNAL;
-  int ret = WSISA__INSERT(&wsisa__object_match_codelet, STARPU_R, ref_labels, STARPU_R,
-                          run_labels, STARPU_W, sums, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  return WSISA__SUBMIT(object_match, NULL, 0, ref_labels, run_labels, sums);
 }

@@ -2,9 +2,8 @@
  * (docs/workflow.md level 2). The pixel type follows the handles' element size. */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
-#include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(reconstruct);
+WSISA__CODELET(reconstruct, 2, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
 
 struct reconstruct_args {
   int conn;
@@ -17,9 +16,7 @@ static void reconstruct_cpu(void *buffers[], void *cl_arg) {
   wsisa_image marker = wsisa_image_from_buffer(buffers[0], type);
   wsisa_image mask = wsisa_image_from_buffer(buffers[1], type);
   wsisa_image out = wsisa_image_from_buffer(buffers[2], type);
-  int rc = wsisa_cpu_reconstruct(&marker, &mask, a->conn, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
+  WSISA__KERNEL(wsisa_cpu_reconstruct(&marker, &mask, a->conn, &out));
 }
 
 void wsisa__cl_reconstruct_sweep(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
@@ -67,35 +64,12 @@ static void reconstruct_opencl(void *buffers[], void *cl_arg) {
   }
 }
 
-struct starpu_opencl_program wsisa__reconstruct_program;
-
-struct starpu_perfmodel wsisa__reconstruct_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_reconstruct_v2",
-    .footprint = wsisa__footprint_args,
-};
-
-struct starpu_codelet wsisa__reconstruct_codelet = {
-    .name = "reconstruct",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {reconstruct_cpu},
-    .opencl_funcs = {reconstruct_opencl},
-    .nbuffers = 3,
-    .modes = {STARPU_R, STARPU_R, STARPU_W},
-    .model = &wsisa__reconstruct_model,
-};
-
 int wsisa_submit_reconstruct(starpu_data_handle_t marker, starpu_data_handle_t mask,
                              starpu_data_handle_t out, int conn) {
   const starpu_data_handle_t h[] = {marker, mask, out};
   const size_t elem = starpu_matrix_get_elemsize(mask), elems[] = {elem, elem, elem};
   if (wsisa__check_conn(conn)) return WSISA_EUSAGE;
   if ((elem != 1 && elem != 4) || wsisa__check_matrices(3, h, elems)) return WSISA_EINTERNAL;
-  struct reconstruct_args *a = calloc(1, sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->conn = conn;
-  a->is_float = elem == 4;
-  int ret = WSISA__INSERT(&wsisa__reconstruct_codelet, STARPU_R, marker, STARPU_R, mask,
-                          STARPU_W, out, STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct reconstruct_args a = {.conn = conn, .is_float = elem == 4};
+  return WSISA__SUBMIT(reconstruct, &a, sizeof a, marker, mask, out);
 }

@@ -2,22 +2,15 @@
  * level 6: the watershed markers). */
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
-#include "codelets/morph_common.h"
 
-WSISA__OP_DECLARE(regional_min);
+WSISA__CODELET(regional_min, 2, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct regional_min_args {
   int conn;
 };
 
-static void regional_min_cpu(void *buffers[], void *cl_arg) {
-  const struct regional_min_args *a = cl_arg;
-  wsisa_image in = wsisa_image_from_buffer(buffers[0], WSISA_F32);
-  wsisa_image out = wsisa_image_from_buffer(buffers[1], WSISA_U8);
-  int rc = wsisa_cpu_regional_min(&in, a->conn, &out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(regional_min, struct regional_min_args,
+                wsisa_cpu_regional_min(WSISA__IMAGE(0, F32), a->conn, WSISA__IMAGE(1, U8)))
 
 static void regional_min_opencl(void *buffers[], void *cl_arg) {
   const struct regional_min_args *a = cl_arg;
@@ -47,34 +40,12 @@ static void regional_min_opencl(void *buffers[], void *cl_arg) {
   starpu_opencl_release_kernel(cols);
 }
 
-struct starpu_opencl_program wsisa__regional_min_program;
-
-struct starpu_perfmodel wsisa__regional_min_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_regional_min_v2",
-    .footprint = wsisa__footprint_args,
-};
-
-struct starpu_codelet wsisa__regional_min_codelet = {
-    .name = "regional_min",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {regional_min_cpu},
-    .opencl_funcs = {regional_min_opencl},
-    .nbuffers = 2,
-    .modes = {STARPU_R, STARPU_W},
-    .model = &wsisa__regional_min_model,
-};
-
 int wsisa_submit_regional_min(starpu_data_handle_t in, starpu_data_handle_t mask_out,
                               int conn) {
   const starpu_data_handle_t h[] = {in, mask_out};
   const size_t elem[] = {4, 1};
   if (wsisa__check_conn(conn)) return WSISA_EUSAGE;
   if (wsisa__check_matrices(2, h, elem)) return WSISA_EINTERNAL;
-  struct regional_min_args *a = calloc(1, sizeof *a);
-  if (!a) return WSISA_ENOMEM;
-  a->conn = conn;
-  int ret = WSISA__INSERT(&wsisa__regional_min_codelet, STARPU_R, in, STARPU_W, mask_out,
-                          STARPU_CL_ARGS, a, sizeof *a, 0);
-  return ret ? WSISA_ERUNTIME : 0;
+  const struct regional_min_args a = {.conn = conn};
+  return WSISA__SUBMIT(regional_min, &a, sizeof a, in, mask_out);
 }

@@ -1,90 +1,15 @@
-/* The one table of operations: it drives OpenCL program loading, `wsisa
- * --list-ops`, calibration and the tests. One row per operation. */
+/* The one table of operations: it drives OpenCL program loading (below),
+ * `wsisa --list-ops`, calibration and the tests. One row per operation, from the list of operations
+ * (WSISA__OPS, codelets/codelets_private.h). */
 #include <string.h>
 
 #include "codelets/codelets_private.h"
 
-WSISA__OP_DECLARE(invert);
-WSISA__OP_DECLARE(neg_dist);
-WSISA__OP_DECLARE(count_labels);
-WSISA__OP_DECLARE(object_match);
-/* morph: mathematical morphology */
-WSISA__OP_DECLARE(morph);
-WSISA__OP_DECLARE(reconstruct);
-WSISA__OP_DECLARE(bin_reconstruct);
-WSISA__OP_DECLARE(fill_holes);
-WSISA__OP_DECLARE(fill_object_holes);
-WSISA__OP_DECLARE(hmin);
-WSISA__OP_DECLARE(regional_min);
-/* pixel group: normalization and per-pixel operations */
-WSISA__OP_DECLARE(fisher_fg);
-WSISA__OP_DECLARE(rgb2lab);
-WSISA__OP_DECLARE(masked_stats);
-WSISA__OP_DECLARE(color_transfer);
-WSISA__OP_DECLARE(lab2rgb);
-WSISA__OP_DECLARE(background);
-WSISA__OP_DECLARE(ratio_mask);
-WSISA__OP_DECLARE(threshold);
-WSISA__OP_DECLARE(sub_sat);
-WSISA__OP_DECLARE(mask_logic);
-WSISA__OP_DECLARE(compare);
-/* objects: labelling, size filters, distance transform, watershed */
-WSISA__OP_DECLARE(label);
-WSISA__OP_DECLARE(area_filter);
-WSISA__OP_DECLARE(edt);
-WSISA__OP_DECLARE(watershed);
-/* levels 6 and 7 object by object (CPU only: the object store) */
-extern struct starpu_codelet wsisa__separate_codelet, wsisa__final_size_codelet;
-extern struct starpu_perfmodel wsisa__separate_model, wsisa__final_size_model;
-/* features, nucleus half: the per-nucleus reduction */
-WSISA__OP_DECLARE(nucleus_features);
-/* features, pixel half: per-tile channels */
-WSISA__OP_DECLARE(deconv);
-WSISA__OP_DECLARE(sobel);
-WSISA__OP_DECLARE(filter_bank);
+#define ROW(op) \
+  {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model},
+#define ROW_CPU(op) {#op, &wsisa__##op##_codelet, NULL, NULL, &wsisa__##op##_model},
 
-#define ROW(op) {#op, &wsisa__##op##_codelet, wsisa_cl_##op, &wsisa__##op##_program, &wsisa__##op##_model}
-#define ROW_CPU(op) {#op, &wsisa__##op##_codelet, NULL, NULL, &wsisa__##op##_model}
-
-const wsisa_op wsisa_ops[] = {
-    ROW(invert),
-    ROW(neg_dist),
-    ROW(count_labels),
-    ROW(object_match),
-    /* morph: mathematical morphology */
-    ROW(morph),
-    ROW(reconstruct),
-    ROW(bin_reconstruct),
-    ROW(fill_holes),
-    ROW(fill_object_holes),
-    ROW(hmin),
-    ROW(regional_min),
-    /* pixel group: normalization and per-pixel operations */
-    ROW(fisher_fg),
-    ROW(rgb2lab),
-    ROW(masked_stats),
-    ROW(color_transfer),
-    ROW(lab2rgb),
-    ROW(background),
-    ROW(ratio_mask),
-    ROW(threshold),
-    ROW(sub_sat),
-    ROW(mask_logic),
-    ROW(compare),
-    /* objects */
-    ROW(label),
-    ROW(area_filter),
-    ROW(edt),
-    ROW(watershed),
-    ROW_CPU(separate),
-    ROW_CPU(final_size),
-    /* features, nucleus half */
-    ROW(nucleus_features),
-    /* features, pixel half: per-tile channels */
-    ROW(deconv),
-    ROW(sobel),
-    ROW(filter_bank),
-};
+const wsisa_op wsisa_ops[] = {WSISA__OPS(ROW, ROW_CPU)};
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 
 const wsisa_op *wsisa_op_find(const char *name) {
@@ -97,4 +22,35 @@ const wsisa_op *wsisa_op_of(const struct starpu_codelet *codelet) {
   for (size_t i = 0; i < wsisa_n_ops; i++)
     if (wsisa_ops[i].codelet == codelet) return &wsisa_ops[i];
   return NULL;
+}
+
+int wsisa_codelets_load_opencl(wsisa_err *e) {
+  for (size_t i = 0; i < wsisa_n_ops; i++) {
+    const wsisa_op *op = &wsisa_ops[i];
+    if (!op->cl_source) continue;
+    int ret = starpu_opencl_load_opencl_from_string(op->cl_source, op->program,
+                                                    WSISA_CL_BUILD_OPTIONS);
+    if (ret) {
+      for (size_t j = 0; j < i; j++)
+        if (wsisa_ops[j].cl_source) starpu_opencl_unload_opencl(wsisa_ops[j].program);
+      return wsisa_error(e, WSISA_ERUNTIME,
+                         "OpenCL program of operation '%s' failed to build", op->name);
+    }
+  }
+  return 0;
+}
+
+void wsisa_codelets_unload_opencl(void) {
+  for (size_t i = 0; i < wsisa_n_ops; i++)
+    if (wsisa_ops[i].cl_source) starpu_opencl_unload_opencl(wsisa_ops[i].program);
+  /* the next StarPU may number its workers differently */
+  wsisa__cl_worker_forget();
+}
+
+int wsisa_codelets_start(const wsisa_runtime_opts *opts, wsisa_err *e) {
+  wsisa_runtime_opts o = {NULL, -1, -1, NULL, NULL, 0};
+  if (opts) o = *opts;
+  o.load_programs = wsisa_codelets_load_opencl;
+  o.unload_programs = wsisa_codelets_unload_opencl;
+  return wsisa_runtime_init(&o, e);
 }

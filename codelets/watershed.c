@@ -4,19 +4,12 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__OP_DECLARE(watershed);
+WSISA__CODELET(watershed, 4, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W);
 
-static void watershed_cpu(void *buffers[], void *cl_arg) {
-  (void)cl_arg;
-  wsisa_image rgb = wsisa_image_from_buffer(buffers[0], WSISA_U8);
-  wsisa_image markers = wsisa_image_from_buffer(buffers[1], WSISA_I32);
-  wsisa_image mask = wsisa_image_from_buffer(buffers[2], WSISA_U8);
-  wsisa_image labels = wsisa_image_from_buffer(buffers[3], WSISA_I32);
-  wsisa_image mask_out = wsisa_image_from_buffer(buffers[4], WSISA_U8);
-  int rc = wsisa_cpu_watershed(&rgb, &markers, &mask, &labels, &mask_out);
-  STARPU_ASSERT(rc == 0);
-  (void)rc;
-}
+WSISA__CPU_TASK(watershed, void,
+                wsisa_cpu_watershed(WSISA__IMAGE(0, U8), WSISA__IMAGE(1, I32),
+                                    WSISA__IMAGE(2, U8), WSISA__IMAGE(3, I32),
+                                    WSISA__IMAGE(4, U8)))
 
 /* Kernel arguments set one after another. */
 typedef struct cl_args {
@@ -144,31 +137,11 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   for (int i = 0; i < 6; i++) clReleaseMemObject(all[i]);
 }
 
-struct starpu_opencl_program wsisa__watershed_program;
-
-struct starpu_perfmodel wsisa__watershed_model = {
-    .type = STARPU_HISTORY_BASED,
-    .symbol = "wsisa_watershed_v4",
-};
-
-struct starpu_codelet wsisa__watershed_codelet = {
-    .name = "watershed",
-    .where = STARPU_CPU | STARPU_OPENCL,
-    .cpu_funcs = {watershed_cpu},
-    .opencl_funcs = {watershed_opencl},
-    .nbuffers = 5,
-    .modes = {STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W},
-    .model = &wsisa__watershed_model,
-};
-
 int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t markers,
                            starpu_data_handle_t mask, starpu_data_handle_t labels_out,
                            starpu_data_handle_t mask_out) {
   if (starpu_matrix_get_nx(mask) > WSISA_WATERSHED_MAX_SIDE ||
       starpu_matrix_get_ny(mask) > WSISA_WATERSHED_MAX_SIDE)
     return WSISA_EUSAGE;
-  return WSISA__INSERT(&wsisa__watershed_codelet, STARPU_R, rgb, STARPU_R, markers,
-                       STARPU_R, mask, STARPU_W, labels_out, STARPU_W, mask_out, 0)
-             ? WSISA_ERUNTIME
-             : 0;
+  return WSISA__SUBMIT(watershed, NULL, 0, rgb, markers, mask, labels_out, mask_out);
 }

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/estimate/estimate.h"
 
 #define MAX_PASSES 3

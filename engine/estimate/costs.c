@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/estimate/estimate.h"
 
 /* ---- dry runs ---------------------------------------------------------------- */

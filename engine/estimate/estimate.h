@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "codelets/cpu/cpu.h"
+#include "codelets/codelets.h"
 #include "core/core.h"
 #include "engine/exec/exec.h"
 #include "engine/study/study.h"

@@ -31,7 +31,6 @@
 #include <time.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/exec/exec.h"
 
 #ifdef WSISA_WITH_MPI

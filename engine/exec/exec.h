@@ -10,7 +10,7 @@
 
 #include <starpu.h>
 
-#include "codelets/cpu/cpu.h"
+#include "codelets/codelets.h"
 #include "core/core.h"
 #include "engine/workflow/workflow.h"
 #include "io/io.h"

@@ -13,7 +13,6 @@
 #include <time.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/exec/exec.h"
 #include "io/io.h"
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codelets/cpu/cpu.h"
+#include "codelets/codelets.h"
 #include "engine/run/run.h"
 #include "engine/study/study.h"
 

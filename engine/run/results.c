@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "codelets/cpu/cpu.h"
+#include "codelets/codelets.h"
 #include "engine/run/run.h"
 #include "io/csv.h"
 

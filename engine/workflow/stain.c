@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/workflow/workflow.h"
 
 /* Tissue, for these measures: a summed optical density over R, G, B of at

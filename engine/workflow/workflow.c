@@ -12,7 +12,6 @@
 #include <jansson.h>
 
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "engine/workflow/workflow.h"
 #include "reuse/reuse.h"
 #include "sa/sa.h"

@@ -11,7 +11,7 @@
 
 #include <starpu.h>
 
-#include "codelets/cpu/cpu.h"
+#include "codelets/codelets.h"
 #include "core/core.h"
 #include "io/io.h"
 
@@ -46,7 +46,7 @@ int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e);
 /* The feature stage (seed 000 Fig. 1, Table 2). Its channels are
  * parameter-free, so they belong to the tile stage (computed once per tile and
  * shared by every run); the per-run part labels a final mask and reduces it
- * per nucleus (codelets/cpu/cpu.h, WSISA_NF_*). */
+ * per nucleus (codelets/codelets.h, WSISA_NF_*). */
 #define WSISA_FEATURE_CHANNELS_MAX 8
 
 /* What the whole tile shares: the normalized RGB, and the parameter-free
@@ -60,7 +60,7 @@ typedef struct wsisa_tile_data {
    * made them: H, E, Sobel magnitude of H, filter-bank responses of H */
   int nchannels;
   starpu_data_handle_t channels[WSISA_FEATURE_CHANNELS_MAX];
-  /* object reuse: the tile's object store (codelets/cpu/cpu.h), or NULL for
+  /* object reuse: the tile's object store (codelets/codelets.h), or NULL for
    * the fine-grain codelets of levels 6 and 7 (docs/architecture.md) */
   struct wsisa_object_store *objects;
 } wsisa_tile_data;
@@ -112,7 +112,7 @@ typedef struct wsisa_measure {
                                        (the final size filter's connectivity) */
   starpu_data_handle_t match;       /* NULL, or vector of WSISA_MATCH_FIELDS uint64:
                                        mask's objects matched with ref_labels'
-                                       (object_match, codelets/cpu/cpu.h) */
+                                       (object_match, codelets/codelets.h) */
   starpu_data_handle_t ref_labels;  /* the reference's labels, read when match is set */
   starpu_data_handle_t *labels_out; /* NULL, or receives mask's labels (the caller
                                        unregisters them) */

@@ -2,7 +2,7 @@
 """Object metrics of one label image against another, computed independently
 with scikit-image, NumPy and SciPy; writes tests/golden/objects/object_metrics.txt,
 one line per case: the reference mask, the run's mask (4-connected objects of
-the workflow's golden masks), then the fields of codelets/cpu/cpu.h's
+the workflow's golden masks), then the fields of codelets/cpu/published.h's
 wsisa_match_field in order:
   DICE_REF DICE_RUN (GlaS object Dice sums, on the 2^-20 grid)
   AREA_REF AREA_RUN

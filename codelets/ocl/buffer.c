@@ -1,6 +1,8 @@
-/* OpenCL device buffers (scratch, uploads, zeroed) and the "changed" flag of the iterative operations
- * (labelling, area filter, distance transform, watershed). */
-#include "codelets/codelets_private.h"
+/* Device buffers: scratch, uploads, zeroed, and the "changed" flag of the
+ * iterative operations (ocl.h). */
+#include <stdlib.h>
+
+#include "codelets/ocl/ocl.h"
 
 cl_mem wsisa__cl_buffer(size_t bytes, const void *init) {
   cl_context context;
@@ -19,6 +21,12 @@ cl_mem wsisa__cl_zeros(size_t bytes) {
   cl_mem mem = wsisa__cl_buffer(bytes, host);
   free(host);
   return mem;
+}
+
+wsisa__cl_matrix wsisa__cl_scratch(int width, int height, size_t elemsize) {
+  wsisa__cl_matrix m = {wsisa__cl_buffer((size_t)width * (size_t)height * elemsize, NULL),
+                        0, (cl_uint)((size_t)width * elemsize)};
+  return m;
 }
 
 void wsisa__cl_flag_reset(cl_command_queue queue, cl_mem flag, cl_int value) {

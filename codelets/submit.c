@@ -1,0 +1,99 @@
+/* Submitting an operation's task: the checks its submit helper makes first,
+ * the insertion with the modes of its declaration, the argument footprint;
+ * and dry runs: while a recorder is set, the submit helpers build their tasks
+ * and hand them to it instead of submitting them (codelets.h,
+ * wsisa_codelets_record). The estimator (engine/estimate/costs.c) learns this way
+ * which codelets a piece of the workflow submits, with the data sizes,
+ * arguments and footprints StarPU's performance models would see. */
+#include <errno.h>
+#include <string.h>
+
+#include "codelets/codelets_private.h"
+
+int wsisa__check_conn(int conn) { return conn == 4 || conn == 8 ? 0 : WSISA_EUSAGE; }
+
+int wsisa__check_matrices(int n, const starpu_data_handle_t *h, const size_t *elemsize) {
+  for (int i = 0; i < n; i++) {
+    if (!h[i] || starpu_data_get_interface_id(h[i]) != STARPU_MATRIX_INTERFACE_ID ||
+        starpu_matrix_get_nx(h[i]) != starpu_matrix_get_nx(h[0]) ||
+        starpu_matrix_get_ny(h[i]) != starpu_matrix_get_ny(h[0]) ||
+        starpu_matrix_get_elemsize(h[i]) != elemsize[i])
+      return WSISA_EINTERNAL;
+  }
+  return 0;
+}
+
+int wsisa__check_vector(starpu_data_handle_t h, uint32_t n, size_t elemsize) {
+  if (!h || starpu_data_get_interface_id(h) != STARPU_VECTOR_INTERFACE_ID ||
+      starpu_vector_get_nx(h) != n || starpu_vector_get_elemsize(h) != elemsize)
+    return WSISA_EINTERNAL;
+  return 0;
+}
+
+uint32_t wsisa__footprint_args(struct starpu_task *task) {
+  return starpu_hash_crc32c_be_n(task->cl_arg, task->cl_arg_size,
+                                 starpu_task_data_footprint(task));
+}
+
+/* Insert (or, during a dry run, build and record) a task of `codelet`; the
+ * variadic tail follows starpu_task_insert and ends with 0. A CPU-only
+ * codelet runs on a CPU worker whatever wsisa_codelets_where() says: there is
+ * no other. */
+#define INSERT(codelet, ...)                                                          \
+  (wsisa__recorder ? wsisa__record(starpu_task_build((codelet), STARPU_EXECUTE_WHERE,  \
+                                                     where_of(codelet), __VA_ARGS__)) \
+                   : starpu_task_insert((codelet), STARPU_EXECUTE_WHERE,               \
+                                        where_of(codelet), __VA_ARGS__))
+
+wsisa_codelets_recorder wsisa__recorder;
+static void *recorder_ctx;
+
+void wsisa_codelets_record(wsisa_codelets_recorder fn, void *ctx) {
+  wsisa__recorder = fn;
+  recorder_ctx = ctx;
+}
+
+int wsisa__record(struct starpu_task *task) {
+  if (!task) return -ENOMEM;
+  wsisa__recorder(recorder_ctx, task);
+  /* never submitted: destroying it frees its STARPU_CL_ARGS as well (a task
+   * built to be submitted would destroy itself once done) */
+  task->destroy = 0;
+  starpu_task_destroy(task);
+  return 0;
+}
+
+static unsigned long long where_of(const struct starpu_codelet *codelet) {
+  return codelet->opencl_funcs[0] ? (unsigned long long)wsisa_codelets_where()
+                                  : (unsigned long long)STARPU_CPU;
+}
+
+/* A heap copy of the arguments, which StarPU frees with the task. */
+static int copy_args(const void *args, size_t size, void **copy) {
+  *copy = NULL;
+  if (!size) return 0;
+  if (!(*copy = malloc(size))) return WSISA_ENOMEM;
+  memcpy(*copy, args, size);
+  return 0;
+}
+
+int wsisa__submit(struct starpu_codelet *codelet, const starpu_data_handle_t *h, int n,
+                  const void *args, size_t size) {
+  STARPU_ASSERT(n == codelet->nbuffers);
+  void *copy;
+  if (copy_args(args, size, &copy)) return WSISA_ENOMEM;
+  int ret = copy ? INSERT(codelet, STARPU_DATA_ARRAY, (starpu_data_handle_t *)h, n,
+                          STARPU_CL_ARGS, copy, size, 0)
+                 : INSERT(codelet, STARPU_DATA_ARRAY, (starpu_data_handle_t *)h, n, 0);
+  return ret ? WSISA_ERUNTIME : 0;
+}
+
+int wsisa__submit_descr(struct starpu_codelet *codelet, struct starpu_data_descr *descr,
+                        int n, const void *args, size_t size) {
+  void *copy;
+  if (copy_args(args, size, &copy)) return WSISA_ENOMEM;
+  int ret = copy ? INSERT(codelet, STARPU_DATA_MODE_ARRAY, descr, n, STARPU_CL_ARGS, copy,
+                          size, 0)
+                 : INSERT(codelet, STARPU_DATA_MODE_ARRAY, descr, n, 0);
+  return ret ? WSISA_ERUNTIME : 0;
+}
