@@ -1,6 +1,5 @@
 /* What the subcommands share: parsing and --help from one option table per
  * command, and flag values parsed with one clear line per mistake. */
-#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
@@ -96,9 +95,10 @@ int wsisa_cli_next(int argc, char **argv, const wsisa_cli_command *cmd) {
   char shortopts[2 * MAX_FLAGS + 2];
   size_t n = 0, s = 0;
   shortopts[s++] = ':';
-  for (const wsisa_cli_flag *f = cmd->flags; f->name; f++) {
+  /* a table longer than MAX_FLAGS loses its last flags, which test_cli_help
+     then finds refused */
+  for (const wsisa_cli_flag *f = cmd->flags; f->name && n < MAX_FLAGS; f++) {
     if (!f->key) continue;
-    assert(n < MAX_FLAGS);
     longopts[n++] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL, f->key};
     if (f->short_flag) {
       shortopts[s++] = (char)f->key;

@@ -29,8 +29,7 @@ static const wsisa_cli_flag flags[] = {
      .help = "VBD: drop base samples with a missing output instead of refusing"},
     {.name = "help", .key = 'h', .short_flag = 1},
     {0}};
-static const char *const forms[] = {"--study --samples --outputs [-o] [--select] [--drop-missing]",
-                                    NULL};
+static const char *const forms[] = {"--study --samples --outputs [-o]", NULL};
 const wsisa_cli_command wsisa_cli_analyze = {"analyze", wsisa_cmd_analyze, forms,
                                              "sensitivity indices", flags};
 
