@@ -1,8 +1,11 @@
-/* Flag-value parsing shared by the subcommands: one clear line per mistake. */
+/* What the subcommands share: parsing and --help from one option table per
+ * command, and flag values parsed with one clear line per mistake. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "engine/run/run.h"
@@ -81,4 +84,112 @@ int wsisa_cli_mpp(const char *flag, const char *text, double *out, wsisa_err *e)
     rc = wsisa_error(e, WSISA_EUSAGE, "%s %s: must be between %g and %g um/pixel", flag, text,
                      WSISA_MPP_MIN, WSISA_MPP_MAX);
   return rc;
+}
+
+/* ---- option tables ------------------------------------------------------------ */
+
+#define MAX_FLAGS 40
+
+int wsisa_cli_next(int argc, char **argv, const wsisa_cli_command *cmd) {
+  struct option longopts[MAX_FLAGS + 1];
+  char shortopts[2 * MAX_FLAGS + 2];
+  size_t n = 0, s = 0;
+  shortopts[s++] = ':';
+  /* a table longer than MAX_FLAGS loses its last flags, which test_cli_help
+     then finds refused */
+  for (const wsisa_cli_flag *f = cmd->flags; f->name && n < MAX_FLAGS; f++) {
+    if (!f->key) continue;
+    longopts[n++] = (struct option){f->name, f->arg ? required_argument : no_argument, NULL, f->key};
+    if (f->short_flag) {
+      shortopts[s++] = (char)f->key;
+      if (f->arg) shortopts[s++] = ':';
+    }
+  }
+  longopts[n] = (struct option){NULL, 0, NULL, 0};
+  shortopts[s] = '\0';
+  return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
+static int name_char(char c) { return isalnum((unsigned char)c) || c == '-'; }
+
+/* The flag a form names at `text` (--name or -K), NULL if none; *len its length. */
+static const wsisa_cli_flag *flag_at(const wsisa_cli_command *cmd, const char *text,
+                                     size_t *len) {
+  size_t n = 1;
+  while (name_char(text[n])) n++;
+  *len = n;
+  for (const wsisa_cli_flag *f = cmd->flags; f->name; f++) {
+    if (!f->key) continue;
+    if (text[1] == '-' && n - 2 == strlen(f->name) && strncmp(text + 2, f->name, n - 2) == 0)
+      return f;
+    if (f->short_flag && n == 2 && text[1] == (char)f->key) return f;
+  }
+  return NULL;
+}
+
+/* A form with each flag it names followed by its placeholder. */
+static void print_form(FILE *out, const wsisa_cli_command *cmd, const char *form) {
+  for (const char *p = form; *p;) {
+    size_t len;
+    const wsisa_cli_flag *f = NULL;
+    if (*p == '-' && (p == form || strchr(" [|(", p[-1])) && name_char(p[1]))
+      f = flag_at(cmd, p, &len);
+    if (!f) {
+      fputc(*p++, out);
+      continue;
+    }
+    fprintf(out, "%.*s%s%s", (int)len, p, f->arg ? " " : "", f->arg ? f->arg : "");
+    p += len;
+  }
+  fputc('\n', out);
+}
+
+/* Text whose lines after the first are indented by `indent`. */
+static void print_lines(FILE *out, const char *text, int indent) {
+  for (const char *p = text; *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (p != text) fprintf(out, "%*s", indent, "");
+    fprintf(out, "%.*s\n", (int)len, p);
+    p += len + (end != NULL);
+  }
+}
+
+static void flag_label(const wsisa_cli_flag *f, char *buf, size_t cap) {
+  if (!f->key) snprintf(buf, cap, "%s", f->name);
+  else if (f->short_flag) snprintf(buf, cap, "-%c, --%s", f->key, f->name);
+  else snprintf(buf, cap, "--%s", f->name);
+  if (f->arg) snprintf(buf + strlen(buf), cap - strlen(buf), " %s", f->arg);
+}
+
+void wsisa_cli_usage(FILE *out, const wsisa_cli_command *cmd) {
+  for (size_t i = 0; cmd->forms[i]; i++) {
+    fprintf(out, "%s%s ", i ? "       wsisa " : "usage: wsisa ", cmd->name);
+    print_form(out, cmd, cmd->forms[i]);
+  }
+  /* the help column: after the longest label, up to 20 characters */
+  int width = 0;
+  char label[96], text[2048];
+  for (const wsisa_cli_flag *f = cmd->flags; f->name; f++) {
+    if (!f->help) continue;
+    flag_label(f, label, sizeof label);
+    if ((int)strlen(label) > width) width = (int)strlen(label);
+  }
+  if (width > 20) width = 20;
+  for (const wsisa_cli_flag *f = cmd->flags; f->name; f++) {
+    if (!f->help) continue;
+    flag_label(f, label, sizeof label);
+    snprintf(text, sizeof text, f->help, f->n[0], f->n[1]);
+    fprintf(out, "  %-*s  ", width, label);
+    print_lines(out, text, width + 4);
+  }
+}
+
+void wsisa_cli_synopsis(FILE *out, const wsisa_cli_command *cmd) {
+  for (size_t i = 0; cmd->forms[i]; i++) {
+    fprintf(out, "  wsisa %-9s ", cmd->name);
+    print_form(out, cmd, cmd->forms[i]);
+  }
+  fprintf(out, "%*s", 18, "");
+  print_lines(out, cmd->summary, 18);
 }

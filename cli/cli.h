@@ -1,9 +1,46 @@
-/* Small helpers shared by the subcommands' flag parsing. */
+/* Small helpers shared by the subcommands: each command's option table, from
+ * which its flag parsing, its --help and `wsisa --help` all come, and flag
+ * value parsing. */
 #ifndef WSISA_CLI_H
 #define WSISA_CLI_H
 
+#include <stdio.h>
+
 #include "core/core.h"
 #include "engine/workflow/workflow.h" /* WSISA_SEG_LEVELS */
+
+/* One row of a command's option table: the flag getopt_long accepts and its
+ * line in --help, declared once so the two cannot disagree. */
+typedef struct wsisa_cli_flag {
+  const char *name; /* "tile" for --tile; an operand's name ("INPUT") when key is 0 */
+  int key;          /* what wsisa_cli_next returns for it; 0: an operand, shown, not parsed */
+  const char *arg;  /* placeholder of its value ("N", "S.json"); NULL: it takes none */
+  const char *help; /* printf format of its --help text, '\n' between lines, which
+                       are continued under the first; NULL: accepted, not shown
+                       (--help itself, an old flag refused with a message) */
+  int short_flag;   /* 1: -KEY is accepted too and shown ("-o, --output DIR") */
+  double n[2];      /* the numbers help's conversions print */
+} wsisa_cli_flag;
+
+/* A command: its name, its table and its usage lines. */
+typedef struct wsisa_cli_command {
+  const char *name;
+  int (*run)(int argc, char **argv, wsisa_err *e);
+  /* Usage lines after "wsisa NAME", NULL-ended. A flag named in them (--tile,
+   * -o) is written with its placeholder from the table. */
+  const char *const *forms;
+  const char *summary; /* for `wsisa --help`, '\n' between lines */
+  const wsisa_cli_flag *flags; /* ends with a row whose name is NULL */
+} wsisa_cli_command;
+
+/* getopt_long over the command's table: its return value, optarg and optind
+ * as getopt_long gives them (a ':' optstring: ':' for a missing value, '?'
+ * for an unknown flag, as wsisa_cli_bad_option expects). */
+int wsisa_cli_next(int argc, char **argv, const wsisa_cli_command *cmd);
+/* "usage: wsisa NAME FORM" for each form, then every shown row of the table. */
+void wsisa_cli_usage(FILE *f, const wsisa_cli_command *cmd);
+/* The command's lines in `wsisa --help`: its forms, then its summary. */
+void wsisa_cli_synopsis(FILE *f, const wsisa_cli_command *cmd);
 
 /* Parse a whole decimal integer for `flag`; refuses trailing text. */
 int wsisa_cli_long(const char *flag, const char *text, long *out, wsisa_err *e);

@@ -8,20 +8,37 @@
 #include "cli/cmds.h"
 #include "engine/study/study.h"
 
+static const wsisa_cli_flag flags[] = {
+    {"study", 's', .arg = "S.json", .help = "the study the samples came from"},
+    {"samples", 'S', .arg = "samples.csv",
+     .help = "the design: the one `wsisa sample` wrote (checked row by\n"
+             "row against the study), or one made elsewhere whose rows\n"
+             "suit the study's method: MOAT trajectories (one\n"
+             "parameter moving per step), VBD in Saltelli's layout\n"
+             "(A, AB_1..AB_k, [BA_1..BA_k,] B per base sample), any\n"
+             "rows for correlation"},
+    {"outputs", 'y', .arg = "y.csv",
+     .help = "run_id, then one or more output columns, one row per run\n"
+             "in the design's order; an empty cell is a missing output.\n"
+             "The study's metric columns are analysed (a pure SA study\n"
+             "without metric: every column)"},
+    {"output-dir", 'o', .arg = "DIR", .short_flag = 1,
+     .help = "where indices.csv, indices.json and the SVG plots go (default .)"},
+    {"select", 'p', .arg = "P,...", .help = "two_phase studies: analyse the phase-2 (VBD) design"},
+    {"drop-missing", 'd',
+     .help = "VBD: drop base samples with a missing output instead of refusing"},
+    {.name = "help", .key = 'h', .short_flag = 1},
+    {0}};
+static const char *const forms[] = {"--study --samples --outputs [-o]", NULL};
+const wsisa_cli_command wsisa_cli_analyze = {"analyze", wsisa_cmd_analyze, forms,
+                                             "sensitivity indices", flags};
+
 int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {{"study", required_argument, 0, 's'},
-                                           {"samples", required_argument, 0, 'S'},
-                                           {"outputs", required_argument, 0, 'y'},
-                                           {"output-dir", required_argument, 0, 'o'},
-                                           {"select", required_argument, 0, 'p'},
-                                           {"drop-missing", no_argument, 0, 'd'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
   wsisa_analysis_request a = {.dir = "."};
   int opt, rc;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+  while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_analyze)) != -1) {
     switch (opt) {
       case 's': a.study_path = optarg; break;
       case 'S': a.samples_path = optarg; break;
@@ -29,25 +46,7 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
       case 'o': a.dir = optarg; break;
       case 'p': a.select = optarg; break;
       case 'd': a.drop_missing = 1; break;
-      case 'h':
-        printf("usage: wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]\n"
-               "  --study S.json      the study the samples came from\n"
-               "  --samples F         the design: the one `wsisa sample` wrote (checked row by\n"
-               "                      row against the study), or one made elsewhere whose rows\n"
-               "                      suit the study's method: MOAT trajectories (one\n"
-               "                      parameter moving per step), VBD in Saltelli's layout\n"
-               "                      (A, AB_1..AB_k, [BA_1..BA_k,] B per base sample), any\n"
-               "                      rows for correlation\n"
-               "  --outputs F         run_id, then one or more output columns, one row per run\n"
-               "                      in the design's order; an empty cell is a missing output.\n"
-               "                      The study's metric columns are analysed (a pure SA study\n"
-               "                      without metric: every column)\n"
-               "  -o, --output-dir D  where indices.csv, indices.json and the SVG plots go "
-               "(default .)\n"
-               "  --select P,...      two_phase studies: analyse the phase-2 (VBD) design\n"
-               "  --drop-missing      VBD: drop base samples with a missing output instead of "
-               "refusing\n");
-        return 0;
+      case 'h': wsisa_cli_usage(stdout, &wsisa_cli_analyze); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }

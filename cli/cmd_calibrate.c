@@ -10,14 +10,23 @@
 #include "engine/estimate/estimate.h"
 #include "engine/study/study.h"
 
+static const wsisa_cli_flag flags[] = {
+    {"study", 's', .arg = "S.json",
+     .help = "a segmentation study: its largest and smallest tile, and\n"
+             "every kind of task of every level its design uses"},
+    {"samples", 'S', .arg = "design.csv", .help = "the design from a CSV (as wsisa plan reads it)"},
+    {"select", 'L', .arg = "P,...", .help = "two_phase studies: the phase-2 design"},
+    {"force", 'f', .help = "run a round even when every task is calibrated"},
+    {.name = "help", .key = 'h', .short_flag = 1},
+    {0}};
+static const char *const forms[] = {"--study [--samples | --select] [--force]", NULL};
+const wsisa_cli_command wsisa_cli_calibrate = {
+    "calibrate", wsisa_cmd_calibrate, forms,
+    "fill this host's performance models with the study's own tasks", flags};
+
 static void usage(void) {
-  printf("usage: wsisa calibrate --study S.json [--samples design.csv] [--force]\n"
-         "  --study S.json        a segmentation study: its largest and smallest tile, and\n"
-         "                        every kind of task of every level its design uses\n"
-         "  --samples F           the design from a CSV (as wsisa plan reads it)\n"
-         "  --select P,...        two_phase studies: the phase-2 design\n"
-         "  --force               run a round even when every task is calibrated\n"
-         "Runs rounds of the workflow on those tiles (per round and tile: the tile stage,\n"
+  wsisa_cli_usage(stdout, &wsisa_cli_calibrate);
+  printf("Runs rounds of the workflow on those tiles (per round and tile: the tile stage,\n"
          "the reference, and one segmentation per variant of the levels), with StarPU\n"
          "measuring every task, until each codelet task has StarPU's calibration minimum\n"
          "of samples (STARPU_CALIBRATE_MINIMUM, 10; the first sample is dropped: 11\n"
@@ -26,18 +35,12 @@ static void usage(void) {
 }
 
 int wsisa_cmd_calibrate(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {{"study", required_argument, 0, 's'},
-                                           {"samples", required_argument, 0, 'S'},
-                                           {"select", required_argument, 0, 'L'},
-                                           {"force", no_argument, 0, 'f'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
   const char *study_path = NULL;
   wsisa_calibrate_request r = {NULL, NULL, 0};
   int opt;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_calibrate)) != -1) {
     switch (opt) {
       case 's': study_path = optarg; break;
       case 'S': r.samples_path = optarg; break;

@@ -277,27 +277,56 @@ static int plan(const plan_args *a, wsisa_err *e) {
   return rc;
 }
 
+static const wsisa_cli_flag flags[] = {
+    {"study", 's', .arg = "S.json",
+     .help = "a segmentation study (its reuse settings set the limits)"},
+    {"samples", 'S', .arg = "design.csv",
+     .help = "plan this design (CSV: run_id, then parameter columns;\n"
+             "a fixed parameter's column may be absent) instead of\n"
+             "the study's own"},
+    {"select", 'L', .arg = "P,...", .help = "two_phase studies: plan the phase-2 design"},
+    {"json", 'j', .help = "the report as JSON"},
+    {"workers", 'w', .arg = "W", .help = "TRTMA's default max_buckets is 3 x W (default: CPUs)"},
+    {"active-paths", 'k', .arg = "K",
+     .help = "paths per bucket for the peak estimate (default: the\n"
+             "study's reuse.active_paths; 0 = unbounded)"},
+    {"level-costs", 'c', .arg = "c1,...,c7",
+     .help = "cost per task of each level (e.g. seconds); buckets\n"
+             "then cost their tasks' sum (default: the study's\n"
+             "reuse.cost_model: auto takes them from the calibrated\n"
+             "performance models, as wsisa run does)"},
+    {"estimate", 'E',
+     .help = "predict each strategy's makespan, and the study's\n"
+             "makespan, CPU-hours and peak memory, from this host's\n"
+             "calibrated performance models (STARPU_HOME)"},
+    {"ranks", 'n', .arg = "N",
+     .help = "... on N ranks (mpirun -np N) of the workers StarPU\n"
+             "starts here, or --workers W CPU workers (default 1)"},
+    {"deadline", 'd', .arg = "T",
+     .help = "... and the fewest ranks finishing within T (seconds, or\n"
+             "90m, 8h, 2d)"},
+    {"memory-limit", 'm', .arg = "SIZE",
+     .help = "per rank: lowers K as wsisa run does (default: the\n"
+             "study's, else 80%% of the memory available here)"},
+    {"calibrate", 'C', .help = "first run wsisa calibrate on the study (its slides)"},
+    {"force", 'f',
+     .help = "plan a design of more than %.0f runs (it must still fit\n"
+             "in the memory available)",
+     .n = {WSISA_STUDY_MAX_RUNS}},
+    {.name = "help", .key = 'h', .short_flag = 1},
+    {0}};
+static const char *const forms[] = {"--study [--samples | --select] [--json]",
+                                    "--study --estimate [--ranks] [--deadline] [--json]", NULL};
+const wsisa_cli_command wsisa_cli_plan = {
+    "plan", wsisa_cmd_plan, forms,
+    "reuse analysis; predicted time, CPU-hours and memory; no execution", flags};
+
 int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {{"study", required_argument, 0, 's'},
-                                           {"samples", required_argument, 0, 'S'},
-                                           {"select", required_argument, 0, 'L'},
-                                           {"json", no_argument, 0, 'j'},
-                                           {"workers", required_argument, 0, 'w'},
-                                           {"active-paths", required_argument, 0, 'k'},
-                                           {"level-costs", required_argument, 0, 'c'},
-                                           {"estimate", no_argument, 0, 'E'},
-                                           {"calibrate", no_argument, 0, 'C'},
-                                           {"ranks", required_argument, 0, 'n'},
-                                           {"deadline", required_argument, 0, 'd'},
-                                           {"memory-limit", required_argument, 0, 'm'},
-                                           {"force", no_argument, 0, 'f'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
   plan_args a = {.workers = -1, .active_paths = -1, .ranks = -1};
   int opt, rc;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_plan)) != -1) {
     switch (opt) {
       case 's': a.study_path = optarg; break;
       case 'S': a.samples_path = optarg; break;
@@ -333,36 +362,10 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
                              optarg);
         break;
       case 'h':
-        printf("usage: wsisa plan --study S.json [--samples design.csv] [--json]\n"
-               "       wsisa plan --study S.json --estimate [--ranks N] [--deadline T] [--json]\n"
-               "  --study S.json        a segmentation study (its reuse settings set the limits)\n"
-               "  --samples F           plan this design (CSV: run_id, then parameter columns;\n"
-               "                        a fixed parameter's column may be absent) instead of\n"
-               "                        the study's own\n"
-               "  --select P,...        two_phase studies: plan the phase-2 design\n"
-               "  --json                the report as JSON\n"
-               "  --workers W           TRTMA's default max_buckets is 3 x W (default: CPUs)\n"
-               "  --active-paths K      paths per bucket for the peak estimate (default: the\n"
-               "                        study's reuse.active_paths; 0 = unbounded)\n"
-               "  --level-costs c1,...,c7   cost per task of each level (e.g. seconds); buckets\n"
-               "                        then cost their tasks' sum (default: the study's\n"
-               "                        reuse.cost_model: auto takes them from the calibrated\n"
-               "                        performance models, as wsisa run does)\n"
-               "  --estimate            predict each strategy's makespan, and the study's\n"
-               "                        makespan, CPU-hours and peak memory, from this host's\n"
-               "                        calibrated performance models (STARPU_HOME)\n"
-               "  --ranks N             ... on N ranks (mpirun -np N) of the workers StarPU\n"
-               "                        starts here, or --workers W CPU workers (default 1)\n"
-               "  --deadline T          ... and the fewest ranks finishing within T (seconds, or\n"
-               "                        90m, 8h, 2d)\n"
-               "  --memory-limit SIZE   per rank: lowers K as wsisa run does (default: the\n"
-               "                        study's, else 80%% of the memory available here)\n"
-               "  --calibrate           first run wsisa calibrate on the study (its slides)\n"
-               "  --force               plan a design of more than %zu runs (it must still fit\n"
-               "                        in the memory available)\n"
-               "Stage-level reuse, then naive, sca, rtma and trtma with the limits wsisa run\n"
+        wsisa_cli_usage(stdout, &wsisa_cli_plan);
+        printf("Stage-level reuse, then naive, sca, rtma and trtma with the limits wsisa run\n"
                "uses (max_bucket_size default %d, max_buckets default 3 x workers).\n",
-               WSISA_STUDY_MAX_RUNS, WSISA_DEFAULT_BUCKET_SIZE);
+               WSISA_DEFAULT_BUCKET_SIZE);
         return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }

@@ -18,41 +18,60 @@ typedef struct run_opts {
   int have_costs;
 } run_opts;
 
+static const wsisa_cli_flag flags[] = {
+    {"study", 's', .arg = "S.json",
+     .help = "the study (docs/study-file.md); without it, a MOAT\n"
+             "study of the 15 parameters on the bundled sample slide"},
+    {"output", 'o', .arg = "DIR", .short_flag = 1,
+     .help = "results folder, new or empty; it appears (renamed from\n"
+             "DIR.tmp-XXXXXX) only once the study is accepted, and\n"
+             "holds what --resume needs from then on"},
+    {"resume", 'R', .arg = "DIR",
+     .help = "go on with an interrupted run; finished units are not redone"},
+    {"check", 'C', .arg = "DIR",
+     .help = "verify a results folder: every journal line whole, its runs\n"
+             "and tiles in the study, no repeat that disagrees, every\n"
+             "(run, tile) there, samples.csv, metrics.csv and outputs.csv\n"
+             "as the study and the journal give them; exit 0 only when\n"
+             "the folder is whole"},
+    {"samples", 'S', .arg = "CSV",
+     .help = "the design from a CSV (run_id, then parameter columns) made\n"
+             "by wsisa sample or another SA tool, instead of the sampler"},
+    {"reuse", 'u', .arg = "S",
+     .help = "none | stage | naive | sca | rtma | trtma (overrides the study)"},
+    {"max-buckets", 'b', .arg = "N", .help = "TRTMA MaxBuckets (default 3 x workers)"},
+    {"max-bucket-size", 'z', .arg = "N", .help = "RTMA, naive, SCA bucket size"},
+    {"active-paths", 'k', .arg = "K",
+     .help = "RMSR: root-to-leaf paths active at once (default: workers)"},
+    {"memory-limit", 'm', .arg = "SIZE",
+     .help = "the process's peak memory (e.g. 512M, 4G): K is lowered so\n"
+             "what it holds before the first unit, the tiles and K\n"
+             "active paths fit; a limit below one path is refused with\n"
+             "the smallest that works"},
+    {"level-costs", 'c', .arg = "c1,...,c7",
+     .help = "bucket cost per task of each level for naive, sca,\n"
+             "rtma, trtma (default: the study's reuse.cost_model; auto\n"
+             "takes them from the calibrated performance models)"},
+    {"force", 'f',
+     .help = "run a design of more than %.0f runs (it must still fit in\n"
+             "the memory)",
+     .n = {WSISA_STUDY_MAX_RUNS}},
+    {"object-reuse", 'O', .arg = "on|off",
+     .help = "levels 6-7 nucleus cluster by cluster, those seen before on\n"
+             "the tile taken from a store (default on; the same results)"},
+    {"unit-timeout", 't', .arg = "S",
+     .help = "under mpirun: seconds a worker may hold a unit before its\n"
+             "units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)"},
+    {.name = "help", .key = 'h', .short_flag = 1},
+    {0}};
+static const char *const forms[] = {"[--study] -o [options]", "--resume [options]", "--check",
+                                    NULL};
+const wsisa_cli_command wsisa_cli_run = {"run", wsisa_cmd_run, forms,
+                                         "the whole study: execute, compare, analyze", flags};
+
 static void usage(void) {
-  printf("usage: wsisa run [--study S.json] -o DIR [options]\n"
-         "       wsisa run --resume DIR [options]\n"
-         "       wsisa run --check DIR\n"
-         "  --study S.json        the study (docs/study-file.md); without it, a MOAT\n"
-         "                        study of the 15 parameters on the bundled sample slide\n"
-         "  -o DIR                results folder, new or empty; it appears (renamed from\n"
-         "                        DIR.tmp-XXXXXX) only once the study is accepted, and\n"
-         "                        holds what --resume needs from then on\n"
-         "  --resume DIR          go on with an interrupted run; finished units are not redone\n"
-         "  --check DIR           verify a results folder: every journal line whole, its runs\n"
-         "                        and tiles in the study, no repeat that disagrees, every\n"
-         "                        (run, tile) there, samples.csv, metrics.csv and outputs.csv\n"
-         "                        as the study and the journal give them; exit 0 only when\n"
-         "                        the folder is whole\n"
-         "  --samples CSV         the design from a CSV (run_id, then parameter columns) made\n"
-         "                        by wsisa sample or another SA tool, instead of the sampler\n"
-         "  --reuse S             none | stage | naive | sca | rtma | trtma (overrides the study)\n"
-         "  --max-buckets N       TRTMA MaxBuckets (default 3 x workers)\n"
-         "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
-         "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
-         "  --memory-limit SIZE   the process's peak memory (e.g. 512M, 4G): K is lowered so\n"
-         "                        what it holds before the first unit, the tiles and K\n"
-         "                        active paths fit; a limit below one path is refused with\n"
-         "                        the smallest that works\n"
-         "  --level-costs c1,...,c7   bucket cost per task of each level for naive, sca,\n"
-         "                        rtma, trtma (default: the study's reuse.cost_model; auto\n"
-         "                        takes them from the calibrated performance models)\n"
-         "  --force               run a design of more than %zu runs (it must still fit in\n"
-         "                        the memory)\n"
-         "  --object-reuse on|off levels 6-7 nucleus cluster by cluster, those seen before on\n"
-         "                        the tile taken from a store (default on; the same results)\n"
-         "  --unit-timeout S      under mpirun: seconds a worker may hold a unit before its\n"
-         "                        units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)\n"
-         "results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
+  wsisa_cli_usage(stdout, &wsisa_cli_run);
+  printf("results: study.json samples.csv metrics.csv outputs.csv indices.csv indices.json\n"
          "         *.svg run.json journal.csv (feature_values.csv) lock; with annotations\n"
          "         (inputs.reference) reference.json and best.json, the best run, which\n"
          "         wsisa segment INPUT --params @DIR/best.json reproduces\n"
@@ -64,26 +83,15 @@ static void usage(void) {
          "stop it between units: the units running end and are journaled, then it exits\n"
          "with 130 or 143 and says how to go on (--resume). A second signal ends it at\n"
          "once; the journal stays whole up to its last line, which --resume cuts off if\n"
-         "torn.\n",
-         WSISA_STUDY_MAX_RUNS);
+         "torn.\n");
 }
 
 int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {
-      {"study", required_argument, 0, 's'},          {"output", required_argument, 0, 'o'},
-      {"resume", required_argument, 0, 'R'},         {"reuse", required_argument, 0, 'u'},
-      {"max-buckets", required_argument, 0, 'b'},    {"max-bucket-size", required_argument, 0, 'z'},
-      {"active-paths", required_argument, 0, 'k'},   {"memory-limit", required_argument, 0, 'm'},
-      {"samples", required_argument, 0, 'S'},       {"unit-timeout", required_argument, 0, 't'},
-      {"check", required_argument, 0, 'C'},          {"force", no_argument, 0, 'f'},
-      {"level-costs", required_argument, 0, 'c'},
-      {"object-reuse", required_argument, 0, 'O'},
-      {"help", no_argument, 0, 'h'},                 {0, 0, 0, 0}};
   run_opts o = {0};
   int opt, rc;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+  while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_run)) != -1) {
     long *target = NULL;
     const char *flag = NULL;
     switch (opt) {

@@ -50,33 +50,35 @@ static void describe(const char *out, const wsisa_study *study, const wsisa_sa_o
            "for phase 2 (wsisa sample --select ...)\n");
 }
 
+static const wsisa_cli_flag flags[] = {
+    {"study", 's', .arg = "S.json", .help = "the study (parameters, method, sampler, seed)"},
+    {"output", 'o', .arg = "samples.csv", .short_flag = 1,
+     .help = "the design as CSV: run_id, then one column per parameter"},
+    {"select", 'S', .arg = "P,...",
+     .help = "two_phase studies: the phase-2 (VBD) design over these\n"
+             "parameters, the others fixed at their defaults"},
+    {"force", 'f',
+     .help = "make a design of more than %.0f runs (it must still fit\n"
+             "in the memory available)",
+     .n = {WSISA_STUDY_MAX_SAMPLE_ROWS}},
+    {.name = "help", .key = 'h', .short_flag = 1},
+    {0}};
+static const char *const forms[] = {"--study -o [--select] [--force]", NULL};
+const wsisa_cli_command wsisa_cli_sample = {"sample", wsisa_cmd_sample, forms,
+                                            "the SA design, one row per run", flags};
+
 int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {{"study", required_argument, 0, 's'},
-                                           {"output", required_argument, 0, 'o'},
-                                           {"select", required_argument, 0, 'S'},
-                                           {"force", no_argument, 0, 'f'},
-                                           {"help", no_argument, 0, 'h'},
-                                           {0, 0, 0, 0}};
   const char *study_path = NULL, *out = NULL, *select = NULL;
   int opt, rc, force = 0;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+  while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_sample)) != -1) {
     switch (opt) {
       case 's': study_path = optarg; break;
       case 'o': out = optarg; break;
       case 'S': select = optarg; break;
       case 'f': force = 1; break;
-      case 'h':
-        printf("usage: wsisa sample --study S.json -o samples.csv [--select P1,P2,...] [--force]\n"
-               "  --study S.json   the study (parameters, method, sampler, seed)\n"
-               "  -o, --output F   the design as CSV: run_id, then one column per parameter\n"
-               "  --select P,...   two_phase studies: the phase-2 (VBD) design over these\n"
-               "                   parameters, the others fixed at their defaults\n"
-               "  --force          make a design of more than %zu runs (it must still fit\n"
-               "                   in the memory available)\n",
-               WSISA_STUDY_MAX_SAMPLE_ROWS);
-        return 0;
+      case 'h': wsisa_cli_usage(stdout, &wsisa_cli_sample); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }

@@ -288,50 +288,58 @@ static void usage_params(void) {
   }
 }
 
+static const wsisa_cli_flag flags[] = {
+    {"INPUT", 0, .help = "a slide OpenSlide reads, or a PNG/TIFF image"},
+    {"region", 'r', .arg = "x,y,w,h", .help = "slide region in level-0 pixels"},
+    {"tile", 't', .arg = "i,j", .help = "slide tile (column, row) of the --tile-size grid"},
+    {"tile-size", 's', .arg = "N",
+     .help = "grid tile side for --tile, in target pixels (default 1024)"},
+    {"target-mpp", 'T', .arg = "T",
+     .help = "resolution segmented at, the parameters' (default %g um/pixel):\n"
+             "a slide is read at the coarsest level not coarser than T and\n"
+             "area-averaged to T unless within %.0f%%",
+     .n = {WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE}},
+    {"mpp", 'm', .arg = "M",
+     .help = "the slide's um/pixel at level 0, overriding what it says (or\n"
+             "giving what it does not); for an image, its um/pixel, which\n"
+             "makes it resampled to T (without --mpp it is taken as it is)"},
+    {"params", 'p', .arg = "k=v,...",
+     .help = "parameters (default: the workflow's defaults), e.g. G1=60,T1=4.5;\n"
+             "--params @FILE: the same from a JSON object {\"G1\": 60, ...},\n"
+             "or the \"parameters\" of one: --params @results/best.json\n"
+             "reproduces a study's best run (later --params win)"},
+    {"no-normalize", 'N', .help = "segment the pixels as they are (default: normalize first)"},
+    {"no-stain-check", 'S',
+     .help = "segment what is not bright-field H&E too (by default such\n"
+             "input, e.g. fluorescence or DAB, is refused before any work)"},
+    {"output", 'o', .arg = "MASK", .short_flag = 1,
+     .help = "output mask, .png or .tif/.tiff (0/255)"},
+    {"labels", 'L', .arg = "FILE", .help = "also write the nucleus labels (i32 .tif/.tiff)"},
+    {"geojson", 'g', .arg = "FILE", .help = "also write the nucleus outlines as GeoJSON"},
+    {"features", 'F', .arg = "FILE",
+     .help = "also write per-nucleus features (.csv): shape, and\n"
+             "statistics of haematoxylin, eosin, the gradient and\n"
+             "filter-bank responses of haematoxylin"},
+    /* accepted, not shown: normalizing is the default; --level is refused
+       with a message saying what took its place */
+    {.name = "normalize", .key = 'n'},
+    {.name = "level", .key = 'l', .arg = "L"},
+    {.name = "help", .key = 'h', .short_flag = 1},
+    {0}};
+static const char *const forms[] = {"INPUT [--region | --tile] [--params] [options] -o", NULL};
+const wsisa_cli_command wsisa_cli_segment = {"segment", wsisa_cmd_segment, forms,
+                                             "one segmentation", flags};
+
 static void usage(void) {
-  printf("usage: wsisa segment INPUT [--region x,y,w,h | --tile i,j] [options] -o MASK\n"
-         "  INPUT               a slide OpenSlide reads, or a PNG/TIFF image\n"
-         "  --region x,y,w,h    slide region in level-0 pixels\n"
-         "  --tile i,j          slide tile (column, row) of the --tile-size grid\n"
-         "  --tile-size N       grid tile side for --tile, in target pixels (default 1024)\n"
-         "  --target-mpp T      resolution segmented at, the parameters' (default %g um/pixel):\n"
-         "                      a slide is read at the coarsest level not coarser than T and\n"
-         "                      area-averaged to T unless within %.0f%%\n"
-         "  --mpp M             the slide's um/pixel at level 0, overriding what it says (or\n"
-         "                      giving what it does not); for an image, its um/pixel, which\n"
-         "                      makes it resampled to T (without --mpp it is taken as it is)\n"
-         "  --params k=v,...    parameters (default: the workflow's defaults), e.g. G1=60,T1=4.5\n"
-         "  --params @FILE      the same from a JSON object {\"G1\": 60, ...}, or the\n"
-         "                      \"parameters\" of one: --params @results/best.json\n"
-         "                      reproduces a study's best run (later --params win)\n"
-         "  --no-normalize      segment the pixels as they are (default: normalize first)\n"
-         "  --no-stain-check    segment what is not bright-field H&E too (by default such\n"
-         "                      input, e.g. fluorescence or DAB, is refused before any work)\n"
-         "  -o MASK             output mask, .png or .tif/.tiff (0/255)\n"
-         "  --labels FILE       also write the nucleus labels (i32 .tif/.tiff)\n"
-         "  --geojson FILE      also write the nucleus outlines as GeoJSON\n"
-         "  --features FILE     also write per-nucleus features (.csv): shape, and\n"
-         "                      statistics of haematoxylin, eosin, the gradient and\n"
-         "                      filter-bank responses of haematoxylin\n"
-         "Positions are in level-0 slide pixels (QuPath's convention) whatever level,\n"
+  wsisa_cli_usage(stdout, &wsisa_cli_segment);
+  printf("Positions are in level-0 slide pixels (QuPath's convention) whatever level,\n"
          "factor or tile was read: GeoJSON outlines, feature centroids and bounding boxes,\n"
          "and a TIFF mask's or labels' ImageDescription (JSON: level0_origin,\n"
-         "level0_per_pixel, mpp). For an image, in its own pixels.\n",
-         WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE);
+         "level0_per_pixel, mpp). For an image, in its own pixels.\n");
   usage_params();
 }
 
 int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {
-      {"region", required_argument, 0, 'r'},     {"tile", required_argument, 0, 't'},
-      {"level", required_argument, 0, 'l'},      {"tile-size", required_argument, 0, 's'},
-      {"mpp", required_argument, 0, 'm'},        {"target-mpp", required_argument, 0, 'T'},
-      {"params", required_argument, 0, 'p'},     {"normalize", no_argument, 0, 'n'},
-      {"no-normalize", no_argument, 0, 'N'},     {"output", required_argument, 0, 'o'},
-      {"labels", required_argument, 0, 'L'},     {"geojson", required_argument, 0, 'g'},
-      {"features", required_argument, 0, 'F'},   {"help", no_argument, 0, 'h'},
-      {"no-stain-check", no_argument, 0, 'S'},
-      {0, 0, 0, 0}};
   segment_opts o = {0};
   o.tile_size = 1024;
   o.normalize = 1;
@@ -340,7 +348,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   int opt, rc;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+  while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_segment)) != -1) {
     switch (opt) {
       case 'r': o.region = optarg; break;
       case 't': o.tile = optarg; break;

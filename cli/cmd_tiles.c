@@ -106,18 +106,30 @@ static int print_json(wsisa_slide *slide, const wsisa_grid *g, wsisa_err *e) {
   return 0;
 }
 
+static const wsisa_cli_flag flags[] = {
+    {"tile", 't', .arg = "N", .help = "tile side in target pixels (default 1024)"},
+    {"overlap", 'v', .arg = "N", .help = "target pixels shared by neighbouring tiles (default 0)"},
+    {"mpp", 'm', .arg = "M", .help = "the slide's um/pixel at level 0, overriding what it says"},
+    {"target-mpp", 'T', .arg = "T",
+     .help = "resolution the grid is laid out at (default %g um/pixel);\n"
+             "the coarsest level not coarser than it is read, and\n"
+             "area-averaged to it unless within %.0f%%",
+     .n = {WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE}},
+    {"json", 'j', .help = "machine-readable output"},
+    {.name = "help", .key = 'h'},
+    {0}};
+static const char *const forms[] = {"SLIDE [--tile] [--overlap] [--mpp] [--target-mpp] [--json]",
+                                    NULL};
+const wsisa_cli_command wsisa_cli_tiles = {"tiles", wsisa_cmd_tiles, forms,
+                                           "slide levels, tile grid, tissue tiles", flags};
+
 int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
-  static const struct option longopts[] = {
-      {"tile", required_argument, 0, 't'}, {"overlap", required_argument, 0, 'v'},
-      {"mpp", required_argument, 0, 'm'},  {"target-mpp", required_argument, 0, 'T'},
-      {"json", no_argument, 0, 'j'},       {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
   long tile = 1024, overlap = 0;
   double slide_mpp = 0, target_mpp = WSISA_TARGET_MPP;
   int json = 0, opt, rc;
   opterr = 0;
   optind = 1;
-  while ((opt = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
+  while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_tiles)) != -1) {
     switch (opt) {
       case 't': if ((rc = wsisa_cli_long("--tile", optarg, &tile, e))) return rc; break;
       case 'v': if ((rc = wsisa_cli_long("--overlap", optarg, &overlap, e))) return rc; break;
@@ -125,17 +137,8 @@ int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
       case 'T': if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &target_mpp, e))) return rc; break;
       case 'j': json = 1; break;
       case 'h':
-        printf("usage: wsisa tiles SLIDE [--tile N] [--overlap N] [--mpp M] [--target-mpp T] "
-               "[--json]\n"
-               "  --tile N         tile side in target pixels (default 1024)\n"
-               "  --overlap N      target pixels shared by neighbouring tiles (default 0)\n"
-               "  --mpp M          the slide's um/pixel at level 0, overriding what it says\n"
-               "  --target-mpp T   resolution the grid is laid out at (default %g um/pixel);\n"
-               "                   the coarsest level not coarser than it is read, and\n"
-               "                   area-averaged to it unless within %.0f%%\n"
-               "  --json           machine-readable output\n"
-               "Tile rectangles are given in target pixels and in level-0 slide pixels.\n",
-               WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE);
+        wsisa_cli_usage(stdout, &wsisa_cli_tiles);
+        printf("Tile rectangles are given in target pixels and in level-0 slide pixels.\n");
         return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }

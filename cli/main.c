@@ -11,28 +11,10 @@
 #include "core/core.h"
 #include "engine/run/run.h"
 
-typedef struct command {
-  const char *name;
-  int (*run)(int argc, char **argv, wsisa_err *e);
-  const char *usage;
-} command;
-
-static const command commands[] = {
-    {"tiles", wsisa_cmd_tiles,
-     "SLIDE [--level L] [--tile N] [--overlap N] [--json]   slide levels, tile grid, tissue tiles"},
-    {"segment", wsisa_cmd_segment,
-     "INPUT [--region x,y,w,h | --tile i,j] [--params k=v,...] -o MASK   one segmentation"},
-    {"sample", wsisa_cmd_sample,
-     "--study S.json -o samples.csv [--select P,...]   the SA design, one row per run"},
-    {"analyze", wsisa_cmd_analyze,
-     "--study S.json --samples samples.csv --outputs y.csv [-o DIR]   sensitivity indices"},
-    {"plan", wsisa_cmd_plan,
-     "--study S.json [--estimate [--ranks N] [--deadline T]] [--json]   reuse analysis;\n"
-     "                  predicted time, CPU-hours and memory; no execution"},
-    {"calibrate", wsisa_cmd_calibrate,
-     "--study S.json   fill this host's performance models with the study's own tasks"},
-    {"run", wsisa_cmd_run,
-     "--study S.json -o DIR | --resume DIR   the whole study: execute, compare, analyze"},
+/* Each command's table (cli/cmds.h) gives its lines here and its own --help. */
+static const wsisa_cli_command *const commands[] = {
+    &wsisa_cli_tiles, &wsisa_cli_segment,   &wsisa_cli_sample, &wsisa_cli_analyze,
+    &wsisa_cli_plan,  &wsisa_cli_calibrate, &wsisa_cli_run,
 };
 #define NCOMMANDS (sizeof commands / sizeof *commands)
 
@@ -41,8 +23,7 @@ static void usage(FILE *f) {
           "usage: wsisa COMMAND [ARGS]\n"
           "Parameter sensitivity analysis of whole-slide nucleus segmentation on StarPU.\n\n"
           "commands:\n");
-  for (size_t i = 0; i < NCOMMANDS; i++)
-    fprintf(f, "  wsisa %-9s %s\n", commands[i].name, commands[i].usage);
+  for (size_t i = 0; i < NCOMMANDS; i++) wsisa_cli_synopsis(f, commands[i]);
   fprintf(f,
           "\n  wsisa --help        this text; `wsisa COMMAND --help` for one command\n"
           "  wsisa --version     versions of wsisa and StarPU\n"
@@ -78,9 +59,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   for (size_t i = 0; i < NCOMMANDS; i++) {
-    if (strcmp(name, commands[i].name) != 0) continue;
+    if (strcmp(name, commands[i]->name) != 0) continue;
     wsisa_err e = WSISA_ERR_INIT;
-    int rc = commands[i].run(argc - 1, argv + 1, &e);
+    int rc = commands[i]->run(argc - 1, argv + 1, &e);
     if (rc) {
       fprintf(stderr, "wsisa %s: %s\n", name, e.msg[0] ? e.msg : wsisa_strerror(rc));
       /* the shell's convention for a process a signal stopped: 128 + signal */

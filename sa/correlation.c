@@ -201,10 +201,10 @@ int wsisa_sa_correlation(const double *x, size_t n, size_t k, const double *y,
   size_t m = k + 1, used = 0;
   for (size_t r = 0; r < n; r++) used += isfinite(y[r]) != 0;
   if (used < m + 1)
-    return wsisa__sa_error(e, WSISA_EUSAGE,
-                           "%zu complete runs are too few for partial correlations of %zu "
-                           "parameters (at least %zu)",
-                           used, k, m + 1);
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%zu complete runs are too few for partial correlations of %zu "
+                       "parameters (at least %zu)",
+                       used, k, m + 1);
   double *z = wsisa__sa_calloc(used * m, sizeof *z, e);
   double *ranked = wsisa__sa_calloc(used * m, sizeof *ranked, e);
   double *column = wsisa__sa_calloc(used, sizeof *column, e);

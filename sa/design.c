@@ -39,66 +39,66 @@ void wsisa_sa_opts_default(wsisa_sa_opts *o, wsisa_sa_method method) {
 
 int wsisa_sa_opts_check(const wsisa_sa_opts *o, size_t dims, wsisa_err *e) {
   if ((unsigned)o->method >= NMETHODS)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "name: unknown method %d", (int)o->method);
+    return wsisa_error(e, WSISA_EUSAGE, "name: unknown method %d", (int)o->method);
   if ((unsigned)o->sampler >= WSISA_SA_NSAMPLERS)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "sampler: unknown sampler %d", (int)o->sampler);
+    return wsisa_error(e, WSISA_EUSAGE, "sampler: unknown sampler %d", (int)o->sampler);
   if (dims == 0)
-    return wsisa__sa_error(e, WSISA_EUSAGE,
-                           "parameters: every parameter is fixed; nothing to analyse");
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "parameters: every parameter is fixed; nothing to analyse");
   int moat = o->method == WSISA_SA_MOAT || o->method == WSISA_SA_TWO_PHASE;
   int vbd = o->method == WSISA_SA_VBD || o->method == WSISA_SA_TWO_PHASE;
   if (moat) {
     if (o->trajectories < 2)
-      return wsisa__sa_error(e, WSISA_EUSAGE,
-                             "trajectories: %zu is too few; sigma needs at least 2",
-                             o->trajectories);
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "trajectories: %zu is too few; sigma needs at least 2",
+                         o->trajectories);
     if (o->levels < 2 || o->levels % 2 || o->levels > 1000)
-      return wsisa__sa_error(e, WSISA_EUSAGE,
-                             "levels: %u is not an even number from 2 to 1000 (Morris' "
-                             "Delta = p/(2(p-1)) needs p even)",
-                             o->levels);
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "levels: %u is not an even number from 2 to 1000 (Morris' "
+                         "Delta = p/(2(p-1)) needs p even)",
+                         o->levels);
     /* The selection compares every pair of the pool's trajectories. */
     if (o->pool > 1000)
-      return wsisa__sa_error(e, WSISA_EUSAGE,
-                             "pool: %zu trajectories is too many to compare pairwise (at most "
-                             "1000)",
-                             o->pool);
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "pool: %zu trajectories is too many to compare pairwise (at most "
+                         "1000)",
+                         o->pool);
     if (o->pool && o->pool < o->trajectories)
-      return wsisa__sa_error(e, WSISA_EUSAGE,
-                             "pool: %zu trajectories cannot yield the %zu to keep", o->pool,
-                             o->trajectories);
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "pool: %zu trajectories cannot yield the %zu to keep", o->pool,
+                         o->trajectories);
     size_t most = o->pool > o->trajectories ? o->pool : o->trajectories;
     if (most > MAX_RUNS / (dims + 1))
-      return wsisa__sa_error(e, WSISA_EUSAGE, "trajectories: %zu x %zu runs is too many", most,
-                             dims + 1);
+      return wsisa_error(e, WSISA_EUSAGE, "trajectories: %zu x %zu runs is too many", most,
+                         dims + 1);
   }
   if (vbd) {
     if (o->samples < 2)
-      return wsisa__sa_error(e, WSISA_EUSAGE, "samples: %zu is too few base samples",
-                             o->samples);
+      return wsisa_error(e, WSISA_EUSAGE, "samples: %zu is too few base samples",
+                         o->samples);
     if (o->samples > MAX_RUNS / (2 * dims + 2))
-      return wsisa__sa_error(e, WSISA_EUSAGE, "samples: %zu base samples is too many",
-                             o->samples);
+      return wsisa_error(e, WSISA_EUSAGE, "samples: %zu base samples is too many",
+                         o->samples);
     if (o->bootstrap > 100000)
-      return wsisa__sa_error(e, WSISA_EUSAGE, "bootstrap: %zu resamples is too many (at most "
-                             "100000)", o->bootstrap);
+      return wsisa_error(e, WSISA_EUSAGE, "bootstrap: %zu resamples is too many (at most "
+                         "100000)", o->bootstrap);
     if (!(o->confidence > 0 && o->confidence < 1))
-      return wsisa__sa_error(e, WSISA_EUSAGE, "confidence: %g is not between 0 and 1",
-                             o->confidence);
+      return wsisa_error(e, WSISA_EUSAGE, "confidence: %g is not between 0 and 1",
+                         o->confidence);
     if (o->second_order && dims < 2)
-      return wsisa__sa_error(e, WSISA_EUSAGE,
-                             "second_order: needs at least 2 varying parameters");
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "second_order: needs at least 2 varying parameters");
   }
   if (o->method == WSISA_SA_TWO_PHASE && o->keep < 1)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "keep: the second phase needs at least 1 parameter");
+    return wsisa_error(e, WSISA_EUSAGE, "keep: the second phase needs at least 1 parameter");
   if (o->method == WSISA_SA_CORRELATION) {
     if (o->samples < dims + 2)
-      return wsisa__sa_error(e, WSISA_EUSAGE,
-                             "samples: %zu runs are too few for partial correlations of %zu "
-                             "parameters (at least %zu)",
-                             o->samples, dims, dims + 2);
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "samples: %zu runs are too few for partial correlations of %zu "
+                         "parameters (at least %zu)",
+                         o->samples, dims, dims + 2);
     if (o->samples > MAX_RUNS)
-      return wsisa__sa_error(e, WSISA_EUSAGE, "samples: %zu runs is too many", o->samples);
+      return wsisa_error(e, WSISA_EUSAGE, "samples: %zu runs is too many", o->samples);
   }
   return 0;
 }

@@ -83,10 +83,10 @@ static long moved_dim(const wsisa_sa_design *d, size_t a, size_t b) {
 static int check_moat(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err *e) {
   size_t k = d->ndims, g = k + 1;
   if (d->nrows % g || d->nrows < 2 * g)
-    return wsisa__sa_error(e, WSISA_EUSAGE,
-                           "not a MOAT design: MOAT wants trajectories of k + 1 = %zu rows (at "
-                           "least 2), and %zu rows are not",
-                           g, d->nrows);
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "not a MOAT design: MOAT wants trajectories of k + 1 = %zu rows (at "
+                       "least 2), and %zu rows are not",
+                       g, d->nrows);
   unsigned char *seen = wsisa__sa_calloc(k, 1, e);
   if (!seen) return WSISA_ENOMEM;
   int rc = 0;
@@ -96,15 +96,15 @@ static int check_moat(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err
       size_t a = t * g + step - 1, b = a + 1;
       long moved = moved_dim(d, a, b);
       if (moved < 0)
-        rc = wsisa__sa_error(e, WSISA_EUSAGE,
-                             "not a MOAT design: rows %zu and %zu (trajectory %zu) differ in %s "
-                             "parameter; MOAT wants exactly one to move per step",
-                             a + 1, b + 1, t + 1, moved == -1 ? "no" : "more than one");
+        rc = wsisa_error(e, WSISA_EUSAGE,
+                         "not a MOAT design: rows %zu and %zu (trajectory %zu) differ in %s "
+                         "parameter; MOAT wants exactly one to move per step",
+                         a + 1, b + 1, t + 1, moved == -1 ? "no" : "more than one");
       else if (seen[moved]++)
-        rc = wsisa__sa_error(e, WSISA_EUSAGE,
-                             "not a MOAT design: %s moves twice in trajectory %zu (rows %zu to "
-                             "%zu); MOAT moves each parameter once",
-                             space->params[d->dims[moved]].name, t + 1, t * g + 1, t * g + g);
+        rc = wsisa_error(e, WSISA_EUSAGE,
+                         "not a MOAT design: %s moves twice in trajectory %zu (rows %zu to "
+                         "%zu); MOAT moves each parameter once",
+                         space->params[d->dims[moved]].name, t + 1, t * g + 1, t * g + g);
     }
   }
   free(seen);
@@ -158,15 +158,15 @@ static int check_vbd(wsisa_sa_design *d, int second_order, wsisa_err *e) {
     size_t bad_other = 0;
     if (!saltelli_ok(d, !second, &bad_other)) {
       if (bad)
-        return wsisa__sa_error(
+        return wsisa_error(
             e, WSISA_EUSAGE,
             "not a VBD design: row %zu is not A with one column from B; VBD wants Saltelli's "
             "layout, per base sample A, AB_1..AB_%zu, [BA_1..BA_%zu,] B (%zu or %zu rows)",
             bad + 1, k, k, k + 2, 2 * k + 2);
-      return wsisa__sa_error(e, WSISA_EUSAGE,
-                             "not a VBD design: %zu rows are not groups of k + 2 = %zu (or 2k + 2 "
-                             "= %zu) rows, Saltelli's A, AB_1..AB_k, [BA_1..BA_k,] B",
-                             d->nrows, k + 2, 2 * k + 2);
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "not a VBD design: %zu rows are not groups of k + 2 = %zu (or 2k + 2 "
+                         "= %zu) rows, Saltelli's A, AB_1..AB_k, [BA_1..BA_k,] B",
+                         d->nrows, k + 2, 2 * k + 2);
     }
     second = !second;
   }
@@ -192,7 +192,7 @@ int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method met
   d->values = wsisa__sa_calloc(nrows * d->nparams + 1, sizeof *d->values, e);
   int rc = d->dims && d->unit && d->values ? 0 : WSISA_ENOMEM;
   if (!rc && d->ndims == 0)
-    rc = wsisa__sa_error(e, WSISA_EUSAGE, "every parameter is fixed; nothing to analyse");
+    rc = wsisa_error(e, WSISA_EUSAGE, "every parameter is fixed; nothing to analyse");
   for (size_t p = 0, i = 0; !rc && p < space->nparams; p++)
     if (space->params[p].kind != WSISA_SA_FIXED) d->dims[i++] = p;
   if (!rc) memcpy(d->values, values, nrows * d->nparams * sizeof *values);
@@ -202,13 +202,13 @@ int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method met
       double v = values[r * d->nparams + p], u = 0;
       if (par->kind == WSISA_SA_FIXED) {
         if (!wsisa_sa_param_contains(par, v))
-          rc = wsisa__sa_error(e, WSISA_EUSAGE, "row %zu: %s is %.15g, but the study fixes it at %.15g",
-                               r + 1, par->name, v, par->value);
+          rc = wsisa_error(e, WSISA_EUSAGE, "row %zu: %s is %.15g, but the study fixes it at %.15g",
+                           r + 1, par->name, v, par->value);
         continue;
       }
       if (to_unit(par, v, &u))
-        rc = wsisa__sa_error(e, WSISA_EUSAGE, "row %zu: %s = %.15g is not a value of its range", r + 1,
-                             par->name, v);
+        rc = wsisa_error(e, WSISA_EUSAGE, "row %zu: %s = %.15g is not a value of its range", r + 1,
+                         par->name, v);
       d->unit[r * d->ndims + i++] = u;
     }
   if (!rc) d->nduplicates = count_duplicates(d->values, nrows, d->nparams);
@@ -219,7 +219,7 @@ int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method met
       rc = check_vbd(d, second_order, e);
     } else {
       if (nrows < 3)
-        rc = wsisa__sa_error(e, WSISA_EUSAGE, "%zu rows: correlations need at least 3", nrows);
+        rc = wsisa_error(e, WSISA_EUSAGE, "%zu rows: correlations need at least 3", nrows);
       d->groups = nrows;
       d->group_size = 1;
     }

@@ -150,7 +150,7 @@ static void select_eliminate(const double *d2, size_t m, size_t r, size_t *chose
 int wsisa_sa_morris_select(const double *pool, size_t m, size_t k, size_t r, size_t *chosen,
                            wsisa_err *e) {
   if (r > m || r == 0)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "pool: cannot choose %zu of %zu trajectories", r, m);
+    return wsisa_error(e, WSISA_EUSAGE, "pool: cannot choose %zu of %zu trajectories", r, m);
   size_t size = (k + 1) * k;
   double *d2 = wsisa__sa_calloc(m * m, sizeof *d2, e);
   double *contrib = wsisa__sa_calloc(m, sizeof *contrib, e);
@@ -205,7 +205,7 @@ int wsisa_sa_moat_analyze(const wsisa_sa_space *space, const wsisa_sa_design *d,
                           const double *y, wsisa_sa_moat_result *out, wsisa_err *e) {
   memset(out, 0, sizeof *out);
   if (d->method != WSISA_SA_MOAT)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "a MOAT analysis needs a MOAT design");
+    return wsisa_error(e, WSISA_EUSAGE, "a MOAT analysis needs a MOAT design");
   size_t k = d->ndims, r = d->groups;
   out->k = k;
   double *ee = wsisa__sa_calloc(k * r, sizeof *ee, e);
@@ -232,8 +232,8 @@ int wsisa_sa_moat_analyze(const wsisa_sa_space *space, const wsisa_sa_design *d,
           nmoved++;
         }
       if (nmoved != 1) {
-        rc = wsisa__sa_error(e, WSISA_EINTERNAL,
-                             "runs %zu and %zu are not one step of a MOAT trajectory", a, b);
+        rc = wsisa_error(e, WSISA_EINTERNAL,
+                         "runs %zu and %zu are not one step of a MOAT trajectory", a, b);
         break;
       }
       out->total_effects++;

@@ -1,5 +1,6 @@
 /* sa: parameter spaces, samplers, designs (MOAT trajectories, Saltelli A/B/AB_i)
- * and sensitivity indices. Pure C (libc, libm): arrays in, arrays out. */
+ * and sensitivity indices. Pure C (libc, libm; errors by core's wsisa_error):
+ * arrays in, arrays out. */
 #ifndef WSISA_SA_H
 #define WSISA_SA_H
 

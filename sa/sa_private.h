@@ -4,11 +4,6 @@
 
 #include "sa/sa.h"
 
-/* wsisa_error's contract (first error sticks) without linking the core base,
- * so sa stays libc + libm. */
-int wsisa__sa_error(wsisa_err *e, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* calloc that fails with a message instead of returning NULL silently. */
 void *wsisa__sa_calloc(size_t n, size_t size, wsisa_err *e);
 

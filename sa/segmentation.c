@@ -50,13 +50,13 @@ int wsisa_sa_seg_lookup(const char *name, const wsisa_sa_seg_param **out, wsisa_
   if (*out) return 0;
   for (size_t i = 0; i < WSISA_SA_NSEG; i++)
     if (strcmp(wsisa_sa_seg_params[i].abbrev, name) == 0)
-      return wsisa__sa_error(e, WSISA_EUSAGE, "%s: not a segmentation parameter; did you mean %s?",
-                             name, wsisa_sa_seg_params[i].name);
-  return wsisa__sa_error(e, WSISA_EUSAGE,
-                         "%s: not a segmentation parameter (they are B, G, R, T1, T2, G1, G2, "
-                         "min_size, max_size, min_size_pl, min_size_seg, max_size_seg, "
-                         "fill_holes_conn, recon_conn, watershed_conn)",
-                         name);
+      return wsisa_error(e, WSISA_EUSAGE, "%s: not a segmentation parameter; did you mean %s?",
+                         name, wsisa_sa_seg_params[i].name);
+  return wsisa_error(e, WSISA_EUSAGE,
+                     "%s: not a segmentation parameter (they are B, G, R, T1, T2, G1, G2, "
+                     "min_size, max_size, min_size_pl, min_size_seg, max_size_seg, "
+                     "fill_holes_conn, recon_conn, watershed_conn)",
+                     name);
 }
 
 int wsisa_sa_seg_validate(const char *name, double value, wsisa_err *e) {
@@ -65,14 +65,14 @@ int wsisa_sa_seg_validate(const char *name, double value, wsisa_err *e) {
   if (rc) return rc;
   if (sp->kind == WSISA_SA_CATEGORICAL) {
     if (value == 4 || value == 8) return 0;
-    return wsisa__sa_error(e, WSISA_EUSAGE, "%s=%g: a connectivity is 4 or 8", name, value);
+    return wsisa_error(e, WSISA_EUSAGE, "%s=%g: a connectivity is 4 or 8", name, value);
   }
   if (!isfinite(value) || value < sp->valid_lo || value > sp->valid_hi)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "%s=%g: outside the valid range %g..%g", name, value,
-                           sp->valid_lo, sp->valid_hi);
+    return wsisa_error(e, WSISA_EUSAGE, "%s=%g: outside the valid range %g..%g", name, value,
+                       sp->valid_lo, sp->valid_hi);
   if (sp->integer_valued && value != floor(value))
-    return wsisa__sa_error(e, WSISA_EUSAGE, "%s=%g: must be a whole number (valid range %g..%g)",
-                           name, value, sp->valid_lo, sp->valid_hi);
+    return wsisa_error(e, WSISA_EUSAGE, "%s=%g: must be a whole number (valid range %g..%g)",
+                       name, value, sp->valid_lo, sp->valid_hi);
   return 0;
 }
 
@@ -95,7 +95,7 @@ void wsisa_sa_seg_to_param(const wsisa_sa_seg_param *sp, wsisa_sa_param *out) {
 
 int wsisa_sa_space_segmentation(wsisa_sa_space **out, wsisa_err *e) {
   *out = wsisa_sa_space_new();
-  if (!*out) return wsisa__sa_error(e, WSISA_ENOMEM, "out of memory for the parameter space");
+  if (!*out) return wsisa_error(e, WSISA_ENOMEM, "out of memory for the parameter space");
   for (size_t i = 0; i < WSISA_SA_NSEG; i++) {
     wsisa_sa_param p;
     wsisa_sa_seg_to_param(&wsisa_sa_seg_params[i], &p);

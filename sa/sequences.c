@@ -108,11 +108,11 @@ static void sobol_directions(size_t dim, uint32_t v[32]) {
 
 int wsisa_sa_sobol_points(uint64_t first, size_t n, size_t d, double *out, wsisa_err *e) {
   if (d > wsisa_sa_sobol_max_dims())
-    return wsisa__sa_error(e, WSISA_EUSAGE,
-                           "the Sobol' sampler covers %zu dimensions; this design needs %zu",
-                           wsisa_sa_sobol_max_dims(), d);
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "the Sobol' sampler covers %zu dimensions; this design needs %zu",
+                       wsisa_sa_sobol_max_dims(), d);
   if (first > UINT32_MAX || n > UINT32_MAX - first + 1)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "the Sobol' sampler gives at most 2^32 - 1 points");
+    return wsisa_error(e, WSISA_EUSAGE, "the Sobol' sampler gives at most 2^32 - 1 points");
   if (n == 0 || d == 0) return 0;
   uint32_t(*v)[32] = wsisa__sa_calloc(d, sizeof *v, e);
   uint32_t *x = wsisa__sa_calloc(d, sizeof *x, e);
@@ -182,5 +182,5 @@ int wsisa_sa_unit_sample(wsisa_sa_sampler sampler, size_t n, size_t d, uint64_t 
     case WSISA_SA_HAMMERSLEY: return halton(n, d, 1, out, e);
     case WSISA_SA_SOBOL: return wsisa_sa_sobol_points(1, n, d, out, e);
   }
-  return wsisa__sa_error(e, WSISA_EINTERNAL, "unknown sampler %d", (int)sampler);
+  return wsisa_error(e, WSISA_EINTERNAL, "unknown sampler %d", (int)sampler);
 }

@@ -94,73 +94,73 @@ double wsisa_sa_param_midpoint(const wsisa_sa_param *p) {
 
 int wsisa_sa_param_check(const wsisa_sa_param *p, wsisa_err *e) {
   const char *n = p->name;
-  if (!n[0]) return wsisa__sa_error(e, WSISA_EUSAGE, "a parameter has an empty name");
+  if (!n[0]) return wsisa_error(e, WSISA_EUSAGE, "a parameter has an empty name");
   if (memchr(n, '\0', WSISA_SA_NAME_MAX) == NULL)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "a parameter name is longer than %d bytes",
-                           WSISA_SA_NAME_MAX - 1);
+    return wsisa_error(e, WSISA_EUSAGE, "a parameter name is longer than %d bytes",
+                       WSISA_SA_NAME_MAX - 1);
   switch (p->kind) {
     case WSISA_SA_FIXED:
       if (!isfinite(p->value))
-        return wsisa__sa_error(e, WSISA_EUSAGE, "%s.fixed: not a finite number", n);
+        return wsisa_error(e, WSISA_EUSAGE, "%s.fixed: not a finite number", n);
       return 0;
     case WSISA_SA_CATEGORICAL:
       if (p->nvalues < 2 || p->nvalues > WSISA_SA_MAX_VALUES)
-        return wsisa__sa_error(e, WSISA_EUSAGE,
-                               "%s.values: a categorical parameter needs 2 to %d values, not %zu "
-                               "(a single value is a fixed parameter)",
-                               n, WSISA_SA_MAX_VALUES, p->nvalues);
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "%s.values: a categorical parameter needs 2 to %d values, not %zu "
+                           "(a single value is a fixed parameter)",
+                           n, WSISA_SA_MAX_VALUES, p->nvalues);
       for (size_t i = 0; i < p->nvalues; i++) {
         if (!isfinite(p->values[i]))
-          return wsisa__sa_error(e, WSISA_EUSAGE, "%s.values: value %zu is not a finite number", n, i + 1);
+          return wsisa_error(e, WSISA_EUSAGE, "%s.values: value %zu is not a finite number", n, i + 1);
         for (size_t j = 0; j < i; j++)
           if (p->values[j] == p->values[i])
-            return wsisa__sa_error(e, WSISA_EUSAGE, "%s.values: %g is listed twice", n,
-                                   p->values[i]);
+            return wsisa_error(e, WSISA_EUSAGE, "%s.values: %g is listed twice", n,
+                               p->values[i]);
       }
       break;
     case WSISA_SA_CONTINUOUS:
     case WSISA_SA_INTEGER:
     case WSISA_SA_DISCRETE:
       if (!isfinite(p->lo) || !isfinite(p->hi))
-        return wsisa__sa_error(e, WSISA_EUSAGE, "%s.range: the bounds must be finite numbers", n);
+        return wsisa_error(e, WSISA_EUSAGE, "%s.range: the bounds must be finite numbers", n);
       if (p->lo >= p->hi)
-        return wsisa__sa_error(e, WSISA_EUSAGE,
-                               p->lo > p->hi ? "%s.range: lower bound %g is above upper bound %g"
+        return wsisa_error(e, WSISA_EUSAGE,
+                           p->lo > p->hi ? "%s.range: lower bound %g is above upper bound %g"
                                              : "%s.range: %g..%g is a single value; make the "
                                                "parameter fixed",
-                               n, p->lo, p->hi);
+                           n, p->lo, p->hi);
       if (p->kind == WSISA_SA_INTEGER) {
         if (!is_whole(p->lo) || !is_whole(p->hi))
-          return wsisa__sa_error(e, WSISA_EUSAGE,
-                                 "%s.range: an integer range needs whole bounds, not %g..%g", n, p->lo,
-                                 p->hi);
+          return wsisa_error(e, WSISA_EUSAGE,
+                             "%s.range: an integer range needs whole bounds, not %g..%g", n, p->lo,
+                             p->hi);
         if (p->hi - p->lo > 1e15)
-          return wsisa__sa_error(e, WSISA_EUSAGE, "%s.range: the integer range %g..%g is too wide", n,
-                                 p->lo, p->hi);
+          return wsisa_error(e, WSISA_EUSAGE, "%s.range: the integer range %g..%g is too wide", n,
+                             p->lo, p->hi);
       }
       if (p->kind == WSISA_SA_DISCRETE) {
         if (!(p->step > 0) || !isfinite(p->step))
-          return wsisa__sa_error(e, WSISA_EUSAGE, "%s.step: must be a positive number", n);
+          return wsisa_error(e, WSISA_EUSAGE, "%s.step: must be a positive number", n);
         double steps = (p->hi - p->lo) / p->step;
         /* a step wider than the range leaves one value: the parameter would
          * be constant while the design counts it as varying */
         if (round(steps) < 1)
-          return wsisa__sa_error(e, WSISA_EUSAGE,
-                                 "%s.step: %g leaves a single value in %g..%g (a range needs at "
-                                 "least two; make the parameter fixed)",
-                                 n, p->step, p->lo, p->hi);
+          return wsisa_error(e, WSISA_EUSAGE,
+                             "%s.step: %g leaves a single value in %g..%g (a range needs at "
+                             "least two; make the parameter fixed)",
+                             n, p->step, p->lo, p->hi);
         if (fabs(steps - round(steps)) > 1e-9 * fmax(1, steps))
-          return wsisa__sa_error(e, WSISA_EUSAGE,
-                                 "%s.step: the range %g..%g is not a whole number of steps of %g", n,
-                                 p->lo, p->hi, p->step);
+          return wsisa_error(e, WSISA_EUSAGE,
+                             "%s.step: the range %g..%g is not a whole number of steps of %g", n,
+                             p->lo, p->hi, p->step);
         if (steps > 1e9)
-          return wsisa__sa_error(e, WSISA_EUSAGE, "%s.step: %g steps are too many levels", n, steps);
+          return wsisa_error(e, WSISA_EUSAGE, "%s.step: %g steps are too many levels", n, steps);
       }
       break;
   }
   /* The default may lie outside the SA range: G2's reference value 45 does. */
   if (!isfinite(p->value))
-    return wsisa__sa_error(e, WSISA_EUSAGE, "%s.default: not a finite number", n);
+    return wsisa_error(e, WSISA_EUSAGE, "%s.default: not a finite number", n);
   return 0;
 }
 
@@ -184,11 +184,11 @@ int wsisa_sa_space_add(wsisa_sa_space *space, const wsisa_sa_param *p, wsisa_err
   int rc = wsisa_sa_param_check(p, e);
   if (rc) return rc;
   if (wsisa_sa_space_find(space, p->name) >= 0)
-    return wsisa__sa_error(e, WSISA_EUSAGE, "%s: the parameter is defined twice", p->name);
+    return wsisa_error(e, WSISA_EUSAGE, "%s: the parameter is defined twice", p->name);
   if (space->nparams == space->cap) {
     size_t cap = space->cap ? 2 * space->cap : 16;
     wsisa_sa_param *grown = realloc(space->params, cap * sizeof *grown);
-    if (!grown) return wsisa__sa_error(e, WSISA_ENOMEM, "out of memory growing a parameter space");
+    if (!grown) return wsisa_error(e, WSISA_ENOMEM, "out of memory growing a parameter space");
     space->params = grown;
     space->cap = cap;
   }
@@ -205,7 +205,7 @@ size_t wsisa_sa_space_dims(const wsisa_sa_space *space) {
 int wsisa_sa_space_clone(const wsisa_sa_space *space, wsisa_sa_space **out, wsisa_err *e) {
   *out = NULL;
   wsisa_sa_space *copy = wsisa_sa_space_new();
-  if (!copy) return wsisa__sa_error(e, WSISA_ENOMEM, "out of memory copying a parameter space");
+  if (!copy) return wsisa_error(e, WSISA_ENOMEM, "out of memory copying a parameter space");
   for (size_t i = 0; i < space->nparams; i++) {
     int rc = wsisa_sa_space_add(copy, &space->params[i], e);
     if (rc) {
@@ -223,13 +223,13 @@ int wsisa_sa_space_select(const wsisa_sa_space *space, const char *const *names,
   for (size_t i = 0; i < nnames; i++) {
     long at = wsisa_sa_space_find(space, names[i]);
     if (at < 0)
-      return wsisa__sa_error(e, WSISA_EUSAGE, "%s: not a parameter of the study", names[i]);
+      return wsisa_error(e, WSISA_EUSAGE, "%s: not a parameter of the study", names[i]);
     if (space->params[at].kind == WSISA_SA_FIXED)
-      return wsisa__sa_error(e, WSISA_EUSAGE, "%s: a fixed parameter cannot be selected",
-                             names[i]);
+      return wsisa_error(e, WSISA_EUSAGE, "%s: a fixed parameter cannot be selected",
+                         names[i]);
     for (size_t j = 0; j < i; j++)
       if (strcmp(names[i], names[j]) == 0)
-        return wsisa__sa_error(e, WSISA_EUSAGE, "%s: selected twice", names[i]);
+        return wsisa_error(e, WSISA_EUSAGE, "%s: selected twice", names[i]);
   }
   int rc = wsisa_sa_space_clone(space, out, e);
   if (rc) return rc;

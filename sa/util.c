@@ -1,26 +1,13 @@
-/* Small helpers the sa files share: errors, allocation, order statistics. */
+/* Small helpers the sa files share: allocation, order statistics. */
 #include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "sa/sa_private.h"
 
-int wsisa__sa_error(wsisa_err *e, int code, const char *fmt, ...) {
-  if (e && e->code == 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-    va_end(ap);
-    e->code = code;
-  }
-  return code;
-}
-
 void *wsisa__sa_calloc(size_t n, size_t size, wsisa_err *e) {
   void *p = calloc(n ? n : 1, size ? size : 1);
   if (!p)
-    wsisa__sa_error(e, WSISA_ENOMEM, "out of memory allocating %zu x %zu bytes", n, size);
+    wsisa_error(e, WSISA_ENOMEM, "out of memory allocating %zu x %zu bytes", n, size);
   return p;
 }
 

@@ -95,15 +95,15 @@ int wsisa_sa_vbd_analyze(const double *y, size_t n, size_t k, int second_order,
   size_t *draw = NULL;
   int rc = 0;
   if (missing && !o->drop_missing) {
-    rc = wsisa__sa_error(e, WSISA_EUSAGE,
-                         "%zu of %zu base samples have a missing output; VBD needs every run "
-                         "unless told to drop them",
-                         missing, n);
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%zu of %zu base samples have a missing output; VBD needs every run "
+                     "unless told to drop them",
+                     missing, n);
     goto fail;
   }
   if (used < 2) {
-    rc = wsisa__sa_error(e, WSISA_EUSAGE, "VBD needs at least 2 complete base samples, not %zu",
-                         used);
+    rc = wsisa_error(e, WSISA_EUSAGE, "VBD needs at least 2 complete base samples, not %zu",
+                     used);
     goto fail;
   }
   if (dropped) *dropped = missing;
