@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/core.h"
-#include "engine/engine.h"
+#include "engine/run/run.h"
 #include "reuse/reuse.h"
 #include "sa/sa.h"
 
@@ -78,7 +78,7 @@ static int bench_design(const char *label, const wsisa_sa_space *space, const ws
   int level[WSISA_SA_NSEG];
   wsisa_reuse_design *d = NULL;
   for (size_t p = 0; p < space->nparams; p++) level[p] = space->params[p].level;
-  int rc = keys ? wsisa_plan_keys(sd->values, n, sd->nparams, level, keys) : WSISA_ENOMEM;
+  int rc = keys ? wsisa_workflow_keys(sd->values, n, sd->nparams, level, keys) : WSISA_ENOMEM;
   if (!rc) rc = wsisa_reuse_design_new(keys, n, WSISA_SEG_LEVELS, &d);
   if (rc) goto done;
   size_t lower = wsisa_reuse_tree_tasks(d->tree);
