@@ -62,7 +62,8 @@ flock 9
 [ -f "$stamp" ] && exit 0   # another build finished while this one waited
 
 # deb-src for bookworm main: apt-get source needs it.
-if ! apt-cache showsrc "$src_package=$src_version" 2>/dev/null | grep -q "^Version: $src_version\$"; then
+sources=$(apt-cache showsrc "$src_package" 2>/dev/null || true)
+if ! grep -qx "Version: $src_version" <<<"$sources"; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "wsisa: StarPU's source package needs apt's deb-src for bookworm main; as root run:" >&2
     echo "  printf 'Types: deb-src\\nURIs: http://deb.debian.org/debian\\nSuites: bookworm\\nComponents: main\\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\\n' > /etc/apt/sources.list.d/wsisa-deb-src.sources && apt-get update" >&2
