@@ -4,6 +4,9 @@ BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
 PREFIX ?= /usr/local
+# The StarPU scripts/starpu.sh builds once per machine (scripts/deps.sh runs it);
+# a build folder configured before it existed is configured again.
+STARPU_STAMP := $(shell scripts/starpu.sh --prefix)/.wsisa-stamp
 
 .PHONY: all deps build demo test install asan clean
 
@@ -12,7 +15,10 @@ all: build
 deps:
 	@scripts/deps.sh
 
-$(BUILD)/CMakeCache.txt: | deps
+$(STARPU_STAMP):
+	@scripts/deps.sh
+
+$(BUILD)/CMakeCache.txt: $(STARPU_STAMP) | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
 
 build: deps $(BUILD)/CMakeCache.txt

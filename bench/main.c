@@ -27,7 +27,9 @@ static const experiment experiments[] = {
      "eager, lws, dmda, dmdas, modular-heft, pats on 2 CPUs and on 1 CPU + 1 OpenCL worker: "
      "makespan, hybrid speedup"},
     {"scale", bench_scale,
-     "1 and 2 CPU workers; under mpirun 1, 2, 4 ranks of 1 CPU worker: makespan, efficiency"},
+     "1, 2, 4, ... CPU workers up to the cores (--workers LIST); under mpirun 2, 4, ... "
+     "ranks x those workers: makespan, efficiency over 1 worker, oversubscribed rows marked "
+     "(see scale --help)"},
     {"algo", bench_algo, "reuse analysis time (wsisa plan) against n and MaxBuckets"},
     {"predict", bench_predict,
      "calibrate on one study, then predicted (run.json estimate) against measured makespan "
@@ -79,10 +81,11 @@ static void usage(FILE *f) {
           "              makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
           "              hybrid_speedup (cpu makespan / hybrid makespan, same policy)\n"
           "              (2 trajectories on tile_1024.png, with or without --quick)\n"
-          "  scale.csv:  ranks (0: one process, no mpirun), cpu_workers (over all ranks),\n"
-          "              makespan_s, makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
-          "              speedup, efficiency (T1 / (p x Tp)), oversubscribed (more workers\n"
-          "              than cores); the rank series needs Open MPI's mpirun\n"
+          "  scale.csv:  ranks (0: one process, no mpirun), workers_per_rank,\n"
+          "              cpu_workers (over all ranks), started_per_rank, makespan_s,\n"
+          "              makespan_min, makespan_max, wall_s, wall_min, wall_max, speedup,\n"
+          "              efficiency (T1 / (p x Tp), T1: 1 worker), oversubscribed (more\n"
+          "              workers than cores); the rank series needs Open MPI's mpirun\n"
           "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
           "              analysis_min, analysis_max, buckets, reuse_pct\n"
           "  predict.csv: config, varies, predicted_s, measured_s, measured_min,\n"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bench/bench.h"
+#include "cli/cli.h"
 #include "io/svg.h"
 #include "reuse/reuse.h"
 
@@ -254,33 +255,133 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
 
 /* ---- scale ------------------------------------------------------------------ */
 
-/* One process with 1 and 2 CPU workers; then, built with Open MPI, 1, 2 and 4
- * ranks of one CPU worker each under mpirun (4 oversubscribe 2 cores here).
- * Efficiency = T1 / (p x Tp) over the CPU workers of the whole job. */
+/* One process with 1, 2, 4, ... CPU workers up to the cores present (or
+ * --workers LIST); then, built with Open MPI, 2, 4, ... ranks of each of those
+ * worker counts under mpirun, as long as the job's workers stay within the
+ * largest count asked or the cores. Efficiency = T1 / (p x Tp), T1 the
+ * makespan of one process with one worker, p the CPU workers over all ranks;
+ * a row whose p exceeds the cores is marked oversubscribed. */
+#define SCALE_MAX_ROWS 64
+#define SCALE_MAX_WORKERS 16
+
 typedef struct scale_row {
-  int ranks, cpus; /* ranks 0: no mpirun */
-  const char *label;
+  int ranks, cpus; /* ranks 0: no mpirun; cpus: per rank */
+  char label[48];
 } scale_row;
 
+static void scale_usage(FILE *f) {
+  fprintf(f,
+          "usage: wsisa-bench scale [--workers LIST] [--quick] [--repeats N] [-o DIR]\n"
+          "\n"
+          "A MOAT study (4 trajectories, 64 runs, on the sample slide's tissue tiles;\n"
+          "--quick: 2 trajectories on tests/data/tile_1024.png), CPU workers only:\n"
+          "  one process with 1, 2, 4, ... CPU workers up to the cores present\n"
+          "  (STARPU_NCPU), or the counts of --workers LIST (e.g. 1,2,8,16; 1 is\n"
+          "  always run: it is the baseline);\n"
+          "  built with Open MPI, 2, 4, ... ranks x each of those counts under mpirun,\n"
+          "  while ranks x workers stays within the largest count or the cores.\n"
+          "Efficiency = T1 / (p x Tp): T1 one process with one worker, p the CPU\n"
+          "workers over all ranks. Rows whose p exceeds the cores present (the\n"
+          "machine's, or fewer by the affinity mask or cgroup quota) are marked\n"
+          "oversubscribed: their efficiency measures sharing, not scaling. `started`\n"
+          "is the CPU workers StarPU started per rank (run.json workers.cpu): fewer\n"
+          "than asked means a capped StarPU (STARPU_MAXCPUS, see wsisa --version).\n"
+          "scale.csv: ranks (0: one process, no mpirun), workers_per_rank,\n"
+          "cpu_workers (over all ranks), started_per_rank, makespan_s, makespan_min,\n"
+          "makespan_max, wall_s, wall_min, wall_max, speedup, efficiency,\n"
+          "oversubscribed (0 | 1); scale.svg: the makespans.\n");
+}
+
+/* --workers LIST out of argv (bench_parse knows only the common flags):
+ * the counts, ascending and unique, 1 first; 0 counts when absent. */
+static int scale_workers(int *argc, char **argv, int *counts, int *n, wsisa_err *e) {
+  *n = 0;
+  for (int i = 1; i < *argc; i++) {
+    const char *list = NULL;
+    int take = 0;
+    if (strcmp(argv[i], "--workers") == 0) {
+      if (i + 1 >= *argc) return wsisa_error(e, WSISA_EUSAGE, "--workers: needs a list, e.g. 1,2,4");
+      list = argv[i + 1];
+      take = 2;
+    } else if (strncmp(argv[i], "--workers=", 10) == 0) {
+      list = argv[i] + 10;
+      take = 1;
+    } else {
+      continue;
+    }
+    char copy[256];
+    snprintf(copy, sizeof copy, "%s", list);
+    counts[(*n)++] = 1;
+    for (char *tok = strtok(copy, ","); tok; tok = strtok(NULL, ",")) {
+      long v;
+      int rc = wsisa_cli_long("--workers", tok, &v, e);
+      if (rc) return rc;
+      if (v < 1 || v > 256)
+        return wsisa_error(e, WSISA_EUSAGE, "--workers %s: each count must be in 1..256", list);
+      int seen = 0;
+      for (int k = 0; k < *n; k++) seen |= counts[k] == v;
+      if (seen) continue;
+      if (*n == SCALE_MAX_WORKERS)
+        return wsisa_error(e, WSISA_EUSAGE, "--workers %s: at most %d counts", list,
+                           SCALE_MAX_WORKERS);
+      counts[(*n)++] = (int)v;
+    }
+    /* ascending: insertion sort of a handful */
+    for (int a = 1; a < *n; a++)
+      for (int b = a; b > 0 && counts[b] < counts[b - 1]; b--) {
+        int t = counts[b];
+        counts[b] = counts[b - 1];
+        counts[b - 1] = t;
+      }
+    memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take) * sizeof *argv);
+    *argc -= take;
+    i--;
+  }
+  return 0;
+}
+
 int bench_scale(int argc, char **argv, wsisa_err *e) {
-  bench_opts o;
-  int rc = bench_parse(argc, argv, "scale", &o, e);
+  for (int i = 1; i < argc; i++)
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      scale_usage(stdout);
+      return 0;
+    }
+  int counts[SCALE_MAX_WORKERS + 1], ncounts;
+  int rc = scale_workers(&argc, argv, counts, &ncounts, e);
   if (rc) return rc;
-  static const scale_row rows[] = {{0, 1, "1 CPU worker"},
-                                   {0, 2, "2 CPU workers"},
+  bench_opts o;
+  if ((rc = bench_parse(argc, argv, "scale", &o, e))) return rc;
+  wsisa_machine_cores cores;
+  wsisa_machine_cores_read(&cores);
+  if (!ncounts) /* 1, 2, 4, ... up to the cores, and the cores themselves */
+    for (int w = 1;; w *= 2) {
+      counts[ncounts++] = w < cores.offered ? w : cores.offered;
+      if (w >= cores.offered || ncounts == SCALE_MAX_WORKERS) break;
+    }
+  int most = counts[ncounts - 1] > cores.offered ? counts[ncounts - 1] : cores.offered;
+  scale_row rows[SCALE_MAX_ROWS];
+  int nr = 0;
+  for (int c = 0; c < ncounts; c++) {
+    rows[nr] = (scale_row){0, counts[c], ""};
+    snprintf(rows[nr].label, sizeof rows[nr].label, "%d CPU worker%s", counts[c],
+             counts[c] == 1 ? "" : "s");
+    nr++;
+  }
 #ifdef WSISA_WITH_MPI
-                                   {1, 1, "1 rank x 1 CPU"},
-                                   {2, 1, "2 ranks x 1 CPU"},
-                                   {4, 1, "4 ranks x 1 CPU (oversubscribed)"},
+  for (int c = 0; c < ncounts; c++)
+    for (int r = 2; r * counts[c] <= most && nr < SCALE_MAX_ROWS; r *= 2) {
+      rows[nr] = (scale_row){r, counts[c], ""};
+      snprintf(rows[nr].label, sizeof rows[nr].label, "%d ranks x %d CPU%s", r, counts[c],
+               counts[c] == 1 ? "" : "s");
+      nr++;
+    }
 #endif
-  };
-  enum { NR = sizeof rows / sizeof *rows };
-  bench_run res[NR];
+  bench_run res[SCALE_MAX_ROWS];
   int traj = o.quick ? 2 : 4;
   char study[4300], env[256], label[32];
   snprintf(label, sizeof label, "moat_t%d", traj);
   if ((rc = bench_write_study(&o, label, NULL, traj, NULL, study, sizeof study, e))) return rc;
-  for (int c = 0; c < NR; c++) {
+  for (int c = 0; c < nr; c++) {
     fprintf(stderr, "wsisa-bench scale: %s\n", rows[c].label);
     /* `env VAR=... mpirun ... wsisa run`: every rank inherits the variables */
     int n = snprintf(env, sizeof env, "STARPU_NCPU=%d STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0",
@@ -292,36 +393,37 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
   }
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "scale",
-                           "ranks,cpu_workers,makespan_s,makespan_min,makespan_max,wall_s,"
-                           "wall_min,wall_max,speedup,efficiency,oversubscribed",
+                           "ranks,workers_per_rank,cpu_workers,started_per_rank,makespan_s,"
+                           "makespan_min,makespan_max,wall_s,wall_min,wall_max,speedup,"
+                           "efficiency,oversubscribed",
                            &w, e)))
     return rc;
-  long cores = sysconf(_SC_NPROCESSORS_ONLN);
   bench_print_runs_context(&o, &res[0], NULL);
-  printf("# MOAT %d trajectories (%d runs), CPU only; efficiency = T1 / (p x Tp), p = CPU "
-         "workers over all ranks; ranks 0 = one process without mpirun; %ld cores here\n",
-         traj, 16 * traj, cores);
-  printf("%-34s %-24s %-24s %8s %10s\n", "configuration", "makespan s", "wall s", "speedup",
-         "efficiency");
-  double val[NR], lo[NR], hi[NR];
-  const char *lp[NR];
-  for (int c = 0; c < NR; c++) {
+  printf("# MOAT %d trajectories (%d runs), CPU only; efficiency = T1 / (p x Tp), T1 = 1 CPU "
+         "worker, p = CPU workers over all ranks; %d cores here (limited by the %s)\n",
+         traj, 16 * traj, cores.offered, cores.limit);
+  printf("%-24s %7s %-24s %-24s %8s %10s\n", "configuration", "started", "makespan s", "wall s",
+         "speedup", "efficiency");
+  double val[SCALE_MAX_ROWS], lo[SCALE_MAX_ROWS], hi[SCALE_MAX_ROWS];
+  const char *lp[SCALE_MAX_ROWS];
+  for (int c = 0; c < nr; c++) {
     const bench_run *r = &res[c];
-    /* each series against its own single-worker run */
-    const bench_run *one = rows[c].ranks ? &res[2] : &res[0];
     int p = (rows[c].ranks ? rows[c].ranks : 1) * rows[c].cpus;
-    double speedup = one->exec.median / r->exec.median, eff = speedup / p;
+    int over = p > cores.offered;
+    double speedup = res[0].exec.median / r->exec.median, eff = speedup / p;
     char a[64], b[64];
-    printf("%-34s %-24s %-24s %7.2fx %10.2f\n", rows[c].label,
+    printf("%-24s %7d %-24s %-24s %7.2fx %10.2f%s\n", rows[c].label, r->ncpu,
            bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), speedup,
-           eff);
+           eff, over ? "  oversubscribed" : "");
     wsisa_csv_uint(w, (uint64_t)rows[c].ranks);
+    wsisa_csv_uint(w, (uint64_t)rows[c].cpus);
     wsisa_csv_uint(w, (uint64_t)p);
+    wsisa_csv_uint(w, (uint64_t)r->ncpu);
     bench_csv_stats(w, r->exec, 1);
     bench_csv_stats(w, r->wall, 1);
     wsisa_csv_num(w, speedup);
     wsisa_csv_num(w, eff);
-    wsisa_csv_uint(w, (uint64_t)(p > cores));
+    wsisa_csv_uint(w, (uint64_t)over);
     wsisa_csv_end_row(w);
     val[c] = r->exec.median;
     lo[c] = r->exec.min;
@@ -332,7 +434,7 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
   wsisa_svg_series series = {"makespan", val, lo, hi};
   char path[4200];
   bench_svg_path(&o, "scale", path, sizeof path);
-  return wsisa_svg_bars(path, "Makespan by CPU workers and MPI ranks", "seconds", NR, lp, 1,
+  return wsisa_svg_bars(path, "Makespan by CPU workers and MPI ranks", "seconds", (size_t)nr, lp, 1,
                         &series, e);
 }
 

@@ -26,7 +26,7 @@ static void usage(FILE *f) {
   for (size_t i = 0; i < NCOMMANDS; i++) wsisa_cli_synopsis(f, commands[i]);
   fprintf(f,
           "\n  wsisa --help        this text; `wsisa COMMAND --help` for one command\n"
-          "  wsisa --version     versions of wsisa and StarPU\n"
+          "  wsisa --version     versions of wsisa and StarPU, StarPU's library and limits\n"
           "  wsisa --list-ops    the fine-grain operations (StarPU codelets)\n\n"
           "environment:\n"
           "  STARPU_SCHED   scheduling policy (validated: %s)\n"
@@ -50,6 +50,13 @@ int main(int argc, char **argv) {
     int major, minor, release;
     starpu_get_version(&major, &minor, &release);
     printf("wsisa %s (StarPU %d.%d.%d)\n", WSISA_VERSION, major, minor, release);
+    char starpu[4600];
+    wsisa_runtime_describe(starpu, sizeof starpu);
+#ifdef WSISA_WITH_MPI
+    printf("%s\nwsisa's MPI layer: built (mpirun -np R wsisa run)\n", starpu);
+#else
+    printf("%s\nwsisa's MPI layer: not built (Open MPI not found)\n", starpu);
+#endif
     return 0;
   }
   if (strcmp(name, "--list-ops") == 0) {

@@ -121,6 +121,7 @@ typedef struct wsisa_env {
   int calibrate;            /* STARPU_CALIBRATE; -1 when unset */
   int calibrate_minimum;    /* STARPU_CALIBRATE_MINIMUM; -1 when unset (StarPU: 10) */
   int history_max_error;    /* STARPU_HISTORY_MAX_ERROR is set */
+  int ncpu;                 /* STARPU_NCPU; -1 when unset */
 } wsisa_env;
 
 void wsisa_env_read(wsisa_env *env);
@@ -142,6 +143,20 @@ typedef struct wsisa_machine {
 } wsisa_machine;
 
 void wsisa_machine_read(wsisa_machine *m);
+
+/* The cores this process may run on: the machine's cores (hwloc), those with
+ * a CPU in the calling thread's affinity mask (taskset, a cgroup's cpuset;
+ * read it before StarPU binds threads) and the CPUs its
+ * cgroup's cpu.max quota grants, rounded up. `offered` is the smallest and
+ * `limit` names it: "machine", "affinity mask" or "cgroup cpu.max". */
+typedef struct wsisa_machine_cores {
+  int machine, affinity;
+  int cgroup; /* 0: no quota */
+  int offered;
+  const char *limit;
+} wsisa_machine_cores;
+
+void wsisa_machine_cores_read(wsisa_machine_cores *c);
 /* Bytes available now (MemAvailable of /proc/meminfo; 0 when unknown): cheap,
  * without hwloc. */
 uint64_t wsisa_memory_available(void);
@@ -186,5 +201,26 @@ int wsisa_runtime_active(void);
 int wsisa_runtime_ncpu(void);
 int wsisa_runtime_nopencl(void);
 const char *wsisa_runtime_sched(void);
+
+/* The CPU workers StarPU started against those asked and the cores offered,
+ * read at start-up; `warning` says why it started fewer and what to do
+ * (empty when it started what was asked, or every offered core). */
+typedef struct wsisa_runtime_cpus {
+  int asked;   /* the caller's count, else STARPU_NCPU; -1: StarPU's choice */
+  int started; /* CPU workers */
+  int maxcpus; /* STARPU_MAXCPUS of the StarPU wsisa is built against */
+  int opencl;  /* OpenCL workers */
+  wsisa_machine_cores cores;
+  char warning[640];
+} wsisa_runtime_cpus;
+
+/* After wsisa_runtime_init: what it started (zeros before). */
+const wsisa_runtime_cpus *wsisa_runtime_cpus_started(void);
+/* The warning of `c` from its counts, into c->warning (shared-internal: the
+ * runtime and its tests). */
+void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c);
+/* "StarPU 1.3.10 (LIBRARY): STARPU_MAXCPUS 256, STARPU_MAXOPENCLDEVS 8, MPI
+ * yes": the StarPU in use and the limits it was built with. */
+void wsisa_runtime_describe(char *buf, size_t cap);
 
 #endif

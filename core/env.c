@@ -28,6 +28,8 @@ void wsisa_env_read(wsisa_env *env) {
   s = getenv("STARPU_CALIBRATE_MINIMUM");
   env->calibrate_minimum = (s && *s) ? atoi(s) : -1;
   env->history_max_error = getenv("STARPU_HISTORY_MAX_ERROR") != NULL;
+  s = getenv("STARPU_NCPU");
+  env->ncpu = (s && *s) ? atoi(s) : -1;
 }
 
 int wsisa_exe_dir(char *buf, size_t cap) {

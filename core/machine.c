@@ -79,3 +79,105 @@ uint64_t wsisa_rss_now(void) {
   long page = sysconf(_SC_PAGESIZE);
   return n == 2 && page > 0 ? (uint64_t)resident * (uint64_t)page : 0;
 }
+
+/* CPUs one cgroup folder's quota grants (cgroup v2 cpu.max "QUOTA PERIOD",
+ * v1 cpu.cfs_quota_us and cpu.cfs_period_us), rounded up; 0: no quota. */
+static int quota_cpus(const char *dir, int v2) {
+  char path[4300];
+  long long quota = -1, period = 0;
+  FILE *f;
+  if (v2) {
+    snprintf(path, sizeof path, "%s/cpu.max", dir);
+    if ((f = fopen(path, "r"))) {
+      if (fscanf(f, "%lld %lld", &quota, &period) != 2) quota = -1;
+      fclose(f);
+    }
+  } else {
+    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
+    if ((f = fopen(path, "r"))) {
+      if (fscanf(f, "%lld", &quota) != 1) quota = -1;
+      fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+    if ((f = fopen(path, "r"))) {
+      if (fscanf(f, "%lld", &period) != 1) period = 0;
+      fclose(f);
+    }
+  }
+  if (quota <= 0 || period <= 0) return 0; /* "max" or -1: none */
+  return (int)((quota + period - 1) / period);
+}
+
+/* The smallest quota on the way from this process's cgroup (the cpu
+ * controller's in v1, the unified one in v2) up to the root; 0: none. */
+static int cgroup_cpus(void) {
+  FILE *f = fopen("/proc/self/cgroup", "r");
+  char line[4096], dir[4200];
+  int best = 0;
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    char *controllers = strchr(line, ':'), *rel = controllers ? strchr(controllers + 1, ':') : NULL;
+    if (!rel) continue;
+    *rel++ = '\0';
+    controllers++;
+    int v2 = controllers[0] == '\0';
+    const char *roots_v1[] = {"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"};
+    const char *roots_v2[] = {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+    int has_cpu = 0;
+    for (char *c = controllers, *end; !v2 && c && *c; c = end ? end + 1 : NULL) {
+      end = strchr(c, ',');
+      if ((end ? (size_t)(end - c) : strlen(c)) == 3 && strncmp(c, "cpu", 3) == 0) has_cpu = 1;
+    }
+    if (!v2 && !has_cpu) continue;
+    for (int r = 0; r < 2; r++) {
+      int n = snprintf(dir, sizeof dir, "%s%s", v2 ? roots_v2[r] : roots_v1[r], rel);
+      if (n < 0 || (size_t)n >= sizeof dir) continue;
+      for (;;) {
+        int q = quota_cpus(dir, v2);
+        if (q > 0 && (!best || q < best)) best = q;
+        char *slash = strrchr(dir, '/');
+        size_t root_len = strlen(v2 ? roots_v2[r] : roots_v1[r]);
+        if (!slash || (size_t)(slash - dir) < root_len) break;
+        *slash = '\0';
+      }
+    }
+  }
+  if (f) fclose(f);
+  return best;
+}
+
+void wsisa_machine_cores_read(wsisa_machine_cores *c) {
+  memset(c, 0, sizeof *c);
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo) == 0) {
+    /* every core of the machine, also those this process may not use */
+    hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    hwloc_bitmap_t bound = hwloc_bitmap_alloc();
+    if (hwloc_topology_load(topo) == 0 && bound) {
+      int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+      int have_binding = hwloc_get_cpubind(topo, bound, HWLOC_CPUBIND_THREAD) == 0;
+      for (int i = 0; i < n; i++) {
+        hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, i);
+        c->machine++;
+        if (!have_binding || hwloc_bitmap_intersects(core->cpuset, bound)) c->affinity++;
+      }
+    }
+    hwloc_bitmap_free(bound);
+    hwloc_topology_destroy(topo);
+  }
+  if (!c->machine) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    c->machine = c->affinity = n > 0 ? (int)n : 1;
+  }
+  c->cgroup = cgroup_cpus();
+  c->offered = c->machine;
+  c->limit = "machine";
+  if (c->affinity > 0 && c->affinity < c->offered) {
+    c->offered = c->affinity;
+    c->limit = "affinity mask";
+  }
+  if (c->cgroup > 0 && c->cgroup < c->offered) {
+    c->offered = c->cgroup;
+    c->limit = "cgroup cpu.max";
+  }
+}

@@ -1,6 +1,11 @@
 /* StarPU start-up and shutdown in one place: the scheduler name is validated
- * (StarPU silently falls back to its default on a typo) and the caller's
- * OpenCL programs are loaded after init and unloaded before shutdown. */
+ * (StarPU silently falls back to its default on a typo), the caller's
+ * OpenCL programs are loaded after init and unloaded before shutdown, and the
+ * CPU workers started are weighed against those asked and the cores offered
+ * (StarPU, kept silent, would not say why it started fewer). */
+#define _GNU_SOURCE /* dladdr: which libstarpu this process runs */
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +21,7 @@ static int active;
 static char sched_name[64];
 /* the caller's OpenCL programs: loaded after init, unloaded before shutdown */
 static void (*unload_programs)(void);
+static wsisa_runtime_cpus cpus;
 
 int wsisa_sched_valid(const char *name) {
   if (!name || !*name) return 0;
@@ -90,6 +96,12 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   if (opts && opts->calibrate == 2 && !env.history_max_error)
     setenv("STARPU_HISTORY_MAX_ERROR", "1000000000", 1);
   conf.ncuda = 0;
+  /* before StarPU binds any thread (the main one too, at an earlier start in
+   * this process): the affinity mask this process was given */
+  static wsisa_machine_cores cores;
+  if (!cores.machine) wsisa_machine_cores_read(&cores);
+  memset(&cpus, 0, sizeof cpus);
+  cpus.cores = cores;
   int ret = starpu_init(&conf);
   if (ret == -ENODEV)
     return wsisa_error(e, WSISA_ERUNTIME, "StarPU found no worker to run on");
@@ -97,6 +109,12 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
     return wsisa_error(e, WSISA_ERUNTIME, "StarPU failed to start (%s)", strerror(-ret));
   active = 1;
   snprintf(sched_name, sizeof sched_name, "%s", sched ? sched : "lws");
+  cpus.asked = opts && opts->ncpu >= 0 ? opts->ncpu : env.ncpu;
+  cpus.started = (int)starpu_cpu_worker_get_count();
+  cpus.opencl = (int)starpu_opencl_worker_get_count();
+  cpus.maxcpus = STARPU_MAXCPUS;
+  wsisa__runtime_cpus_explain(&cpus);
+  if (cpus.warning[0]) wsisa_log(WSISA_LOG_WARN, "runtime", "%s", cpus.warning);
   if (starpu_opencl_worker_get_count() > 0 && opts && opts->load_programs) {
     if (opts->load_programs(e)) {
       wsisa_runtime_shutdown();
@@ -124,3 +142,63 @@ int wsisa_runtime_nopencl(void) {
   return active ? (int)starpu_opencl_worker_get_count() : 0;
 }
 const char *wsisa_runtime_sched(void) { return sched_name; }
+
+const wsisa_runtime_cpus *wsisa_runtime_cpus_started(void) { return &cpus; }
+
+void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {
+  const wsisa_machine_cores *k = &c->cores;
+  char *w = c->warning;
+  const size_t cap = sizeof c->warning;
+  w[0] = '\0';
+  /* asked: fewer than asked is the shortfall. Not asked: StarPU starts one
+   * worker per core it sees, less one per accelerator it drives, so the
+   * machine's cores are the yardstick. */
+  int want = c->asked >= 0 ? c->asked : k->machine - c->opencl;
+  if (c->started >= want) return;
+  int n = c->asked >= 0
+              ? snprintf(w, cap, "StarPU started %d CPU worker%s of the %d asked: ", c->started,
+                         c->started == 1 ? "" : "s", c->asked)
+              : snprintf(w, cap, "StarPU started %d CPU worker%s on a machine of %d cores: ",
+                         c->started, c->started == 1 ? "" : "s", k->machine);
+  if (n < 0 || (size_t)n >= cap) return;
+  const char *ranks = "or run more processes, mpirun -np R wsisa run ..., each with its own workers";
+  if (c->started >= c->maxcpus)
+    snprintf(w + n, cap - (size_t)n,
+             "this StarPU was built with STARPU_MAXCPUS %d; rebuild StarPU with a higher "
+             "--enable-maxcpus (maxcpus in scripts/starpu.sh), %s",
+             c->maxcpus, ranks);
+  else if (c->asked < 0 && k->offered < k->machine && c->started >= k->offered - c->opencl)
+    snprintf(w + n, cap - (size_t)n,
+             strcmp(k->limit, "cgroup cpu.max") == 0
+                 ? "this process's cgroup (cpu.max) grants %d of them; raise its CPU quota "
+                   "(docker --cpus, systemd CPUQuota=), %s on other nodes"
+                 : "this process's affinity mask (taskset, a cpuset) allows %d of them; widen "
+                   "it, %s on the other cores",
+             k->offered, ranks);
+  else
+    snprintf(w + n, cap - (size_t)n,
+             "StarPU kept the other cores (STARPU_NCPU, STARPU_RESERVE_NCPU, driver threads); "
+             "set STARPU_NCPU, %s",
+             ranks);
+}
+
+void wsisa_runtime_describe(char *buf, size_t cap) {
+  int major, minor, release;
+  starpu_get_version(&major, &minor, &release);
+  /* the library that holds starpu_get_version (a function's address as an
+   * object pointer: ISO C has no cast for it, POSIX's dladdr needs one) */
+  void (*fn)(int *, int *, int *) = starpu_get_version;
+  void *addr;
+  memcpy(&addr, &fn, sizeof addr);
+  Dl_info info;
+  const char *library = dladdr(addr, &info) && info.dli_fname
+                            ? info.dli_fname
+                            : "library unknown";
+#ifdef STARPU_USE_MPI
+  const char *mpi = "yes (starpumpi)";
+#else
+  const char *mpi = "no";
+#endif
+  snprintf(buf, cap, "StarPU %d.%d.%d (%s): STARPU_MAXCPUS %d, STARPU_MAXOPENCLDEVS %d, MPI %s",
+           major, minor, release, library, STARPU_MAXCPUS, STARPU_MAXOPENCLDEVS, mpi);
+}

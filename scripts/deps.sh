@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
-# Install the Debian packages wsisa needs that are missing. As root it runs apt-get;
-# otherwise it prints the exact command and stops.
+# Install the Debian packages wsisa needs that are missing, then build the
+# StarPU wsisa links (scripts/starpu.sh: Debian's StarPU 1.3.10 source without
+# its 4-CPU cap, once per machine). As root it runs apt-get; otherwise it
+# prints the exact command and stops.
 set -euo pipefail
+here=$(dirname "$0")
 
+# hwloc, OpenCL and Open MPI serve StarPU's build as well as wsisa's; Debian's
+# libstarpu-dev is not needed.
 pkgs=(
   build-essential cmake pkg-config
-  libstarpu-dev libhwloc-dev
+  libhwloc-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
   libopenslide-dev libfftw3-dev libpng-dev libtiff-dev libjansson-dev
   libcriterion-dev
   libopenmpi-dev openmpi-bin
+  dpkg-dev                   # apt-get source unpacks StarPU's source package with it
 )
 # Peers for the benchmark harness and the scripts that remake golden data.
 if [ "${WSISA_PEERS:-1}" = 1 ]; then
@@ -25,7 +31,9 @@ for p in "${pkgs[@]}"; do
   esac
 done
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  exec "$here/starpu.sh"
+fi
 
 cmd="apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
@@ -36,3 +44,4 @@ echo "wsisa: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -q >/dev/null
 apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+exec "$here/starpu.sh"

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <starpu.h>
+
 #include "codelets/cpu/cpu.h"
 #include "io/csv.h"
 #include "io/io.h"
@@ -324,4 +326,64 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   }
   free(best);
   free(base);
+}
+
+/* More CPU workers than cores (16 on this machine's 2, say): StarPU starts
+ * every one asked, run.json says so beside the cores offered, no warning
+ * comes, and the metrics are those of one worker on one core (taskset: the
+ * cores offered are the affinity mask's). */
+Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
+  const char *study = write_study(tu_tmpdir("study16"), "tests/data/tile_256.png", 2);
+  char dir16[4300], dir1[4300], path[4400];
+  char *m16 = run_study(study, "STARPU_NCPU=16 STARPU_NOPENCL=0", "", dir16, sizeof dir16);
+  snprintf(path, sizeof path, "%s/run.json", dir16);
+  char *prov = tu_slurp(path, NULL);
+  cr_assert_not_null(prov);
+  const char *workers = strstr(prov, "\"workers\"");
+  cr_assert_not_null(workers);
+  cr_expect_eq(json_number(workers, "cpu"), 16, "%.400s", workers);
+  cr_expect_eq(json_number(workers, "cpu_asked"), 16, "%.400s", workers);
+  cr_expect_geq(json_number(workers, "cores"), 1, "%.400s", workers);
+  cr_expect_geq(json_number(workers, "starpu_maxcpus"), 16, "%.400s", workers);
+  cr_expect(strstr(prov, "StarPU started") == NULL, "a warning: %s", strstr(prov, "StarPU started"));
+  free(prov);
+  int taskset = system("command -v taskset >/dev/null 2>&1") == 0;
+  char *m1 = run_study(study, taskset ? "STARPU_NCPU=1 STARPU_NOPENCL=0 taskset -c 0"
+                                      : "STARPU_NCPU=1 STARPU_NOPENCL=0",
+                       "", dir1, sizeof dir1);
+  cr_expect_str_eq(m16, m1, "16 workers and 1: metrics differ");
+  snprintf(path, sizeof path, "%s/run.json", dir1);
+  prov = tu_slurp(path, NULL);
+  cr_assert_not_null(prov);
+  workers = strstr(prov, "\"workers\"");
+  cr_assert_not_null(workers);
+  cr_expect_eq(json_number(workers, "cpu"), 1, "%.400s", workers);
+  if (taskset) {
+    cr_expect_eq(json_number(workers, "cores"), 1, "%.400s", workers);
+    cr_expect(strstr(workers, "\"cores_limited_by\": \"affinity mask\"") ||
+                  json_number(strstr(prov, "\"machine\""), "cores") == 1,
+              "%.400s", workers);
+  }
+  free(prov);
+  free(m16);
+  free(m1);
+}
+
+/* Asked more CPU workers than this StarPU may start (STARPU_MAXCPUS + 1):
+ * the warning names the cause and the ways out. */
+Test(run, too_many_cpu_workers_asked_are_named, .timeout = 300) {
+  const char *study = write_study(tu_tmpdir("studymax"), "tests/data/tile_256.png", 2);
+  char cmd[8800], *err = NULL;
+  snprintf(cmd, sizeof cmd,
+           "env WSISA_LOG=warn STARPU_NCPU=%d STARPU_NOPENCL=0 %s plan --study '%s' --estimate",
+           STARPU_MAXCPUS + 1, WSISA_EXE, study);
+  cr_assert_eq(tu_run_shell(cmd, NULL, &err), 0, "%s: %s", cmd, err ? err : "");
+  char expect[128];
+  snprintf(expect, sizeof expect, "StarPU started %d CPU workers of the %d asked", STARPU_MAXCPUS,
+           STARPU_MAXCPUS + 1);
+  cr_expect(err && strstr(err, expect), "%s", err ? err : "");
+  cr_expect(err && strstr(err, "STARPU_MAXCPUS") && strstr(err, "--enable-maxcpus") &&
+                strstr(err, "mpirun"),
+            "%s", err ? err : "");
+  free(err);
 }

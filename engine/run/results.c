@@ -514,6 +514,14 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
       "peak_rss_kib", (json_int_t)peak_kib, "peak_active_paths",
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  /* the CPU workers against those asked and the cores offered (core/runtime.c) */
+  const wsisa_runtime_cpus *rc_cpus = wsisa_runtime_cpus_started();
+  json_t *wk = json_object_get(root, "workers");
+  json_object_set_new(wk, "cpu_asked", rc_cpus->asked >= 0 ? json_integer(rc_cpus->asked) : json_null());
+  json_object_set_new(wk, "cores", json_integer(rc_cpus->cores.offered));
+  json_object_set_new(wk, "cores_limited_by", json_string(rc_cpus->cores.limit));
+  json_object_set_new(wk, "starpu_maxcpus", json_integer(rc_cpus->maxcpus));
+  if (rc_cpus->warning[0]) json_array_append_new(warnings, json_string(rc_cpus->warning));
   /* object reuse (docs/architecture.md): the units of levels 6 and 7 looked
    * at and taken from the tiles' stores, what the stores held and evicted */
   const wsisa_exec_stats *st = &s->stats;
