@@ -38,7 +38,7 @@ static void usage(void) {
          "  --reuse S             none | stage | naive | sca | rtma | trtma (overrides the study)\n"
          "  --max-buckets N       TRTMA MaxBuckets (default 3 x workers)\n"
          "  --max-bucket-size N   RTMA, naive, SCA bucket size\n"
-         "  --active-paths K      RMSR: root-to-leaf paths active at once (default: workers)\n"
+         "  --active-paths K      RMSR: root-to-leaf paths active at once (default: 4 x workers)\n"
          "  --memory-limit SIZE   the process's peak memory (e.g. 512M, 4G): K is lowered so\n"
          "                        what it holds before the first unit, the tiles and K\n"
          "                        active paths fit; a limit below one path is refused with\n"

@@ -54,6 +54,8 @@ typedef struct wsisa__dist_result {
   double *rows;
 } wsisa__dist_result;
 
+/* The StarPU workers rank r (> 0) said it runs (0: unknown). */
+int wsisa__dist_rank_workers(int rank);
 /* Is rank r (> 0) still given work? */
 int wsisa__dist_alive(int rank);
 /* Give rank r up: it gets no more work. */
@@ -216,11 +218,12 @@ typedef struct wsisa__study_run {
 } wsisa__study_run;
 
 /* The unit queue (engine/units.c), shared with its simulation
- * (engine/simulate.c): units in flight per rank, and the next unit for a rank
+ * (engine/simulate.c): units in flight on a rank of `workers` StarPU workers
+ * (its credit), and the next unit for a rank
  * holding tile *held (SIZE_MAX: none) given per-unit state (0: to do),
  * per-tile units to do and per-tile holders; moves *held and the holders
  * count to the chosen unit's tile. SIZE_MAX when nothing is left. */
-#define WSISA__UNIT_CREDIT 2
+size_t wsisa__units_credit(int workers);
 size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
                          size_t ntiles, size_t nb, size_t *held);
 
