@@ -60,7 +60,9 @@ size_t wsisa__estimate_study_paths(const wsisa__estimate_study *f, size_t asked,
                         /* the object store takes its share, as in `wsisa run` */
                         .object_reuse = f->run.study->reuse.object_reuse};
   /* as `wsisa run` derives it, over this process's resident memory */
-  size_t k = wsisa_exec_active_paths(asked ? asked : (size_t)(workers > 0 ? workers : 1),
+  size_t k = wsisa_exec_active_paths(asked ? asked
+                                           : WSISA_EXEC_PATHS_PER_WORKER *
+                                                 (size_t)(workers > 0 ? workers : 1),
                                      wsisa_memory_available(), wsisa_estimate_baseline(f->est),
                                      memory_limit, f->run.tiles, f->run.ntiles, &eo, NULL);
   return k ? k : 1;

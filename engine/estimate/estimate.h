@@ -84,11 +84,13 @@ typedef struct wsisa_sim_result {
 } wsisa_sim_result;
 
 /* Run the executor's schedule as a discrete-event simulation: the unit queue
- * hands (tile x bucket) units to ranks on demand, two in flight per rank, a
- * rank's current tile first (engine/exec/units.c); a rank opening a tile first
- * waits for its units in flight, then for the tile's stage and reference;
+ * hands (tile x bucket) units to ranks on demand, one in flight per worker
+ * (two at least), a rank's current tile first (engine/exec/units.c); a rank keeps
+ * WSISA_EXEC_OPEN_TILES tiles open, and opening another first waits for the
+ * units in flight of the one opened first, then for the tile's stage and
+ * reference, after which the counts of every (B, G, R) are submitted;
  * each unit's tree is submitted depth first, a leaf waiting while K paths are
- * active, a new (B, G, R) waiting for its background count
+ * active, a level-1 node waiting for its (B, G, R)'s count if unfinished
  * (engine/exec/executor.c); W workers take ready tasks first come, first served.
  * A task of a level is one block of its codelets' time. */
 int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,

@@ -2,18 +2,24 @@
  * units on N ranks of W workers as a discrete-event simulation of the unit
  * queue (engine/exec/units.c) and the executor (engine/exec/executor.c), with the
  * costs of each piece of work given; and the searches built on it. The
- * simulation knows the points where the executor waits: a rank opening a
- * tile waits for its units in flight and then for the tile's reference; a
- * new (B, G, R) waits for its background count; a leaf waits while K paths
- * are active; a rank holds two units at most. Everything else is list
- * scheduling: ready tasks, first come first served, on the first free worker. */
+ * simulation knows the points where the executor waits: a rank keeps
+ * WSISA_EXEC_OPEN_TILES tiles open, so a unit of another tile waits for the
+ * units in flight of the tile opened first (then closed), and the opening
+ * waits for the tile's stage and reference; the opening submits the
+ * background counts of every distinct (B, G, R) of the study (the executor
+ * after the stage, before the reference; here after the opening, one block),
+ * and a level-1 node waits for its count if it has not finished; a leaf waits
+ * while K paths are active; a rank holds its credit of units at most
+ * (wsisa__units_credit: one per worker, two at least). Everything else is
+ * list scheduling: ready tasks, first come first served, on the first free
+ * worker. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "engine/estimate/estimate.h"
 
-#define CREDIT WSISA__UNIT_CREDIT
+#define OPEN WSISA_EXEC_OPEN_TILES
 #define NONE ((size_t)-1)
 
 const char *wsisa_est_class_name(wsisa_est_class c) {
@@ -44,7 +50,8 @@ enum { K_LEVEL, K_MEASURE, K_STAGE, K_BACKGROUND, K_OPEN };
 typedef struct task {
   double dur;
   int rank, kind;
-  size_t unit;       /* index into the rank's unit slots, for measures */
+  size_t unit;       /* index into the rank's unit slots, for measures; its open
+                      * tile's, for a background count */
   size_t next_dep;   /* next task waiting on the same predecessor */
   size_t first_dep;  /* first task waiting on this one */
   size_t next_own;   /* next task of the same unit; in the free list, the next free */
@@ -59,6 +66,7 @@ typedef struct event {
 /* A unit being submitted or in flight on a rank. */
 typedef struct unit_slot {
   size_t tile, bucket;
+  size_t open;      /* its tile's place among the open tiles */
   size_t pending;   /* leaves not finished */
   int walked;       /* every task submitted */
   int used;
@@ -67,22 +75,30 @@ typedef struct unit_slot {
 
 typedef enum { S_NEXT, S_WALK, S_BLOCK_K, S_BLOCK_BG, S_BLOCK_DRAIN, S_BLOCK_OPEN, S_DONE } sub_state;
 
+/* A tile open on a rank, and the background counts it prefetched. */
+typedef struct open_tile {
+  size_t tile;              /* NONE: the place is free */
+  size_t *bg;               /* per distinct (B, G, R) of the study: its count's task */
+  size_t bg_left;           /* counts not finished */
+  size_t opened;            /* when it was opened, in opens of the rank */
+} open_tile;
+
 typedef struct rank_state {
   int free_workers;
   size_t *ready;            /* FIFO ring of task ids */
   size_t rcap, rhead, rlen;
-  size_t tile;              /* the open tile */
+  open_tile open[OPEN];     /* the tiles open at once */
+  size_t opens;
   size_t held;              /* the tile of its newest unit, for the queue */
-  size_t assigned[CREDIT];  /* units handed to this rank, oldest first */
+  size_t credit;            /* units in flight at most (wsisa__units_credit) */
+  size_t *assigned;         /* units handed to this rank, oldest first */
   size_t nassigned;
-  unit_slot slot[CREDIT + 1];
+  unit_slot *slot;          /* credit + 1 */
   size_t walking;           /* slot being walked */
   size_t node;              /* next node of its tree */
   size_t level_task[WSISA_SEG_LEVELS + 1];
   size_t stage_task;
   int bg_checked;           /* the current node's (B, G, R) is known */
-  double (*bgr)[3];
-  size_t nbgr, cap_bgr;
   size_t active;            /* paths */
   size_t in_system;         /* tasks submitted, not finished */
   size_t blocker;           /* the task the submitter waits for */
@@ -104,6 +120,8 @@ typedef struct sim {
   /* the queue of engine/exec/units.c */
   uint8_t *state; /* per unit: 0 to do, 1 out, 2 done */
   size_t *todo, *holders;
+  /* the study's distinct (B, G, R), each run's among them */
+  size_t nbgr, *run_bgr;
   double now;
   int failed;
 } sim;
@@ -238,10 +256,10 @@ static size_t pick(sim *s, size_t *held) {
   return u;
 }
 
-/* Fill rank r up to CREDIT units. */
+/* Fill rank r up to its credit. */
 static void refill(sim *s, int r) {
   rank_state *rs = &s->ranks[r];
-  while (rs->nassigned < CREDIT) {
+  while (rs->nassigned < rs->credit) {
     size_t u = pick(s, &rs->held);
     if (u == NONE) break;
     rs->assigned[rs->nassigned++] = u;
@@ -255,29 +273,40 @@ static double cost_level(const sim *s, size_t shape, size_t level, size_t run) {
   return s->c->level[(shape * WSISA_SEG_LEVELS + level - 1) * s->nv + (size_t)v];
 }
 
-static int bgr_seen(rank_state *rs, const double *p, int add) {
-  for (size_t i = 0; i < rs->nbgr; i++)
-    if (rs->bgr[i][0] == p[WSISA_P_B] && rs->bgr[i][1] == p[WSISA_P_G] &&
-        rs->bgr[i][2] == p[WSISA_P_R])
-      return 1;
-  if (!add) return 0;
-  if (rs->nbgr == rs->cap_bgr) {
-    size_t cap = rs->cap_bgr ? 2 * rs->cap_bgr : 8;
-    double(*b)[3] = realloc(rs->bgr, cap * sizeof *b);
-    if (!b) return -1;
-    rs->bgr = b;
-    rs->cap_bgr = cap;
+/* The study's distinct (B, G, R) in the order of the buckets' instances, as
+ * the executor prefetches them (engine/executor.c, bgr_distinct). */
+static int bgr_index(sim *s) {
+  const wsisa_reuse_buckets *b = s->j->buckets;
+  const double *p = s->j->params;
+  size_t nruns = 0, ni = b->start[b->n_buckets];
+  for (size_t i = 0; i < ni; i++)
+    if (b->instances[i] + 1 > nruns) nruns = b->instances[i] + 1;
+  s->run_bgr = malloc((nruns ? nruns : 1) * sizeof *s->run_bgr);
+  size_t *first = malloc((nruns ? nruns : 1) * sizeof *first); /* a run of each */
+  if (!s->run_bgr || !first) {
+    free(first);
+    return -1;
   }
-  rs->bgr[rs->nbgr][0] = p[WSISA_P_B];
-  rs->bgr[rs->nbgr][1] = p[WSISA_P_G];
-  rs->bgr[rs->nbgr][2] = p[WSISA_P_R];
-  rs->nbgr++;
+  for (size_t i = 0; i < ni; i++) {
+    size_t run = b->instances[i], k = 0;
+    const double *q = p + run * WSISA_SEG_NPARAMS;
+    while (k < s->nbgr) {
+      const double *f = p + first[k] * WSISA_SEG_NPARAMS;
+      if (f[WSISA_P_B] == q[WSISA_P_B] && f[WSISA_P_G] == q[WSISA_P_G] &&
+          f[WSISA_P_R] == q[WSISA_P_R])
+        break;
+      k++;
+    }
+    if (k == s->nbgr) first[s->nbgr++] = run;
+    s->run_bgr[run] = k;
+  }
+  free(first);
   return 0;
 }
 
 static size_t units_walked_in_flight(const rank_state *rs) {
   size_t n = 0;
-  for (size_t i = 0; i < CREDIT + 1; i++) n += rs->slot[i].used && rs->slot[i].walked;
+  for (size_t i = 0; i < rs->credit + 1; i++) n += rs->slot[i].used && rs->slot[i].walked;
   return n;
 }
 
@@ -293,14 +322,10 @@ static void walk(sim *s, int r) {
     size_t run = t->instances[n->first_instance];
     if (n->level == 1 && !rs->bg_checked) {
       rs->bg_checked = 1;
-      if (params && !bgr_seen(rs, params + run * WSISA_SEG_NPARAMS, 0)) {
-        if (bgr_seen(rs, params + run * WSISA_SEG_NPARAMS, 1) < 0) {
-          s->failed = 1;
-          return;
-        }
-        rs->blocker = submit(s, r, K_BACKGROUND, s->c->background[shape], NONE, NONE);
-        s->r->backgrounds++;
-        s->r->shape_backgrounds[shape]++;
+      /* its count was prefetched when the tile opened: wait for it */
+      size_t bg = params ? rs->open[us->open].bg[s->run_bgr[run]] : NONE;
+      if (bg != NONE && !s->tasks[bg].done) {
+        rs->blocker = bg;
         rs->state = S_BLOCK_BG;
         return;
       }
@@ -332,14 +357,73 @@ static void walk(sim *s, int r) {
   rs->state = S_NEXT;
 }
 
-/* Begin the next assigned unit: a tile switch first drains and opens. */
+/* The place of the open tile `tile`, NONE if it is not open. */
+static size_t open_of(const rank_state *rs, size_t tile) {
+  for (size_t o = 0; o < OPEN; o++)
+    if (rs->open[o].tile == tile) return o;
+  return NONE;
+}
+
+/* A place for a new tile (executor): a free one, else the tile opened first
+ * among those with no unit in flight and their counts home; NONE: none yet. */
+static size_t open_place(const sim *s, const rank_state *rs) {
+  size_t best = NONE;
+  for (size_t o = 0; o < OPEN; o++) {
+    const open_tile *ot = &rs->open[o];
+    if (ot->tile == NONE) return o;
+    int busy = ot->bg_left != 0;
+    for (size_t k = 0; k < rs->credit + 1 && !busy; k++)
+      busy = rs->slot[k].used && rs->slot[k].open == o;
+    if (!busy && (best == NONE || ot->opened < rs->open[best].opened)) best = o;
+  }
+  (void)s;
+  return best;
+}
+
+/* Close the tile at place o (its counts have finished) and open `tile` there:
+ * the submitter waits for its stage and reference; the counts of every
+ * (B, G, R) of the study are submitted after them. */
+static void open_tile_at(sim *s, int r, size_t o, size_t tile) {
+  rank_state *rs = &s->ranks[r];
+  open_tile *ot = &rs->open[o];
+  if (ot->bg)
+    for (size_t k = 0; k < s->nbgr; k++)
+      if (ot->bg[k] != NONE) task_free(s, ot->bg[k]);
+  if (!ot->bg && s->j->params && !(ot->bg = malloc((s->nbgr ? s->nbgr : 1) * sizeof *ot->bg))) {
+    s->failed = 1;
+    return;
+  }
+  size_t shape = s->j->tile_shape[tile];
+  int w = s->j->workers > 0 ? s->j->workers : 1;
+  double dur = fmax(s->c->open_path[shape], s->c->open[shape] / w);
+  ot->tile = tile;
+  ot->opened = rs->opens++;
+  ot->bg_left = 0;
+  s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
+  s->r->opens++;
+  s->r->shape_opens[shape]++;
+  rs->blocker = submit(s, r, K_OPEN, dur, NONE, NONE);
+  for (size_t k = 0; ot->bg && k < s->nbgr; k++) {
+    size_t id = submit(s, r, K_BACKGROUND, s->c->background[shape], rs->blocker, NONE);
+    ot->bg[k] = id;
+    if (id == NONE) return;
+    s->tasks[id].unit = o;
+    ot->bg_left++;
+    s->r->backgrounds++;
+    s->r->shape_backgrounds[shape]++;
+  }
+  rs->state = S_BLOCK_OPEN;
+}
+
+/* Begin the next assigned unit: a tile not open first waits for a place and
+ * opens. */
 static void next_unit(sim *s, int r) {
   rank_state *rs = &s->ranks[r];
   size_t u = NONE, slot = NONE;
   for (size_t i = 0; i < rs->nassigned && u == NONE; i++) {
     size_t cand = rs->assigned[i];
     int walked = 0;
-    for (size_t k = 0; k < CREDIT + 1; k++)
+    for (size_t k = 0; k < rs->credit + 1; k++)
       if (rs->slot[k].used && rs->slot[k].tile * s->nb + rs->slot[k].bucket == cand) walked = 1;
     if (!walked) u = cand;
   }
@@ -347,32 +431,23 @@ static void next_unit(sim *s, int r) {
     rs->state = rs->nassigned ? S_NEXT : S_DONE;
     return;
   }
-  size_t tile = u / s->nb, bucket = u % s->nb;
-  if (tile != rs->tile) {
-    /* the tile's pixels must outlive every unit reading them (executor) */
-    if (units_walked_in_flight(rs) || rs->in_system) {
+  size_t tile = u / s->nb, bucket = u % s->nb, o = open_of(rs, tile);
+  if (o == NONE) {
+    /* the pixels of an open tile must outlive every unit reading them */
+    if ((o = open_place(s, rs)) == NONE) {
       rs->state = S_BLOCK_DRAIN;
       return;
     }
-    size_t shape = s->j->tile_shape[tile];
-    int w = s->j->workers > 0 ? s->j->workers : 1;
-    double dur = fmax(s->c->open_path[shape], s->c->open[shape] / w);
-    rs->tile = tile;
-    rs->nbgr = 0;
-    s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
-    s->r->opens++;
-    s->r->shape_opens[shape]++;
-    rs->blocker = submit(s, r, K_OPEN, dur, NONE, NONE);
-    rs->state = S_BLOCK_OPEN;
+    open_tile_at(s, r, o, tile);
     return;
   }
-  for (size_t k = 0; k < CREDIT + 1; k++)
+  for (size_t k = 0; k < rs->credit + 1; k++)
     if (!rs->slot[k].used) slot = k;
   if (slot == NONE) {
     s->failed = 1;
     return;
   }
-  rs->slot[slot] = (unit_slot){tile, bucket, 0, 0, 1, NONE};
+  rs->slot[slot] = (unit_slot){tile, bucket, o, 0, 0, 1, NONE};
   rs->walking = slot;
   rs->node = 1;
   rs->bg_checked = 0;
@@ -394,7 +469,7 @@ static void advance(sim *s, int r) {
     switch (rs->state) {
       case S_WALK: walk(s, r); break;
       case S_NEXT:
-        if (units_walked_in_flight(rs) >= CREDIT) return; /* wait for the oldest */
+        if (units_walked_in_flight(rs) >= rs->credit) return; /* wait for one to end */
         next_unit(s, r);
         if (rs->state == S_NEXT) return;
         break;
@@ -405,12 +480,13 @@ static void advance(sim *s, int r) {
       case S_BLOCK_BG:
       case S_BLOCK_OPEN:
         if (!s->tasks[rs->blocker].done) return;
-        task_free(s, rs->blocker);
+        /* a prefetched count is the open tile's, freed when it closes */
+        if (rs->state == S_BLOCK_OPEN) task_free(s, rs->blocker);
         rs->blocker = NONE;
         rs->state = rs->state == S_BLOCK_BG ? S_WALK : S_NEXT;
         break;
       case S_BLOCK_DRAIN:
-        if (units_walked_in_flight(rs) || rs->in_system) return;
+        if (open_place(s, rs) == NONE) return;
         rs->state = S_NEXT;
         break;
       case S_DONE: return;
@@ -450,13 +526,14 @@ static void task_done(sim *s, size_t id) {
   rs->in_system--;
   rs->finish = s->now;
   for (size_t d = t->first_dep; d != NONE; d = s->tasks[d].next_dep) ready_push(s, rs, d);
+  if (t->kind == K_BACKGROUND) rs->open[t->unit].bg_left--;
   if (t->kind == K_MEASURE) {
     rs->active--;
     unit_slot *us = &rs->slot[t->unit];
     if (--us->pending == 0 && us->walked) unit_finished(s, t->rank, t->unit);
   }
   /* a unit whose walk ended after its last leaf */
-  for (size_t k = 0; k < CREDIT + 1; k++)
+  for (size_t k = 0; k < rs->credit + 1; k++)
     if (rs->slot[k].used && rs->slot[k].walked && rs->slot[k].pending == 0)
       unit_finished(s, t->rank, k);
 }
@@ -510,11 +587,23 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
     s.state[u] = j->done && j->done[u] ? 2 : 0;
     s.todo[u / s.nb] += s.state[u] == 0;
   }
+  if (j->params && bgr_index(&s)) {
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    goto out;
+  }
   for (int q = 0; q < j->ranks; q++) {
-    s.ranks[q].free_workers = j->workers;
-    s.ranks[q].tile = NONE;
-    s.ranks[q].state = S_NEXT;
-    s.ranks[q].held = NONE;
+    rank_state *rs = &s.ranks[q];
+    rs->free_workers = j->workers;
+    for (size_t o = 0; o < OPEN; o++) rs->open[o].tile = NONE;
+    rs->state = S_NEXT;
+    rs->held = NONE;
+    rs->credit = wsisa__units_credit(j->workers);
+    rs->assigned = malloc(rs->credit * sizeof *rs->assigned);
+    rs->slot = calloc(rs->credit + 1, sizeof *rs->slot);
+    if (!rs->assigned || !rs->slot) {
+      rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+      goto out;
+    }
   }
   /* units go out to the workers first, rank 0 last (engine/exec/units.c) */
   for (int q = j->ranks - 1; q >= 0; q--) refill(&s, q);
@@ -553,8 +642,11 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
 out:
   for (int q = 0; s.ranks && q < j->ranks; q++) {
     free(s.ranks[q].ready);
-    free(s.ranks[q].bgr);
+    free(s.ranks[q].assigned);
+    free(s.ranks[q].slot);
+    for (size_t o = 0; o < OPEN; o++) free(s.ranks[q].open[o].bg);
   }
+  free(s.run_bgr);
   free(s.ranks);
   free(s.tasks);
   free(s.heap);

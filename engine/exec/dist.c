@@ -42,12 +42,16 @@ static struct {
   int manager_gone; /* a worker's view: the manager left without MPI_Finalize */
   double timeout;
   unsigned char *alive; /* per rank; the manager's view */
-} world = {0, 0, 1, 0, 0, 0, 600.0, NULL};
+  int *workers;         /* per rank, the StarPU workers its ready message gave */
+} world = {0, 0, 1, 0, 0, 0, 600.0, NULL, NULL};
 
 int wsisa_dist_active(void) { return world.active; }
 int wsisa_dist_rank(void) { return world.rank; }
 int wsisa_dist_size(void) { return world.size; }
 int wsisa_dist_lost(void) { return world.lost; }
+int wsisa__dist_rank_workers(int rank) {
+  return world.workers && rank >= 0 && rank < world.size ? world.workers[rank] : 0;
+}
 
 #ifdef WSISA_WITH_MPI
 
@@ -756,7 +760,8 @@ int wsisa_dist_start(double unit_timeout, wsisa_err *e) {
   MPI_Comm_size(MPI_COMM_WORLD, &world.size);
   world.active = world.size > 1;
   world.alive = malloc((size_t)world.size);
-  if (!world.alive) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  world.workers = calloc((size_t)world.size, sizeof *world.workers);
+  if (!world.alive || !world.workers) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   memset(world.alive, 1, (size_t)world.size);
   if (provided < MPI_THREAD_FUNNELED)
     return wsisa_error(e, WSISA_ERUNTIME, "MPI offers no thread support (StarPU needs FUNNELED)");
@@ -794,6 +799,7 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
       int32_t n = 0;
       get(&m, &n, sizeof n);
       *total += n;
+      world.workers[r] = n;
     } else {
       rc = tag == TAG_ERROR ? on_error(r, &m, e) : 0;
     }
@@ -823,5 +829,7 @@ void wsisa_dist_end(void) {
 #endif
   free(world.alive);
   world.alive = NULL;
+  free(world.workers);
+  world.workers = NULL;
   world.active = 0;
 }

@@ -92,14 +92,19 @@ typedef int (*wsisa_exec_unit_fn)(void *ctx, size_t tile, size_t bucket, const s
                                   const wsisa_counts *counts, size_t nruns, wsisa_err *e);
 
 /* Units one at a time, for the unit queue (engine/exec/units.c) and the MPI
- * workers (engine/exec/dist.c): the current tile stays loaded while its units run,
- * and several units may be in flight. */
+ * workers (engine/exec/dist.c): up to WSISA_EXEC_OPEN_TILES tiles stay loaded
+ * while their units run (the next tile opens while the last one's units
+ * drain), and several units may be in flight. At a tile's opening the
+ * background counts of every distinct (B, G, R) of the session's runs are
+ * submitted, so level 1 seldom waits for one. */
+#define WSISA_EXEC_OPEN_TILES 2
 typedef struct wsisa_exec_session wsisa_exec_session;
 int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                            const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
                            wsisa_exec_session **out, wsisa_err *e);
-/* Submit unit (tile, bucket). A unit of another tile first waits for the
- * units in flight, which are reported through on_unit. */
+/* Submit unit (tile, bucket). A unit of a tile not open, with every place
+ * taken, first waits for the units in flight of the tile opened first (they
+ * are reported through on_unit), which then closes. */
 int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
                               wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e);
 /* Report the units that have finished, oldest first, until at most `keep`
@@ -119,14 +124,15 @@ void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void 
                                 double period);
 /* Take the statistics gathered since the last call (`stats` is overwritten). */
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats);
-/* Wait for what is in flight (unreported), close the tile, free. */
+/* Wait for what is in flight (unreported), close the tiles, free. */
 void wsisa_exec_session_free(wsisa_exec_session *s);
 
-/* RMSR's K on this rank: `asked` (0: this rank's StarPU workers, StarPU
- * running), lowered so the process fits in *memory_limit bytes: `baseline`
- * (what it holds before the first unit, measured), the largest of `tiles`,
- * its running tasks' temporaries (one task per worker), with object reuse
- * (o->object_reuse) the tile's object store, and K active paths over it,
+/* RMSR's K on this rank: `asked` (0: WSISA_EXEC_PATHS_PER_WORKER x this
+ * rank's StarPU workers, StarPU running), lowered so the process fits in
+ * *memory_limit bytes: `baseline` (what it holds before the first unit,
+ * measured), the largest of `tiles` once per tile open at once, its running
+ * tasks' temporaries (one task per worker), with object reuse
+ * (o->object_reuse) the object stores, and K active paths over it,
  * sized for the options `o` (may be NULL). A limit of 0 becomes the baseline
  * plus 80% of `available` (bytes available now), written back. 0 when not
  * even one path fits; *minimum (may be NULL) receives the smallest limit with
@@ -134,6 +140,10 @@ void wsisa_exec_session_free(wsisa_exec_session *s);
 size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseline,
                                uint64_t *memory_limit, const wsisa_tile_ref *tiles, size_t ntiles,
                                const wsisa_exec_opts *o, uint64_t *minimum);
+/* The default K per worker: a path is a chain whose tasks wait on each
+ * other and on the prefixes it shares, so one path per worker leaves workers
+ * idle. */
+#define WSISA_EXEC_PATHS_PER_WORKER 4
 /* What a rank holds above its baseline with `paths` active paths and
  * `workers` running tasks over a tile of `pixels`, by the same per-pixel
  * figures (the estimate's peak memory, engine/estimate/costs.c). */
@@ -152,12 +162,12 @@ int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e)
 
 /* Run every (tile, bucket) unit not marked in `done` (ntiles x n_buckets, may
  * be NULL) on every rank of the job: this process (rank 0, the only one
- * without mpirun) and the MPI workers. Units go out on demand, two in flight
- * per rank; a worker that dies or passes the unit timeout loses only its
+ * without mpirun) and the MPI workers. Units go out on demand, one in flight
+ * per StarPU worker of the rank (two at least); a worker that dies or passes the unit timeout loses only its
  * units in flight, which run elsewhere. `params` holds a row of
  * WSISA_SEG_NPARAMS values per run; on_unit sees every unit once, on this
  * thread. Each worker derives its K with wsisa_exec_active_paths from
- * `paths_asked` (0: its own worker count) and `memory_limit` (bytes per
+ * `paths_asked` (0: from its own worker count) and `memory_limit` (bytes per
  * rank, 0: 80% of its memory available), as rank 0 did for
  * opts->active_paths. StarPU must be running. */
 int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
@@ -207,11 +217,12 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e);
 void wsisa_dist_end(void);
 
 /* The unit queue (engine/exec/units.c), shared with its simulation
- * (engine/estimate/simulate.c): units in flight per rank, and the next unit for a rank
+ * (engine/estimate/simulate.c): units in flight on a rank of `workers` StarPU workers
+ * (its credit), and the next unit for a rank
  * holding tile *held (SIZE_MAX: none) given per-unit state (0: to do),
  * per-tile units to do and per-tile holders; moves *held and the holders
  * count to the chosen unit's tile. SIZE_MAX when nothing is left. */
-#define WSISA__UNIT_CREDIT 2
+size_t wsisa__units_credit(int workers);
 size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
                          size_t ntiles, size_t nb, size_t *held);
 
@@ -230,6 +241,8 @@ typedef struct wsisa__dist_result {
   double *rows;
 } wsisa__dist_result;
 
+/* The StarPU workers rank r (> 0) said it runs (0: unknown). */
+int wsisa__dist_rank_workers(int rank);
 /* Is rank r (> 0) still given work? */
 int wsisa__dist_alive(int rank);
 /* Give rank r up: it gets no more work. */

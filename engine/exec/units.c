@@ -4,9 +4,11 @@
  * other ranks are MPI workers reached through engine/exec/dist.c. A single process
  * is the job of one rank: the same queue, no messages.
  *
- * A rank holds at most CREDIT units: the next one is queued while the current
- * one drains, so workers do not idle at unit boundaries. Units of a rank's
- * current tile come first, so each rank loads few tiles.
+ * A rank holds at most its credit of units, one per StarPU worker (two at
+ * least; an MPI worker's count comes with its ready message): the next units
+ * are queued while the current ones drain, so workers do not idle at unit
+ * boundaries. Units of a rank's current tile come first, so each rank loads
+ * few tiles.
  *
  * SIGINT and SIGTERM stop the queue between units: no unit is handed out
  * after one arrives, the units in flight end and are reported (so journaled),
@@ -17,7 +19,6 @@
 
 #include "engine/exec/exec.h"
 
-#define CREDIT WSISA__UNIT_CREDIT
 #define NONE ((size_t)-1)
 
 typedef struct queue {
@@ -27,7 +28,8 @@ typedef struct queue {
   size_t *todo;    /* per tile: units to do */
   size_t *holders; /* per tile: ranks whose current tile it is */
   struct rank_units {
-    size_t unit[CREDIT], n, tile;
+    size_t *unit, n, tile;
+    size_t credit; /* units in flight at most (wsisa__units_credit) */
     double since; /* the oldest unit's clock started here */
   } *ranks;
   wsisa_exec_unit_fn on_unit;
@@ -93,6 +95,12 @@ static void set_tile(queue *q, int r, size_t tile) {
   ru->tile = tile;
   if (tile != NONE) q->holders[tile]++;
 }
+
+/* A unit feeds few paths at a time (its leaves, fewer where buckets are
+ * small), and the oldest unit's last paths run alone: one unit per worker
+ * keeps the workers fed while it ends, two at least so the next unit is
+ * queued while the current one drains. */
+size_t wsisa__units_credit(int workers) { return workers > 2 ? (size_t)workers : 2; }
 
 /* The queue's choice (engine_private.h): the held tile first (it is loaded
  * there); else a tile no rank holds; else the tile with the most left to do. */
@@ -177,14 +185,14 @@ static int local_done(void *ctx, size_t tile, size_t bucket, const size_t *runs,
   return unit_done(q, tile, bucket, runs, counts, n, e);
 }
 
-/* Fill every live rank from `lowest` up up to CREDIT units; workers first,
+/* Fill every live rank from `lowest` up up to its credit; workers first,
  * as this process's own submissions may block on RMSR's bound. 1 when a unit
  * went out. */
 static int hand_out_from(queue *q, int lowest, wsisa_exec_session *self, int *rc,
                          wsisa_err *e) {
   int busy = 0;
   for (int r = q->nranks - 1; r >= lowest && !*rc; r--)
-    while (alive(r) && q->ranks[r].n < CREDIT && !*rc) {
+    while (alive(r) && q->ranks[r].n < q->ranks[r].credit && !*rc) {
       size_t u = pick(q, r);
       if (u == NONE) break;
       hand_out(q, r, u);
@@ -254,7 +262,8 @@ static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
     if (q->nranks == 1) {
       /* alone: wait for the oldest unit when full (hand_out_from filled this
        * rank unless no unit is left), else for every unit in flight */
-      size_t keep = !stopping && q->ranks[0].n >= CREDIT ? CREDIT - 1 : 0;
+      size_t credit = q->ranks[0].credit;
+      size_t keep = !stopping && q->ranks[0].n >= credit ? credit - 1 : 0;
       if (!rc) rc = wsisa_exec_session_poll(self, keep, 1, local_done, q, NULL, e);
       continue;
     }
@@ -298,7 +307,15 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
   }
-  for (int r = 0; r < q.nranks; r++) q.ranks[r].tile = NONE;
+  for (int r = 0; r < q.nranks && !rc; r++) {
+    int workers = r ? wsisa__dist_rank_workers(r)
+                    : wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
+    q.ranks[r].tile = NONE;
+    q.ranks[r].credit = wsisa__units_credit(workers);
+    if (!(q.ranks[r].unit = malloc(q.ranks[r].credit * sizeof *q.ranks[r].unit)))
+      rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  if (rc) goto out;
   for (size_t u = 0; u < q.total; u++) {
     q.state[u] = done && done[u] ? 2 : 0;
     q.ndone += q.state[u] == 2;
@@ -325,6 +342,7 @@ out:
   free(q.state);
   free(q.todo);
   free(q.holders);
+  for (int r = 0; q.ranks && r < q.nranks; r++) free(q.ranks[r].unit);
   free(q.ranks);
   return rc;
 }

@@ -155,24 +155,39 @@ void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb) {
   tile->nchannels = 0;
 }
 
-int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
-                                   wsisa_err *e) {
-  uint64_t counts[3] = {0, 0, 0};
-  starpu_data_handle_t bg = NULL, hcounts = NULL;
+int wsisa_workflow_background_submit(const wsisa_tile_data *tile, const double *p,
+                                     uint64_t counts[3], starpu_data_handle_t *h, wsisa_err *e) {
+  starpu_data_handle_t bg = NULL;
+  counts[0] = counts[1] = counts[2] = 0;
+  *h = NULL;
   int rc = tmp_mask(tile, &bg, e);
   if (rc) return rc;
-  starpu_vector_data_register(&hcounts, STARPU_MAIN_RAM, (uintptr_t)counts, 3,
-                              sizeof counts[0]);
+  starpu_vector_data_register(h, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
   rc = submitted(wsisa_submit_background(tile->rgb, bg, (int)p[WSISA_P_B], (int)p[WSISA_P_G],
                                          (int)p[WSISA_P_R]),
                  "background", e);
-  if (!rc) rc = submitted(wsisa_submit_compare(bg, bg, hcounts), "background count", e);
+  if (!rc) rc = submitted(wsisa_submit_compare(bg, bg, *h), "background count", e);
   release(&bg);
+  return rc;
+}
+
+int wsisa_workflow_background_wait(const wsisa_tile_data *tile, const uint64_t counts[3],
+                                   starpu_data_handle_t *h) {
   /* unregister waits for the count and brings it home */
-  starpu_data_unregister(hcounts);
-  if (rc) return rc;
+  if (*h) starpu_data_unregister(*h);
+  *h = NULL;
   double npix = (double)tile->width * tile->height;
-  *skip = (double)counts[1] >= WSISA_BACKGROUND_SKIP * npix;
+  return (double)counts[1] >= WSISA_BACKGROUND_SKIP * npix;
+}
+
+int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
+                                   wsisa_err *e) {
+  uint64_t counts[3];
+  starpu_data_handle_t hcounts = NULL;
+  int rc = wsisa_workflow_background_submit(tile, p, counts, &hcounts, e);
+  int empty = wsisa_workflow_background_wait(tile, counts, &hcounts);
+  if (rc) return rc;
+  *skip = empty;
   return 0;
 }
 

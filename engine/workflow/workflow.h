@@ -92,6 +92,13 @@ void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb);
  * the 90 % rule. Blocks the calling thread, never a worker. */
 int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
                                    wsisa_err *e);
+/* The same in two steps, so the counts can be submitted ahead: submit the
+ * background mask and its count into counts[3] (registered as *h); then
+ * wait for *h (unregistered, set to NULL) and decide. */
+int wsisa_workflow_background_submit(const wsisa_tile_data *tile, const double *p,
+                                     uint64_t counts[3], starpu_data_handle_t *h, wsisa_err *e);
+int wsisa_workflow_background_wait(const wsisa_tile_data *tile, const uint64_t counts[3],
+                                   starpu_data_handle_t *h);
 
 /* Submit task `level` (1..7) with the parameters `p`, reading its ancestors'
  * outputs from `path` and storing its own there. Level 7 writes into
