@@ -13,7 +13,8 @@
  * Unit cube. Samplers produce points u in [0,1]^d; each varying parameter maps
  * its coordinate to a value with an explicit rule, never by rounding a
  * continuous value:
- *   continuous   lo + u (hi - lo)
+ *   continuous   lo + u (hi - lo), clamped to [lo, hi] (rounding can
+ *                overshoot an end by an ulp)
  *   integer      lo + min(floor(u K), K - 1),  K = hi - lo + 1 integers
  *   discrete     level[min(floor(u K), K - 1)], K levels lo, lo + step, ..., hi
  *   categorical  value[min(floor(u K), K - 1)], K values in the order given
@@ -133,8 +134,12 @@ size_t wsisa_sa_param_count(const wsisa_sa_param *p);
 double wsisa_sa_param_at(const wsisa_sa_param *p, size_t k);
 /* The sampling map of the unit interval (see the conventions above). */
 double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u);
-/* Is `value` one the parameter can take? */
+/* Is `value` one the parameter can take? A continuous range's ends are
+ * compared with a tolerance relative to the range (10^-12 of it, and a few
+ * ulps of the ends), so lo + u (hi - lo) rounded past an end is in it. */
 int wsisa_sa_param_contains(const wsisa_sa_param *p, double value);
+/* `value` brought into [lo, hi]; samplers write nothing outside the range. */
+double wsisa_sa_param_clamp(const wsisa_sa_param *p, double value);
 /* Middle of the range (continuous), lower middle integer or level, first value. */
 double wsisa_sa_param_midpoint(const wsisa_sa_param *p);
 
