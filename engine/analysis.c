@@ -474,6 +474,22 @@ static int analyze_correlation(analysis *a, const char *output, const double *y,
     json_object_set_new(res, "parameters", emit_table(a, output, &t));
     json_object_set_new(res, "runs_used", json_integer((json_int_t)r.n));
     fprintf(a->report, "%s: correlations over %zu runs\n", output, r.n);
+    /* an undefined coefficient is an empty cell, null, and a reason */
+    json_t *undefined = json_object();
+    for (size_t i = 0; i < k; i++) {
+      const char *why[2] = {r.pcc_why[i], r.prcc_why[i]}, *stat[2] = {"pcc", "prcc"};
+      for (int s = 0; s < 2; s++) {
+        if (!why[s]) continue;
+        json_t *o = json_object_get(undefined, a->labels[i]);
+        if (!o) json_object_set_new(undefined, a->labels[i], o = json_object());
+        json_object_set_new(o, stat[s], json_string(why[s]));
+        fprintf(a->report, "warning: %s: the %s of %s is undefined: %s\n", output, stat[s],
+                a->labels[i], why[s]);
+      }
+    }
+    if (json_object_size(undefined))
+      json_object_set(res, "undefined", undefined);
+    json_decref(undefined);
     const size_t show[] = {0, 1, 2, 3};
     print_table(a, &t, show, 4);
     wsisa_svg_series series[4] = {{"Pearson", r.pearson, NULL, NULL},
@@ -520,6 +536,32 @@ static int analyze_output(analysis *a, size_t which, wsisa_stage *stage, wsisa_e
   return rc;
 }
 
+/* The grid of a MOAT design as its rows show it: the step every parameter
+ * takes in unit terms (NaN when steps differ) and the levels p it implies,
+ * Delta = p / (2 (p - 1)) for even p (0 when it implies none). */
+static void moat_grid(const wsisa_sa_design *d, double *delta, unsigned *levels) {
+  size_t k = d->ndims;
+  *delta = NAN;
+  *levels = 0;
+  for (size_t t = 0; t < d->groups; t++)
+    for (size_t step = 1; step <= k; step++) {
+      const double *ua = d->unit + (t * (k + 1) + step - 1) * k, *ub = ua + k;
+      for (size_t i = 0; i < k; i++) {
+        double du = fabs(ub[i] - ua[i]);
+        if (du == 0) continue;
+        if (isnan(*delta) && t == 0 && step == 1) *delta = du;
+        else if (!(fabs(du - *delta) <= 1e-9)) *delta = -1;
+      }
+    }
+  if (!(*delta > 0)) {
+    *delta = NAN;
+    return;
+  }
+  double p = 2 * *delta / (2 * *delta - 1);
+  if (*delta > 0.5 && fabs(p - round(p)) <= 1e-6 && (long)round(p) % 2 == 0 && p < 1e6)
+    *levels = (unsigned)round(p);
+}
+
 static void begin_json(analysis *a) {
   const wsisa_sa_opts *o = &a->opts;
   a->json = json_object();
@@ -535,8 +577,12 @@ static void begin_json(analysis *a) {
   json_t *conv = json_object();
   if (a->design->method == WSISA_SA_MOAT) {
     json_object_set_new(conv, "trajectories", json_integer((json_int_t)a->design->groups));
-    json_object_set_new(conv, "levels", json_integer(o->levels));
-    json_object_set_new(conv, "delta", json_real((double)o->levels / (2.0 * (o->levels - 1))));
+    /* the design analysed: the study's knobs, or what a foreign design's steps show */
+    double delta = (double)o->levels / (2.0 * (o->levels - 1));
+    unsigned levels = o->levels;
+    if (a->foreign) moat_grid(a->design, &delta, &levels);
+    json_object_set_new(conv, "levels", levels ? json_integer(levels) : json_null());
+    json_object_set_new(conv, "delta", jnum(delta));
     json_object_set_new(conv, "sigma_denominator", json_string("n-1"));
     json_object_set_new(conv, "units",
                         json_string("mu, mu_star, sigma: dy/du, u the parameter scaled to "

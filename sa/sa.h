@@ -76,7 +76,10 @@
  * parameter, from the inputs' correlation matrix R and their correlations r
  * with y: beta = R^-1 r, pcc_i = beta_i / sqrt((1 - r.beta) (R^-1)_ii + beta_i^2)
  * (exactly +-1 for an exact linear model); PRCC = PCC of ranks. A constant
- * input is left out of the conditioning; collinear inputs give NaN. */
+ * input is left out of the conditioning; collinear inputs give NaN. When the
+ * other inputs leave none of y's variance (below 10^-10 of it: y an exact
+ * linear function of them), x_i's coefficient is 0/0: NaN, with the reason,
+ * never the +-1 or 10^-9 that rounding would make of it. */
 
 /* ---- random numbers ------------------------------------------------------- */
 
@@ -357,6 +360,8 @@ void wsisa_sa_vbd_result_free(wsisa_sa_vbd_result *r);
 typedef struct wsisa_sa_corr_result {
   size_t k, n;       /* parameters, rows used */
   double *pearson, *spearman, *pcc, *prcc;
+  /* why pcc[i] / prcc[i] is undefined (NaN), in words; NULL where defined */
+  const char **pcc_why, **prcc_why;
 } wsisa_sa_corr_result;
 
 double wsisa_sa_pearson(const double *a, const double *b, size_t n);

@@ -472,3 +472,33 @@ Test(sa_cli, foreign_any_design_for_correlation_not_vbd) {
   free(out);
   free(err);
 }
+
+/* A 6-level MOAT design analysed under a study that asks for 4 levels: the
+ * numbers use the design's own steps, and so does indices.json's
+ * `conventions` (levels 6, Delta = 6 / (2 * 5) = 0.6), not the study's. */
+Test(sa_cli, conventions_describe_the_design_analysed) {
+  const char *dir = tu_tmpdir("conventions");
+  char six[4200], four[4200], samples[4200], outputs[4200], res[4200];
+  snprintf(six, sizeof six, "%s/six.json", dir);
+  snprintf(four, sizeof four, "%s/four.json", dir);
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  const char *params = "\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [-1, 0.3]}}";
+  char text[1024];
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6, "
+           "\"levels\": 6}}", params);
+  write_study(six, text);
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6, "
+           "\"levels\": 4}}", params);
+  write_study(four, text);
+  free(run_ok("sample --study %s -o %s", six, samples));
+  write_outputs(samples, outputs, "y", linear_all);
+  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s", four, samples, outputs, res));
+  json_t *j = load_json(res);
+  json_t *conv = json_object_get(j, "conventions");
+  cr_expect_eq(json_integer_value(json_object_get(conv, "levels")), 6);
+  cr_expect_float_eq(json_number_value(json_object_get(conv, "delta")), 0.6, 1e-12);
+  json_decref(j);
+  cr_expect_float_eq(index_of(res, "y", "a", "mu"), 3, 1e-9, "grid units: the 6-level step");
+}
