@@ -1,5 +1,6 @@
-/* `wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]`:
- * sensitivity indices of every output column (engine/analysis.c). */
+/* `wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]`,
+ * or `--problem P.json --method M` instead of --study for a design made
+ * elsewhere: sensitivity indices of every output column (engine/analysis.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,8 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
                                            {"output-dir", required_argument, 0, 'o'},
                                            {"select", required_argument, 0, 'p'},
                                            {"drop-missing", no_argument, 0, 'd'},
+                                           {"problem", required_argument, 0, 'P'},
+                                           {"method", required_argument, 0, 'm'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   wsisa_analysis_request a = {.dir = "."};
@@ -29,16 +32,25 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
       case 'o': a.dir = optarg; break;
       case 'p': a.select = optarg; break;
       case 'd': a.drop_missing = 1; break;
+      case 'P': a.problem_path = optarg; break;
+      case 'm': a.method = optarg; break;
       case 'h':
         printf("usage: wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]\n"
+               "       wsisa analyze --problem P.json --method morris|sobol|correlation\n"
+               "                     --samples X.csv --outputs Y.csv [-o DIR]\n"
                "  --study S.json      the study the samples came from\n"
-               "  --samples F         the design: the one `wsisa sample` wrote (checked row by\n"
+               "  --problem P.json    instead of a study: SALib's problem (names, bounds)\n"
+               "  --method M          with --problem: morris, sobol or correlation\n"
+               "  --samples F         the design, run_id first or no id column (rows 0, 1, ...;\n"
+               "                      other columns are ignored with a warning): the one\n"
+               "                      `wsisa sample` wrote (checked row by\n"
                "                      row against the study), or one made elsewhere whose rows\n"
                "                      suit the study's method: MOAT trajectories (one\n"
                "                      parameter moving per step), VBD in Saltelli's layout\n"
                "                      (A, AB_1..AB_k, [BA_1..BA_k,] B per base sample), any\n"
                "                      rows for correlation\n"
-               "  --outputs F         run_id, then one or more output columns, one row per run\n"
+               "  --outputs F         run_id (or no id column), then one or more output\n"
+               "                      columns, one row per run\n"
                "                      in the design's order; an empty cell is a missing output.\n"
                "                      The study's metric columns are analysed (a pure SA study\n"
                "                      without metric: every column)\n"
@@ -52,7 +64,12 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
     }
   }
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
-  if (!a.study_path) return wsisa_error(e, WSISA_EUSAGE, "--study: required");
+  if (!a.study_path == !a.problem_path)
+    return wsisa_error(e, WSISA_EUSAGE, "--study or --problem: one is required");
+  if (!a.problem_path != !a.method)
+    return wsisa_error(e, WSISA_EUSAGE, "--method goes with --problem (a study names its method)");
+  if (a.problem_path && a.select)
+    return wsisa_error(e, WSISA_EUSAGE, "--select goes with a two_phase --study");
   if (!a.samples_path) return wsisa_error(e, WSISA_EUSAGE, "--samples: required");
   if (!a.outputs_path) return wsisa_error(e, WSISA_EUSAGE, "--outputs: required");
   rc = wsisa_analysis_run(&a, e);
