@@ -51,10 +51,12 @@ typedef struct analysis {
   uint64_t *ids;             /* its run ids, row by row (NULL: 0..n-1) */
 } analysis;
 
-static const char *const moat_stats[] = {"mu",       "mu_star",       "sigma",  "mu_param",
-                                         "mu_star_param", "sigma_param", "effects"};
-static const char *const vbd_stats[] = {"S1", "S1_lo", "S1_hi", "S1_se",
-                                        "ST", "ST_lo", "ST_hi", "ST_se"};
+/* SALib's *_conf columns last: half-widths z * se (docs/study-file.md) */
+static const char *const moat_stats[] = {"mu",          "mu_star", "sigma",  "mu_param",
+                                         "mu_star_param", "sigma_param", "effects",
+                                         "mu_star_conf"};
+static const char *const vbd_stats[] = {"S1", "S1_lo", "S1_hi", "S1_se", "ST",
+                                        "ST_lo", "ST_hi", "ST_se", "S1_conf", "ST_conf"};
 static const char *const corr_stats[] = {"pearson", "spearman", "pcc", "prcc"};
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
@@ -367,12 +369,15 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
   size_t k = a->design->ndims;
   int rc = wsisa_sa_moat_analyze(a->space, a->design, y, &m, e);
   if (rc) return rc;
-  double *v = calloc(k * COUNT(moat_stats), sizeof *v);
+  double *v = calloc(k * COUNT(moat_stats), sizeof *v), *conf = calloc(k, sizeof *conf);
   size_t *order = calloc(k, sizeof *order);
-  if (!v || !order) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!v || !order || !conf) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc)
+    rc = wsisa_sa_moat_mu_star_conf(&m, a->opts.bootstrap, a->opts.confidence, a->opts.seed, conf,
+                                    e);
   for (size_t i = 0; !rc && i < k; i++) {
-    double row[] = {m.mu[i],   m.mu_star[i],   m.sigma[i],          m.mu_p[i],
-                    m.mu_star_p[i], m.sigma_p[i], (double)m.neffects[i]};
+    double row[] = {m.mu[i],        m.mu_star[i], m.sigma[i],            m.mu_p[i],
+                    m.mu_star_p[i], m.sigma_p[i], (double)m.neffects[i], conf[i]};
     memcpy(v + i * COUNT(moat_stats), row, sizeof row);
   }
   if (!rc) {
@@ -414,6 +419,7 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
             keep, output, a->study->path, names);
   }
   free(v);
+  free(conf);
   free(order);
   wsisa_sa_moat_result_free(&m);
   return rc;
@@ -430,9 +436,10 @@ static int analyze_vbd(analysis *a, const char *output, const double *y, json_t 
   if (rc) return rc;
   double *v = calloc(k * COUNT(vbd_stats), sizeof *v);
   if (!v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  double z = wsisa_sa_normal_quantile(0.5 + a->opts.confidence / 2);
   for (size_t i = 0; !rc && i < k; i++) {
-    double row[] = {r.s1[i], r.s1_lo[i], r.s1_hi[i], r.s1_se[i],
-                    r.st[i], r.st_lo[i], r.st_hi[i], r.st_se[i]};
+    double row[] = {r.s1[i], r.s1_lo[i], r.s1_hi[i], r.s1_se[i], r.st[i],
+                    r.st_lo[i], r.st_hi[i], r.st_se[i], z * r.s1_se[i], z * r.st_se[i]};
     memcpy(v + i * COUNT(vbd_stats), row, sizeof row);
   }
   if (!rc) {
@@ -459,13 +466,13 @@ static int analyze_vbd(analysis *a, const char *output, const double *y, json_t 
         wsisa_csv_text(a->csv2, output);
         wsisa_csv_text(a->csv2, a->labels[i]);
         wsisa_csv_text(a->csv2, a->labels[j]);
-        double row[] = {r.s2[at], r.s2_lo[at], r.s2_hi[at], r.s2_se[at]};
-        for (size_t s = 0; s < 4; s++) wsisa_csv_num(a->csv2, row[s] = sig10(row[s]));
+        double row[] = {r.s2[at], r.s2_lo[at], r.s2_hi[at], r.s2_se[at], z * r.s2_se[at]};
+        for (size_t s = 0; s < 5; s++) wsisa_csv_num(a->csv2, row[s] = sig10(row[s]));
         wsisa_csv_end_row(a->csv2);
-        json_array_append_new(pairs, json_pack("{s:[s,s], s:o, s:o, s:o, s:o}", "parameters",
+        json_array_append_new(pairs, json_pack("{s:[s,s], s:o, s:o, s:o, s:o, s:o}", "parameters",
                                                a->labels[i], a->labels[j], "S2", jnum(row[0]),
                                                "S2_lo", jnum(row[1]), "S2_hi", jnum(row[2]),
-                                               "S2_se", jnum(row[3])));
+                                               "S2_se", jnum(row[3]), "S2_conf", jnum(row[4])));
       }
     json_object_set_new(res, "second_order", pairs);
   }
@@ -613,6 +620,11 @@ static void begin_json(analysis *a) {
     json_object_set_new(conv, "levels", levels ? json_integer(levels) : json_null());
     json_object_set_new(conv, "delta", jnum(delta));
     json_object_set_new(conv, "sigma_denominator", json_string("n-1"));
+    json_object_set_new(conv, "bootstrap_resamples", json_integer((json_int_t)o->bootstrap));
+    json_object_set_new(conv, "confidence", json_real(o->confidence));
+    json_object_set_new(conv, "mu_star_conf",
+                        json_string("z * sd of mu* over bootstrap resamples of the effects, "
+                                    "z = Phi^-1(1/2 + confidence/2) (SALib's)"));
     json_object_set_new(conv, "units",
                         json_string("mu, mu_star, sigma: dy/du, u the parameter scaled to "
                                     "[0, 1] (grid units); *_param: dy/dvalue (null: "
@@ -623,6 +635,9 @@ static void begin_json(analysis *a) {
     json_object_set_new(conv, "bootstrap_resamples", json_integer((json_int_t)o->bootstrap));
     json_object_set_new(conv, "confidence", json_real(o->confidence));
     json_object_set_new(conv, "interval", json_string("percentile"));
+    json_object_set_new(conv, "conf", json_string("S1_conf, ST_conf, S2_conf: half-widths "
+                                                  "z * se, z = Phi^-1(1/2 + confidence/2) "
+                                                  "(SALib's)"));
   } else {
     json_object_set_new(conv, "spearman_ties", json_string("average ranks"));
   }
@@ -669,7 +684,8 @@ static int run(analysis *a, wsisa_err *e) {
     const char *p2 = staged(a, &stage, "", "indices_s2.csv", e);
     rc = p2 ? wsisa_csv_create(p2, &a->csv2, e) : failed(e);
     if (!rc) {
-      const char *head[] = {"output", "parameter_1", "parameter_2", "S2", "S2_lo", "S2_hi", "S2_se"};
+      const char *head[] = {"output", "parameter_1", "parameter_2", "S2",
+                            "S2_lo",  "S2_hi",       "S2_se",       "S2_conf"};
       for (size_t i = 0; i < COUNT(head); i++) wsisa_csv_text(a->csv2, head[i]);
       wsisa_csv_end_row(a->csv2);
     }

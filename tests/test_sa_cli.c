@@ -561,8 +561,16 @@ Test(sa_cli, analyze_salib_shaped_design_without_study) {
                            *const corr[] = {"pearson", "spearman", "pcc", "prcc"};
   snprintf(res, sizeof res, "%s/sobol", dir);
   expect_golden(res, "sobol", sobol, 2, "f");
+  /* SALib's half-widths: z * se, z = norm.ppf(0.975) */
+  for (int i = 0; i < 3; i++) {
+    const char *p = i == 0 ? "x1" : i == 1 ? "x2" : "x3";
+    double se = index_of(res, "f", p, "S1_se"), st_se = index_of(res, "f", p, "ST_se");
+    cr_expect(se > 0 && fabs(index_of(res, "f", p, "S1_conf") - 1.959963984540054 * se) <= 1e-9 * se);
+    cr_expect(fabs(index_of(res, "f", p, "ST_conf") - 1.959963984540054 * st_se) <= 1e-9 * st_se);
+  }
   snprintf(res, sizeof res, "%s/morris", dir);
   expect_golden(res, "morris", morris, 3, "f");
+  cr_expect(index_of(res, "f", "x2", "mu_star_conf") > 0);
   snprintf(res, sizeof res, "%s/correlation", dir);
   expect_golden(res, "correlation", corr, 4, "f");
   cr_expect(isnan(index_of(res, "lin", "x3", "pcc")), "an empty cell");
