@@ -165,13 +165,19 @@ int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, w
       goto fail;
     c->header[c->ncols++] = field;
   }
+  /* any first column: numpy's savetxt writes its header after "# ", and
+   * pandas' to_csv gives its index column no name */
+  if (!first && c->header[0][0] == '#') {
+    c->header[0]++;
+    while (*c->header[0] == ' ') c->header[0]++;
+  }
   if (first && strcmp(c->header[0], first) != 0) {
     rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: the first column is '%s'; it must be %s", path,
                      c->header_line, c->header[0], first);
     goto fail;
   }
   for (size_t i = 0; i < c->ncols; i++) {
-    if (!c->header[i][0]) {
+    if (!c->header[i][0] && (first || i > 0)) {
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column %zu has no name", path, c->header_line,
                        i + 1);
       goto fail;

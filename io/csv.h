@@ -27,8 +27,9 @@ typedef struct wsisa_csv {
  * unique and non-empty, and every row must have as many fields as the header.
  * Errors name the file and line: "y.csv:7: 3 fields, the header has 4". */
 int wsisa_csv_read(const char *path, wsisa_csv **out, wsisa_err *e);
-/* The same for a table whose first column is `first` (NULL: any name), such
- * as indices.csv (first column "output"). */
+/* The same for a table whose first column is `first`, such as indices.csv
+ * (first column "output"); NULL: any first column, which may then be unnamed
+ * (pandas' index) and may follow "# " (numpy's savetxt header). */
 int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, wsisa_err *e);
 void wsisa_csv_free(wsisa_csv *csv);
 

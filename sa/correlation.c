@@ -127,9 +127,12 @@ static int invert(double *a, size_t m, double *inv) {
  * R^2 = r . beta, block inversion of the full matrix gives
  *   pcc_i = beta_i / sqrt((1 - R^2) (R^-1)_ii + beta_i^2),
  * which stays defined (+-1) when y is an exact linear function of the inputs,
- * where the full matrix is singular. */
+ * where the full matrix is singular. The denominator over (R^-1)_ii is what
+ * the other inputs leave of y's variance: when that is nothing (y an exact
+ * linear function of the others, x_i without effect) the coefficient is 0/0,
+ * and rounding would give it any sign: it is NaN, and why[i] says why. */
 static int correlate(const double *z, size_t n, size_t m, double *pearson, double *partial,
-                     wsisa_err *e) {
+                     const char **why, wsisa_err *e) {
   double *mean = wsisa__sa_calloc(m, sizeof *mean, e);
   double *cov = wsisa__sa_calloc(m * m, sizeof *cov, e);
   double *corr = wsisa__sa_calloc(m * m, sizeof *corr, e);
@@ -149,6 +152,9 @@ static int correlate(const double *z, size_t n, size_t m, double *pearson, doubl
   size_t y = m - 1;
   for (size_t i = 0; i < y; i++) {
     pearson[i] = partial[i] = NAN;
+    why[i] = !(cov[y * m + y] > 0) ? "the output is constant"
+             : !(cov[i * m + i] > 0) ? "the input is constant"
+                                     : NULL;
     if (cov[i * m + i] > 0 && cov[y * m + y] > 0)
       pearson[i] = cov[i * m + y] / sqrt(cov[i * m + i] * cov[y * m + y]);
   }
@@ -163,7 +169,10 @@ static int correlate(const double *z, size_t n, size_t m, double *pearson, doubl
       double v = a == b ? 1 : cov[i * m + j] / sqrt(cov[i * m + i] * cov[j * m + j]);
       corr[a * nl + b] = corr[b * nl + a] = v;
     }
-  if (!invert(corr, nl, inv)) goto done;
+  if (!invert(corr, nl, inv)) {
+    for (size_t a = 0; a < nl; a++) why[live[a]] = "the inputs are collinear";
+    goto done;
+  }
   double *beta = corr; /* the inverted matrix's copy is spent: reuse it */
   double r2 = 0;
   for (size_t a = 0; a < nl; a++) {
@@ -174,7 +183,11 @@ static int correlate(const double *z, size_t n, size_t m, double *pearson, doubl
   double unexplained = fmax(0, 1 - r2);
   for (size_t a = 0; a < nl; a++) {
     double d = unexplained * inv[a * nl + a] + beta[a] * beta[a];
-    partial[live[a]] = d > 0 ? beta[a] / sqrt(d) : NAN;
+    /* 10^-10 of y's variance: rounding of an exact fit is ~10^-15 */
+    if (d / inv[a * nl + a] > 1e-10)
+      partial[live[a]] = beta[a] / sqrt(d);
+    else
+      why[live[a]] = "the output is an exact linear function of the other inputs (0/0)";
   }
 done:;
   int rc = mean && cov && corr && inv && live ? 0 : WSISA_ENOMEM;
@@ -192,6 +205,8 @@ void wsisa_sa_corr_result_free(wsisa_sa_corr_result *r) {
   free(r->spearman);
   free(r->pcc);
   free(r->prcc);
+  free(r->pcc_why);
+  free(r->prcc_why);
   memset(r, 0, sizeof *r);
 }
 
@@ -214,7 +229,10 @@ int wsisa_sa_correlation(const double *x, size_t n, size_t k, const double *y,
   out->spearman = wsisa__sa_calloc(k, sizeof(double), e);
   out->pcc = wsisa__sa_calloc(k, sizeof(double), e);
   out->prcc = wsisa__sa_calloc(k, sizeof(double), e);
-  int rc = z && ranked && column && out->pearson && out->spearman && out->pcc && out->prcc
+  out->pcc_why = wsisa__sa_calloc(k, sizeof(const char *), e);
+  out->prcc_why = wsisa__sa_calloc(k, sizeof(const char *), e);
+  int rc = z && ranked && column && out->pearson && out->spearman && out->pcc && out->prcc &&
+                   out->pcc_why && out->prcc_why
                ? 0
                : WSISA_ENOMEM;
   if (!rc) {
@@ -229,8 +247,8 @@ int wsisa_sa_correlation(const double *x, size_t n, size_t k, const double *y,
       for (size_t r = 0; r < used; r++) ranked[r * m + i] = column[r];
     }
   }
-  if (!rc) rc = correlate(z, used, m, out->pearson, out->pcc, e);
-  if (!rc) rc = correlate(ranked, used, m, out->spearman, out->prcc, e);
+  if (!rc) rc = correlate(z, used, m, out->pearson, out->pcc, out->pcc_why, e);
+  if (!rc) rc = correlate(ranked, used, m, out->spearman, out->prcc, out->prcc_why, e);
   free(z);
   free(ranked);
   free(column);

@@ -136,7 +136,7 @@ void wsisa_sa_saltelli_unit(const double *a, const double *b, size_t n, size_t k
  * ones take the value whose index is nearest to u (K - 1), so grid levels of a
  * parameter with K >= p values are distinct values (sa.h conventions). */
 static double grid_value(const wsisa_sa_param *p, double u) {
-  if (p->kind == WSISA_SA_CONTINUOUS) return p->lo + u * (p->hi - p->lo);
+  if (p->kind == WSISA_SA_CONTINUOUS) return wsisa_sa_param_clamp(p, p->lo + u * (p->hi - p->lo));
   size_t count = wsisa_sa_param_count(p);
   return wsisa_sa_param_at(p, (size_t)llround(u * (double)(count - 1)));
 }

@@ -25,7 +25,8 @@ static long value_index(const wsisa_sa_param *p, double v) {
 static int to_unit(const wsisa_sa_param *p, double v, double *u) {
   if (!wsisa_sa_param_contains(p, v)) return -1;
   if (p->kind == WSISA_SA_CONTINUOUS) {
-    *u = p->hi > p->lo ? (v - p->lo) / (p->hi - p->lo) : 0;
+    /* a value an ulp past an end (contains() allows it) is at the end */
+    *u = fmin(1, fmax(0, (v - p->lo) / (p->hi - p->lo)));
     return 0;
   }
   size_t count = wsisa_sa_param_count(p);
@@ -207,7 +208,7 @@ int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method met
         continue;
       }
       if (to_unit(par, v, &u))
-        rc = wsisa_error(e, WSISA_EUSAGE, "row %zu: %s = %.15g is not a value of its range", r + 1,
+        rc = wsisa_error(e, WSISA_EUSAGE, "row %zu: %s = %.17g is not a value of its range", r + 1,
                          par->name, v);
       d->unit[r * d->ndims + i++] = u;
     }

@@ -7,7 +7,7 @@
 
 #include "sa/sa_private.h"
 
-enum { STREAM_MOAT = 3 };
+enum { STREAM_MOAT = 3, STREAM_MU_STAR_CONF = 5 };
 
 /* Levels p_i and jump J_i (in grid steps) of a parameter: a parameter with
  * fewer values than the global p uses them all (sa.h conventions). */
@@ -186,6 +186,7 @@ void wsisa_sa_moat_result_free(wsisa_sa_moat_result *r) {
   free(r->mu_star_p);
   free(r->sigma_p);
   free(r->neffects);
+  free(r->effects);
   memset(r, 0, sizeof *r);
 }
 
@@ -254,10 +255,34 @@ int wsisa_sa_moat_analyze(const wsisa_sa_space *space, const wsisa_sa_design *d,
     summarise(ee + i * r, n, &out->mu[i], &out->mu_star[i], &out->sigma[i]);
     summarise(ee_p + i * r, n, &out->mu_p[i], &out->mu_star_p[i], &out->sigma_p[i]);
   }
-  free(ee);
+  out->effects = ee;
+  out->stride = r;
   free(ee_p);
   if (rc) wsisa_sa_moat_result_free(out);
   return rc;
+}
+
+int wsisa_sa_moat_mu_star_conf(const wsisa_sa_moat_result *r, size_t resamples,
+                               double confidence, uint64_t seed, double *conf, wsisa_err *e) {
+  double *means = wsisa__sa_calloc(resamples, sizeof *means, e);
+  if (!means) return WSISA_ENOMEM;
+  double z = wsisa_sa_normal_quantile(0.5 + confidence / 2);
+  wsisa_sa_rng rng;
+  wsisa_sa_rng_seed(&rng, seed, STREAM_MU_STAR_CONF);
+  for (size_t i = 0; i < r->k; i++) {
+    size_t n = r->neffects[i];
+    const double *ee = r->effects + i * r->stride;
+    conf[i] = NAN;
+    if (n < 2 || resamples < 2) continue;
+    for (size_t b = 0; b < resamples; b++) {
+      double sum = 0;
+      for (size_t j = 0; j < n; j++) sum += fabs(ee[wsisa_sa_rng_below(&rng, n)]);
+      means[b] = sum / (double)n;
+    }
+    conf[i] = z * wsisa__sa_stdev(means, resamples);
+  }
+  free(means);
+  return 0;
 }
 
 void wsisa_sa_moat_rank(const wsisa_sa_moat_result *r, size_t *order) {

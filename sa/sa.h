@@ -14,7 +14,8 @@
  * Unit cube. Samplers produce points u in [0,1]^d; each varying parameter maps
  * its coordinate to a value with an explicit rule, never by rounding a
  * continuous value:
- *   continuous   lo + u (hi - lo)
+ *   continuous   lo + u (hi - lo), clamped to [lo, hi] (rounding can
+ *                overshoot an end by an ulp)
  *   integer      lo + min(floor(u K), K - 1),  K = hi - lo + 1 integers
  *   discrete     level[min(floor(u K), K - 1)], K levels lo, lo + step, ..., hi
  *   categorical  value[min(floor(u K), K - 1)], K values in the order given
@@ -22,8 +23,9 @@
  * Finitely-valued parameters can make two runs identical: designs count such
  * rows (wsisa_sa_design.nduplicates) so the caller can say so.
  *
- * Sequences. All are unscrambled, so the seed does not change them; the seed
- * drives MC, LHS, MOAT directions and orders, and the bootstrap.
+ * Sequences. All but sobol_owen are unscrambled, so the seed does not change
+ * them; the seed drives MC, LHS, sobol_owen's scrambling, MOAT directions and
+ * orders, and the bootstraps.
  *   halton      point j (j = 0, 1, ...) is (phi_2(j+1), phi_3(j+1), phi_5(j+1), ...):
  *               it starts at index 1, skipping the origin.
  *   hammersley  point j of n is ((j + 1/2)/n, phi_2(j+1), phi_3(j+1), ...): the
@@ -34,6 +36,14 @@
  *               published sequence. Point 1 is (1/2, ..., 1/2): the first VBD
  *               base sample has A = B and adds nothing to the estimators (a
  *               1/N shrinkage), and several rows repeat; designs count them.
+ *   sobol_owen  the same points with Owen's nested uniform scrambling (Owen
+ *               1995), its random bits hashed from (seed, dimension, depth,
+ *               the bits above): bit b of a coordinate flips by a coin shared
+ *               by every point with the same b leading bits. Skip rule: it
+ *               starts at index 0, the origin included (scrambled, it is a
+ *               point like any other), so the first 2^m points keep the net's
+ *               balance, one point in each 2^-m slice of every coordinate;
+ *               skipping points would break it. N a power of 2 is best.
  *   lhs         stratum of row j in dimension i is a uniform random permutation;
  *               the point is uniform inside its stratum.
  *   mc          xoshiro256** seeded through splitmix64.
@@ -76,7 +86,10 @@
  * parameter, from the inputs' correlation matrix R and their correlations r
  * with y: beta = R^-1 r, pcc_i = beta_i / sqrt((1 - r.beta) (R^-1)_ii + beta_i^2)
  * (exactly +-1 for an exact linear model); PRCC = PCC of ranks. A constant
- * input is left out of the conditioning; collinear inputs give NaN. */
+ * input is left out of the conditioning; collinear inputs give NaN. When the
+ * other inputs leave none of y's variance (below 10^-10 of it: y an exact
+ * linear function of them), x_i's coefficient is 0/0: NaN, with the reason,
+ * never the +-1 or 10^-9 that rounding would make of it. */
 
 /* ---- random numbers ------------------------------------------------------- */
 
@@ -132,10 +145,18 @@ int wsisa_sa_param_check(const wsisa_sa_param *p, wsisa_err *e);
 size_t wsisa_sa_param_count(const wsisa_sa_param *p);
 /* The k-th value (0 <= k < count) of a finitely-valued parameter. */
 double wsisa_sa_param_at(const wsisa_sa_param *p, size_t k);
+/* The standard normal's quantile (inverse CDF) at p in (0, 1), to about
+ * 10^-15 (Acklam's approximation and a Halley step on erfc); +-inf at 0, 1. */
+double wsisa_sa_normal_quantile(double p);
+
 /* The sampling map of the unit interval (see the conventions above). */
 double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u);
-/* Is `value` one the parameter can take? */
+/* Is `value` one the parameter can take? A continuous range's ends are
+ * compared with a tolerance relative to the range (10^-12 of it, and a few
+ * ulps of the ends), so lo + u (hi - lo) rounded past an end is in it. */
 int wsisa_sa_param_contains(const wsisa_sa_param *p, double value);
+/* `value` brought into [lo, hi]; samplers write nothing outside the range. */
+double wsisa_sa_param_clamp(const wsisa_sa_param *p, double value);
 /* Middle of the range (continuous), lower middle integer or level, first value. */
 double wsisa_sa_param_midpoint(const wsisa_sa_param *p);
 
@@ -191,10 +212,11 @@ typedef enum {
   WSISA_SA_LHS,
   WSISA_SA_HALTON,
   WSISA_SA_HAMMERSLEY,
-  WSISA_SA_SOBOL
+  WSISA_SA_SOBOL,
+  WSISA_SA_SOBOL_OWEN
 } wsisa_sa_sampler;
 
-#define WSISA_SA_NSAMPLERS 5
+#define WSISA_SA_NSAMPLERS 6
 
 const char *wsisa_sa_sampler_name(wsisa_sa_sampler sampler);
 /* -1 for an unknown name. */
@@ -315,6 +337,9 @@ typedef struct wsisa_sa_moat_result {
   double *mu_p, *mu_star_p, *sigma_p;    /* parameter units (NaN: categorical) */
   size_t *neffects;                       /* effects used per parameter */
   size_t total_effects, dropped_effects;
+  double *effects;   /* grid units: parameter i's neffects[i] effects start at
+                        effects + i * stride */
+  size_t stride;
 } wsisa_sa_moat_result;
 
 /* Elementary effects of a MOAT design; effects touching a missing output are
@@ -322,6 +347,13 @@ typedef struct wsisa_sa_moat_result {
 int wsisa_sa_moat_analyze(const wsisa_sa_space *space, const wsisa_sa_design *design,
                           const double *y, wsisa_sa_moat_result *out, wsisa_err *e);
 void wsisa_sa_moat_result_free(wsisa_sa_moat_result *r);
+/* SALib's mu_star_conf: z times the standard deviation (n - 1) of mu* over
+ * `resamples` bootstrap resamples of each parameter's effects (with
+ * replacement, the seed's stream), z = Phi^-1(1/2 + confidence / 2): the
+ * half-width of a normal interval of mu* in grid units. NaN with fewer than 2
+ * effects or no resamples. */
+int wsisa_sa_moat_mu_star_conf(const wsisa_sa_moat_result *r, size_t resamples,
+                               double confidence, uint64_t seed, double *conf, wsisa_err *e);
 /* Order of the parameters by decreasing mu* (grid units, which are comparable
  * across parameters); NaN last. */
 void wsisa_sa_moat_rank(const wsisa_sa_moat_result *r, size_t *order);
@@ -353,6 +385,8 @@ void wsisa_sa_vbd_result_free(wsisa_sa_vbd_result *r);
 typedef struct wsisa_sa_corr_result {
   size_t k, n;       /* parameters, rows used */
   double *pearson, *spearman, *pcc, *prcc;
+  /* why pcc[i] / prcc[i] is undefined (NaN), in words; NULL where defined */
+  const char **pcc_why, **prcc_why;
 } wsisa_sa_corr_result;
 
 double wsisa_sa_pearson(const double *a, const double *b, size_t n);

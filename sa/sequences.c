@@ -7,8 +7,8 @@
 #include "sa/sa_private.h"
 #include "sa/sobol_table.h"
 
-static const char *const sampler_names[WSISA_SA_NSAMPLERS] = {"mc", "lhs", "halton",
-                                                              "hammersley", "sobol"};
+static const char *const sampler_names[WSISA_SA_NSAMPLERS] = {
+    "mc", "lhs", "halton", "hammersley", "sobol", "sobol_owen"};
 
 const char *wsisa_sa_sampler_name(wsisa_sa_sampler sampler) {
   return (unsigned)sampler < WSISA_SA_NSAMPLERS ? sampler_names[sampler] : "?";
@@ -141,6 +141,38 @@ int wsisa_sa_sobol_points(uint64_t first, size_t n, size_t d, double *out, wsisa
   return 0;
 }
 
+static uint64_t mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/* Owen's scrambling of one 32-bit coordinate of dimension `dim` (sa.h): bit b
+ * (0 the most significant) flips when the hash of the b bits above it is odd. */
+static uint32_t owen_scramble(uint32_t x, uint64_t dim_key) {
+  uint32_t out = x;
+  for (int b = 0; b < 32; b++) {
+    uint64_t above = b ? x >> (32 - b) : 0;
+    if (mix64(dim_key ^ mix64(((uint64_t)b << 32) | above)) & 1) out ^= UINT32_C(1) << (31 - b);
+  }
+  return out;
+}
+
+/* Sobol' points 0..n-1 scrambled with the seed; no origin skipped (sa.h). */
+static int sobol_owen(size_t n, size_t d, uint64_t seed, double *out, wsisa_err *e) {
+  int rc = wsisa_sa_sobol_points(0, n, d, out, e);
+  if (rc) return rc;
+  for (size_t i = 0; i < d; i++) {
+    uint64_t key = mix64(mix64(seed) ^ (uint64_t)i);
+    for (size_t j = 0; j < n; j++) {
+      double *u = &out[j * d + i];
+      *u = (double)owen_scramble((uint32_t)(*u * 0x1.0p32), key) * 0x1.0p-32;
+    }
+  }
+  return 0;
+}
+
 /* ---- random designs ------------------------------------------------------------ */
 
 /* Streams of the study seed, one per use, so changing how many numbers one use
@@ -181,6 +213,7 @@ int wsisa_sa_unit_sample(wsisa_sa_sampler sampler, size_t n, size_t d, uint64_t 
     case WSISA_SA_HALTON: return halton(n, d, 0, out, e);
     case WSISA_SA_HAMMERSLEY: return halton(n, d, 1, out, e);
     case WSISA_SA_SOBOL: return wsisa_sa_sobol_points(1, n, d, out, e);
+    case WSISA_SA_SOBOL_OWEN: return sobol_owen(n, d, seed, out, e);
   }
   return wsisa_error(e, WSISA_EINTERNAL, "unknown sampler %d", (int)sampler);
 }

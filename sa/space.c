@@ -1,5 +1,6 @@
 /* Parameter spaces: the kinds of parameter, their checks, and the map from the
  * unit interval to values (the conventions are spelled out in sa.h). */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +55,7 @@ double wsisa_sa_param_at(const wsisa_sa_param *p, size_t k) {
 }
 
 double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u) {
-  if (p->kind == WSISA_SA_CONTINUOUS) return p->lo + u * (p->hi - p->lo);
+  if (p->kind == WSISA_SA_CONTINUOUS) return wsisa_sa_param_clamp(p, p->lo + u * (p->hi - p->lo));
   if (p->kind == WSISA_SA_FIXED) return p->value;
   size_t count = wsisa_sa_param_count(p);
   double bin = floor(u * (double)count);
@@ -62,10 +63,22 @@ double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u) {
   return wsisa_sa_param_at(p, k);
 }
 
+/* Rounding room at a range's ends: lo + u (hi - lo), written by this or
+ * another tool, can overshoot an end by an ulp of the largest magnitude
+ * involved (-1 + 1 * 1.3 is 0.30000000000000004); 10^-12 of the range, and a
+ * few ulps of the ends, is far above that and far below any real step. */
+static double edge_room(const wsisa_sa_param *p) {
+  return 1e-12 * (p->hi - p->lo) + 8 * DBL_EPSILON * fmax(fabs(p->lo), fabs(p->hi));
+}
+
+double wsisa_sa_param_clamp(const wsisa_sa_param *p, double v) {
+  return v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+}
+
 int wsisa_sa_param_contains(const wsisa_sa_param *p, double v) {
   if (!isfinite(v)) return 0;
   switch (p->kind) {
-    case WSISA_SA_CONTINUOUS: return v >= p->lo && v <= p->hi;
+    case WSISA_SA_CONTINUOUS: return v >= p->lo - edge_room(p) && v <= p->hi + edge_room(p);
     case WSISA_SA_INTEGER: return v >= p->lo && v <= p->hi && is_whole(v);
     case WSISA_SA_DISCRETE: {
       if (v < p->lo || v > p->hi) return 0;

@@ -472,3 +472,107 @@ Test(sa_cli, foreign_any_design_for_correlation_not_vbd) {
   free(out);
   free(err);
 }
+
+/* A 6-level MOAT design analysed under a study that asks for 4 levels: the
+ * numbers use the design's own steps, and so does indices.json's
+ * `conventions` (levels 6, Delta = 6 / (2 * 5) = 0.6), not the study's. */
+Test(sa_cli, conventions_describe_the_design_analysed) {
+  const char *dir = tu_tmpdir("conventions");
+  char six[4200], four[4200], samples[4200], outputs[4200], res[4200];
+  snprintf(six, sizeof six, "%s/six.json", dir);
+  snprintf(four, sizeof four, "%s/four.json", dir);
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  const char *params = "\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [-1, 0.3]}}";
+  char text[1024];
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6, "
+           "\"levels\": 6}}", params);
+  write_study(six, text);
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6, "
+           "\"levels\": 4}}", params);
+  write_study(four, text);
+  free(run_ok("sample --study %s -o %s", six, samples));
+  write_outputs(samples, outputs, "y", linear_all);
+  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s", four, samples, outputs, res));
+  json_t *j = load_json(res);
+  json_t *conv = json_object_get(j, "conventions");
+  cr_expect_eq(json_integer_value(json_object_get(conv, "levels")), 6);
+  cr_expect_float_eq(json_number_value(json_object_get(conv, "delta")), 0.6, 1e-12);
+  json_decref(j);
+  cr_expect_float_eq(index_of(res, "y", "a", "mu"), 3, 1e-9, "grid units: the 6-level step");
+}
+
+/* The expected indices of a method in tests/golden/salib/expected.json (made
+ * with numpy and scipy from the formulas by make_salib.py beside it). */
+static void expect_golden(const char *res, const char *method, const char *const *stats,
+                          size_t nstats, const char *output) {
+  json_error_t err;
+  json_t *j = json_load_file(tu_src("tests/golden/salib/expected.json"), 0, &err);
+  cr_assert_not_null(j, "%s", err.text);
+  json_t *m = json_object_get(j, method);
+  const char *names[3] = {"x1", "x2", "x3"};
+  for (size_t s = 0; s < nstats; s++)
+    for (size_t i = 0; i < 3; i++) {
+      double want = json_number_value(json_array_get(json_object_get(m, stats[s]), i));
+      double got = index_of(res, output, names[i], stats[s]);
+      cr_expect(fabs(got - want) <= 1e-8 * fmax(1, fabs(want)), "%s %s %s: %.17g, numpy %.17g",
+                method, stats[s], names[i], got, want);
+    }
+  json_decref(j);
+}
+
+/* Designs as SALib, numpy and pandas write them, with SALib's problem file
+ * and no study: Saltelli's layout under numpy's plain header and outputs
+ * without an id (rows in order); Morris trajectories with pandas' unnamed
+ * index, whose values overshoot [-1, 0.3] by an ulp; random rows under
+ * numpy's "# " header with a column that is no parameter (ignored, with a
+ * warning). The indices are numpy's to 1e-8; x3's PCC of an output exactly
+ * linear in x1 and x2 is an empty cell and a warning. */
+Test(sa_cli, analyze_salib_shaped_design_without_study) {
+  const char *dir = tu_tmpdir("salib_shaped");
+  char problem[4200], x[4200], y[4200], res[4200];
+  snprintf(problem, sizeof problem, "%s", tu_src("tests/golden/salib/problem.json"));
+  const char *methods[3][2] = {{"sobol", "sobol"}, {"morris", "morris"}, {"correlation", "corr"}};
+  for (int m = 0; m < 3; m++) {
+    char name[64];
+    snprintf(name, sizeof name, "tests/golden/salib/%s_X.csv", methods[m][1]);
+    snprintf(x, sizeof x, "%s", tu_src(name));
+    snprintf(name, sizeof name, "tests/golden/salib/%s_Y.csv", methods[m][1]);
+    snprintf(y, sizeof y, "%s", tu_src(name));
+    snprintf(res, sizeof res, "%s/%s", dir, methods[m][0]);
+    char *out = run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s",
+                       problem, methods[m][0], x, y, res);
+    if (m == 2) {
+      cr_expect(strstr(out, "warning: ") && strstr(out, "column 'label' is no parameter of"),
+                "%s", out);
+      cr_expect(strstr(out, "warning: lin: the pcc of x3 is undefined: the output is an exact "
+                            "linear function of the other inputs"),
+                "%s", out);
+    }
+    free(out);
+    json_t *j = load_json(res);
+    cr_expect(json_is_null(json_object_get(j, "study")));
+    cr_expect_str_eq(json_string_value(json_object_get(j, "problem")), problem);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "design")), "made elsewhere");
+    json_decref(j);
+  }
+  static const char *const sobol[] = {"S1", "ST"}, *const morris[] = {"mu", "mu_star", "sigma"},
+                           *const corr[] = {"pearson", "spearman", "pcc", "prcc"};
+  snprintf(res, sizeof res, "%s/sobol", dir);
+  expect_golden(res, "sobol", sobol, 2, "f");
+  /* SALib's half-widths: z * se, z = norm.ppf(0.975) */
+  for (int i = 0; i < 3; i++) {
+    const char *p = i == 0 ? "x1" : i == 1 ? "x2" : "x3";
+    double se = index_of(res, "f", p, "S1_se"), st_se = index_of(res, "f", p, "ST_se");
+    cr_expect(se > 0 && fabs(index_of(res, "f", p, "S1_conf") - 1.959963984540054 * se) <= 1e-9 * se);
+    cr_expect(fabs(index_of(res, "f", p, "ST_conf") - 1.959963984540054 * st_se) <= 1e-9 * st_se);
+  }
+  snprintf(res, sizeof res, "%s/morris", dir);
+  expect_golden(res, "morris", morris, 3, "f");
+  cr_expect(index_of(res, "f", "x2", "mu_star_conf") > 0);
+  snprintf(res, sizeof res, "%s/correlation", dir);
+  expect_golden(res, "correlation", corr, 4, "f");
+  cr_expect(isnan(index_of(res, "lin", "x3", "pcc")), "an empty cell");
+  cr_expect_float_eq(index_of(res, "lin", "x1", "pcc"), 1, 1e-9);
+}

@@ -112,3 +112,31 @@ Test(sa_correlation, pearson_basics) {
   cr_expect_float_eq(wsisa_sa_pearson(a, b, 4), -1, 1e-15);
   cr_expect(isnan(wsisa_sa_pearson(a, c, 4)));
 }
+
+/* y = 2 x1 + x2 exactly, x3 without effect: x3's partial correlation is 0/0
+ * (nothing of y is left once x1 and x2 are known). Over 40 random designs it
+ * is NaN with its reason every time, never +-1 or 10^-9; x1's and x2's are
+ * exactly 1 (their residuals are proportional). */
+Test(sa_correlation, partial_of_no_effect_under_exact_fit_is_undefined) {
+  unsigned long long s = 2024;
+  size_t undefined = 0;
+  for (int design = 0; design < 40; design++) {
+    double x[40][3], y[40];
+    for (int r = 0; r < 40; r++) {
+      for (int i = 0; i < 3; i++) {
+        s = s * 6364136223846793005ull + 1442695040888963407ull;
+        x[r][i] = -0.9 + 0.6 * (double)(s >> 11) / 9007199254740992.0;
+      }
+      y[r] = 2 * x[r][0] + x[r][1];
+    }
+    wsisa_sa_corr_result res;
+    cr_assert_eq(wsisa_sa_correlation(&x[0][0], 40, 3, y, &res, NULL), 0);
+    undefined += isnan(res.pcc[2]) && res.pcc_why[2] && strstr(res.pcc_why[2], "exact linear");
+    cr_expect_float_eq(res.pcc[0], 1, 1e-9, "design %d", design);
+    cr_expect_float_eq(res.pcc[1], 1, 1e-9, "design %d", design);
+    cr_expect_null(res.pcc_why[0]);
+    cr_expect(isfinite(res.prcc[2]), "ranks of y are not linear in the ranks of x");
+    wsisa_sa_corr_result_free(&res);
+  }
+  cr_expect_eq(undefined, 40, "x3's PCC undefined in %zu of 40 designs", undefined);
+}

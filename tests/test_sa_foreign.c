@@ -90,3 +90,20 @@ Test(sa_foreign, moat_steps_and_refusals) {
   cr_expect(strstr(e4.msg, "row 5: f is 8, but the study fixes it at 7"), "%s", e4.msg);
   wsisa_sa_space_free(s);
 }
+
+/* A SALib design over [-1, 0.3] holds -1 + 1.3 = 0.30000000000000004: taken as
+ * the range's end (unit coordinate 1), as a MOAT step of one trajectory. */
+Test(sa_foreign, value_an_ulp_past_the_end_is_the_end) {
+  wsisa_sa_space *s = wsisa_sa_space_new();
+  add(s, "x1", WSISA_SA_CONTINUOUS, -1, 0.3, 0);
+  add(s, "x2", WSISA_SA_CONTINUOUS, -0.9, -0.3, 0);
+  double top = -1 + 1.0 * 1.3, top2 = -0.9 + 1.0 * (-0.3 - -0.9);
+  const double rows[] = {-1, -0.9, top, -0.9, top, top2, -1, top2, top, top2, top, -0.9};
+  wsisa_sa_design *d = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_sa_design_from_values(s, WSISA_SA_MOAT, 0, rows, 6, &d, &e), 0, "%s", e.msg);
+  cr_expect_eq(d->unit[1 * 2 + 0], 1);
+  cr_expect_eq(d->unit[2 * 2 + 1], 1);
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(s);
+}

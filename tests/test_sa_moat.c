@@ -283,3 +283,50 @@ Test(sa_moat, campolongo_design_spreads_more_than_a_plain_one) {
   free(pool);
   wsisa_sa_space_free(s);
 }
+
+/* The standard normal's quantiles against scipy.stats.norm.ppf. */
+Test(sa_moat, normal_quantile_matches_scipy) {
+  const double p[] = {0.975, 0.995, 1e-10, 0.95, 0.3};
+  const double want[] = {1.959963984540054, 2.5758293035489004, -6.361340902404056,
+                         1.6448536269514722, -0.5244005127080409};
+  for (int i = 0; i < 5; i++)
+    cr_expect_float_eq(wsisa_sa_normal_quantile(p[i]), want[i], 1e-13 * fabs(want[i]), "p %g",
+                       p[i]);
+}
+
+/* mu_star_conf is SALib's: z * sd of mu* over resamples of the effects. The
+ * bootstrap's sd of a mean of n draws tends to sqrt(popvar(|ee|) / n), which
+ * 20000 resamples reach within 2 %; the seed reproduces it exactly, another
+ * seed moves it a little. */
+Test(sa_moat, mu_star_conf_is_a_seeded_bootstrap) {
+  wsisa_sa_space *s = continuous_space();
+  wsisa_sa_opts o;
+  wsisa_sa_opts_default(&o, WSISA_SA_MOAT);
+  o.trajectories = 30;
+  o.seed = 5;
+  wsisa_sa_design *d = NULL;
+  cr_assert_eq(wsisa_sa_design_make(s, &o, &d, NULL), 0);
+  double *y = malloc(d->nrows * sizeof *y);
+  for (size_t r = 0; r < d->nrows; r++) y[r] = nonlinear(d->values + r * 4);
+  wsisa_sa_moat_result res;
+  cr_assert_eq(wsisa_sa_moat_analyze(s, d, y, &res, NULL), 0);
+  double conf[4], again[4], other[4];
+  cr_assert_eq(wsisa_sa_moat_mu_star_conf(&res, 20000, 0.95, 1, conf, NULL), 0);
+  cr_assert_eq(wsisa_sa_moat_mu_star_conf(&res, 20000, 0.95, 1, again, NULL), 0);
+  cr_assert_eq(wsisa_sa_moat_mu_star_conf(&res, 20000, 0.95, 2, other, NULL), 0);
+  for (size_t i = 0; i < 4; i++) {
+    const double *ee = res.effects + i * res.stride;
+    size_t n = res.neffects[i];
+    double m = 0, v = 0;
+    for (size_t j = 0; j < n; j++) m += fabs(ee[j]) / (double)n;
+    for (size_t j = 0; j < n; j++) v += (fabs(ee[j]) - m) * (fabs(ee[j]) - m) / (double)n;
+    double want = 1.959963984540054 * sqrt(v / (double)n);
+    cr_expect(fabs(conf[i] - want) <= 0.02 * want, "%zu: %g, analytic %g", i, conf[i], want);
+    cr_expect_eq(conf[i], again[i]);
+    cr_expect_neq(conf[i], other[i]);
+  }
+  wsisa_sa_moat_result_free(&res);
+  free(y);
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(s);
+}

@@ -189,3 +189,33 @@ Test(sa_samplers, names_round_trip) {
     cr_expect_eq(wsisa_sa_sampler_from_name(wsisa_sa_sampler_name((wsisa_sa_sampler)s)), s);
   cr_expect_eq(wsisa_sa_sampler_from_name("sobel"), -1);
 }
+
+/* Owen-scrambled Sobol' starts at index 0 (the skip rule): its first 2^m
+ * points keep the net's balance, one point in each 2^-m slice of every
+ * coordinate, and pairs of coordinates keep the (0, 2)-net of dimensions 1
+ * and 2 (one point in each 2^-a x 2^-(m-a) box). The seed reproduces the
+ * points and another seed changes them; none is the unscrambled point. */
+Test(sa_samplers, sobol_owen_keeps_the_net_and_follows_the_seed) {
+  enum { M = 8, N = 1 << M, D = 12 };
+  static double u[N * D], v[N * D], w[N * D], plain[N * D];
+  cr_assert_eq(wsisa_sa_unit_sample(WSISA_SA_SOBOL_OWEN, N, D, 7, u, NULL), 0);
+  cr_assert_eq(wsisa_sa_unit_sample(WSISA_SA_SOBOL_OWEN, N, D, 7, v, NULL), 0);
+  cr_assert_eq(wsisa_sa_unit_sample(WSISA_SA_SOBOL_OWEN, N, D, 8, w, NULL), 0);
+  cr_assert_eq(wsisa_sa_sobol_points(0, N, D, plain, NULL), 0);
+  cr_expect_arr_eq(u, v, sizeof u);
+  size_t same = 0, same_plain = 0;
+  for (size_t j = 0; j < N * D; j++) same += u[j] == w[j], same_plain += u[j] == plain[j];
+  cr_expect_lt(same, N * D / 100, "%zu of %d coordinates unchanged by another seed", same, N * D);
+  cr_expect_lt(same_plain, N * D / 100);
+  for (size_t i = 0; i < D; i++) {
+    unsigned char hit[N] = {0};
+    for (size_t j = 0; j < N; j++) hit[(size_t)(u[j * D + i] * N)]++;
+    for (size_t s = 0; s < N; s++) cr_expect_eq(hit[s], 1, "dimension %zu, slice %zu", i, s);
+  }
+  for (int a = 0; a <= M; a++) {
+    unsigned char box[N] = {0};
+    for (size_t j = 0; j < N; j++)
+      box[((size_t)(u[j * D] * (1 << a)) << (M - a)) + (size_t)(u[j * D + 1] * (1 << (M - a)))]++;
+    for (size_t s = 0; s < N; s++) cr_expect_eq(box[s], 1, "a %d, box %zu", a, s);
+  }
+}

@@ -260,3 +260,51 @@ Test(sa_space, knobs_are_checked) {
   cr_expect_eq(wsisa_sa_opts_check(&o, 0, &e), WSISA_EUSAGE);
   cr_expect(strstr(e.msg, "every parameter is fixed"), "%s", e.msg);
 }
+
+/* -1 + 1 * (0.3 - -1) is 0.30000000000000004 in doubles: the range's own map,
+ * SALib's and numpy's write it for u = 1. Within 10^-12 of the range it is
+ * the end; a real step past it is not. */
+Test(sa_space, range_ends_allow_rounding_only) {
+  wsisa_sa_param p = make("x", WSISA_SA_CONTINUOUS, -1, 0.3, 0);
+  double over = -1 + 1.0 * (0.3 - -1);
+  cr_assert_gt(over, 0.3, "the overshoot this test is about");
+  cr_expect(wsisa_sa_param_contains(&p, over));
+  cr_expect(wsisa_sa_param_contains(&p, nextafter(-1, -2)));
+  cr_expect_not(wsisa_sa_param_contains(&p, 0.3 + 1e-9));
+  cr_expect_not(wsisa_sa_param_contains(&p, -1 - 1e-9));
+  wsisa_sa_param q = make("y", WSISA_SA_CONTINUOUS, -0.9, -0.3, 0);
+  cr_expect(wsisa_sa_param_contains(&q, -0.9 + 1.0 * (-0.3 - -0.9)));
+  cr_expect_eq(wsisa_sa_param_from_unit(&p, 1), 0.3, "the map never leaves the range");
+  cr_expect_eq(wsisa_sa_param_from_unit(&q, 1), -0.3);
+}
+
+/* Designs over the ranges that overshoot: every value inside [lo, hi]
+ * exactly, for MOAT's grid and for the samplers' map. */
+Test(sa_space, designs_stay_inside_the_ranges) {
+  wsisa_sa_space *s = wsisa_sa_space_new();
+  const double ranges[4][2] = {{-1, 0.3}, {-0.9, -0.3}, {0.1, 0.7}, {-3.3, 1.1}};
+  for (int i = 0; i < 4; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "x%d", i + 1);
+    wsisa_sa_param p = make(name, WSISA_SA_CONTINUOUS, ranges[i][0], ranges[i][1], 0);
+    cr_assert_eq(wsisa_sa_space_add(s, &p, NULL), 0);
+  }
+  for (int m = 0; m < 3; m++) {
+    wsisa_sa_opts o;
+    wsisa_sa_opts_default(&o, (wsisa_sa_method)m);
+    o.trajectories = 40;
+    o.samples = m == WSISA_SA_VBD ? 64 : 200;
+    wsisa_sa_design *d = NULL;
+    cr_assert_eq(wsisa_sa_design_make(s, &o, &d, NULL), 0);
+    size_t outside = 0;
+    for (size_t r = 0; r < d->nrows; r++)
+      for (size_t c = 0; c < 4; c++) {
+        double v = d->values[r * 4 + c];
+        outside += v < ranges[c][0] || v > ranges[c][1];
+      }
+    cr_expect_eq(outside, 0, "%s: %zu values outside their range", wsisa_sa_method_name(o.method),
+                 outside);
+    wsisa_sa_design_free(d);
+  }
+  wsisa_sa_space_free(s);
+}

@@ -348,7 +348,8 @@ static int analyze(wsisa__study_run *s, wsisa_err *e) {
   wsisa__run_path(s, "outputs.csv", outputs, sizeof outputs);
   /* a run without nuclei has no mean area: VBD drops its base samples and
    * says how many, rather than failing the study at its last step */
-  wsisa_analysis_request a = {study, samples, outputs, s->dir, NULL, 1};
+  wsisa_analysis_request a = {.study_path = study, .samples_path = samples, .outputs_path = outputs,
+                              .dir = s->dir, .drop_missing = 1};
   int rc = wsisa_analysis_run(&a, e);
   if (!rc) printf("wrote %s/indices.csv, %s/indices.json and plots\n", s->dir, s->dir);
   return rc;

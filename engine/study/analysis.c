@@ -45,14 +45,18 @@ typedef struct analysis {
   json_t *json;              /* indices.json */
   json_t *results;           /* its "outputs" object */
   wsisa_csv_writer *csv, *csv2;
+  const char *problem_path;  /* parameters from a problem file instead of a study */
+  const char *source;        /* the study's or the problem's path, for messages */
   int foreign;               /* the samples are a design made elsewhere */
   uint64_t *ids;             /* its run ids, row by row (NULL: 0..n-1) */
 } analysis;
 
-static const char *const moat_stats[] = {"mu",       "mu_star",       "sigma",  "mu_param",
-                                         "mu_star_param", "sigma_param", "effects"};
-static const char *const vbd_stats[] = {"S1", "S1_lo", "S1_hi", "S1_se",
-                                        "ST", "ST_lo", "ST_hi", "ST_se"};
+/* SALib's *_conf columns last: half-widths z * se (docs/study-file.md) */
+static const char *const moat_stats[] = {"mu",          "mu_star", "sigma",  "mu_param",
+                                         "mu_star_param", "sigma_param", "effects",
+                                         "mu_star_conf"};
+static const char *const vbd_stats[] = {"S1", "S1_lo", "S1_hi", "S1_se", "ST",
+                                        "ST_lo", "ST_hi", "ST_se", "S1_conf", "ST_conf"};
 static const char *const corr_stats[] = {"pearson", "spearman", "pcc", "prcc"};
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 
@@ -110,49 +114,66 @@ static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const dou
     }
 }
 
+/* Does a first column hold run ids? run_id (wsisa), an unnamed one (pandas'
+ * index), id or index. */
+static int is_id_column(const char *name) {
+  return !name[0] || !strcmp(name, "run_id") || !strcmp(name, "id") || !strcmp(name, "index");
+}
+
 /* The samples are the study's own design (checked row by row), or a design
- * made elsewhere whose layout suits the study's method (then it replaces the
- * study's design and keeps its run ids). */
+ * made elsewhere whose layout suits the method (then it replaces the study's
+ * design and keeps its run ids). Without a run id column the rows are runs
+ * 0, 1, ...; columns that are no parameter are named and ignored. */
 static int check_samples(analysis *a, wsisa_err *e) {
   wsisa_csv *s = NULL;
   const wsisa_sa_space *sp = a->space;
   long *col = calloc(sp->nparams, sizeof *col);
   uint64_t *ids = NULL;
   double *values = NULL;
-  int rc = col ? wsisa_csv_read(a->samples_path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  int rc = col ? wsisa_csv_read_table(a->samples_path, NULL, &s, e)
+               : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (rc) goto done;
-  for (size_t c = 1; c < s->ncols && !rc; c++)
-    if (wsisa_sa_space_find(sp, s->header[c]) < 0)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s",
-                       s->path, s->header_line, s->header[c], a->study->path);
+  size_t first = is_id_column(s->header[0]) ? 1 : 0;
+  char extra[512] = "";
+  size_t nextra = 0;
+  for (size_t c = first; c < s->ncols; c++)
+    if (wsisa_sa_space_find(sp, s->header[c]) < 0 && strlen(extra) + strlen(s->header[c]) < 400)
+      snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s'%s'", nextra++ ? ", " : "",
+               s->header[c]);
+  if (nextra)
+    fprintf(a->report, "warning: %s: column%s %s %s no parameter of %s; ignored\n", s->path,
+            nextra == 1 ? "" : "s", extra, nextra == 1 ? "is" : "are", a->source);
   /* a fixed parameter's column may be absent: it holds the fixed value */
   for (size_t p = 0; p < sp->nparams && !rc; p++)
     if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
         sp->params[p].kind != WSISA_SA_FIXED)
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a parameter of %s)", s->path,
-                       s->header_line, sp->params[p].name, a->study->path);
+                       s->header_line, sp->params[p].name, a->source);
   if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
   if (!rc && (!(ids = calloc(s->nrows + 1, sizeof *ids)) ||
               !(values = malloc(s->nrows * sp->nparams * sizeof *values + 1))))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc) rc = wsisa_csv_run_ids(s, ids, e);
+  if (!rc && first) rc = wsisa_csv_run_ids(s, ids, e);
+  for (size_t r = 0; r < s->nrows && !rc && !first; r++) ids[r] = r;
   for (size_t r = 0; r < s->nrows && !rc; r++)
     for (size_t p = 0; p < sp->nparams && !rc; p++) {
       double *v = &values[r * sp->nparams + p];
       if (col[p] < 0) *v = sp->params[p].value;
       else rc = wsisa_csv_number(s, r, (size_t)col[p], v, e);
     }
-  char why[1024];
-  if (!rc) own_design_mismatch(a, s, values, ids, why, sizeof why);
-  if (!rc && why[0]) {
+  char why[1024] = "";
+  if (!rc && a->design) own_design_mismatch(a, s, values, ids, why, sizeof why);
+  if (!rc && (!a->design || why[0])) {
     /* not the study's design: one made elsewhere, if its rows suit the method */
     wsisa_sa_design *foreign = NULL;
     wsisa_err fe = WSISA_ERR_INIT;
-    int same_rows = s->nrows == a->design->nrows;
-    if (wsisa_sa_design_from_values(sp, a->design->method, a->design->second_order, values,
+    wsisa_sa_method method = a->design ? a->design->method : a->opts.method;
+    int same_rows = a->design && s->nrows == a->design->nrows;
+    if (wsisa_sa_design_from_values(sp, method, a->design ? a->design->second_order : 0, values,
                                     s->nrows, &foreign, &fe))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s; nor is it a %s design made elsewhere: %s", why,
-                       wsisa_sa_method_name(a->design->method), fe.msg);
+      rc = a->design ? wsisa_error(e, WSISA_EFORMAT, "%s; nor is it a %s design made elsewhere: %s",
+                                   why, wsisa_sa_method_name(method), fe.msg)
+                     : wsisa_error(e, WSISA_EFORMAT, "%s: %s", s->path, fe.msg);
     else if (same_rows && strstr(why, "run_id"))
       /* the study's rows renumbered: a slip, not another design */
       rc = wsisa_error(e, WSISA_EFORMAT, "%s", why), wsisa_sa_design_free(foreign);
@@ -182,14 +203,22 @@ static long row_of(const analysis *a, uint64_t id) {
 
 static int check_outputs(analysis *a, wsisa_err *e) {
   size_t n = a->design->nrows;
-  int rc = wsisa_csv_read(a->outputs_path, &a->outputs, e);
+  int rc = wsisa_csv_read_table(a->outputs_path, NULL, &a->outputs, e);
   if (rc) return rc;
   wsisa_csv *y = a->outputs;
+  /* without a run id column, row r is run r */
+  size_t first = is_id_column(y->header[0]) ? 1 : 0;
   uint64_t *ids = calloc(y->nrows + 1, sizeof *ids);
   size_t *absent = calloc(n + 1, sizeof *absent);
   unsigned char *seen = calloc(n + 1, 1);
   if (!ids || !absent || !seen) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc) rc = wsisa_csv_run_ids(y, ids, e);
+  if (!rc && first) rc = wsisa_csv_run_ids(y, ids, e);
+  for (size_t r = 0; r < y->nrows && !rc && !first; r++) ids[r] = a->ids ? a->ids[r] : r;
+  if (!rc && !first && y->nrows != n)
+    rc = wsisa_error(e, WSISA_EFORMAT,
+                     "%s: %zu rows for the %zu runs of %s (without a run_id column, rows are "
+                     "matched to runs in order)",
+                     y->path, y->nrows, n, a->samples_path);
   for (size_t r = 0; r < y->nrows && !rc; r++) {
     long at = row_of(a, ids[r]);
     if (at < 0 && !a->ids)
@@ -220,14 +249,15 @@ static int check_outputs(analysis *a, wsisa_err *e) {
                        y->path, y->lines[r], ids[r], a->samples_path, a->ids ? a->ids[r] : r);
   /* Which columns: the study's metrics when it names them, else all. */
   const wsisa_study *st = a->study;
-  a->nout = st->nmetrics ? st->nmetrics : y->ncols - 1;
+  size_t nmetrics = st ? st->nmetrics : 0;
+  a->nout = nmetrics ? nmetrics : y->ncols - first;
   if (!rc && a->nout == 0)
     rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no output column after run_id", y->path,
                      y->header_line);
   if (!rc && !(a->out_cols = calloc(a->nout, sizeof *a->out_cols)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t i = 0; i < a->nout && !rc; i++) {
-    long c = st->nmetrics ? wsisa_csv_column(y, st->metrics[i]) : (long)i + 1;
+    long c = nmetrics ? wsisa_csv_column(y, st->metrics[i]) : (long)(i + first);
     if (c < 0)
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a metric %s names)", y->path,
                        y->header_line, st->metrics[i], st->path);
@@ -288,7 +318,7 @@ static const char *staged(analysis *a, wsisa_stage *stage, const char *output, c
   else
     snprintf(path, sizeof path, "%s/%s", a->dir, suffix);
   /* -o DIR holding the inputs must not overwrite them */
-  const char *inputs[] = {a->study->path, a->samples_path, a->outputs_path};
+  const char *inputs[] = {a->source, a->samples_path, a->outputs_path};
   if (wsisa_output_check(NULL, path, inputs, 3, e)) return NULL;
   return wsisa_stage_add(stage, path, e);
 }
@@ -339,12 +369,15 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
   size_t k = a->design->ndims;
   int rc = wsisa_sa_moat_analyze(a->space, a->design, y, &m, e);
   if (rc) return rc;
-  double *v = calloc(k * COUNT(moat_stats), sizeof *v);
+  double *v = calloc(k * COUNT(moat_stats), sizeof *v), *conf = calloc(k, sizeof *conf);
   size_t *order = calloc(k, sizeof *order);
-  if (!v || !order) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!v || !order || !conf) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc)
+    rc = wsisa_sa_moat_mu_star_conf(&m, a->opts.bootstrap, a->opts.confidence, a->opts.seed, conf,
+                                    e);
   for (size_t i = 0; !rc && i < k; i++) {
-    double row[] = {m.mu[i],   m.mu_star[i],   m.sigma[i],          m.mu_p[i],
-                    m.mu_star_p[i], m.sigma_p[i], (double)m.neffects[i]};
+    double row[] = {m.mu[i],        m.mu_star[i], m.sigma[i],            m.mu_p[i],
+                    m.mu_star_p[i], m.sigma_p[i], (double)m.neffects[i], conf[i]};
     memcpy(v + i * COUNT(moat_stats), row, sizeof row);
   }
   if (!rc) {
@@ -386,6 +419,7 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
             keep, output, a->study->path, names);
   }
   free(v);
+  free(conf);
   free(order);
   wsisa_sa_moat_result_free(&m);
   return rc;
@@ -402,9 +436,10 @@ static int analyze_vbd(analysis *a, const char *output, const double *y, json_t 
   if (rc) return rc;
   double *v = calloc(k * COUNT(vbd_stats), sizeof *v);
   if (!v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  double z = wsisa_sa_normal_quantile(0.5 + a->opts.confidence / 2);
   for (size_t i = 0; !rc && i < k; i++) {
-    double row[] = {r.s1[i], r.s1_lo[i], r.s1_hi[i], r.s1_se[i],
-                    r.st[i], r.st_lo[i], r.st_hi[i], r.st_se[i]};
+    double row[] = {r.s1[i], r.s1_lo[i], r.s1_hi[i], r.s1_se[i], r.st[i],
+                    r.st_lo[i], r.st_hi[i], r.st_se[i], z * r.s1_se[i], z * r.st_se[i]};
     memcpy(v + i * COUNT(vbd_stats), row, sizeof row);
   }
   if (!rc) {
@@ -431,13 +466,13 @@ static int analyze_vbd(analysis *a, const char *output, const double *y, json_t 
         wsisa_csv_text(a->csv2, output);
         wsisa_csv_text(a->csv2, a->labels[i]);
         wsisa_csv_text(a->csv2, a->labels[j]);
-        double row[] = {r.s2[at], r.s2_lo[at], r.s2_hi[at], r.s2_se[at]};
-        for (size_t s = 0; s < 4; s++) wsisa_csv_num(a->csv2, row[s] = sig10(row[s]));
+        double row[] = {r.s2[at], r.s2_lo[at], r.s2_hi[at], r.s2_se[at], z * r.s2_se[at]};
+        for (size_t s = 0; s < 5; s++) wsisa_csv_num(a->csv2, row[s] = sig10(row[s]));
         wsisa_csv_end_row(a->csv2);
-        json_array_append_new(pairs, json_pack("{s:[s,s], s:o, s:o, s:o, s:o}", "parameters",
+        json_array_append_new(pairs, json_pack("{s:[s,s], s:o, s:o, s:o, s:o, s:o}", "parameters",
                                                a->labels[i], a->labels[j], "S2", jnum(row[0]),
                                                "S2_lo", jnum(row[1]), "S2_hi", jnum(row[2]),
-                                               "S2_se", jnum(row[3])));
+                                               "S2_se", jnum(row[3]), "S2_conf", jnum(row[4])));
       }
     json_object_set_new(res, "second_order", pairs);
   }
@@ -474,6 +509,22 @@ static int analyze_correlation(analysis *a, const char *output, const double *y,
     json_object_set_new(res, "parameters", emit_table(a, output, &t));
     json_object_set_new(res, "runs_used", json_integer((json_int_t)r.n));
     fprintf(a->report, "%s: correlations over %zu runs\n", output, r.n);
+    /* an undefined coefficient is an empty cell, null, and a reason */
+    json_t *undefined = json_object();
+    for (size_t i = 0; i < k; i++) {
+      const char *why[2] = {r.pcc_why[i], r.prcc_why[i]}, *stat[2] = {"pcc", "prcc"};
+      for (int s = 0; s < 2; s++) {
+        if (!why[s]) continue;
+        json_t *o = json_object_get(undefined, a->labels[i]);
+        if (!o) json_object_set_new(undefined, a->labels[i], o = json_object());
+        json_object_set_new(o, stat[s], json_string(why[s]));
+        fprintf(a->report, "warning: %s: the %s of %s is undefined: %s\n", output, stat[s],
+                a->labels[i], why[s]);
+      }
+    }
+    if (json_object_size(undefined))
+      json_object_set(res, "undefined", undefined);
+    json_decref(undefined);
     const size_t show[] = {0, 1, 2, 3};
     print_table(a, &t, show, 4);
     wsisa_svg_series series[4] = {{"Pearson", r.pearson, NULL, NULL},
@@ -520,10 +571,37 @@ static int analyze_output(analysis *a, size_t which, wsisa_stage *stage, wsisa_e
   return rc;
 }
 
+/* The grid of a MOAT design as its rows show it: the step every parameter
+ * takes in unit terms (NaN when steps differ) and the levels p it implies,
+ * Delta = p / (2 (p - 1)) for even p (0 when it implies none). */
+static void moat_grid(const wsisa_sa_design *d, double *delta, unsigned *levels) {
+  size_t k = d->ndims;
+  *delta = NAN;
+  *levels = 0;
+  for (size_t t = 0; t < d->groups; t++)
+    for (size_t step = 1; step <= k; step++) {
+      const double *ua = d->unit + (t * (k + 1) + step - 1) * k, *ub = ua + k;
+      for (size_t i = 0; i < k; i++) {
+        double du = fabs(ub[i] - ua[i]);
+        if (du == 0) continue;
+        if (isnan(*delta) && t == 0 && step == 1) *delta = du;
+        else if (!(fabs(du - *delta) <= 1e-9)) *delta = -1;
+      }
+    }
+  if (!(*delta > 0)) {
+    *delta = NAN;
+    return;
+  }
+  double p = 2 * *delta / (2 * *delta - 1);
+  if (*delta > 0.5 && fabs(p - round(p)) <= 1e-6 && (long)round(p) % 2 == 0 && p < 1e6)
+    *levels = (unsigned)round(p);
+}
+
 static void begin_json(analysis *a) {
   const wsisa_sa_opts *o = &a->opts;
   a->json = json_object();
-  json_object_set_new(a->json, "study", json_string(a->study->path));
+  json_object_set_new(a->json, "study", a->study ? json_string(a->study->path) : json_null());
+  if (a->problem_path) json_object_set_new(a->json, "problem", json_string(a->problem_path));
   json_object_set_new(a->json, "samples", json_string(a->samples_path));
   json_object_set_new(a->json, "outputs", json_string(a->outputs_path));
   json_object_set_new(a->json, "method", json_string(wsisa_sa_method_name(a->design->method)));
@@ -535,9 +613,18 @@ static void begin_json(analysis *a) {
   json_t *conv = json_object();
   if (a->design->method == WSISA_SA_MOAT) {
     json_object_set_new(conv, "trajectories", json_integer((json_int_t)a->design->groups));
-    json_object_set_new(conv, "levels", json_integer(o->levels));
-    json_object_set_new(conv, "delta", json_real((double)o->levels / (2.0 * (o->levels - 1))));
+    /* the design analysed: the study's knobs, or what a foreign design's steps show */
+    double delta = (double)o->levels / (2.0 * (o->levels - 1));
+    unsigned levels = o->levels;
+    if (a->foreign) moat_grid(a->design, &delta, &levels);
+    json_object_set_new(conv, "levels", levels ? json_integer(levels) : json_null());
+    json_object_set_new(conv, "delta", jnum(delta));
     json_object_set_new(conv, "sigma_denominator", json_string("n-1"));
+    json_object_set_new(conv, "bootstrap_resamples", json_integer((json_int_t)o->bootstrap));
+    json_object_set_new(conv, "confidence", json_real(o->confidence));
+    json_object_set_new(conv, "mu_star_conf",
+                        json_string("z * sd of mu* over bootstrap resamples of the effects, "
+                                    "z = Phi^-1(1/2 + confidence/2) (SALib's)"));
     json_object_set_new(conv, "units",
                         json_string("mu, mu_star, sigma: dy/du, u the parameter scaled to "
                                     "[0, 1] (grid units); *_param: dy/dvalue (null: "
@@ -548,6 +635,9 @@ static void begin_json(analysis *a) {
     json_object_set_new(conv, "bootstrap_resamples", json_integer((json_int_t)o->bootstrap));
     json_object_set_new(conv, "confidence", json_real(o->confidence));
     json_object_set_new(conv, "interval", json_string("percentile"));
+    json_object_set_new(conv, "conf", json_string("S1_conf, ST_conf, S2_conf: half-widths "
+                                                  "z * se, z = Phi^-1(1/2 + confidence/2) "
+                                                  "(SALib's)"));
   } else {
     json_object_set_new(conv, "spearman_ties", json_string("average ranks"));
   }
@@ -561,8 +651,11 @@ static int run(analysis *a, wsisa_err *e) {
   int rc = check_samples(a, e);
   if (!rc && a->foreign) {
     const wsisa_sa_design *d = a->design;
-    fprintf(a->report, "%s: not the design of %s; analysed as a %s design made elsewhere: ",
-            a->samples_path, a->study->path, wsisa_sa_method_name(d->method));
+    if (a->study)
+      fprintf(a->report, "%s: not the design of %s; ", a->samples_path, a->study->path);
+    else
+      fprintf(a->report, "%s: ", a->samples_path);
+    fprintf(a->report, "analysed as a %s design made elsewhere: ", wsisa_sa_method_name(d->method));
     if (d->method == WSISA_SA_MOAT)
       fprintf(a->report, "%zu trajectories of %zu runs\n", d->groups, d->group_size);
     else if (d->method == WSISA_SA_VBD)
@@ -572,7 +665,7 @@ static int run(analysis *a, wsisa_err *e) {
       fprintf(a->report, "%zu runs\n", d->nrows);
   }
   if (!rc) rc = check_outputs(a, e);
-  size_t k = a->design->ndims;
+  size_t k = a->design ? a->design->ndims : 0;
   if (!rc && !(a->labels = calloc(k, sizeof *a->labels)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t i = 0; !rc && i < k; i++) a->labels[i] = a->space->params[a->design->dims[i]].name;
@@ -591,7 +684,8 @@ static int run(analysis *a, wsisa_err *e) {
     const char *p2 = staged(a, &stage, "", "indices_s2.csv", e);
     rc = p2 ? wsisa_csv_create(p2, &a->csv2, e) : failed(e);
     if (!rc) {
-      const char *head[] = {"output", "parameter_1", "parameter_2", "S2", "S2_lo", "S2_hi", "S2_se"};
+      const char *head[] = {"output", "parameter_1", "parameter_2", "S2",
+                            "S2_lo",  "S2_hi",       "S2_se",       "S2_conf"};
       for (size_t i = 0; i < COUNT(head); i++) wsisa_csv_text(a->csv2, head[i]);
       wsisa_csv_end_row(a->csv2);
     }
@@ -642,6 +736,88 @@ static int run(analysis *a, wsisa_err *e) {
   return rc;
 }
 
+/* ---- a problem file in SALib's shape ------------------------------------------------ */
+
+/* {"names": [...], "bounds": [[lo, hi], ...]} and optionally "num_vars",
+ * "groups", "dists" and "outputs" (SALib's keys): continuous parameters. */
+static int load_problem(const char *path, wsisa_sa_space **out, wsisa_err *e) {
+  *out = NULL;
+  json_error_t je;
+  json_t *root = json_load_file(path, 0, &je);
+  if (!root)
+    return wsisa_error(e, WSISA_EFORMAT, "%s:%d: %s", path, je.line, je.text);
+  static const char *const keys[] = {"names", "bounds", "num_vars", "groups", "dists",
+                                     "outputs"};
+  json_t *names = json_object_get(root, "names"), *bounds = json_object_get(root, "bounds");
+  json_t *nvars = json_object_get(root, "num_vars");
+  int rc = json_is_object(root) ? 0
+                                : wsisa_error(e, WSISA_EFORMAT, "%s: not a JSON object", path);
+  const char *key;
+  json_t *v;
+  if (!rc)
+    json_object_foreach(root, key, v) {
+      size_t i = 0;
+      while (i < COUNT(keys) && strcmp(key, keys[i])) i++;
+      if (i == COUNT(keys) && !rc)
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s: unknown key '%s' (a problem has names, bounds, "
+                         "and optionally num_vars, groups, dists, outputs)", path, key);
+    }
+  size_t k = json_array_size(names);
+  if (!rc && (!json_is_array(names) || k == 0))
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: names: a list of parameter names is required", path);
+  if (!rc && (!json_is_array(bounds) || json_array_size(bounds) != k))
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds: one [low, high] per name (%zu) is required",
+                     path, k);
+  if (!rc && nvars && (!json_is_integer(nvars) || json_integer_value(nvars) != (json_int_t)k))
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: num_vars: %zu names are given", path, k);
+  wsisa_sa_space *space = rc ? NULL : wsisa_sa_space_new();
+  if (!rc && !space) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < k && !rc; i++) {
+    json_t *name = json_array_get(names, i), *b = json_array_get(bounds, i);
+    wsisa_sa_param p;
+    memset(&p, 0, sizeof p);
+    p.kind = WSISA_SA_CONTINUOUS;
+    if (!json_is_string(name) || json_string_length(name) >= sizeof p.name)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: names[%zu]: not a name of at most %zu bytes", path,
+                       i, sizeof p.name - 1);
+    else if (!json_is_array(b) || json_array_size(b) != 2 ||
+             !json_is_number(json_array_get(b, 0)) || !json_is_number(json_array_get(b, 1)))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds[%zu]: not a pair [low, high]", path, i);
+    if (rc) break;
+    snprintf(p.name, sizeof p.name, "%s", json_string_value(name));
+    p.lo = json_number_value(json_array_get(b, 0));
+    p.hi = json_number_value(json_array_get(b, 1));
+    p.value = 0.5 * (p.lo + p.hi);
+    wsisa_err pe = WSISA_ERR_INIT;
+    if (wsisa_sa_space_add(space, &p, &pe))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: %s", path, pe.msg);
+  }
+  json_t *dists = json_object_get(root, "dists");
+  for (size_t i = 0; !rc && dists && i < json_array_size(dists); i++) {
+    const char *d = json_string_value(json_array_get(dists, i));
+    if (!d || strcmp(d, "unif"))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: dists[%zu]: only 'unif' is read", path, i);
+  }
+  json_t *groups = json_object_get(root, "groups");
+  if (!rc && groups && !json_is_null(groups))
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups: analysis by group is not read", path);
+  json_decref(root);
+  if (rc) {
+    wsisa_sa_space_free(space);
+    return rc;
+  }
+  *out = space;
+  return 0;
+}
+
+/* SALib's method names and wsisa's. */
+static int method_of(const char *name) {
+  if (!strcmp(name, "morris") || !strcmp(name, "moat")) return WSISA_SA_MOAT;
+  if (!strcmp(name, "sobol") || !strcmp(name, "vbd")) return WSISA_SA_VBD;
+  if (!strcmp(name, "correlation")) return WSISA_SA_CORRELATION;
+  return -1;
+}
+
 int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
   analysis a;
   memset(&a, 0, sizeof a);
@@ -650,11 +826,26 @@ int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
   a.dir = r->dir ? r->dir : ".";
   a.select = r->select;
   a.drop_missing = r->drop_missing;
+  a.problem_path = r->problem_path;
   wsisa_study *study = NULL;
-  int rc = wsisa_study_load(r->study_path, &study, e);
-  a.study = study;
-  if (!rc) rc = wsisa_study_design(study, a.select, &a.space, &a.opts, &a.design, e);
-  if (!rc && study->sa.method == WSISA_SA_TWO_PHASE) a.phase = a.select ? 2 : 1;
+  int rc = 0;
+  if (r->problem_path) {
+    /* no study: the problem's parameters, the method's defaults, and the
+     * design whatever the samples hold */
+    int method = r->method ? method_of(r->method) : -1;
+    a.source = r->problem_path;
+    if (method < 0)
+      rc = wsisa_error(e, WSISA_EUSAGE, "--method %s: not morris, sobol or correlation",
+                       r->method ? r->method : "(none)");
+    if (!rc) rc = load_problem(r->problem_path, &a.space, e);
+    if (!rc) wsisa_sa_opts_default(&a.opts, (wsisa_sa_method)method);
+  } else {
+    rc = wsisa_study_load(r->study_path, &study, e);
+    a.study = study;
+    if (!rc) a.source = study->path;
+    if (!rc) rc = wsisa_study_design(study, a.select, &a.space, &a.opts, &a.design, e);
+    if (!rc && study->sa.method == WSISA_SA_TWO_PHASE) a.phase = a.select ? 2 : 1;
+  }
   if (!rc && !(a.report = open_memstream(&a.report_text, &a.report_len)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) rc = run(&a, e);

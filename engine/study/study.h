@@ -188,12 +188,14 @@ int wsisa_study_parse_bytes(const char *text, uint64_t *out);
 /* ==== analysis of a study's outputs (engine/study/analysis.c) ================ */
 
 typedef struct wsisa_analysis_request {
-  const char *study_path;   /* the study the samples came from */
-  const char *samples_path; /* its design, as `wsisa sample` wrote it */
-  const char *outputs_path; /* run_id, then output columns */
+  const char *study_path;   /* the study the samples came from (or a problem below) */
+  const char *samples_path; /* its design: parameter columns, run_id first or none */
+  const char *outputs_path; /* output columns, run_id first or none (rows in order) */
   const char *dir;          /* where indices.csv, indices.json and plots go; NULL: . */
   const char *select;       /* two_phase: the parameters kept for phase 2 */
   int drop_missing;         /* VBD: drop base samples with a missing output */
+  const char *problem_path; /* instead of a study: a problem file in SALib's shape */
+  const char *method;       /* with a problem: morris, sobol or correlation */
 } wsisa_analysis_request;
 
 /* Check samples and outputs against the study's design, compute the indices
