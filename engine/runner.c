@@ -110,24 +110,43 @@ static int input_annotation(wsisa__study_run *s, wsisa__run_input *ri, const wsi
   }
   sp->has_region = r->has_region;
   sp->region = (wsisa_rect){r->region[0], r->region[1], r->region[2], r->region[3]};
+  /* the annotation first: its reader refuses at once what is not one (a
+   * zero byte, a file past its bound) and gives way to a signal */
+  int rc = wsisa_annotation_load(sp, out, e);
+  if (rc) return rc;
   FILE *f = fopen(r->path, "rb");
-  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(errno));
+  if (!f) rc = wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(errno));
   char buf[65536];
   size_t got;
   uint32_t crc = 0;
   uint64_t bytes = 0;
-  while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+  /* bounded and interruptible: an annotation that never ends (/dev/zero)
+   * must not hold a run that was told to stop */
+  int stop = !f;
+  while (!stop && (got = fread(buf, 1, sizeof buf, f)) > 0) {
     crc = wsisa__crc32_more(crc, buf, got);
     bytes += got;
+    stop = wsisa_units_interrupted() || bytes > WSISA_TEXT_MAX_GEOJSON;
   }
-  int err = ferror(f) ? errno : 0;
-  fclose(f);
-  if (err) return wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(err));
+  int err = f && ferror(f) ? errno : 0;
+  if (f) fclose(f);
+  char size[32];
+  if (err) rc = wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(err));
+  else if (!rc && wsisa_units_interrupted())
+    rc = wsisa_error(e, WSISA_EINTERRUPTED, "%s: interrupted while reading it; nothing written",
+                     r->path);
+  else if (!rc && bytes > WSISA_TEXT_MAX_GEOJSON)
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: larger than %s, the most an annotation may hold",
+                     r->path, wsisa_bytes_text((double)WSISA_TEXT_MAX_GEOJSON, size, sizeof size));
+  if (rc) {
+    wsisa_annotation_free(*out);
+    *out = NULL;
+    return rc;
+  }
   ri->annot_bytes = bytes;
   ri->annot_crc32 = crc;
-  int rc = wsisa_annotation_load(sp, out, e);
-  if (!rc) ri->annot_objects = wsisa_annotation_objects(*out);
-  return rc;
+  ri->annot_objects = wsisa_annotation_objects(*out);
+  return 0;
 }
 
 /* Is the tile in the study? Without annotations, every tile is; with them,
@@ -658,11 +677,12 @@ static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   if (rc || (rc = make_design(s, samples, max_runs, e)) || (rc = wsisa__study_tiles(s, e))) return rc;
   double need = (double)s->nruns * (RUN_BYTES + (double)s->ntiles * RUN_TILE_BYTES);
   if (!memory) memory = wsisa_memory_available(), source = "the memory available";
+  char need_text[32], have[32];
   if (memory && need > (double)memory)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "%s: %zu runs x %zu tiles need about %.1f GiB to run, more than %s (%.1f GiB)",
+    return wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs x %zu tiles need about %s to run, more than %s (%s)",
                        samples ? samples : s->study->path, s->nruns, s->ntiles,
-                       need / 1073741824.0, source, (double)memory / 1073741824.0);
+                       wsisa_bytes_text(need, need_text, sizeof need_text), source,
+                       wsisa_bytes_text((double)memory, have, sizeof have));
   s->counts = calloc(s->nruns * s->ntiles, sizeof *s->counts);
   s->have = calloc(s->nruns * s->ntiles, 1);
   if (!s->counts || !s->have) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -719,6 +739,7 @@ static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
   s->runtime = 1;
   /* StarPU catches SIGINT for itself (and hands it on): ours again */
   wsisa_units_catch_signals();
+  wsisa_text_read_stop(wsisa_units_interrupted);
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
   /* the models' costs first: the plan may weigh buckets by them */
   if (!rc) rc = wsisa__run_forecast_costs(s, &s->est, e);
@@ -1058,6 +1079,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
   /* from here SIGINT and SIGTERM stop the run between units (engine/units.c);
    * a worker rank waits for the manager to tell it to stop */
   wsisa_units_catch_signals();
+  wsisa_text_read_stop(wsisa_units_interrupted);
   /* under mpirun, ranks other than 0 only execute what the manager hands out */
   int rc = wsisa_dist_start(r->unit_timeout > 0 ? r->unit_timeout : 600.0, e);
   if (!rc && wsisa_dist_rank() > 0) {
