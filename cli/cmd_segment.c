@@ -167,8 +167,17 @@ static int load_input(const segment_opts *o, wsisa_image **rgb, placement *at, w
   }
   wsisa_slide *slide = NULL;
   int64_t r[4] = {0, 0, 0, 0};
-  int rc = wsisa_slide_open(o->input, &slide, e);
-  if (rc) return rc;
+  wsisa_err open_err = WSISA_ERR_INIT;
+  int rc = wsisa_slide_open(o->input, &slide, &open_err);
+  /* an image file (which OpenSlide does not read) given --region or --tile */
+  const char *kind = rc == WSISA_EFORMAT ? wsisa_image_file_kind(o->input) : NULL;
+  if (kind && strcmp(kind, "TIFF") != 0)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s %s: %s applies to slides; %s is an image file (segment it whole, "
+                       "or crop it first)",
+                       o->region ? "--region" : "--tile", o->region ? o->region : o->tile,
+                       o->region ? "--region" : "--tile", o->input);
+  if (rc) return wsisa_error(e, rc, "%s", open_err.msg);
   if (!(rc = wsisa_scale_choose(slide, o->mpp, o->target_mpp, &at->scale, e)) &&
       !(rc = slide_rect(o, slide, &at->scale, r, e)))
     rc = wsisa_slide_read_scaled(slide, &at->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);

@@ -7,7 +7,7 @@ pkgs=(
   build-essential cmake pkg-config
   libstarpu-dev libhwloc-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
-  libopenslide-dev libfftw3-dev libpng-dev libtiff-dev libjansson-dev
+  libopenslide-dev libfftw3-dev libpng-dev libtiff-dev libjpeg62-turbo-dev libjansson-dev
   libcriterion-dev
   libopenmpi-dev openmpi-bin
 )
