@@ -121,6 +121,7 @@ typedef struct wsisa__stain {
   double od_sum;            /* mean optical density per channel, summed per pixel */
   double od_energy, residual_energy; /* |od|^2 and the residual amount^2, summed */
   double h_sum, e_sum;      /* |H| and |E| amounts, summed */
+  uint64_t grey;            /* tissue pixels whose channels differ by at most 2 */
   int dark_background;      /* io's tissue detection took the slide as dark field */
 } wsisa__stain;
 
