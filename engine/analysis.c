@@ -55,6 +55,9 @@ static const char *const vbd_stats[] = {"S1", "S1_lo", "S1_hi", "S1_se",
                                         "ST", "ST_lo", "ST_hi", "ST_se"};
 static const char *const corr_stats[] = {"pearson", "spearman", "pcc", "prcc"};
 #define COUNT(a) (sizeof(a) / sizeof *(a))
+/* The largest output magnitude analysed: its square, summed over 10^8 runs,
+ * stays below DBL_MAX. */
+#define MAX_OUTPUT 1e150
 
 /* "4, 17, 52" or "4, 17, ... (31 runs)" */
 static void run_list(const size_t *runs, size_t n, char *buf, size_t cap) {
@@ -275,6 +278,13 @@ static int check_outputs(analysis *a, wsisa_err *e) {
       double *v = &a->y[i * n + r];
       rc = wsisa_csv_number(y, r, a->out_cols[i], v, e);
       if (!isfinite(*v)) *v = NAN;
+      /* squares and sums of squares must stay finite: past this the indices
+       * come out inf or NaN without a word */
+      else if (!rc && fabs(*v) > MAX_OUTPUT)
+        rc = wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: '%s' is %g, too large to analyse (variances overflow past "
+                         "1e308; at most %g in magnitude): rescale the output",
+                         y->path, y->lines[r], y->header[a->out_cols[i]], *v, MAX_OUTPUT);
     }
   /* VBD refuses missing outputs before anything is written. */
   for (size_t i = 0; i < a->nout && !rc && a->design->method == WSISA_SA_VBD && !a->drop_missing;
