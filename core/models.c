@@ -64,6 +64,12 @@ static int check_folders(const char *home, const char *models, wsisa_err *e) {
 }
 
 int wsisa__runtime_models_check(wsisa_err *e) {
+  /* once, before StarPU ever ran: a child forked after starpu_shutdown can
+   * block on a lock a finished StarPU thread held, and its files were
+   * written by this process's StarPU anyway */
+  static int checked;
+  if (checked) return 0;
+  checked = 1;
   const char *home = getenv("STARPU_HOME"), *dir_env = getenv("STARPU_PERF_MODEL_DIR");
   char models[4096];
   if (dir_env && *dir_env) snprintf(models, sizeof models, "%s/codelets/" MODEL_VERSION, dir_env);
