@@ -255,7 +255,18 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
   s->annotated = in->nreferences > 0;
   for (size_t i = 0; i < in->nslides && !rc; i++) rc = slide_tiles(s, in->slides[i], e);
   for (size_t i = 0; i < in->nimages && !rc; i++) rc = image_tile(s, in->images[i], e);
-  if (!rc && s->ntiles == 0 && s->annotated)
+  /* a label image or mask covers a tile only whole: one smaller than its
+   * input is the likelier slip than GeoJSON coordinates at another level */
+  int images_only = 1;
+  for (size_t i = 0; i < in->nreferences; i++)
+    images_only &= in->references[i].kind != WSISA_ANNOT_GEOJSON;
+  if (!rc && s->ntiles == 0 && s->annotated && images_only)
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: inputs.reference: no tile is annotated (%zu tiles, none covered "
+                     "whole by a label image or mask: is each the size of its input, at its "
+                     "downsample?)",
+                     s->study->path, s->tiles_left_out);
+  else if (!rc && s->ntiles == 0 && s->annotated)
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "%s: inputs.reference: no tile is annotated (%zu tiles, none covered by "
                      "an annotation: are its coordinates level-0 pixels of the slide?)",
