@@ -41,6 +41,7 @@ typedef struct placement {
   wsisa_scale scale;
   int64_t x, y;
   double step;  /* level-0 pixels per segmented pixel */
+  int dark_background; /* a slide whose tissue detection found a dark background */
 } placement;
 
 static int parse_ints(const char *flag, const char *text, long *v, int n, wsisa_err *e) {
@@ -178,6 +179,11 @@ static int load_input(const segment_opts *o, wsisa_image **rgb, placement *at, w
                        o->region ? "--region" : "--tile", o->region ? o->region : o->tile,
                        o->region ? "--region" : "--tile", o->input);
   if (rc) return wsisa_error(e, rc, "%s", open_err.msg);
+  /* the background, as run's stain check sees it: a coarse tissue mask */
+  wsisa_image *tissue = NULL;
+  double tissue_downsample;
+  if (wsisa_tissue_mask(slide, 512, &tissue, &tissue_downsample, &at->dark_background, NULL) == 0)
+    wsisa_image_free(tissue);
   if (!(rc = wsisa_scale_choose(slide, o->mpp, o->target_mpp, &at->scale, e)) &&
       !(rc = slide_rect(o, slide, &at->scale, r, e)))
     rc = wsisa_slide_read_scaled(slide, &at->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
@@ -408,7 +414,8 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   /* the parameters are tuned for bright-field H&E: refused before any work,
    * as `wsisa run` refuses it */
   if (!o.no_stain_check &&
-      (rc = wsisa_stain_check_image(rgb, o.input, "give --no-stain-check", e)))
+      (rc = wsisa_stain_check_image(rgb, at.dark_background, o.input, "give --no-stain-check",
+                                    e)))
     goto done;
   if ((rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &mask, e))) goto done;
   if ((o.labels || o.geojson) &&

@@ -136,9 +136,10 @@ int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
 /* The stain check (engine/stain.c) of one RGB u8 image: 0 when it is
  * bright-field H&E or has too little tissue to say; else WSISA_EUSAGE with
  * one line naming `name`, what was seen, and `override` (how to run it
- * anyway). */
-int wsisa_stain_check_image(const wsisa_image *rgb, const char *name, const char *override,
-                            wsisa_err *e);
+ * anyway). `dark_background`: the image is a region of a slide whose
+ * background io's tissue detection found dark (fluorescence); 0 otherwise. */
+int wsisa_stain_check_image(const wsisa_image *rgb, int dark_background, const char *name,
+                            const char *override, wsisa_err *e);
 
 /* ---- the feature stage ------------------------------------------------------ */
 

@@ -139,9 +139,10 @@ int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *o
                      name, seen, st->tiles, st->tiles == 1 ? "" : "s", override);
 }
 
-int wsisa_stain_check_image(const wsisa_image *rgb, const char *name, const char *override,
-                            wsisa_err *e) {
+int wsisa_stain_check_image(const wsisa_image *rgb, int dark_background, const char *name,
+                            const char *override, wsisa_err *e) {
   wsisa__stain st = {0};
+  st.dark_background = dark_background;
   wsisa__stain_add(&st, rgb);
   return wsisa__stain_verdict(&st, name, override, e);
 }

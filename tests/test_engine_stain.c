@@ -27,7 +27,7 @@ Test(stain, he_tile_passes) {
   wsisa_image *img = tile();
   wsisa_err e = WSISA_ERR_INIT;
   show("H&E", img);
-  cr_expect_eq(wsisa_stain_check_image(img, "tile_256.png", "--no-stain-check", &e), 0, "%s",
+  cr_expect_eq(wsisa_stain_check_image(img, 0, "tile_256.png", "--no-stain-check", &e), 0, "%s",
                e.msg);
   wsisa_image_free(img);
 }
@@ -42,7 +42,7 @@ Test(stain, grey_saved_as_rgb_is_refused) {
   }
   show("grey", img);
   wsisa_err e = WSISA_ERR_INIT;
-  cr_expect_eq(wsisa_stain_check_image(img, "grey.png", "--no-stain-check", &e), WSISA_EUSAGE);
+  cr_expect_eq(wsisa_stain_check_image(img, 0, "grey.png", "--no-stain-check", &e), WSISA_EUSAGE);
   cr_expect(strstr(e.msg, "grey.png: not a bright-field H&E slide") != NULL, "%s", e.msg);
   cr_expect(strstr(e.msg, "greyscale image saved as RGB") != NULL, "%s", e.msg);
   wsisa_image_free(img);
