@@ -40,6 +40,7 @@ typedef struct placement {
   wsisa_scale scale;
   int64_t x, y;
   double step;  /* level-0 pixels per segmented pixel */
+  int dark_background; /* a slide whose tissue detection found a dark background */
 } placement;
 
 static int parse_ints(const char *flag, const char *text, long *v, int n, wsisa_err *e) {
@@ -166,8 +167,22 @@ static int load_input(const segment_opts *o, wsisa_image **rgb, placement *at, w
   }
   wsisa_slide *slide = NULL;
   int64_t r[4] = {0, 0, 0, 0};
-  int rc = wsisa_slide_open(o->input, &slide, e);
-  if (rc) return rc;
+  wsisa_err open_err = WSISA_ERR_INIT;
+  int rc = wsisa_slide_open(o->input, &slide, &open_err);
+  /* an image file (which OpenSlide does not read) given --region or --tile */
+  const char *kind = rc == WSISA_EFORMAT ? wsisa_image_file_kind(o->input) : NULL;
+  if (kind && strcmp(kind, "TIFF") != 0)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s %s: %s applies to slides; %s is an image file (segment it whole, "
+                       "or crop it first)",
+                       o->region ? "--region" : "--tile", o->region ? o->region : o->tile,
+                       o->region ? "--region" : "--tile", o->input);
+  if (rc) return wsisa_error(e, rc, "%s", open_err.msg);
+  /* the background, as run's stain check sees it: a coarse tissue mask */
+  wsisa_image *tissue = NULL;
+  double tissue_downsample;
+  if (wsisa_tissue_mask(slide, 512, &tissue, &tissue_downsample, &at->dark_background, NULL) == 0)
+    wsisa_image_free(tissue);
   if (!(rc = wsisa_scale_choose(slide, o->mpp, o->target_mpp, &at->scale, e)) &&
       !(rc = slide_rect(o, slide, &at->scale, r, e)))
     rc = wsisa_slide_read_scaled(slide, &at->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
@@ -406,7 +421,8 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   /* the parameters are tuned for bright-field H&E: refused before any work,
    * as `wsisa run` refuses it */
   if (!o.no_stain_check &&
-      (rc = wsisa_stain_check_image(rgb, o.input, "give --no-stain-check", e)))
+      (rc = wsisa_stain_check_image(rgb, at.dark_background, o.input, "give --no-stain-check",
+                                    e)))
     goto done;
   if ((rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &mask, e))) goto done;
   if ((o.labels || o.geojson) &&

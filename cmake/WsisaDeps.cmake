@@ -52,6 +52,7 @@ wsisa_require(FFTW     fftw3)
 wsisa_require(FFTWF    fftw3f)     # single precision: the filter bank
 wsisa_require(PNG      libpng)
 wsisa_require(TIFF     libtiff-4)
+wsisa_require(JPEG     libjpeg)
 wsisa_require(JANSSON  jansson)
 pkg_check_modules(CRITERION IMPORTED_TARGET criterion)
 

@@ -162,6 +162,30 @@ void wsisa_machine_cores_read(wsisa_machine_cores *c);
 uint64_t wsisa_memory_available(void);
 /* This process's resident set now, in bytes (0 when unknown). */
 uint64_t wsisa_rss_now(void);
+/* A size for a message, in the largest binary unit that keeps it at least 1
+ * ("4 KiB", "512 MiB", "1.5 GiB", "7 bytes"): a limit of a few KiB must not
+ * read "0.0 GiB". Returns buf. */
+const char *wsisa_bytes_text(double bytes, char *buf, size_t cap);
+
+/* ---- whole text files (core/textfile.c) ---------------------------------- */
+
+/* Bounds on inputs read whole: a file over its bound is refused before it is
+ * read (or as soon as a pipe or device passes it). */
+#define WSISA_TEXT_MAX_STUDY ((uint64_t)16 << 20)
+#define WSISA_TEXT_MAX_PARAMS ((uint64_t)1 << 20)
+#define WSISA_TEXT_MAX_TABLE ((uint64_t)2 << 30)
+#define WSISA_TEXT_MAX_GEOJSON ((uint64_t)1 << 30)
+
+/* Read the text file at `path` whole, NUL-terminated, into a new *text
+ * (freed by the caller). Refused, with one line naming the file: more than
+ * `limit` bytes, a zero byte (not text; `what` says what it should have
+ * been, e.g. "a study file"), a directory, and a read the stop test set by
+ * wsisa_text_read_stop asks to end (WSISA_EINTERRUPTED). */
+int wsisa_text_read(const char *path, uint64_t limit, const char *what, char **text,
+                    size_t *len, wsisa_err *e);
+/* The test a long read asks between blocks whether it should give up (a
+ * signal's flag); NULL: none. */
+void wsisa_text_read_stop(int (*stop)(void));
 
 /* ---- StarPU runtime ------------------------------------------------------- */
 

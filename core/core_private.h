@@ -10,5 +10,9 @@
 extern struct starpu_sched_policy wsisa__pats_policy;
 /* CPU time over accelerator time; NaN when either is unknown. */
 double wsisa__pats_speedup(double cpu_time, double cl_time);
+/* Before StarPU starts: a file where STARPU_HOME's folders should be is
+ * refused, and a wsisa model file StarPU would assert on is renamed
+ * NAME.damaged-<UTC time> with one warning (core/models.c). */
+int wsisa__runtime_models_check(wsisa_err *e);
 
 #endif

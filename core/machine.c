@@ -64,6 +64,17 @@ void wsisa_machine_read(wsisa_machine *m) {
   if (total) m->memory_total = total;
 }
 
+const char *wsisa_bytes_text(double bytes, char *buf, size_t cap) {
+  static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  size_t u = 0;
+  while (u + 1 < sizeof units / sizeof *units && bytes >= 1024.0) bytes /= 1024.0, u++;
+  /* whole numbers where they are exact or large, one decimal otherwise */
+  if (u == 0 || bytes >= 100 || bytes == (double)(uint64_t)bytes)
+    snprintf(buf, cap, "%.0f %s", bytes, units[u]);
+  else snprintf(buf, cap, "%.1f %s", bytes, units[u]);
+  return buf;
+}
+
 uint64_t wsisa_memory_available(void) {
   uint64_t total, available;
   meminfo(&total, &available);

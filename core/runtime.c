@@ -77,6 +77,8 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
                        sched, wsisa_sched_names());
 
   wsisa_runtime_default_home();
+  int rc = wsisa__runtime_models_check(e);
+  if (rc) return rc;
   /* StarPU's own chatter (model recalibration notes) only when debugging */
   if (!wsisa_log_enabled(WSISA_LOG_DEBUG)) setenv("STARPU_SILENT", "1", 0);
   struct starpu_conf conf;

@@ -200,14 +200,16 @@ static int add_feature(wsisa_annotation *a, json_t *f, size_t index, wsisa_err *
 
 static int load_geojson(wsisa_annotation *a, wsisa_err *e) {
   json_error_t err;
-  json_t *root = json_load_file(a->path, 0, &err);
-  if (!root) {
-    FILE *f = fopen(a->path, "r");
-    if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", a->path, strerror(errno));
-    fclose(f);
+  char *text;
+  size_t len;
+  int read_rc = wsisa_text_read(a->path, WSISA_TEXT_MAX_GEOJSON, "a GeoJSON annotation", &text,
+                                &len, e);
+  if (read_rc) return read_rc;
+  json_t *root = json_loadb(text, len, 0, &err);
+  free(text);
+  if (!root)
     return wsisa_error(e, WSISA_EFORMAT, "%s:%d:%d: not JSON: %s", a->path, err.line,
                        err.column, err.text);
-  }
   json_t *features = NULL, *type = json_object_get(root, "type");
   int rc = 0;
   if (json_is_array(root)) {

@@ -94,36 +94,6 @@ static int grow(void **arr, size_t *cap, size_t need, size_t size, wsisa_err *e)
   return 0;
 }
 
-static int slurp(const char *path, char **text, size_t *len, wsisa_err *e) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap + 1);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n, f);
-    if (n < cap) break;
-    char *g = realloc(buf, 2 * cap + 1);
-    if (!g) {
-      free(buf);
-      buf = NULL;
-      break;
-    }
-    buf = g;
-    cap *= 2;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (!buf) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
-  if (bad) {
-    free(buf);
-    return wsisa_error(e, WSISA_EIO, "%s: read error", path);
-  }
-  buf[n] = '\0';
-  *text = buf;
-  *len = n;
-  return 0;
-}
-
 void wsisa_csv_free(wsisa_csv *c) {
   if (!c) return;
   free(c->path);
@@ -143,7 +113,7 @@ int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, w
   wsisa_csv *c = calloc(1, sizeof *c);
   if (!c) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   size_t len = 0, cell_cap = 0, line_cap = 0, head_cap = 0;
-  int rc = slurp(path, &c->text, &len, e);
+  int rc = wsisa_text_read(path, WSISA_TEXT_MAX_TABLE, "a CSV table", &c->text, &len, e);
   if (rc) goto fail;
   c->path = strdup(path);
   if (!c->path) {

@@ -12,6 +12,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
+#include <jpeglib.h>
 #include <png.h>
 #include <tiffio.h>
 
@@ -397,7 +400,88 @@ static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
   return rc;
 }
 
+/* ---- JPEG ----------------------------------------------------------------- */
+
+/* libjpeg reports errors by a handler that must not return: it jumps back. */
+typedef struct jpeg_ctx {
+  struct jpeg_error_mgr mgr;
+  jmp_buf jump;
+  char msg[JMSG_LENGTH_MAX];
+} jpeg_ctx;
+
+static void jpeg_on_error(j_common_ptr cinfo) {
+  jpeg_ctx *ctx = (jpeg_ctx *)cinfo->err;
+  cinfo->err->format_message(cinfo, ctx->msg);
+  longjmp(ctx->jump, 1);
+}
+
+/* Quiet, but warnings (a premature end of data) still counted. */
+static void jpeg_on_message(j_common_ptr cinfo, int level) {
+  if (level < 0) cinfo->err->num_warnings++;
+}
+
+/* 8-bit grey or RGB (libjpeg converts YCbCr and CMYK is refused). */
+static int read_jpeg(const char *path, FILE *f, wsisa_image **out, wsisa_err *e) {
+  struct jpeg_decompress_struct cinfo;
+  jpeg_ctx ctx;
+  wsisa_image *volatile img = NULL;
+  cinfo.err = jpeg_std_error(&ctx.mgr);
+  ctx.mgr.error_exit = jpeg_on_error;
+  ctx.mgr.emit_message = jpeg_on_message;
+  ctx.msg[0] = '\0';
+  if (setjmp(ctx.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    wsisa_image_free(img);
+    if (e && e->code) return e->code;
+    return wsisa_error(e, WSISA_EFORMAT, "%s: unreadable JPEG (%s)", path, ctx.msg);
+  }
+  jpeg_create_decompress(&cinfo);
+  jpeg_stdio_src(&cinfo, f);
+  jpeg_read_header(&cinfo, TRUE);
+  int rc = 0;
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK)
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: a CMYK JPEG (grey or RGB ones are read)", path);
+  if (!rc) {
+    cinfo.out_color_space = cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+    jpeg_calc_output_dimensions(&cinfo);
+    rc = check_size(path, cinfo.output_width, cinfo.output_height, cinfo.output_components, 1, e);
+  }
+  if (!rc)
+    rc = wsisa_image_new((int)cinfo.output_width, (int)cinfo.output_height,
+                         cinfo.output_components, WSISA_U8, (wsisa_image **)&img, e);
+  if (!rc) {
+    jpeg_start_decompress(&cinfo);
+    while (cinfo.output_scanline < cinfo.output_height) {
+      JSAMPROW row = wsisa_image_row(img, (int)cinfo.output_scanline);
+      jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    /* a truncated file ends in grey padding and a warning, not an error */
+    if (cinfo.err->num_warnings)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: a damaged or truncated JPEG", path);
+    else jpeg_finish_decompress(&cinfo);
+  }
+  jpeg_destroy_decompress(&cinfo);
+  if (rc) {
+    wsisa_image_free(img);
+    return rc;
+  }
+  *out = img;
+  return 0;
+}
+
 /* ---- dispatch --------------------------------------------------------------- */
+
+const char *wsisa_image_file_kind(const char *path) {
+  FILE *f = fopen(path, "rb");
+  unsigned char magic[8] = {0};
+  size_t n = f ? fread(magic, 1, sizeof magic, f) : 0;
+  if (f) fclose(f);
+  if (n == 8 && png_sig_cmp(magic, 0, 8) == 0) return "PNG";
+  if (n >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF) return "JPEG";
+  if (n >= 4 && ((magic[0] == 'I' && magic[1] == 'I') || (magic[0] == 'M' && magic[1] == 'M')))
+    return "TIFF";
+  return NULL;
+}
 
 int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e) {
   *out = NULL;
@@ -412,10 +496,16 @@ int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e) {
     fclose(f);
     return rc;
   }
+  if (n >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF) {
+    rewind(f);
+    rc = read_jpeg(path, f, out, e);
+    fclose(f);
+    return rc;
+  }
   fclose(f);
   if (n >= 4 && ((magic[0] == 'I' && magic[1] == 'I') || (magic[0] == 'M' && magic[1] == 'M')))
     return read_tiff(path, out, e);
-  return wsisa_error(e, WSISA_EFORMAT, "%s: not a PNG or TIFF image", path);
+  return wsisa_error(e, WSISA_EFORMAT, "%s: not a PNG, JPEG or TIFF image", path);
 }
 
 int wsisa_image_read_rgb(const char *path, wsisa_image **out, wsisa_err *e) {

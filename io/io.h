@@ -273,7 +273,10 @@ int wsisa_annotation_rasterize(const wsisa_annotation *a, const wsisa_scale *sca
 
 /* ---- image files ----------------------------------------------------------- */
 
-/* Read PNG or TIFF (detected by content, not name). PNG: u8/u16, 1-4 channels;
+/* "PNG", "JPEG" or "TIFF" by the file's first bytes; NULL: none of them. */
+const char *wsisa_image_file_kind(const char *path);
+/* Read PNG, JPEG or TIFF (detected by content, not name). JPEG: 8-bit grey or
+ * RGB (baseline and progressive; CMYK refused); PNG: u8/u16, 1-4 channels;
  * TIFF: u8/u16/i32/f32 (u32 as i32, refused past INT32_MAX), 1-4 channels,
  * strips or tiles; YCbCr (JPEG-compressed TIFFs), palette and other colour
  * spaces as 8-bit RGB(A). Errors say why:

@@ -12,7 +12,7 @@ pkgs=(
   build-essential cmake pkg-config
   libhwloc-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd
-  libopenslide-dev libfftw3-dev libpng-dev libtiff-dev libjansson-dev
+  libopenslide-dev libfftw3-dev libpng-dev libtiff-dev libjpeg62-turbo-dev libjansson-dev
   libcriterion-dev
   libopenmpi-dev openmpi-bin
   dpkg-dev                   # apt-get source unpacks StarPU's source package with it

@@ -1,6 +1,7 @@
 /* Data-driven CLI cases: every folder of tests/cases/ holds `args` (after
  * `wsisa`; @SRC@ is the source tree, @CASE@ the case folder, @TMP@ a fresh
- * temporary folder, @WSISA@ the program), optionally `env` (VAR=value words put before the command),
+ * temporary folder, @WSISA@ the program), optionally `env` (VAR=value words put before the command,
+ * keys expanded),
  * `setup` (a shell command run first, e.g. to make a device node in @TMP@),
  * `exit` (the expected status), `stderr` (text expected in the error, keys
  * expanded) and
@@ -83,8 +84,10 @@ static int run_case(const char *name) {
   snprintf(path, sizeof path, "%s/env", dir);
   char *env = tu_slurp(path, NULL);
   if (env) {
+    char expanded_env[2000];
     chomp(env);
-    snprintf(env_line, sizeof env_line, "env %s ", env);
+    expand(env, expanded_env, sizeof expanded_env, dir, tmp);
+    snprintf(env_line, sizeof env_line, "env %s ", expanded_env);
     free(env);
   }
   snprintf(path, sizeof path, "%s/setup", dir);

@@ -209,6 +209,14 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   if (!rc) rc = wsisa__study_tiles(&all, e);
   wsisa_tile_ref pick[2];
   if (!rc) out->ntiles = pick_tiles(all.tiles, all.ntiles, pick);
+  /* the tile picked has the least background of those scanned: if even it
+   * is background, no segmentation task would run (as run refuses a slide
+   * without tissue) */
+  if (!rc && background_share(&pick[0]) >= 0.95)
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: inputs: no tissue found (%s: 95 %% or more background by the "
+                     "default B, G, R): nothing to calibrate the segmentation on",
+                     study->path, pick[0].path);
   for (size_t i = 0; i < out->ntiles; i++) {
     out->shape[i][0] = pick[i].width;
     out->shape[i][1] = pick[i].height;

@@ -102,7 +102,7 @@ static void set_tile(queue *q, int r, size_t tile) {
  * queued while the current one drains. */
 size_t wsisa__units_credit(int workers) { return workers > 2 ? (size_t)workers : 2; }
 
-/* The queue's choice (engine_private.h): the held tile first (it is loaded
+/* The queue's choice (exec.h): the held tile first (it is loaded
  * there); else a tile no rank holds; else the tile with the most left to do. */
 size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
                          size_t ntiles, size_t nb, size_t *held) {

@@ -69,7 +69,9 @@ static void compare(findings *f, const wsisa__study_run *s, const char *made_dir
 
 int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   int rc = wsisa__run_folder_lock(s->dir, 0, &s->lock_fd, e);
-  if (!rc) rc = wsisa__run_prepare(s, r, e);
+  /* the inputs were those of a finished run: a refusal of them now (a
+   * reference changed since) is a changed input, not a usage error */
+  if (!rc && (rc = wsisa__run_prepare(s, r, e)) == WSISA_EUSAGE) rc = e->code = WSISA_EFORMAT;
   if (rc) return rc;
   findings f;
   memset(&f, 0, sizeof f);

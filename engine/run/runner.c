@@ -181,11 +181,12 @@ int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
   if (rc || (rc = wsisa__study_design_make(s, samples, max_runs, e)) || (rc = wsisa__study_tiles(s, e))) return rc;
   double need = (double)s->nruns * (RUN_BYTES + (double)s->ntiles * RUN_TILE_BYTES);
   if (!memory) memory = wsisa_memory_available(), source = "the memory available";
+  char need_text[32], have[32];
   if (memory && need > (double)memory)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "%s: %zu runs x %zu tiles need about %.1f GiB to run, more than %s (%.1f GiB)",
+    return wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs x %zu tiles need about %s to run, more than %s (%s)",
                        samples ? samples : s->study->path, s->nruns, s->ntiles,
-                       need / 1073741824.0, source, (double)memory / 1073741824.0);
+                       wsisa_bytes_text(need, need_text, sizeof need_text), source,
+                       wsisa_bytes_text((double)memory, have, sizeof have));
   s->counts = calloc(s->nruns * s->ntiles, sizeof *s->counts);
   s->have = calloc(s->nruns * s->ntiles, 1);
   if (!s->counts || !s->have) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -242,6 +243,7 @@ static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
   s->runtime = 1;
   /* StarPU catches SIGINT for itself (and hands it on): ours again */
   wsisa_units_catch_signals();
+  wsisa_text_read_stop(wsisa_units_interrupted);
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
   /* the models' costs first: the plan may weigh buckets by them */
   if (!rc) rc = wsisa__estimate_run_costs(s, &s->est, e);
@@ -459,6 +461,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
   /* from here SIGINT and SIGTERM stop the run between units (engine/exec/units.c);
    * a worker rank waits for the manager to tell it to stop */
   wsisa_units_catch_signals();
+  wsisa_text_read_stop(wsisa_units_interrupted);
   /* under mpirun, ranks other than 0 only execute what the manager hands out */
   int rc = wsisa_dist_start(r->unit_timeout > 0 ? r->unit_timeout : 600.0, e);
   if (!rc && wsisa_dist_rank() > 0) {

@@ -59,6 +59,9 @@ static const char *const vbd_stats[] = {"S1", "S1_lo", "S1_hi", "S1_se", "ST",
                                         "ST_lo", "ST_hi", "ST_se", "S1_conf", "ST_conf"};
 static const char *const corr_stats[] = {"pearson", "spearman", "pcc", "prcc"};
 #define COUNT(a) (sizeof(a) / sizeof *(a))
+/* The largest output magnitude analysed: its square, summed over 10^8 runs,
+ * stays below DBL_MAX. */
+#define MAX_OUTPUT 1e150
 
 /* "4, 17, 52" or "4, 17, ... (31 runs)" */
 static void run_list(const size_t *runs, size_t n, char *buf, size_t cap) {
@@ -193,12 +196,44 @@ done:
   return rc;
 }
 
-/* The design row of run id `id`, or -1. */
-static long row_of(const analysis *a, uint64_t id) {
+/* A foreign design's run ids sorted, each with its row: a run id is found in
+ * log n steps, so analysing 10^6 rows is not 10^12 comparisons. */
+typedef struct id_row {
+  uint64_t id;
+  size_t row;
+} id_row;
+
+static int by_id(const void *x, const void *y) {
+  const id_row *a = x, *b = y;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return a->row < b->row ? -1 : a->row > b->row;
+}
+
+/* NULL when the design numbers its rows 0..n-1 (or out of memory: *failed). */
+static id_row *index_ids(const analysis *a, int *failed) {
+  *failed = 0;
+  if (!a->ids) return NULL;
+  size_t n = a->design->nrows;
+  id_row *index = malloc((n + 1) * sizeof *index);
+  if (!index) {
+    *failed = 1;
+    return NULL;
+  }
+  for (size_t r = 0; r < n; r++) index[r] = (id_row){a->ids[r], r};
+  qsort(index, n, sizeof *index, by_id);
+  return index;
+}
+
+/* The design row of run id `id` (the first, should ids repeat), or -1. */
+static long row_of(const analysis *a, const id_row *index, uint64_t id) {
   if (!a->ids) return id < a->design->nrows ? (long)id : -1;
-  for (size_t r = 0; r < a->design->nrows; r++)
-    if (a->ids[r] == id) return (long)r;
-  return -1;
+  size_t lo = 0, hi = a->design->nrows;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (index[mid].id < id) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < a->design->nrows && index[lo].id == id ? (long)index[lo].row : -1;
 }
 
 static int check_outputs(analysis *a, wsisa_err *e) {
@@ -211,7 +246,9 @@ static int check_outputs(analysis *a, wsisa_err *e) {
   uint64_t *ids = calloc(y->nrows + 1, sizeof *ids);
   size_t *absent = calloc(n + 1, sizeof *absent);
   unsigned char *seen = calloc(n + 1, 1);
-  if (!ids || !absent || !seen) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  int no_index;
+  id_row *index = index_ids(a, &no_index);
+  if (!ids || !absent || !seen || no_index) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc && first) rc = wsisa_csv_run_ids(y, ids, e);
   for (size_t r = 0; r < y->nrows && !rc && !first; r++) ids[r] = a->ids ? a->ids[r] : r;
   if (!rc && !first && y->nrows != n)
@@ -220,7 +257,7 @@ static int check_outputs(analysis *a, wsisa_err *e) {
                      "matched to runs in order)",
                      y->path, y->nrows, n, a->samples_path);
   for (size_t r = 0; r < y->nrows && !rc; r++) {
-    long at = row_of(a, ids[r]);
+    long at = row_of(a, index, ids[r]);
     if (at < 0 && !a->ids)
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: run_id %" PRIu64 " is not a run of %s (0..%zu)",
                        y->path, y->lines[r], ids[r], a->samples_path, n - 1);
@@ -242,7 +279,7 @@ static int check_outputs(analysis *a, wsisa_err *e) {
                      y->path, y->nrows, n, a->samples_path, nabsent == 1 ? "" : "s", list);
   }
   for (size_t r = 0; r < y->nrows && !rc; r++)
-    if (row_of(a, ids[r]) != (long)r)
+    if (row_of(a, index, ids[r]) != (long)r)
       rc = wsisa_error(e, WSISA_EFORMAT,
                        "%s:%zu: run_id %" PRIu64 " where %s has run %" PRIu64 " (rows must "
                        "follow the design's order)",
@@ -271,6 +308,13 @@ static int check_outputs(analysis *a, wsisa_err *e) {
       double *v = &a->y[i * n + r];
       rc = wsisa_csv_number(y, r, a->out_cols[i], v, e);
       if (!isfinite(*v)) *v = NAN;
+      /* squares and sums of squares must stay finite: past this the indices
+       * come out inf or NaN without a word */
+      else if (!rc && fabs(*v) > MAX_OUTPUT)
+        rc = wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: '%s' is %g, too large to analyse (variances overflow past "
+                         "1e308; at most %g in magnitude): rescale the output",
+                         y->path, y->lines[r], y->header[a->out_cols[i]], *v, MAX_OUTPUT);
     }
   /* VBD refuses missing outputs before anything is written. */
   for (size_t i = 0; i < a->nout && !rc && a->design->method == WSISA_SA_VBD && !a->drop_missing;
@@ -288,6 +332,7 @@ static int check_outputs(analysis *a, wsisa_err *e) {
     }
   }
   free(ids);
+  free(index);
   free(absent);
   free(seen);
   return rc;

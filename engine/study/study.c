@@ -702,9 +702,16 @@ static int parse_reuse(ctx *c, json_t *r, wsisa_study_reuse_opts *o) {
 }
 
 int wsisa_study_parse_bytes(const char *text, uint64_t *out) {
+  /* digits with an optional fraction, nothing else before the unit: strtod
+   * alone would take " 4G", "+4G", "0x10M" and "1e1G" */
+  const char *p = text;
+  while (isdigit((unsigned char)*p)) p++;
+  if (*p == '.') p++;
+  while (isdigit((unsigned char)*p)) p++;
+  if (p == text || (p == text + 1 && *text == '.')) return -1;
   char *end;
   double v = strtod(text, &end);
-  if (end == text || !(v > 0) || !isfinite(v)) return -1;
+  if (end != p || !(v > 0) || !isfinite(v)) return -1;
   double unit = 1;
   switch (toupper((unsigned char)*end)) {
     case 'K': unit = 1024.0; end++; break;
@@ -857,14 +864,17 @@ int wsisa_study_parse(const char *text, const char *name, wsisa_study **out, wsi
 int wsisa_study_load(const char *path, wsisa_study **out, wsisa_err *e) {
   *out = NULL;
   json_error_t err;
-  json_t *root = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-  if (!root) {
-    FILE *f = fopen(path, "r");
-    if (!f) return wsisa_error(e, WSISA_EIO, "%s: cannot open the study file", path);
-    fclose(f);
+  char *text;
+  size_t len;
+  wsisa_err read_err = WSISA_ERR_INIT;
+  int rc = wsisa_text_read(path, WSISA_TEXT_MAX_STUDY, "a study file", &text, &len, &read_err);
+  if (rc == WSISA_EIO) return wsisa_error(e, rc, "%s: cannot open the study file", path);
+  if (rc) return wsisa_error(e, rc, "%s", read_err.msg);
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+  free(text);
+  if (!root)
     return wsisa_error(e, WSISA_EUSAGE, "%s:%d:%d: %s", path, err.line, err.column, err.text);
-  }
-  int rc = parse_json(root, path, out, e);
+  rc = parse_json(root, path, out, e);
   json_decref(root);
   return rc;
 }
@@ -1107,11 +1117,11 @@ int wsisa_study_check_size(const wsisa_study *s, const char *select, size_t max_
     memory = wsisa_memory_available();
     memory_source = "the memory available";
   }
+  char need[32], have[32];
   if (memory && bytes > (double)memory)
     return wsisa_error(e, WSISA_EUSAGE,
-                       "%s: %s: the design's %zu runs need about %.1f GiB, more than %s "
-                       "(%.1f GiB)",
-                       s->path, field, *rows, bytes / 1073741824.0, memory_source,
-                       (double)memory / 1073741824.0);
+                       "%s: %s: the design's %zu runs need about %s, more than %s (%s)", s->path,
+                       field, *rows, wsisa_bytes_text(bytes, need, sizeof need), memory_source,
+                       wsisa_bytes_text((double)memory, have, sizeof have));
   return 0;
 }

@@ -90,24 +90,43 @@ static int input_annotation(wsisa__study_run *s, wsisa__run_input *ri, const wsi
   }
   sp->has_region = r->has_region;
   sp->region = (wsisa_rect){r->region[0], r->region[1], r->region[2], r->region[3]};
+  /* the annotation first: its reader refuses at once what is not one (a
+   * zero byte, a file past its bound) and gives way to a signal */
+  int rc = wsisa_annotation_load(sp, out, e);
+  if (rc) return rc;
   FILE *f = fopen(r->path, "rb");
-  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(errno));
+  if (!f) rc = wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(errno));
   char buf[65536];
   size_t got;
   uint32_t crc = 0;
   uint64_t bytes = 0;
-  while ((got = fread(buf, 1, sizeof buf, f)) > 0) {
+  /* bounded and interruptible: an annotation that never ends (/dev/zero)
+   * must not hold a run that was told to stop */
+  int stop = !f;
+  while (!stop && (got = fread(buf, 1, sizeof buf, f)) > 0) {
     crc = wsisa__crc32_more(crc, buf, got);
     bytes += got;
+    stop = wsisa_units_interrupted() || bytes > WSISA_TEXT_MAX_GEOJSON;
   }
-  int err = ferror(f) ? errno : 0;
-  fclose(f);
-  if (err) return wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(err));
+  int err = f && ferror(f) ? errno : 0;
+  if (f) fclose(f);
+  char size[32];
+  if (err) rc = wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(err));
+  else if (!rc && wsisa_units_interrupted())
+    rc = wsisa_error(e, WSISA_EINTERRUPTED, "%s: interrupted while reading it; nothing written",
+                     r->path);
+  else if (!rc && bytes > WSISA_TEXT_MAX_GEOJSON)
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: larger than %s, the most an annotation may hold",
+                     r->path, wsisa_bytes_text((double)WSISA_TEXT_MAX_GEOJSON, size, sizeof size));
+  if (rc) {
+    wsisa_annotation_free(*out);
+    *out = NULL;
+    return rc;
+  }
   ri->annot_bytes = bytes;
   ri->annot_crc32 = crc;
-  int rc = wsisa_annotation_load(sp, out, e);
-  if (!rc) ri->annot_objects = wsisa_annotation_objects(*out);
-  return rc;
+  ri->annot_objects = wsisa_annotation_objects(*out);
+  return 0;
 }
 
 /* Is the tile in the study? Without annotations, every tile is; with them,
@@ -216,7 +235,18 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
   s->annotated = in->nreferences > 0;
   for (size_t i = 0; i < in->nslides && !rc; i++) rc = slide_tiles(s, in->slides[i], e);
   for (size_t i = 0; i < in->nimages && !rc; i++) rc = image_tile(s, in->images[i], e);
-  if (!rc && s->ntiles == 0 && s->annotated)
+  /* a label image or mask covers a tile only whole: one smaller than its
+   * input is the likelier slip than GeoJSON coordinates at another level */
+  int images_only = 1;
+  for (size_t i = 0; i < in->nreferences; i++)
+    images_only &= in->references[i].kind != WSISA_ANNOT_GEOJSON;
+  if (!rc && s->ntiles == 0 && s->annotated && images_only)
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: inputs.reference: no tile is annotated (%zu tiles, none covered "
+                     "whole by a label image or mask: is each the size of its input, at its "
+                     "downsample?)",
+                     s->study->path, s->tiles_left_out);
+  else if (!rc && s->ntiles == 0 && s->annotated)
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "%s: inputs.reference: no tile is annotated (%zu tiles, none covered by "
                      "an annotation: are its coordinates level-0 pixels of the slide?)",

@@ -30,6 +30,9 @@
 #define STAIN_MAX_MEAN_OD 1.2
 #define STAIN_MAX_OUTSIDE 0.25
 #define STAIN_MAX_RESIDUAL 0.15
+/* A greyscale image saved as RGB has no colour at all: more than this share
+ * of tissue pixels whose channels differ by at most 2. */
+#define STAIN_MAX_GREY 0.9
 /* Fewer tissue pixels than this leave the check undecided: passed. */
 #define STAIN_MIN_TISSUE 4096
 /* Tissue tiles read per slide, spread evenly over its tissue tiles. */
@@ -58,6 +61,9 @@ void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb) {
       st->outside += c[0] < STAIN_NEGATIVE || c[1] < STAIN_NEGATIVE;
       st->h_sum += fabs(c[0]);
       st->e_sum += fabs(c[1]);
+      int lo = p[0] < p[1] ? p[0] : p[1], hi = p[0] < p[1] ? p[1] : p[0];
+      lo = p[2] < lo ? p[2] : lo, hi = p[2] > hi ? p[2] : hi;
+      st->grey += hi - lo <= 2;
     }
   }
 }
@@ -115,7 +121,11 @@ int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *o
       SEEN("%.0f%% of tissue pixels in colours no haematoxylin-eosin mix makes (H&E: below "
            "%.0f%%)",
            100 * out, 100 * STAIN_MAX_OUTSIDE);
-    if (res > STAIN_MAX_RESIDUAL)
+    double grey = (double)st->grey / (double)st->tissue;
+    if (grey > STAIN_MAX_GREY)
+      SEEN("%.0f%% of tissue pixels without colour (a greyscale image saved as RGB?)",
+           100 * grey);
+    else if (res > STAIN_MAX_RESIDUAL)
       SEEN("%.0f%% of the optical density off the haematoxylin-eosin plane, another stain "
            "(H&E: below %.0f%%)",
            100 * res, 100 * STAIN_MAX_RESIDUAL);
@@ -128,9 +138,10 @@ int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *o
                      name, seen, st->tiles, st->tiles == 1 ? "" : "s", override);
 }
 
-int wsisa_stain_check_image(const wsisa_image *rgb, const char *name, const char *override,
-                            wsisa_err *e) {
+int wsisa_stain_check_image(const wsisa_image *rgb, int dark_background, const char *name,
+                            const char *override, wsisa_err *e) {
   wsisa__stain st = {0};
+  st.dark_background = dark_background;
   wsisa__stain_add(&st, rgb);
   return wsisa__stain_verdict(&st, name, override, e);
 }

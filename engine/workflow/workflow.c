@@ -34,14 +34,18 @@ const double *wsisa_seg_defaults(void) {
  * object holds them (best.json, whose other keys are ignored). */
 static int params_from_file(const char *path, double *p, wsisa_err *e) {
   json_error_t jerr;
-  json_t *root = json_load_file(path, 0, &jerr);
-  if (!root) {
-    FILE *f = fopen(path, "r");
-    if (!f) return wsisa_error(e, WSISA_EUSAGE, "--params @%s: %s", path, strerror(errno));
-    fclose(f);
+  char *text;
+  size_t len;
+  wsisa_err read_err = WSISA_ERR_INIT;
+  if (wsisa_text_read(path, WSISA_TEXT_MAX_PARAMS, "a JSON object of parameters", &text, &len,
+                      &read_err))
+    return wsisa_error(e, WSISA_EUSAGE, "--params @%s", read_err.msg);
+  /* a key given twice is a slip, refused as a study file's is */
+  json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+  free(text);
+  if (!root)
     return wsisa_error(e, WSISA_EUSAGE, "--params @%s:%d:%d: %s", path, jerr.line, jerr.column,
                        jerr.text);
-  }
   json_t *params = json_object_get(root, "parameters");
   const char *prefix = params ? "parameters." : "";
   if (!params) params = root;

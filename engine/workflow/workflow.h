@@ -138,9 +138,10 @@ int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
 /* The stain check (engine/workflow/stain.c) of one RGB u8 image: 0 when it is
  * bright-field H&E or has too little tissue to say; else WSISA_EUSAGE with
  * one line naming `name`, what was seen, and `override` (how to run it
- * anyway). */
-int wsisa_stain_check_image(const wsisa_image *rgb, const char *name, const char *override,
-                            wsisa_err *e);
+ * anyway). `dark_background`: the image is a region of a slide whose
+ * background io's tissue detection found dark (fluorescence); 0 otherwise. */
+int wsisa_stain_check_image(const wsisa_image *rgb, int dark_background, const char *name,
+                            const char *override, wsisa_err *e);
 
 /* ---- the feature stage ------------------------------------------------------ */
 
@@ -196,6 +197,7 @@ typedef struct wsisa__stain {
   double od_sum;            /* mean optical density per channel, summed per pixel */
   double od_energy, residual_energy; /* |od|^2 and the residual amount^2, summed */
   double h_sum, e_sum;      /* |H| and |E| amounts, summed */
+  uint64_t grey;            /* tissue pixels whose channels differ by at most 2 */
   int dark_background;      /* io's tissue detection took the slide as dark field */
 } wsisa__stain;
 
