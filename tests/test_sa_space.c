@@ -284,7 +284,7 @@ Test(sa_space, designs_stay_inside_the_ranges) {
   wsisa_sa_space *s = wsisa_sa_space_new();
   const double ranges[4][2] = {{-1, 0.3}, {-0.9, -0.3}, {0.1, 0.7}, {-3.3, 1.1}};
   for (int i = 0; i < 4; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "x%d", i + 1);
     wsisa_sa_param p = make(name, WSISA_SA_CONTINUOUS, ranges[i][0], ranges[i][1], 0);
     cr_assert_eq(wsisa_sa_space_add(s, &p, NULL), 0);
