@@ -162,6 +162,16 @@ static void flag_label(const wsisa_cli_flag *f, char *buf, size_t cap) {
   if (f->arg) snprintf(buf + strlen(buf), cap - strlen(buf), " %s", f->arg);
 }
 
+void wsisa_cli_join(const char *const *words, int n, const char *sep, char *buf, size_t cap) {
+  size_t len = 0;
+  if (cap) buf[0] = '\0';
+  for (int i = 0; i < n && len < cap; i++) {
+    int w = snprintf(buf + len, cap - len, "%s%s", i ? sep : "", words[i]);
+    if (w < 0) break;
+    len += (size_t)w;
+  }
+}
+
 void wsisa_cli_usage(FILE *out, const wsisa_cli_command *cmd) {
   for (size_t i = 0; cmd->forms[i]; i++) {
     fprintf(out, "%s%s ", i ? "       wsisa " : "usage: wsisa ", cmd->name);
@@ -179,7 +189,13 @@ void wsisa_cli_usage(FILE *out, const wsisa_cli_command *cmd) {
   for (const wsisa_cli_flag *f = cmd->flags; f->name; f++) {
     if (!f->help) continue;
     flag_label(f, label, sizeof label);
-    snprintf(text, sizeof text, f->help, f->n[0], f->n[1]);
+    if (f->words) {
+      char joined[512];
+      wsisa_cli_join(f->words, f->nwords, " | ", joined, sizeof joined);
+      snprintf(text, sizeof text, f->help, joined);
+    } else {
+      snprintf(text, sizeof text, f->help, f->n[0], f->n[1]);
+    }
     fprintf(out, "  %-*s  ", width, label);
     print_lines(out, text, width + 4);
   }

@@ -20,6 +20,9 @@ typedef struct wsisa_cli_flag {
                        (--help itself, an old flag refused with a message) */
   int short_flag;   /* 1: -KEY is accepted too and shown ("-o, --output DIR") */
   double n[2];      /* the numbers help's conversions print */
+  const char *const *words; /* when set, help's one conversion is a %s: these
+                               nwords words joined by " | " (a table's names) */
+  int nwords;
 } wsisa_cli_flag;
 
 /* A command: its name, its table and its usage lines. */
@@ -37,6 +40,8 @@ typedef struct wsisa_cli_command {
  * as getopt_long gives them (a ':' optstring: ':' for a missing value, '?'
  * for an unknown flag, as wsisa_cli_bad_option expects). */
 int wsisa_cli_next(int argc, char **argv, const wsisa_cli_command *cmd);
+/* The n words joined by sep into buf (cut at cap). */
+void wsisa_cli_join(const char *const *words, int n, const char *sep, char *buf, size_t cap);
 /* "usage: wsisa NAME FORM" for each form, then every shown row of the table. */
 void wsisa_cli_usage(FILE *f, const wsisa_cli_command *cmd);
 /* The command's lines in `wsisa --help`: its forms, then its summary. */

@@ -38,7 +38,8 @@ static const wsisa_cli_flag flags[] = {
      .help = "the design from a CSV (run_id, then parameter columns) made\n"
              "by wsisa sample or another SA tool, instead of the sampler"},
     {"reuse", 'u', .arg = "S",
-     .help = "none | stage | naive | sca | rtma | trtma (overrides the study)"},
+     .help = "%s (overrides the study)",
+     .words = wsisa_reuse_strategy_names, .nwords = WSISA_REUSE_NSTRATEGIES},
     {"max-buckets", 'b', .arg = "N", .help = "TRTMA MaxBuckets (default 3 x workers)"},
     {"max-bucket-size", 'z', .arg = "N", .help = "RTMA, naive, SCA bucket size"},
     {"active-paths", 'k', .arg = "K",
@@ -151,10 +152,9 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   if (o.reuse) {
     wsisa_reuse_strategy strategy;
     if (wsisa_reuse_strategy_parse(o.reuse, &strategy)) {
-      char names[128] = "";
-      for (int s = 0; s < WSISA_REUSE_NSTRATEGIES; s++)
-        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", s ? ", " : "",
-                 wsisa_reuse_strategy_names[s]);
+      char names[128];
+      wsisa_cli_join(wsisa_reuse_strategy_names, WSISA_REUSE_NSTRATEGIES, ", ", names,
+                     sizeof names);
       return wsisa_error(e, WSISA_EUSAGE, "--reuse %s: unknown strategy (%s)", o.reuse, names);
     }
     r.strategy = (int)strategy;

@@ -205,7 +205,9 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   wsisa__study_run all;
   memset(&all, 0, sizeof all);
   all.study = study;
-  int rc = wsisa__study_design_rows(study, r->samples_path, r->select, &rows, &nruns, e);
+  char source[512];
+  int rc = wsisa__study_design_rows(study, r->samples_path, r->select, &rows, &nruns, source,
+                                    sizeof source, e);
   if (!rc) rc = wsisa__study_tiles(&all, e);
   wsisa_tile_ref pick[2];
   if (!rc) out->ntiles = pick_tiles(all.tiles, all.ntiles, pick);

@@ -123,9 +123,8 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                        "%s: not a segmentation study (no inputs): its parameters have no task "
                        "levels to plan reuse over",
                        study->path);
-  double *values = NULL, *rows = NULL;
+  double *rows = NULL;
   uint64_t *keys = NULL;
-  int *level = NULL;
   size_t n = 0;
   wsisa__estimate_study f;
   memset(&f, 0, sizeof f);
@@ -136,18 +135,16 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
                            : wsisa_study_check_size(study, r->select,
                                                     r->force ? 0 : WSISA_STUDY_MAX_RUNS,
                                                     PLAN_RUN_BYTES, 0, NULL, &nrows, e);
-  if (!rc) rc = wsisa__study_design_values(study, r->samples_path, r->select, &values, &n, out->source,
-                                           sizeof out->source, e);
+  if (!rc) rc = wsisa__study_design_rows(study, r->samples_path, r->select, &rows, &n, out->source,
+                                         sizeof out->source, e);
   if (rc) goto done;
-  size_t np = study->space->nparams;
-  level = malloc(np * sizeof *level);
-  keys = malloc(n * WSISA_SEG_LEVELS * sizeof *keys);
-  if (!level || !keys) {
+  int level[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = wsisa_seg_param_level(p);
+  if (!(keys = malloc(n * WSISA_SEG_LEVELS * sizeof *keys))) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto done;
   }
-  for (size_t p = 0; p < np; p++) level[p] = study->space->params[p].level;
-  if ((rc = wsisa_workflow_keys(values, n, np, level, keys))) {
+  if ((rc = wsisa_workflow_keys(rows, n, WSISA_SEG_NPARAMS, level, keys))) {
     rc = wsisa_error(e, WSISA_EINTERNAL, "%s: a parameter has no task level", study->path);
     goto done;
   }
@@ -169,7 +166,6 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   const char *home = getenv("STARPU_HOME");
   snprintf(out->starpu_home, sizeof out->starpu_home, "%s", home ? home : "(unset)");
   if (r->estimate || (want_models && wsisa_estimate_models_present())) {
-    if ((rc = wsisa__study_canonical_rows(study, values, n, &rows, e))) goto done;
     wsisa_err why = WSISA_ERR_INIT;
     if ((rc = wsisa__estimate_study_open((wsisa_study *)study, rows, n, &f, &why))) {
       /* without --estimate the costs are a refinement: the plan goes on by
@@ -260,10 +256,8 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   }
 done:
   wsisa__estimate_study_close(&f);
-  free(values);
   free(rows);
   free(keys);
-  free(level);
   if (rc) wsisa_plan_report_free(out);
   return rc;
 }

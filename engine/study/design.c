@@ -8,63 +8,70 @@
 #include "engine/study/study.h"
 #include "io/csv.h"
 
-/* Parameter values of a design CSV, in the order of the study's space: every
- * column must be a parameter; a missing column is allowed for a fixed one. */
-static int read_samples(const char *path, const wsisa_study *study, double **values,
-                        size_t *nrows, wsisa_err *e) {
-  const wsisa_sa_space *sp = study->space;
-  wsisa_csv *s = NULL;
-  long *col = calloc(sp->nparams, sizeof *col);
-  double *v = NULL;
-  int rc = col ? wsisa_csv_read(path, &s, e) : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (rc) goto done;
-  for (size_t c = 1; c < s->ncols && !rc; c++)
-    if (wsisa_sa_space_find(sp, s->header[c]) < 0)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a parameter of %s", s->path,
-                       s->header_line, s->header[c], study->path);
-  for (size_t p = 0; p < sp->nparams && !rc; p++)
-    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
-        sp->params[p].kind != WSISA_SA_FIXED)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a varying parameter of %s)",
-                       s->path, s->header_line, sp->params[p].name, study->path);
-  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
-  if (!rc && !(v = malloc(s->nrows * sp->nparams * sizeof *v)))
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t r = 0; !rc && r < s->nrows; r++)
-    for (size_t p = 0; p < sp->nparams && !rc; p++) {
-      double *x = &v[r * sp->nparams + p];
-      if (col[p] < 0) {
-        *x = sp->params[p].value;
-        continue;
-      }
+/* The one reader of a design CSV, for `wsisa run` and `wsisa plan` alike (and
+ * calibration): one row per run, run_id first, then segmentation parameters
+ * by their canonical names, in any order. A parameter without a column keeps
+ * the study's value for it (its `default`, or its fixed value), or the
+ * segmentation default when the study does not list it: a design over some
+ * of the parameters, as `wsisa sample --select` writes for phase 2, runs
+ * with the others where the study puts them. Any fault of the file is
+ * WSISA_EFORMAT, with the line; only more runs than max_runs (0: no limit)
+ * is WSISA_EUSAGE, as --force lifts it. Rows of the 15 parameters in
+ * canonical order, and the run ids. */
+static int read_samples(const char *path, const wsisa_study *study, size_t max_runs,
+                        double **rows, uint64_t **run_ids, size_t *nrows, wsisa_err *e) {
+  wsisa_csv *c = NULL;
+  int rc = wsisa_csv_read(path, &c, e);
+  if (rc) return rc;
+  long col_of[WSISA_SEG_NPARAMS];
+  double fill[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    const char *name = wsisa_seg_param_name(p);
+    long q = wsisa_sa_space_find(study->space, name);
+    col_of[p] = wsisa_csv_column(c, name);
+    fill[p] = q >= 0 ? study->space->params[q].value : wsisa_seg_defaults()[p];
+  }
+  for (size_t k = 1; k < c->ncols && !rc; k++)
+    if (!wsisa_sa_seg_find(c->header[k]))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a segmentation parameter",
+                       c->path, c->header_line, c->header[k]);
+  if (!rc && c->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", c->path);
+  if (!rc && max_runs && c->nrows > max_runs)
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs, more than %zu (--force goes on if the "
+                     "machine can hold them)", c->path, c->nrows, max_runs);
+  uint64_t *ids = rc ? NULL : malloc(c->nrows * sizeof *ids);
+  double *v = rc ? NULL : malloc(c->nrows * WSISA_SEG_NPARAMS * sizeof *v);
+  if (!rc && (!ids || !v)) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) rc = wsisa_csv_run_ids(c, ids, e);
+  for (size_t r = 0; !rc && r < c->nrows; r++)
+    for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
+      double *x = &v[r * WSISA_SEG_NPARAMS + p];
+      *x = fill[p];
+      if (col_of[p] < 0) continue;
       wsisa_err why = WSISA_ERR_INIT;
-      if ((rc = wsisa_csv_number(s, r, (size_t)col[p], x, e))) break;
+      if ((rc = wsisa_csv_number(c, r, (size_t)col_of[p], x, e))) break;
       if (isnan(*x))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", s->path, s->lines[r],
-                         sp->params[p].name);
-      else if (wsisa_sa_seg_validate(sp->params[p].name, *x, &why))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", s->path, s->lines[r], why.msg);
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", c->path, c->lines[r],
+                         wsisa_seg_param_name(p));
+      else if (wsisa_sa_seg_validate(wsisa_seg_param_name(p), *x, &why))
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", c->path, c->lines[r], why.msg);
     }
   if (!rc) {
-    *values = v;
-    *nrows = s->nrows;
+    *rows = v;
+    *run_ids = ids;
+    *nrows = c->nrows;
     v = NULL;
+    ids = NULL;
   }
-done:
   free(v);
-  free(col);
-  wsisa_csv_free(s);
+  free(ids);
+  wsisa_csv_free(c);
   return rc;
 }
 
-/* The runs' parameter values: the CSV's, or the study's own design. */
-int wsisa__study_design_values(const wsisa_study *study, const char *samples, const char *select,
-                               double **values, size_t *nrows, char *source, size_t cap,
-                               wsisa_err *e) {
-  if (samples) {
-    snprintf(source, cap, "%s", samples);
-    return read_samples(samples, study, values, nrows, e);
-  }
+/* The parameter values of the study's own design, in the study's order. */
+static int study_values(const wsisa_study *study, const char *select, double **values,
+                        size_t *nrows, char *source, size_t cap, wsisa_err *e) {
   wsisa_sa_space *space = NULL;
   wsisa_sa_design *d = NULL;
   wsisa_sa_opts opts;
@@ -111,11 +118,17 @@ int wsisa__study_canonical_rows(const wsisa_study *study, const double *values, 
 }
 
 int wsisa__study_design_rows(const wsisa_study *study, const char *samples, const char *select,
-                             double **rows, size_t *nruns, wsisa_err *e) {
-  char source[512];
+                             double **rows, size_t *nruns, char *source, size_t cap,
+                             wsisa_err *e) {
+  if (samples) {
+    snprintf(source, cap, "%s", samples);
+    uint64_t *ids = NULL;
+    int rc = read_samples(samples, study, 0, rows, &ids, nruns, e);
+    free(ids);
+    return rc;
+  }
   double *values = NULL;
-  int rc = wsisa__study_design_values(study, samples, select, &values, nruns, source,
-                                      sizeof source, e);
+  int rc = study_values(study, select, &values, nruns, source, cap, e);
   if (!rc) rc = wsisa__study_canonical_rows(study, values, *nruns, rows, e);
   free(values);
   return rc;
@@ -123,56 +136,11 @@ int wsisa__study_design_rows(const wsisa_study *study, const char *samples, cons
 
 /* ---- wsisa run's design ---------------------------------------------------------- */
 
-/* A design made elsewhere (wsisa sample, another SA tool): one row per run,
- * run_id first, segmentation parameters by their canonical names; the
- * parameters it does not name keep their defaults. */
-static int design_from_csv(wsisa__study_run *s, const char *path, size_t max_runs,
-                           wsisa_err *e) {
-  wsisa_csv *c = NULL;
-  int rc = wsisa_csv_read(path, &c, e);
-  if (rc) return rc;
-  if (max_runs && c->nrows > max_runs) {
-    rc = wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs, more than %zu (--force goes on if the "
-                     "machine can hold them)", path, c->nrows, max_runs);
-    wsisa_csv_free(c);
-    return rc;
-  }
-  long col_of[WSISA_SEG_NPARAMS];
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) col_of[p] = wsisa_csv_column(c, wsisa_seg_param_name(p));
-  for (size_t k = 1; k < c->ncols && !rc; k++)
-    if (!wsisa_sa_seg_find(c->header[k]))
-      rc = wsisa_error(e, WSISA_EUSAGE, "%s: column %s: not a segmentation parameter", path,
-                       c->header[k]);
-  if (!rc && c->nrows == 0) rc = wsisa_error(e, WSISA_EUSAGE, "%s: no runs", path);
-  uint64_t *ids = rc ? NULL : malloc(c->nrows * sizeof *ids);
-  if (!rc && !ids) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc) rc = wsisa_csv_run_ids(c, ids, e);
-  if (!rc) {
-    s->nruns = c->nrows;
-    s->run_ids = ids;
-    ids = NULL;
-    s->params = malloc(s->nruns * WSISA_SEG_NPARAMS * sizeof *s->params);
-    if (!s->params) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  }
-  for (size_t r = 0; !rc && r < s->nruns; r++)
-    for (int p = 0; !rc && p < WSISA_SEG_NPARAMS; p++) {
-      double v = wsisa_seg_defaults()[p];
-      if (col_of[p] >= 0 && !(rc = wsisa_csv_number(c, r, (size_t)col_of[p], &v, e)) &&
-          (rc = wsisa_sa_seg_validate(wsisa_seg_param_name(p), v, NULL)))
-        rc = wsisa_error(e, WSISA_EUSAGE, "%s:%zu: %s=%g is outside the valid range", path,
-                         c->lines[r], wsisa_seg_param_name(p), v);
-      s->params[r * WSISA_SEG_NPARAMS + p] = v;
-    }
-  free(ids);
-  wsisa_csv_free(c);
-  return rc;
-}
-
 int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t max_runs,
                              wsisa_err *e) {
   if (samples) {
     s->from_csv = 1;
-    return design_from_csv(s, samples, max_runs, e);
+    return read_samples(samples, s->study, max_runs, &s->params, &s->run_ids, &s->nruns, e);
   }
   int rc = wsisa_study_design(s->study, NULL, &s->space, &s->sa, &s->design, e);
   if (rc) return rc;

@@ -294,26 +294,23 @@ void wsisa__study_tiles_free(wsisa__study_run *s);
 
 /* ---- its design (engine/study/design.c) -------------------------------------- */
 
-/* The runs' parameter values in the order of the study's space: the design
- * CSV `samples` (every column a parameter; a missing column allowed for a
- * fixed one), or the study's own design (`select`: two_phase's phase 2);
- * `source` receives where they came from, in words. */
-int wsisa__study_design_values(const wsisa_study *study, const char *samples, const char *select,
-                               double **values, size_t *nrows, char *source, size_t cap,
-                               wsisa_err *e);
 /* Rows of the 15 segmentation parameters in canonical order from values in
  * the study's parameter order; those it does not list keep their defaults. */
 int wsisa__study_canonical_rows(const wsisa_study *study, const double *values, size_t n,
                                 double **out, wsisa_err *e);
 /* The rows of the 15 parameters (canonical order) of a segmentation
- * study's design, or of the design CSV `samples` (columns named as the
- * study's parameters), as `wsisa plan` reads them. */
+ * study's design (`select`: two_phase's phase 2), or of the design CSV
+ * `samples` read as `wsisa run` reads it (without its cap on runs), for
+ * `wsisa plan` and calibration; `source` receives where they came from, in
+ * words. */
 int wsisa__study_design_rows(const wsisa_study *study, const char *samples, const char *select,
-                             double **rows, size_t *nruns, wsisa_err *e);
+                             double **rows, size_t *nruns, char *source, size_t cap,
+                             wsisa_err *e);
 /* `wsisa run`'s design into s (nruns, params, run_ids; space, sa, design):
  * the study's sampler's, or the CSV `samples` (run_id first, segmentation
- * parameters by their canonical names, the others at their defaults), of
- * at most max_runs runs (0: no cap). */
+ * parameters by their canonical names, the others at the study's values or
+ * their defaults; the reader `wsisa plan` uses), of at most max_runs runs
+ * (0: no cap). */
 int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t max_runs,
                              wsisa_err *e);
 
