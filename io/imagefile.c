@@ -5,6 +5,7 @@
  * device is never replaced. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 
 #include "io/csv.h"
 #include "io/io.h"
+#include "io/io_private.h"
 
 /* ---- size guard --------------------------------------------------------------- */
 
@@ -166,13 +168,48 @@ static int tiff_dtype(int bits, int format, wsisa_dtype *type) {
   return 0;
 }
 
-static char tiff_msg[256];
-static int tiff_errno;
+/* This thread's last libtiff error: slides are read on several workers. */
+static _Thread_local char tiff_module[64], tiff_text[256], tiff_full[330];
+static _Thread_local int tiff_err;
+static pthread_once_t tiff_handlers_once = PTHREAD_ONCE_INIT;
 
 static void tiff_on_error(const char *module, const char *fmt, va_list ap) {
-  (void)module;
-  tiff_errno = errno;
-  vsnprintf(tiff_msg, sizeof tiff_msg, fmt, ap);
+  tiff_err = errno;
+  snprintf(tiff_module, sizeof tiff_module, "%s", module ? module : "");
+  vsnprintf(tiff_text, sizeof tiff_text, fmt, ap);
+  size_t n = strlen(tiff_text);
+  while (n && (tiff_text[n - 1] == '.' || tiff_text[n - 1] == '\n')) tiff_text[--n] = '\0';
+}
+
+/* Why a write failed: the system's reason as libtiff met it, else errno_now's,
+ * else libtiff's words. */
+static const char *tiff_write_reason(int errno_now) {
+  int err;
+  const char *text = wsisa__tiff_message(0, &err);
+  return err ? strerror(err) : errno_now ? strerror(errno_now) : text;
+}
+
+/* Warnings (unknown tags, legacy codecs) change nothing wsisa reads. */
+static void tiff_on_warning(const char *module, const char *fmt, va_list ap) {
+  (void)module, (void)fmt, (void)ap;
+}
+
+static void tiff_handlers_install(void) {
+  TIFFSetErrorHandler(tiff_on_error);
+  TIFFSetWarningHandler(tiff_on_warning);
+}
+
+void wsisa__tiff_messages_catch(void) {
+  pthread_once(&tiff_handlers_once, tiff_handlers_install);
+  tiff_module[0] = tiff_text[0] = '\0';
+  tiff_err = 0;
+}
+
+const char *wsisa__tiff_message(int with_module, int *err) {
+  if (err) *err = tiff_err;
+  if (!with_module || !tiff_module[0] || !tiff_text[0]) return tiff_text;
+  snprintf(tiff_full, sizeof tiff_full, "%s: %s", tiff_module, tiff_text);
+  return tiff_full;
 }
 
 /* Does a strip or tile reach past the end of the file? Then the file was cut
@@ -198,7 +235,8 @@ static int tiff_read_error(TIFF *tif, const char *path, const char *where, wsisa
     return wsisa_error(e, WSISA_EFORMAT, "%s: truncated TIFF (the file ends before its data, "
                        "found reading %s)", path, where);
   return wsisa_error(e, WSISA_EFORMAT, "%s: corrupt TIFF data at %s (%s)", path, where,
-                     tiff_msg[0] ? tiff_msg : "undecodable");
+                     wsisa__tiff_message(0, NULL)[0] ? wsisa__tiff_message(0, NULL)
+                                                     : "undecodable");
 }
 
 /* Colour spaces other than grey and RGB (YCbCr, as JPEG-compressed TIFFs
@@ -236,11 +274,11 @@ static int read_tiff_rgba(TIFF *tif, const char *path, uint32_t w, uint32_t h, i
 }
 
 static int read_tiff(const char *path, wsisa_image **out, wsisa_err *e) {
-  TIFFSetErrorHandler(tiff_on_error);
-  TIFFSetWarningHandler(NULL);
-  tiff_msg[0] = '\0';
+  wsisa__tiff_messages_catch();
   TIFF *tif = TIFFOpen(path, "r");
-  if (!tif) return wsisa_error(e, WSISA_EFORMAT, "%s: unreadable TIFF (%s)", path, tiff_msg);
+  if (!tif)
+    return wsisa_error(e, WSISA_EFORMAT, "%s: unreadable TIFF (%s)", path,
+                       wsisa__tiff_message(0, NULL));
   uint32_t w = 0, h = 0;
   uint16_t spp = 1, bits = 8, format = SAMPLEFORMAT_UINT, planar = PLANARCONFIG_CONTIG;
   uint16_t compression = COMPRESSION_NONE, photometric = PHOTOMETRIC_MINISBLACK;
@@ -343,9 +381,7 @@ static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
   static const uint16_t bits_of[] = {8, 16, 32, 32};
   static const uint16_t format_of[] = {SAMPLEFORMAT_UINT, SAMPLEFORMAT_UINT,
                                        SAMPLEFORMAT_INT, SAMPLEFORMAT_IEEEFP};
-  TIFFSetErrorHandler(tiff_on_error);
-  tiff_msg[0] = '\0';
-  tiff_errno = 0;
+  wsisa__tiff_messages_catch();
   /* libtiff seeks back to write its directory: a pipe or a terminal cannot
    * take a TIFF */
   struct stat st;
@@ -359,7 +395,7 @@ static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
   TIFF *tif = TIFFOpen(tmp, "w");
   if (!tif)
     return wsisa_error(e, WSISA_EIO, "%s: %s", path,
-                       tiff_errno ? strerror(tiff_errno) : tiff_msg);
+                       tiff_write_reason(0));
   TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)img->width);
   TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)img->height);
   TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, (uint16_t)img->channels);
@@ -386,13 +422,13 @@ static int write_tiff(const char *path, const char *tmp, const wsisa_image *img,
     errno = 0;
     if (TIFFWriteScanline(tif, wsisa_image_row(img, y), (uint32_t)y, 0) < 0)
       rc = wsisa_error(e, WSISA_EIO, "%s: %s", path,
-                       tiff_errno ? strerror(tiff_errno) : tiff_msg);
+                       tiff_write_reason(0));
   }
   /* the directory and the last strip are written here */
   errno = 0;
   if (!rc && !TIFFFlush(tif))
     rc = wsisa_error(e, WSISA_EIO, "%s: %s", path,
-                     tiff_errno ? strerror(tiff_errno) : errno ? strerror(errno) : tiff_msg);
+                     tiff_write_reason(errno));
   int fd = TIFFFileno(tif);
   if (!rc && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && fsync(fd) != 0)
     rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));

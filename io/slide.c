@@ -9,6 +9,7 @@
 #include <openslide/openslide.h>
 
 #include "io/io.h"
+#include "io/io_private.h"
 
 struct wsisa_slide {
   openslide_t *osr;
@@ -17,12 +18,14 @@ struct wsisa_slide {
   int nlevels;
 };
 
+/* OpenSlide's error, with libtiff's reason when it has one (OpenSlide's own
+ * says "TIFFRGBAImageGet failed"). */
 static int check_osr(wsisa_slide *slide, wsisa_err *e) {
-  const char *msg = openslide_get_error(slide->osr);
+  const char *msg = openslide_get_error(slide->osr), *tiff = wsisa__tiff_message(1, NULL);
   if (msg)
     return wsisa_error(e, WSISA_EFORMAT,
-                       "%s: unreadable slide data, damaged or truncated (%s)", slide->path,
-                       msg);
+                       "%s: unreadable slide data, damaged or truncated (%s%s%s)", slide->path,
+                       msg, tiff[0] ? "; " : "", tiff);
   return 0;
 }
 
@@ -45,6 +48,7 @@ int wsisa_slide_open(const char *path, wsisa_slide **out, wsisa_err *e) {
     return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   if (S_ISDIR(st.st_mode))
     return wsisa_error(e, WSISA_EIO, "%s: is a directory, not a slide", path);
+  wsisa__tiff_messages_catch();
   const char *vendor = openslide_detect_vendor(path);
   if (!vendor) {
     if (has_tiff_magic(path))
@@ -218,6 +222,7 @@ int wsisa_slide_read_rgb(wsisa_slide *slide, int level, int64_t x, int64_t y,
   for (int row = 0; row < height; row += band) {
     int rows = height - row < band ? height - row : band;
     int64_t y0 = (int64_t)llround((double)(y + row) * lv.downsample);
+    wsisa__tiff_messages_catch();
     openslide_read_region(slide->osr, argb, x0, y0, level, width, rows);
     if ((rc = check_osr(slide, e))) goto fail;
     argb_to_rgb(argb, wsisa_image_row(img, row), (size_t)width * (size_t)rows);

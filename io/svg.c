@@ -4,7 +4,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "io/csv.h"
@@ -166,9 +168,8 @@ int wsisa_svg_bars(const char *path, const char *title, const char *ylabel, size
   return finish(f, path, e);
 }
 
-int wsisa_svg_scatter(const char *path, const char *title, const char *xlabel,
-                      const char *ylabel, size_t n, const char *const *labels, const double *x,
-                      const double *y, wsisa_err *e) {
+/* The scatter's axes: both ranges start at 0 or below and end on round ticks. */
+static void scatter_axes(size_t n, const double *x, const double *y, axis *xa, axis *ya) {
   double xlo = 0, xhi = 0, ylo = 0, yhi = 0;
   for (size_t i = 0; i < n; i++)
     if (isfinite(x[i]) && isfinite(y[i])) {
@@ -179,12 +180,199 @@ int wsisa_svg_scatter(const char *path, const char *title, const char *xlabel,
     }
   nice_range(&xlo, &xhi);
   nice_range(&ylo, &yhi);
-  axis xa = {xlo, xhi, LEFT, WIDTH - RIGHT}, ya = {ylo, yhi, HEIGHT - BOTTOM, TOP};
+  *xa = (axis){xlo, xhi, LEFT, WIDTH - RIGHT};
+  *ya = (axis){ylo, yhi, HEIGHT - BOTTOM, TOP};
+}
+
+#define DOT_R 4.0       /* a dot's radius */
+#define SHARE 6.0       /* points closer than this (both ways) share a label */
+#define LINE_H 14.0     /* a text line's height */
+#define WRAP 40         /* characters a label line holds before it wraps */
+#define NEXT_TO 8.0     /* a box this close to its dot needs no leader line */
+
+/* A text's width at font-size 12 in a common sans-serif, per character class,
+ * rounded up so a box holds its text. */
+static double text_width(const char *s) {
+  double w = 0;
+  for (; *s; s++)
+    w += strchr("il.,:;'|!j", *s)          ? 3.5
+         : *s == ' '                       ? 3.8
+         : strchr("ftrI", *s)              ? 5.0
+         : strchr("mwMW", *s)              ? 11.5
+         : (*s >= 'A' && *s <= 'Z')        ? 8.8
+         : (*s >= '0' && *s <= '9')        ? 7.7
+                                           : 7.4;
+  return w;
+}
+
+static int boxes_overlap(double ax, double ay, double aw, double ah, double bx, double by,
+                         double bw, double bh) {
+  return ax < bx + bw && bx < ax + aw && ay < by + bh && by < ay + ah;
+}
+
+/* Distance from (px, py) to the box, and the box's nearest point. */
+static double box_distance(double bx, double by, double bw, double bh, double px, double py,
+                           double *nx, double *ny) {
+  *nx = fmin(fmax(px, bx), bx + bw);
+  *ny = fmin(fmax(py, by), by + bh);
+  return hypot(*nx - px, *ny - py);
+}
+
+/* A box at (bx, by) fits when it lies inside the plot and overlaps no dot and
+ * no label placed before it. */
+static int box_fits(const wsisa_svg_layout *l, size_t placed, const size_t *order, double bx,
+                    double by, double w, double h) {
+  if (bx < LEFT + 2 || by < TOP + 2 || bx + w > WIDTH - RIGHT - 2 || by + h > HEIGHT - BOTTOM - 2)
+    return 0;
+  for (size_t i = 0; i < l->n; i++)
+    if (!isnan(l->dot_x[i]) && boxes_overlap(bx, by, w, h, l->dot_x[i] - DOT_R - 1,
+                                             l->dot_y[i] - DOT_R - 1, 2 * DOT_R + 2,
+                                             2 * DOT_R + 2))
+      return 0;
+  for (size_t p = 0; p < placed; p++) {
+    const wsisa_svg_label *o = &l->label[order[p]];
+    if (boxes_overlap(bx, by, w, h, o->x - 1, o->y - 1, o->w + 2, o->h + 2)) return 0;
+  }
+  return 1;
+}
+
+/* Places label `which`: first beside its dot (right, left, above, below, at
+ * the corners), else the nearest free spot of the plot on a 4-px grid, joined
+ * to the dot by a leader line. A plot with no free spot left keeps the label
+ * beside its dot. */
+static void place_label(wsisa_svg_layout *l, size_t placed, const size_t *order) {
+  wsisa_svg_label *b = &l->label[order[placed]];
+  double px = b->dot_x, py = b->dot_y, w = b->w, h = b->h, gap = DOT_R + 3;
+  const double beside[][2] = {{px + gap, py - h / 2},     {px - gap - w, py - h / 2},
+                              {px + 2, py - gap - h},      {px + 2, py + gap},
+                              {px - 2 - w, py - gap - h},  {px - 2 - w, py + gap},
+                              {px - w / 2, py - gap - h},  {px - w / 2, py + gap}};
+  for (size_t c = 0; c < sizeof beside / sizeof *beside; c++)
+    if (box_fits(l, placed, order, beside[c][0], beside[c][1], w, h)) {
+      b->x = beside[c][0], b->y = beside[c][1];
+      return;
+    }
+  double best = INFINITY, nx, ny;
+  for (double by = TOP + 2; by + h <= HEIGHT - BOTTOM - 2; by += 4)
+    for (double bx = LEFT + 2; bx + w <= WIDTH - RIGHT - 2; bx += 4) {
+      double d = box_distance(bx, by, w, h, px, py, &nx, &ny);
+      if (d < best && box_fits(l, placed, order, bx, by, w, h)) {
+        best = d;
+        b->x = bx, b->y = by;
+      }
+    }
+  if (isinf(best)) {
+    b->x = fmin(fmax(beside[0][0], LEFT + 2), WIDTH - RIGHT - 2 - w);
+    b->y = fmin(fmax(beside[0][1], TOP + 2), HEIGHT - BOTTOM - 2 - h);
+  }
+  if (box_distance(b->x, b->y, w, h, px, py, &nx, &ny) > NEXT_TO) {
+    b->leader = 1;
+    b->line_x = nx, b->line_y = ny;
+  }
+}
+
+void wsisa_svg_layout_free(wsisa_svg_layout *layout) {
+  if (!layout) return;
+  for (size_t g = 0; layout->label && g < layout->nlabels; g++) {
+    for (size_t t = 0; t < layout->label[g].nlines; t++) free(layout->label[g].line[t]);
+    free(layout->label[g].line);
+  }
+  free(layout->label);
+  free(layout->dot_x);
+  free(layout->dot_y);
+  free(layout->label_of);
+  memset(layout, 0, sizeof *layout);
+}
+
+/* Appends name to label b, starting a new line when the last one is full. */
+static int label_add(wsisa_svg_label *b, const char *name) {
+  size_t len = b->nlines ? strlen(b->line[b->nlines - 1]) : 0;
+  if (!b->nlines || len + strlen(name) + 2 > WRAP) {
+    char **line = realloc(b->line, (b->nlines + 1) * sizeof *line);
+    if (!line) return -1;
+    b->line = line;
+    if (!(line[b->nlines] = strdup(name))) return -1;
+    b->nlines++;
+    return 0;
+  }
+  char *grown = realloc(b->line[b->nlines - 1], len + strlen(name) + 3);
+  if (!grown) return -1;
+  snprintf(grown + len, strlen(name) + 3, ", %s", name);
+  b->line[b->nlines - 1] = grown;
+  return 0;
+}
+
+int wsisa_svg_scatter_layout(size_t n, const char *const *labels, const double *x,
+                             const double *y, wsisa_svg_layout *out, wsisa_err *e) {
+  memset(out, 0, sizeof *out);
+  axis xa, ya;
+  scatter_axes(n, x, y, &xa, &ya);
+  size_t *order = NULL;
+  out->n = n;
+  out->dot_x = malloc((n ? n : 1) * sizeof *out->dot_x);
+  out->dot_y = malloc((n ? n : 1) * sizeof *out->dot_y);
+  out->label_of = malloc((n ? n : 1) * sizeof *out->label_of);
+  out->label = calloc(n ? n : 1, sizeof *out->label);
+  order = malloc((n ? n : 1) * sizeof *order);
+  if (!out->dot_x || !out->dot_y || !out->label_of || !out->label || !order) goto nomem;
+  /* Points closer than a few pixels share one label, "B, G, R", wrapped:
+   * screening plots pile the unimportant parameters at 0. A point joins the
+   * first label whose dot is that close, so each is named once. */
+  for (size_t i = 0; i < n; i++) {
+    out->label_of[i] = SIZE_MAX;
+    out->dot_x[i] = out->dot_y[i] = NAN;
+    if (!isfinite(x[i]) || !isfinite(y[i])) continue;
+    double px = place(&xa, x[i]), py = place(&ya, y[i]);
+    out->dot_x[i] = px, out->dot_y[i] = py;
+    size_t g = 0;
+    while (g < out->nlabels &&
+           !(fabs(out->label[g].dot_x - px) < SHARE && fabs(out->label[g].dot_y - py) < SHARE))
+      g++;
+    if (g == out->nlabels) {
+      out->label[g].dot_x = px, out->label[g].dot_y = py;
+      out->nlabels++;
+    }
+    out->label_of[i] = g;
+    if (label_add(&out->label[g], labels[i])) goto nomem;
+  }
+  for (size_t g = 0; g < out->nlabels; g++) {
+    wsisa_svg_label *b = &out->label[g];
+    double widest = 0;
+    for (size_t t = 0; t < b->nlines; t++) widest = fmax(widest, text_width(b->line[t]));
+    b->w = ceil(widest) + 2;
+    b->h = LINE_H * (double)b->nlines;
+    order[g] = g;
+  }
+  /* The taller labels first, they are the hardest to fit; else in order. */
+  for (size_t g = 1; g < out->nlabels; g++)
+    for (size_t j = g; j > 0 && out->label[order[j]].nlines > out->label[order[j - 1]].nlines; j--) {
+      size_t t = order[j];
+      order[j] = order[j - 1], order[j - 1] = t;
+    }
+  for (size_t p = 0; p < out->nlabels; p++) place_label(out, p, order);
+  free(order);
+  return 0;
+nomem:
+  free(order);
+  wsisa_svg_layout_free(out);
+  return wsisa_error(e, WSISA_ENOMEM, "scatter plot: out of memory");
+}
+
+int wsisa_svg_scatter(const char *path, const char *title, const char *xlabel,
+                      const char *ylabel, size_t n, const char *const *labels, const double *x,
+                      const double *y, wsisa_err *e) {
+  axis xa, ya;
+  scatter_axes(n, x, y, &xa, &ya);
+  wsisa_svg_layout l;
+  if (wsisa_svg_scatter_layout(n, labels, x, y, &l, e)) return WSISA_ENOMEM;
   FILE *f = begin(path, title, e);
-  if (!f) return WSISA_EIO;
+  if (!f) {
+    wsisa_svg_layout_free(&l);
+    return WSISA_EIO;
+  }
   y_ticks(f, &ya, LEFT, WIDTH - RIGHT);
-  double step = tick_step(xhi - xlo, 6);
-  for (double v = xlo; v <= xhi + step * 1e-6; v += step) {
+  double step = tick_step(xa.hi - xa.lo, 6);
+  for (double v = xa.lo; v <= xa.hi + step * 1e-6; v += step) {
     char label[32];
     snprintf(label, sizeof label, "%g", fabs(v) < step * 1e-9 ? 0 : v);
     text(f, place(&xa, v), HEIGHT - BOTTOM + 16, "middle", "", label);
@@ -196,63 +384,28 @@ int wsisa_svg_scatter(const char *path, const char *title, const char *xlabel,
   fputs("</text>\n", f);
   /* sigma = mu*: effects above it vary more than they average (non-linear or
    * interacting parameters). */
-  double top = fmin(xhi, yhi);
+  double top = fmin(xa.hi, ya.hi);
   if (top > 0)
     fprintf(f,
             "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\" "
             "stroke-dasharray=\"5 4\"/>\n",
             place(&xa, 0), place(&ya, 0), place(&xa, top), place(&ya, top));
-  double boxes[256][4];
-  size_t nboxes = 0;
-  /* Points closer than a few pixels share one label, "B, G, R", wrapped and
-   * stacked upwards: screening plots pile the unimportant parameters at 0. */
-  for (size_t i = 0; i < n; i++) {
-    if (!isfinite(x[i]) || !isfinite(y[i])) continue;
-    double px = place(&xa, x[i]), py = place(&ya, y[i]);
-    int leader = 1;
-    for (size_t j = 0; j < i && leader; j++)
-      leader = !(isfinite(x[j]) && isfinite(y[j]) && fabs(place(&xa, x[j]) - px) < 6 &&
-                 fabs(place(&ya, y[j]) - py) < 6);
-    fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"/>\n", px, py, palette[0]);
-    if (!leader) continue;
-    char lines[16][64];
-    size_t nl = 0;
-    lines[0][0] = '\0';
-    for (size_t j = i; j < n; j++) {
-      if (!isfinite(x[j]) || !isfinite(y[j]) || fabs(place(&xa, x[j]) - px) >= 6 ||
-          fabs(place(&ya, y[j]) - py) >= 6)
-        continue;
-      size_t len = strlen(lines[nl]);
-      if (len && len + strlen(labels[j]) + 2 > 40 && nl + 1 < 16) lines[++nl][0] = '\0';
-      len = strlen(lines[nl]);
-      snprintf(lines[nl] + len, sizeof lines[nl] - len, "%s%s", len ? ", " : "", labels[j]);
-    }
-    int right = px > WIDTH - RIGHT - 220;
-    size_t widest = 0;
-    for (size_t l = 0; l <= nl; l++) widest = strlen(lines[l]) > widest ? strlen(lines[l]) : widest;
-    /* Approximate text box (7 px per character, 14 px per line), moved up or
-     * down a line at a time until it clears the labels already placed. */
-    double w = 7.0 * (double)widest, h = 14.0 * (double)(nl + 1);
-    double bx = right ? px - 6 - w : px + 6, base = py - 6;
-    for (int t = 0; t < 40; t++) {
-      double shift = t % 2 ? 14.0 * (t / 2 + 1) : -14.0 * (t / 2);
-      double top = base + shift - h, clash = 0;
-      for (size_t b = 0; b < nboxes && !clash; b++)
-        clash = bx < boxes[b][0] + boxes[b][2] && boxes[b][0] < bx + w &&
-                top < boxes[b][1] + boxes[b][3] && boxes[b][1] < top + h;
-      if (!clash && top > TOP - 10 && top + h < HEIGHT - BOTTOM + 4) {
-        base += shift;
-        break;
-      }
-    }
-    if (nboxes < sizeof boxes / sizeof *boxes) {
-      double *box = boxes[nboxes++];
-      box[0] = bx, box[1] = base - h, box[2] = w, box[3] = h;
-    }
-    for (size_t l = 0; l <= nl; l++)
-      text(f, right ? px - 6 : px + 6, base - 14 * (double)(nl - l) - 3, right ? "end" : "start",
-           "", lines[l]);
-  }
+  /* Leader lines under the dots, dots under the labels. */
+  for (size_t g = 0; g < l.nlabels; g++)
+    if (l.label[g].leader)
+      fprintf(f,
+              "<line class=\"leader\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+              "stroke=\"#777\" stroke-width=\"0.8\"/>\n",
+              l.label[g].line_x, l.label[g].line_y, l.label[g].dot_x, l.label[g].dot_y);
+  for (size_t i = 0; i < n; i++)
+    if (!isnan(l.dot_x[i]))
+      fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"%.0f\" fill=\"%s\"/>\n", l.dot_x[i],
+              l.dot_y[i], DOT_R, palette[0]);
+  for (size_t g = 0; g < l.nlabels; g++)
+    for (size_t t = 0; t < l.label[g].nlines; t++)
+      text(f, l.label[g].x + 1, l.label[g].y + LINE_H * (double)(t + 1) - 3, "start",
+           " class=\"label\"", l.label[g].line[t]);
+  wsisa_svg_layout_free(&l);
   fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
              "stroke=\"#222\"/>\n",
           LEFT, TOP, WIDTH - RIGHT - LEFT, HEIGHT - BOTTOM - TOP);

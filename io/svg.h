@@ -19,9 +19,37 @@ int wsisa_svg_bars(const char *path, const char *title, const char *ylabel, size
                    wsisa_err *e);
 
 /* Points (x[i], y[i]) labelled with labels[i]; NaN points are left out. The
- * dashed line y = x marks sigma = mu* in a Morris plot. */
+ * dashed line y = x marks sigma = mu* in a Morris plot. Labels are placed as
+ * wsisa_svg_scatter_layout says. */
 int wsisa_svg_scatter(const char *path, const char *title, const char *xlabel,
                       const char *ylabel, size_t n, const char *const *labels, const double *x,
                       const double *y, wsisa_err *e);
+
+/* One label of a scatter: the names of the points within a few pixels of
+ * each other, wrapped into lines, in a box (pixels, y down) that overlaps no
+ * other label and no dot. A label not next to its dot gets a leader line from
+ * the box's nearest edge to the dot. */
+typedef struct wsisa_svg_label {
+  double x, y, w, h;       /* the box: top-left corner, width, height */
+  double dot_x, dot_y;     /* the dot it names (its group's first point) */
+  int leader;              /* 1: drawn with a line from (line_x, line_y) to the dot */
+  double line_x, line_y;   /* where the leader leaves the box */
+  size_t nlines;
+  char **line;             /* nlines lines of text, "B, G, R" */
+} wsisa_svg_label;
+
+typedef struct wsisa_svg_layout {
+  size_t n;                /* points */
+  double *dot_x, *dot_y;   /* each point's centre in pixels; NaN when left out */
+  size_t *label_of;        /* the label naming point i; SIZE_MAX when left out */
+  size_t nlabels;
+  wsisa_svg_label *label;
+} wsisa_svg_layout;
+
+/* The scatter's dots and labels as wsisa_svg_scatter draws them: each point
+ * named in exactly one label. Free with wsisa_svg_layout_free. */
+int wsisa_svg_scatter_layout(size_t n, const char *const *labels, const double *x,
+                             const double *y, wsisa_svg_layout *out, wsisa_err *e);
+void wsisa_svg_layout_free(wsisa_svg_layout *layout);
 
 #endif

@@ -4,7 +4,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <tiffio.h>
+#include <unistd.h>
 
 #include "io/io.h"
 #include "tests/testutil.h"
@@ -95,9 +98,7 @@ Test(slide, tissue_tiles_of_sample) {
 
 /* A generic tiled TIFF: white glass with one purple block in the top-left
  * quarter; no MPP property. */
-static void write_synthetic(const char *path, int side) {
-  TIFF *t = TIFFOpen(path, "w");
-  cr_assert_not_null(t);
+static void write_level(TIFF *t, int side) {
   TIFFSetField(t, TIFFTAG_IMAGEWIDTH, side);
   TIFFSetField(t, TIFFTAG_IMAGELENGTH, side);
   TIFFSetField(t, TIFFTAG_SAMPLESPERPIXEL, 3);
@@ -119,6 +120,12 @@ static void write_synthetic(const char *path, int side) {
       TIFFWriteTile(t, buf, (uint32_t)tx, (uint32_t)ty, 0, 0);
     }
   free(buf);
+}
+
+static void write_synthetic(const char *path, int side) {
+  TIFF *t = TIFFOpen(path, "w");
+  cr_assert_not_null(t);
+  write_level(t, side);
   TIFFClose(t);
 }
 
@@ -160,4 +167,110 @@ Test(slide, bad_region_is_refused) {
   cr_expect_null(img);
   cr_expect(strstr(e.msg, "outside level 0") != NULL, "%s", e.msg);
   wsisa_slide_close(s);
+}
+
+/* Runs read(path) with stderr sent to a file; returns what it printed. */
+static char *stderr_of(int (*read)(const char *, wsisa_err *), const char *path, int *rc,
+                       wsisa_err *e) {
+  char log[4300];
+  snprintf(log, sizeof log, "%s/stderr", tu_tmpdir("stderr"));
+  fflush(stderr);
+  int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  cr_assert(saved >= 0 && fd >= 0);
+  dup2(fd, 2);
+  close(fd);
+  *rc = read(path, e);
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  char *text = tu_slurp(log, NULL);
+  cr_assert_not_null(text);
+  return text;
+}
+
+static int read_slide_whole(const char *path, wsisa_err *e) {
+  wsisa_slide *s = NULL;
+  int rc = wsisa_slide_open(path, &s, e);
+  wsisa_image *img = NULL;
+  if (!rc) rc = wsisa_slide_read_rgb(s, 0, 0, 0, 1024, 1024, &img, e);
+  wsisa_image_free(img);
+  wsisa_slide_close(s);
+  return rc;
+}
+
+static int read_image_whole(const char *path, wsisa_err *e) {
+  wsisa_image *img = NULL;
+  int rc = wsisa_image_read(path, &img, e);
+  wsisa_image_free(img);
+  return rc;
+}
+
+static uint32_t le32(const unsigned char *p) {
+  return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* Damages the tiles of a little-endian TIFF's first directory from the middle
+ * on: cut (they point past the end of the file, as when a download stops
+ * before its data ends but the directory was written first) or garbled (their
+ * bytes overwritten, so they no longer inflate). */
+static void damage_tiles(const char *path, int garble) {
+  size_t len = 0;
+  unsigned char *b = (unsigned char *)tu_slurp(path, &len);
+  cr_assert(b && len > 8 && b[0] == 'I' && b[1] == 'I');
+  uint32_t ifd = le32(b + 4);
+  cr_assert_lt(ifd + 2, len);
+  unsigned entries = b[ifd] | (unsigned)b[ifd + 1] << 8;
+  int damaged = 0;
+  for (unsigned i = 0; i < entries; i++) {
+    const unsigned char *en = b + ifd + 2 + 12 * i;
+    if ((en[0] | en[1] << 8) != TIFFTAG_TILEOFFSETS) continue;
+    uint32_t count = le32(en + 4), at = le32(en + 8);
+    cr_assert(count > 2 && (en[2] | en[3] << 8) == TIFF_LONG && at + 4 * count <= len);
+    for (uint32_t t = count / 2; t < count; t++) {
+      uint32_t start = le32(b + at + 4 * t), past = start + (uint32_t)len;
+      if (garble)
+        for (uint32_t k = start; k < start + 64 && k < len; k++) b[k] = (unsigned char)(k * 37);
+      else
+        for (int k = 0; k < 4; k++) b[at + 4 * t + k] = (unsigned char)(past >> (8 * k));
+    }
+    damaged = 1;
+  }
+  cr_assert(damaged);
+  FILE *f = fopen(path, "wb");
+  cr_assert_not_null(f);
+  fwrite(b, 1, len, f);
+  fclose(f);
+  free(b);
+}
+
+/* A damaged tiled TIFF, cut short or garbled: libtiff's complaint goes into
+ * wsisa's one error line (which names the file), not onto stderr, whether
+ * wsisa reads it or OpenSlide does (OpenSlide refuses a cut one when it opens
+ * it, a garbled one when it decodes the tile). */
+Test(slide, damaged_tiff_says_it_once) {
+  int (*readers[])(const char *, wsisa_err *) = {read_slide_whole, read_image_whole};
+  const char *name[] = {"slide", "image"};
+  for (int garble = 1; garble >= 0; garble--) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/damaged.tiff", tu_tmpdir("slide"));
+    /* Two levels: OpenSlide opens it by the small one, and reads the big one. */
+    TIFF *t = TIFFOpen(path, "w");
+    cr_assert_not_null(t);
+    write_level(t, 1024);
+    TIFFWriteDirectory(t);
+    write_level(t, 256);
+    TIFFClose(t);
+    damage_tiles(path, garble);
+    for (int r = 0; r < 2; r++) {
+      wsisa_err e = WSISA_ERR_INIT;
+      int rc;
+      char *printed = stderr_of(readers[r], path, &rc, &e);
+      const char *how = garble ? "garbled" : "cut";
+      cr_expect_lt(rc, 0, "%s reader: a %s TIFF is refused", name[r], how);
+      cr_expect(strstr(e.msg, path) != NULL, "%s reader, %s: %s", name[r], how, e.msg);
+      cr_expect(printed[0] == 0, "%s reader, %s, printed: %s", name[r], how,
+                printed);
+      free(printed);
+    }
+  }
 }
