@@ -566,6 +566,10 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   return write_json(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(8), e);
 }
 
+int wsisa__results_indexed(const wsisa__study_run *s) {
+  return !s->from_csv && !(s->design && s->design->ndims == 0);
+}
+
 /* The ranking the user reads first: parameters by their main index for the
  * first metric (MOAT mu*, VBD ST, correlation |PRCC|). */
 void wsisa__results_print_top(const wsisa__study_run *s) {

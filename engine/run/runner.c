@@ -389,12 +389,17 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
     printf("design from %s: no indices computed here (the study's method may not match it); "
            "run `wsisa analyze` on %s/samples.csv and %s/outputs.csv with a matching study\n",
            samples, s->dir, s->dir);
+  else if (!wsisa__results_indexed(s))
+    printf("every parameter is fixed: one run, no sensitivity indices to compute (analysis "
+           "skipped)\n");
   else if ((rc = analyze(s, e)))
     return rc;
-  if (!s->from_csv) wsisa__results_print_top(s);
+  if (wsisa__results_indexed(s)) wsisa__results_print_top(s);
   if (s->annotated) print_best(s);
   printf("results in %s: metrics.csv%s%s, run.json\n", s->dir,
-         s->from_csv ? ", outputs.csv" : ", indices.csv, indices.json, *.svg",
+         s->from_csv                 ? ", outputs.csv"
+         : wsisa__results_indexed(s) ? ", indices.csv, indices.json, *.svg"
+                                     : ", outputs.csv",
          s->annotated ? ", best.json" : "");
   printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s->nruns,
          s->ntiles, (unsigned long long)s->stats.tasks, (unsigned long long)s->tasks_no_reuse,
