@@ -367,11 +367,18 @@ static void print_best(const wsisa__study_run *s) {
            "object_*, aji, wasserstein:<feature> do)\n");
     return;
   }
-  printf("best run against the annotations by %s: run %" JSON_INTEGER_FORMAT " (%.6g); "
+  char defaults[128];
+  if (s->defaults_run >= 0)
+    snprintf(defaults, sizeof defaults, "defaults: run %ld (%.6g)", s->defaults_run,
+             s->defaults_value);
+  else
+    snprintf(defaults, sizeof defaults, "the defaults are not in the design: a study with every "
+             "parameter fixed scores them");
+  printf("best run against the annotations by %s: run %" JSON_INTEGER_FORMAT " (%.6g; %s); "
          "%s holds its parameters: wsisa segment INPUT --params @%s reproduces it\n",
          json_string_value(json_object_get(b, "chosen_by")),
          json_integer_value(json_object_get(b, "run_id")),
-         json_number_value(json_object_get(b, "value")), path, path);
+         json_number_value(json_object_get(b, "value")), defaults, path, path);
   json_decref(b);
 }
 
@@ -462,6 +469,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
   wsisa__study_run s;
   memset(&s, 0, sizeof s);
   s.lock_fd = -1;
+  s.defaults_run = -1;
   s.t_start = wsisa_now();
   /* from here SIGINT and SIGTERM stop the run between units (engine/exec/units.c);
    * a worker rank waits for the manager to tell it to stop */
