@@ -33,7 +33,9 @@ static void describe(const char *out, const wsisa_study *study, const wsisa_sa_o
   printf("%s: %zu runs, %zu parameters (%zu varying, %zu fixed), sampler %s, seed %llu\n", out,
          d->nrows, space->nparams, k, space->nparams - k, wsisa_sa_sampler_name(o->sampler),
          (unsigned long long)o->seed);
-  if (d->method == WSISA_SA_MOAT)
+  if (k == 0)
+    printf("every parameter is fixed: the one run of their values, nothing to analyse\n");
+  else if (d->method == WSISA_SA_MOAT)
     printf("moat: %zu trajectories of %zu runs on a %u-level grid%s\n", d->groups, k + 1,
            o->levels, o->pool ? " (Campolongo selection)" : "");
   else if (d->method == WSISA_SA_VBD)

@@ -42,9 +42,7 @@ int wsisa_sa_opts_check(const wsisa_sa_opts *o, size_t dims, wsisa_err *e) {
     return wsisa_error(e, WSISA_EUSAGE, "name: unknown method %d", (int)o->method);
   if ((unsigned)o->sampler >= WSISA_SA_NSAMPLERS)
     return wsisa_error(e, WSISA_EUSAGE, "sampler: unknown sampler %d", (int)o->sampler);
-  if (dims == 0)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "parameters: every parameter is fixed; nothing to analyse");
+  if (dims == 0) return 0; /* every parameter fixed: the one run of the fixed values */
   int moat = o->method == WSISA_SA_MOAT || o->method == WSISA_SA_TWO_PHASE;
   int vbd = o->method == WSISA_SA_VBD || o->method == WSISA_SA_TWO_PHASE;
   if (moat) {
@@ -289,7 +287,8 @@ int wsisa_sa_design_make(const wsisa_sa_space *space, const wsisa_sa_opts *o,
   d->method = o->method == WSISA_SA_TWO_PHASE ? WSISA_SA_MOAT : o->method;
   d->nparams = space->nparams;
   d->ndims = k;
-  switch (d->method) {
+  switch (k ? (int)d->method : -1) {
+    case -1: d->nrows = 1; break; /* every parameter fixed: one run, nothing to vary */
     case WSISA_SA_MOAT: d->nrows = o->trajectories * (k + 1); break;
     case WSISA_SA_VBD: d->nrows = o->samples * (o->second_order ? 2 * k + 2 : k + 2); break;
     default: d->nrows = o->samples; break;
@@ -303,7 +302,8 @@ int wsisa_sa_design_make(const wsisa_sa_space *space, const wsisa_sa_opts *o,
   }
   for (size_t i = 0, j = 0; i < space->nparams; i++)
     if (space->params[i].kind != WSISA_SA_FIXED) d->dims[j++] = i;
-  switch (d->method) {
+  switch (k ? (int)d->method : -1) {
+    case -1: d->groups = d->group_size = 1; break;
     case WSISA_SA_MOAT: rc = moat_unit(space, o, d, e); break;
     case WSISA_SA_VBD: rc = vbd_unit(o, d, e); break;
     default:

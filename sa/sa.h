@@ -289,7 +289,9 @@ typedef struct wsisa_sa_design {
   size_t nduplicates;      /* rows equal to an earlier row */
 } wsisa_sa_design;
 
-/* The design of `opts` over `space` (two_phase: its first phase, MOAT). */
+/* The design of `opts` over `space` (two_phase: its first phase, MOAT). With
+ * every parameter fixed it is the one run of the fixed values (ndims 0, one
+ * group of one): nothing varies, so there are no indices to compute. */
 int wsisa_sa_design_make(const wsisa_sa_space *space, const wsisa_sa_opts *opts,
                          wsisa_sa_design **out, wsisa_err *e);
 /* Fill a design's values and duplicate count from its unit coordinates. */

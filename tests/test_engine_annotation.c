@@ -179,6 +179,15 @@ static const char *run_design(const char *study, const char *env) {
   char *err = NULL, *out = NULL;
   cr_assert_eq(tu_run_shell(cmd, &out, &err), 0, "%s: %s", cmd, err ? err : "");
   cr_expect(out && strstr(out, "best run against the annotations by object_f1"), "%s", out);
+  /* run 10 is the 15 defaults: their score beside the best one's */
+  char path[4600], want[128];
+  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  wsisa_csv *csv = NULL;
+  cr_assert_eq(wsisa_csv_read(path, &csv, NULL), 0);
+  cr_assert_eq((long)cell(csv, 0, "run_id"), 10);
+  snprintf(want, sizeof want, "; defaults: run 10 (%.6g)", cell(csv, 0, "object_f1"));
+  wsisa_csv_free(csv);
+  cr_expect(out && strstr(out, want), "lacks \"%s\": %s", want, out);
   free(err);
   free(out);
   return dir;

@@ -105,6 +105,28 @@ Test(io_study, segmentation_defaults) {
   wsisa_study_free(s);
 }
 
+/* Every parameter fixed: one run of the fixed values, scored against the
+ * annotations, whatever the method (there is nothing to vary). */
+Test(io_study, every_parameter_fixed_is_one_run) {
+  wsisa_study *s = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_study_parse("{\"inputs\": {\"images\": [\"a.png\"]}, \"parameters\": "
+                                 "{\"B\": 220}, \"method\": \"vbd\"}",
+                                 "s.json", &s, &e),
+               0, "%s", e.msg);
+  cr_expect_eq(wsisa_sa_space_dims(s->space), 0);
+  wsisa_sa_design *d = NULL;
+  cr_assert_eq(wsisa_sa_design_make(s->space, &s->sa, &d, &e), 0, "%s", e.msg);
+  cr_expect_eq(d->nrows, 1);
+  cr_expect_eq(d->ndims, 0);
+  cr_expect_eq(d->groups, 1);
+  for (size_t c = 0; c < d->nparams; c++)
+    cr_expect_eq(d->values[c], s->space->params[c].value, "%s", s->space->params[c].name);
+  cr_expect_eq(d->values[param(s, "B") - s->space->params], 220, "B as given");
+  wsisa_sa_design_free(d);
+  wsisa_study_free(s);
+}
+
 Test(io_study, pure_sa_study) {
   wsisa_study *s = NULL;
   const char *text =
@@ -261,7 +283,7 @@ static const struct {
     {"{" SEG "\"parameters\": {\"G1\": \"5..80\"}, " MOAT "}",
      "s.json: parameters.G1: expected an object with range, values or fixed (or a number), got "
      "the string \"5..80\""},
-    {"{" SEG "\"parameters\": {\"B\": 220}, " MOAT "}",
+    {"{\"parameters\": {\"x\": 1}, " MOAT "}",
      "s.json: parameters: every parameter is fixed; nothing to analyse"},
     {"{\"parameters\": {\"x\": {}}, " MOAT "}", "s.json: parameters.x: give range, values or fixed"},
     {"{\"parameters\": {\"x\": {\"fixed\": 1, \"step\": 1}}, " MOAT "}",

@@ -110,7 +110,7 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
     snprintf(path_best, sizeof path_best, "%s/best.json", made);
     if (access(path_best, F_OK) == 0) compare(&f, s, made, "best.json", "the journal");
     char path[4400];
-    const char *expected[] = {"run.json", s->from_csv ? NULL : "indices.csv"};
+    const char *expected[] = {"run.json", wsisa__results_indexed(s) ? "indices.csv" : NULL};
     for (size_t i = 0; i < 2; i++) {
       if (!expected[i]) continue;
       snprintf(path, sizeof path, "%s/%s", s->dir, expected[i]);
@@ -132,6 +132,6 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
   if (s->annotated) printf("  reference.json: the annotations as they are\n");
   printf("  metrics.csv, outputs.csv%s: what the journal gives\n",
          s->annotated ? ", best.json" : "");
-  printf("  run.json%s: present\n", s->from_csv ? "" : ", indices.csv");
+  printf("  run.json%s: present\n", wsisa__results_indexed(s) ? ", indices.csv" : "");
   return 0;
 }

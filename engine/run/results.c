@@ -132,6 +132,14 @@ static int write_best(wsisa_stage *stage, const char *path, wsisa__study_run *s,
                              : v < out[(size_t)best * nm + (size_t)by]))
       best = (long)r;
   }
+  /* the defaults' score beside the best one's, where the design holds them */
+  s->defaults_run = -1;
+  const double *def = wsisa_seg_defaults();
+  for (size_t r = 0; r < s->nruns && s->defaults_run < 0; r++)
+    if (memcmp(s->params + r * WSISA_SEG_NPARAMS, def, WSISA_SEG_NPARAMS * sizeof *def) == 0) {
+      s->defaults_run = (long)(s->run_ids ? s->run_ids[r] : r);
+      s->defaults_value = out[r * nm + (size_t)by];
+    }
   if (best < 0) return 0;
   const size_t r = (size_t)best;
   json_t *params = json_object(), *metrics = json_object();
@@ -564,6 +572,10 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   json_object_set_new(root, "resumes", resumes);
   wsisa__run_path(s, "run.json", path, sizeof path);
   return write_json(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(8), e);
+}
+
+int wsisa__results_indexed(const wsisa__study_run *s) {
+  return !s->from_csv && !(s->design && s->design->ndims == 0);
 }
 
 /* The ranking the user reads first: parameters by their main index for the

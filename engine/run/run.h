@@ -195,6 +195,9 @@ int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e);
  * run whose run.json exists, its figures are kept and the resume is added to
  * its "resumes". */
 int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e);
+/* Whether the run writes sensitivity indices: not for a design from a CSV,
+ * nor for the one run of a study with every parameter fixed. */
+int wsisa__results_indexed(const wsisa__study_run *s);
 /* The parameters ranked by the first metric's main index, on stdout. */
 void wsisa__results_print_top(const wsisa__study_run *s);
 

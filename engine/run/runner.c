@@ -367,11 +367,18 @@ static void print_best(const wsisa__study_run *s) {
            "object_*, aji, wasserstein:<feature> do)\n");
     return;
   }
-  printf("best run against the annotations by %s: run %" JSON_INTEGER_FORMAT " (%.6g); "
+  char defaults[128];
+  if (s->defaults_run >= 0)
+    snprintf(defaults, sizeof defaults, "defaults: run %ld (%.6g)", s->defaults_run,
+             s->defaults_value);
+  else
+    snprintf(defaults, sizeof defaults, "the defaults are not in the design: a study with every "
+             "parameter fixed scores them");
+  printf("best run against the annotations by %s: run %" JSON_INTEGER_FORMAT " (%.6g; %s); "
          "%s holds its parameters: wsisa segment INPUT --params @%s reproduces it\n",
          json_string_value(json_object_get(b, "chosen_by")),
          json_integer_value(json_object_get(b, "run_id")),
-         json_number_value(json_object_get(b, "value")), path, path);
+         json_number_value(json_object_get(b, "value")), defaults, path, path);
   json_decref(b);
 }
 
@@ -389,12 +396,17 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
     printf("design from %s: no indices computed here (the study's method may not match it); "
            "run `wsisa analyze` on %s/samples.csv and %s/outputs.csv with a matching study\n",
            samples, s->dir, s->dir);
+  else if (!wsisa__results_indexed(s))
+    printf("every parameter is fixed: one run, no sensitivity indices to compute (analysis "
+           "skipped)\n");
   else if ((rc = analyze(s, e)))
     return rc;
-  if (!s->from_csv) wsisa__results_print_top(s);
+  if (wsisa__results_indexed(s)) wsisa__results_print_top(s);
   if (s->annotated) print_best(s);
   printf("results in %s: metrics.csv%s%s, run.json\n", s->dir,
-         s->from_csv ? ", outputs.csv" : ", indices.csv, indices.json, *.svg",
+         s->from_csv                 ? ", outputs.csv"
+         : wsisa__results_indexed(s) ? ", indices.csv, indices.json, *.svg"
+                                     : ", outputs.csv",
          s->annotated ? ", best.json" : "");
   printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s->nruns,
          s->ntiles, (unsigned long long)s->stats.tasks, (unsigned long long)s->tasks_no_reuse,
@@ -457,6 +469,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
   wsisa__study_run s;
   memset(&s, 0, sizeof s);
   s.lock_fd = -1;
+  s.defaults_run = -1;
   s.t_start = wsisa_now();
   /* from here SIGINT and SIGTERM stop the run between units (engine/exec/units.c);
    * a worker rank waits for the manager to tell it to stop */

@@ -709,6 +709,11 @@ static int run(analysis *a, wsisa_err *e) {
     else
       fprintf(a->report, "%zu runs\n", d->nrows);
   }
+  if (!rc && a->design && a->design->ndims == 0)
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: every parameter is fixed: one run has no sensitivity indices "
+                     "(its scores are in outputs.csv)",
+                     a->study ? a->study->path : a->samples_path);
   if (!rc) rc = check_outputs(a, e);
   size_t k = a->design ? a->design->ndims : 0;
   if (!rc && !(a->labels = calloc(k, sizeof *a->labels)))

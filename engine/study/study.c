@@ -805,6 +805,10 @@ static int parse_root(ctx *c, json_t *root, wsisa_study *s) {
   json_t *method = json_object_get(root, "method");
   if (!method) return fail(c, "method", "required (moat, vbd, correlation or two_phase)");
   if ((rc = parse_method(c, method, json_object_get(root, "sampler"), &s->sa))) return rc;
+  /* A segmentation study with every parameter fixed is one run, scored against
+   * the annotations; a pure SA study of fixed values has nothing to compute. */
+  if (!s->segmentation && wsisa_sa_space_dims(s->space) == 0)
+    return fail(c, "parameters", "every parameter is fixed; nothing to analyse");
   wsisa_err inner = WSISA_ERR_INIT;
   if (wsisa_sa_opts_check(&s->sa, wsisa_sa_space_dims(s->space), &inner))
     return fail_sa(c, strncmp(inner.msg, "parameters", 10) == 0 ? "" : "method.", &inner);

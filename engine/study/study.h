@@ -281,6 +281,10 @@ typedef struct wsisa__study_run {
   int created;              /* this process made the results folder */
   int runtime;              /* StarPU is running */
   uint64_t baseline_rss;    /* bytes held before the units (run.json) */
+  /* with annotations: the first run of the design with the 15 defaults (-1:
+   * none) and its value by best.json's metric, for the summary */
+  long defaults_run;
+  double defaults_value;
 } wsisa__study_run;
 
 
