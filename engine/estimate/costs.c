@@ -185,6 +185,22 @@ static void release_handle(starpu_data_handle_t *h) {
   *h = NULL;
 }
 
+/* The intermediates a dry run's levels read: registered as w x h masks,
+ * and each handed to `fn` to release. */
+#define LEVEL_INPUTS(path) {&(path)->rbc, &(path)->diff, &(path)->cand, &(path)->sized, \
+                            &(path)->hyst, &(path)->sep}
+static int register_level_inputs(int w, int h, wsisa_task_data *path, wsisa_err *e) {
+  starpu_data_handle_t *inputs[] = LEVEL_INPUTS(path);
+  int rc = 0;
+  for (size_t i = 0; i < sizeof inputs / sizeof *inputs && !rc; i++)
+    rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, inputs[i], e);
+  return rc;
+}
+static void level_inputs(wsisa_task_data *path, void (*fn)(starpu_data_handle_t *)) {
+  starpu_data_handle_t *inputs[] = LEVEL_INPUTS(path);
+  for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) fn(inputs[i]);
+}
+
 /* Dry-run every step on a w x h tile into pr->step (est->nsteps recordings). */
 static int dry_shape(const wsisa_estimate *est, int w, int h, profile *pr, wsisa_err *e) {
   pr->w = w;
@@ -196,13 +212,10 @@ static int dry_shape(const wsisa_estimate *est, int w, int h, profile *pr, wsisa
   wsisa_task_data path;
   memset(&tile, 0, sizeof tile);
   memset(&path, 0, sizeof path);
-  starpu_data_handle_t *inputs[] = {&path.rbc, &path.diff, &path.cand, &path.sized, &path.hyst,
-                                    &path.sep};
   int rc = wsisa_image_register_tmp(w, h, 3, WSISA_U8, &rgb, e);
   if (!rc) rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ref, e);
   if (!rc) rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &mask, e);
-  for (size_t i = 0; i < sizeof inputs / sizeof *inputs && !rc; i++)
-    rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, inputs[i], e);
+  if (!rc) rc = register_level_inputs(w, h, &path, e);
   if (rc) goto out;
   wsisa_codelets_record(record_task, &pr->step[ST_STAGE]);
   rc = wsisa_workflow_tile_submit(rgb, w, h, 1, &tile, e);
@@ -228,7 +241,7 @@ out:
   for (size_t i = 0; i < est->nsteps; i++)
     if (pr->step[i].failed && !rc) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (tile.rc) wsisa_workflow_tile_release(&tile, 1);
-  for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) release_handle(inputs[i]);
+  level_inputs(&path, release_handle);
   release_handle(&ref_labels);
   release_handle(&ref);
   release_handle(&mask);
@@ -281,12 +294,9 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
   wsisa_task_data path;
   memset(&tile, 0, sizeof tile);
   memset(&path, 0, sizeof path);
-  starpu_data_handle_t *inputs[] = {&path.rbc, &path.diff, &path.cand, &path.sized, &path.hyst,
-                                    &path.sep};
   recording scratch = {0};
   rc = wsisa_image_register_tmp(w, h, 3, WSISA_U8, &rgb, e);
-  for (size_t i = 0; i < sizeof inputs / sizeof *inputs && !rc; i++)
-    rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, inputs[i], e);
+  if (!rc) rc = register_level_inputs(w, h, &path, e);
   wsisa_codelets_record(record_task, &scratch);
   if (!rc) rc = wsisa_workflow_tile_submit(rgb, w, h, 1, &tile, e);
   for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++) {
@@ -326,7 +336,7 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
   if (!rc && scratch.failed) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   recording_clear(&scratch);
   if (tile.rc) wsisa_workflow_tile_release(&tile, 1);
-  for (size_t i = 0; i < sizeof inputs / sizeof *inputs; i++) release_handle(inputs[i]);
+  level_inputs(&path, release_handle);
   release_handle(&rgb);
   free(keys);
   if (rc) return rc;
