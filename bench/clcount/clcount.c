@@ -1,0 +1,135 @@
+/* libwsisa-clcount: counts what a process asks of OpenCL, kernel by kernel.
+ *
+ * Loaded with LD_PRELOAD in front of the OpenCL library (ocl-icd or a vendor's),
+ * it passes every call on unchanged and counts, per kernel name, the
+ * clEnqueueNDRangeKernel launches, and the transfers back to the host
+ * (clEnqueueReadBuffer, clEnqueueReadBufferRect, clEnqueueMapBuffer), each
+ * charged to the kernel the calling thread launched last ("-" before any).
+ * Blocking and non-blocking reads are counted apart: a blocking read is a
+ * host round trip the caller waits on.
+ *
+ * At exit it writes one CSV line per kernel to the file named by
+ * WSISA_CLCOUNT (stderr when unset):
+ *   kernel,launches,reads,blocking_reads,read_bytes
+ * and a last line "total,...". wsisa-bench ops and the tests read it. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#define CLCOUNT_MAX 256
+
+typedef struct {
+  char name[64];
+  unsigned long launches, reads, blocking_reads;
+  unsigned long long read_bytes;
+} clcount_row;
+
+static clcount_row rows[CLCOUNT_MAX];
+static int nrows;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int last_row = -1;
+
+/* the next definition of a symbol (the OpenCL library's), stored through the object
+ * pointer view of a function pointer, as POSIX's dlsym asks */
+static void next_symbol(void *fp, const char *name) {
+  void *f = dlsym(RTLD_NEXT, name);
+  if (!f) {
+    fprintf(stderr, "libwsisa-clcount: %s not found in the OpenCL library\n", name);
+    abort();
+  }
+  memcpy(fp, &f, sizeof f);
+}
+
+/* the row of a kernel name, added on first sight; lock held */
+static int row_of(const char *name) {
+  for (int i = 0; i < nrows; i++)
+    if (strcmp(rows[i].name, name) == 0) return i;
+  if (nrows == CLCOUNT_MAX) return CLCOUNT_MAX - 1; /* the last row takes the overflow */
+  snprintf(rows[nrows].name, sizeof rows[nrows].name, "%s", name);
+  return nrows++;
+}
+
+static void count_read(int blocking, size_t bytes) {
+  pthread_mutex_lock(&lock);
+  int r = last_row >= 0 ? last_row : row_of("-");
+  rows[r].reads++;
+  rows[r].blocking_reads += blocking != 0;
+  rows[r].read_bytes += bytes;
+  pthread_mutex_unlock(&lock);
+}
+
+cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off,
+                              const size_t *gws, const size_t *lws, cl_uint nw,
+                              const cl_event *wl, cl_event *ev) {
+  static cl_int (*next)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
+                        const size_t *, cl_uint, const cl_event *, cl_event *);
+  static cl_int (*info)(cl_kernel, cl_kernel_info, size_t, void *, size_t *);
+  if (!next) {
+    next_symbol(&next, "clEnqueueNDRangeKernel");
+    next_symbol(&info, "clGetKernelInfo");
+  }
+  char name[64] = "?";
+  if (info(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL) != CL_SUCCESS) strcpy(name, "?");
+  pthread_mutex_lock(&lock);
+  last_row = row_of(name);
+  rows[last_row].launches++;
+  pthread_mutex_unlock(&lock);
+  return next(q, k, dim, off, gws, lws, nw, wl, ev);
+}
+
+cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t off, size_t n,
+                           void *p, cl_uint nw, const cl_event *wl, cl_event *ev) {
+  static cl_int (*next)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, void *, cl_uint,
+                        const cl_event *, cl_event *);
+  if (!next) next_symbol(&next, "clEnqueueReadBuffer");
+  count_read(blocking, n);
+  return next(q, b, blocking, off, n, p, nw, wl, ev);
+}
+
+cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t *bo,
+                               const size_t *ho, const size_t *region, size_t brp, size_t bsp,
+                               size_t hrp, size_t hsp, void *p, cl_uint nw, const cl_event *wl,
+                               cl_event *ev) {
+  static cl_int (*next)(cl_command_queue, cl_mem, cl_bool, const size_t *, const size_t *,
+                        const size_t *, size_t, size_t, size_t, size_t, void *, cl_uint,
+                        const cl_event *, cl_event *);
+  if (!next) next_symbol(&next, "clEnqueueReadBufferRect");
+  count_read(blocking, region[0] * region[1] * region[2]);
+  return next(q, b, blocking, bo, ho, region, brp, bsp, hrp, hsp, p, nw, wl, ev);
+}
+
+void *clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_flags fl,
+                         size_t off, size_t n, cl_uint nw, const cl_event *wl, cl_event *ev,
+                         cl_int *err) {
+  static void *(*next)(cl_command_queue, cl_mem, cl_bool, cl_map_flags, size_t, size_t, cl_uint,
+                       const cl_event *, cl_event *, cl_int *);
+  if (!next) next_symbol(&next, "clEnqueueMapBuffer");
+  if (fl & CL_MAP_READ) count_read(blocking, n);
+  return next(q, b, blocking, fl, off, n, nw, wl, ev, err);
+}
+
+__attribute__((destructor)) static void clcount_report(void) {
+  const char *path = getenv("WSISA_CLCOUNT");
+  FILE *f = path && *path ? fopen(path, "w") : stderr;
+  if (!f) f = stderr;
+  clcount_row t = {.name = "total"};
+  pthread_mutex_lock(&lock);
+  fprintf(f, "kernel,launches,reads,blocking_reads,read_bytes\n");
+  for (int i = 0; i < nrows; i++) {
+    fprintf(f, "%s,%lu,%lu,%lu,%llu\n", rows[i].name, rows[i].launches, rows[i].reads,
+            rows[i].blocking_reads, rows[i].read_bytes);
+    t.launches += rows[i].launches;
+    t.reads += rows[i].reads;
+    t.blocking_reads += rows[i].blocking_reads;
+    t.read_bytes += rows[i].read_bytes;
+  }
+  fprintf(f, "total,%lu,%lu,%lu,%llu\n", t.launches, t.reads, t.blocking_reads, t.read_bytes);
+  pthread_mutex_unlock(&lock);
+  if (f != stderr) fclose(f);
+}
