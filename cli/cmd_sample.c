@@ -36,13 +36,17 @@ static void describe(const char *out, const wsisa_study *study, const wsisa_sa_o
   if (k == 0)
     printf("every parameter is fixed: the one run of their values, nothing to analyse\n");
   else if (d->method == WSISA_SA_MOAT)
-    printf("moat: %zu trajectories of %zu runs on a %u-level grid%s\n", d->groups, k + 1,
+    printf("moat: %zu trajectories of %zu runs on a %u-level grid%s\n", d->groups, d->group_size,
            o->levels, o->pool ? " (Campolongo selection)" : "");
   else if (d->method == WSISA_SA_VBD)
     printf("vbd: %zu base samples x %zu runs (A, %sB)\n", d->groups, d->group_size,
            d->second_order ? "AB_i, BA_i, " : "AB_i, ");
   else
     printf("correlation: %zu runs\n", d->nrows);
+  if (k && d->nfactors < k)
+    printf("groups: the %zu varying parameters move as %zu factors (a group's parameters "
+           "together)\n",
+           k, d->nfactors);
   if (d->nduplicates)
     printf("note: %zu runs repeat the parameter values of an earlier run; they stay in the "
            "design, whose structure the analysis needs\n",

@@ -104,37 +104,42 @@ int wsisa_sa_opts_check(const wsisa_sa_opts *o, size_t dims, wsisa_err *e) {
 void wsisa_sa_design_free(wsisa_sa_design *d) {
   if (!d) return;
   free(d->dims);
+  free(d->factor);
   free(d->unit);
   free(d->values);
   free(d);
 }
 
-void wsisa_sa_saltelli_unit(const double *a, const double *b, size_t n, size_t k,
-                            int second_order, double *unit) {
-  size_t group = second_order ? 2 * k + 2 : k + 2;
+void wsisa_sa_saltelli_unit_factors(const double *a, const double *b, size_t n, size_t k,
+                                    size_t nf, const size_t *factor, int second_order,
+                                    double *unit) {
+  size_t group = second_order ? 2 * nf + 2 : nf + 2;
   for (size_t j = 0; j < n; j++) {
     const double *aj = a + j * k, *bj = b + j * k;
     double *g = unit + j * group * k;
     memcpy(g, aj, k * sizeof *g);
-    for (size_t i = 0; i < k; i++) {
-      double *ab = g + (1 + i) * k;
-      memcpy(ab, aj, k * sizeof *ab);
-      ab[i] = bj[i];
-      if (second_order) {
-        double *ba = g + (1 + k + i) * k;
-        memcpy(ba, bj, k * sizeof *ba);
-        ba[i] = aj[i];
+    for (size_t f = 0; f < nf; f++) {
+      double *ab = g + (1 + f) * k, *ba = g + (1 + nf + f) * k;
+      for (size_t i = 0; i < k; i++) {
+        int in = (factor ? factor[i] : i) == f;
+        ab[i] = in ? bj[i] : aj[i];
+        if (second_order) ba[i] = in ? aj[i] : bj[i];
       }
     }
     memcpy(g + (group - 1) * k, bj, k * sizeof *g);
   }
 }
 
+void wsisa_sa_saltelli_unit(const double *a, const double *b, size_t n, size_t k,
+                            int second_order, double *unit) {
+  wsisa_sa_saltelli_unit_factors(a, b, n, k, k, NULL, second_order, unit);
+}
+
 /* A MOAT grid coordinate to a value: continuous parameters scale it, finite
  * ones take the value whose index is nearest to u (K - 1), so grid levels of a
  * parameter with K >= p values are distinct values (sa.h conventions). */
 static double grid_value(const wsisa_sa_param *p, double u) {
-  if (p->kind == WSISA_SA_CONTINUOUS) return wsisa_sa_param_clamp(p, p->lo + u * (p->hi - p->lo));
+  if (p->kind == WSISA_SA_CONTINUOUS) return wsisa_sa_param_quantile(p, u);
   size_t count = wsisa_sa_param_count(p);
   return wsisa_sa_param_at(p, (size_t)llround(u * (double)(count - 1)));
 }
@@ -231,13 +236,13 @@ int wsisa_sa_design_map(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_e
 
 static int moat_unit(const wsisa_sa_space *space, const wsisa_sa_opts *o, wsisa_sa_design *d,
                      wsisa_err *e) {
-  size_t k = d->ndims, rows = k + 1, r = o->trajectories;
+  size_t k = d->ndims, rows = d->nfactors + 1, r = o->trajectories;
   size_t m = o->pool > r ? o->pool : r;
   double *pool = wsisa__sa_calloc(m * rows * k, sizeof *pool, e);
   size_t *chosen = wsisa__sa_calloc(r, sizeof *chosen, e);
   int rc = pool && chosen ? 0 : WSISA_ENOMEM;
   if (!rc) rc = wsisa_sa_morris_trajectories(space, o, m, pool, e);
-  if (!rc && m > r) rc = wsisa_sa_morris_select(pool, m, k, r, chosen, e);
+  if (!rc && m > r) rc = wsisa__sa_morris_select(pool, m, rows, k, r, chosen, e);
   if (!rc) {
     for (size_t t = 0; t < r; t++) {
       size_t from = m > r ? chosen[t] : t;
@@ -265,9 +270,10 @@ static int vbd_unit(const wsisa_sa_opts *o, wsisa_sa_design *d, wsisa_err *e) {
       memcpy(a + j * k, ab + j * 2 * k, k * sizeof *a);
       memcpy(b + j * k, ab + j * 2 * k + k, k * sizeof *b);
     }
-    wsisa_sa_saltelli_unit(a, b, n, k, o->second_order, d->unit);
+    size_t g = d->nfactors;
+    wsisa_sa_saltelli_unit_factors(a, b, n, k, g, d->factor, o->second_order, d->unit);
     d->groups = n;
-    d->group_size = o->second_order ? 2 * k + 2 : k + 2;
+    d->group_size = o->second_order ? 2 * g + 2 : g + 2;
     d->second_order = o->second_order;
   }
   free(ab);
@@ -287,10 +293,36 @@ int wsisa_sa_design_make(const wsisa_sa_space *space, const wsisa_sa_opts *o,
   d->method = o->method == WSISA_SA_TWO_PHASE ? WSISA_SA_MOAT : o->method;
   d->nparams = space->nparams;
   d->ndims = k;
+  d->factor = wsisa__sa_calloc(k + 1, sizeof *d->factor, e);
+  if (!d->factor) {
+    rc = WSISA_ENOMEM;
+    goto fail;
+  }
+  /* groups move as one in MOAT and VBD; correlations stay per parameter */
+  d->nfactors = d->method == WSISA_SA_CORRELATION ? k : wsisa_sa_space_factors(space, d->factor);
+  for (size_t i = 0; d->method == WSISA_SA_CORRELATION && i < k; i++) d->factor[i] = i;
+  size_t g = d->nfactors;
+  if (d->method == WSISA_SA_MOAT && k && (rc = wsisa__sa_check_group_steps(space, o, e)))
+    goto fail;
+  for (size_t i = 0; d->method == WSISA_SA_MOAT && i < space->nparams; i++) {
+    const wsisa_sa_param *p = &space->params[i];
+    if (p->kind == WSISA_SA_CONTINUOUS && !isfinite(p->lo - p->hi)) {
+      rc = wsisa_error(e, WSISA_EUSAGE,
+                       "%s: MOAT's grid ends are the quantiles 0 and 1, which a %s dist does "
+                       "not have (they are infinite); give it a bounded dist (truncnorm, "
+                       "triang, unif), or use vbd or correlation",
+                       p->name, wsisa_sa_dist_name(p->dist));
+      goto fail;
+    }
+  }
+  if (o->second_order && d->method == WSISA_SA_VBD && g < 2) {
+    rc = wsisa_error(e, WSISA_EUSAGE, "second_order: needs at least 2 groups");
+    goto fail;
+  }
   switch (k ? (int)d->method : -1) {
     case -1: d->nrows = 1; break; /* every parameter fixed: one run, nothing to vary */
-    case WSISA_SA_MOAT: d->nrows = o->trajectories * (k + 1); break;
-    case WSISA_SA_VBD: d->nrows = o->samples * (o->second_order ? 2 * k + 2 : k + 2); break;
+    case WSISA_SA_MOAT: d->nrows = o->trajectories * (g + 1); break;
+    case WSISA_SA_VBD: d->nrows = o->samples * (o->second_order ? 2 * g + 2 : g + 2); break;
     default: d->nrows = o->samples; break;
   }
   d->dims = wsisa__sa_calloc(k, sizeof *d->dims, e);

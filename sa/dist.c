@@ -1,6 +1,8 @@
-/* Distributions: the standard normal's quantile, for the bootstrap's
- * half-widths (z = Phi^-1(1/2 + confidence/2)). */
+/* Distributions: the standard normal's quantile (the bootstrap's half-widths,
+ * z = Phi^-1(1/2 + confidence/2)), and the dists of continuous parameters,
+ * their quantiles (unit coordinate to value) and CDFs (value to unit). */
 #include <math.h>
+#include <string.h>
 
 #include "sa/sa_private.h"
 
@@ -37,4 +39,144 @@ double wsisa_sa_normal_quantile(double p) {
   double err = 0.5 * erfc(-x / sqrt(2)) - p;
   double u = err * 2.5066282746310002 * exp(x * x / 2); /* sqrt(2 pi) */
   return x - u / (1 + x * u / 2);
+}
+
+/* ---- parameter distributions (SALib's names and bounds) ---------------------------- */
+
+static const char *const dist_names[] = {"unif", "norm", "truncnorm", "lognorm", "triang"};
+static const size_t dist_nbounds[] = {2, 2, 4, 2, 3};
+
+const char *wsisa_sa_dist_name(wsisa_sa_dist dist) {
+  return (unsigned)dist < WSISA_SA_NDISTS ? dist_names[dist] : "?";
+}
+
+int wsisa_sa_dist_from_name(const char *name) {
+  for (int i = 0; i < WSISA_SA_NDISTS; i++)
+    if (strcmp(name, dist_names[i]) == 0) return i;
+  return -1;
+}
+
+size_t wsisa_sa_dist_nbounds(wsisa_sa_dist dist) {
+  return (unsigned)dist < WSISA_SA_NDISTS ? dist_nbounds[dist] : 0;
+}
+
+static double normal_cdf(double z) { return 0.5 * erfc(-z / sqrt(2)); }
+
+int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double *b,
+                            size_t nb, wsisa_err *e) {
+  const char *n = p->name, *dn = wsisa_sa_dist_name(dist);
+  if ((unsigned)dist >= WSISA_SA_NDISTS)
+    return wsisa_error(e, WSISA_EUSAGE, "%s.dist: unknown distribution %d", n, (int)dist);
+  if (p->kind != WSISA_SA_CONTINUOUS)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s.dist: %s applies to continuous parameters only; %s is %s (its "
+                       "values each own an equal share of [0, 1]: give it a continuous "
+                       "range, or keep it uniform)",
+                       n, dn, n, wsisa_sa_kind_name(p->kind));
+  if (nb != dist_nbounds[dist])
+    return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: %s takes %zu bounds (%s), not %zu", n, dn,
+                       dist_nbounds[dist],
+                       dist == WSISA_SA_UNIF        ? "low, high"
+                       : dist == WSISA_SA_TRUNCNORM ? "low, high, mean, sd"
+                       : dist == WSISA_SA_TRIANG    ? "low, high, peak as a fraction of the width"
+                       : dist == WSISA_SA_LOGNORM   ? "mean, sd of ln x"
+                                                    : "mean, sd",
+                       nb);
+  for (size_t i = 0; i < nb; i++)
+    if (!isfinite(b[i]))
+      return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: bound %zu of %s is not a finite number", n,
+                         i + 1, dn);
+  double lo = b[0], hi = b[1];
+  switch (dist) {
+    case WSISA_SA_UNIF:
+    case WSISA_SA_TRIANG:
+    case WSISA_SA_TRUNCNORM:
+      if (!(lo < hi))
+        return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: %s needs low < high, not %g, %g", n, dn,
+                           lo, hi);
+      if (dist == WSISA_SA_TRIANG && !(b[2] >= 0 && b[2] <= 1))
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "%s.bounds: triang's peak %g is not a fraction of the width (0 to 1)",
+                           n, b[2]);
+      if (dist == WSISA_SA_TRUNCNORM && !(b[3] > 0))
+        return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: truncnorm's sd %g is not positive", n,
+                           b[3]);
+      if (dist == WSISA_SA_TRUNCNORM &&
+          !(normal_cdf((hi - b[2]) / b[3]) - normal_cdf((lo - b[2]) / b[3]) > 1e-300))
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "%s.bounds: truncnorm's [%g, %g] holds no probability of a normal "
+                           "of mean %g, sd %g",
+                           n, lo, hi, b[2], b[3]);
+      break;
+    case WSISA_SA_NORM:
+    case WSISA_SA_LOGNORM:
+      if (!(hi > 0))
+        return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: %s's sd %g is not positive", n, dn, hi);
+      lo = dist == WSISA_SA_NORM ? -INFINITY : 0;
+      hi = INFINITY;
+      break;
+  }
+  p->dist = dist;
+  memset(p->bounds, 0, sizeof p->bounds);
+  if (dist != WSISA_SA_UNIF) memcpy(p->bounds, b, nb * sizeof *b);
+  p->lo = lo;
+  p->hi = hi;
+  return 0;
+}
+
+/* The truncated normal's quantile, from the tail where the interval lies so
+ * that 1 - Phi does not lose the digits. */
+static double truncnorm_quantile(const double *b, double u) {
+  double alpha = (b[0] - b[2]) / b[3], beta = (b[1] - b[2]) / b[3];
+  double z;
+  if (alpha > 0) { /* upper tail: Q(z) = Phi(-z) */
+    double qa = normal_cdf(-alpha), qb = normal_cdf(-beta);
+    z = -wsisa_sa_normal_quantile(qa - u * (qa - qb));
+  } else {
+    double pa = normal_cdf(alpha), pb = normal_cdf(beta);
+    z = wsisa_sa_normal_quantile(pa + u * (pb - pa));
+  }
+  double x = b[2] + b[3] * z;
+  return x < b[0] ? b[0] : x > b[1] ? b[1] : x;
+}
+
+double wsisa_sa_param_quantile(const wsisa_sa_param *p, double u) {
+  const double *b = p->bounds, inside = 0x1p-53;
+  switch (p->dist) {
+    case WSISA_SA_UNIF: break;
+    case WSISA_SA_NORM:
+    case WSISA_SA_LOGNORM: {
+      double z = wsisa_sa_normal_quantile(u < inside ? inside : u > 1 - inside ? 1 - inside : u);
+      return p->dist == WSISA_SA_NORM ? b[0] + b[1] * z : exp(b[0] + b[1] * z);
+    }
+    case WSISA_SA_TRUNCNORM: return truncnorm_quantile(b, u < 0 ? 0 : u > 1 ? 1 : u);
+    case WSISA_SA_TRIANG: {
+      double w = b[1] - b[0], c = b[2];
+      u = u < 0 ? 0 : u > 1 ? 1 : u;
+      double x = u < c ? b[0] + w * sqrt(u * c) : b[1] - w * sqrt((1 - u) * (1 - c));
+      return x < b[0] ? b[0] : x > b[1] ? b[1] : x;
+    }
+  }
+  return wsisa_sa_param_clamp(p, p->lo + u * (p->hi - p->lo));
+}
+
+double wsisa_sa_param_cdf(const wsisa_sa_param *p, double v) {
+  const double *b = p->bounds;
+  double u;
+  switch (p->dist) {
+    case WSISA_SA_NORM: return normal_cdf((v - b[0]) / b[1]);
+    case WSISA_SA_LOGNORM: return v > 0 ? normal_cdf((log(v) - b[0]) / b[1]) : 0;
+    case WSISA_SA_TRUNCNORM: {
+      double pa = normal_cdf((b[0] - b[2]) / b[3]), pb = normal_cdf((b[1] - b[2]) / b[3]);
+      u = (normal_cdf((v - b[2]) / b[3]) - pa) / (pb - pa);
+      break;
+    }
+    case WSISA_SA_TRIANG: {
+      double w = b[1] - b[0], c = b[2], t = (v - b[0]) / w;
+      u = t <= c ? (c > 0 ? t * t / c : 0) : 1 - (1 - t) * (1 - t) / (1 - c);
+      break;
+    }
+    default: u = (v - p->lo) / (p->hi - p->lo); break;
+  }
+  return u < 0 ? 0 : u > 1 ? 1 : u;
 }

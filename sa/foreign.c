@@ -1,11 +1,13 @@
 /* Designs made elsewhere (another SA tool, a hand-made table): parameter
  * values in, a wsisa_sa_design out, its layout checked for the method that
- * will analyse it. Correlation takes any rows; MOAT needs trajectories (k + 1
- * rows, one parameter moving per step, each once); VBD needs Saltelli's
- * grouping per base sample, A, AB_1..AB_k, [BA_1..BA_k], B (the order of sa.h,
+ * will analyse it. Correlation takes any rows; MOAT needs trajectories (G + 1
+ * rows, one factor moving per step, each once: G = k parameters, or the
+ * groups, a group moving all its parameters at once); VBD needs Saltelli's
+ * grouping per base sample, A, AB_1..AB_G, [BA_1..BA_G], B (the order of sa.h,
  * which SALib's saltelli sampler also writes). Unit coordinates are the
  * sampling map read backwards: (v - lo) / (hi - lo) for a continuous
- * parameter, k / (K - 1) for the k-th of K values, as MOAT's grid places them. */
+ * parameter (its CDF under a non-uniform dist), k / (K - 1) for the k-th of K
+ * values, as MOAT's grid places them. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +27,10 @@ static long value_index(const wsisa_sa_param *p, double v) {
 static int to_unit(const wsisa_sa_param *p, double v, double *u) {
   if (!wsisa_sa_param_contains(p, v)) return -1;
   if (p->kind == WSISA_SA_CONTINUOUS) {
-    /* a value an ulp past an end (contains() allows it) is at the end */
-    *u = fmin(1, fmax(0, (v - p->lo) / (p->hi - p->lo)));
+    /* a value an ulp past an end (contains() allows it) is at the end; a
+     * non-uniform dist's value is at its CDF (quantile space) */
+    *u = p->dist != WSISA_SA_UNIF ? wsisa_sa_param_cdf(p, v)
+                                  : fmin(1, fmax(0, (v - p->lo) / (p->hi - p->lo)));
     return 0;
   }
   size_t count = wsisa_sa_param_count(p);
@@ -69,25 +73,29 @@ static size_t count_duplicates(const double *values, size_t nrows, size_t ncols)
   return dup;
 }
 
-/* The one varying parameter (dimension) rows a and b differ in; -1 when none,
- * -2 when several. */
-static long moved_dim(const wsisa_sa_design *d, size_t a, size_t b) {
+/* The one factor (parameter or group) rows a and b differ in, all of its
+ * parameters and no other; -1 when none, -2 when several or part of a group. */
+static long moved_factor(const wsisa_sa_design *d, size_t a, size_t b) {
   long moved = -1;
   for (size_t i = 0; i < d->ndims; i++)
     if (d->unit[a * d->ndims + i] != d->unit[b * d->ndims + i]) {
-      if (moved >= 0) return -2;
-      moved = (long)i;
+      if (moved >= 0 && (size_t)moved != d->factor[i]) return -2;
+      moved = (long)d->factor[i];
     }
+  for (size_t i = 0; moved >= 0 && i < d->ndims; i++)
+    if (d->factor[i] == (size_t)moved && d->unit[a * d->ndims + i] == d->unit[b * d->ndims + i])
+      return -2;
   return moved;
 }
 
 static int check_moat(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err *e) {
-  size_t k = d->ndims, g = k + 1;
+  size_t k = d->nfactors, g = k + 1;
+  const char *what = k < d->ndims ? "G + 1" : "k + 1";
   if (d->nrows % g || d->nrows < 2 * g)
     return wsisa_error(e, WSISA_EUSAGE,
-                       "not a MOAT design: MOAT wants trajectories of k + 1 = %zu rows (at "
+                       "not a MOAT design: MOAT wants trajectories of %s = %zu rows (at "
                        "least 2), and %zu rows are not",
-                       g, d->nrows);
+                       what, g, d->nrows);
   unsigned char *seen = wsisa__sa_calloc(k, 1, e);
   if (!seen) return WSISA_ENOMEM;
   int rc = 0;
@@ -95,17 +103,20 @@ static int check_moat(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err
     memset(seen, 0, k);
     for (size_t step = 1; step <= k && !rc; step++) {
       size_t a = t * g + step - 1, b = a + 1;
-      long moved = moved_dim(d, a, b);
+      long moved = moved_factor(d, a, b);
       if (moved < 0)
         rc = wsisa_error(e, WSISA_EUSAGE,
                          "not a MOAT design: rows %zu and %zu (trajectory %zu) differ in %s "
-                         "parameter; MOAT wants exactly one to move per step",
-                         a + 1, b + 1, t + 1, moved == -1 ? "no" : "more than one");
+                         "%s; MOAT wants exactly one to move per step%s",
+                         a + 1, b + 1, t + 1, moved == -1 ? "no" : "more than one",
+                         k < d->ndims ? "group" : "parameter",
+                         k < d->ndims ? ", all of its parameters" : "");
       else if (seen[moved]++)
         rc = wsisa_error(e, WSISA_EUSAGE,
                          "not a MOAT design: %s moves twice in trajectory %zu (rows %zu to "
-                         "%zu); MOAT moves each parameter once",
-                         space->params[d->dims[moved]].name, t + 1, t * g + 1, t * g + g);
+                         "%zu); MOAT moves each %s once",
+                         wsisa_sa_space_factor_name(space, (size_t)moved), t + 1, t * g + 1,
+                         t * g + g, k < d->ndims ? "group" : "parameter");
     }
   }
   free(seen);
@@ -116,20 +127,20 @@ static int check_moat(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err
   return rc;
 }
 
-/* Is row r equal to row `base` but in dimension i, where it equals row `other`? */
-static int is_cross(const wsisa_sa_design *d, size_t r, size_t base, size_t other, size_t i) {
+/* Is row r equal to row `base` but in factor f, where it equals row `other`? */
+static int is_cross(const wsisa_sa_design *d, size_t r, size_t base, size_t other, size_t f) {
   size_t k = d->ndims;
   for (size_t j = 0; j < k; j++) {
-    double want = d->unit[(j == i ? other : base) * k + j];
+    double want = d->unit[(d->factor[j] == f ? other : base) * k + j];
     if (d->unit[r * k + j] != want) return 0;
   }
   return 1;
 }
 
-/* Whether the rows are Saltelli groups of size k + 2 (second = 0) or 2k + 2;
+/* Whether the rows are Saltelli groups of size G + 2 (second = 0) or 2G + 2;
  * the first row that breaks it in *bad. */
 static int saltelli_ok(const wsisa_sa_design *d, int second, size_t *bad) {
-  size_t k = d->ndims, g = second ? 2 * k + 2 : k + 2;
+  size_t k = d->nfactors, g = second ? 2 * k + 2 : k + 2;
   if (d->nrows % g || d->nrows < 2 * g) {
     *bad = 0;
     return 0;
@@ -151,7 +162,8 @@ static int saltelli_ok(const wsisa_sa_design *d, int second, size_t *bad) {
 }
 
 static int check_vbd(wsisa_sa_design *d, int second_order, wsisa_err *e) {
-  size_t k = d->ndims, bad = 0;
+  size_t k = d->nfactors, bad = 0;
+  const char *kk = k < d->ndims ? "G" : "k";
   /* the study's order first; the other grouping is accepted too, since the
    * rows say which it is */
   int second = second_order;
@@ -161,13 +173,13 @@ static int check_vbd(wsisa_sa_design *d, int second_order, wsisa_err *e) {
       if (bad)
         return wsisa_error(
             e, WSISA_EUSAGE,
-            "not a VBD design: row %zu is not A with one column from B; VBD wants Saltelli's "
+            "not a VBD design: row %zu is not A with one %s from B; VBD wants Saltelli's "
             "layout, per base sample A, AB_1..AB_%zu, [BA_1..BA_%zu,] B (%zu or %zu rows)",
-            bad + 1, k, k, k + 2, 2 * k + 2);
+            bad + 1, k < d->ndims ? "group's columns" : "column", k, k, k + 2, 2 * k + 2);
       return wsisa_error(e, WSISA_EUSAGE,
-                         "not a VBD design: %zu rows are not groups of k + 2 = %zu (or 2k + 2 "
-                         "= %zu) rows, Saltelli's A, AB_1..AB_k, [BA_1..BA_k,] B",
-                         d->nrows, k + 2, 2 * k + 2);
+                         "not a VBD design: %zu rows are not groups of %s + 2 = %zu (or 2%s + 2 "
+                         "= %zu) rows, Saltelli's A, AB_1..AB_%s, [BA_1..BA_%s,] B",
+                         d->nrows, kk, k + 2, kk, 2 * k + 2, kk, kk);
     }
     second = !second;
   }
@@ -189,9 +201,14 @@ int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method met
   d->nparams = space->nparams;
   for (size_t p = 0; p < space->nparams; p++) d->ndims += space->params[p].kind != WSISA_SA_FIXED;
   d->dims = wsisa__sa_calloc(d->ndims + 1, sizeof *d->dims, e);
+  d->factor = wsisa__sa_calloc(d->ndims + 1, sizeof *d->factor, e);
   d->unit = wsisa__sa_calloc(nrows * d->ndims + 1, sizeof *d->unit, e);
   d->values = wsisa__sa_calloc(nrows * d->nparams + 1, sizeof *d->values, e);
-  int rc = d->dims && d->unit && d->values ? 0 : WSISA_ENOMEM;
+  int rc = d->dims && d->factor && d->unit && d->values ? 0 : WSISA_ENOMEM;
+  if (!rc) { /* groups move as one in MOAT and VBD; correlations stay per parameter */
+    d->nfactors = method == WSISA_SA_CORRELATION ? d->ndims : wsisa_sa_space_factors(space, d->factor);
+    for (size_t i = 0; method == WSISA_SA_CORRELATION && i < d->ndims; i++) d->factor[i] = i;
+  }
   if (!rc && d->ndims == 0)
     rc = wsisa_error(e, WSISA_EUSAGE, "every parameter is fixed; nothing to analyse");
   for (size_t p = 0, i = 0; !rc && p < space->nparams; p++)

@@ -19,13 +19,15 @@ static void grid_of(const wsisa_sa_param *p, unsigned levels, unsigned *pi, unsi
 
 int wsisa_sa_morris_trajectories(const wsisa_sa_space *space, const wsisa_sa_opts *o,
                                  size_t count, double *unit, wsisa_err *e) {
-  size_t k = wsisa_sa_space_dims(space), rows = k + 1;
+  size_t k = wsisa_sa_space_dims(space), nf = wsisa_sa_space_factors(space, NULL), rows = nf + 1;
+  size_t *factor = wsisa__sa_calloc(k + 1, sizeof *factor, e);
   double *base = wsisa__sa_calloc(count * k, sizeof *base, e);
   unsigned *pi = wsisa__sa_calloc(k, sizeof *pi, e), *jump = wsisa__sa_calloc(k, sizeof *jump, e);
   long *level = wsisa__sa_calloc(k, sizeof *level, e), *dir = wsisa__sa_calloc(k, sizeof *dir, e);
   size_t *order = wsisa__sa_calloc(k, sizeof *order, e);
-  int rc = base && pi && jump && level && dir && order ? 0 : WSISA_ENOMEM;
+  int rc = factor && base && pi && jump && level && dir && order ? 0 : WSISA_ENOMEM;
   if (rc) goto done;
+  wsisa_sa_space_factors(space, factor);
   for (size_t i = 0, j = 0; i < space->nparams; i++)
     if (space->params[i].kind != WSISA_SA_FIXED) {
       grid_of(&space->params[i], o->levels, &pi[j], &jump[j]);
@@ -45,23 +47,25 @@ int wsisa_sa_morris_trajectories(const wsisa_sa_space *space, const wsisa_sa_opt
       b = b < 0 ? 0 : b >= nbase ? nbase - 1 : b;
       dir[i] = wsisa_sa_rng_below(&rng, 2) ? 1 : -1;
       level[i] = b + (dir[i] < 0 ? (long)jump[i] : 0);
-      order[i] = i;
     }
-    for (size_t i = k; i > 1; i--) {
+    /* factors (groups) move in a random order, each parameter of a group in
+     * its own direction (Campolongo et al. 2007) */
+    for (size_t f = 0; f < nf; f++) order[f] = f;
+    for (size_t i = nf; i > 1; i--) {
       size_t s = (size_t)wsisa_sa_rng_below(&rng, i), tmp = order[i - 1];
       order[i - 1] = order[s];
       order[s] = tmp;
     }
     for (size_t step = 0; step < rows; step++) {
-      if (step > 0) {
-        size_t f = order[step - 1];
-        level[f] += dir[f] * (long)jump[f];
-      }
+      if (step > 0)
+        for (size_t i = 0; i < k; i++)
+          if (factor[i] == order[step - 1]) level[i] += dir[i] * (long)jump[i];
       for (size_t i = 0; i < k; i++)
         traj[step * k + i] = (double)level[i] / (double)(pi[i] - 1);
     }
   }
 done:
+  free(factor);
   free(base);
   free(pi);
   free(jump);
@@ -71,13 +75,35 @@ done:
   return rc;
 }
 
+int wsisa__sa_check_group_steps(const wsisa_sa_space *space, const wsisa_sa_opts *o,
+                                wsisa_err *e) {
+  for (size_t i = 0; i < space->nparams; i++) {
+    const wsisa_sa_param *p = &space->params[i];
+    if (p->kind == WSISA_SA_FIXED || !p->group[0]) continue;
+    for (size_t j = 0; j < i; j++) {
+      const wsisa_sa_param *q = &space->params[j];
+      if (q->kind == WSISA_SA_FIXED || strcmp(p->group, q->group)) continue;
+      unsigned pp, jp, pq, jq;
+      grid_of(p, o->levels, &pp, &jp);
+      grid_of(q, o->levels, &pq, &jq);
+      if (pp != pq)
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "group %s: %s has %u levels and %s %u; MOAT moves a group by one "
+                           "step, so its parameters need the same number of levels",
+                           p->group, q->name, pq, p->name, pp);
+      break;
+    }
+  }
+  return 0;
+}
+
 /* ---- Campolongo selection ------------------------------------------------------ */
 
-double wsisa_sa_morris_distance(const double *t1, const double *t2, size_t k) {
-  /* Campolongo 2007 eq. 2: sum over all point pairs of their Euclidean distance. */
+/* Campolongo 2007 eq. 2: sum over all point pairs of their Euclidean distance. */
+static double distance(const double *t1, const double *t2, size_t rows, size_t k) {
   double d = 0;
-  for (size_t a = 0; a <= k; a++)
-    for (size_t b = 0; b <= k; b++) {
+  for (size_t a = 0; a < rows; a++)
+    for (size_t b = 0; b < rows; b++) {
       double s = 0;
       for (size_t z = 0; z < k; z++) {
         double diff = t1[a * k + z] - t2[b * k + z];
@@ -86,6 +112,10 @@ double wsisa_sa_morris_distance(const double *t1, const double *t2, size_t k) {
       d += sqrt(s);
     }
   return d;
+}
+
+double wsisa_sa_morris_distance(const double *t1, const double *t2, size_t k) {
+  return distance(t1, t2, k + 1, k);
 }
 
 double wsisa_sa_morris_spread(const double *pool, size_t k, const size_t *chosen, size_t r) {
@@ -149,9 +179,14 @@ static void select_eliminate(const double *d2, size_t m, size_t r, size_t *chose
 
 int wsisa_sa_morris_select(const double *pool, size_t m, size_t k, size_t r, size_t *chosen,
                            wsisa_err *e) {
+  return wsisa__sa_morris_select(pool, m, k + 1, k, r, chosen, e);
+}
+
+int wsisa__sa_morris_select(const double *pool, size_t m, size_t rows, size_t k, size_t r,
+                            size_t *chosen, wsisa_err *e) {
   if (r > m || r == 0)
     return wsisa_error(e, WSISA_EUSAGE, "pool: cannot choose %zu of %zu trajectories", r, m);
-  size_t size = (k + 1) * k;
+  size_t size = rows * k;
   double *d2 = wsisa__sa_calloc(m * m, sizeof *d2, e);
   double *contrib = wsisa__sa_calloc(m, sizeof *contrib, e);
   unsigned char *alive = wsisa__sa_calloc(m, 1, e);
@@ -160,7 +195,7 @@ int wsisa_sa_morris_select(const double *pool, size_t m, size_t k, size_t r, siz
   if (!rc) {
     for (size_t a = 0; a < m; a++)
       for (size_t b = a + 1; b < m; b++) {
-        double d = wsisa_sa_morris_distance(pool + a * size, pool + b * size, k);
+        double d = distance(pool + a * size, pool + b * size, rows, k);
         d2[a * m + b] = d2[b * m + a] = d * d;
       }
     if (binomial(m, r) <= EXHAUSTIVE_MAX)
@@ -207,57 +242,83 @@ int wsisa_sa_moat_analyze(const wsisa_sa_space *space, const wsisa_sa_design *d,
   memset(out, 0, sizeof *out);
   if (d->method != WSISA_SA_MOAT)
     return wsisa_error(e, WSISA_EUSAGE, "a MOAT analysis needs a MOAT design");
-  size_t k = d->ndims, r = d->groups;
-  out->k = k;
-  double *ee = wsisa__sa_calloc(k * r, sizeof *ee, e);
-  double *ee_p = wsisa__sa_calloc(k * r, sizeof *ee_p, e);
-  out->mu = wsisa__sa_calloc(k, sizeof(double), e);
-  out->mu_star = wsisa__sa_calloc(k, sizeof(double), e);
-  out->sigma = wsisa__sa_calloc(k, sizeof(double), e);
-  out->mu_p = wsisa__sa_calloc(k, sizeof(double), e);
-  out->mu_star_p = wsisa__sa_calloc(k, sizeof(double), e);
-  out->sigma_p = wsisa__sa_calloc(k, sizeof(double), e);
-  out->neffects = wsisa__sa_calloc(k, sizeof(size_t), e);
-  int rc = ee && ee_p && out->mu && out->mu_star && out->sigma && out->mu_p && out->mu_star_p &&
-                   out->sigma_p && out->neffects
+  size_t k = d->ndims, nf = d->nfactors, r = d->groups, rows = nf + 1;
+  out->k = nf;
+  double *ee = wsisa__sa_calloc(nf * r, sizeof *ee, e);
+  double *ee_p = wsisa__sa_calloc(nf * r, sizeof *ee_p, e);
+  size_t *members = wsisa__sa_calloc(nf, sizeof *members, e);
+  out->mu = wsisa__sa_calloc(nf, sizeof(double), e);
+  out->mu_star = wsisa__sa_calloc(nf, sizeof(double), e);
+  out->sigma = wsisa__sa_calloc(nf, sizeof(double), e);
+  out->mu_p = wsisa__sa_calloc(nf, sizeof(double), e);
+  out->mu_star_p = wsisa__sa_calloc(nf, sizeof(double), e);
+  out->sigma_p = wsisa__sa_calloc(nf, sizeof(double), e);
+  out->neffects = wsisa__sa_calloc(nf, sizeof(size_t), e);
+  int rc = ee && ee_p && members && out->mu && out->mu_star && out->sigma && out->mu_p &&
+                   out->mu_star_p && out->sigma_p && out->neffects
                ? 0
                : WSISA_ENOMEM;
+  for (size_t i = 0; !rc && i < k; i++) members[d->factor[i]]++;
   for (size_t t = 0; !rc && t < r; t++)
-    for (size_t step = 1; step <= k; step++) {
-      size_t a = t * (k + 1) + step - 1, b = a + 1;
+    for (size_t step = 1; step < rows; step++) {
+      size_t a = t * rows + step - 1, b = a + 1;
       const double *ua = d->unit + a * k, *ub = d->unit + b * k;
+      /* the step moves every parameter of one factor (group), and no other */
       size_t moved = k, nmoved = 0;
+      int ok = 1;
       for (size_t i = 0; i < k; i++)
         if (ua[i] != ub[i]) {
-          moved = i;
+          if (moved == k) moved = i;
+          else ok = ok && d->factor[i] == d->factor[moved];
           nmoved++;
         }
-      if (nmoved != 1) {
+      size_t f = moved < k ? d->factor[moved] : 0;
+      if (!ok || moved == k || nmoved != members[f]) {
         rc = wsisa_error(e, WSISA_EINTERNAL,
                          "runs %zu and %zu are not one step of a MOAT trajectory", a, b);
         break;
       }
+      /* a group's step: every member moves by the same amount in unit terms */
+      double du = fabs(ub[moved] - ua[moved]);
+      for (size_t i = 0; i < k; i++)
+        if (d->factor[i] == f && !(fabs(fabs(ub[i] - ua[i]) - du) <= 1e-9)) {
+          rc = wsisa_error(e, WSISA_EUSAGE,
+                           "runs %zu and %zu: the parameters of group %s move by different "
+                           "steps (%.6g and %.6g in unit terms); a group moves by one step",
+                           a, b, wsisa_sa_space_factor_name(space, f), du,
+                           fabs(ub[i] - ua[i]));
+          break;
+        }
+      if (rc) break;
       out->total_effects++;
       if (!isfinite(y[a]) || !isfinite(y[b])) {
         out->dropped_effects++;
         continue;
       }
-      size_t col = d->dims[moved];
-      const wsisa_sa_param *p = &space->params[col];
       double dy = y[b] - y[a];
-      double dv = d->values[b * d->nparams + col] - d->values[a * d->nparams + col];
-      size_t n = out->neffects[moved]++;
-      ee[moved * r + n] = dy / (ub[moved] - ua[moved]);
-      ee_p[moved * r + n] = p->kind == WSISA_SA_CATEGORICAL ? NAN : dy / dv;
+      size_t n = out->neffects[f]++;
+      if (members[f] == 1) {
+        size_t col = d->dims[moved];
+        const wsisa_sa_param *p = &space->params[col];
+        double dv = d->values[b * d->nparams + col] - d->values[a * d->nparams + col];
+        ee[f * r + n] = dy / (ub[moved] - ua[moved]);
+        ee_p[f * r + n] = p->kind == WSISA_SA_CATEGORICAL ? NAN : dy / dv;
+      } else {
+        /* members move up and down: the effect's sign is not defined, its size is */
+        ee[f * r + n] = fabs(dy) / du;
+        ee_p[f * r + n] = NAN;
+      }
     }
-  for (size_t i = 0; !rc && i < k; i++) {
-    size_t n = out->neffects[i];
-    summarise(ee + i * r, n, &out->mu[i], &out->mu_star[i], &out->sigma[i]);
-    summarise(ee_p + i * r, n, &out->mu_p[i], &out->mu_star_p[i], &out->sigma_p[i]);
+  for (size_t f = 0; !rc && f < nf; f++) {
+    size_t n = out->neffects[f];
+    summarise(ee + f * r, n, &out->mu[f], &out->mu_star[f], &out->sigma[f]);
+    summarise(ee_p + f * r, n, &out->mu_p[f], &out->mu_star_p[f], &out->sigma_p[f]);
+    if (members[f] > 1) out->mu[f] = out->sigma[f] = NAN; /* as SALib: mu* only */
   }
   out->effects = ee;
   out->stride = r;
   free(ee_p);
+  free(members);
   if (rc) wsisa_sa_moat_result_free(out);
   return rc;
 }

@@ -119,6 +119,23 @@ typedef enum {
 #define WSISA_SA_NAME_MAX 64
 #define WSISA_SA_MAX_VALUES 64
 
+/* The distribution of a continuous parameter (SALib's names and `bounds`):
+ *   unif       [lo, hi]                                     (the default)
+ *   norm       [mean, sd]
+ *   truncnorm  [lo, hi, mean, sd]: the normal cut to [lo, hi]
+ *   lognorm    [mean, sd] of ln x
+ *   triang     [lo, hi, c]: peak at lo + c (hi - lo), 0 <= c <= 1
+ * applied to the unit coordinate by the inverse CDF (quantile). */
+typedef enum {
+  WSISA_SA_UNIF = 0,
+  WSISA_SA_NORM,
+  WSISA_SA_TRUNCNORM,
+  WSISA_SA_LOGNORM,
+  WSISA_SA_TRIANG
+} wsisa_sa_dist;
+
+#define WSISA_SA_NDISTS 5
+
 typedef struct wsisa_sa_param {
   char name[WSISA_SA_NAME_MAX];
   wsisa_sa_kind kind;
@@ -129,6 +146,11 @@ typedef struct wsisa_sa_param {
   double value;    /* fixed: the value; otherwise the default, used when a
                       two-phase study fixes the parameter */
   int level;       /* reuse task level (1..7) of a segmentation parameter, else 0 */
+  wsisa_sa_dist dist;  /* continuous only; unif for every other kind */
+  double bounds[4];    /* a non-uniform dist's SALib bounds; lo, hi then hold
+                          its support (+-inf where unbounded) */
+  char group[WSISA_SA_NAME_MAX]; /* the group it moves with (MOAT, VBD), or
+                                    "": a group of its own */
 } wsisa_sa_param;
 
 typedef struct wsisa_sa_space {
@@ -149,6 +171,21 @@ double wsisa_sa_param_at(const wsisa_sa_param *p, size_t k);
  * 10^-15 (Acklam's approximation and a Halley step on erfc); +-inf at 0, 1. */
 double wsisa_sa_normal_quantile(double p);
 
+/* "unif", "norm", ...; -1 for an unknown name. */
+const char *wsisa_sa_dist_name(wsisa_sa_dist dist);
+int wsisa_sa_dist_from_name(const char *name);
+/* How many bounds a dist takes (SALib's). */
+size_t wsisa_sa_dist_nbounds(wsisa_sa_dist dist);
+/* Give a continuous parameter a dist with SALib's bounds, checked: a message
+ * names the parameter and the fault (an integer, discrete or categorical
+ * parameter is refused: its K values each own 1/K of the unit interval). */
+int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double *bounds,
+                            size_t nbounds, wsisa_err *e);
+/* A continuous parameter's quantile at u in [0, 1] and its CDF at v. An
+ * unbounded end (norm, lognorm) takes u = 0 or 1 as 2^-53 inside. */
+double wsisa_sa_param_quantile(const wsisa_sa_param *p, double u);
+double wsisa_sa_param_cdf(const wsisa_sa_param *p, double v);
+
 /* The sampling map of the unit interval (see the conventions above). */
 double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u);
 /* Is `value` one the parameter can take? A continuous range's ends are
@@ -168,6 +205,20 @@ int wsisa_sa_space_add(wsisa_sa_space *space, const wsisa_sa_param *p, wsisa_err
 long wsisa_sa_space_find(const wsisa_sa_space *space, const char *name);
 /* Number of varying (not fixed) parameters. */
 size_t wsisa_sa_space_dims(const wsisa_sa_space *space);
+/* Factors: the varying parameters' groups in order of first appearance, a
+ * parameter without a group its own. `factor` (may be NULL) receives each
+ * varying parameter's factor; returns the number of factors. */
+size_t wsisa_sa_space_factors(const wsisa_sa_space *space, size_t *factor);
+/* The name of factor f: its group's, or its one parameter's. */
+const char *wsisa_sa_space_factor_name(const wsisa_sa_space *space, size_t f);
+/* Put parameter `name` in group `group`: refused for an unknown parameter or
+ * one already in another group. */
+int wsisa_sa_space_group(wsisa_sa_space *space, const char *group, const char *name,
+                         wsisa_err *e);
+/* Refuse a group named like a parameter outside it (rows would be ambiguous). */
+int wsisa_sa_space_check_groups(const wsisa_sa_space *space, wsisa_err *e);
+/* Does the space group parameters? (some group has 2 or more) */
+int wsisa_sa_space_grouped(const wsisa_sa_space *space);
 int wsisa_sa_space_clone(const wsisa_sa_space *space, wsisa_sa_space **out, wsisa_err *e);
 /* Copy of `space` keeping the named varying parameters and fixing every other
  * one at its default (the second phase of a two-phase study). */
@@ -281,10 +332,13 @@ typedef struct wsisa_sa_design {
   size_t nparams;          /* columns of values */
   size_t ndims;            /* columns of unit */
   size_t *dims;            /* ndims: space index of each varying parameter */
+  size_t nfactors;         /* what moves together: groups (ndims without them) */
+  size_t *factor;          /* ndims: the factor of each varying parameter */
   double *unit;            /* nrows x ndims */
   double *values;          /* nrows x nparams */
   size_t groups;           /* MOAT: trajectories; VBD: base samples N; else nrows */
-  size_t group_size;       /* rows per group: k + 1 (MOAT), k + 2 or 2k + 2 (VBD), 1 */
+  size_t group_size;       /* rows per group: G + 1 (MOAT), G + 2 or 2G + 2 (VBD), 1;
+                              G factors (k parameters without groups) */
   int second_order;
   size_t nduplicates;      /* rows equal to an earlier row */
 } wsisa_sa_design;
@@ -328,6 +382,11 @@ double wsisa_sa_morris_spread(const double *pool, size_t k, const size_t *chosen
  * A_j, AB_j^1..k, [BA_j^1..k], B_j (rows of k). */
 void wsisa_sa_saltelli_unit(const double *a, const double *b, size_t n, size_t k,
                             int second_order, double *unit);
+/* The same with g factors: AB_j^f is A_j with the columns of factor f (those
+ * with factor[i] == f) from B_j; n (g + 2) or n (2g + 2) rows. */
+void wsisa_sa_saltelli_unit_factors(const double *a, const double *b, size_t n, size_t k,
+                                    size_t g, const size_t *factor, int second_order,
+                                    double *unit);
 
 /* ---- analyses ------------------------------------------------------------------ */
 

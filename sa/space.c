@@ -55,7 +55,7 @@ double wsisa_sa_param_at(const wsisa_sa_param *p, size_t k) {
 }
 
 double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u) {
-  if (p->kind == WSISA_SA_CONTINUOUS) return wsisa_sa_param_clamp(p, p->lo + u * (p->hi - p->lo));
+  if (p->kind == WSISA_SA_CONTINUOUS) return wsisa_sa_param_quantile(p, u);
   if (p->kind == WSISA_SA_FIXED) return p->value;
   size_t count = wsisa_sa_param_count(p);
   double bin = floor(u * (double)count);
@@ -68,6 +68,7 @@ double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u) {
  * involved (-1 + 1 * 1.3 is 0.30000000000000004); 10^-12 of the range, and a
  * few ulps of the ends, is far above that and far below any real step. */
 static double edge_room(const wsisa_sa_param *p) {
+  if (!isfinite(p->lo) || !isfinite(p->hi)) return 0; /* norm, lognorm: open ends */
   return 1e-12 * (p->hi - p->lo) + 8 * DBL_EPSILON * fmax(fabs(p->lo), fabs(p->hi));
 }
 
@@ -78,7 +79,9 @@ double wsisa_sa_param_clamp(const wsisa_sa_param *p, double v) {
 int wsisa_sa_param_contains(const wsisa_sa_param *p, double v) {
   if (!isfinite(v)) return 0;
   switch (p->kind) {
-    case WSISA_SA_CONTINUOUS: return v >= p->lo - edge_room(p) && v <= p->hi + edge_room(p);
+    case WSISA_SA_CONTINUOUS:
+      if (p->dist == WSISA_SA_LOGNORM) return v > 0;
+      return v >= p->lo - edge_room(p) && v <= p->hi + edge_room(p);
     case WSISA_SA_INTEGER: return v >= p->lo && v <= p->hi && is_whole(v);
     case WSISA_SA_DISCRETE: {
       if (v < p->lo || v > p->hi) return 0;
@@ -96,7 +99,8 @@ int wsisa_sa_param_contains(const wsisa_sa_param *p, double v) {
 
 double wsisa_sa_param_midpoint(const wsisa_sa_param *p) {
   switch (p->kind) {
-    case WSISA_SA_CONTINUOUS: return 0.5 * (p->lo + p->hi);
+    case WSISA_SA_CONTINUOUS:
+      return p->dist == WSISA_SA_UNIF ? 0.5 * (p->lo + p->hi) : wsisa_sa_param_quantile(p, 0.5);
     case WSISA_SA_INTEGER: return floor(0.5 * (p->lo + p->hi));
     case WSISA_SA_DISCRETE: return wsisa_sa_param_at(p, (discrete_count(p) - 1) / 2);
     case WSISA_SA_CATEGORICAL: return p->values[0];
@@ -134,6 +138,17 @@ int wsisa_sa_param_check(const wsisa_sa_param *p, wsisa_err *e) {
     case WSISA_SA_CONTINUOUS:
     case WSISA_SA_INTEGER:
     case WSISA_SA_DISCRETE:
+      if (p->dist != WSISA_SA_UNIF) {
+        /* its bounds checked again, and lo, hi its support */
+        wsisa_sa_param q = *p;
+        int rc = wsisa_sa_param_set_dist(&q, p->dist, p->bounds,
+                                         wsisa_sa_dist_nbounds(p->dist), e);
+        if (rc) return rc;
+        if (!(q.lo == p->lo && q.hi == p->hi))
+          return wsisa_error(e, WSISA_EUSAGE, "%s.range: not the support of its %s", n,
+                             wsisa_sa_dist_name(p->dist));
+        break;
+      }
       if (!isfinite(p->lo) || !isfinite(p->hi))
         return wsisa_error(e, WSISA_EUSAGE, "%s.range: the bounds must be finite numbers", n);
       if (p->lo >= p->hi)
@@ -171,6 +186,9 @@ int wsisa_sa_param_check(const wsisa_sa_param *p, wsisa_err *e) {
       }
       break;
   }
+  if (p->group[0] && memchr(p->group, '\0', WSISA_SA_NAME_MAX) == NULL)
+    return wsisa_error(e, WSISA_EUSAGE, "%s.group: longer than %d bytes", n,
+                       WSISA_SA_NAME_MAX - 1);
   /* The default may lie outside the SA range: G2's reference value 45 does. */
   if (!isfinite(p->value))
     return wsisa_error(e, WSISA_EUSAGE, "%s.default: not a finite number", n);
@@ -213,6 +231,69 @@ size_t wsisa_sa_space_dims(const wsisa_sa_space *space) {
   size_t d = 0;
   for (size_t i = 0; i < space->nparams; i++) d += space->params[i].kind != WSISA_SA_FIXED;
   return d;
+}
+
+/* The first varying parameter of i's group (i itself without a group). */
+static size_t group_head(const wsisa_sa_space *space, size_t i) {
+  const char *g = space->params[i].group;
+  for (size_t j = 0; g[0] && j < i; j++)
+    if (space->params[j].kind != WSISA_SA_FIXED && strcmp(space->params[j].group, g) == 0)
+      return j;
+  return i;
+}
+
+size_t wsisa_sa_space_factors(const wsisa_sa_space *space, size_t *factor) {
+  size_t nf = 0, d = 0;
+  for (size_t i = 0; i < space->nparams; i++) {
+    if (space->params[i].kind == WSISA_SA_FIXED) continue;
+    size_t head = group_head(space, i), f = nf;
+    if (head == i) nf++;
+    else /* the factor of the head: the heads before it */
+      for (size_t j = f = 0; j < head; j++)
+        f += space->params[j].kind != WSISA_SA_FIXED && group_head(space, j) == j;
+    if (factor) factor[d] = f;
+    d++;
+  }
+  return nf;
+}
+
+const char *wsisa_sa_space_factor_name(const wsisa_sa_space *space, size_t f) {
+  for (size_t i = 0, nf = 0; i < space->nparams; i++)
+    if (space->params[i].kind != WSISA_SA_FIXED && group_head(space, i) == i && nf++ == f)
+      return space->params[i].group[0] ? space->params[i].group : space->params[i].name;
+  return "?";
+}
+
+int wsisa_sa_space_group(wsisa_sa_space *space, const char *group, const char *name,
+                         wsisa_err *e) {
+  if (!group[0] || strlen(group) >= WSISA_SA_NAME_MAX)
+    return wsisa_error(e, WSISA_EUSAGE, "a group name must have 1 to %d bytes",
+                       WSISA_SA_NAME_MAX - 1);
+  long at = wsisa_sa_space_find(space, name);
+  if (at < 0)
+    return wsisa_error(e, WSISA_EUSAGE, "group %s: '%s' is not a parameter", group, name);
+  wsisa_sa_param *p = &space->params[at];
+  if (p->group[0])
+    return wsisa_error(e, WSISA_EUSAGE, "%s is in two groups, %s and %s (a parameter moves "
+                       "with one group)", name, p->group, group);
+  snprintf(p->group, sizeof p->group, "%s", group);
+  return 0;
+}
+
+int wsisa_sa_space_check_groups(const wsisa_sa_space *space, wsisa_err *e) {
+  for (size_t i = 0; i < space->nparams; i++) {
+    const char *g = space->params[i].group;
+    long at = g[0] ? wsisa_sa_space_find(space, g) : -1;
+    if (at >= 0 && strcmp(space->params[at].group, g) != 0)
+      return wsisa_error(e, WSISA_EUSAGE,
+                         "group %s: also the name of a parameter outside it; rename the group",
+                         g);
+  }
+  return 0;
+}
+
+int wsisa_sa_space_grouped(const wsisa_sa_space *space) {
+  return wsisa_sa_space_factors(space, NULL) < wsisa_sa_space_dims(space);
 }
 
 int wsisa_sa_space_clone(const wsisa_sa_space *space, wsisa_sa_space **out, wsisa_err *e) {

@@ -378,7 +378,7 @@ static double sig10(double v) {
 
 /* One output's table into indices.csv and indices.json. */
 static json_t *emit_table(analysis *a, const char *output, const table *t) {
-  size_t k = a->design->ndims;
+  size_t k = a->design->nfactors;
   json_t *params = json_object();
   for (size_t i = 0; i < k; i++) {
     wsisa_csv_text(a->csv, output);
@@ -399,7 +399,7 @@ static void print_table(analysis *a, const table *t, const size_t *show, size_t 
   fprintf(a->report, "  %-16s", "parameter");
   for (size_t s = 0; s < nshow; s++) fprintf(a->report, " %12s", t->names[show[s]]);
   fputc('\n', a->report);
-  for (size_t i = 0; i < a->design->ndims; i++) {
+  for (size_t i = 0; i < a->design->nfactors; i++) {
     fprintf(a->report, "  %-16s", a->labels[i]);
     for (size_t s = 0; s < nshow; s++) fprintf(a->report, " %12.4g", t->v[i * t->nstats + show[s]]);
     fputc('\n', a->report);
@@ -411,7 +411,7 @@ static void print_table(analysis *a, const table *t, const size_t *show, size_t 
 static int analyze_moat(analysis *a, const char *output, const double *y, json_t *res,
                         wsisa_stage *stage, wsisa_err *e) {
   wsisa_sa_moat_result m;
-  size_t k = a->design->ndims;
+  size_t k = a->design->nfactors;
   int rc = wsisa_sa_moat_analyze(a->space, a->design, y, &m, e);
   if (rc) return rc;
   double *v = calloc(k * COUNT(moat_stats), sizeof *v), *conf = calloc(k, sizeof *conf);
@@ -473,7 +473,7 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
 static int analyze_vbd(analysis *a, const char *output, const double *y, json_t *res,
                        wsisa_stage *stage, wsisa_err *e) {
   const wsisa_sa_design *d = a->design;
-  size_t k = d->ndims;
+  size_t k = d->nfactors;
   wsisa_sa_vbd_opts vo = {a->opts.bootstrap, a->opts.confidence, a->opts.seed, a->drop_missing};
   wsisa_sa_vbd_result r;
   size_t dropped = 0;
@@ -620,12 +620,12 @@ static int analyze_output(analysis *a, size_t which, wsisa_stage *stage, wsisa_e
  * takes in unit terms (NaN when steps differ) and the levels p it implies,
  * Delta = p / (2 (p - 1)) for even p (0 when it implies none). */
 static void moat_grid(const wsisa_sa_design *d, double *delta, unsigned *levels) {
-  size_t k = d->ndims;
+  size_t k = d->ndims, rows = d->group_size;
   *delta = NAN;
   *levels = 0;
   for (size_t t = 0; t < d->groups; t++)
-    for (size_t step = 1; step <= k; step++) {
-      const double *ua = d->unit + (t * (k + 1) + step - 1) * k, *ub = ua + k;
+    for (size_t step = 1; step < rows; step++) {
+      const double *ua = d->unit + (t * rows + step - 1) * k, *ub = ua + k;
       for (size_t i = 0; i < k; i++) {
         double du = fabs(ub[i] - ua[i]);
         if (du == 0) continue;
@@ -655,6 +655,29 @@ static void begin_json(analysis *a) {
   json_object_set_new(a->json, "design", json_string(a->foreign ? "made elsewhere" : "study"));
   json_object_set_new(a->json, "sampler", json_string(wsisa_sa_sampler_name(o->sampler)));
   json_object_set_new(a->json, "seed", json_integer((json_int_t)o->seed));
+  const wsisa_sa_space *sp = a->space;
+  json_t *groups = json_object(), *dists = json_object();
+  for (size_t i = 0; i < sp->nparams; i++) {
+    const wsisa_sa_param *p = &sp->params[i];
+    if (p->kind == WSISA_SA_FIXED) continue;
+    if (p->group[0]) {
+      json_t *members = json_object_get(groups, p->group);
+      if (!members) json_object_set_new(groups, p->group, members = json_array());
+      json_array_append_new(members, json_string(p->name));
+    }
+    if (p->dist != WSISA_SA_UNIF) {
+      json_t *b = json_array();
+      for (size_t j = 0; j < wsisa_sa_dist_nbounds(p->dist); j++)
+        json_array_append_new(b, json_real(p->bounds[j]));
+      json_object_set_new(dists, p->name, json_pack("{s:s, s:o}", "dist",
+                                                    wsisa_sa_dist_name(p->dist), "bounds", b));
+    }
+  }
+  if (json_object_size(groups) && a->design->method != WSISA_SA_CORRELATION)
+    json_object_set(a->json, "groups", groups);
+  if (json_object_size(dists)) json_object_set(a->json, "dists", dists);
+  json_decref(groups);
+  json_decref(dists);
   json_t *conv = json_object();
   if (a->design->method == WSISA_SA_MOAT) {
     json_object_set_new(conv, "trajectories", json_integer((json_int_t)a->design->groups));
@@ -672,8 +695,14 @@ static void begin_json(analysis *a) {
                                     "z = Phi^-1(1/2 + confidence/2) (SALib's)"));
     json_object_set_new(conv, "units",
                         json_string("mu, mu_star, sigma: dy/du, u the parameter scaled to "
-                                    "[0, 1] (grid units); *_param: dy/dvalue (null: "
-                                    "categorical)"));
+                                    "[0, 1] (grid units; under a non-uniform dist, u is the "
+                                    "quantile: effects in quantile space); *_param: dy/dvalue "
+                                    "(null: categorical)"));
+    if (a->design->nfactors < a->design->ndims)
+      json_object_set_new(conv, "groups",
+                          json_string("a step moves a whole group (Campolongo et al. 2007): "
+                                      "mu_star per group is mean |dy| / Delta; mu, sigma and "
+                                      "*_param are null for a group of 2 or more"));
   } else if (a->design->method == WSISA_SA_VBD) {
     json_object_set_new(conv, "first_order", json_string("Saltelli 2010"));
     json_object_set_new(conv, "total", json_string("Jansen 1999"));
@@ -715,10 +744,16 @@ static int run(analysis *a, wsisa_err *e) {
                      "(its scores are in outputs.csv)",
                      a->study ? a->study->path : a->samples_path);
   if (!rc) rc = check_outputs(a, e);
-  size_t k = a->design ? a->design->ndims : 0;
-  if (!rc && !(a->labels = calloc(k, sizeof *a->labels)))
+  /* one row per factor: a group's row names the group (MOAT, VBD) */
+  size_t k = a->design ? a->design->nfactors : 0;
+  if (!rc && !(a->labels = calloc(k + 1, sizeof *a->labels)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t i = 0; !rc && i < k; i++) a->labels[i] = a->space->params[a->design->dims[i]].name;
+  for (size_t i = 0; !rc && i < k; i++)
+    a->labels[i] = a->design->method == WSISA_SA_CORRELATION
+                       ? a->space->params[a->design->dims[i]].name
+                       : wsisa_sa_space_factor_name(a->space, i);
+  if (!rc && a->design->method == WSISA_SA_CORRELATION && wsisa_sa_space_grouped(a->space))
+    fprintf(a->report, "warning: groups do not apply to correlations; one row per parameter\n");
   struct stat st;
   int made_dir = 0;
   if (!rc && stat(a->dir, &st) != 0) {
@@ -789,7 +824,9 @@ static int run(analysis *a, wsisa_err *e) {
 /* ---- a problem file in SALib's shape ------------------------------------------------ */
 
 /* {"names": [...], "bounds": [[lo, hi], ...]} and optionally "num_vars",
- * "groups", "dists" and "outputs" (SALib's keys): continuous parameters. */
+ * "groups" (a group name per parameter), "dists" (a distribution per
+ * parameter; bounds as SALib reads them under each) and "outputs" (SALib's
+ * keys): continuous parameters. */
 static int load_problem(const char *path, wsisa_sa_space **out, wsisa_err *e) {
   *out = NULL;
   json_error_t je;
@@ -822,35 +859,63 @@ static int load_problem(const char *path, wsisa_sa_space **out, wsisa_err *e) {
     rc = wsisa_error(e, WSISA_EFORMAT, "%s: num_vars: %zu names are given", path, k);
   wsisa_sa_space *space = rc ? NULL : wsisa_sa_space_new();
   if (!rc && !space) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  json_t *dists = json_object_get(root, "dists"), *groups = json_object_get(root, "groups");
+  if (json_is_null(dists)) dists = NULL;
+  if (json_is_null(groups)) groups = NULL;
+  if (!rc && dists && (!json_is_array(dists) || json_array_size(dists) != k))
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: dists: one distribution name per name (%zu)", path, k);
+  if (!rc && groups && (!json_is_array(groups) || json_array_size(groups) != k))
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups: one group name per name (%zu)", path, k);
   for (size_t i = 0; i < k && !rc; i++) {
     json_t *name = json_array_get(names, i), *b = json_array_get(bounds, i);
     wsisa_sa_param p;
     memset(&p, 0, sizeof p);
     p.kind = WSISA_SA_CONTINUOUS;
+    int dist = WSISA_SA_UNIF;
+    const char *dname = dists ? json_string_value(json_array_get(dists, i)) : "unif";
+    double bv[4];
+    size_t nb = json_is_array(b) ? json_array_size(b) : 0;
     if (!json_is_string(name) || json_string_length(name) >= sizeof p.name)
       rc = wsisa_error(e, WSISA_EFORMAT, "%s: names[%zu]: not a name of at most %zu bytes", path,
                        i, sizeof p.name - 1);
-    else if (!json_is_array(b) || json_array_size(b) != 2 ||
-             !json_is_number(json_array_get(b, 0)) || !json_is_number(json_array_get(b, 1)))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds[%zu]: not a pair [low, high]", path, i);
+    else if (!dname || (dist = wsisa_sa_dist_from_name(dname)) < 0)
+      rc = wsisa_error(e, WSISA_EFORMAT,
+                       "%s: dists[%zu]: %s%s%s is not a distribution (unif, norm, truncnorm, "
+                       "lognorm, triang)",
+                       path, i, dname ? "'" : "", dname ? dname : "not a string", dname ? "'" : "");
+    else if (nb < 2 || nb > 4)
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds[%zu]: not a list of %zu numbers (%s)", path,
+                       i, wsisa_sa_dist_nbounds((wsisa_sa_dist)dist), dname);
+    for (size_t j = 0; j < nb && !rc; j++) {
+      if (!json_is_number(json_array_get(b, j)))
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds[%zu][%zu]: not a number", path, i, j);
+      else
+        bv[j] = json_number_value(json_array_get(b, j));
+    }
     if (rc) break;
     snprintf(p.name, sizeof p.name, "%s", json_string_value(name));
-    p.lo = json_number_value(json_array_get(b, 0));
-    p.hi = json_number_value(json_array_get(b, 1));
-    p.value = 0.5 * (p.lo + p.hi);
     wsisa_err pe = WSISA_ERR_INIT;
+    if (wsisa_sa_param_set_dist(&p, (wsisa_sa_dist)dist, bv, nb, &pe)) {
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: %s", path, pe.msg);
+      break;
+    }
+    p.value = wsisa_sa_param_midpoint(&p);
     if (wsisa_sa_space_add(space, &p, &pe))
       rc = wsisa_error(e, WSISA_EFORMAT, "%s: %s", path, pe.msg);
   }
-  json_t *dists = json_object_get(root, "dists");
-  for (size_t i = 0; !rc && dists && i < json_array_size(dists); i++) {
-    const char *d = json_string_value(json_array_get(dists, i));
-    if (!d || strcmp(d, "unif"))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: dists[%zu]: only 'unif' is read", path, i);
+  for (size_t i = 0; groups && i < k && !rc; i++) {
+    json_t *g = json_array_get(groups, i);
+    wsisa_err pe = WSISA_ERR_INIT;
+    if (!json_is_string(g))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups[%zu]: not a group name", path, i);
+    else if (wsisa_sa_space_group(space, json_string_value(g), space->params[i].name, &pe))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups[%zu]: %s", path, i, pe.msg);
   }
-  json_t *groups = json_object_get(root, "groups");
-  if (!rc && groups && !json_is_null(groups))
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups: analysis by group is not read", path);
+  if (!rc && groups) {
+    wsisa_err pe = WSISA_ERR_INIT;
+    if (wsisa_sa_space_check_groups(space, &pe))
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups: %s", path, pe.msg);
+  }
   json_decref(root);
   if (rc) {
     wsisa_sa_space_free(space);

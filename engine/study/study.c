@@ -417,10 +417,88 @@ static int check_domain(ctx *c, const char *path, const char *name, double v) {
   return 0;
 }
 
+/* {"dist": "norm", "bounds": [mean, sd]}: a continuous parameter of a
+ * distribution, its bounds as SALib reads them (sa.h). */
+static int parse_dist(ctx *c, const char *path, const char *name, json_t *spec,
+                      const wsisa_sa_seg_param *sp, wsisa_sa_param *p) {
+  char at[200];
+  json_t *dist = json_object_get(spec, "dist"), *bounds = json_object_get(spec, "bounds");
+  const char *other[] = {"range", "step", "integer", "values", "fixed"};
+  for (size_t i = 0; i < sizeof other / sizeof *other; i++)
+    if (json_object_get(spec, other[i])) {
+      snprintf(at, sizeof at, "%s.%s", path, other[i]);
+      return fail(c, at, "does not go with dist and bounds (a dist's bounds give its range)");
+    }
+  snprintf(at, sizeof at, "%s.dist", path);
+  if (!dist) return fail(c, at, "required with bounds (unif, norm, truncnorm, lognorm, triang)");
+  const char *dname;
+  int rc = get_string(c, dist, at, &dname), d;
+  if (rc) return rc;
+  if ((d = wsisa_sa_dist_from_name(dname)) < 0)
+    return fail(c, at, "'%s' is not a distribution (unif, norm, truncnorm, lognorm, triang)",
+                dname);
+  snprintf(at, sizeof at, "%s.bounds", path);
+  if (!bounds) return fail(c, at, "required with dist");
+  size_t nb = json_is_array(bounds) ? json_array_size(bounds) : 0;
+  if (nb < 2 || nb > 4) return expected(c, at, "an array of 2 to 4 numbers", bounds);
+  double b[4];
+  for (size_t i = 0; i < nb; i++) {
+    char item[256];
+    snprintf(item, sizeof item, "%s[%zu]", at, i);
+    if ((rc = get_number(c, json_array_get(bounds, i), item, &b[i]))) return rc;
+  }
+  if (sp && sp->integer_valued)
+    return fail(c, at, "%s takes whole numbers only; a dist applies to a continuous parameter",
+                name);
+  if (sp && sp->kind == WSISA_SA_CATEGORICAL)
+    return fail(c, at, "%s is a connectivity: use \"values\": [4, 8]", name);
+  p->kind = WSISA_SA_CONTINUOUS;
+  wsisa_err inner = WSISA_ERR_INIT;
+  if (wsisa_sa_param_set_dist(p, (wsisa_sa_dist)d, b, nb, &inner))
+    return fail_sa(c, "parameters.", &inner);
+  /* what the segmentation accepts must hold the whole support */
+  if (sp && ((rc = check_domain(c, at, name, p->lo)) || (rc = check_domain(c, at, name, p->hi))))
+    return rc;
+  json_t *def = json_object_get(spec, "default");
+  if (def) {
+    snprintf(at, sizeof at, "%s.default", path);
+    if ((rc = get_number(c, def, at, &p->value))) return rc;
+    if (sp && (rc = check_domain(c, at, name, p->value))) return rc;
+  } else if (!sp) {
+    p->value = wsisa_sa_param_midpoint(p);
+  }
+  return 0;
+}
+
+/* "groups": {"G": ["a", "b"], ...}: parameters that move as one (MOAT, VBD). */
+static int parse_groups(ctx *c, json_t *groups, wsisa_sa_space *space) {
+  if (!json_is_object(groups)) return expected(c, "groups", "an object of group: [parameters]", groups);
+  const char *g;
+  json_t *list;
+  json_object_foreach(groups, g, list) {
+    char at[256];
+    snprintf(at, sizeof at, "groups.%s", g);
+    if (!json_is_array(list) || json_array_size(list) == 0)
+      return expected(c, at, "a non-empty array of parameter names", list);
+    for (size_t i = 0; i < json_array_size(list); i++) {
+      char item[300];
+      snprintf(item, sizeof item, "%s[%zu]", at, i);
+      const char *name;
+      int rc = get_string(c, json_array_get(list, i), item, &name);
+      if (rc) return rc;
+      wsisa_err inner = WSISA_ERR_INIT;
+      if (wsisa_sa_space_group(space, g, name, &inner)) return fail_sa(c, "groups: ", &inner);
+    }
+  }
+  wsisa_err inner = WSISA_ERR_INIT;
+  if (wsisa_sa_space_check_groups(space, &inner)) return fail_sa(c, "groups: ", &inner);
+  return 0;
+}
+
 static int parse_param(ctx *c, const char *name, json_t *spec, int segmentation,
                        wsisa_sa_param *p) {
-  static const char *const keys[] = {"range", "step", "integer", "values", "fixed", "default",
-                                     NULL};
+  static const char *const keys[] = {"range", "step",    "integer", "values", "fixed",
+                                     "default", "dist", "bounds", NULL};
   char path[128], at[200];
   snprintf(path, sizeof path, "parameters.%s", name);
   memset(p, 0, sizeof *p);
@@ -445,6 +523,8 @@ static int parse_param(ctx *c, const char *name, json_t *spec, int segmentation,
   json_t *range = json_object_get(spec, "range"), *values = json_object_get(spec, "values");
   json_t *fixed = json_object_get(spec, "fixed"), *step = json_object_get(spec, "step");
   json_t *integer = json_object_get(spec, "integer"), *def = json_object_get(spec, "default");
+  json_t *dist = json_object_get(spec, "dist"), *bounds = json_object_get(spec, "bounds");
+  if (dist || bounds) return parse_dist(c, path, name, spec, sp, p);
   if (!!range + !!values + !!fixed > 1)
     return fail(c, path, "give one of range, values or fixed");
   if (!range && !values && !fixed && !sp)
@@ -782,8 +862,9 @@ void wsisa_study_free(wsisa_study *s) {
 }
 
 static int parse_root(ctx *c, json_t *root, wsisa_study *s) {
-  static const char *const keys[] = {"name",   "description", "inputs", "parameters", "method",
-                                     "sampler", "metric",     "reuse",  "execution",  NULL};
+  static const char *const keys[] = {"name",    "description", "inputs", "parameters",
+                                     "groups",  "method",      "sampler", "metric",
+                                     "reuse",   "execution",   NULL};
   if (!json_is_object(root)) return expected(c, "", "a JSON object", root);
   int rc = check_keys(c, root, "", keys, "a study");
   if (rc) return rc;
@@ -802,6 +883,7 @@ static int parse_root(ctx *c, json_t *root, wsisa_study *s) {
   if (!params && !s->segmentation)
     return fail(c, "parameters", "required in a study without inputs (a pure SA study)");
   if ((rc = parse_parameters(c, params, s->segmentation, s->space))) return rc;
+  if ((v = json_object_get(root, "groups")) && (rc = parse_groups(c, v, s->space))) return rc;
   json_t *method = json_object_get(root, "method");
   if (!method) return fail(c, "method", "required (moat, vbd, correlation or two_phase)");
   if ((rc = parse_method(c, method, json_object_get(root, "sampler"), &s->sa))) return rc;
@@ -913,6 +995,14 @@ static json_t *param_json(const wsisa_sa_param *p, int *d17) {
       break;
     }
     default:
+      if (p->dist != WSISA_SA_UNIF) {
+        json_t *b = json_array();
+        for (size_t i = 0; i < wsisa_sa_dist_nbounds(p->dist); i++)
+          json_array_append_new(b, number(p->bounds[i], d17));
+        json_object_set_new(o, "dist", json_string(wsisa_sa_dist_name(p->dist)));
+        json_object_set_new(o, "bounds", b);
+        break;
+      }
       json_object_set_new(o, "range", json_pack("[o, o]", number(p->lo, d17), number(p->hi, d17)));
       if (p->kind == WSISA_SA_DISCRETE) json_object_set_new(o, "step", number(p->step, d17));
       if (p->kind == WSISA_SA_INTEGER) json_object_set_new(o, "integer", json_true());
@@ -966,6 +1056,16 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
   for (size_t i = 0; i < s->space->nparams; i++)
     json_object_set_new(params, s->space->params[i].name, param_json(&s->space->params[i], &d17));
   json_object_set_new(root, "parameters", params);
+  json_t *groups = json_object();
+  for (size_t i = 0; i < s->space->nparams; i++) {
+    const wsisa_sa_param *p = &s->space->params[i];
+    if (!p->group[0]) continue;
+    json_t *members = json_object_get(groups, p->group);
+    if (!members) json_object_set_new(groups, p->group, members = json_array());
+    json_array_append_new(members, json_string(p->name));
+  }
+  if (json_object_size(groups)) json_object_set(root, "groups", groups);
+  json_decref(groups);
   const wsisa_sa_opts *o = &s->sa;
   json_t *m = json_object();
   json_object_set_new(m, "name", json_string(wsisa_sa_method_name(o->method)));
