@@ -167,8 +167,14 @@ double wsisa_sa_param_cdf(const wsisa_sa_param *p, double v) {
     case WSISA_SA_NORM: return normal_cdf((v - b[0]) / b[1]);
     case WSISA_SA_LOGNORM: return v > 0 ? normal_cdf((log(v) - b[0]) / b[1]) : 0;
     case WSISA_SA_TRUNCNORM: {
-      double pa = normal_cdf((b[0] - b[2]) / b[3]), pb = normal_cdf((b[1] - b[2]) / b[3]);
-      u = (normal_cdf((v - b[2]) / b[3]) - pa) / (pb - pa);
+      double alpha = (b[0] - b[2]) / b[3], beta = (b[1] - b[2]) / b[3], z = (v - b[2]) / b[3];
+      if (alpha > 0) { /* the upper tail, as the quantile */
+        double qa = normal_cdf(-alpha), qb = normal_cdf(-beta);
+        u = (qa - normal_cdf(-z)) / (qa - qb);
+      } else {
+        double pa = normal_cdf(alpha), pb = normal_cdf(beta);
+        u = (normal_cdf(z) - pa) / (pb - pa);
+      }
       break;
     }
     case WSISA_SA_TRIANG: {

@@ -279,7 +279,7 @@ static const struct {
      "s.json: parameters.G1: give one of range, values or fixed"},
     {"{" SEG "\"parameters\": {\"G1\": {\"rnage\": [5, 80]}}, " MOAT "}",
      "s.json: parameters.G1.rnage: unknown key (a parameter takes range, step, integer, values, "
-     "fixed, default)"},
+     "fixed, default, dist, bounds)"},
     {"{" SEG "\"parameters\": {\"G1\": \"5..80\"}, " MOAT "}",
      "s.json: parameters.G1: expected an object with range, values or fixed (or a number), got "
      "the string \"5..80\""},

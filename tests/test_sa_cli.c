@@ -576,3 +576,219 @@ Test(sa_cli, analyze_salib_shaped_design_without_study) {
   cr_expect(isnan(index_of(res, "lin", "x3", "pcc")), "an empty cell");
   cr_expect_float_eq(index_of(res, "lin", "x1", "pcc"), 1, 1e-9);
 }
+
+/* One of the indices of tests/golden/salib/expected_groups_dists.json (made
+ * with Python's standard library from the formulas by make_groups_dists.py
+ * beside it); NaN where it leaves the index out. */
+static double golden2(const char *design, const char *factor, const char *stat) {
+  json_error_t err;
+  json_t *j = json_load_file(tu_src("tests/golden/salib/expected_groups_dists.json"), 0, &err);
+  cr_assert_not_null(j, "%s", err.text);
+  json_t *v = json_object_get(json_object_get(json_object_get(j, design), factor), stat);
+  double want = v ? json_number_value(v) : NAN;
+  json_decref(j);
+  return want;
+}
+
+static void expect_close(double got, double want, const char *what) {
+  cr_expect(fabs(got - want) <= 1e-8 * fmax(1, fabs(want)), "%s: %.17g, reference %.17g", what,
+            got, want);
+}
+
+/* SALib problem files with groups and dists, designs made elsewhere: grouped
+ * Morris (a group's row holds mu* alone: mu and sigma are empty, as SALib
+ * leaves them), grouped Saltelli blocks, and Morris trajectories whose levels
+ * went through truncnorm's and triang's quantiles (effects in quantile
+ * space). The references are Python's, to 1e-8. */
+Test(sa_cli, analyze_groups_and_dists_without_study) {
+  const char *dir = tu_tmpdir("groups_dists");
+  const char *runs[3][3] = {{"groups_problem", "gmorris", "morris"},
+                            {"groups_problem", "gsobol", "sobol"},
+                            {"dists_problem", "dmorris", "morris"}};
+  char res[3][4200];
+  for (int m = 0; m < 3; m++) {
+    char problem[4200], x[4200], y[4200], name[128];
+    snprintf(name, sizeof name, "tests/golden/salib/%s.json", runs[m][0]);
+    snprintf(problem, sizeof problem, "%s", tu_src(name));
+    snprintf(name, sizeof name, "tests/golden/salib/%s_X.csv", runs[m][1]);
+    snprintf(x, sizeof x, "%s", tu_src(name));
+    snprintf(name, sizeof name, "tests/golden/salib/%s_Y.csv", runs[m][1]);
+    snprintf(y, sizeof y, "%s", tu_src(name));
+    snprintf(res[m], sizeof res[m], "%s/%s", dir, runs[m][1]);
+    free(run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s", problem,
+                runs[m][2], x, y, res[m]));
+  }
+  /* grouped Morris: G1 = {x1, x2} is one row named G1 */
+  expect_close(index_of(res[0], "f", "G1", "mu_star"), golden2("gmorris", "G1", "mu_star"),
+               "G1 mu*");
+  cr_expect(isnan(index_of(res[0], "f", "G1", "mu")) && isnan(index_of(res[0], "f", "G1", "sigma")));
+  cr_expect(isnan(index_of(res[0], "f", "x1", "mu_star")), "no row for a grouped parameter");
+  const char *stats[] = {"mu", "mu_star", "sigma"};
+  for (int s = 0; s < 3; s++) {
+    expect_close(index_of(res[0], "f", "G2", stats[s]), golden2("gmorris", "G2", stats[s]), "G2");
+    expect_close(index_of(res[0], "f", "G3", stats[s]), golden2("gmorris", "G3", stats[s]), "G3");
+  }
+  json_t *j = load_json(res[0]);
+  json_t *g1 = json_object_get(json_object_get(j, "groups"), "G1");
+  cr_expect_eq(json_array_size(g1), 2);
+  cr_expect_str_eq(json_string_value(json_array_get(g1, 1)), "x2");
+  json_decref(j);
+  /* grouped Sobol' */
+  const char *groups[] = {"G1", "G2", "G3"};
+  for (int g = 0; g < 3; g++) {
+    expect_close(index_of(res[1], "f", groups[g], "S1"), golden2("gsobol", groups[g], "S1"), "S1");
+    expect_close(index_of(res[1], "f", groups[g], "ST"), golden2("gsobol", groups[g], "ST"), "ST");
+  }
+  /* Morris under truncnorm, triang, unif */
+  const char *dstats[] = {"mu", "mu_star", "sigma", "mu_param"}, *names[] = {"y1", "y2", "y3"};
+  for (int i = 0; i < 3; i++)
+    for (int s = 0; s < 4; s++)
+      expect_close(index_of(res[2], "f", names[i], dstats[s]), golden2("dmorris", names[i], dstats[s]),
+                   names[i]);
+  j = load_json(res[2]);
+  cr_expect_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(j, "dists"),
+                                                                     "y2"), "dist")),
+                   "triang");
+  json_decref(j);
+}
+
+/* A run that fails with exactly one line on stderr holding `want`. */
+static void expect_one_line_error(const char *args, const char *want) {
+  char *out = NULL, *err = NULL;
+  int status = tu_run(args, &out, &err);
+  cr_expect_neq(status, 0, "wsisa %s: succeeded", args);
+  cr_expect(err && strstr(err, want), "wsisa %s: wanted '%s' in: %s", args, want, err ? err : "");
+  size_t lines = 0;
+  for (const char *c = err ? err : ""; *c; c++) lines += *c == '\n';
+  cr_expect_eq(lines, 1, "one error line, not: %s", err ? err : "");
+  free(out);
+  free(err);
+}
+
+Test(sa_cli, groups_and_dists_refused_with_one_line) {
+  const char *dir = tu_tmpdir("groups_dists_bad");
+  char path[4200], args[8400];
+  const char *studies[][2] = {
+      {"{\"parameters\": {\"a\": {\"dist\": \"gamma\", \"bounds\": [1, 2]}}, \"method\": \"vbd\"}",
+       "'gamma' is not a distribution"},
+      {"{\"parameters\": {\"a\": {\"dist\": \"norm\", \"bounds\": [1, -2]}}, \"method\": \"vbd\"}",
+       "a.bounds: norm's sd -2 is not positive"},
+      {"{\"parameters\": {\"a\": {\"dist\": \"triang\", \"bounds\": [0, 1]}}, \"method\": \"vbd\"}",
+       "a.bounds: triang takes 3 bounds"},
+      {"{\"parameters\": {\"a\": {\"dist\": \"truncnorm\", \"bounds\": [2, 1, 0, 1]}}, "
+       "\"method\": \"vbd\"}",
+       "truncnorm needs low < high"},
+      {"{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 1]}}, "
+       "\"groups\": {\"G\": [\"a\", \"c\"]}, \"method\": \"moat\"}",
+       "group G: 'c' is not a parameter"},
+      {"{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 1]}}, "
+       "\"groups\": {\"G\": [\"a\", \"b\"], \"H\": [\"b\"]}, \"method\": \"moat\"}",
+       "b is in two groups, G and H"},
+      {"{\"parameters\": {\"a\": {\"range\": [0, 10], \"step\": 1, \"dist\": \"norm\", "
+       "\"bounds\": [5, 1]}}, \"method\": \"vbd\"}",
+       "parameters.a.range: does not go with dist and bounds"},
+      {"{\"inputs\": {\"images\": [\"x.png\"]}, \"parameters\": {\"G1\": {\"dist\": \"triang\", "
+       "\"bounds\": [5, 80, 0.5]}}, \"method\": \"vbd\"}",
+       "G1 takes whole numbers only; a dist applies to a continuous parameter"},
+  };
+  for (size_t i = 0; i < sizeof studies / sizeof *studies; i++) {
+    snprintf(path, sizeof path, "%s/s%zu.json", dir, i);
+    write_study(path, studies[i][0]);
+    snprintf(args, sizeof args, "sample --study %s -o %s/s%zu.csv", path, dir, i);
+    expect_one_line_error(args, studies[i][1]);
+  }
+  /* MOAT's grid ends are quantiles 0 and 1: infinite under norm */
+  snprintf(path, sizeof path, "%s/moat_norm.json", dir);
+  write_study(path, "{\"parameters\": {\"a\": {\"dist\": \"norm\", \"bounds\": [0, 1]}, "
+                    "\"b\": {\"range\": [0, 1]}}, \"method\": \"moat\"}");
+  snprintf(args, sizeof args, "sample --study %s -o %s/m.csv", path, dir);
+  expect_one_line_error(args, "a: MOAT's grid ends are the quantiles 0 and 1");
+  /* problem files */
+  const char *problems[][2] = {
+      {"{\"names\": [\"a\", \"b\"], \"bounds\": [[0, 1], [0, 1]], \"dists\": [\"unif\", "
+       "\"weibull\"]}",
+       "dists[1]: 'weibull' is not a distribution"},
+      {"{\"names\": [\"a\", \"b\"], \"bounds\": [[0, 1], [0, 1, 2]], \"dists\": [\"unif\", "
+       "\"triang\"]}",
+       "b.bounds: triang's peak 2 is not a fraction of the width"},
+      {"{\"names\": [\"a\", \"b\"], \"bounds\": [[0, 1], [0, 1]], \"groups\": [\"G\"]}",
+       "groups: one group name per name (2)"},
+      {"{\"names\": [\"a\", \"b\"], \"bounds\": [[0, 1], [0, 1]], \"groups\": [\"b\", \"G\"]}",
+       "group b: also the name of a parameter outside it"},
+  };
+  for (size_t i = 0; i < sizeof problems / sizeof *problems; i++) {
+    snprintf(path, sizeof path, "%s/p%zu.json", dir, i);
+    write_study(path, problems[i][0]);
+    snprintf(args, sizeof args, "analyze --problem %s --method morris --samples %s --outputs %s",
+             path, tu_src("tests/golden/salib/gmorris_X.csv"),
+             tu_src("tests/golden/salib/gmorris_Y.csv"));
+    expect_one_line_error(args, problems[i][1]);
+  }
+}
+
+static double grouped_linear(const wsisa_csv *c, size_t r) {
+  return col(c, r, "a") + col(c, r, "b") + 4 * col(c, r, "c") + col(c, r, "d");
+}
+
+static double triang_only(const wsisa_csv *c, size_t r) { return col(c, r, "d"); }
+
+/* A study's own grouped designs: a MOAT trajectory of G + 1 runs (a and b
+ * move together), a Saltelli design of N (G + 2) runs; and MOAT's mu under a
+ * triangular input, by hand: d ~ triang [0, 1, 0.5] on a 4-level grid sits at
+ * the quantiles 0, sqrt(1/6), 1 - sqrt(1/6), 1, so each step of y = d moves y
+ * by 1 - sqrt(1/6) while u moves by Delta = 2/3: mu = 1.5 (1 - sqrt(1/6)) in
+ * grid (quantile) units, and mu_param = dy/dd = 1. */
+Test(sa_cli, study_groups_and_dists) {
+  const char *dir = tu_tmpdir("study_groups");
+  char study[4200], samples[4200], outputs[4200], res[4200];
+  snprintf(study, sizeof study, "%s/g.json", dir);
+  snprintf(samples, sizeof samples, "%s/s.csv", dir);
+  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  snprintf(res, sizeof res, "%s/res", dir);
+  const char *params =
+      "\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 1]}, \"c\": {\"range\": "
+      "[0, 1]}, \"d\": {\"dist\": \"triang\", \"bounds\": [0, 1, 0.5]}}, \"groups\": {\"G\": "
+      "[\"a\", \"b\"]}";
+  char text[2048];
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6}}",
+           params);
+  write_study(study, text);
+  char *out = run_ok("sample --study %s -o %s", study, samples);
+  cr_expect(strstr(out, "moat: 6 trajectories of 4 runs"), "%s", out);
+  free(out);
+  wsisa_csv *c = NULL;
+  cr_assert_eq(wsisa_csv_read(samples, &c, NULL), 0);
+  cr_expect_eq(c->nrows, 24);
+  for (size_t r = 0; r < c->nrows; r++)
+    if (r % 4) { /* a and b move together, or neither does */
+      int ma = col(c, r, "a") != col(c, r - 1, "a"), mb = col(c, r, "b") != col(c, r - 1, "b");
+      cr_expect_eq(ma, mb, "row %zu", r);
+    }
+  wsisa_csv_free(c);
+  write_outputs(samples, outputs, "y", grouped_linear);
+  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples, outputs, res));
+  cr_expect_float_eq(index_of(res, "y", "c", "mu"), 4, 1e-12);
+  double g = index_of(res, "y", "G", "mu_star");
+  /* |da + db| / Delta is 2 or 0 as a and b move alike or not */
+  cr_expect(g >= 0 && g <= 2 && fabs(g * 3 - round(g * 3)) < 1e-6, "%g", g);
+  cr_expect(isnan(index_of(res, "y", "G", "mu")));
+  write_outputs(samples, outputs, "y", triang_only);
+  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s/t", study, samples, outputs, res));
+  snprintf(res, sizeof res, "%s/res/t", dir);
+  /* indices.csv holds 10 significant digits */
+  cr_expect_float_eq(fabs(index_of(res, "y", "d", "mu")), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
+  cr_expect_float_eq(index_of(res, "y", "d", "mu_star"), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
+  cr_expect_float_eq(index_of(res, "y", "d", "mu_param"), 1, 1e-9);
+  /* VBD: N (G + 2) runs */
+  snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"vbd\", \"samples\": 16, "
+           "\"bootstrap\": 0}}", params);
+  write_study(study, text);
+  out = run_ok("sample --study %s -o %s", study, samples);
+  cr_expect(strstr(out, "80 runs") && strstr(out, "16 base samples x 5 runs"), "%s", out);
+  free(out);
+  write_outputs(samples, outputs, "y", grouped_linear);
+  snprintf(res, sizeof res, "%s/vbd", dir);
+  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples, outputs, res));
+  cr_expect(index_of(res, "y", "G", "ST") > 0 && index_of(res, "y", "c", "ST") > 0);
+  cr_expect(isnan(index_of(res, "y", "a", "ST")), "no row for a grouped parameter");
+}

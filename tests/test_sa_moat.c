@@ -330,3 +330,59 @@ Test(sa_moat, mu_star_conf_is_a_seeded_bootstrap) {
   wsisa_sa_design_free(d);
   wsisa_sa_space_free(s);
 }
+
+/* Groups (Campolongo et al. 2007): a trajectory has G + 1 runs, each step
+ * moves every parameter of one group by Delta (each in its own direction) and
+ * nothing else, each group once; the Campolongo selection works on them. */
+Test(sa_moat, grouped_trajectories_move_a_whole_group) {
+  wsisa_sa_space *s = continuous_space();
+  cr_assert_eq(wsisa_sa_space_group(s, "G", "a", NULL), 0);
+  cr_assert_eq(wsisa_sa_space_group(s, "G", "c", NULL), 0);
+  wsisa_sa_opts o;
+  wsisa_sa_opts_default(&o, WSISA_SA_MOAT);
+  o.trajectories = 5;
+  o.pool = 12;
+  wsisa_sa_design *d = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_sa_design_make(s, &o, &d, &e), 0, "%s", e.msg);
+  cr_assert_eq(d->nfactors, 3);
+  cr_assert_eq(d->group_size, 4);
+  cr_assert_eq(d->nrows, 20);
+  for (size_t t = 0; t < 5; t++) {
+    int seen[3] = {0, 0, 0};
+    for (size_t step = 1; step < 4; step++) {
+      const double *ua = d->unit + (t * 4 + step - 1) * 4, *ub = ua + 4;
+      long f = -1;
+      for (size_t i = 0; i < 4; i++)
+        if (ua[i] != ub[i]) {
+          cr_expect(f < 0 || f == (long)d->factor[i], "one factor a step");
+          f = (long)d->factor[i];
+          cr_expect_float_eq(fabs(ub[i] - ua[i]), 2.0 / 3, 1e-12);
+        }
+      cr_assert_geq(f, 0);
+      for (size_t i = 0; i < 4; i++)
+        if (d->factor[i] == (size_t)f) cr_expect_neq(ua[i], ub[i], "the whole group moves");
+      seen[f]++;
+    }
+    cr_expect(seen[0] == 1 && seen[1] == 1 && seen[2] == 1);
+  }
+  /* y = b - 3 d: b and d are alone, G's effect is 0; mu exact in grid units */
+  double *y = malloc(d->nrows * sizeof *y);
+  for (size_t r = 0; r < d->nrows; r++) y[r] = d->values[r * 4 + 1] - 3 * d->values[r * 4 + 3];
+  wsisa_sa_moat_result m;
+  cr_assert_eq(wsisa_sa_moat_analyze(s, d, y, &m, NULL), 0);
+  cr_expect_eq(m.k, 3);
+  cr_expect_float_eq(m.mu_star[0], 0, 1e-12);
+  cr_expect(isnan(m.mu[0]) && isnan(m.sigma[0]) && isnan(m.mu_p[0]), "mu* only for a group");
+  cr_expect_float_eq(m.mu[1], 10, 1e-9);
+  cr_expect_float_eq(m.mu[2], -3, 1e-9);
+  wsisa_sa_moat_result_free(&m);
+  free(y);
+  wsisa_sa_design_free(d);
+  /* a group's parameters share the grid: 3 integer values beside a 4-level range */
+  add(s, "n", WSISA_SA_INTEGER, 0, 2, 0);
+  cr_assert_eq(wsisa_sa_space_group(s, "G", "n", NULL), 0);
+  cr_expect_neq(wsisa_sa_design_make(s, &o, &d, &e), 0);
+  cr_expect(strstr(e.msg, "group G: a has 4 levels and n 3"), "%s", e.msg);
+  wsisa_sa_space_free(s);
+}

@@ -1,11 +1,14 @@
 /* Parameter spaces: the built-in segmentation table, value checks, the map from
- * the unit interval to each kind, selection, and duplicate counting. */
+ * the unit interval to each kind, selection, duplicate counting, input
+ * distributions and groups. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sa/sa.h"
+#include "tests/testutil.h"
 
 static wsisa_sa_param make(const char *name, wsisa_sa_kind kind, double lo, double hi,
                            double step) {
@@ -305,5 +308,95 @@ Test(sa_space, designs_stay_inside_the_ranges) {
                  outside);
     wsisa_sa_design_free(d);
   }
+  wsisa_sa_space_free(s);
+}
+
+/* ---- distributions -------------------------------------------------------------- */
+
+/* Each dist's quantile against tests/golden/salib/quantiles.json, computed by
+ * make_groups_dists.py with Python's statistics.NormalDist (Wichura's AS241,
+ * not wsisa's Acklam + Halley step) and the closed forms; and the CDF takes
+ * each value back to its u. */
+Test(sa_space, dist_quantiles_match_python_and_invert) {
+  json_error_t err;
+  json_t *j = json_load_file(tu_src("tests/golden/salib/quantiles.json"), 0, &err);
+  cr_assert_not_null(j, "%s", err.text);
+  cr_assert_gt(json_array_size(j), 30);
+  for (size_t i = 0; i < json_array_size(j); i++) {
+    json_t *q = json_array_get(j, i), *b = json_object_get(q, "bounds");
+    const char *dist = json_string_value(json_object_get(q, "dist"));
+    double bounds[4], u = json_number_value(json_object_get(q, "u"));
+    double want = json_number_value(json_object_get(q, "value"));
+    for (size_t k = 0; k < json_array_size(b); k++) bounds[k] = json_number_value(json_array_get(b, k));
+    wsisa_sa_param p = make("x", WSISA_SA_CONTINUOUS, 0, 1, 0);
+    int d = wsisa_sa_dist_from_name(dist);
+    cr_assert_geq(d, 0, "%s", dist);
+    cr_assert_eq(wsisa_sa_param_set_dist(&p, (wsisa_sa_dist)d, bounds, json_array_size(b), NULL), 0);
+    cr_assert_eq(wsisa_sa_param_check(&p, NULL), 0);
+    double got = wsisa_sa_param_quantile(&p, u), from_unit = wsisa_sa_param_from_unit(&p, u);
+    cr_expect(fabs(got - want) <= 1e-12 * fmax(1, fabs(want)), "%s at %g: %.17g, python %.17g",
+              dist, u, got, want);
+    cr_expect_eq(from_unit, got, "the sampling map is the quantile");
+    cr_expect(wsisa_sa_param_contains(&p, got), "%s at %g", dist, u);
+    /* to 10^-12: near a truncated end the CDF subtracts close numbers */
+    cr_expect(fabs(wsisa_sa_param_cdf(&p, got) - u) <= 1e-12 + 1e-9 * u, "%s %g: cdf at %g is %.17g",
+              dist, bounds[0], u, wsisa_sa_param_cdf(&p, got));
+  }
+  json_decref(j);
+}
+
+Test(sa_space, dists_refused_for_finite_kinds_and_bad_bounds) {
+  wsisa_err e = WSISA_ERR_INIT;
+  double nb[] = {5, 1};
+  wsisa_sa_param p = make("G1", WSISA_SA_DISCRETE, 5, 80, 5);
+  cr_expect_neq(wsisa_sa_param_set_dist(&p, WSISA_SA_NORM, nb, 2, &e), 0);
+  cr_expect(strstr(e.msg, "G1.dist: norm applies to continuous parameters only; G1 is discrete"),
+            "%s", e.msg);
+  p = make("n", WSISA_SA_INTEGER, 0, 10, 0);
+  cr_expect_neq(wsisa_sa_param_set_dist(&p, WSISA_SA_TRIANG, (double[]){0, 10, 0.5}, 3, NULL), 0);
+  p = make("x", WSISA_SA_CONTINUOUS, 0, 1, 0);
+  wsisa_err e2 = WSISA_ERR_INIT;
+  cr_expect_neq(wsisa_sa_param_set_dist(&p, WSISA_SA_LOGNORM, (double[]){0, 0}, 2, &e2), 0);
+  cr_expect(strstr(e2.msg, "x.bounds: lognorm's sd 0 is not positive"), "%s", e2.msg);
+  wsisa_err e3 = WSISA_ERR_INIT;
+  cr_expect_neq(wsisa_sa_param_set_dist(&p, WSISA_SA_TRUNCNORM, (double[]){50, 60, 0, 1}, 4, &e3),
+                0, "no probability in [50, 60]");
+  cr_expect(strstr(e3.msg, "holds no probability"), "%s", e3.msg);
+  cr_expect_eq(wsisa_sa_dist_from_name("gamma"), -1);
+  /* an unbounded dist's ends stay finite: 2^-53 inside */
+  cr_assert_eq(wsisa_sa_param_set_dist(&p, WSISA_SA_NORM, (double[]){0, 1}, 2, NULL), 0);
+  cr_expect(isfinite(wsisa_sa_param_quantile(&p, 0)) && wsisa_sa_param_quantile(&p, 0) < -8);
+  cr_expect(isfinite(wsisa_sa_param_quantile(&p, 1)) && wsisa_sa_param_quantile(&p, 1) > 8);
+  cr_expect(wsisa_sa_param_contains(&p, -1e6) && !wsisa_sa_param_contains(&p, INFINITY));
+  cr_expect_eq(wsisa_sa_param_midpoint(&p), 0);
+  cr_assert_eq(wsisa_sa_param_set_dist(&p, WSISA_SA_LOGNORM, (double[]){0, 1}, 2, NULL), 0);
+  cr_expect(!wsisa_sa_param_contains(&p, 0) && wsisa_sa_param_contains(&p, 1e-300));
+}
+
+Test(sa_space, groups_make_factors_in_order_of_first_appearance) {
+  wsisa_sa_space *s = wsisa_sa_space_new();
+  const char *names[] = {"a", "b", "c", "d", "e"};
+  for (int i = 0; i < 5; i++) {
+    wsisa_sa_param p = make(names[i], i == 1 ? WSISA_SA_FIXED : WSISA_SA_CONTINUOUS, 0, 1, 0);
+    cr_assert_eq(wsisa_sa_space_add(s, &p, NULL), 0);
+  }
+  cr_assert_eq(wsisa_sa_space_group(s, "H", "c", NULL), 0);
+  cr_assert_eq(wsisa_sa_space_group(s, "G", "d", NULL), 0);
+  cr_assert_eq(wsisa_sa_space_group(s, "H", "e", NULL), 0);
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_expect_neq(wsisa_sa_space_group(s, "G", "e", &e), 0);
+  cr_expect_str_eq(e.msg, "e is in two groups, H and G (a parameter moves with one group)");
+  wsisa_err e2 = WSISA_ERR_INIT;
+  cr_expect_neq(wsisa_sa_space_group(s, "G", "z", &e2), 0);
+  cr_expect_str_eq(e2.msg, "group G: 'z' is not a parameter");
+  size_t f[4];
+  cr_expect_eq(wsisa_sa_space_factors(s, f), 3);
+  /* varying a, c, d, e: a alone, H = {c, e}, G = {d} */
+  cr_expect(f[0] == 0 && f[1] == 1 && f[2] == 2 && f[3] == 1);
+  cr_expect_str_eq(wsisa_sa_space_factor_name(s, 0), "a");
+  cr_expect_str_eq(wsisa_sa_space_factor_name(s, 1), "H");
+  cr_expect_str_eq(wsisa_sa_space_factor_name(s, 2), "G");
+  cr_expect(wsisa_sa_space_grouped(s));
+  cr_expect_eq(wsisa_sa_space_check_groups(s, NULL), 0);
   wsisa_sa_space_free(s);
 }

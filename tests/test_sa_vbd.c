@@ -234,3 +234,84 @@ Test(sa_vbd, layout_groups_a_ab_b) {
     for (int i = 0; i < 2; i++) cr_expect_eq(unit[r * 2 + i], want[r][i], "row %d col %d", r, i);
   cr_expect_eq(unit[6 * 2], 0.3, "the second group starts with A_2");
 }
+
+/* Ishigami with x1 and x3 in one group: the group's S1 is V(E[y | x1, x3]) / V
+ * = S1_1 + S1_3 + S13 = 0.3139 + 0 + 0.2437 = 0.5576, its ST 1 - S1_2 = 0.5576;
+ * x2 alone keeps 0.4424 (the published values above). The design is N (G + 2)
+ * runs, AB_G taking x1 and x3 from B together; second order between the two
+ * factors is 0. */
+Test(sa_vbd, ishigami_by_groups) {
+  wsisa_sa_space *s = cube(3, -PI, PI);
+  cr_assert_eq(wsisa_sa_space_group(s, "G13", "x1", NULL), 0);
+  cr_assert_eq(wsisa_sa_space_group(s, "G13", "x3", NULL), 0);
+  wsisa_sa_design *d = vbd_design(s, WSISA_SA_SOBOL, N_BASE, 1);
+  cr_assert_eq(d->nfactors, 2);
+  cr_assert_eq(d->nrows, N_BASE * 6, "2G + 2 runs a base sample");
+  /* AB_G13 of the second base sample: x1, x3 from B, x2 from A */
+  const double *g = d->unit + 6 * 3, *ab = g + 3, *b = g + 5 * 3;
+  cr_expect(ab[0] == b[0] && ab[2] == b[2] && ab[1] == g[1]);
+  double *y = ishigami_outputs(d);
+  wsisa_sa_vbd_opts vo = {0, 0.95, 1, 0};
+  wsisa_sa_vbd_result r;
+  cr_assert_eq(wsisa_sa_vbd_analyze(y, d->groups, d->nfactors, 1, &vo, &r, NULL, NULL), 0);
+  cr_expect(fabs(r.s1[0] - 0.5576) < TOL, "S1 G13 %g", r.s1[0]);
+  cr_expect(fabs(r.st[0] - 0.5576) < TOL, "ST G13 %g", r.st[0]);
+  cr_expect(fabs(r.s1[1] - 0.4424) < TOL, "S1 x2 %g", r.s1[1]);
+  cr_expect(fabs(r.st[1] - 0.4424) < TOL, "ST x2 %g", r.st[1]);
+  cr_expect(fabs(r.s2[1]) < 2 * TOL, "S2 %g", r.s2[1]);
+  wsisa_sa_vbd_result_free(&r);
+  free(y);
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(s);
+}
+
+/* Inputs by their dists: y = x1 + 2 x2, x1 ~ norm [0, 1] (variance 1), x2 ~
+ * triang [0, 1, 0.5] (variance 1/24, so 2 x2 has 1/6): S1 = ST = 6/7 and 1/7.
+ * The design's values are the quantiles of its unit coordinates. */
+Test(sa_vbd, indices_under_input_distributions) {
+  wsisa_sa_space *s = cube(2, 0, 1);
+  cr_assert_eq(wsisa_sa_param_set_dist(&s->params[0], WSISA_SA_NORM, (double[]){0, 1}, 2, NULL), 0);
+  cr_assert_eq(wsisa_sa_param_set_dist(&s->params[1], WSISA_SA_TRIANG, (double[]){0, 1, 0.5}, 3,
+                                       NULL), 0);
+  wsisa_sa_design *d = vbd_design(s, WSISA_SA_SOBOL, N_BASE, 0);
+  double *y = malloc(d->nrows * sizeof *y);
+  for (size_t r = 0; r < d->nrows; r++) {
+    const double *v = d->values + r * 2, *u = d->unit + r * 2;
+    cr_assert_eq(v[0], wsisa_sa_param_quantile(&s->params[0], u[0]));
+    y[r] = v[0] + 2 * v[1];
+  }
+  wsisa_sa_vbd_opts vo = {0, 0.95, 1, 0};
+  wsisa_sa_vbd_result r;
+  cr_assert_eq(wsisa_sa_vbd_analyze(y, d->groups, 2, 0, &vo, &r, NULL, NULL), 0);
+  cr_expect(fabs(r.s1[0] - 6.0 / 7) < TOL && fabs(r.st[0] - 6.0 / 7) < TOL, "%g %g", r.s1[0], r.st[0]);
+  cr_expect(fabs(r.s1[1] - 1.0 / 7) < TOL && fabs(r.st[1] - 1.0 / 7) < TOL, "%g %g", r.s1[1], r.st[1]);
+  cr_expect(fabs(r.variance - (1 + 1.0 / 6)) < 0.02, "variance %g", r.variance);
+  wsisa_sa_vbd_result_free(&r);
+  free(y);
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(s);
+}
+
+/* A correlation design under lognorm [0, 0.5]: LHS puts one run in each 1/n
+ * slice of the quantiles, so the sample's ln x has mean 0 and sd 0.5 to
+ * within a few 10^-3, and every value is positive. */
+Test(sa_vbd, correlation_design_under_lognorm) {
+  wsisa_sa_space *s = cube(2, 0, 1);
+  cr_assert_eq(wsisa_sa_param_set_dist(&s->params[0], WSISA_SA_LOGNORM, (double[]){0, 0.5}, 2,
+                                       NULL), 0);
+  wsisa_sa_opts o;
+  wsisa_sa_opts_default(&o, WSISA_SA_CORRELATION);
+  wsisa_sa_design *d = NULL;
+  cr_assert_eq(wsisa_sa_design_make(s, &o, &d, NULL), 0);
+  double sum = 0, sumsq = 0;
+  for (size_t r = 0; r < d->nrows; r++) {
+    double v = d->values[r * 2];
+    cr_assert_gt(v, 0);
+    sum += log(v);
+    sumsq += log(v) * log(v);
+  }
+  double n = (double)d->nrows, mean = sum / n, sd = sqrt(sumsq / n - mean * mean);
+  cr_expect(fabs(mean) < 0.005 && fabs(sd - 0.5) < 0.005, "mean %g sd %g", mean, sd);
+  wsisa_sa_design_free(d);
+  wsisa_sa_space_free(s);
+}
