@@ -15,7 +15,9 @@
  * its coordinate to a value with an explicit rule, never by rounding a
  * continuous value:
  *   continuous   lo + u (hi - lo), clamped to [lo, hi] (rounding can
- *                overshoot an end by an ulp)
+ *                overshoot an end by an ulp); under a non-uniform dist its
+ *                quantile at u (wsisa_sa_dist; MOAT's grid levels are then
+ *                quantiles, and its effects dy / du are in quantile space)
  *   integer      lo + min(floor(u K), K - 1),  K = hi - lo + 1 integers
  *   discrete     level[min(floor(u K), K - 1)], K levels lo, lo + step, ..., hi
  *   categorical  value[min(floor(u K), K - 1)], K values in the order given
@@ -59,6 +61,12 @@
  * factors move in a random order. Elementary effects are reported in grid units
  * (dy / Delta_i) and in parameter units (dy / dvalue; not defined for
  * categorical parameters: NaN). sigma uses the n - 1 denominator.
+ * Groups (Campolongo, Cariboni & Saltelli 2007): with G factors (groups, a
+ * parameter without one its own) a trajectory has G + 1 runs; each step
+ * moves every parameter of one group by its J_i (each in its own direction),
+ * groups in a random order; the parameters of a group must share p_i. A
+ * group's effect is |dy| / Delta: mu* per group, mu and sigma (and *_p)
+ * NaN for a group of 2 or more, as SALib.
  * Campolongo selection keeps the r trajectories of a pool of M with the largest
  * sum of squared pairwise distances (Campolongo 2007, eq. 3): exhaustively when
  * C(M, r) is small, otherwise by removing, one at a time, the trajectory whose
@@ -67,7 +75,9 @@
  * VBD (Saltelli et al. 2010). A and B are the two halves of ONE 2k-dimensional
  * sequence (point j: A_j = u[0..k-1], B_j = u[k..2k-1]); AB_i is A with column i
  * from B, BA_i is B with column i from A. Runs are grouped by base sample:
- * A_j, AB_j^1..AB_j^k, [BA_j^1..BA_j^k when second order], B_j.
+ * A_j, AB_j^1..AB_j^k, [BA_j^1..BA_j^k when second order], B_j. With groups,
+ * AB_j^g takes every column of group g from B (G blocks for G factors), and
+ * the indices are the groups'.
  * Outputs are first centred on the mean of f(A) and f(B), which leaves every
  * estimator's expectation unchanged and keeps a large offset from inflating
  * its variance.
@@ -365,7 +375,7 @@ int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method met
                                 wsisa_sa_design **out, wsisa_err *e);
 
 /* MOAT pieces, exposed for tests and callers with their own pools. */
-/* Grid coordinates of `count` trajectories, each (k+1) x k, into `unit`. */
+/* Grid coordinates of `count` trajectories, each (G+1) x k, into `unit`. */
 int wsisa_sa_morris_trajectories(const wsisa_sa_space *space, const wsisa_sa_opts *opts,
                                  size_t count, double *unit, wsisa_err *e);
 /* Campolongo distance between two trajectories (each (k+1) x k). */

@@ -447,21 +447,27 @@ static int analyze_moat(analysis *a, const char *output, const double *y, json_t
                                   a->labels, m.mu_star, m.sigma, e)
               : failed(e);
   }
-  /* Phase 1 of a two-phase study names the parameters for phase 2. */
+  /* Phase 1 of a two-phase study names the parameters for phase 2: the
+   * factors with the largest mu*, a group by all its parameters. */
   if (!rc && a->phase == 1 && output == a->outputs->header[a->out_cols[0]]) {
-    size_t keep = a->opts.keep < k ? a->opts.keep : k;
+    size_t keep = a->opts.keep < k ? a->opts.keep : k, nsel = 0;
+    const wsisa_sa_design *d = a->design;
     json_t *sel = json_array();
     char names[2048] = "";
-    for (size_t i = 0; i < keep; i++) {
-      json_array_append_new(sel, json_string(a->labels[order[i]]));
-      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? "," : "",
-               a->labels[order[i]]);
-    }
+    for (size_t i = 0; i < keep; i++)
+      for (size_t j = 0; j < d->ndims; j++) {
+        if (d->factor[j] != order[i]) continue;
+        const char *name = a->space->params[d->dims[j]].name;
+        json_array_append_new(sel, json_string(name));
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", nsel++ ? "," : "",
+                 name);
+      }
     json_object_set_new(a->json, "selected", sel);
     fprintf(a->report,
-            "two_phase: the %zu parameters with the largest mu* of %s go to phase 2 (VBD):\n"
+            "two_phase: the %zu %s with the largest mu* of %s go to phase 2 (VBD):\n"
             "  wsisa sample --study %s --select %s -o phase2.csv\n",
-            keep, output, a->study->path, names);
+            keep, d->nfactors < d->ndims ? "factors (a group with all its parameters)" : "parameters",
+            output, a->study->path, names);
   }
   free(v);
   free(conf);
