@@ -461,3 +461,40 @@ Test(io_study, two_phase_designs) {
   cr_expect(strstr(e.msg, "a selection is the second phase of a two_phase study"), "%s", e.msg);
   wsisa_study_free(s);
 }
+
+/* The design's size computed from the knobs counts a group once, as the
+ * design made: G + 1 runs a trajectory, G + 2 a base sample (phase 2 too). */
+Test(io_study, design_size_counts_groups_once) {
+  const char *text =
+      "{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 1]}, \"c\": "
+      "{\"range\": [0, 1]}, \"d\": {\"dist\": \"truncnorm\", \"bounds\": [0, 1, 0.5, 1]}}, "
+      "\"groups\": {\"G\": [\"a\", \"c\"]}, \"method\": {\"name\": \"two_phase\", "
+      "\"trajectories\": 5, \"samples\": 8}}";
+  wsisa_study *s = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_study_parse(text, "g.json", &s, &e), 0, "%s", e.msg);
+  const char *selects[] = {NULL, "a,b,c", "d,b"};
+  size_t want[] = {5 * 4, 8 * 4, 8 * 4};
+  for (int i = 0; i < 3; i++) {
+    size_t rows = 0;
+    double bytes = 0;
+    cr_assert_eq(wsisa_study_design_size(s, selects[i], &rows, &bytes), 0);
+    wsisa_sa_space *space = NULL;
+    wsisa_sa_opts opts;
+    wsisa_sa_design *d = NULL;
+    cr_assert_eq(wsisa_study_design(s, selects[i], &space, &opts, &d, &e), 0, "%s", e.msg);
+    cr_expect_eq(rows, want[i], "select %s", selects[i] ? selects[i] : "none");
+    cr_expect_eq(d->nrows, want[i], "select %s", selects[i] ? selects[i] : "none");
+    wsisa_sa_design_free(d);
+    wsisa_sa_space_free(space);
+  }
+  char *json = NULL;
+  cr_assert_eq(wsisa_study_to_json(s, &json, NULL), 0);
+  cr_expect(strstr(json, "\"groups\"") && strstr(json, "\"truncnorm\""), "%s", json);
+  wsisa_study *again = NULL;
+  cr_expect_eq(wsisa_study_parse(json, "study.json", &again, &e), 0, "resolved study reads back: %s",
+               e.msg);
+  free(json);
+  wsisa_study_free(again);
+  wsisa_study_free(s);
+}

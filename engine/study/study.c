@@ -1169,11 +1169,28 @@ int wsisa_study_design(const wsisa_study *s, const char *select, wsisa_sa_space 
 int wsisa_study_design_size(const wsisa_study *s, const char *select, size_t *rows,
                             double *bytes) {
   size_t k = wsisa_sa_space_dims(s->space), np = s->space->nparams;
+  /* a group moves as one factor: G + 1 runs a trajectory, G + 2 a base sample */
+  size_t g = wsisa_sa_space_factors(s->space, NULL);
   wsisa_sa_method method = s->sa.method;
   if (select) {
-    /* the second phase: VBD over the names kept */
+    /* the second phase: VBD over the names kept, a group counted once */
+    unsigned char *kept = calloc(np + 1, 1);
     k = 1;
     for (const char *p = select; *p; p++) k += *p == ',';
+    g = kept ? 0 : k; /* out of memory: the bound without groups */
+    for (const char *p = select; kept && *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] == ',')) {
+      size_t len = strcspn(p, ",");
+      for (size_t i = 0; i < np; i++)
+        if (strlen(s->space->params[i].name) == len && !strncmp(s->space->params[i].name, p, len))
+          kept[i] = 1;
+    }
+    for (size_t i = 0; kept && i < np; i++) {
+      int seen = 0;
+      for (size_t j = 0; kept[i] && s->space->params[i].group[0] && j < i && !seen; j++)
+        seen = kept[j] && !strcmp(s->space->params[j].group, s->space->params[i].group);
+      g += kept[i] && !seen;
+    }
+    free(kept);
     method = WSISA_SA_VBD;
   }
   const wsisa_sa_opts *o = &s->sa;
@@ -1182,12 +1199,12 @@ int wsisa_study_design_size(const wsisa_study *s, const char *select, size_t *ro
     case WSISA_SA_MOAT:
     case WSISA_SA_TWO_PHASE: {
       double drawn = (double)(o->pool > o->trajectories ? o->pool : o->trajectories);
-      n = (double)o->trajectories * (double)(k + 1);
-      scratch = drawn * (double)(k + 1) * (double)k * 8.0;
+      n = (double)o->trajectories * (double)(g + 1);
+      scratch = drawn * (double)(g + 1) * (double)k * 8.0;
       break;
     }
     case WSISA_SA_VBD:
-      n = (double)o->samples * (double)(o->second_order ? 2 * k + 2 : k + 2);
+      n = (double)o->samples * (double)(o->second_order ? 2 * g + 2 : g + 2);
       scratch = 2.0 * (double)o->samples * (double)k * 8.0; /* A and B */
       break;
     default: n = (double)o->samples; break;
