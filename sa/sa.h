@@ -365,9 +365,11 @@ void wsisa_sa_design_free(wsisa_sa_design *design);
 /* A design made elsewhere: `values` (nrows x every parameter of the space,
  * fixed ones at their value) checked to be laid out as `method` needs and
  * taken as a design of it. MOAT (two_phase: its first phase): trajectories
- * of k + 1 rows, one varying parameter moving per step and each once; VBD:
- * Saltelli groups A, AB_1..AB_k, [BA_1..BA_k,] B (second order as the rows
- * show; `second_order` is tried first); correlation: any 3 rows or more.
+ * of G + 1 rows, one factor (a parameter, or a group with all its
+ * parameters) moving per step and each once; VBD: Saltelli groups A,
+ * AB_1..AB_G, [BA_1..BA_G,] B (second order as the rows show;
+ * `second_order` is tried first); correlation: any 3 rows or more. G is the
+ * number of factors (wsisa_sa_space_factors), k without groups.
  * Refused with a message naming the first row that breaks the layout, or a
  * value outside its parameter's range ("row N" counts rows from 1). */
 int wsisa_sa_design_from_values(const wsisa_sa_space *space, wsisa_sa_method method,
