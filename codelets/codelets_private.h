@@ -165,6 +165,10 @@ cl_mem wsisa__cl_reinhard(void);
  * an f32 image (components of equal value), every pixel labelled. */
 cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn, int off);
 cl_mem wsisa__cl_plateau_roots(void *in_buffer, int conn);
+/* After an operation's kernel marked roots of `lab` (turned their entry
+ * negative): out_buffer (u8) 255 on the pixels whose root is marked, 0
+ * elsewhere; with `invert` the reverse. */
+void wsisa__cl_label_keep_marked(cl_mem lab, int invert, void *out_buffer);
 /* reconstruct.c's sweeps, shared with hmin, bin_reconstruct and fill_holes:
  * raise J in place under mask until stable (u8 or f32). */
 void wsisa__cl_reconstruct_sweep(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,

@@ -53,6 +53,19 @@ cl_mem wsisa__cl_plateau_roots(void *in_buffer, int conn) {
   return label_components(in_buffer, conn, 0, 1);
 }
 
+void wsisa__cl_label_keep_marked(cl_mem lab, int invert, void *out_buffer) {
+  cl_kernel keep;
+  cl_command_queue queue;
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_keep_marked", &keep, &queue);
+  cl_uint arg = 0;
+  cl_int invert_arg = invert;
+  wsisa__cl_arg(keep, &arg, sizeof lab, &lab);
+  wsisa__cl_arg(keep, &arg, sizeof invert_arg, &invert_arg);
+  wsisa__cl_arg_matrix(keep, &arg, out_buffer);
+  wsisa__cl_run_image(keep, queue, &arg, out_buffer);
+  starpu_opencl_release_kernel(keep);
+}
+
 static void label_opencl(void *buffers[], void *cl_arg) {
   const struct label_args *a = cl_arg;
   void *mask = buffers[0], *out = buffers[1];

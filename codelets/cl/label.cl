@@ -154,3 +154,15 @@ __kernel void wsisa_label_write(__global const int *lab, __global uchar *out,
     *px = *((__global const int *)(out + out_off + (r / width) * out_stride) + r % width);
   }
 }
+
+/* After a marking kernel (the binary reconstruction's seeds, the hole
+ * filling's border) turned the entry of some roots negative: 255 where a
+ * labelled pixel's root is marked, 0 elsewhere; with `invert` the reverse. */
+__kernel void wsisa_label_keep_marked(__global const int *lab, int invert, __global uchar *out,
+                                      uint out_off, uint out_stride, int width, int height) {
+  int x = get_global_id(0), y = get_global_id(1);
+  if (x >= width || y >= height) return;
+  int l = abs(lab[y * width + x]);
+  int marked = l && lab[l - 1] < 0;
+  out[out_off + y * out_stride + x] = marked != (invert != 0) ? 255 : 0;
+}
