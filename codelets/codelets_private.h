@@ -169,8 +169,9 @@ cl_mem wsisa__cl_plateau_roots(void *in_buffer, int conn);
  * negative): out_buffer (u8) 255 on the pixels whose root is marked, 0
  * elsewhere; with `invert` the reverse. */
 void wsisa__cl_label_keep_marked(cl_mem lab, int invert, void *out_buffer);
-/* reconstruct.c's sweeps, shared with hmin, bin_reconstruct and fill_holes:
- * raise J in place under mask until stable (u8 or f32). */
-void wsisa__cl_reconstruct_sweep(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
-                                 int is_float, int width, int height);
+/* reconstruct.c's grey reconstruction, shared with hmin: raise J in place
+ * under mask until stable (u8 or f32); a fixed number of launches, no host
+ * round trip (codelets/cl/reconstruct.cl). */
+void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
+                               int is_float, int width, int height);
 #endif
