@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(label, 1, WSISA__PLAIN, STARPU_R, STARPU_W);
+WSISA__CODELET(label, 2, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct label_args {
   int conn;
