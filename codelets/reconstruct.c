@@ -19,8 +19,12 @@ static void reconstruct_cpu(void *buffers[], void *cl_arg) {
   WSISA__KERNEL(wsisa_cpu_reconstruct(&marker, &mask, a->conn, &out));
 }
 
-/* Sweep rounds before the queues (reconstruct.cl's phase 1). */
-#define RECON_ROUNDS 2
+/* Sweep rounds before the queues (reconstruct.cl's phase 1), u8 and f32: on
+ * the workflow's 2048² inputs under PoCL, level 2 (u8) is fastest with two
+ * (0: 2.4x the time, 1: 1.2x, 3: 1.2x), the h-minima's relief (f32) needs
+ * the queues for little after one (0: 0.9x the time of 1, 2: 1.5x); one
+ * keeps the single work-group of the queues short on a GPU. */
+#define RECON_ROUNDS(is_float) ((is_float) ? 1 : 2)
 /* The most work-items of the one work-group that runs the queues. */
 #define RECON_QUEUE_ITEMS 512
 
@@ -54,7 +58,7 @@ void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int co
     wsisa__cl_arg(k[i], &arg, sizeof h, &h);
   }
   const size_t rows = (size_t)height, cols = (size_t)width;
-  for (int round = 0; round < RECON_ROUNDS; round++) {
+  for (int round = 0; round < RECON_ROUNDS(is_float); round++) {
     wsisa__cl_run(k[0], queue, 1, &rows, NULL);
     wsisa__cl_run(k[1], queue, 1, &cols, NULL);
   }
