@@ -12,7 +12,9 @@
  *    neighbours under its mask, and a pixel that rose queues the neighbours
  *    it can raise for the next wave, until a wave queues nothing. A pixel
  *    enters a wave's queue once (its stamp holds the last wave that queued
- *    it), so only the work-item it was handed to writes it in a wave.
+ *    it), so only the work-item it was handed to writes it in a wave. Queue
+ *    lengths are read and reset by atomics, as they are counted: no cache
+ *    of the compute unit can hold a stale one.
  * Matrices come as (buffer, byte offset, byte stride); `stamp` is dense
  * width x height, `queue` two dense halves of width x height (odd and even
  * waves), `counts` the two halves' lengths. */
@@ -109,7 +111,7 @@
     const int lid = get_local_id(0), items = get_local_size(0);                          \
     const size_t pixels = (size_t)width * height;                                        \
     for (int wave = 1;; wave++) {                                                        \
-      if (lid == 0) n = counts[wave & 1];                                                \
+      if (lid == 0) n = atomic_or(&counts[wave & 1], 0);                                 \
       barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                               \
       const int len = n;                                                                 \
       if (len == 0) break;                                                               \
@@ -136,7 +138,7 @@
           }                                                                              \
       }                                                                                  \
       barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                               \
-      if (lid == 0) counts[wave & 1] = 0;                                                \
+      if (lid == 0) atomic_xchg(&counts[wave & 1], 0);                                   \
     }                                                                                    \
   }
 
