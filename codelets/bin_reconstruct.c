@@ -2,7 +2,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(bin_reconstruct, 2, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
+WSISA__CODELET(bin_reconstruct, 3, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
 
 struct bin_reconstruct_args {
   int conn;
@@ -12,26 +12,15 @@ WSISA__CPU_TASK(bin_reconstruct, struct bin_reconstruct_args,
                 wsisa_cpu_bin_reconstruct(WSISA__IMAGE(0, U8), WSISA__IMAGE(1, U8), a->conn,
                                           WSISA__IMAGE(2, U8)))
 
+/* The mask's components that hold a seed pixel: union-find labels, the
+ * roots under a seed marked, those components kept. */
 static void bin_reconstruct_opencl(void *buffers[], void *cl_arg) {
   const struct bin_reconstruct_args *a = cl_arg;
-  const int width = (int)STARPU_MATRIX_GET_NX(buffers[2]);
-  const int height = (int)STARPU_MATRIX_GET_NY(buffers[2]);
-  wsisa__cl_matrix bin = wsisa__cl_scratch(width, height, 1);
-  cl_kernel kernel;
-  cl_command_queue queue;
-  cl_uint arg = 0;
-  wsisa__cl_kernel(&wsisa__bin_reconstruct_program, "wsisa_bin_reconstruct_init", &kernel,
-                   &queue);
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[0]);
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[1]);
-  wsisa__cl_arg_mat(kernel, &arg, bin);
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[2]);
-  wsisa__cl_run_image(kernel, queue, &arg, buffers[2]);
-  starpu_opencl_release_kernel(kernel);
-  /* On 0/255 images the grey reconstruction is the binary one. */
-  wsisa__cl_reconstruct_sweep(bin, wsisa__cl_matrix_of(buffers[2]), a->conn, 0, width,
-                              height);
-  clReleaseMemObject(bin.mem);
+  cl_mem lab = wsisa__cl_label_roots(buffers[1], a->conn, 0);
+  WSISA__CL_IMAGE(bin_reconstruct, "wsisa_bin_reconstruct_mark", buffers[2],
+                  WSISA__CL_MAT(buffers[0]), WSISA__CL_VAL(lab));
+  wsisa__cl_label_keep_marked(lab, 0, buffers[2]);
+  clReleaseMemObject(lab);
 }
 
 int wsisa_submit_bin_reconstruct(starpu_data_handle_t seed, starpu_data_handle_t mask,

@@ -157,13 +157,21 @@ int wsisa__check_conn(int conn);
 /* The Reinhard constants (wsisa_reinhard, codelets/cpu/cpu.h) uploaded
  * (codelets/rgb2lab.c; lab2rgb and color_transfer use them too). */
 cl_mem wsisa__cl_reinhard(void);
-/* Label equivalence on the calling OpenCL worker (codelets/label.c): a new
- * dense width x height int buffer in which every on pixel of `mask_buffer`
- * (every off pixel with `off`) holds the raster index + 1 of its component's
- * first pixel, 0 elsewhere. */
+/* Connected components by union-find on the calling OpenCL worker
+ * (codelets/label.c; three launches, no wait on the host): a new dense
+ * width x height int buffer in which every on pixel of `mask_buffer` (every
+ * off pixel with `off`) holds the raster index + 1 of its component's first
+ * pixel, 0 elsewhere. wsisa__cl_plateau_roots: the same for the plateaus of
+ * an f32 image (components of equal value), every pixel labelled. */
 cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn, int off);
-/* reconstruct.c's sweeps, shared with hmin, bin_reconstruct and fill_holes:
- * raise J in place under mask until stable (u8 or f32). */
-void wsisa__cl_reconstruct_sweep(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
-                                 int is_float, int width, int height);
+cl_mem wsisa__cl_plateau_roots(void *in_buffer, int conn);
+/* After an operation's kernel marked roots of `lab` (turned their entry
+ * negative): out_buffer (u8) 255 on the pixels whose root is marked, 0
+ * elsewhere; with `invert` the reverse. */
+void wsisa__cl_label_keep_marked(cl_mem lab, int invert, void *out_buffer);
+/* reconstruct.c's grey reconstruction, shared with hmin: raise J in place
+ * under mask until stable (u8 or f32); a fixed number of launches, no host
+ * round trip (codelets/cl/reconstruct.cl). */
+void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
+                               int is_float, int width, int height);
 #endif

@@ -4,7 +4,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(hmin, 2, WSISA__BY_ARGS, STARPU_R, STARPU_W);
+WSISA__CODELET(hmin, 3, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct hmin_args {
   float h;
@@ -32,8 +32,7 @@ static void hmin_opencl(void *buffers[], void *cl_arg) {
   starpu_opencl_release_kernel(kernel);
   /* Reconstruction by erosion of in + h over in = the negation of the
    * reconstruction by dilation of -(in + h) under -in. */
-  wsisa__cl_reconstruct_sweep(mask, wsisa__cl_matrix_of(buffers[1]), a->conn, 1, width,
-                              height);
+  wsisa__cl_reconstruct_run(mask, wsisa__cl_matrix_of(buffers[1]), a->conn, 1, width, height);
   arg = 0;
   wsisa__cl_kernel(&wsisa__hmin_program, "wsisa_hmin_finish", &kernel, &queue);
   wsisa__cl_arg_matrix(kernel, &arg, buffers[1]);

@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(label, 1, WSISA__PLAIN, STARPU_R, STARPU_W);
+WSISA__CODELET(label, 2, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct label_args {
   int conn;
@@ -12,41 +12,58 @@ struct label_args {
 WSISA__CPU_TASK(label, struct label_args,
                 wsisa_cpu_label(WSISA__IMAGE(0, U8), a->conn, WSISA__IMAGE(1, I32)))
 
-cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn, int off) {
-  const size_t width = STARPU_MATRIX_GET_NX(mask_buffer);
-  const size_t height = STARPU_MATRIX_GET_NY(mask_buffer);
+/* wsisa__cl_label_roots, or with `plateaus` wsisa__cl_plateau_roots: init,
+ * merge, compress; three launches, no wait on the host between them. */
+static cl_mem label_components(void *buffer, int conn, int off, int plateaus) {
+  const size_t width = STARPU_MATRIX_GET_NX(buffer);
+  const size_t height = STARPU_MATRIX_GET_NY(buffer);
   cl_mem lab = wsisa__cl_buffer(width * height * sizeof(cl_int), NULL);
-  cl_mem changed = wsisa__cl_buffer(sizeof(cl_int), NULL);
-  cl_kernel init, scan, resolve;
+  cl_kernel init, merge, compress;
   cl_command_queue queue;
-  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_init", &init, &queue);
-  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_scan", &scan, &queue);
-  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_resolve", &resolve, &queue);
+  wsisa__cl_kernel(&wsisa__label_program,
+                   plateaus ? "wsisa_label_init_all" : "wsisa_label_init", &init, &queue);
+  wsisa__cl_kernel(&wsisa__label_program,
+                   plateaus ? "wsisa_label_merge_equal" : "wsisa_label_merge", &merge, &queue);
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_compress", &compress, &queue);
   cl_uint arg = 0;
-  wsisa__cl_arg_matrix(init, &arg, mask_buffer);
+  cl_int off_arg = off, conn_arg = conn;
+  if (!plateaus) wsisa__cl_arg_matrix(init, &arg, buffer);
   wsisa__cl_arg(init, &arg, sizeof lab, &lab);
-  cl_int off_arg = off;
-  wsisa__cl_arg(init, &arg, sizeof off_arg, &off_arg);
-  wsisa__cl_run_image(init, queue, &arg, mask_buffer);
-  cl_int conn_arg = conn;
-  cl_uint scan_arg = 0;
-  wsisa__cl_arg(scan, &scan_arg, sizeof lab, &lab);
-  wsisa__cl_arg(scan, &scan_arg, sizeof conn_arg, &conn_arg);
-  wsisa__cl_arg(scan, &scan_arg, sizeof changed, &changed);
-  cl_uint resolve_arg = 0;
-  wsisa__cl_arg(resolve, &resolve_arg, sizeof lab, &lab);
-  for (;;) {
-    wsisa__cl_flag_reset(queue, changed, 0);
-    cl_uint a = scan_arg, b = resolve_arg;
-    wsisa__cl_run_image(scan, queue, &a, mask_buffer);
-    if (!wsisa__cl_flag_read(queue, changed)) break;
-    wsisa__cl_run_image(resolve, queue, &b, mask_buffer);
-  }
+  if (!plateaus) wsisa__cl_arg(init, &arg, sizeof off_arg, &off_arg);
+  wsisa__cl_run_image(init, queue, &arg, buffer);
+  arg = 0;
+  if (plateaus) wsisa__cl_arg_matrix(merge, &arg, buffer);
+  wsisa__cl_arg(merge, &arg, sizeof lab, &lab);
+  wsisa__cl_arg(merge, &arg, sizeof conn_arg, &conn_arg);
+  wsisa__cl_run_image(merge, queue, &arg, buffer);
+  arg = 0;
+  wsisa__cl_arg(compress, &arg, sizeof lab, &lab);
+  wsisa__cl_run_image(compress, queue, &arg, buffer);
   starpu_opencl_release_kernel(init);
-  starpu_opencl_release_kernel(scan);
-  starpu_opencl_release_kernel(resolve);
-  clReleaseMemObject(changed);
+  starpu_opencl_release_kernel(merge);
+  starpu_opencl_release_kernel(compress);
   return lab;
+}
+
+cl_mem wsisa__cl_label_roots(void *mask_buffer, int conn, int off) {
+  return label_components(mask_buffer, conn, off, 0);
+}
+
+cl_mem wsisa__cl_plateau_roots(void *in_buffer, int conn) {
+  return label_components(in_buffer, conn, 0, 1);
+}
+
+void wsisa__cl_label_keep_marked(cl_mem lab, int invert, void *out_buffer) {
+  cl_kernel keep;
+  cl_command_queue queue;
+  wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_keep_marked", &keep, &queue);
+  cl_uint arg = 0;
+  cl_int invert_arg = invert;
+  wsisa__cl_arg(keep, &arg, sizeof lab, &lab);
+  wsisa__cl_arg(keep, &arg, sizeof invert_arg, &invert_arg);
+  wsisa__cl_arg_matrix(keep, &arg, out_buffer);
+  wsisa__cl_run_image(keep, queue, &arg, out_buffer);
+  starpu_opencl_release_kernel(keep);
 }
 
 static void label_opencl(void *buffers[], void *cl_arg) {

@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(regional_min, 2, WSISA__BY_ARGS, STARPU_R, STARPU_W);
+WSISA__CODELET(regional_min, 3, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct regional_min_args {
   int conn;
@@ -12,32 +12,19 @@ struct regional_min_args {
 WSISA__CPU_TASK(regional_min, struct regional_min_args,
                 wsisa_cpu_regional_min(WSISA__IMAGE(0, F32), a->conn, WSISA__IMAGE(1, U8)))
 
+/* The plateaus by union-find, the roots of those with a lower neighbour
+ * marked, the rest on: five launches, no host round trip. */
 static void regional_min_opencl(void *buffers[], void *cl_arg) {
   const struct regional_min_args *a = cl_arg;
-  cl_kernel kernel, rows, cols;
-  cl_command_queue queue;
-  cl_int conn = a->conn;
-  cl_uint arg = 0;
-  wsisa__cl_kernel(&wsisa__regional_min_program, "wsisa_regional_min_init", &kernel, &queue);
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[0]);
-  wsisa__cl_arg(kernel, &arg, sizeof conn, &conn);
-  wsisa__cl_arg_matrix(kernel, &arg, buffers[1]);
-  wsisa__cl_run_image(kernel, queue, &arg, buffers[0]);
-  starpu_opencl_release_kernel(kernel);
-
-  wsisa__cl_kernel(&wsisa__regional_min_program, "wsisa_regional_min_rows", &rows, &queue);
-  wsisa__cl_kernel(&wsisa__regional_min_program, "wsisa_regional_min_cols", &cols, &queue);
-  cl_kernel both[2] = {rows, cols};
-  for (int k = 0; k < 2; k++) {
-    arg = 0;
-    wsisa__cl_arg_matrix(both[k], &arg, buffers[0]);
-    wsisa__cl_arg(both[k], &arg, sizeof conn, &conn);
-    wsisa__cl_arg_matrix(both[k], &arg, buffers[1]);
-  }
-  wsisa__cl_sweep(queue, rows, cols, arg, (int)STARPU_MATRIX_GET_NX(buffers[0]),
-                  (int)STARPU_MATRIX_GET_NY(buffers[0]));
-  starpu_opencl_release_kernel(rows);
-  starpu_opencl_release_kernel(cols);
+  const size_t pixels = STARPU_MATRIX_GET_NX(buffers[0]) * STARPU_MATRIX_GET_NY(buffers[0]);
+  cl_mem lab = wsisa__cl_plateau_roots(buffers[0], a->conn);
+  cl_mem low = wsisa__cl_zeros(pixels);
+  WSISA__CL_IMAGE(regional_min, "wsisa_regional_min_mark", buffers[0], WSISA__CL_MAT(buffers[0]),
+                  WSISA__CL_INT(a->conn), WSISA__CL_VAL(lab), WSISA__CL_VAL(low));
+  WSISA__CL_IMAGE(regional_min, "wsisa_regional_min_write", buffers[0], WSISA__CL_VAL(lab),
+                  WSISA__CL_VAL(low), WSISA__CL_MAT(buffers[1]));
+  clReleaseMemObject(low);
+  clReleaseMemObject(lab);
 }
 
 int wsisa_submit_regional_min(starpu_data_handle_t in, starpu_data_handle_t mask_out,

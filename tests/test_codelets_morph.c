@@ -665,6 +665,67 @@ static void check_hmin_and_regional_min(void) {
   wsisa_image_free(smooth);
 }
 
+/* A serpentine corridor through a width x height image: the even rows, joined
+ * by one pixel at alternate ends of the odd rows; 0 on the walls, elsewhere a
+ * grey that varies along the way (u8: 1..250 on the corridor). */
+static wsisa_image *serpentine(int width, int height, wsisa_dtype type) {
+  wsisa_image *img = NULL;
+  cr_assert_eq(wsisa_image_new(width, height, 1, type, &img, NULL), 0);
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++) {
+      const int open = y % 2 == 0 || x == (y % 4 == 1 ? width - 1 : 0);
+      const int v = open ? 1 + (x * 7 + y * 13) % 250 : 0;
+      if (type == WSISA_U8) ((uint8_t *)wsisa_image_row(img, y))[x] = (uint8_t)v;
+      else ((float *)wsisa_image_row(img, y))[x] = (float)v - 0.5f * (float)(v == 0);
+    }
+  return img;
+}
+
+/* The wavefront operations where their OpenCL kernels work hardest or meet
+ * the edges: a long winding corridor (many sweep rounds, long queues), the
+ * reconstruction of a mask under itself, images one pixel wide or high, a
+ * flat image (one plateau), zeros of both signs. */
+static void check_edges(void) {
+  const int sizes[][2] = {{61, 47}, {1, 37}, {37, 1}, {1, 1}};
+  for (int s = 0; s < 4; s++)
+    for (int conn = 4; conn <= 8; conn += 4) {
+      const int w = sizes[s][0], h = sizes[s][1];
+      wsisa_image *mask = serpentine(w, h, WSISA_U8), *marker = blank(mask, WSISA_U8);
+      ((uint8_t *)wsisa_image_row(marker, 0))[0] = 255;
+      wsisa_image *in[] = {marker, mask};
+      wsisa_image_free(both_workers((call){CALL_RECON, 0, 0, conn, 0}, in, 2, WSISA_U8));
+      wsisa_image_free(both_workers((call){CALL_BIN_RECON, 0, 0, conn, 0}, in, 2, WSISA_U8));
+      wsisa_image_free(both_workers((call){CALL_FILL, 0, 0, conn, 0}, &mask, 1, WSISA_U8));
+      wsisa_image_free(both_workers((call){CALL_FILL, 0, 0, conn, 0}, &marker, 1, WSISA_U8));
+      wsisa_image_free(
+          both_workers((call){CALL_FILL_OBJECTS, 0, 0, conn, 0}, &mask, 1, WSISA_U8));
+      /* A mask under itself is itself. */
+      wsisa_image *self[] = {mask, mask};
+      wsisa_image *same = both_workers((call){CALL_RECON, 0, 0, conn, 0}, self, 2, WSISA_U8);
+      cr_expect_eq(tu_image_diff(same, mask), 0, "reconstruction of a mask under itself");
+      wsisa_image_free(same);
+      /* f32: the walls -0.5 in the mask, the marker -0.0 but at the start,
+       * where the mask is +0.0. */
+      wsisa_image *fmask = serpentine(w, h, WSISA_F32), *fmarker = blank(fmask, WSISA_F32);
+      for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) ((float *)wsisa_image_row(fmarker, y))[x] = -0.0f;
+      ((float *)wsisa_image_row(fmarker, 0))[0] = 300.0f;
+      ((float *)wsisa_image_row(fmask, h - 1))[w - 1] = 0.0f;
+      wsisa_image *fin[] = {fmarker, fmask};
+      wsisa_image_free(both_workers((call){CALL_RECON, 0, 0, conn, 0}, fin, 2, WSISA_F32));
+      wsisa_image_free(both_workers((call){CALL_HMIN, 0, 0, conn, 3.0f}, &fmask, 1, WSISA_F32));
+      wsisa_image_free(both_workers((call){CALL_RMIN, 0, 0, conn, 0}, &fmask, 1, WSISA_U8));
+      /* Flat: one plateau, every pixel a minimum. */
+      wsisa_image *flat = both_workers((call){CALL_RMIN, 0, 0, conn, 0}, &fmarker, 1, WSISA_U8);
+      for (int y = 0; y < h; y++)
+        for (int x = (y == 0); x < w; x++)
+          cr_expect_eq(((const uint8_t *)wsisa_image_row(flat, y))[x], 255, "flat minimum");
+      wsisa_image_free(flat);
+      free_all(in, 2);
+      free_all(fin, 2);
+    }
+}
+
 TestSuite(morph_codelets, .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop);
 
 /* One test for all operations: each test process starts StarPU and builds
@@ -675,6 +736,7 @@ Test(morph_codelets, cpu_and_opencl_agree) {
   check_reconstruct();
   check_binary_ops();
   check_hmin_and_regional_min();
+  check_edges();
 }
 
 Test(morph_codelets, submit_refuses_bad_arguments) {

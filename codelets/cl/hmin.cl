@@ -1,6 +1,6 @@
 /* h-minima transform, f32: reconstruction by erosion of in + h over in, run
  * as the reconstruction by dilation of -(in + h) under -in (reconstruct.cl's
- * sweeps), then negated back. Matrices come as (buffer, byte offset, byte
+ * kernels), then negated back. Matrices come as (buffer, byte offset, byte
  * stride). */
 
 #define AT(buf, off, stride, x, y) \

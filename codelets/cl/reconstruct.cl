@@ -1,26 +1,49 @@
-/* Grey reconstruction by dilation, u8 and f32: J = min(marker, mask), then
- * row and column sweeps that raise J in place under the mask until a whole
- * round changes nothing. The result is the unique fixpoint (every value stays
- * at or below the reconstruction, and a round without change checked every
- * neighbour pair), so the sweep order and the in-place reads of neighbouring
- * columns being updated meanwhile cannot change it. Matrices come as (buffer,
- * byte offset, byte stride). */
+/* Grey reconstruction by dilation, u8 and f32: J = min(marker, mask), raised
+ * in place under the mask until no pixel can rise. The result is the unique
+ * fixpoint (every value stays at or below the reconstruction, and at the end
+ * every neighbour pair was checked), so neither the order of the updates nor
+ * reads of a neighbour being raised meanwhile can change it. Two phases, no
+ * host round trip:
+ * 1. a few rounds of row and column sweeps (one work-item per line, both
+ *    directions) carry values along straight runs, all work-items at once;
+ * 2. what can still rise is finished by queues: the seed kernel queues every
+ *    pixel some neighbour can still raise, then one work-group runs waves
+ *    (wsisa_recon_queue): each queued pixel takes the largest of its
+ *    neighbours under its mask, and a pixel that rose queues the neighbours
+ *    it can raise for the next wave, until a wave queues nothing. A pixel
+ *    enters a wave's queue once (its stamp holds the last wave that queued
+ *    it), so only the work-item it was handed to writes it in a wave. Queue
+ *    lengths are read and reset by atomics, as they are counted: no cache
+ *    of the compute unit can hold a stale one.
+ * Matrices come as (buffer, byte offset, byte stride); `stamp` is dense
+ * width x height, `queue` two dense halves of width x height (odd and even
+ * waves), `counts` the two halves' lengths. */
 
 #define AT(T, buf, off, stride, x, y) \
   (*(__global T *)((__global uchar *)(buf) + (off) + (size_t)(y) * (stride) + (size_t)(x) * sizeof(T)))
 #define HI(a, b) ((a) > (b) ? (a) : (b))
 #define LO(a, b) ((a) < (b) ? (a) : (b))
-/* Raise J(x, y) towards v as far as the mask allows; note any change. */
+/* Raise J(x, y) towards v as far as the mask allows. */
 #define RAISE(T, x, y, v)                                       \
   do {                                                          \
     T j_ = AT(T, J, j_off, j_stride, x, y), v_ = (v);           \
     if (v_ > j_) {                                              \
       T n_ = LO(v_, AT(T, mask, k_off, k_stride, x, y));        \
-      if (n_ > j_) {                                            \
-        AT(T, J, j_off, j_stride, x, y) = n_;                   \
-        moved = 1;                                              \
-      }                                                         \
+      if (n_ > j_) AT(T, J, j_off, j_stride, x, y) = n_;        \
     }                                                           \
+  } while (0)
+/* The largest J among the conn neighbours of (x, y), or J(x, y) itself. */
+#define NEIGHBOURS_HI(T, x, y, v)                                                 \
+  do {                                                                            \
+    v = AT(T, J, j_off, j_stride, x, y);                                          \
+    for (int dy_ = -1; dy_ <= 1; dy_++)                                           \
+      for (int dx_ = -1; dx_ <= 1; dx_++) {                                       \
+        int nx_ = (x) + dx_, ny_ = (y) + dy_;                                     \
+        if ((conn == 4 && dx_ != 0 && dy_ != 0) || nx_ < 0 || ny_ < 0 ||          \
+            nx_ >= width || ny_ >= height)                                        \
+          continue;                                                               \
+        v = HI(v, AT(T, J, j_off, j_stride, nx_, ny_));                           \
+      }                                                                           \
   } while (0)
 
 #define RECON_KERNELS(T, SUF)                                                            \
@@ -36,27 +59,22 @@
   /* One work-item per row: left to right, then right to left. */                       \
   __kernel void wsisa_recon_rows_##SUF(__global const T *mask, uint k_off, uint k_stride, \
                                        __global T *J, uint j_off, uint j_stride,         \
-                                       int conn, __global int *changed, int width,       \
-                                       int height) {                                     \
+                                       int conn, int width, int height) {                \
     int y = get_global_id(0);                                                            \
     if (y >= height) return;                                                             \
-    int moved = 0;                                                                       \
     for (int pass = 0; pass < 2; pass++)                                                 \
       for (int n = 1; n < width; n++) {                                                  \
         int x = pass ? width - 1 - n : n, from = pass ? x + 1 : x - 1;                   \
         RAISE(T, x, y, AT(T, J, j_off, j_stride, from, y));                              \
       }                                                                                  \
-    if (moved) *changed = 1;                                                             \
   }                                                                                      \
   /* One work-item per column: top to bottom, then bottom to top; with conn 8 the     \
    * diagonal neighbours of the previous row count too. */                             \
   __kernel void wsisa_recon_cols_##SUF(__global const T *mask, uint k_off, uint k_stride, \
                                        __global T *J, uint j_off, uint j_stride,         \
-                                       int conn, __global int *changed, int width,       \
-                                       int height) {                                     \
+                                       int conn, int width, int height) {                \
     int x = get_global_id(0);                                                            \
     if (x >= width) return;                                                              \
-    int moved = 0;                                                                       \
     for (int pass = 0; pass < 2; pass++)                                                 \
       for (int n = 1; n < height; n++) {                                                 \
         int y = pass ? height - 1 - n : n, from = pass ? y + 1 : y - 1;                  \
@@ -67,7 +85,61 @@
         }                                                                                \
         RAISE(T, x, y, v);                                                               \
       }                                                                                  \
-    if (moved) *changed = 1;                                                             \
+  }                                                                                      \
+  /* Every pixel a neighbour can still raise into the queue of wave 1; every     \
+   * other pixel's stamp to 0. */                                                        \
+  __kernel void wsisa_recon_seed_##SUF(__global const T *mask, uint k_off, uint k_stride, \
+                                       __global T *J, uint j_off, uint j_stride,         \
+                                       int conn, __global int *stamp,                    \
+                                       __global int *queue, __global int *counts,        \
+                                       int width, int height) {                          \
+    int x = get_global_id(0), y = get_global_id(1);                                      \
+    if (x >= width || y >= height) return;                                               \
+    T v, j = AT(T, J, j_off, j_stride, x, y);                                            \
+    NEIGHBOURS_HI(T, x, y, v);                                                           \
+    int i = y * width + x, rises = LO(v, AT(T, mask, k_off, k_stride, x, y)) > j;        \
+    stamp[i] = rises;                                                                    \
+    if (rises) queue[width * height + atomic_inc(&counts[1])] = i;                       \
+  }                                                                                      \
+  /* One work-group: the waves (the file's comment). */                                 \
+  __kernel void wsisa_recon_queue_##SUF(__global const T *mask, uint k_off,              \
+                                        uint k_stride, __global T *J, uint j_off,        \
+                                        uint j_stride, int conn, __global int *stamp,    \
+                                        __global int *queue, __global int *counts,       \
+                                        int width, int height) {                         \
+    __local int n;                                                                       \
+    const int lid = get_local_id(0), items = get_local_size(0);                          \
+    const size_t pixels = (size_t)width * height;                                        \
+    for (int wave = 1;; wave++) {                                                        \
+      if (lid == 0) n = atomic_or(&counts[wave & 1], 0);                                 \
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                               \
+      const int len = n;                                                                 \
+      if (len == 0) break;                                                               \
+      __global const int *cur = queue + (wave & 1) * pixels;                             \
+      __global int *next = queue + ((wave + 1) & 1) * pixels;                            \
+      for (int k = lid; k < len; k += items) {                                           \
+        int i = cur[k], x = i % width, y = i / width;                                    \
+        T v, j = AT(T, J, j_off, j_stride, x, y);                                        \
+        NEIGHBOURS_HI(T, x, y, v);                                                       \
+        v = LO(v, AT(T, mask, k_off, k_stride, x, y));                                   \
+        if (!(v > j)) continue;                                                          \
+        AT(T, J, j_off, j_stride, x, y) = v;                                             \
+        for (int dy = -1; dy <= 1; dy++)                                                 \
+          for (int dx = -1; dx <= 1; dx++) {                                             \
+            int nx = x + dx, ny = y + dy;                                                \
+            if ((dx == 0 && dy == 0) || (conn == 4 && dx != 0 && dy != 0) || nx < 0 ||   \
+                ny < 0 || nx >= width || ny >= height)                                   \
+              continue;                                                                  \
+            T r = AT(T, J, j_off, j_stride, nx, ny);                                     \
+            if (!(LO(v, AT(T, mask, k_off, k_stride, nx, ny)) > r)) continue;            \
+            int q = ny * width + nx;                                                     \
+            if (atomic_xchg(&stamp[q], wave + 1) != wave + 1)                            \
+              next[atomic_inc(&counts[(wave + 1) & 1])] = q;                             \
+          }                                                                              \
+      }                                                                                  \
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);                               \
+      if (lid == 0) atomic_xchg(&counts[wave & 1], 0);                                   \
+    }                                                                                    \
   }
 
 RECON_KERNELS(uchar, u8)

@@ -1,5 +1,4 @@
-/* Host loops over kernels: row-then-total reductions and sweeps until
- * stable (ocl.h). */
+/* Host loops over kernels: row-then-total reductions (ocl.h). */
 #include "codelets/ocl/ocl.h"
 
 void wsisa__cl_reduce_rows(struct starpu_opencl_program *program, const char *rows,
@@ -26,30 +25,4 @@ void wsisa__cl_reduce_rows(struct starpu_opencl_program *program, const char *ro
   clReleaseMemObject(scratch);
   starpu_opencl_release_kernel(rows_kernel);
   starpu_opencl_release_kernel(total_kernel);
-}
-
-void wsisa__cl_sweep(cl_command_queue queue, cl_kernel rows, cl_kernel cols,
-                     cl_uint nargs, int width, int height) {
-  cl_mem changed = wsisa__cl_buffer(sizeof(cl_int), NULL);
-  cl_kernel kernels[2] = {rows, cols};
-  for (int k = 0; k < 2; k++) {
-    cl_uint arg = nargs;
-    cl_int w = width, h = height;
-    wsisa__cl_arg(kernels[k], &arg, sizeof changed, &changed);
-    wsisa__cl_arg(kernels[k], &arg, sizeof w, &w);
-    wsisa__cl_arg(kernels[k], &arg, sizeof h, &h);
-  }
-  const size_t lines[2] = {(size_t)height, (size_t)width};
-  cl_int flag;
-  do {
-    flag = 0;
-    wsisa__cl_check(clEnqueueWriteBuffer(queue, changed, CL_TRUE, 0, sizeof flag, &flag,
-                                         0, NULL, NULL),
-                    "changed flag reset");
-    for (int k = 0; k < 2; k++) wsisa__cl_run(kernels[k], queue, 1, &lines[k], NULL);
-    wsisa__cl_check(clEnqueueReadBuffer(queue, changed, CL_TRUE, 0, sizeof flag, &flag, 0,
-                                        NULL, NULL),
-                    "changed flag read");
-  } while (flag);
-  clReleaseMemObject(changed);
 }

@@ -1,6 +1,6 @@
 /* The OpenCL plumbing of the codelets' OpenCL task functions: kernels, their
  * arguments and launches (launch.c), device buffers (buffer.c), the host
- * loops of reductions and sweeps (loops.c), what a worker's device offers
+ * loops of reductions (loops.c), what a worker's device offers
  * (device.c). Shared-internal to codelets/; it knows nothing of the
  * operations and includes nothing of codelets/ outside this folder. The files
  * use each other one way: launch <- buffer <- loops; device stands alone. */
@@ -77,11 +77,6 @@ cl_int wsisa__cl_flag_read(cl_command_queue queue, cl_mem flag);
  * any order. */
 void wsisa__cl_reduce_rows(struct starpu_opencl_program *program, const char *rows,
                            const char *total, void *buffers[], int n, size_t row_bytes);
-/* Run `rows` (one work-item per row) and `cols` (one per column) in turn until
- * a round changes nothing. Both kernels have `nargs` arguments set already;
- * the changed flag, width and height are appended here. */
-void wsisa__cl_sweep(cl_command_queue queue, cl_kernel rows, cl_kernel cols,
-                     cl_uint nargs, int width, int height);
 
 /* ---- device.c: what a worker's device offers ----------------------------- */
 
