@@ -103,8 +103,8 @@ static void final_size_tile(void *mask, void *out, const struct object_args *a) 
   scratch_free(&sized);
 }
 
-/* A u8 matrix buffer to or from a host image (waits): one transfer when
- * both are packed, else one per row. */
+/* A u8 matrix buffer to or from a host image (waits): one blocking
+ * transfer when both are packed, else one per row, then a wait. */
 static void transfer(void *buffer, wsisa_image *host, int to_host) {
   const size_t width = STARPU_MATRIX_GET_NX(buffer), height = STARPU_MATRIX_GET_NY(buffer);
   const size_t pitch = STARPU_MATRIX_GET_LD(buffer), offset = STARPU_MATRIX_GET_OFFSET(buffer);
@@ -115,11 +115,12 @@ static void transfer(void *buffer, wsisa_image *host, int to_host) {
   for (size_t y = 0; y < (packed ? 1 : height); y++) {
     const size_t at = offset + y * pitch, n = packed ? width * height : width;
     void *row = wsisa_image_row(host, (int)y);
-    cl_int err = to_host ? clEnqueueReadBuffer(queue, mem, CL_FALSE, at, n, row, 0, NULL, NULL)
-                         : clEnqueueWriteBuffer(queue, mem, CL_FALSE, at, n, row, 0, NULL, NULL);
+    const cl_bool wait = packed ? CL_TRUE : CL_FALSE;
+    cl_int err = to_host ? clEnqueueReadBuffer(queue, mem, wait, at, n, row, 0, NULL, NULL)
+                         : clEnqueueWriteBuffer(queue, mem, wait, at, n, row, 0, NULL, NULL);
     wsisa__cl_check(err, to_host ? "mask read" : "mask write");
   }
-  wsisa__cl_check(clFinish(queue), "mask transfer");
+  if (!packed) wsisa__cl_check(clFinish(queue), "mask transfer");
 }
 
 /* What the host's bookkeeping calls when a unit misses the store. */
