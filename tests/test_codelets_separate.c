@@ -3,7 +3,8 @@
  * bit, with and without the store, whatever it evicted; on random masks with
  * the cases that break a per-cluster computation (a cluster inside another's
  * hole, clusters at the border, thin walls between background components),
- * and on the sample's tiles through the workflow for several parameter sets. */
+ * and on the sample's tiles through the workflow for several parameter sets;
+ * the codelets on the OpenCL worker as on the CPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,14 +330,19 @@ static int submit_sets(starpu_data_handle_t *h, void *arg) {
   return rc;
 }
 
-/* The final masks of every parameter set, with `store` (NULL: the fine-grain
- * codelets). */
-static void masks_of(wsisa_image *rgb, sample_arg *a, wsisa_object_store *store,
+/* The final masks of every parameter set on the workers `where`, with
+ * `store` (NULL: the fine-grain codelets). */
+static void masks_on(uint32_t where, wsisa_image *rgb, sample_arg *a, wsisa_object_store *store,
                      wsisa_image **masks) {
   wsisa_image *imgs[1 + NSETS] = {rgb};
   for (int k = 0; k < NSETS; k++) imgs[1 + k] = masks[k] = new_image(rgb->width, rgb->height, 1, WSISA_U8);
   a->store = store;
-  cr_assert_eq(tu_run_op(STARPU_CPU | STARPU_OPENCL, imgs, 1 + NSETS, submit_sets, a), 0);
+  cr_assert_eq(tu_run_op(where, imgs, 1 + NSETS, submit_sets, a), 0);
+}
+
+static void masks_of(wsisa_image *rgb, sample_arg *a, wsisa_object_store *store,
+                     wsisa_image **masks) {
+  masks_on(STARPU_CPU | STARPU_OPENCL, rgb, a, store, masks);
 }
 
 Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))tu_starpu_start,
@@ -353,7 +359,7 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
   cr_assert_eq(wsisa_slide_open(tu_src("tests/data/CMU-1-Small-Region.svs"), &slide, NULL), 0);
   cr_assert_eq(wsisa_scale_choose_level(slide, 0, WSISA_TARGET_MPP, -1, &scale, NULL), 0);
   cr_assert_eq(wsisa_grid_make_scaled(slide, &scale, 1024, 0, &g, NULL), 0);
-  int tiles = 0;
+  int tiles = 0, on_opencl = 0;
   uint64_t on = 0, evictions = 0;
   wsisa_object_tally all = {0};
   for (size_t t = 0; t < g->ntiles; t++) {
@@ -371,7 +377,31 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
     masks_of(rgb, &a, NULL, fine);
     masks_of(rgb, &a, store, stored);
     masks_of(rgb, &a, small, evicting);
+    /* the first tile with many nuclei on the OpenCL worker alone too (PoCL
+     * is slow) */
+    wsisa_image *on_cl[NSETS] = {NULL};
+    wsisa_object_store *cl_store = NULL;
+    uint64_t nuclei_pixels = 0;
+    for (int y = 0; y < rgb->height; y++)
+      for (int x = 0; x < rgb->width; x++) nuclei_pixels += *u8(fine[0], x, y) != 0;
+    if (!on_opencl && nuclei_pixels > 50000) {
+      on_opencl = 1;
+      cr_assert_eq(wsisa_object_store_new(256 << 20, &cl_store), 0);
+      masks_on(STARPU_OPENCL, rgb, &a, cl_store, on_cl);
+      wsisa_object_tally tc;
+      wsisa_object_store_tally(cl_store, &tc);
+      cr_expect_gt(tc.reused[0], 0, "tile %zu: no cluster reused on the OpenCL worker (%llu seen)",
+                   t, (unsigned long long)tc.seen[0]);
+      cr_expect_gt(tc.reused[1], 0, "tile %zu: no group reused on the OpenCL worker (%llu seen)",
+                   t, (unsigned long long)tc.seen[1]);
+      wsisa_object_store_free(cl_store);
+    }
     for (int k = 0; k < NSETS; k++) {
+      if (on_cl[k]) {
+        cr_expect_eq(tu_image_diff(fine[k], on_cl[k]), 0,
+                     "tile %zu, '%s': the OpenCL worker's differs", t, changes[k]);
+        wsisa_image_free(on_cl[k]);
+      }
       for (int y = 0; y < rgb->height; y++)
         for (int x = 0; x < rgb->width; x++) on += *u8(fine[k], x, y) != 0;
       cr_expect_eq(tu_image_diff(fine[k], stored[k]), 0, "tile %zu, '%s': store differs", t,
@@ -397,6 +427,7 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
     wsisa_image_free(rgb);
   }
   cr_expect_eq(tiles, 6, "the sample has 6 tissue tiles at 1024");
+  cr_expect(on_opencl, "no tile on the OpenCL worker");
   /* masks with nuclei in them (one tile has almost none), and a small store
    * that had to evict */
   cr_expect_gt(on, 500000, "%llu mask pixels in all", (unsigned long long)on);
