@@ -82,8 +82,13 @@
  * numbering of B_C's tile components (min_size_pl is not needed: the
  * dilated mask holds its effect); level 7, the crop, the group's runs,
  * min_size_seg, max_size_seg, fill_holes_conn. Values: the result's runs.
+ * With `whole` (the OpenCL worker, codelets/separate.c) the units missed are
+ * not computed on crops: the tile-wide result is, once, and by the claims
+ * above a unit's crop gives exactly its part of it, which is stored: level
+ * 6's pixels of the cluster, level 7's pixels of the group and the holes
+ * filled around them (filled_find).
  * tests/test_codelets_separate.c compares both levels with the tile-wide
- * kernels. */
+ * kernels, and the two workers' entries. */
 #include <stdlib.h>
 #include <string.h>
 
