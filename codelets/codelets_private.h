@@ -22,8 +22,9 @@
   OP(fisher_fg) OP(rgb2lab) OP(masked_stats) OP(color_transfer) OP(lab2rgb) OP(background) \
   OP(ratio_mask) OP(threshold) OP(sub_sat) OP(mask_logic) OP(compare)                      \
   /* objects: labelling, size filters, distance transform, watershed; levels 6 and 7 */    \
-  /* object by object (CPU only: the object store) */                                      \
-  OP(label) OP(area_filter) OP(edt) OP(watershed) CPU_OP(separate) CPU_OP(final_size)      \
+  /* object by object (the object store on the host; on the OpenCL worker they run the */   \
+  /* fine-grain operations' OpenCL, their own programs are empty) */                       \
+  OP(label) OP(area_filter) OP(edt) OP(watershed) OP(separate) OP(final_size)              \
   /* features, nucleus half: the per-nucleus reduction */                                  \
   OP(nucleus_features)                                                                     \
   /* features, pixel half: per-tile channels */                                            \

@@ -3,7 +3,8 @@
  * bit, with and without the store, whatever it evicted; on random masks with
  * the cases that break a per-cluster computation (a cluster inside another's
  * hole, clusters at the border, thin walls between background components),
- * and on the sample's tiles through the workflow for several parameter sets. */
+ * and on the sample's tiles through the workflow for several parameter sets;
+ * the codelets on the OpenCL worker as on the CPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,9 +60,9 @@ static void by_objects(const wsisa_image *rgb, const wsisa_image *mask, const pa
                        wsisa_object_tally *t7, wsisa_image **sep, wsisa_image **final) {
   *sep = new_image(mask->width, mask->height, 1, WSISA_U8);
   *final = new_image(mask->width, mask->height, 1, WSISA_U8);
-  cr_assert_eq(wsisa_cpu_separate(rgb, mask, p->watershed_conn, store, t6, *sep), 0);
+  cr_assert_eq(wsisa_cpu_separate(rgb, mask, p->watershed_conn, store, NULL, t6, *sep), 0);
   cr_assert_eq(wsisa_cpu_final_size(*sep, p->min_size_seg, p->max_size_seg, p->fill_holes_conn,
-                                    store, t7, *final),
+                                    store, NULL, t7, *final),
                0);
 }
 
@@ -199,6 +200,107 @@ Test(separate, random_masks_match_the_tile_wide_kernels, .timeout = 300) {
   cr_expect_gt(evictions, 1000);
 }
 
+/* ---- the codelets on either worker -------------------------------------- */
+
+typedef struct codelet_arg {
+  params p;
+  wsisa_object_store *store;
+} codelet_arg;
+
+/* h: rgb, the dilated mask, level 6's and level 7's outputs. */
+static int submit_levels(starpu_data_handle_t *h, void *arg) {
+  const codelet_arg *a = arg;
+  int rc = wsisa_submit_separate(h[0], h[1], h[2], a->p.watershed_conn, a->store);
+  if (!rc)
+    rc = wsisa_submit_final_size(h[2], h[3], a->p.min_size_seg, a->p.max_size_seg,
+                                 a->p.fill_holes_conn, a->store);
+  return rc;
+}
+
+/* Levels 6 and 7 by the codelets on the workers `where`; the store's seen
+ * and reused counts of the call added to t. */
+static void by_codelets(uint32_t where, wsisa_image *rgb, wsisa_image *mask, const params *p,
+                        wsisa_object_store *store, wsisa_object_tally *t, wsisa_image **sep,
+                        wsisa_image **final) {
+  *sep = new_image(mask->width, mask->height, 1, WSISA_U8);
+  *final = new_image(mask->width, mask->height, 1, WSISA_U8);
+  memset(wsisa_image_row(*sep, 0), 7, (size_t)mask->width); /* written, not kept */
+  wsisa_object_tally before = {0}, after = {0};
+  if (store) wsisa_object_store_tally(store, &before);
+  codelet_arg a = {*p, store};
+  wsisa_image *imgs[] = {rgb, mask, *sep, *final};
+  cr_assert_eq(tu_run_op(where, imgs, 4, submit_levels, &a), 0);
+  if (store) wsisa_object_store_tally(store, &after);
+  for (int l = 0; t && l < 2; l++) {
+    t->seen[l] += after.seen[l] - before.seen[l];
+    t->reused[l] += after.reused[l] - before.reused[l];
+  }
+}
+
+/* The OpenCL implementations of `separate` and `final_size` give the CPU's
+ * masks and fill the store with the entries the CPU takes, and take the
+ * CPU's: each random mask on the OpenCL worker without a store, with a new
+ * store (every unit missed), on the CPU with that store (every unit
+ * found), on the OpenCL worker again (every unit found: the stored masks
+ * written to the device), the mask with more shapes on the OpenCL worker
+ * (some found, some not) and on the CPU after it, and with a store that
+ * evicts all the time. */
+Test(separate, codelets_agree_on_cpu_and_opencl, .init = (void (*)(void))tu_starpu_start,
+     .fini = tu_starpu_stop, .timeout = 600) {
+  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+  uint64_t seed = 25;
+  wsisa_object_tally all = {0};
+  for (int k = 0; k < 16; k++) {
+    const int w = rnd_in(&seed, 1, 90), h = rnd_in(&seed, 1, 90);
+    wsisa_image *mask = new_image(w, h, 1, WSISA_U8);
+    draw(mask, &seed, rnd_in(&seed, 0, 12));
+    wsisa_image *more = shifted(mask, 0, 0);
+    draw(more, &seed, rnd_in(&seed, 1, 3));
+    wsisa_image *rgb = random_rgb(w, h, &seed);
+    const params p = {rnd_in(&seed, 0, 1) ? 8 : 4, rnd_in(&seed, 0, 25),
+                      rnd_in(&seed, 0, 1) ? 1000 : rnd_in(&seed, 10, 200),
+                      rnd_in(&seed, 0, 1) ? 8 : 4};
+    wsisa_image *sep, *final, *more_sep, *more_final, *got_sep, *got_final;
+    tile_wide(rgb, mask, &p, &sep, &final);
+    tile_wide(rgb, more, &p, &more_sep, &more_final);
+    wsisa_object_store *store = NULL, *tiny = NULL;
+    cr_assert_eq(wsisa_object_store_new(64 << 20, &store), 0);
+    cr_assert_eq(wsisa_object_store_new(600, &tiny), 0);
+    by_codelets(STARPU_OPENCL, rgb, mask, &p, NULL, NULL, &got_sep, &got_final);
+    expect_both(sep, final, got_sep, got_final, "OpenCL, no store", k);
+    wsisa_object_tally t = {0};
+    by_codelets(STARPU_OPENCL, rgb, mask, &p, store, &t, &got_sep, &got_final);
+    expect_both(sep, final, got_sep, got_final, "OpenCL, new store", k);
+    cr_expect_eq(t.reused[0] + t.reused[1], 0, "case %d: a new store held a unit", k);
+    t = (wsisa_object_tally){0};
+    by_codelets(STARPU_CPU, rgb, mask, &p, store, &t, &got_sep, &got_final);
+    expect_both(sep, final, got_sep, got_final, "CPU, OpenCL's store", k);
+    for (int l = 0; l < 2; l++)
+      cr_expect_eq(t.reused[l], t.seen[l], "case %d, level %d: the CPU missed OpenCL's units", k,
+                   6 + l);
+    t = (wsisa_object_tally){0};
+    by_codelets(STARPU_OPENCL, rgb, mask, &p, store, &t, &got_sep, &got_final);
+    expect_both(sep, final, got_sep, got_final, "OpenCL, every unit stored", k);
+    for (int l = 0; l < 2; l++)
+      cr_expect_eq(t.reused[l], t.seen[l], "case %d, level %d: OpenCL missed a unit", k, 6 + l);
+    for (int l = 0; l < 2; l++) all.seen[l] += t.seen[l];
+    by_codelets(STARPU_OPENCL, rgb, more, &p, store, &t, &got_sep, &got_final);
+    expect_both(more_sep, more_final, got_sep, got_final, "OpenCL, more shapes", k);
+    by_codelets(STARPU_CPU, rgb, more, &p, store, &t, &got_sep, &got_final);
+    expect_both(more_sep, more_final, got_sep, got_final, "CPU after OpenCL, more shapes", k);
+    by_codelets(STARPU_OPENCL, rgb, more, &p, tiny, NULL, &got_sep, &got_final);
+    expect_both(more_sep, more_final, got_sep, got_final, "OpenCL, store evicting", k);
+    wsisa_object_store_free(store);
+    wsisa_object_store_free(tiny);
+    wsisa_image *free_all[] = {mask, more, rgb, sep, final, more_sep, more_final};
+    for (size_t i = 0; i < sizeof free_all / sizeof *free_all; i++) wsisa_image_free(free_all[i]);
+  }
+  cr_log_info("OpenCL: %llu clusters, %llu groups", (unsigned long long)all.seen[0],
+              (unsigned long long)all.seen[1]);
+  cr_expect_gt(all.seen[0], 40);
+  cr_expect_gt(all.seen[1], 40);
+}
+
 /* ---- the sample's tiles through the workflow ------------------------------ */
 
 /* Parameter sets that change one value each, as MOAT steps do (docs/workflow.md:
@@ -228,14 +330,19 @@ static int submit_sets(starpu_data_handle_t *h, void *arg) {
   return rc;
 }
 
-/* The final masks of every parameter set, with `store` (NULL: the fine-grain
- * codelets). */
-static void masks_of(wsisa_image *rgb, sample_arg *a, wsisa_object_store *store,
+/* The final masks of every parameter set on the workers `where`, with
+ * `store` (NULL: the fine-grain codelets). */
+static void masks_on(uint32_t where, wsisa_image *rgb, sample_arg *a, wsisa_object_store *store,
                      wsisa_image **masks) {
   wsisa_image *imgs[1 + NSETS] = {rgb};
   for (int k = 0; k < NSETS; k++) imgs[1 + k] = masks[k] = new_image(rgb->width, rgb->height, 1, WSISA_U8);
   a->store = store;
-  cr_assert_eq(tu_run_op(STARPU_CPU | STARPU_OPENCL, imgs, 1 + NSETS, submit_sets, a), 0);
+  cr_assert_eq(tu_run_op(where, imgs, 1 + NSETS, submit_sets, a), 0);
+}
+
+static void masks_of(wsisa_image *rgb, sample_arg *a, wsisa_object_store *store,
+                     wsisa_image **masks) {
+  masks_on(STARPU_CPU | STARPU_OPENCL, rgb, a, store, masks);
 }
 
 Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))tu_starpu_start,
@@ -252,7 +359,7 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
   cr_assert_eq(wsisa_slide_open(tu_src("tests/data/CMU-1-Small-Region.svs"), &slide, NULL), 0);
   cr_assert_eq(wsisa_scale_choose_level(slide, 0, WSISA_TARGET_MPP, -1, &scale, NULL), 0);
   cr_assert_eq(wsisa_grid_make_scaled(slide, &scale, 1024, 0, &g, NULL), 0);
-  int tiles = 0;
+  int tiles = 0, on_opencl = 0;
   uint64_t on = 0, evictions = 0;
   wsisa_object_tally all = {0};
   for (size_t t = 0; t < g->ntiles; t++) {
@@ -270,7 +377,31 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
     masks_of(rgb, &a, NULL, fine);
     masks_of(rgb, &a, store, stored);
     masks_of(rgb, &a, small, evicting);
+    /* the first tile with many nuclei on the OpenCL worker alone too (PoCL
+     * is slow) */
+    wsisa_image *on_cl[NSETS] = {NULL};
+    wsisa_object_store *cl_store = NULL;
+    uint64_t nuclei_pixels = 0;
+    for (int y = 0; y < rgb->height; y++)
+      for (int x = 0; x < rgb->width; x++) nuclei_pixels += *u8(fine[0], x, y) != 0;
+    if (!on_opencl && nuclei_pixels > 50000) {
+      on_opencl = 1;
+      cr_assert_eq(wsisa_object_store_new(256 << 20, &cl_store), 0);
+      masks_on(STARPU_OPENCL, rgb, &a, cl_store, on_cl);
+      wsisa_object_tally tc;
+      wsisa_object_store_tally(cl_store, &tc);
+      cr_expect_gt(tc.reused[0], 0, "tile %zu: no cluster reused on the OpenCL worker (%llu seen)",
+                   t, (unsigned long long)tc.seen[0]);
+      cr_expect_gt(tc.reused[1], 0, "tile %zu: no group reused on the OpenCL worker (%llu seen)",
+                   t, (unsigned long long)tc.seen[1]);
+      wsisa_object_store_free(cl_store);
+    }
     for (int k = 0; k < NSETS; k++) {
+      if (on_cl[k]) {
+        cr_expect_eq(tu_image_diff(fine[k], on_cl[k]), 0,
+                     "tile %zu, '%s': the OpenCL worker's differs", t, changes[k]);
+        wsisa_image_free(on_cl[k]);
+      }
       for (int y = 0; y < rgb->height; y++)
         for (int x = 0; x < rgb->width; x++) on += *u8(fine[k], x, y) != 0;
       cr_expect_eq(tu_image_diff(fine[k], stored[k]), 0, "tile %zu, '%s': store differs", t,
@@ -296,6 +427,7 @@ Test(separate, sample_tiles_with_and_without_the_store, .init = (void (*)(void))
     wsisa_image_free(rgb);
   }
   cr_expect_eq(tiles, 6, "the sample has 6 tissue tiles at 1024");
+  cr_expect(on_opencl, "no tile on the OpenCL worker");
   /* masks with nuclei in them (one tile has almost none), and a small store
    * that had to evict */
   cr_expect_gt(on, 500000, "%llu mask pixels in all", (unsigned long long)on);

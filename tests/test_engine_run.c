@@ -127,8 +127,9 @@ static double json_number(const char *text, const char *key) {
 
 /* Object reuse (levels 6-7 per object group, groups seen before taken from
  * the tile's store) gives the same metrics, byte for byte, under every
- * strategy, on CPU workers and with the OpenCL worker, with K = 1 too. The
- * study varies level 6's and 7's parameters as well. */
+ * strategy, on CPU workers, with the OpenCL worker and on the OpenCL worker
+ * alone, with K = 1 too. The study varies level 6's and 7's parameters as
+ * well. */
 Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
   char path[4300];
   snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("objstudy"));
@@ -154,12 +155,15 @@ Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
   static const char *const workers[] = {
       "STARPU_SCHED=lws",
       /* the OpenCL worker on: fine-grain tasks land on either kind */
-      "STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1"};
-  static const char *const strategies[] = {"none", "stage", "naive --max-bucket-size 4",
-                                           "sca --max-bucket-size 4", "rtma", "trtma",
+      "STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1",
+      /* the OpenCL worker alone: levels 6 and 7 by objects on it too (PoCL
+       * is slow: one strategy) */
+      "STARPU_SCHED=eager STARPU_NCPU=0 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1"};
+  static const char *const strategies[] = {"trtma", "none", "stage", "naive --max-bucket-size 4",
+                                           "sca --max-bucket-size 4", "rtma",
                                            "trtma --active-paths 1", "rtma --active-paths 1"};
-  for (size_t w = 0; w < 2; w++)
-    for (size_t k = 0; k < sizeof strategies / sizeof *strategies; k++)
+  for (size_t w = 0; w < 3; w++)
+    for (size_t k = 0; k < (w < 2 ? sizeof strategies / sizeof *strategies : 1); k++)
       for (int on = 0; on < 2; on++) {
         snprintf(flags, sizeof flags, "--reuse %s --object-reuse %s", strategies[k],
                  on ? "on" : "off");

@@ -217,23 +217,39 @@ int wsisa_cpu_watershed(const wsisa_image *rgb, const wsisa_image *markers,
 /* ---- levels 6 and 7 object group by object group, with object reuse ---- */
 
 
+/* Where the units a store does not hold are computed: NULL, crop by crop
+ * with the kernels here; or, once for the call when any unit misses, by
+ * `compute`, which sets out (u8 0/255, the tile's size) to the level's
+ * tile-wide result - the fine-grain kernels' on the whole input, wherever
+ * they run (codelets/separate.c: on the OpenCL device) - and returns 0 or a
+ * WSISA_E*. Each missed unit's part of it is then stored, so the store
+ * holds what the crops would have given (the argument at the top of
+ * codelets/cpu/separate.c). */
+typedef struct wsisa_object_whole {
+  int (*compute)(void *ctx, wsisa_image *out);
+  void *ctx;
+} wsisa_object_whole;
+
 /* Level 6 of docs/workflow.md from its dilated mask on, cluster by cluster:
  * out(u8 0/255) = the separated nuclei (the watershed's mask) of a tile whose
  * components >= min_size_pl, dilated, are `mask` (u8) and whose normalized
- * RGB is `rgb` (u8 x 3); the same bits as the tile-wide kernels (edt,
+ * RGB is `rgb` (u8 x 3; may be NULL with `whole`); the same bits as the tile-wide kernels (edt,
  * neg_dist, hmin, regional_min, label, watershed). With a store (may be
  * NULL), a cluster seen before on this tile is taken from it. *tally (may be
- * NULL) gets this call's counts. Sides up to WSISA_EDT_MAX_SIDE. */
+ * NULL) gets this call's counts; `whole` (may be NULL) as above. Sides up
+ * to WSISA_EDT_MAX_SIDE. */
 int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask, int watershed_conn,
-                       wsisa_object_store *store, wsisa_object_tally *tally, wsisa_image *out);
+                       wsisa_object_store *store, const wsisa_object_whole *whole,
+                       wsisa_object_tally *tally, wsisa_image *out);
 /* Level 7 group by group: out(u8 0/255) = the 4-connected components of the
  * separated mask with min_size_seg <= area < max_size_seg (max <= 0: no
  * bound), their holes filled object by object (fill_holes_conn); the same
- * bits as area_filter then fill_object_holes. Store and tally as above.
- * Sides up to 65535. */
+ * bits as area_filter then fill_object_holes. Store, whole and tally as
+ * above. Sides up to 65535. */
 int wsisa_cpu_final_size(const wsisa_image *mask, int min_size_seg, int max_size_seg,
                          int fill_holes_conn, wsisa_object_store *store,
-                         wsisa_object_tally *tally, wsisa_image *out);
+                         const wsisa_object_whole *whole, wsisa_object_tally *tally,
+                         wsisa_image *out);
 
 /* study metrics: the object count of a canonical label image (its largest label). */
 int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);

@@ -82,8 +82,13 @@
  * numbering of B_C's tile components (min_size_pl is not needed: the
  * dilated mask holds its effect); level 7, the crop, the group's runs,
  * min_size_seg, max_size_seg, fill_holes_conn. Values: the result's runs.
+ * With `whole` (the OpenCL worker, codelets/separate.c) the units missed are
+ * not computed on crops: the tile-wide result is, once, and by the claims
+ * above a unit's crop gives exactly its part of it, which is stored: level
+ * 6's pixels of the cluster, level 7's pixels of the group and the holes
+ * filled around them (filled_find).
  * tests/test_codelets_separate.c compares both levels with the tile-wide
- * kernels. */
+ * kernels, and the two workers' entries. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -496,21 +501,27 @@ static int crop_final(crop *c, const wsisa__runs *runs8, const int32_t *run_y,
   return rc ? rc : wsisa_cpu_fill_object_holes(&c->u1, p->fill_holes_conn, &c->res);
 }
 
+/* 1 when the unit's result is in the store (then set in out), else 0 (and
+ * *hash is its key's, for storing it). */
+static int from_store(crop *c, int level, wsisa_object_store *store, wsisa_object_tally *t,
+                      uint64_t *hash, wsisa_image *out) {
+  t->seen[level - 6]++;
+  if (!store) return 0;
+  *hash = wsisa_object_hash(c->key, c->key_len);
+  if (!wsisa_object_store_get(store, c->key, c->key_len, *hash, c->value, c->value_cap,
+                              &c->value_len))
+    return 0;
+  t->reused[level - 6]++;
+  decode(c, out, c->x0, c->y0, 0);
+  return 1;
+}
+
 /* One unit: from the store, or computed (and stored). */
 static int do_unit(crop *c, int level, const wsisa__runs *runs8, const int32_t *run_y,
                    const wsisa_separate_params *p, wsisa_object_store *store,
                    wsisa_object_tally *t, wsisa_image *out) {
   uint64_t hash = 0;
-  t->seen[level - 6]++;
-  if (store) {
-    hash = wsisa_object_hash(c->key, c->key_len);
-    if (wsisa_object_store_get(store, c->key, c->key_len, hash, c->value, c->value_cap,
-                               &c->value_len)) {
-      t->reused[level - 6]++;
-      decode(c, out, c->x0, c->y0, 0);
-      return 0;
-    }
-  }
+  if (from_store(c, level, store, t, &hash, out)) return 0;
   int rc = level == 6 ? crop_separate(c, runs8, run_y, p->watershed_conn)
                       : crop_final(c, runs8, run_y, p);
   if (rc) return rc;
@@ -525,12 +536,119 @@ static int do_unit(crop *c, int level, const wsisa__runs *runs8, const int32_t *
   return 0;
 }
 
+/* The holes level 7's tile-wide result filled (on in it, off in the input),
+ * each given to the group around it, in run form: the runs of group g are
+ * list[first[g] .. first[g + 1]), their rows in run_y. A filled hole is a
+ * component of the objects' background whose surrounding object pixels
+ * are one object's; a 4-component of its pixels off the input lies in it,
+ * and the pixel above that component's first pixel is on in the input (off,
+ * it would be in the hole, so filled, so in the component before it): a
+ * pixel of a component lying in the hole or around it, in either case of
+ * the object's group. */
+typedef struct filled {
+  wsisa__runs runs;
+  int32_t *run_y, *first, *list;
+} filled;
+
+static void filled_free(filled *f) {
+  wsisa__cpu_runs_free(&f->runs);
+  free(f->run_y);
+  free(f->first);
+  free(f->list);
+}
+
+static int filled_find(filled *f, const wsisa_image *mask, const wsisa_image *result,
+                       const wsisa__runs *runs8, const int32_t *key, int32_t n) {
+  const int width = mask->width, height = mask->height;
+  wsisa_image *holes = NULL;
+  if (wsisa_image_new(width, height, 1, WSISA_U8, &holes, NULL)) return WSISA_ENOMEM;
+  for (int y = 0; y < height; y++) {
+    const uint8_t *m = wsisa_image_row(mask, y), *r = wsisa_image_row(result, y);
+    uint8_t *h = wsisa_image_row(holes, y);
+    for (int x = 0; x < width; x++) h[x] = r[x] && !m[x] ? 255 : 0;
+  }
+  int rc = wsisa__cpu_runs_find(holes, 4, &f->runs) ? WSISA_ENOMEM : 0;
+  wsisa_image_free(holes);
+  if (rc) return rc;
+  const int32_t nruns = f->runs.row[height];
+  int32_t *group = calloc((size_t)f->runs.n + 1, sizeof *group);
+  f->run_y = malloc(((size_t)nruns + 1) * sizeof *f->run_y);
+  if (!group || !f->run_y) {
+    free(group);
+    return WSISA_ENOMEM;
+  }
+  for (int y = 0; y < height && !rc; y++)
+    for (int32_t i = f->runs.row[y]; i < f->runs.row[y + 1]; i++) {
+      const wsisa__run *r = &f->runs.run[i];
+      f->run_y[i] = y;
+      if (group[r->id]) continue;
+      const int32_t above = y > 0 ? run_at(runs8, y - 1, r->x0) : -1;
+      if (above < 0) { /* not a hole: the tile-wide result is not level 7's */
+        rc = WSISA_EINTERNAL;
+        break;
+      }
+      group[r->id] = key[runs8->run[above].id];
+    }
+  if (!rc) rc = bucket_runs(&f->runs, nruns, n, group, &f->first, &f->list);
+  free(group);
+  return rc;
+}
+
+/* c->res = the unit's part of the tile-wide result: its pixels there, and
+ * (level 7) the holes filled around it. */
+static int crop_take(crop *c, const wsisa_image *result, const wsisa__runs *runs8,
+                     const int32_t *run_y, const filled *f, int32_t g) {
+  for (int y = 0; y < c->h; y++) memset(wsisa_image_row(&c->res, y), 0, (size_t)c->w);
+  for (int32_t i = 0; i < c->nown; i++) {
+    const wsisa__run *r = &runs8->run[c->own[i]];
+    const int y = run_y[c->own[i]];
+    memcpy((uint8_t *)wsisa_image_row(&c->res, y - c->y0) + r->x0 - c->x0,
+           (const uint8_t *)wsisa_image_row(result, y) + r->x0, (size_t)(r->x1 - r->x0));
+  }
+  const int32_t k0 = f && f->first ? f->first[g] : 0, k1 = f && f->first ? f->first[g + 1] : 0;
+  for (int32_t k = k0; k < k1; k++) {
+    const wsisa__run *r = &f->runs.run[f->list[k]];
+    const int y = f->run_y[f->list[k]];
+    if (y < c->y0 || y >= c->y0 + c->h || r->x0 < c->x0 || r->x1 > c->x0 + c->w)
+      return WSISA_EINTERNAL;
+    memset((uint8_t *)wsisa_image_row(&c->res, y - c->y0) + r->x0 - c->x0, 255,
+           (size_t)(r->x1 - r->x0));
+  }
+  return 0;
+}
+
+/* The crop of unit g (bounding box cl[g] grown by one pixel, clipped), its
+ * scratch images in buf (room for `most` pixels each) and its runs. */
+static void crop_place(crop *c, const component *cl, int32_t g, int width, int height, char *buf,
+                       size_t most, const wsisa_image *rgb, const int32_t *gfirst,
+                       const int32_t *glist) {
+  c->x0 = cl[g].x0 > 0 ? cl[g].x0 - 1 : 0;
+  c->y0 = cl[g].y0 > 0 ? cl[g].y0 - 1 : 0;
+  c->w = (cl[g].x1 + 1 < width ? cl[g].x1 + 1 : width - 1) - c->x0 + 1;
+  c->h = (cl[g].y1 + 1 < height ? cl[g].y1 + 1 : height - 1) - c->y0 + 1;
+  char *b = buf;
+  view(&c->f1, b, c->w, c->h, 1, WSISA_F32), b += most * sizeof(float);
+  view(&c->f2, b, c->w, c->h, 1, WSISA_F32), b += most * sizeof(float);
+  view(&c->markers, b, c->w, c->h, 1, WSISA_I32), b += most * sizeof(int32_t);
+  view(&c->labels, b, c->w, c->h, 1, WSISA_I32), b += most * sizeof(int32_t);
+  view(&c->mask, b, c->w, c->h, 1, WSISA_U8), b += most;
+  view(&c->u1, b, c->w, c->h, 1, WSISA_U8), b += most;
+  view(&c->res, b, c->w, c->h, 1, WSISA_U8), b += most;
+  c->value = (uint8_t *)b + (8 - (uintptr_t)b % 8) % 8;
+  if (rgb)
+    c->rgb = wsisa_image_view((uint8_t *)wsisa_image_row(rgb, c->y0) + 3 * (size_t)c->x0, c->w,
+                              c->h, 3, WSISA_U8, rgb->stride);
+  c->own = glist + gfirst[g];
+  c->nown = gfirst[g + 1] - gfirst[g];
+}
+
 /* out = 255 where on is 0, else 0; eight bytes at a time. */
 /* Level 6 (level 7): out = the separation (the final mask) of `mask`, the
  * dilated mask (the separated one), unit by unit. */
 static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
                    const wsisa_separate_params *p, wsisa_object_store *store,
-                   wsisa_object_tally *tally, wsisa_image *out) {
+                   const wsisa_object_whole *whole, wsisa_object_tally *tally,
+                   wsisa_image *out) {
   const int width = mask->width, height = mask->height;
   wsisa_object_tally t = {0};
   for (int y = 0; y < height; y++) memset(wsisa_image_row(out, y), 0, (size_t)width);
@@ -538,6 +656,7 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
   wsisa_image *inverse = NULL;
   component *cl = NULL;
   int32_t *key = NULL, *first = NULL, *list = NULL, *gfirst = NULL, *glist = NULL, *run_y = NULL;
+  int32_t *missed = NULL, nmissed = 0;
   crop c = {0};
   classes k = {0};
   void *buf = NULL;
@@ -609,30 +728,39 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
     rc = WSISA_ENOMEM;
     goto done;
   }
+  if (whole && !(missed = malloc(((size_t)n + 1) * sizeof *missed))) {
+    rc = WSISA_ENOMEM;
+    goto done;
+  }
   for (int32_t g = 1; g <= n && !rc; g++) {
     if (key[g] != g) continue;
-    c.x0 = cl[g].x0 > 0 ? cl[g].x0 - 1 : 0;
-    c.y0 = cl[g].y0 > 0 ? cl[g].y0 - 1 : 0;
-    c.w = (cl[g].x1 + 1 < width ? cl[g].x1 + 1 : width - 1) - c.x0 + 1;
-    c.h = (cl[g].y1 + 1 < height ? cl[g].y1 + 1 : height - 1) - c.y0 + 1;
-    char *b = buf;
-    view(&c.f1, b, c.w, c.h, 1, WSISA_F32), b += most * sizeof(float);
-    view(&c.f2, b, c.w, c.h, 1, WSISA_F32), b += most * sizeof(float);
-    view(&c.markers, b, c.w, c.h, 1, WSISA_I32), b += most * sizeof(int32_t);
-    view(&c.labels, b, c.w, c.h, 1, WSISA_I32), b += most * sizeof(int32_t);
-    view(&c.mask, b, c.w, c.h, 1, WSISA_U8), b += most;
-    view(&c.u1, b, c.w, c.h, 1, WSISA_U8), b += most;
-    view(&c.res, b, c.w, c.h, 1, WSISA_U8), b += most;
-    c.value = (uint8_t *)b + (8 - (uintptr_t)b % 8) % 8;
-    if (rgb)
-      c.rgb = wsisa_image_view((uint8_t *)wsisa_image_row(rgb, c.y0) + 3 * (size_t)c.x0, c.w,
-                               c.h, 3, WSISA_U8, rgb->stride);
-    c.own = glist + gfirst[g];
-    c.nown = gfirst[g + 1] - gfirst[g];
+    crop_place(&c, cl, g, width, height, buf, most, rgb, gfirst, glist);
     rc = crop_key(&c, level, &runs8, run_y, &bg, &k, p, width, height, store != NULL);
-    if (!rc) rc = do_unit(&c, level, &runs8, run_y, p, store, &t, out);
+    uint64_t hash;
+    if (!rc && whole) {
+      if (!from_store(&c, level, store, &t, &hash, out)) missed[nmissed++] = g;
+    } else if (!rc) {
+      rc = do_unit(&c, level, &runs8, run_y, p, store, &t, out);
+    }
   }
+  if (rc || !nmissed) goto done;
+  /* the units missed: the tile-wide result, then each one's part stored */
+  filled f = {0};
+  rc = whole->compute(whole->ctx, out);
+  if (!rc && store && level == 7) rc = filled_find(&f, mask, out, &runs8, key, n);
+  for (int32_t i = 0; i < nmissed && store && !rc; i++) {
+    const int32_t g = missed[i];
+    crop_place(&c, cl, g, width, height, buf, most, rgb, gfirst, glist);
+    rc = crop_key(&c, level, &runs8, run_y, &bg, &k, p, width, height, 1);
+    if (!rc) rc = crop_take(&c, out, &runs8, run_y, level == 7 ? &f : NULL, g);
+    if (rc) break;
+    encode(&c, &c.res);
+    (void)wsisa_object_store_put(store, c.key, c.key_len,
+                                 wsisa_object_hash(c.key, c.key_len), c.value, c.value_len);
+  }
+  filled_free(&f);
 done:
+  free(missed);
   if (store && !rc) wsisa_object_store_count(store, &t);
   if (tally) *tally = t;
   wsisa__cpu_runs_free(&runs8);
@@ -653,23 +781,26 @@ done:
 }
 
 int wsisa_cpu_separate(const wsisa_image *rgb, const wsisa_image *mask, int watershed_conn,
-                       wsisa_object_store *store, wsisa_object_tally *tally, wsisa_image *out) {
-  if (mask->type != WSISA_U8 || mask->channels != 1 || !wsisa__image_is(rgb, mask, 3, WSISA_U8) ||
+                       wsisa_object_store *store, const wsisa_object_whole *whole,
+                       wsisa_object_tally *tally, wsisa_image *out) {
+  if (mask->type != WSISA_U8 || mask->channels != 1 ||
+      (rgb ? !wsisa__image_is(rgb, mask, 3, WSISA_U8) : !whole) ||
       !wsisa__image_is(out, mask, 1, WSISA_U8) || (watershed_conn != 4 && watershed_conn != 8) ||
       mask->width > WSISA_EDT_MAX_SIDE || mask->height > WSISA_EDT_MAX_SIDE)
     return WSISA_EINTERNAL;
   const wsisa_separate_params p = {.watershed_conn = watershed_conn};
-  return objects(6, rgb, mask, &p, store, tally, out);
+  return objects(6, rgb, mask, &p, store, whole, tally, out);
 }
 
 int wsisa_cpu_final_size(const wsisa_image *mask, int min_size_seg, int max_size_seg,
                          int fill_holes_conn, wsisa_object_store *store,
-                         wsisa_object_tally *tally, wsisa_image *out) {
+                         const wsisa_object_whole *whole, wsisa_object_tally *tally,
+                         wsisa_image *out) {
   if (mask->type != WSISA_U8 || mask->channels != 1 || !wsisa__image_is(out, mask, 1, WSISA_U8) ||
       (fill_holes_conn != 4 && fill_holes_conn != 8) || mask->width > 65535 ||
       mask->height > 65535)
     return WSISA_EINTERNAL;
   const wsisa_separate_params p = {.min_size_seg = min_size_seg, .max_size_seg = max_size_seg,
                                    .fill_holes_conn = fill_holes_conn};
-  return objects(7, NULL, mask, &p, store, tally, out);
+  return objects(7, NULL, mask, &p, store, whole, tally, out);
 }

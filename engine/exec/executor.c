@@ -531,10 +531,6 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->params = params;
   s->buckets = buckets;
   s->opts = *opts;
-  if (s->opts.object_reuse && wsisa_runtime_ncpu() == 0) {
-    wsisa_log(WSISA_LOG_WARN, "run", "object reuse needs a CPU worker: off on this rank");
-    s->opts.object_reuse = 0;
-  }
   pthread_mutex_init(&s->ps.lock, NULL);
   pthread_cond_init(&s->ps.cond, NULL);
   s->tile = ntiles;
