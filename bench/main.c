@@ -13,9 +13,9 @@ typedef struct experiment {
 
 static const experiment experiments[] = {
     {"ops", bench_ops,
-     "per-operation times on a 4096x4096 tile: CPU kernel (1 core), OpenCL worker, OpenCV "
-     "and scikit-image/SciPy/NumPy peers; normalize+segment in process and as the wsisa "
-     "segment process (see ops --help)"},
+     "per-operation times on a 4096x4096 tile: CPU kernel (1 core), OpenCL worker (with its "
+     "kernel launches and reads back to the host), OpenCV and scikit-image/SciPy/NumPy peers; "
+     "normalize+segment in process and as the wsisa segment process (see ops --help)"},
     {"reuse", bench_reuse,
      "MOAT designs of 2, 4, 8 trajectories x reuse none, stage, naive, rtma, trtma (sca on "
      "the smallest), object reuse off and on: makespan, tasks, reuse %, objects reused, "
@@ -51,9 +51,12 @@ static void usage(FILE *f) {
   fprintf(f,
           "\nEvery figure is the median of --repeats runs (min and max shown); ratios are\n"
           "measured in the same run. CSV columns of `ops`: op, ours_cpu_ms, ours_cpu_min,\n"
-          "ours_cpu_max, ours_opencl_ms, peer, peer_ms, peer_min, peer_max, peer_over_ours;\n"
-          "its last rows: normalize_and_segment (in process) and segment_process (the\n"
-          "wsisa segment command, one CPU worker, as a subprocess).\n"
+          "ours_cpu_max, ours_opencl_ms, peer, peer_ms, peer_min, peer_max, peer_over_ours,\n"
+          "opencl_launches, opencl_reads (OpenCL kernel launches and blocking reads back\n"
+          "to the host in one run, -1 when not counted); its last rows:\n"
+          "normalize_and_segment (in process, CPU worker; ours_opencl_ms and the counts:\n"
+          "OpenCL worker) and segment_process (the wsisa segment command, one CPU worker,\n"
+          "as a subprocess).\n"
           "--no-opencl skips the OpenCL worker (on PoCL some iterative kernels take\n"
           "minutes at 4096x4096). `ops --quick` takes about 3 minutes on 2 cores.\n"
           "\n"
