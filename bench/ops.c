@@ -348,11 +348,13 @@ static bench_stats time_workflow(inputs *in, int size, uint32_t where, int repea
     double t0 = wsisa_now();
     wsisa_tile_data tile;
     wsisa_err e = WSISA_ERR_INIT;
-    if (wsisa_workflow_tile_submit(in->h_rgb, size, size, 1, &tile, &e) == 0) {
-      wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), in->h_out_u8b, &e);
+    int failed = wsisa_workflow_tile_submit(in->h_rgb, size, size, 1, &tile, &e);
+    if (!failed) {
+      failed = wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), in->h_out_u8b, &e);
       wsisa_workflow_tile_release(&tile, 1);
     }
     starpu_task_wait_for_all();
+    if (failed) fprintf(stderr, "wsisa-bench ops: normalize+segment: %s\n", e.msg);
     if (r > 0) ms[r - 1] = (wsisa_now() - t0) * 1e3; /* run 0 warms up */
     if (r == 0) count_end(at, count);
   }
@@ -465,13 +467,15 @@ done:
  * figures into cl and counts (NROWS + 1 each); 0 when it ran. */
 static int opencl_subprocess(int size, int repeats, const char *dir, bench_stats *cl,
                              cl_counts *counts) {
-  char here[4096], lib[4200], preload[4400] = "", cmd[16384];
+  char here[4096], lib[4200], preload[8800] = "", cmd[16384];
   if (wsisa_exe_dir(here, sizeof here)) return -1;
-  /* the library first in line: an AddressSanitizer build is told not to mind */
+  /* the library first in line (an AddressSanitizer build is told not to
+   * mind), its per-kernel table at exit in DIR/clcount.csv */
   if (clcount_library(lib, sizeof lib) == 0)
     snprintf(preload, sizeof preload,
-             "LD_PRELOAD='%s' ASAN_OPTIONS=verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS} ",
-             lib);
+             "LD_PRELOAD='%s' WSISA_CLCOUNT='%s/clcount.csv' "
+             "ASAN_OPTIONS=verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS} ",
+             lib, dir);
   snprintf(cmd, sizeof cmd, "%s'%s/wsisa-bench' ops --opencl-only --size %d --repeats %d -o '%s'",
            preload, here, size, repeats, dir);
   int status = system(cmd);
@@ -518,7 +522,9 @@ static void usage(FILE *f) {
           "The OpenCL figures come from `ops --opencl-only`, run as a subprocess under\n"
           "libwsisa-clcount (LD_PRELOAD; found in ../lib beside wsisa-bench, built or\n"
           "installed): with each time, the kernel launches and the blocking reads back\n"
-          "to the host (each a host round trip) of one run, n/a without the library.\n"
+          "to the host (each a host round trip) of one run, n/a without the library;\n"
+          "DIR/clcount.csv: the library's table of those per kernel, over the whole\n"
+          "subprocess.\n"
           "\n"
           "  --size N       tile side, even, 64..4096 (default 4096)\n"
           "  --repeats N    runs per figure, 1..64 (default 5); --quick: 3\n"
