@@ -24,8 +24,8 @@ static const experiment experiments[] = {
      "RTMA bucket size K against bucket 28 + RMSR --active-paths K, K = 1, 2, 4: peak RSS, "
      "makespan"},
     {"sched", bench_sched,
-     "eager, lws, dmda, dmdas, modular-heft, pats on 2 CPUs and on 1 CPU + 1 OpenCL worker: "
-     "makespan, hybrid speedup"},
+     "eager, lws, dmda, dmdas, modular-heft, pats on N CPUs, N + 1 CPUs and N CPUs + 1 "
+     "OpenCL worker (a GPU, else PoCL; --cpus N, default 1): makespan, hybrid speedups"},
     {"scale", bench_scale,
      "1, 2, 4, ... CPU workers up to the cores (--workers LIST); under mpirun 2, 4, ... "
      "ranks x those workers: makespan, efficiency over 1 worker, oversubscribed rows marked "
@@ -79,11 +79,15 @@ static void usage(FILE *f) {
           "              active_paths (empty: default), peak_rss_mib, rss_min, rss_max,\n"
           "              makespan_s, makespan_min, makespan_max, buckets,\n"
           "              peak_active_paths, tasks_executed\n"
-          "  sched.csv:  policy, setting (cpu: STARPU_NCPU=2 | hybrid: 1 CPU + 1 OpenCL\n"
-          "              worker on PoCL), cpu_workers, opencl_workers, makespan_s,\n"
-          "              makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
-          "              hybrid_speedup (cpu makespan / hybrid makespan, same policy)\n"
-          "              (2 trajectories on tile_1024.png, with or without --quick)\n"
+          "  sched.csv:  policy, setting (cpu: N CPU workers | cpu_plus_one: N + 1 |\n"
+          "              hybrid: N CPU + 1 OpenCL worker, a GPU when one is found, else\n"
+          "              PoCL; no hybrid rows without an OpenCL device or with\n"
+          "              --no-opencl, the table says why), cpu_workers, opencl_workers,\n"
+          "              makespan_s, makespan_min, makespan_max, wall_s, wall_min,\n"
+          "              wall_max, hybrid_over_cpu, hybrid_over_cpu_plus_one (their\n"
+          "              makespan / the hybrid makespan, same policy; hybrid rows only)\n"
+          "              (2 trajectories on tile_1024.png, with or without --quick;\n"
+          "              --cpus N, default 1)\n"
           "  scale.csv:  ranks (0: one process, no mpirun), workers_per_rank,\n"
           "              cpu_workers (over all ranks), started_per_rank, makespan_s,\n"
           "              makespan_min, makespan_max, wall_s, wall_min, wall_max, speedup,\n"
