@@ -13,9 +13,9 @@ typedef struct experiment {
 
 static const experiment experiments[] = {
     {"ops", bench_ops,
-     "per-operation times on a 4096x4096 tile: CPU kernel (1 core), OpenCL worker, OpenCV "
-     "and scikit-image/SciPy/NumPy peers; normalize+segment in process and as the wsisa "
-     "segment process (see ops --help)"},
+     "per-operation times on a 4096x4096 tile: CPU kernel (1 core), OpenCL worker (with its "
+     "kernel launches and reads back to the host), OpenCV and scikit-image/SciPy/NumPy peers; "
+     "normalize+segment in process and as the wsisa segment process (see ops --help)"},
     {"reuse", bench_reuse,
      "MOAT designs of 2, 4, 8 trajectories x reuse none, stage, naive, rtma, trtma (sca on "
      "the smallest), object reuse off and on: makespan, tasks, reuse %, objects reused, "
@@ -24,8 +24,8 @@ static const experiment experiments[] = {
      "RTMA bucket size K against bucket 28 + RMSR --active-paths K, K = 1, 2, 4: peak RSS, "
      "makespan"},
     {"sched", bench_sched,
-     "eager, lws, dmda, dmdas, modular-heft, pats on 2 CPUs and on 1 CPU + 1 OpenCL worker: "
-     "makespan, hybrid speedup"},
+     "eager, lws, dmda, dmdas, modular-heft, pats on N CPUs, N + 1 CPUs and N CPUs + 1 "
+     "OpenCL worker (a GPU, else PoCL; --cpus N, default 1): makespan, hybrid speedups"},
     {"scale", bench_scale,
      "1, 2, 4, ... CPU workers up to the cores (--workers LIST); under mpirun 2, 4, ... "
      "ranks x those workers: makespan, efficiency over 1 worker, oversubscribed rows marked "
@@ -51,9 +51,12 @@ static void usage(FILE *f) {
   fprintf(f,
           "\nEvery figure is the median of --repeats runs (min and max shown); ratios are\n"
           "measured in the same run. CSV columns of `ops`: op, ours_cpu_ms, ours_cpu_min,\n"
-          "ours_cpu_max, ours_opencl_ms, peer, peer_ms, peer_min, peer_max, peer_over_ours;\n"
-          "its last rows: normalize_and_segment (in process) and segment_process (the\n"
-          "wsisa segment command, one CPU worker, as a subprocess).\n"
+          "ours_cpu_max, ours_opencl_ms, peer, peer_ms, peer_min, peer_max, peer_over_ours,\n"
+          "opencl_launches, opencl_reads (OpenCL kernel launches and blocking reads back\n"
+          "to the host in one run, -1 when not counted); its last rows:\n"
+          "normalize_and_segment (in process, CPU worker; ours_opencl_ms and the counts:\n"
+          "OpenCL worker) and segment_process (the wsisa segment command, one CPU worker,\n"
+          "as a subprocess).\n"
           "--no-opencl skips the OpenCL worker (on PoCL some iterative kernels take\n"
           "minutes at 4096x4096). `ops --quick` takes about 3 minutes on 2 cores.\n"
           "\n"
@@ -76,11 +79,15 @@ static void usage(FILE *f) {
           "              active_paths (empty: default), peak_rss_mib, rss_min, rss_max,\n"
           "              makespan_s, makespan_min, makespan_max, buckets,\n"
           "              peak_active_paths, tasks_executed\n"
-          "  sched.csv:  policy, setting (cpu: STARPU_NCPU=2 | hybrid: 1 CPU + 1 OpenCL\n"
-          "              worker on PoCL), cpu_workers, opencl_workers, makespan_s,\n"
-          "              makespan_min, makespan_max, wall_s, wall_min, wall_max,\n"
-          "              hybrid_speedup (cpu makespan / hybrid makespan, same policy)\n"
-          "              (2 trajectories on tile_1024.png, with or without --quick)\n"
+          "  sched.csv:  policy, setting (cpu: N CPU workers | cpu_plus_one: N + 1 |\n"
+          "              hybrid: N CPU + 1 OpenCL worker, a GPU when one is found, else\n"
+          "              PoCL; no hybrid rows without an OpenCL device or with\n"
+          "              --no-opencl, the table says why), cpu_workers, opencl_workers,\n"
+          "              makespan_s, makespan_min, makespan_max, wall_s, wall_min,\n"
+          "              wall_max, hybrid_over_cpu, hybrid_over_cpu_plus_one (their\n"
+          "              makespan / the hybrid makespan, same policy; hybrid rows only)\n"
+          "              (2 trajectories on tile_1024.png, with or without --quick;\n"
+          "              --cpus N, default 1)\n"
           "  scale.csv:  ranks (0: one process, no mpirun), workers_per_rank,\n"
           "              cpu_workers (over all ranks), started_per_rank, makespan_s,\n"
           "              makespan_min, makespan_max, wall_s, wall_min, wall_max, speedup,\n"

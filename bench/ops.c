@@ -2,14 +2,20 @@
  * sample slide (its level-0 region (0,0,2048,2048) mirrored 2x2), our CPU
  * kernel on one core and our OpenCL worker against OpenCV (one thread) and
  * scikit-image/SciPy/NumPy on the same inputs, then the whole normalization +
- * segmentation on that tile: in process on the CPU worker, and as the
- * `wsisa segment` command (one CPU worker) timed as a subprocess. */
+ * segmentation on that tile: in process on the CPU worker and on the OpenCL
+ * worker, and as the `wsisa segment` command (one CPU worker) timed as a
+ * subprocess. The OpenCL column comes from a subprocess (`ops
+ * --opencl-only`) run under libwsisa-clcount when that library is found, so
+ * each operation's kernel launches and waits on reads back to the host are
+ * counted too. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
 #include "codelets/codelets.h"
@@ -143,13 +149,14 @@ static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
     starpu_data_acquire(home[i], STARPU_R);
     starpu_data_release(home[i]);
   }
-  /* tile.png: the raw tile, also the input of the `wsisa segment` run */
+  /* tile.png: the raw tile, also the input of the `wsisa segment` run (no
+   * files for dir NULL: the OpenCL subprocess's inputs) */
   struct { const char *name; const wsisa_image *img; } files[] = {
       {"tile.png", in->raw},       {"rgb.png", in->rgb},         {"rc.png", in->rc},
       {"rc_open.png", in->rc_open}, {"candidates.png", in->candidates}, {"big.png", in->big},
       {"markers.tiff", in->markers}, {"relief.tiff", in->relief}, {"hmin.tiff", in->hmin}};
   char path[4200];
-  for (size_t i = 0; i < sizeof files / sizeof *files && !rc; i++) {
+  for (size_t i = 0; i < sizeof files / sizeof *files && !rc && dir; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
     rc = wsisa_image_write(path, files[i].img, e);
   }
@@ -228,12 +235,62 @@ static void release_scratch(void *arg) {
 /* Each CPU worker drops its scratch (the colour caches with it). */
 static void forget_caches(void) { starpu_execute_on_each_worker(release_scratch, NULL, STARPU_CPU); }
 
-static bench_stats time_op(inputs *in, op_fn fn, int cold, uint32_t where, int repeats) {
+/* ---- OpenCL calls counted ------------------------------------------------ */
+
+/* Kernel launches and blocking reads back to the host of one run (-1: not
+ * counted, libwsisa-clcount not loaded). */
+typedef struct cl_counts {
+  long launches, reads;
+} cl_counts;
+
+typedef void (*clcount_fn)(unsigned long out[3]);
+
+/* libwsisa-clcount's running totals when it is loaded (LD_PRELOAD), else NULL. */
+static clcount_fn clcount_totals(void) {
+  void *self = dlopen(NULL, RTLD_LAZY);
+  void *sym = self ? dlsym(self, "wsisa_clcount_totals") : NULL;
+  clcount_fn fn = NULL;
+  if (sym) memcpy(&fn, &sym, sizeof fn);
+  return fn;
+}
+
+/* The counts between count_begin and count_end, into *out. */
+static void count_begin(unsigned long at[3]) {
+  clcount_fn totals = clcount_totals();
+  if (totals) totals(at);
+}
+
+static void count_end(const unsigned long at[3], cl_counts *out) {
+  clcount_fn totals = clcount_totals();
+  unsigned long now[3];
+  *out = (cl_counts){-1, -1};
+  if (!totals) return;
+  totals(now);
+  *out = (cl_counts){(long)(now[0] - at[0]), (long)(now[2] - at[2])};
+}
+
+/* libwsisa-clcount beside this wsisa-bench (build/lib, or PREFIX/lib when
+ * installed), into path; 0 when found. */
+static int clcount_library(char *path, size_t cap) {
+  char here[4096];
+  if (wsisa_exe_dir(here, sizeof here)) return -1;
+  snprintf(path, cap, "%s/../lib/libwsisa-clcount.so", here);
+  return access(path, R_OK);
+}
+
+/* One run of the operation on the workers of `where` untimed (the warm-up:
+ * program build, first allocation, model calibration; its OpenCL calls
+ * counted into *count), then `repeats` timed. */
+static bench_stats time_op(inputs *in, op_fn fn, int cold, uint32_t where, int repeats,
+                           cl_counts *count) {
   double ms[64];
   if (repeats > 64) repeats = 64;
   wsisa_codelets_set_where(where);
-  fn(in); /* warm-up: program build, first allocation, model calibration */
+  unsigned long at[3];
+  count_begin(at);
+  fn(in);
   starpu_task_wait_for_all();
+  count_end(at, count);
   for (int r = 0; r < repeats; r++) {
     if (cold) forget_caches();
     double t0 = wsisa_now();
@@ -247,15 +304,17 @@ static bench_stats time_op(inputs *in, op_fn fn, int cold, uint32_t where, int r
 
 /* Every row's operation on the workers of `where`; a row with the operation
  * of the row before it (another peer) shares its figures. */
-static void time_rows(inputs *in, uint32_t where, int repeats, bench_stats *out) {
+static void time_rows(inputs *in, uint32_t where, int repeats, bench_stats *out,
+                      cl_counts *counts) {
   for (size_t i = 0; i < NROWS; i++) {
     if (i > 0 && rows[i].run == rows[i - 1].run) {
       out[i] = out[i - 1];
+      counts[i] = counts[i - 1];
       continue;
     }
     fprintf(stderr, "wsisa-bench ops: %s%s\n", rows[i].name,
             where == STARPU_OPENCL ? " (OpenCL)" : "");
-    out[i] = time_op(in, rows[i].run, rows[i].cold, where, repeats);
+    out[i] = time_op(in, rows[i].run, rows[i].cold, where, repeats, &counts[i]);
   }
 }
 
@@ -275,21 +334,29 @@ static int read_peer(const char *cmd, bench_stats *stats, int *have) {
   return pclose(f) == 0 ? 0 : -1;
 }
 
-static bench_stats time_workflow(inputs *in, int size, int repeats) {
+/* Normalization + segmentation of the tile on the workers of `where`; run 0
+ * warms up, its OpenCL calls counted into *count. */
+static bench_stats time_workflow(inputs *in, int size, uint32_t where, int repeats,
+                                 cl_counts *count) {
   double ms[64];
+  unsigned long at[3];
   if (repeats > 64) repeats = 64;
-  wsisa_codelets_set_where(STARPU_CPU);
+  wsisa_codelets_set_where(where);
   for (int r = 0; r <= repeats; r++) {
     forget_caches(); /* as for a new tile */
+    if (r == 0) count_begin(at);
     double t0 = wsisa_now();
     wsisa_tile_data tile;
     wsisa_err e = WSISA_ERR_INIT;
-    if (wsisa_workflow_tile_submit(in->h_rgb, size, size, 1, &tile, &e) == 0) {
-      wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), in->h_out_u8b, &e);
+    int failed = wsisa_workflow_tile_submit(in->h_rgb, size, size, 1, &tile, &e);
+    if (!failed) {
+      failed = wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), in->h_out_u8b, &e);
       wsisa_workflow_tile_release(&tile, 1);
     }
     starpu_task_wait_for_all();
+    if (failed) fprintf(stderr, "wsisa-bench ops: normalize+segment: %s\n", e.msg);
     if (r > 0) ms[r - 1] = (wsisa_now() - t0) * 1e3; /* run 0 warms up */
+    if (r == 0) count_end(at, count);
   }
   wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
   return bench_summarize(ms, repeats);
@@ -297,13 +364,15 @@ static bench_stats time_workflow(inputs *in, int size, int repeats) {
 
 /* `wsisa segment DIR/tile.png` with one CPU worker and no OpenCL worker, as a
  * subprocess: the whole process (start-up, PNG in and out, StarPU) as a user
- * runs it. One untimed run first (StarPU's files, the page cache). */
+ * runs it. One untimed run first (StarPU's files, the page cache).
+ * STARPU_NOPENCL=0: StarPU reads STARPU_NOPENCL=1 as one OpenCL device, a GPU
+ * where there is one. */
 static int time_segment_process(const char *dir, int repeats, bench_stats *out) {
   double ms[64];
   if (repeats > 64) repeats = 64;
   char cmd[8192];
   snprintf(cmd, sizeof cmd,
-           "STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=0 STARPU_SILENT=1 "
+           "STARPU_NCPU=1 STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0 STARPU_SILENT=1 "
            "STARPU_HOME='%s/starpu' '%s' segment '%s/tile.png' -o '%s/segment_mask.png' "
            ">/dev/null 2>&1",
            dir, bench_wsisa_exe(), dir, dir);
@@ -347,21 +416,121 @@ static void free_inputs(inputs *in) {
   memset(in, 0, sizeof *in);
 }
 
+/* ---- the OpenCL column, in a subprocess ----------------------------------- */
+
+/* What `ops --opencl-only` leaves in DIR/ops_opencl.csv: per row (its index
+ * in rows[], NROWS for normalize+segment) median, min, max ms, launches and
+ * blocking reads of one run (-1: not counted). */
+#define OPENCL_CSV "ops_opencl.csv"
+
+/* `ops --opencl-only`: the inputs prepared on a CPU worker, then every row
+ * and normalize+segment on the OpenCL worker alone, into DIR/OPENCL_CSV. */
+static int opencl_only(int size, int repeats, const char *dir, wsisa_err *e) {
+  wsisa_runtime_opts ropts = {.ncpu = 1, .nopencl = 0};
+  int rc = wsisa_codelets_start(&ropts, e);
+  if (rc) return rc;
+  inputs in;
+  memset(&in, 0, sizeof in);
+  bench_stats cl[NROWS + 1];
+  cl_counts counts[NROWS + 1];
+  if ((rc = prepare(&in, size, NULL, e))) goto done;
+  unregister_inputs(&in);
+  wsisa_runtime_shutdown();
+  ropts = (wsisa_runtime_opts){.ncpu = 0, .nopencl = 1};
+  if ((rc = wsisa_codelets_start(&ropts, e))) goto done;
+  if (wsisa_runtime_nopencl() < 1) {
+    rc = wsisa_error(e, WSISA_ERUNTIME, "no OpenCL device");
+    goto done;
+  }
+  if ((rc = register_inputs(&in, e))) goto done;
+  time_rows(&in, STARPU_OPENCL, repeats, cl, counts);
+  fprintf(stderr, "wsisa-bench ops: normalize+segment (OpenCL)\n");
+  cl[NROWS] = time_workflow(&in, size, STARPU_OPENCL, repeats, &counts[NROWS]);
+  char path[4200];
+  snprintf(path, sizeof path, "%s/" OPENCL_CSV, dir);
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    rc = wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+    goto done;
+  }
+  for (size_t i = 0; i <= NROWS; i++)
+    fprintf(f, "%zu,%.3f,%.3f,%.3f,%ld,%ld\n", i, cl[i].median, cl[i].min, cl[i].max,
+            counts[i].launches, counts[i].reads);
+  if (fclose(f)) rc = wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
+done:
+  free_inputs(&in);
+  wsisa_runtime_shutdown();
+  return rc;
+}
+
+/* Run `ops --opencl-only` (under libwsisa-clcount when found) and read its
+ * figures into cl and counts (NROWS + 1 each); 0 when it ran. */
+static int opencl_subprocess(int size, int repeats, const char *dir, bench_stats *cl,
+                             cl_counts *counts) {
+  char here[4096], lib[4200], preload[8800] = "", cmd[16384];
+  if (wsisa_exe_dir(here, sizeof here)) return -1;
+  /* the library first in line (an AddressSanitizer build is told not to
+   * mind), its per-kernel table at exit in DIR/clcount.csv */
+  if (clcount_library(lib, sizeof lib) == 0)
+    snprintf(preload, sizeof preload,
+             "LD_PRELOAD='%s' WSISA_CLCOUNT='%s/clcount.csv' "
+             "ASAN_OPTIONS=verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS} ",
+             lib, dir);
+  snprintf(cmd, sizeof cmd, "%s'%s/wsisa-bench' ops --opencl-only --size %d --repeats %d -o '%s'",
+           preload, here, size, repeats, dir);
+  int status = system(cmd);
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  char path[4200], line[256];
+  snprintf(path, sizeof path, "%s/" OPENCL_CSV, dir);
+  FILE *f = fopen(path, "r");
+  if (!f) return -1;
+  size_t seen = 0, i;
+  bench_stats b;
+  cl_counts c;
+  while (fgets(line, sizeof line, f))
+    if (sscanf(line, "%zu,%lf,%lf,%lf,%ld,%ld", &i, &b.median, &b.min, &b.max, &c.launches,
+               &c.reads) == 6 &&
+        i <= NROWS) {
+      cl[i] = b;
+      counts[i] = c;
+      seen++;
+    }
+  fclose(f);
+  return seen == NROWS + 1 ? 0 : -1;
+}
+
+/* A count for the table: the number, or n/a. */
+static const char *count_text(long n, char *buf, size_t cap) {
+  if (n < 0) snprintf(buf, cap, "n/a");
+  else snprintf(buf, cap, "%ld", n);
+  return buf;
+}
+
 static void usage(FILE *f) {
   fprintf(f,
           "usage: wsisa-bench ops [--size N] [--repeats N | --quick] [--no-opencl] [-o DIR]\n"
+          "       wsisa-bench ops --opencl-only [--size N] [--repeats N] [-o DIR]\n"
           "\n"
           "Per-operation times on an NxN tile (default 4096) made from the sample slide\n"
           "(its level-0 region (0,0,N/2,N/2) mirrored 2x2): our CPU kernel on one core and\n"
           "our OpenCL worker, against a peer library computing the same function on the\n"
           "same pixels, one thread (OpenCV; scikit-image, SciPy or NumPy through\n"
           "/usr/bin/python3). Then normalization + segmentation of the tile with the\n"
-          "default parameters: in process on the CPU worker, and the `wsisa segment`\n"
-          "command with one CPU worker timed as a subprocess (the whole process).\n"
+          "default parameters: in process on the CPU worker and on the OpenCL worker,\n"
+          "and the `wsisa segment` command with one CPU worker timed as a subprocess\n"
+          "(the whole process).\n"
+          "The OpenCL figures come from `ops --opencl-only`, run as a subprocess under\n"
+          "libwsisa-clcount (LD_PRELOAD; found in ../lib beside wsisa-bench, built or\n"
+          "installed): with each time, the kernel launches and the blocking reads back\n"
+          "to the host (each a host round trip) of one run, n/a without the library;\n"
+          "DIR/clcount.csv: the library's table of those per kernel, over the whole\n"
+          "subprocess.\n"
           "\n"
           "  --size N       tile side, even, 64..4096 (default 4096)\n"
           "  --repeats N    runs per figure, 1..64 (default 5); --quick: 3\n"
           "  --no-opencl    skip the OpenCL worker\n"
+          "  --opencl-only  time and count the OpenCL worker only, into DIR/" OPENCL_CSV "\n"
+          "                 (what ops runs as its subprocess)\n"
           "  -o DIR         output folder (default bench-results/ops): ops.csv and the\n"
           "                 inputs the peers read (tile.png is the raw tile)\n"
           "\n"
@@ -375,10 +544,11 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
                                            {"size", required_argument, 0, 's'},
                                            {"output", required_argument, 0, 'o'},
                                            {"no-opencl", no_argument, 0, 'n'},
+                                           {"opencl-only", no_argument, 0, 'c'},
                                            {"help", no_argument, 0, 'h'},
                                            {0, 0, 0, 0}};
   long repeats = 5, size = 4096;
-  int no_opencl = 0;
+  int no_opencl = 0, only_opencl = 0;
   const char *dir = "bench-results/ops";
   int opt, rc;
   opterr = 0;
@@ -390,6 +560,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
       case 's': if ((rc = wsisa_cli_long("--size", optarg, &size, e))) return rc; break;
       case 'o': dir = optarg; break;
       case 'n': no_opencl = 1; break;
+      case 'c': only_opencl = 1; break;
       case 'h': usage(stdout); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -404,36 +575,33 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   char cmd[8192];
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
   if (system(cmd) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", dir);
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
+  if (only_opencl) return opencl_only((int)size, (int)repeats, dir, e);
 
   /* StarPU's idle workers poll, each keeping a core busy: a polling OpenCL
    * worker beside the CPU kernel being timed slows it (on this 2-core
    * machine, 5-15 %), and the peers run with the other core idle. So the CPU
    * figures come from a session with the CPU worker alone, the OpenCL ones
    * from a session with the OpenCL worker alone, and the peers and the
-   * subprocess run after both. */
-  setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
+   * subprocess run after both. The OpenCL session is a subprocess of its
+   * own, so that libwsisa-clcount can be loaded in front of OpenCL there. */
   wsisa_runtime_opts ropts = {.ncpu = 1, .nopencl = 0};
   if ((rc = wsisa_codelets_start(&ropts, e))) return rc;
   inputs in;
   memset(&in, 0, sizeof in);
-  bench_stats cpu[NROWS], cl[NROWS], peer[NROWS] = {{0}}, process = {0};
+  bench_stats cpu[NROWS], cl[NROWS + 1], peer[NROWS] = {{0}}, process = {0};
+  cl_counts cpu_counts[NROWS], counts[NROWS + 1], whole_counts;
   int have_cl = 0, have_peer[NROWS] = {0};
   fprintf(stderr, "wsisa-bench ops: preparing %ldx%ld inputs in %s\n", size, size, dir);
   if ((rc = prepare(&in, (int)size, dir, e))) goto done;
-  time_rows(&in, STARPU_CPU, (int)repeats, cpu);
+  time_rows(&in, STARPU_CPU, (int)repeats, cpu, cpu_counts);
   fprintf(stderr, "wsisa-bench ops: normalize+segment\n");
-  bench_stats whole = time_workflow(&in, (int)size, (int)repeats);
+  bench_stats whole = time_workflow(&in, (int)size, STARPU_CPU, (int)repeats, &whole_counts);
   unregister_inputs(&in);
   wsisa_runtime_shutdown();
-  ropts = (wsisa_runtime_opts){.ncpu = 0, .nopencl = 1};
-  wsisa_err cl_err = WSISA_ERR_INIT; /* no OpenCL device: no OpenCL column */
-  if (!no_opencl && wsisa_codelets_start(&ropts, &cl_err) == 0) {
-    have_cl = wsisa_runtime_nopencl() > 0;
-    if (have_cl && (rc = register_inputs(&in, e))) goto done;
-    if (have_cl) time_rows(&in, STARPU_OPENCL, (int)repeats, cl);
-    unregister_inputs(&in);
-    wsisa_runtime_shutdown();
-  }
+  /* no OpenCL device (the subprocess fails): no OpenCL column */
+  if (!no_opencl)
+    have_cl = opencl_subprocess((int)size, (int)repeats, dir, cl, counts) == 0;
   fprintf(stderr, "wsisa-bench ops: wsisa segment (subprocess)\n");
   int have_process = time_segment_process(dir, (int)repeats, &process) == 0;
   /* peers, on the same files, one thread */
@@ -457,16 +625,17 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
     goto done;
   }
   fprintf(csv, "op,ours_cpu_ms,ours_cpu_min,ours_cpu_max,ours_opencl_ms,peer,peer_ms,peer_min,"
-               "peer_max,peer_over_ours\n");
+               "peer_max,peer_over_ours,opencl_launches,opencl_reads\n");
   bench_print_context(stdout);
   printf("# %ldx%ld tile from %s, median of %ld runs (min..max); ours: CPU kernel on one "
-         "core (StarPU with that CPU worker alone) / OpenCL worker (PoCL, alone)\n",
+         "core (StarPU with that CPU worker alone) / OpenCL worker (alone); launches and "
+         "reads: OpenCL kernel launches and blocking reads back to the host in one run\n",
          size, size, "CMU-1-Small-Region.svs", repeats);
-  printf("%-22s %22s %10s %-8s %22s %8s\n", "operation", "ours CPU ms", "OpenCL ms", "peer",
-         "peer ms", "peer/ours");
+  printf("%-22s %22s %10s %8s %6s %-8s %22s %8s\n", "operation", "ours CPU ms", "OpenCL ms",
+         "launches", "reads", "peer", "peer ms", "peer/ours");
   for (size_t i = 0; i < NROWS; i++) {
     double ratio = have_peer[i] && cpu[i].median > 0 ? peer[i].median / cpu[i].median : 0;
-    char ours_s[64], peer_s[64], cl_s[32], ratio_s[32] = "n/a";
+    char ours_s[64], peer_s[64], cl_s[32], ratio_s[32] = "n/a", n_s[24], r_s[24];
     snprintf(ours_s, sizeof ours_s, "%.1f (%.1f..%.1f)", cpu[i].median, cpu[i].min, cpu[i].max);
     snprintf(cl_s, sizeof cl_s, "%.1f", have_cl ? cl[i].median : 0);
     if (have_peer[i])
@@ -475,12 +644,14 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
     else
       snprintf(peer_s, sizeof peer_s, "n/a");
     if (have_peer[i]) snprintf(ratio_s, sizeof ratio_s, "%.2fx", ratio);
-    printf("%-22s %22s %10s %-8s %22s %8s\n", rows[i].name, ours_s, have_cl ? cl_s : "n/a",
-           rows[i].peer, peer_s, ratio_s);
-    fprintf(csv, "%s,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,%.3f\n", rows[i].name,
+    const cl_counts n = have_cl ? counts[i] : (cl_counts){-1, -1};
+    printf("%-22s %22s %10s %8s %6s %-8s %22s %8s\n", rows[i].name, ours_s,
+           have_cl ? cl_s : "n/a", count_text(n.launches, n_s, sizeof n_s),
+           count_text(n.reads, r_s, sizeof r_s), rows[i].peer, peer_s, ratio_s);
+    fprintf(csv, "%s,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,%.3f,%ld,%ld\n", rows[i].name,
             cpu[i].median, cpu[i].min, cpu[i].max, have_cl ? cl[i].median : 0, rows[i].peer,
             have_peer[i] ? peer[i].median : 0, have_peer[i] ? peer[i].min : 0,
-            have_peer[i] ? peer[i].max : 0, ratio);
+            have_peer[i] ? peer[i].max : 0, ratio, n.launches, n.reads);
   }
   char process_s[64] = "n/a";
   if (have_process)
@@ -489,11 +660,18 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   printf("%-22s %.1f ms (%.1f..%.1f) in process, CPU worker | wsisa segment process, 1 CPU "
          "worker: %s; default parameters\n",
          "normalize+segment", whole.median, whole.min, whole.max, process_s);
-  fprintf(csv, "normalize_and_segment,%.3f,%.3f,%.3f,0,,0,0,0,0\n", whole.median, whole.min,
-          whole.max);
+  const cl_counts nw = have_cl ? counts[NROWS] : (cl_counts){-1, -1};
+  if (have_cl) {
+    char n_s[24], r_s[24];
+    printf("%-22s %.1f ms (%.1f..%.1f) in process, OpenCL worker: %s launches, %s reads\n",
+           "normalize+segment", cl[NROWS].median, cl[NROWS].min, cl[NROWS].max,
+           count_text(nw.launches, n_s, sizeof n_s), count_text(nw.reads, r_s, sizeof r_s));
+  }
+  fprintf(csv, "normalize_and_segment,%.3f,%.3f,%.3f,%.3f,,0,0,0,0,%ld,%ld\n", whole.median,
+          whole.min, whole.max, have_cl ? cl[NROWS].median : 0, nw.launches, nw.reads);
   if (have_process)
-    fprintf(csv, "segment_process,%.3f,%.3f,%.3f,0,,0,0,0,0\n", process.median, process.min,
-            process.max);
+    fprintf(csv, "segment_process,%.3f,%.3f,%.3f,0,,0,0,0,0,-1,-1\n", process.median,
+            process.min, process.max);
   fclose(csv);
   if (!have_process) printf("# the wsisa segment subprocess failed\n");
   if (!opencv_ok) printf("# OpenCV peer unavailable (build with libopencv-dev installed)\n");

@@ -5,10 +5,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench/bench.h"
 #include "cli/cli.h"
+#include "codelets/codelets.h"
 #include "io/svg.h"
 #include "reuse/reuse.h"
 
@@ -187,66 +189,147 @@ int bench_memory(int argc, char **argv, wsisa_err *e) {
 
 /* ---- sched ------------------------------------------------------------------ */
 
+/* The OpenCL device a hybrid run gets, probed by starting StarPU with one
+ * OpenCL worker and none on the CPU: a GPU (or another device that is not a
+ * CPU) first, else an OpenCL CPU device (PoCL, with STARPU_OPENCL_ON_CPUS=1).
+ * Each probe runs in a child process of its own, as StarPU looks for OpenCL
+ * devices once per process. Returns 1 for a GPU, 2 for a CPU device, 0 for
+ * none. */
+static int sched_opencl_device(void) {
+  for (int on_cpus = 0; on_cpus <= 1; on_cpus++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return 0;
+    if (pid == 0) {
+      setenv("STARPU_OPENCL_ON_CPUS", on_cpus ? "1" : "0", 1);
+      setenv("STARPU_SILENT", "1", 1);
+      wsisa_runtime_opts ropts = {.ncpu = 0, .nopencl = 1};
+      wsisa_err probe = WSISA_ERR_INIT;
+      int found = 0;
+      if (wsisa_codelets_start(&ropts, &probe) == 0) {
+        found = wsisa_runtime_nopencl() > 0;
+        wsisa_runtime_shutdown();
+      }
+      _exit(found ? 0 : 1);
+    }
+    int status;
+    if (waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      return on_cpus ? 2 : 1;
+  }
+  return 0;
+}
+
+/* --cpus N out of argv (bench_parse knows only the common flags); *cpus
+ * stays as it is when absent. */
+static int sched_cpus(int *argc, char **argv, long *cpus, wsisa_err *e) {
+  for (int i = 1; i < *argc; i++) {
+    const char *v;
+    int take;
+    if (strcmp(argv[i], "--cpus") == 0 && i + 1 < *argc) {
+      v = argv[i + 1];
+      take = 2;
+    } else if (strncmp(argv[i], "--cpus=", 7) == 0) {
+      v = argv[i] + 7;
+      take = 1;
+    } else {
+      continue;
+    }
+    int rc = wsisa_cli_long("--cpus", v, cpus, e);
+    if (rc) return rc;
+    if (*cpus < 1 || *cpus > 255)
+      return wsisa_error(e, WSISA_EUSAGE, "--cpus %ld: must be in 1..255", *cpus);
+    memmove(&argv[i], &argv[i + take], (size_t)(*argc - i - take) * sizeof *argv);
+    *argc -= take;
+    i--;
+  }
+  return 0;
+}
+
 int bench_sched(int argc, char **argv, wsisa_err *e) {
-  bench_opts o;
-  int rc = bench_parse(argc, argv, "sched", &o, e);
+  long n = 1;
+  int rc = sched_cpus(&argc, argv, &n, e);
   if (rc) return rc;
+  bench_opts o;
+  if ((rc = bench_parse(argc, argv, "sched", &o, e))) return rc;
   static const char *const policies[] = {"eager", "lws", "dmda", "dmdas", "modular-heft", "pats"};
-  enum { NP = 6 };
-  static const char *const settings[2] = {
-      "STARPU_NCPU=2 STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0",
-      "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1"};
-  int nset = o.no_opencl ? 1 : 2;
+  enum { NP = 6, NS = 3 };
+  /* N CPU, N + 1 CPU, N CPU + 1 OpenCL worker */
+  const int device = o.no_opencl ? 0 : sched_opencl_device();
+  const char *skipped = o.no_opencl ? "--no-opencl" : "no OpenCL device (GPU or PoCL) found";
+  const int nset = device ? NS : 2;
+  char settings[NS][128], names[NS][32];
+  snprintf(settings[0], sizeof settings[0],
+           "STARPU_NCPU=%ld STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0", n);
+  snprintf(settings[1], sizeof settings[1],
+           "STARPU_NCPU=%ld STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0", n + 1);
+  snprintf(settings[2], sizeof settings[2],
+           "STARPU_NCPU=%ld STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=%d", n, device == 2);
+  snprintf(names[0], sizeof names[0], "%ld CPU", n);
+  snprintf(names[1], sizeof names[1], "%ld CPU", n + 1);
+  snprintf(names[2], sizeof names[2], "%ld CPU + 1 %s", n,
+           device == 2 ? "PoCL" : device ? "GPU" : "OpenCL");
+  static const char *const keys[NS] = {"cpu", "cpu_plus_one", "hybrid"};
   /* OpenCL on PoCL is slow: a small study, one tile */
   const char *image = "tile_1024.png";
-  char study[4300], env[256];
+  char study[4300], env[512];
   if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, sizeof study, e)))
     return rc;
-  bench_run res[NP][2];
+  bench_run res[NP][NS];
   for (int p = 0; p < NP; p++)
     for (int s = 0; s < nset; s++) {
-      fprintf(stderr, "wsisa-bench sched: %s, %s\n", policies[p], s ? "CPU + OpenCL" : "CPU");
+      fprintf(stderr, "wsisa-bench sched: %s, %s\n", policies[p], names[s]);
       snprintf(env, sizeof env, "STARPU_SCHED=%s %s", policies[p], settings[s]);
       if ((rc = bench_run_wsisa(&o, env, study, NULL, &res[p][s], e))) return rc;
     }
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "sched",
                            "policy,setting,cpu_workers,opencl_workers,makespan_s,makespan_min,"
-                           "makespan_max,wall_s,wall_min,wall_max,hybrid_speedup",
+                           "makespan_max,wall_s,wall_min,wall_max,hybrid_over_cpu,"
+                           "hybrid_over_cpu_plus_one",
                            &w, e)))
     return rc;
   bench_print_runs_context(&o, &res[0][0], image);
-  printf("# MOAT 2 trajectories (32 runs) on tests/data/%s; CPU: STARPU_NCPU=2; hybrid: "
-         "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1 (PoCL); speedup = CPU-only / "
-         "hybrid, same policy\n",
-         image);
-  printf("%-12s %-8s %-24s %-24s %8s\n", "policy", "setting", "makespan s", "wall s", "speedup");
-  double val[2][NP], lo[2][NP], hi[2][NP];
+  printf("# MOAT 2 trajectories (32 runs) on tests/data/%s; per policy: %s (%s), %s (%s), "
+         "%s (%s); hybrid over N CPU (N+1 CPU) = their makespan / the hybrid makespan\n",
+         image, names[0], settings[0], names[1], settings[1], names[2],
+         device ? settings[2] : skipped);
+  printf("%-12s %-16s %-24s %-24s %10s %12s\n", "policy", "workers", "makespan s", "wall s",
+         "over N CPU", "over N+1 CPU");
+  double val[NS][NP], lo[NS][NP], hi[NS][NP];
   for (int p = 0; p < NP; p++)
-    for (int s = 0; s < 2; s++) {
+    for (int s = 0; s < NS; s++) {
       val[s][p] = lo[s][p] = hi[s][p] = NAN_;
-      if (s >= nset) continue;
+      if (s >= nset) {
+        printf("%-12s %-16s skipped: %s\n", policies[p], names[s], skipped);
+        continue;
+      }
       const bench_run *r = &res[p][s];
-      double speedup = s ? res[p][0].exec.median / r->exec.median : NAN_;
-      char a[64], b[64], sp[16] = "";
-      if (s) snprintf(sp, sizeof sp, "%.2fx", speedup);
-      printf("%-12s %-8s %-24s %-24s %8s\n", policies[p], s ? "hybrid" : "cpu",
-             bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), sp);
+      double over[2] = {NAN_, NAN_};
+      char a[64], b[64], sp[2][16] = {"", ""};
+      for (int k = 0; k < 2 && s == 2; k++) {
+        over[k] = res[p][k].exec.median / r->exec.median;
+        snprintf(sp[k], sizeof sp[k], "%.2fx", over[k]);
+      }
+      printf("%-12s %-16s %-24s %-24s %10s %12s\n", policies[p], names[s],
+             bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), sp[0],
+             sp[1]);
       wsisa_csv_text(w, policies[p]);
-      wsisa_csv_text(w, s ? "hybrid" : "cpu");
+      wsisa_csv_text(w, keys[s]);
       wsisa_csv_uint(w, (uint64_t)r->ncpu);
       wsisa_csv_uint(w, (uint64_t)r->nopencl);
       bench_csv_stats(w, r->exec, 1);
       bench_csv_stats(w, r->wall, 1);
-      wsisa_csv_num(w, speedup);
+      wsisa_csv_num(w, over[0]);
+      wsisa_csv_num(w, over[1]);
       wsisa_csv_end_row(w);
       val[s][p] = r->exec.median;
       lo[s][p] = r->exec.min;
       hi[s][p] = r->exec.max;
     }
   if ((rc = wsisa_csv_close(w, e))) return rc;
-  wsisa_svg_series series[2] = {{"2 CPU workers", val[0], lo[0], hi[0]},
-                                {"1 CPU + 1 OpenCL worker", val[1], lo[1], hi[1]}};
+  wsisa_svg_series series[NS] = {{names[0], val[0], lo[0], hi[0]},
+                                 {names[1], val[1], lo[1], hi[1]},
+                                 {names[2], val[2], lo[2], hi[2]}};
   char path[4200];
   bench_svg_path(&o, "sched", path, sizeof path);
   return wsisa_svg_bars(path, "Makespan by scheduling policy", "seconds", NP, policies,

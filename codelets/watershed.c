@@ -11,27 +11,18 @@ WSISA__CPU_TASK(watershed, void,
                                     WSISA__IMAGE(2, U8), WSISA__IMAGE(3, I32),
                                     WSISA__IMAGE(4, U8)))
 
-/* Kernel arguments set one after another. */
-typedef struct cl_args {
-  cl_kernel kernel;
-  cl_uint next;
-} cl_args;
+/* Work-groups of the flood, and how many: each takes parts until none is
+ * left, so a few per compute unit keep them all busy (PoCL builds a kernel
+ * anew for every work-group size it is given: a fixed one). */
+enum { FLOOD_GROUP = 64, FLOOD_GROUPS = 1024 };
 
-static void arg(cl_args *a, size_t size, const void *value) {
-  wsisa__cl_arg(a->kernel, &a->next, size, value);
-}
-
-static void arg_mem(cl_args *a, cl_mem mem) { arg(a, sizeof mem, &mem); }
-
-static void arg_int(cl_args *a, cl_int value) { arg(a, sizeof value, &value); }
-
-/* Queue a kernel over the n entries of a pixel list, without waiting: the
- * queue runs in order and the count read after a wave waits for it. A fixed
- * work-group size, as PoCL builds a kernel anew for every size it is given. */
-static void enqueue_list(cl_kernel kernel, cl_command_queue queue, cl_int n) {
-  const size_t global[1] = {((size_t)(n > 0 ? n : 1) + 63) / 64 * 64}, local[1] = {64};
-  wsisa__cl_check(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, global, local, 0, NULL, NULL),
-                  "watershed wave");
+/* Kernel arguments mems[0..n-1], then width and height; run over the image of
+ * matrix buffer `shape` and wait. */
+static void run_mems(cl_kernel kernel, cl_command_queue queue, void *shape, int n,
+                     const cl_mem *mems) {
+  cl_uint a = 0;
+  for (int i = 0; i < n; i++) wsisa__cl_arg(kernel, &a, sizeof mems[i], &mems[i]);
+  wsisa__cl_run_image(kernel, queue, &a, shape);
 }
 
 static void watershed_opencl(void *buffers[], void *cl_arg) {
@@ -40,101 +31,55 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   const cl_int width = (cl_int)STARPU_MATRIX_GET_NX(mask);
   const cl_int height = (cl_int)STARPU_MATRIX_GET_NY(mask);
   const size_t bytes = (size_t)width * (size_t)height * sizeof(cl_int);
+  /* parent and size serve the search for parts, then the flood's wave lists */
   cl_mem lab = wsisa__cl_buffer(bytes, NULL), next = wsisa__cl_buffer(bytes, NULL);
-  cl_mem stamp = wsisa__cl_buffer(bytes, NULL);
-  cl_mem list[2] = {wsisa__cl_buffer(bytes, NULL), wsisa__cl_buffer(bytes, NULL)};
-  cl_mem count = wsisa__cl_buffer(sizeof(cl_int), NULL);
+  cl_mem stamp = wsisa__cl_buffer(bytes, NULL), parent = wsisa__cl_buffer(bytes, NULL);
+  cl_mem size = wsisa__cl_zeros(bytes), parts = wsisa__cl_buffer(2 * bytes, NULL);
+  cl_mem pixels = wsisa__cl_buffer(bytes, NULL), spare = wsisa__cl_buffer(bytes, NULL);
+  cl_mem counters = wsisa__cl_zeros(3 * sizeof(cl_int));
   cl_command_queue queue;
-  enum { INIT, FRONTIER, GATHER, DECIDE, SETTLE, FINISH, NKERNELS };
+  enum { INIT, UNION, COUNT, PLACE, LIST, FLOOD, FINISH, NKERNELS };
   static const char *const names[NKERNELS] = {
-      "wsisa_watershed_init",   "wsisa_watershed_frontier", "wsisa_watershed_gather",
-      "wsisa_watershed_decide", "wsisa_watershed_settle",   "wsisa_watershed_finish"};
+      "wsisa_watershed_init",  "wsisa_watershed_union", "wsisa_watershed_count",
+      "wsisa_watershed_place", "wsisa_watershed_list",  "wsisa_watershed_flood",
+      "wsisa_watershed_finish"};
   cl_kernel k[NKERNELS];
   for (int i = 0; i < NKERNELS; i++)
     wsisa__cl_kernel(&wsisa__watershed_program, names[i], &k[i], &queue);
+  /* the flood's arguments after the images, and every work buffer */
+  const cl_mem work[] = {lab, next, stamp, parts, counters, pixels, spare, parent, size};
+  enum { NWORK = sizeof work / sizeof work[0] };
+  cl_uint a = 0;
+#define ARG(kernel, mem) wsisa__cl_arg(kernel, &a, sizeof(cl_mem), &(mem))
 
-  cl_args a = {k[INIT], 0};
-  wsisa__cl_arg_matrix(a.kernel, &a.next, markers);
-  wsisa__cl_arg_matrix(a.kernel, &a.next, mask);
-  arg_mem(&a, lab);
-  arg_mem(&a, next);
-  arg_mem(&a, stamp);
-  wsisa__cl_run_image(a.kernel, queue, &a.next, mask);
+  wsisa__cl_arg_matrix(k[INIT], &a, markers);
+  wsisa__cl_arg_matrix(k[INIT], &a, mask);
+  for (int i = 0; i < 3; i++) ARG(k[INIT], ((cl_mem[]){lab, next, parent})[i]);
+  wsisa__cl_run_image(k[INIT], queue, &a, mask);
 
-  /* Arguments that never change; the per-level and per-wave ones follow. */
-  cl_args frontier = {k[FRONTIER], 0}, gather = {k[GATHER], 0}, decide = {k[DECIDE], 0},
-          settle = {k[SETTLE], 0};
-  cl_args *with_image[] = {&frontier, &gather, &decide, &settle};
-  for (int i = 0; i < 4; i++) {
-    wsisa__cl_arg_matrix(with_image[i]->kernel, &with_image[i]->next, rgb);
-    wsisa__cl_arg_matrix(with_image[i]->kernel, &with_image[i]->next, mask);
-    arg_mem(with_image[i], lab);
-  }
-  arg_mem(&frontier, count);
-  const cl_uint frontier_args = frontier.next, gather_args = gather.next;
-  arg_mem(&decide, next);
-  const cl_uint decide_args = decide.next;
-  arg_mem(&settle, next);
-  const cl_uint settle_args = settle.next;
+  run_mems(k[UNION], queue, mask, 2, (cl_mem[]){lab, parent});
+  run_mems(k[COUNT], queue, mask, 3, (cl_mem[]){lab, parent, size});
+  run_mems(k[PLACE], queue, mask, 5, (cl_mem[]){lab, parent, size, parts, counters});
+  run_mems(k[LIST], queue, mask, 4, (cl_mem[]){lab, parent, size, pixels});
 
-  /* The pixels of the last wave, whose `next` entries the coming decide
-   * settles. */
-  int side = 0;
-  cl_int previous = 0, wave = 0;
-  for (;;) {
-    /* The lowest relief on the frontier: levels below it hold nothing. */
-    wsisa__cl_flag_reset(queue, count, 256);
-    frontier.next = frontier_args;
-    wsisa__cl_run_image(frontier.kernel, queue, &frontier.next, mask);
-    const cl_int level = wsisa__cl_flag_read(queue, count);
-    if (level >= 256) break;
-    /* The first wave goes to the list the last settle filled (with nothing):
-     * the other one still holds the last wave, for decide to settle. */
-    wsisa__cl_flag_reset(queue, count, 0);
-    gather.next = gather_args;
-    arg_int(&gather, level);
-    arg_mem(&gather, list[side]);
-    arg_mem(&gather, count);
-    arg_mem(&gather, stamp);
-    arg_int(&gather, wave++);
-    wsisa__cl_run_image(gather.kernel, queue, &gather.next, mask);
-    for (cl_int n = wsisa__cl_flag_read(queue, count); n > 0;) {
-      decide.next = decide_args;
-      arg_int(&decide, level);
-      arg_mem(&decide, list[side]);
-      arg_int(&decide, n);
-      arg_mem(&decide, list[side ^ 1]);
-      arg_int(&decide, previous);
-      arg_mem(&decide, count);
-      arg_int(&decide, width);
-      arg_int(&decide, height);
-      enqueue_list(decide.kernel, queue, n > previous ? n : previous);
-      settle.next = settle_args;
-      arg_int(&settle, level);
-      arg_mem(&settle, list[side]);
-      arg_int(&settle, n);
-      arg_mem(&settle, list[side ^ 1]);
-      arg_mem(&settle, count);
-      arg_mem(&settle, stamp);
-      arg_int(&settle, wave++);
-      arg_int(&settle, width);
-      arg_int(&settle, height);
-      enqueue_list(settle.kernel, queue, n);
-      previous = n;
-      side ^= 1;
-      n = wsisa__cl_flag_read(queue, count);
-    }
-  }
+  a = 0;
+  wsisa__cl_arg_matrix(k[FLOOD], &a, rgb);
+  wsisa__cl_arg_matrix(k[FLOOD], &a, mask);
+  for (int i = 0; i < NWORK; i++) ARG(k[FLOOD], work[i]);
+  wsisa__cl_arg(k[FLOOD], &a, sizeof width, &width);
+  wsisa__cl_arg(k[FLOOD], &a, sizeof height, &height);
+  const size_t global[1] = {(size_t)FLOOD_GROUP * FLOOD_GROUPS}, local[1] = {FLOOD_GROUP};
+  wsisa__cl_run(k[FLOOD], queue, 1, global, local);
 
-  a = (cl_args){k[FINISH], 0};
-  arg_mem(&a, lab);
-  wsisa__cl_arg_matrix(a.kernel, &a.next, mask);
-  wsisa__cl_arg_matrix(a.kernel, &a.next, buffers[3]);
-  wsisa__cl_arg_matrix(a.kernel, &a.next, buffers[4]);
-  wsisa__cl_run_image(a.kernel, queue, &a.next, mask);
+  a = 0;
+  ARG(k[FINISH], lab);
+  wsisa__cl_arg_matrix(k[FINISH], &a, mask);
+  wsisa__cl_arg_matrix(k[FINISH], &a, buffers[3]);
+  wsisa__cl_arg_matrix(k[FINISH], &a, buffers[4]);
+  wsisa__cl_run_image(k[FINISH], queue, &a, mask);
+#undef ARG
   for (int i = 0; i < NKERNELS; i++) starpu_opencl_release_kernel(k[i]);
-  cl_mem all[] = {lab, next, stamp, list[0], list[1], count};
-  for (int i = 0; i < 6; i++) clReleaseMemObject(all[i]);
+  for (int i = 0; i < NWORK; i++) clReleaseMemObject(work[i]);
 }
 
 int wsisa_submit_watershed(starpu_data_handle_t rgb, starpu_data_handle_t markers,

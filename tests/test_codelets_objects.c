@@ -614,6 +614,50 @@ Test(objects_codelets, watershed_agrees_on_a_part_spanning_the_tile, STARPU_TEST
   for (int i = 0; i < 5; i++) wsisa_image_free(all[i]);
 }
 
+/* Plateaus: flat colour everywhere, so every front reaches its neighbours at
+ * level 0 and ties decide everything. A grid of marker walls cuts the tile
+ * into more parts than the OpenCL flood has work-groups (each takes several),
+ * cells of odd and even sides (fronts meet on a pixel, or between two taken
+ * in the same wave), the walls' labels changing from cell to cell; a tile with no marker (one
+ * part no wave reaches); one with markers only (no part); one with two
+ * markers in opposite corners and a noisy mask. */
+Test(objects_codelets, watershed_agrees_on_plateaus, STARPU_TEST) {
+  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+  const int w = 307, h = 211;
+  for (int kind = 0; kind < 4; kind++) {
+    wsisa_image *in[] = {new_image(w, h, 3, WSISA_U8), new_image(w, h, 1, WSISA_I32),
+                         kind == 3 ? noise_mask(w, h, 70, 41) : new_image(w, h, 1, WSISA_U8)};
+    for (int y = 0; y < h; y++) {
+      memset(wsisa_image_row(in[0], y), 128, 3 * (size_t)w);
+      if (kind != 3) memset(wsisa_image_row(in[2], y), 255, (size_t)w);
+      int32_t *m = wsisa_image_row(in[1], y);
+      for (int x = 0; x < w; x++) {
+        if (kind == 0 && (x % 7 == 0 || x % 9 == 0 || y % 6 == 0 || y % 8 == 0))
+          m[x] = 1 + (x / 7 + y / 6 * 7) % 5;
+        if (kind == 2) m[x] = 1 + (x + y) % 3;
+      }
+    }
+    if (kind == 3) {
+      ((int32_t *)wsisa_image_row(in[1], 0))[0] = 1;
+      ((int32_t *)wsisa_image_row(in[1], h - 1))[w - 1] = 2;
+    }
+    const wsisa_dtype types[] = {WSISA_I32, WSISA_U8};
+    wsisa_image *got[2];
+    both_workers(in, 3, 2, types, submit_watershed, NULL, "watershed plateau", got);
+    size_t lines = 0, unreached = 0;
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        lines += i32_at(got[0], x, y) == -1;
+        unreached += i32_at(got[0], x, y) == 0;
+      }
+    if (kind == 0 || kind == 3) cr_expect_gt(lines, 0, "kind %d: regions met somewhere", kind);
+    if (kind == 1) cr_expect_eq(unreached, (size_t)w * h, "no marker, nothing reached");
+    cr_expect_eq(regions_touching(got[0], in[2]), 0, "kind %d: regions touch", kind);
+    wsisa_image *all[] = {in[0], in[1], in[2], got[0], got[1]};
+    for (int i = 0; i < 5; i++) wsisa_image_free(all[i]);
+  }
+}
+
 /* Two nuclei of one colour on black, each with its marker at its centre and
  * the background one more marker: discs of radius r centred (cx0, cy0) and
  * (cx1, cy1) in a w x h image. */

@@ -11,7 +11,11 @@
  * At exit it writes one CSV line per kernel to the file named by
  * WSISA_CLCOUNT (stderr when unset):
  *   kernel,launches,reads,blocking_reads,read_bytes
- * and a last line "total,...". wsisa-bench ops and the tests read it. */
+ * and a last line "total,...". wsisa-bench ops and the tests read it.
+ *
+ * A process it is loaded into may also ask for the running totals, looking
+ * wsisa_clcount_totals up with dlsym(RTLD_DEFAULT, ...): wsisa-bench ops
+ * counts each operation that way. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -112,6 +116,19 @@ void *clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_
   if (!next) next_symbol(&next, "clEnqueueMapBuffer");
   if (fl & CL_MAP_READ) count_read(blocking, n);
   return next(q, b, blocking, fl, off, n, nw, wl, ev, err);
+}
+
+/* The totals so far: launches, reads, blocking reads. */
+void wsisa_clcount_totals(unsigned long out[3]);
+void wsisa_clcount_totals(unsigned long out[3]) {
+  out[0] = out[1] = out[2] = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nrows; i++) {
+    out[0] += rows[i].launches;
+    out[1] += rows[i].reads;
+    out[2] += rows[i].blocking_reads;
+  }
+  pthread_mutex_unlock(&lock);
 }
 
 __attribute__((destructor)) static void clcount_report(void) {

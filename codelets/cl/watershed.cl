@@ -1,14 +1,15 @@
-/* Marker watershed by synchronous waves: the flooding rule of
- * codelets/cpu/watershed.c, whose regions never touch inside the mask, not
- * even at a corner. init: markers, a marker meeting an earlier one starting
- * as a line. Per level: frontier finds the lowest relief still between a
- * labelled and an unlabelled pixel, gather lists the first wave's pixels; per
- * wave, over that list only: decide (from the state before the wave, into
- * `next`), settle (same-wave meetings become lines, into `lab`; the pixels
- * the new labels reach at this level make the next list). finish: labels, and
- * mask_out = the mask's pixels in a region. Images are (buffer, byte offset,
- * byte stride); lab, next and stamp are dense width x height, lists hold
- * pixel indices. */
+/* Marker watershed: the flooding rule of codelets/cpu/watershed.c, whose
+ * regions never touch inside the mask, not even at a corner. init: markers,
+ * a marker meeting an earlier one starting as a line. The unknown pixels
+ * (unlabelled at the start) fall into parts, 8-connected to one another,
+ * each flooding alone to the labels of one flood of the whole image (the
+ * CPU kernel's reasoning): union, count, place and list find them by
+ * union-find and list each part's pixels together; flood gives each part to
+ * one work-group, which runs the rule's levels and waves with barriers
+ * between the steps, no host round trip. finish: labels, and mask_out = the
+ * mask's pixels in a region. Images are (buffer, byte offset, byte stride);
+ * lab, next and the other work arrays are dense width x height, lists hold
+ * pixel indices. Seven launches in all, whatever the image. */
 
 #define LINE (-1)
 
@@ -49,7 +50,7 @@ int other_marker(int v, int d) { return v > 0 && v != d; }
 __kernel void wsisa_watershed_init(__global const uchar *markers, uint markers_off,
                                    uint markers_stride, __global const uchar *mask,
                                    uint mask_off, uint mask_stride, __global int *lab,
-                                   __global int *next, __global int *stamp, int width,
+                                   __global int *next, __global int *parent, int width,
                                    int height) {
   int x = get_global_id(0), y = get_global_id(1);
   if (x >= width || y >= height) return;
@@ -64,7 +65,7 @@ __kernel void wsisa_watershed_init(__global const uchar *markers, uint markers_o
     l = LINE;
   int i = y * width + x;
   lab[i] = next[i] = l;
-  stamp[i] = -1;
+  parent[i] = i;
 }
 
 /* Does labels image l (dense) hold at diagonal neighbour (x + dx, y + dy) of
@@ -103,87 +104,89 @@ int decide(image_arg im, __global const int *lab, int x, int y, int level, int w
   return reached;
 }
 
-/* The first wave of a level: every unlabelled pixel the rule reaches. */
-__kernel void wsisa_watershed_gather(__global const uchar *rgb, uint rgb_off,
-                                     uint rgb_stride, __global const uchar *mask,
-                                     uint mask_off, uint mask_stride,
-                                     __global const int *lab, int level,
-                                     __global int *list, __global int *count,
-                                     __global int *stamp, int wave, int width,
-                                     int height) {
+/* ---- parts: the unknown pixels 8-connected to one another ---------------- */
+
+/* Union-find over pixel indices, parent[i] <= i: a part's root is its first
+ * pixel in raster order, whatever order the links happen in. */
+int find_root(__global int *parent, int p) {
+  int q;
+  while ((q = parent[p]) != p) p = q;
+  return p;
+}
+
+void unite(__global int *parent, int a, int b) {
+  for (;;) {
+    a = find_root(parent, a);
+    b = find_root(parent, b);
+    if (a == b) return;
+    if (a < b) {
+      int t = a;
+      a = b;
+      b = t;
+    }
+    int old = atomic_min(&parent[a], b);
+    if (old == a) return;
+    a = old;
+  }
+}
+
+/* Each unknown pixel joins the unknown ones among its earlier neighbours. */
+__kernel void wsisa_watershed_union(__global const int *lab, __global int *parent, int width,
+                                    int height) {
   int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= height || lab[y * width + x] != 0) return;
-  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
-  if (decide(im, lab, x, y, level, width, height) == 0) return;
+  if (x >= width || y >= height) return;
   int i = y * width + x;
-  stamp[i] = wave;
-  list[atomic_inc(count)] = i;
+  if (lab[i] != 0) return;
+  if (x > 0 && lab[i - 1] == 0) unite(parent, i, i - 1);
+  if (y == 0) return;
+  if (x > 0 && lab[i - width - 1] == 0) unite(parent, i, i - width - 1);
+  if (lab[i - width] == 0) unite(parent, i, i - width);
+  if (x + 1 < width && lab[i - width + 1] == 0) unite(parent, i, i - width + 1);
 }
 
-/* The wave's first step into next. The same launch settles next for the
- * previous wave's pixels (their final labels) and clears the count the
- * coming settle appends to. */
-__kernel void wsisa_watershed_decide(__global const uchar *rgb, uint rgb_off,
-                                     uint rgb_stride, __global const uchar *mask,
-                                     uint mask_off, uint mask_stride,
-                                     __global const int *lab, __global int *next,
-                                     int level, __global const int *list, int n,
-                                     __global const int *previous, int n_previous,
-                                     __global int *count, int width, int height) {
-  int k = get_global_id(0);
-  if (k == 0) *count = 0;
-  if (k < n_previous) next[previous[k]] = lab[previous[k]];
-  if (k >= n) return;
-  int i = list[k];
-  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
-  next[i] = decide(im, lab, i % width, i / width, level, width, height);
-}
-
-/* The rule's second step, then the next wave. next holds the labels before
- * the wave plus the wave's first step: every labelled neighbour from before
- * the wave already carries d, so another label to the left or above was
- * taken in this wave. A pixel that keeps a label reaches its unlabelled
- * neighbours (next == 0) over edges of relief <= level; each is listed once. */
-__kernel void wsisa_watershed_settle(__global const uchar *rgb, uint rgb_off,
-                                     uint rgb_stride, __global const uchar *mask,
-                                     uint mask_off, uint mask_stride,
-                                     __global int *lab, __global const int *next,
-                                     int level, __global const int *list, int n,
-                                     __global int *out, __global int *count,
-                                     __global int *stamp, int wave, int width,
-                                     int height) {
-  int k = get_global_id(0);
-  if (k >= n) return;
-  int i = list[k], x = i % width, y = i / width, d = next[i];
-  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
-  if (d > 0) {
-    int left = x > 0 ? next[i - 1] : 0, up = y > 0 ? next[i - width] : 0;
-    if ((left > 0 && left != d) || (up > 0 && up != d) ||
-        (on(im, x, y) && (diagonal_other(im, next, x, y, -1, -1, d, width, height) ||
-                          diagonal_other(im, next, x, y, 1, -1, d, width, height))))
-      d = LINE;
-  }
-  lab[i] = d;
-  if (d <= 0) return;
-  uint c = colour(im, x, y);
-  for (int e = 0; e < 4; e++) {
-    int qx = x + DX[e], qy = y + DY[e];
-    if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
-    int q = qy * width + qx;
-    if (next[q] != 0 || relief(c, colour(im, qx, qy)) > level) continue;
-    if (atomic_xchg(&stamp[q], wave) != wave) out[atomic_inc(count)] = q;
-  }
-}
-
-/* Lowest relief between an unlabelled pixel and a labelled neighbour. */
-__kernel void wsisa_watershed_frontier(__global const uchar *rgb, uint rgb_off,
-                                       uint rgb_stride, __global const uchar *mask,
-                                       uint mask_off, uint mask_stride,
-                                       __global const int *lab, __global int *lowest,
-                                       int width, int height) {
+/* Each unknown pixel points at its root, which counts its part's pixels. */
+__kernel void wsisa_watershed_count(__global const int *lab, __global int *parent,
+                                    __global int *size, int width, int height) {
   int x = get_global_id(0), y = get_global_id(1);
-  if (x >= width || y >= height || lab[y * width + x] != 0) return;
-  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
+  if (x >= width || y >= height) return;
+  int i = y * width + x;
+  if (lab[i] != 0) return;
+  int r = find_root(parent, i);
+  parent[i] = r;
+  atomic_inc(&size[r]);
+}
+
+/* Each root takes a place for its part in the pixel lists: parts[2k] its
+ * start, parts[2k + 1] its size; size[root] becomes the start, where
+ * wsisa_watershed_list appends. counters: parts, pixels placed. */
+__kernel void wsisa_watershed_place(__global const int *lab, __global const int *parent,
+                                    __global int *size, __global int *parts,
+                                    __global int *counters, int width, int height) {
+  int x = get_global_id(0), y = get_global_id(1);
+  if (x >= width || y >= height) return;
+  int i = y * width + x;
+  if (lab[i] != 0 || parent[i] != i) return;
+  int n = size[i], start = atomic_add(&counters[1], n), k = atomic_inc(&counters[0]);
+  parts[2 * k] = start;
+  parts[2 * k + 1] = n;
+  size[i] = start;
+}
+
+__kernel void wsisa_watershed_list(__global const int *lab, __global const int *parent,
+                                   __global int *size, __global int *pixels, int width,
+                                   int height) {
+  int x = get_global_id(0), y = get_global_id(1);
+  if (x >= width || y >= height) return;
+  int i = y * width + x;
+  if (lab[i] == 0) pixels[atomic_inc(&size[parent[i]])] = i;
+}
+
+/* ---- the flood: one work-group per part at a time ------------------------- */
+
+/* Lowest relief between unknown pixel (x, y) and a labelled 4-neighbour (256:
+ * none). */
+int lowest_relief(image_arg im, __global const int *lab, int x, int y, int width,
+                  int height) {
   uint c = colour(im, x, y);
   int best = 256;
   for (int k = 0; k < 4; k++) {
@@ -192,7 +195,120 @@ __kernel void wsisa_watershed_frontier(__global const uchar *rgb, uint rgb_off,
       continue;
     best = min(best, relief(c, colour(im, qx, qy)));
   }
-  if (best < 256) atomic_min(lowest, best);
+  return best;
+}
+
+/* The rule's second step for wave pixel i holding d in next (the labels before
+ * the wave plus the wave's first step: every labelled neighbour from before
+ * the wave already carries d, so another label to the left or above was taken
+ * in this wave). */
+int settled(image_arg im, __global const int *next, int i, int x, int y, int width,
+            int height) {
+  int d = next[i];
+  if (d <= 0) return d;
+  int left = x > 0 ? next[i - 1] : 0, up = y > 0 ? next[i - width] : 0;
+  if ((left > 0 && left != d) || (up > 0 && up != d) ||
+      (on(im, x, y) && (diagonal_other(im, next, x, y, -1, -1, d, width, height) ||
+                        diagonal_other(im, next, x, y, 1, -1, d, width, height))))
+    return LINE;
+  return d;
+}
+
+/* Work-groups take parts in turn (counters[2]) until none is left. A part's
+ * pixels never meet another part's, so a work-group floods its part alone,
+ * level by level and wave by wave, barriers between the steps: per level, the
+ * part's still unknown pixels are compacted (pixels <-> spare) while their
+ * lowest relief to a label gives the level; the first wave is every unknown
+ * pixel the rule reaches at it; then per wave, over the wave's list only
+ * (wave <-> queue): decide into next, settle into lab while listing once
+ * (stamp) the unknown pixels the new labels reach at this level, bring next
+ * up to date. */
+__kernel void wsisa_watershed_flood(__global const uchar *rgb, uint rgb_off,
+                                    uint rgb_stride, __global const uchar *mask,
+                                    uint mask_off, uint mask_stride, __global int *lab,
+                                    __global int *next, __global int *stamp,
+                                    __global const int *parts, __global int *counters,
+                                    __global int *pixels, __global int *spare,
+                                    __global int *wave_list, __global int *queue_list,
+                                    int width, int height) {
+  __local int part, lowest, count;
+  const int lid = get_local_id(0), group = get_local_size(0);
+  image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
+  const int nparts = counters[0];
+  for (;;) {
+    if (lid == 0) part = atomic_inc(&counters[2]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int p = part;
+    if (p >= nparts) return;
+    const int start = parts[2 * p];
+    int n = parts[2 * p + 1];
+    __global int *todo = pixels + start, *other = spare + start;
+    __global int *wave = wave_list + start, *queue = queue_list + start;
+    for (int k = lid; k < n; k += group) stamp[todo[k]] = -1;
+    int w = 0;
+    for (;;) {
+      if (lid == 0) {
+        lowest = 256;
+        count = 0;
+      }
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+      for (int k = lid; k < n; k += group) {
+        int i = todo[k];
+        if (lab[i] != 0) continue;
+        other[atomic_inc(&count)] = i;
+        int best = lowest_relief(im, lab, i % width, i / width, width, height);
+        if (best < 256) atomic_min(&lowest, best);
+      }
+      barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+      const int level = lowest;
+      n = count;
+      __global int *t = todo;
+      todo = other;
+      other = t;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      if (level >= 256) break;
+      if (lid == 0) count = 0;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      for (int k = lid; k < n; k += group) {
+        int i = todo[k];
+        if (decide(im, lab, i % width, i / width, level, width, height) != 0)
+          wave[atomic_inc(&count)] = i;
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+      int m = count;
+      barrier(CLK_LOCAL_MEM_FENCE);
+      while (m > 0) {
+        if (lid == 0) count = 0;
+        for (int k = lid; k < m; k += group) {
+          int i = wave[k];
+          next[i] = decide(im, lab, i % width, i / width, level, width, height);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        for (int k = lid; k < m; k += group) {
+          int i = wave[k], x = i % width, y = i / width;
+          int d = settled(im, next, i, x, y, width, height);
+          lab[i] = d;
+          if (d <= 0) continue;
+          uint c = colour(im, x, y);
+          for (int e = 0; e < 4; e++) {
+            int qx = x + DX[e], qy = y + DY[e];
+            if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
+            int q = qy * width + qx;
+            if (next[q] != 0 || relief(c, colour(im, qx, qy)) > level) continue;
+            if (atomic_xchg(&stamp[q], w) != w) queue[atomic_inc(&count)] = q;
+          }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        for (int k = lid; k < m; k += group) next[wave[k]] = lab[wave[k]];
+        m = count;
+        __global int *s = wave;
+        wave = queue;
+        queue = s;
+        w++;
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+      }
+    }
+  }
 }
 
 __kernel void wsisa_watershed_finish(__global const int *lab, __global const uchar *mask,
