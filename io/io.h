@@ -214,6 +214,48 @@ int wsisa_grid_tile_read(wsisa_slide *slide, const wsisa_grid *grid, const wsisa
 int wsisa_tissue_mask(wsisa_slide *slide, int max_side, wsisa_image **out,
                       double *downsample, int *dark_background, wsisa_err *e);
 
+/* ---- inputs: a slide or an image ------------------------------------------------
+ * What a study or `wsisa segment` reads, with two backends (io/input.c): a
+ * slide through OpenSlide (pyramid, MPP, tissue detection), or a plain
+ * PNG/JPEG/TIFF image (one level; its MPP only when the user gives it).
+ * Callers ask the input for its resolution plan and pixels, never which
+ * backend reads it. */
+
+typedef enum wsisa_input_kind {
+  WSISA_INPUT_AUTO = 0, /* by content: vendor formats, and generic TIFFs with a
+                           pyramid or a pixel size, are slides; the rest images */
+  WSISA_INPUT_SLIDE,
+  WSISA_INPUT_IMAGE
+} wsisa_input_kind;
+
+typedef struct wsisa_input wsisa_input;
+
+/* "slide", "image" ("auto"). */
+const char *wsisa_input_kind_name(wsisa_input_kind kind);
+/* Open `path` with the backend `kind` names (WSISA_INPUT_AUTO: detected).
+ * Errors are the backend's: wsisa_slide_open's, wsisa_image_read_rgb's. */
+int wsisa_input_open(const char *path, wsisa_input_kind kind, wsisa_input **out, wsisa_err *e);
+void wsisa_input_close(wsisa_input *in);
+const char *wsisa_input_path(const wsisa_input *in);
+wsisa_input_kind wsisa_input_kind_of(const wsisa_input *in);
+/* Level 0's size in pixels. */
+void wsisa_input_level0(const wsisa_input *in, int64_t *width, int64_t *height);
+/* The plan for reading it at target_mpp: wsisa_scale_choose for a slide,
+ * wsisa_scale_for_image for an image (mpp 0: the slide's own, the image as
+ * it is). */
+int wsisa_input_scale(const wsisa_input *in, double mpp, double target_mpp, wsisa_scale *out,
+                      wsisa_err *e);
+/* RGB u8 of the target-pixel rectangle of the plan `scale` (made on this
+ * input: one made on the file before it changed size is refused). */
+int wsisa_input_read_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x, int64_t y,
+                            int width, int height, wsisa_image **out, wsisa_err *e);
+/* Whether its background is dark (fluorescence), as io's tissue detection
+ * of a slide finds; 0 for an image. */
+int wsisa_input_dark_background(wsisa_input *in);
+/* Its tile grid at `scale` (wsisa_grid_make_scaled); an image has none. */
+int wsisa_input_grid(wsisa_input *in, const wsisa_scale *scale, int tile_size, int overlap,
+                     wsisa_grid **out, wsisa_err *e);
+
 /* ---- reference annotations ---------------------------------------------------
  * Nuclei someone drew, as a study's reference instead of the default-parameter
  * run: GeoJSON polygons (QuPath's export, level-0 coordinates) or a label

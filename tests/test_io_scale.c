@@ -606,6 +606,61 @@ Test(scale, plain_images) {
   wsisa_image_free(plain);
 }
 
+/* Slide or image is one input type: the backend follows the content, and an
+ * image's rectangle reads as the crop of the image read whole, at any MPP. */
+Test(scale, one_input_type_two_backends) {
+  const char *png = tu_src("tests/data/tile_256.png");
+  wsisa_input *in = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_input_open(tu_src(SAMPLE), WSISA_INPUT_AUTO, &in, &e), 0, "%s", e.msg);
+  cr_expect_eq(wsisa_input_kind_of(in), WSISA_INPUT_SLIDE);
+  wsisa_scale sc;
+  cr_assert_eq(wsisa_input_scale(in, 0, 0.5, &sc, &e), 0, "%s", e.msg);
+  wsisa_image *a = NULL, *b = NULL;
+  wsisa_slide *slide = NULL;
+  cr_assert_eq(wsisa_slide_open(tu_src(SAMPLE), &slide, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_input_read_scaled(in, &sc, 300, 200, 64, 48, &a, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_slide_read_scaled(slide, &sc, 300, 200, 64, 48, &b, &e), 0, "%s", e.msg);
+  cr_expect_eq(tu_image_diff(a, b), 0);
+  wsisa_image_free(a);
+  wsisa_image_free(b);
+  wsisa_slide_close(slide);
+  wsisa_input_close(in);
+
+  cr_assert_eq(wsisa_input_open(png, WSISA_INPUT_AUTO, &in, &e), 0, "%s", e.msg);
+  cr_expect_eq(wsisa_input_kind_of(in), WSISA_INPUT_IMAGE);
+  cr_expect_eq(wsisa_input_dark_background(in), 0);
+  int64_t w0, h0;
+  wsisa_input_level0(in, &w0, &h0);
+  cr_expect(w0 == 256 && h0 == 256);
+  wsisa_grid *g = NULL;
+  cr_expect_eq(wsisa_input_grid(in, &sc, 64, 0, &g, &e), WSISA_EUSAGE);
+  cr_expect_null(g);
+  const double mpps[] = {0, 0.3, 0.25};
+  for (size_t i = 0; i < sizeof mpps / sizeof *mpps; i++) {
+    wsisa_image *whole = NULL, *crop = NULL;
+    cr_assert_eq(wsisa_input_scale(in, mpps[i], 0.5, &sc, &e), 0, "%s", e.msg);
+    cr_assert_eq(wsisa_image_read_scaled(png, mpps[i], 0.5, &whole, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(wsisa_input_read_scaled(in, &sc, 17, 9, 40, 33, &crop, &e), 0, "%s", e.msg);
+    for (int y = 0; y < 33; y++)
+      cr_expect_eq(memcmp(wsisa_image_row(crop, y), (uint8_t *)wsisa_image_row(whole, 9 + y) + 3 * 17,
+                          40 * 3),
+                   0, "mpp %g, row %d", mpps[i], y);
+    wsisa_image_free(whole);
+    wsisa_image_free(crop);
+  }
+  /* a plan made on another size (the file changed since) is refused */
+  sc.level_width = 300;
+  wsisa_image *none = NULL;
+  wsisa_err changed = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_input_read_scaled(in, &sc, 0, 0, 8, 8, &none, &changed), WSISA_EFORMAT);
+  cr_expect(strstr(changed.msg, "now 256x256 pixels, was 300x256"), "%s", changed.msg);
+  wsisa_input_close(in);
+  /* asked for a slide, a PNG is not one */
+  cr_expect_eq(wsisa_input_open(png, WSISA_INPUT_SLIDE, &in, &e), WSISA_EFORMAT);
+  cr_expect_null(in);
+}
+
 /* ---- tissue on a dark background ------------------------------------------------------------ */
 
 Test(scale, fluorescence_tissue) {

@@ -162,25 +162,11 @@ static void unit_wait(unit *u) {
 
 int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
   *rgb = NULL;
-  if (!t->is_slide) {
-    double image_mpp = t->scale.source == WSISA_MPP_USER ? t->scale.mpp : 0;
-    wsisa_scale got;
-    int rc = wsisa_image_read_scaled(t->path, image_mpp, t->scale.target_mpp, rgb, &got, e);
-    /* the file changed since the tiles were laid out: its pixels are not the
-     * ones the study planned */
-    if (!rc && ((*rgb)->width != t->width || (*rgb)->height != t->height)) {
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: now %dx%d at %g um/pixel, was %dx%d", t->path,
-                       (*rgb)->width, (*rgb)->height, t->scale.target_mpp, t->width, t->height);
-      wsisa_image_free(*rgb);
-      *rgb = NULL;
-    }
-    return rc;
-  }
-  wsisa_slide *slide = NULL;
-  int rc = wsisa_slide_open(t->path, &slide, e);
+  wsisa_input *in = NULL;
+  int rc = wsisa_input_open(t->path, t->kind, &in, e);
   if (rc) return rc;
-  rc = wsisa_slide_read_scaled(slide, &t->scale, t->x, t->y, t->width, t->height, rgb, e);
-  wsisa_slide_close(slide);
+  rc = wsisa_input_read_scaled(in, &t->scale, t->x, t->y, t->width, t->height, rgb, e);
+  wsisa_input_close(in);
   return rc;
 }
 

@@ -416,7 +416,7 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
     nuclei += s->counts[t].ref_nuclei; /* run 0's row: every run has the same reference */
   double density = in->tissue_mm2 > 0 ? (double)nuclei / in->tissue_mm2 : 0;
   json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:i, s:f, s:f, s:b, s:f, s:I, s:f, s:I, s:f}",
-                        "path", in->path, "kind", in->is_slide ? "slide" : "image",
+                        "path", in->path, "kind", wsisa_input_kind_name(in->kind),
                         "mpp_source", wsisa_mpp_source_name(sc->source), "target_mpp",
                         sc->target_mpp, "level", sc->level, "level_downsample",
                         sc->level_downsample, "factor", sc->factor, "resampled",
