@@ -92,9 +92,10 @@ static const wsisa_cli_flag flags[] = {
     {"tile-size", 's', .arg = "N",
      .help = "grid tile side for --tile, in target pixels (default 1024)"},
     {"target-mpp", 'T', .arg = "T",
-     .help = "resolution segmented at, the parameters' (default %g um/pixel):\n"
+     .help = "resolution segmented at (default %g um/pixel, the parameters'):\n"
              "a slide is read at the coarsest level not coarser than T and\n"
-             "area-averaged to T unless within %.0f%%",
+             "area-averaged to T unless within %.0f%%; at another T the size\n"
+             "parameters scale (areas by the square); a coarser slide is refused",
      .n = {WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE}},
     {"mpp", 'm', .arg = "M",
      .help = "the slide's um/pixel at level 0, overriding what it says (or\n"
@@ -130,9 +131,14 @@ const wsisa_cli_command wsisa_cli_segment = {"segment", wsisa_cmd_segment, forms
 static void usage(void) {
   wsisa_cli_usage(stdout, &wsisa_cli_segment);
   printf("Positions are in level-0 slide pixels (QuPath's convention) whatever level,\n"
-         "factor or tile was read: GeoJSON outlines, feature centroids and bounding boxes,\n"
-         "and a TIFF mask's or labels' ImageDescription (JSON: level0_origin,\n"
-         "level0_per_pixel, mpp). For an image, in its own pixels.\n");
+         "factor or tile was read, on pixel corners (pixel i spans [i, i+1), its centre\n"
+         "at i+0.5): GeoJSON outlines, feature centroids and bounding boxes, and a TIFF\n"
+         "mask's or labels' ImageDescription (JSON: level0_origin, level0_per_pixel, mpp).\n"
+         "For an image, in its own pixels. Areas: features' area in segmented pixels,\n"
+         "area_level0_pixels and area_um2; GeoJSON's area_level0_pixels and area_um2.\n"
+         "Printed: nuclei per mm2 of tissue and the median nucleus area in um2 at the\n"
+         "pixel size read (a median outside %g-%g um2 warns that it looks wrong).\n",
+         WSISA_NUCLEUS_AREA_MIN_UM2, WSISA_NUCLEUS_AREA_MAX_UM2);
   usage_params();
 }
 
@@ -201,7 +207,6 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
     if ((rc = parse_ints("--tile", o.tile, q.tile, 2, e))) return rc;
     q.has_tile = 1;
   }
-  q.labels = o.labels || o.geojson;
   q.features = o.features != NULL;
 
   wsisa_segment_result res;
@@ -212,8 +217,11 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
     printf("%s: %dx%d, %llu nucleus pixels (%.2f%%)", o.out, mask->width, mask->height,
            (unsigned long long)res.mask_pixels,
            100.0 * (double)res.mask_pixels / ((double)mask->width * mask->height));
-    if (res.nuclei >= 0) printf(", %ld nuclei", res.nuclei);
-    printf("\n");
+    printf(", %ld nuclei\n", res.nuclei);
+    const double tissue_mm2 = (double)res.tissue_pixels * res.pixel_mpp * res.pixel_mpp * 1e-6;
+    printf("%.0f nuclei per mm2 of tissue (%.4g mm2 at %.4g um/pixel), median area %.3g um2\n",
+           res.nuclei_per_mm2, tissue_mm2, res.pixel_mpp, res.median_area_um2);
+    if (res.warning[0]) fprintf(stderr, "wsisa segment: warning: %s\n", res.warning);
     char where[256];
     wsisa_segment_describe(&res, where, sizeof where);
     if (where[0]) printf("%s\n", where);

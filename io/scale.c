@@ -204,6 +204,11 @@ double wsisa_scale_step(const wsisa_scale *scale) {
   return scale->level_downsample * scale->factor;
 }
 
+double wsisa_scale_pixel_mpp(const wsisa_scale *scale) {
+  return scale->source == WSISA_MPP_NONE ? scale->target_mpp
+                                         : scale->mpp * wsisa_scale_step(scale);
+}
+
 void wsisa_scale_to_level0(const wsisa_scale *scale, double x, double y, double *x0,
                            double *y0) {
   double step = wsisa_scale_step(scale);

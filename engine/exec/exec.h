@@ -174,7 +174,7 @@ typedef struct wsisa_segment_request {
   double target_mpp;
   int normalize, stain_check;
   double params[WSISA_SEG_NPARAMS];
-  int labels, features; /* also label the nuclei; also measure their features */
+  int features;         /* also measure the nuclei's features */
 } wsisa_segment_request;
 
 /* A request's defaults: the workflow's parameters, WSISA_TARGET_MPP,
@@ -184,17 +184,27 @@ void wsisa_segment_request_init(wsisa_segment_request *r, const char *input);
 typedef struct wsisa_segment_result {
   wsisa_tile_ref tile;  /* what was read: the input, its scale and rectangle */
   wsisa_image *mask;    /* u8 0/255, tile.width x tile.height */
-  wsisa_image *labels;  /* i32 nucleus labels, with request.labels */
+  wsisa_image *labels;  /* i32 nucleus labels 1..nuclei (4-connected) */
   double *features;     /* with request.features: nfeatures rows of feature_cols, the
-                           centroid and bounding box in level-0 pixels */
+                           centroid and bounding box in level-0 pixels (pixel corners) */
   size_t nfeatures;
   int feature_cols;
   uint64_t mask_pixels; /* nucleus pixels */
-  long nuclei;          /* labels' largest, else nfeatures; -1 when neither was asked */
+  uint64_t tissue_pixels; /* pixels the workflow's background rule leaves */
+  long nuclei;
+  double pixel_mpp;     /* um per pixel read (wsisa_scale_pixel_mpp) */
+  double median_area_um2; /* the nuclei's median area (0 without nuclei) */
+  double nuclei_per_mm2;  /* nuclei per mm2 of tissue (0 without tissue) */
+  char warning[4600];     /* "" or why the figures look wrong (the pixel size) */
 } wsisa_segment_result;
 
+/* A median nucleus area outside this range (um^2) is not what H&E nuclei
+ * measure: the pixel size (the slide's MPP, --mpp) looks wrong. */
+#define WSISA_NUCLEUS_AREA_MIN_UM2 10.0
+#define WSISA_NUCLEUS_AREA_MAX_UM2 150.0
+
 /* Read, check the stain (request.stain_check) and segment; starts and stops
- * the runtime. Refusals name the request's flags (--region, --tile,
+ * the runtime. res->warning says when the median nucleus area is implausible. Refusals name the request's flags (--region, --tile,
  * --tile-size) as `wsisa segment` takes them. */
 int wsisa_segment_run(const wsisa_segment_request *r, wsisa_segment_result *out, wsisa_err *e);
 /* Where the outputs go (NULL: not written). */

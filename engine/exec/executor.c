@@ -236,7 +236,9 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if (rc) return rc;
   int w = ts->rgb->width, h = ts->rgb->height;
   if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
-  if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, w, h, o->normalize, &ts->data, e))) return rc;
+  if ((rc = wsisa_workflow_tile_submit_at(ts->h_rgb, w, h, ref->scale.target_mpp, o->normalize,
+                                          &ts->data, e)))
+    return rc;
   if (o->features && (rc = wsisa_workflow_channels_submit(&ts->data, 1, e))) return rc;
   stats->tile_stages++;
   /* the store holds this tile's objects only: it starts with the tile, the
@@ -353,8 +355,9 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
   const wsisa_tile_data *data = &ts->data;
   int rc = 0;
   if (!o->share_tile_stage) {
-    if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, ts->rgb->width, ts->rgb->height,
-                                         o->normalize, &u->own_tile, e)))
+    if ((rc = wsisa_workflow_tile_submit_at(ts->h_rgb, ts->rgb->width, ts->rgb->height,
+                                            WSISA_TARGET_MPP / ts->data.length_scale,
+                                            o->normalize, &u->own_tile, e)))
       return rc;
     u->owns_tile = 1;
     u->normalize = o->normalize;

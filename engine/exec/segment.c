@@ -137,15 +137,23 @@ static int segment(const wsisa_segment_request *q, wsisa_image *rgb, wsisa_segme
   int rc = wsisa_image_register(rgb, &hrgb, e);
   if (!rc) rc = wsisa_image_register(res->mask, &hmask, e);
   if (!rc && res->labels) rc = wsisa_image_register(res->labels, &hlabels, e);
-  if (!rc) rc = wsisa_workflow_tile_submit(hrgb, rgb->width, rgb->height, q->normalize, &tile, e);
+  if (!rc)
+    rc = wsisa_workflow_tile_submit_at(hrgb, rgb->width, rgb->height, res->tile.scale.target_mpp,
+                                       q->normalize, &tile, e);
   if (!rc) {
-    rc = wsisa_workflow_segment_submit(&tile, q->params, hmask, e);
+    /* the tissue: what the workflow's background rule leaves */
+    uint64_t counts[3];
+    starpu_data_handle_t hcounts = NULL;
+    rc = wsisa_workflow_background_submit(&tile, q->params, counts, &hcounts, e);
+    wsisa_workflow_background_wait(&tile, counts, &hcounts);
+    res->tissue_pixels = (uint64_t)rgb->width * (uint64_t)rgb->height - counts[1];
+    if (!rc) rc = wsisa_workflow_segment_submit(&tile, q->params, hmask, e);
     if (!rc && q->features) rc = wsisa_workflow_channels_submit(&tile, 0, e);
     if (!rc && q->features)
       rc = wsisa_workflow_features_compute(&tile, hmask, &res->features, &res->nfeatures, e);
     wsisa_workflow_tile_release(&tile, q->normalize);
   }
-  if (!rc && hlabels && wsisa_submit_label(hmask, hlabels, 4))
+  if (!rc && wsisa_submit_label(hmask, hlabels, 4))
     rc = wsisa_error(e, WSISA_ERUNTIME, "cannot submit the labelling");
   starpu_task_wait_for_all();
   if (hlabels) starpu_data_unregister(hlabels);
@@ -155,22 +163,26 @@ static int segment(const wsisa_segment_request *q, wsisa_image *rgb, wsisa_segme
 }
 
 /* Feature positions from segmented pixels of the tile to level-0 pixels,
- * QuPath's convention, whatever level, factor or tile was read. A centroid is
- * a pixel index (pixel i spans [i, i + 1)), mapped through the pixel centres:
- * level-0 c0 = (x + c + 0.5) * step - 0.5; a bounding box by its corners. */
+ * QuPath's convention, whatever level, factor or tile was read, on pixel
+ * corners as the outlines and bounding boxes are (pixel i spans [i, i + 1),
+ * its centre at i + 0.5): a centroid c, the mean of its pixels' indices, is
+ * at c + 0.5, so level-0 c0 = (x + c + 0.5) * step. Areas: in level-0 pixels
+ * and in um^2 after the shape columns. */
 static void features_to_level0(wsisa_segment_result *res) {
   const double step = wsisa_scale_step(&res->tile.scale);
   const double ox = (double)res->tile.x, oy = (double)res->tile.y;
   for (size_t i = 0; i < res->nfeatures; i++) {
     double *row = res->features + i * (size_t)res->feature_cols;
-    row[WSISA_NF_CENTROID_X] = (ox + row[WSISA_NF_CENTROID_X] + 0.5) * step - 0.5;
-    row[WSISA_NF_CENTROID_Y] = (oy + row[WSISA_NF_CENTROID_Y] + 0.5) * step - 0.5;
+    row[WSISA_NF_CENTROID_X] = (ox + row[WSISA_NF_CENTROID_X] + 0.5) * step;
+    row[WSISA_NF_CENTROID_Y] = (oy + row[WSISA_NF_CENTROID_Y] + 0.5) * step;
     row[WSISA_NF_BBOX_X] = (ox + row[WSISA_NF_BBOX_X]) * step;
     row[WSISA_NF_BBOX_Y] = (oy + row[WSISA_NF_BBOX_Y]) * step;
     row[WSISA_NF_BBOX_W] *= step;
     row[WSISA_NF_BBOX_H] *= step;
   }
 }
+
+static int measure(const wsisa_segment_request *q, wsisa_segment_result *res, wsisa_err *e);
 
 int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res, wsisa_err *e) {
   memset(res, 0, sizeof *res);
@@ -184,8 +196,7 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
   if (!rc && q->stain_check)
     rc = wsisa_stain_check_image(rgb, dark, q->input, "give --no-stain-check", e);
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &res->mask, e);
-  if (!rc && q->labels)
-    rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &res->labels, e);
+  if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &res->labels, e);
   if (!rc && !(rc = wsisa_codelets_start(NULL, e))) {
     rc = segment(q, rgb, res, e);
     wsisa_runtime_shutdown();
@@ -197,17 +208,56 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
   }
   res->feature_cols = WSISA_NF_ROW(wsisa_workflow_channel_count());
   features_to_level0(res);
+  if ((rc = measure(q, res, e))) wsisa_segment_result_free(res);
+  return rc;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The counts a pathologist reads: nucleus pixels, nuclei, their median area
+ * in um^2 and their density in tissue, at the pixel size actually read; a
+ * warning when the median area says the pixel size is wrong. */
+static int measure(const wsisa_segment_request *q, wsisa_segment_result *res, wsisa_err *e) {
   int32_t top = 0;
   for (int y = 0; y < res->mask->height; y++) {
     const uint8_t *m = wsisa_image_row(res->mask, y);
-    for (int x = 0; x < res->mask->width; x++) res->mask_pixels += m[x] != 0;
-    if (res->labels) {
-      const int32_t *l = wsisa_image_row(res->labels, y);
-      for (int x = 0; x < res->labels->width; x++) top = l[x] > top ? l[x] : top;
+    const int32_t *l = wsisa_image_row(res->labels, y);
+    for (int x = 0; x < res->mask->width; x++) {
+      res->mask_pixels += m[x] != 0;
+      top = l[x] > top ? l[x] : top;
     }
   }
-  if (res->labels) res->nuclei = top;
-  else if (q->features) res->nuclei = (long)res->nfeatures;
+  res->nuclei = top;
+  res->pixel_mpp = wsisa_scale_pixel_mpp(&res->tile.scale);
+  const double um2 = res->pixel_mpp * res->pixel_mpp;
+  if (res->tissue_pixels)
+    res->nuclei_per_mm2 = (double)top / ((double)res->tissue_pixels * um2 * 1e-6);
+  if (top == 0) return 0;
+  uint64_t *area = calloc((size_t)top + 1, sizeof *area);
+  if (!area) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (int y = 0; y < res->labels->height; y++) {
+    const int32_t *l = wsisa_image_row(res->labels, y);
+    for (int x = 0; x < res->labels->width; x++)
+      if (l[x] > 0) area[l[x]]++;
+  }
+  qsort(area + 1, (size_t)top, sizeof *area, cmp_u64);
+  const size_t n = (size_t)top;
+  const double median = n % 2 ? (double)area[1 + n / 2]
+                              : 0.5 * ((double)area[n / 2] + (double)area[n / 2 + 1]);
+  free(area);
+  res->median_area_um2 = median * um2;
+  if (res->median_area_um2 < WSISA_NUCLEUS_AREA_MIN_UM2 ||
+      res->median_area_um2 > WSISA_NUCLEUS_AREA_MAX_UM2)
+    snprintf(res->warning, sizeof res->warning,
+              "%s: the median nucleus is %.3g um2 at %.4g um/pixel (%s), outside the %g-%g um2 "
+              "H&E nuclei measure: the pixel size looks wrong (check the slide's MPP, or give "
+              "--mpp)",
+              q->input, res->median_area_um2, res->pixel_mpp,
+              wsisa_mpp_source_text(res->tile.scale.source), WSISA_NUCLEUS_AREA_MIN_UM2,
+              WSISA_NUCLEUS_AREA_MAX_UM2);
   return 0;
 }
 
@@ -230,10 +280,17 @@ static int write_features(wsisa_stage *stage, const char *path, const wsisa_segm
     wsisa_workflow_feature_column(c, name, sizeof name);
     wsisa_csv_text(w, name);
   }
+  wsisa_csv_text(w, "area_level0_pixels");
+  wsisa_csv_text(w, "area_um2");
   wsisa_csv_end_row(w);
+  const double step = wsisa_scale_step(&res->tile.scale);
+  const int known = res->tile.scale.source != WSISA_MPP_NONE;
   for (size_t i = 0; i < res->nfeatures; i++) {
     const double *row = res->features + i * (size_t)res->feature_cols;
     for (int c = 0; c < res->feature_cols; c++) wsisa_csv_num(w, row[c]);
+    wsisa_csv_num(w, row[WSISA_NF_AREA] * step * step);
+    if (known) wsisa_csv_num(w, row[WSISA_NF_AREA] * res->pixel_mpp * res->pixel_mpp);
+    else wsisa_csv_text(w, "");
     wsisa_csv_end_row(w);
   }
   return wsisa_csv_close(w, e);
@@ -252,7 +309,9 @@ static char *placement_json(const wsisa_segment_result *res) {
                         sc->level, "factor", sc->factor, "mpp_source",
                         wsisa_mpp_source_name(sc->source));
   if (!j) return NULL;
-  json_object_set_new(j, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->target_mpp));
+  /* the pixels' own size, as read; the target they were read for beside it */
+  json_object_set_new(j, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(res->pixel_mpp));
+  json_object_set_new(j, "target_mpp", json_real(sc->target_mpp));
   json_object_set_new(j, "slide_mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->mpp));
   char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
   json_decref(j);
@@ -266,7 +325,7 @@ int wsisa_segment_write(const wsisa_segment_result *res, const wsisa_segment_out
   const wsisa_scale *sc = &res->tile.scale;
   const double step = wsisa_scale_step(sc);
   /* a pixel size only when known: an image taken as it is has none */
-  const double mpp = sc->source == WSISA_MPP_NONE ? 0 : sc->target_mpp;
+  const double mpp = sc->source == WSISA_MPP_NONE ? 0 : res->pixel_mpp;
   /* every output appears together, or none does */
   wsisa_stage stage = WSISA_STAGE_INIT;
   int rc = 0;
@@ -275,7 +334,8 @@ int wsisa_segment_write(const wsisa_segment_result *res, const wsisa_segment_out
     rc = wsisa_image_write_staged(&stage, to->labels, res->labels, meta, mpp, e);
   if (!rc && to->geojson)
     rc = wsisa_geojson_write_staged(&stage, to->geojson, res->labels, (double)res->tile.x * step,
-                                    (double)res->tile.y * step, step, e);
+                                    (double)res->tile.y * step, step,
+                                    sc->source == WSISA_MPP_NONE ? 0 : sc->mpp, e);
   if (!rc && to->features) rc = write_features(&stage, to->features, res, e);
   if (!rc) rc = wsisa_stage_commit(&stage, e);
   if (rc) wsisa_stage_abort(&stage);
@@ -291,7 +351,8 @@ void wsisa_segment_describe(const wsisa_segment_result *res, char *buf, size_t c
     return;
   }
   snprintf(buf, cap,
-           "read at %g um/pixel: level %d, factor %g; level-0 rectangle %.0f,%.0f,%.0f,%.0f",
-           sc->target_mpp, sc->level, sc->factor, (double)res->tile.x * step,
+           "read at %.4g um/pixel (target %g): level %d, factor %g; level-0 rectangle "
+           "%.0f,%.0f,%.0f,%.0f",
+           res->pixel_mpp, sc->target_mpp, sc->level, sc->factor, (double)res->tile.x * step,
            (double)res->tile.y * step, res->tile.width * step, res->tile.height * step);
 }

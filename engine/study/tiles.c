@@ -170,7 +170,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   wsisa_annotation *annot = NULL;
   if (!rc && s->annotated && !(rc = wsisa_slide_level(slide, 0, &l0, e)))
     rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
-  const double um2 = scale.target_mpp * scale.target_mpp;
+  const double um2 = wsisa_scale_pixel_mpp(&scale) * wsisa_scale_pixel_mpp(&scale);
   for (size_t t = 0; !rc && t < g->ntiles; t++) {
     const wsisa_tile *tl = &g->tiles[t];
     if (in->tissue_only && !tl->tissue) continue;
@@ -219,7 +219,7 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
                           .level0 = {0, 0, llround(img->width * step), llround(img->height * step)}};
     if (tile_annotated(s, ri, annot, &ref)) {
       ri->tissue_mm2 =
-          (double)img->width * img->height * scale.target_mpp * scale.target_mpp * 1e-6;
+          (double)img->width * img->height * pow(wsisa_scale_pixel_mpp(&scale), 2) * 1e-6;
       ri->ntiles = 1;
       rc = add_tile(s, &ref, path, e);
     }
