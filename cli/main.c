@@ -4,8 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <starpu.h>
-
 #include "codelets/codelets.h"
 #include "cli/cmds.h"
 #include "core/core.h"
@@ -48,7 +46,7 @@ int main(int argc, char **argv) {
   }
   if (strcmp(name, "--version") == 0) {
     int major, minor, release;
-    starpu_get_version(&major, &minor, &release);
+    wsisa_runtime_version(&major, &minor, &release);
     printf("wsisa %s (StarPU %d.%d.%d)\n", WSISA_VERSION, major, minor, release);
     char starpu[4600];
     wsisa_runtime_describe(starpu, sizeof starpu);

@@ -3,7 +3,9 @@
 # fails, listing every offending line, when a file includes a folder of its
 # own layer or above (other than its own folder), when core/ includes
 # anything of ours outside core/, or when a pure library (sa/, reuse/) uses
-# more than core/core.h and the C library, or when io/ uses more than core/. Inside engine/, each room (a
+# more than core/core.h and the C library, or when io/ uses more than core/, or
+# when a folder other than core/, codelets/, engine/ and bench/ includes
+# starpu.h, or one other than io/ OpenSlide. Inside engine/, each room (a
 # sub-folder with one header) includes only its own header and the headers
 # of the rooms below it, in engine_rooms' order: no circle between rooms.
 cmake_minimum_required(VERSION 3.18)
@@ -24,6 +26,12 @@ set(folders core sa reuse io codelets engine cli bench)
 set(pure sa reuse)
 # Libraries on core/ alone: io/ reads and writes files, it knows no study.
 set(core_only io)
+# The libraries behind the layers stay in their rooms: StarPU is the runtime
+# of core/ (its start and stop), codelets/, engine/ and the benchmarks, so
+# neither the command line, io/ nor the pure libraries include starpu.h;
+# OpenSlide is io/'s alone (its wsisa_input has the slide and image backends).
+set(starpu_users core codelets engine bench)
+set(openslide_users io)
 # engine/'s rooms, lowest first: the workflow graph and the stain check; the
 # executor, the unit queue and its MPI transport; the study (its file, design,
 # tiles and analysis); the estimate and calibration; a study's run and plan.
@@ -43,6 +51,11 @@ foreach(dir ${folders})
   foreach(f ${files})
     file(STRINGS ${SOURCE_DIR}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*[<\"]")
     foreach(line ${lines})
+      if(line MATCHES "<starpu[a-z_]*\\.h>" AND NOT dir IN_LIST starpu_users)
+        string(APPEND problems "\n  ${f}: includes StarPU: only core/, codelets/, engine/ and bench/ may")
+      elseif(line MATCHES "<openslide/" AND NOT dir IN_LIST openslide_users)
+        string(APPEND problems "\n  ${f}: includes OpenSlide: only io/ may")
+      endif()
       if(line MATCHES "#[ \t]*include[ \t]*\"([a-z_]+)/([^\"]+)\"")
         set(to ${CMAKE_MATCH_1})
         set(header "${CMAKE_MATCH_1}/${CMAKE_MATCH_2}")

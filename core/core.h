@@ -246,5 +246,7 @@ void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c);
 /* "StarPU 1.3.10 (LIBRARY): STARPU_MAXCPUS 256, STARPU_MAXOPENCLDEVS 8, MPI
  * yes": the StarPU in use and the limits it was built with. */
 void wsisa_runtime_describe(char *buf, size_t cap);
+/* The StarPU version in use (StarPU's starpu_get_version). */
+void wsisa_runtime_version(int *major, int *minor, int *release);
 
 #endif

@@ -184,6 +184,10 @@ void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {
              ranks);
 }
 
+void wsisa_runtime_version(int *major, int *minor, int *release) {
+  starpu_get_version(major, minor, release);
+}
+
 void wsisa_runtime_describe(char *buf, size_t cap) {
   int major, minor, release;
   starpu_get_version(&major, &minor, &release);

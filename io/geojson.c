@@ -50,7 +50,7 @@ static json_t *trace(const wsisa_image *lab, int32_t l, int px, int py, double x
 }
 
 int wsisa_geojson_write_staged(wsisa_stage *s, const char *path, const wsisa_image *labels,
-                               double x0, double y0, double scale, wsisa_err *e) {
+                               double x0, double y0, double scale, double mpp, wsisa_err *e) {
   if (labels->type != WSISA_I32 || labels->channels != 1)
     return wsisa_error(e, WSISA_EINTERNAL, "GeoJSON needs an i32 label image");
   json_t *features = json_array();
@@ -79,8 +79,11 @@ int wsisa_geojson_write_staged(wsisa_stage *s, const char *path, const wsisa_ima
       json_t *feature = json_pack(
           "{s:s, s:{s:s, s:[o]}, s:{s:s, s:{s:s}, s:i, s:f}}", "type", "Feature", "geometry",
           "type", "Polygon", "coordinates", ring, "properties", "objectType", "detection",
-          "classification", "name", "Nucleus", "label", l, "area_pixels",
+          "classification", "name", "Nucleus", "label", l, "area_level0_pixels",
           (double)area[l] * scale * scale);
+      json_object_set_new(json_object_get(feature, "properties"), "area_um2",
+                          mpp > 0 ? json_real((double)area[l] * scale * scale * mpp * mpp)
+                                  : json_null());
       json_array_append_new(features, feature);
       area[l] = 0; /* traced: later pixels of this label are skipped */
     }
@@ -107,7 +110,7 @@ int wsisa_geojson_write_staged(wsisa_stage *s, const char *path, const wsisa_ima
 int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
                            double scale, wsisa_err *e) {
   wsisa_stage s = WSISA_STAGE_INIT;
-  int rc = wsisa_geojson_write_staged(&s, path, labels, x0, y0, scale, e);
+  int rc = wsisa_geojson_write_staged(&s, path, labels, x0, y0, scale, 0, e);
   if (!rc) rc = wsisa_stage_commit(&s, e);
   if (rc) wsisa_stage_abort(&s);
   return rc;

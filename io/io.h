@@ -42,9 +42,14 @@ int wsisa_slide_read_rgb(wsisa_slide *slide, int level, int64_t x, int64_t y,
  * coarsest one at most WSISA_MPP_TOLERANCE coarser than the target, and that
  * level is area-averaged down to the target unless it is within
  * WSISA_MPP_TOLERANCE of it (then its pixels are used as they are: the bundled
- * 0.499 um/pixel sample is read bit for bit). Coordinates handed to users
- * (GeoJSON, features, tile rectangles) are in level-0 pixels, QuPath's
- * convention: level-0 x = target x * wsisa_scale_step().
+ * 0.499 um/pixel sample is read bit for bit). A target other than
+ * WSISA_TARGET_MPP scales the workflow's sizes (engine/workflow: areas by the
+ * square, radii linearly); a slide coarser than the target is refused, never
+ * segmented with sizes meant for finer pixels. Labels of sizes, areas and
+ * densities use the MPP actually read, wsisa_scale_pixel_mpp. Coordinates
+ * handed to users (GeoJSON, features, tile rectangles) are in level-0 pixels,
+ * QuPath's convention: level-0 x = target x * wsisa_scale_step(), on pixel
+ * corners (pixel i spans [i, i + 1), its centre at i + 0.5).
  *
  * Plain images (PNG/TIFF tiles) have no pyramid: without an MPP they are taken
  * as they are, as if at the target resolution (the behaviour before physical
@@ -52,7 +57,10 @@ int wsisa_slide_read_rgb(wsisa_slide *slide, int level, int64_t x, int64_t y,
  * target like a one-level slide. */
 
 #define WSISA_TARGET_MPP 0.5       /* inputs.mpp's default, um per target pixel */
-#define WSISA_MPP_TOLERANCE 0.10   /* a level this close to the target is used as it is */
+/* A level this close to the target is used as it is: 1 % in length keeps
+ * every size within 2 % in area of what the parameters are tuned for (the
+ * bundled 0.499 um/pixel sample is within it); further off, it is resampled. */
+#define WSISA_MPP_TOLERANCE 0.01
 #define WSISA_MPP_ANISOTROPY 0.01  /* mpp-x and mpp-y further apart: refused */
 #define WSISA_MPP_MIN 0.01         /* accepted MPP values, user-given or read */
 #define WSISA_MPP_MAX 100.0
@@ -126,6 +134,11 @@ int wsisa_scale_for_image(const char *name, int width, int height, double image_
 
 /* Level-0 pixels per target pixel: level_downsample * factor. */
 double wsisa_scale_step(const wsisa_scale *scale);
+/* The um per pixel actually read: the level's MPP times the factor (within
+ * WSISA_MPP_TOLERANCE of target_mpp), what every label of a size, area or
+ * density uses; target_mpp for an image taken as it is (source
+ * WSISA_MPP_NONE: as if at the target resolution). */
+double wsisa_scale_pixel_mpp(const wsisa_scale *scale);
 /* Target-pixel position -> level-0 pixel position and back (positions on the
  * pixel-corner lattice: target pixel (i, j) spans [i, i+1) x [j, j+1)). For a
  * label image of the target rectangle at (x, y), level-0 GeoJSON is
@@ -213,6 +226,48 @@ int wsisa_grid_tile_read(wsisa_slide *slide, const wsisa_grid *grid, const wsisa
  * (may be NULL) says which. */
 int wsisa_tissue_mask(wsisa_slide *slide, int max_side, wsisa_image **out,
                       double *downsample, int *dark_background, wsisa_err *e);
+
+/* ---- inputs: a slide or an image ------------------------------------------------
+ * What a study or `wsisa segment` reads, with two backends (io/input.c): a
+ * slide through OpenSlide (pyramid, MPP, tissue detection), or a plain
+ * PNG/JPEG/TIFF image (one level; its MPP only when the user gives it).
+ * Callers ask the input for its resolution plan and pixels, never which
+ * backend reads it. */
+
+typedef enum wsisa_input_kind {
+  WSISA_INPUT_AUTO = 0, /* by content: vendor formats, and generic TIFFs with a
+                           pyramid or a pixel size, are slides; the rest images */
+  WSISA_INPUT_SLIDE,
+  WSISA_INPUT_IMAGE
+} wsisa_input_kind;
+
+typedef struct wsisa_input wsisa_input;
+
+/* "slide", "image" ("auto"). */
+const char *wsisa_input_kind_name(wsisa_input_kind kind);
+/* Open `path` with the backend `kind` names (WSISA_INPUT_AUTO: detected).
+ * Errors are the backend's: wsisa_slide_open's, wsisa_image_read_rgb's. */
+int wsisa_input_open(const char *path, wsisa_input_kind kind, wsisa_input **out, wsisa_err *e);
+void wsisa_input_close(wsisa_input *in);
+const char *wsisa_input_path(const wsisa_input *in);
+wsisa_input_kind wsisa_input_kind_of(const wsisa_input *in);
+/* Level 0's size in pixels. */
+void wsisa_input_level0(const wsisa_input *in, int64_t *width, int64_t *height);
+/* The plan for reading it at target_mpp: wsisa_scale_choose for a slide,
+ * wsisa_scale_for_image for an image (mpp 0: the slide's own, the image as
+ * it is). */
+int wsisa_input_scale(const wsisa_input *in, double mpp, double target_mpp, wsisa_scale *out,
+                      wsisa_err *e);
+/* RGB u8 of the target-pixel rectangle of the plan `scale` (made on this
+ * input: one made on the file before it changed size is refused). */
+int wsisa_input_read_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x, int64_t y,
+                            int width, int height, wsisa_image **out, wsisa_err *e);
+/* Whether its background is dark (fluorescence), as io's tissue detection
+ * of a slide finds; 0 for an image. */
+int wsisa_input_dark_background(wsisa_input *in);
+/* Its tile grid at `scale` (wsisa_grid_make_scaled); an image has none. */
+int wsisa_input_grid(wsisa_input *in, const wsisa_scale *scale, int tile_size, int overlap,
+                     wsisa_grid **out, wsisa_err *e);
 
 /* ---- reference annotations ---------------------------------------------------
  * Nuclei someone drew, as a study's reference instead of the default-parameter
@@ -305,12 +360,16 @@ int wsisa_image_write_staged(struct wsisa_stage *s, const char *path, const wsis
 
 /* Outer boundaries of the labels of an i32 label image (4-connected
  * components) as a GeoJSON FeatureCollection of polygons in pixel-corner
- * coordinates: (x0 + x*scale, y0 + y*scale). */
+ * coordinates: (x0 + x*scale, y0 + y*scale). Each nucleus's properties carry
+ * its area in level-0 pixels ("area_level0_pixels": its pixels times
+ * scale^2) and in um^2 ("area_um2", from `mpp`, um per level-0 pixel; null
+ * when mpp is 0, unknown). */
 int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
                            double scale, wsisa_err *e);
 int wsisa_geojson_write(const char *path, const wsisa_image *labels, wsisa_err *e);
-/* wsisa_geojson_write_at into a stage of several outputs (io/csv.h). */
+/* wsisa_geojson_write_at into a stage of several outputs (io/csv.h), with
+ * the level-0 pixel size `mpp` (0: unknown). */
 int wsisa_geojson_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *labels,
-                               double x0, double y0, double scale, wsisa_err *e);
+                               double x0, double y0, double scale, double mpp, wsisa_err *e);
 
 #endif

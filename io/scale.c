@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "io/io.h"
+#include "io/io_private.h"
 
 #define ONE WSISA_SCALE_ONE
 
@@ -203,6 +204,11 @@ double wsisa_scale_step(const wsisa_scale *scale) {
   return scale->level_downsample * scale->factor;
 }
 
+double wsisa_scale_pixel_mpp(const wsisa_scale *scale) {
+  return scale->source == WSISA_MPP_NONE ? scale->target_mpp
+                                         : scale->mpp * wsisa_scale_step(scale);
+}
+
 void wsisa_scale_to_level0(const wsisa_scale *scale, double x, double y, double *x0,
                            double *y0) {
   double step = wsisa_scale_step(scale);
@@ -359,17 +365,17 @@ int wsisa_image_area_average(const wsisa_image *src, double factor, wsisa_image 
 
 /* ---- reads ------------------------------------------------------------------------ */
 
-int wsisa_slide_read_scaled(wsisa_slide *slide, const wsisa_scale *s, int64_t x, int64_t y,
-                            int width, int height, wsisa_image **out, wsisa_err *e) {
+int wsisa__read_scaled(wsisa__level_reader read, void *ctx, const char *name,
+                       const wsisa_scale *s, int64_t x, int64_t y, int width, int height,
+                       wsisa_image **out, wsisa_err *e) {
   *out = NULL;
   if (width <= 0 || height <= 0 || x < 0 || y < 0 || x + width > s->width ||
       y + height > s->height)
     return wsisa_error(e, WSISA_EUSAGE,
                        "region %lld,%lld,%d,%d: outside %s at %g um/pixel (%lldx%lld)",
-                       (long long)x, (long long)y, width, height, wsisa_slide_path(slide),
-                       s->target_mpp, (long long)s->width, (long long)s->height);
-  if (s->factor_q == ONE)
-    return wsisa_slide_read_rgb(slide, s->level, x, y, width, height, out, e);
+                       (long long)x, (long long)y, width, height, name, s->target_mpp,
+                       (long long)s->width, (long long)s->height);
+  if (s->factor_q == ONE) return read(ctx, s->level, x, y, width, height, out, e);
   /* The level pixels under the rectangle, fractional ones at the edges
    * included; (x + width) * factor stays within the level by construction of
    * s->width. */
@@ -383,8 +389,7 @@ int wsisa_slide_read_scaled(wsisa_slide *slide, const wsisa_scale *s, int64_t x,
     return wsisa_error(e, WSISA_EUSAGE, "region %lld,%lld,%d,%d: too large to read at once",
                        (long long)x, (long long)y, width, height);
   wsisa_image *src = NULL, *dst = NULL;
-  int rc = wsisa_slide_read_rgb(slide, s->level, kx0, ky0, (int)(kx1 - kx0), (int)(ky1 - ky0),
-                                &src, e);
+  int rc = read(ctx, s->level, kx0, ky0, (int)(kx1 - kx0), (int)(ky1 - ky0), &src, e);
   if (!rc) rc = wsisa_image_new(width, height, 3, WSISA_U8, &dst, e);
   if (!rc) rc = area_average(src, sx0 - kx0 * ONE, sy0 - ky0 * ONE, n, dst, e);
   wsisa_image_free(src);
@@ -394,6 +399,17 @@ int wsisa_slide_read_scaled(wsisa_slide *slide, const wsisa_scale *s, int64_t x,
   }
   *out = dst;
   return 0;
+}
+
+static int slide_level_read(void *slide, int level, int64_t x, int64_t y, int width, int height,
+                            wsisa_image **out, wsisa_err *e) {
+  return wsisa_slide_read_rgb(slide, level, x, y, width, height, out, e);
+}
+
+int wsisa_slide_read_scaled(wsisa_slide *slide, const wsisa_scale *s, int64_t x, int64_t y,
+                            int width, int height, wsisa_image **out, wsisa_err *e) {
+  return wsisa__read_scaled(slide_level_read, slide, wsisa_slide_path(slide), s, x, y, width,
+                            height, out, e);
 }
 
 int wsisa_image_read_scaled(const char *path, double image_mpp, double target_mpp,

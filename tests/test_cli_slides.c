@@ -161,6 +161,7 @@ Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   cr_expect_str_eq(json_string_value(json_object_get(in, "mpp_source")), "openslide");
   cr_expect_float_eq(num(in, "mpp"), 0.25, 1e-12);
   cr_expect_float_eq(num(in, "target_mpp"), 0.5, 0);
+  cr_expect_float_eq(num(in, "pixel_mpp"), 0.5, 1e-12);
   cr_expect_eq(num(in, "level"), 0, "level 0 is the one at or finer than 0.5 um");
   cr_expect_float_eq(num(in, "factor"), 2.0, 0, "0.25 um pixels averaged 2 x 2");
   cr_expect(json_is_true(json_object_get(in, "resampled")));
@@ -215,7 +216,9 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
   cr_expect_float_eq(num(in, "mpp"), 0.499, 1e-12);
   cr_expect_eq(num(in, "level"), 0);
-  cr_expect_float_eq(num(in, "factor"), 1.0, 0, "0.499 is within 10%% of 0.5: no resampling");
+  cr_expect_float_eq(num(in, "factor"), 1.0, 0, "0.499 is within 1%% of 0.5: no resampling");
+  /* labelled with what was read, not the target: areas 0.4 %% smaller */
+  cr_expect_float_eq(num(in, "pixel_mpp"), 0.499, 1e-12);
   cr_expect(json_is_false(json_object_get(in, "resampled")));
   cr_expect_eq(num(in, "tiles"), 6);
   cr_expect_eq(json_array_size(json_object_get(root, "warnings")), 0);
@@ -540,7 +543,7 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
               "row %zu: box %g,%g,%g,%g", r, v[2], v[3], v[4], v[5]);
     cr_expect(v[0] >= v[2] && v[0] <= v[2] + v[4] && v[1] >= v[3] && v[1] <= v[3] + v[5],
               "row %zu: centroid outside its box", r);
-    dark_rows += red_at(tile, X0, Y0, v[0] + 0.5, v[1] + 0.5) < dark;
+    dark_rows += red_at(tile, X0, Y0, v[0], v[1]) < dark;
   }
   cr_expect_geq(dark_rows, c->nrows * 9 / 10, "%zu of %zu centroids on dark pixels", dark_rows,
                 c->nrows);
@@ -618,6 +621,114 @@ Test(slides, segment_region_and_mpp_rules, .timeout = 300) {
   free(out);
   free(err);
   unlink(nompp);
+}
+
+/* ---- wsisa segment: pixel sizes and units ------------------------------------------------ */
+
+/* `wsisa segment ARGS -o ...` on the sample: its stdout and stderr (the
+ * caller frees them). */
+static void segment_sample(const char *args, char **out, char **err) {
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "segment '%s' --region 1000,900,1024,1024 %s -o '%s/m.png'",
+           tu_src("tests/data/CMU-1-Small-Region.svs"), args, tu_tmpdir("slides_units"));
+  cr_assert_eq(tu_run(cmd, out, err), 0, "%s: %s", cmd, *err);
+}
+
+static double after(const char *text, const char *key) {
+  const char *at = strstr(text, key);
+  cr_assert_not_null(at, "no \"%s\" in %s", key, text);
+  return strtod(at + strlen(key), NULL);
+}
+
+/* Labels use the pixel size read; a target other than 0.5 scales the sizes
+ * (the same tissue gives comparable nuclei and areas); a median area outside
+ * 10-150 um2 warns. */
+Test(slides, segment_pixel_sizes_follow_what_is_read, .timeout = 300) {
+  char *out = NULL, *err = NULL;
+  segment_sample("", &out, &err);
+  cr_expect(strstr(out, "read at 0.499 um/pixel (target 0.5)"), "%s", out);
+  const double n05 = after(out, "%), "), median05 = after(out, "median area ");
+  const double density05 = strtod(strstr(out, "\n") + 1, NULL);
+  cr_expect(median05 >= 10 && median05 <= 150, "%s", out);
+  cr_expect_gt(density05, 1000, "%s", out);
+  cr_expect(!strstr(err, "looks wrong"), "%s", err);
+  free(out);
+  free(err);
+  /* at 1 um/pixel the sizes are a quarter in pixels: about the same nuclei
+   * (unscaled, 130 of the 580 were left) */
+  segment_sample("--target-mpp 1.0", &out, &err);
+  cr_expect(strstr(out, "read at 1 um/pixel (target 1)"), "%s", out);
+  const double n1 = after(out, "%), "), median1 = after(out, "median area ");
+  cr_expect_gt(n1, 0.6 * n05, "%g nuclei at 1 um/pixel, %g at 0.5", n1, n05);
+  cr_expect(fabs(median1 / median05 - 1) < 0.3, "median %g um2 at 1, %g at 0.5", median1, median05);
+  free(out);
+  free(err);
+  /* a slide coarser than the target is refused, naming the target to choose */
+  char cmd[9000];
+  snprintf(cmd, sizeof cmd, "segment '%s' --region 1000,900,512,512 --mpp 1.0 -o '%s/c.png'",
+           tu_src("tests/data/CMU-1-Small-Region.svs"), tu_tmpdir("slides_units"));
+  cr_expect_eq(tu_run(cmd, &out, &err), 2);
+  cr_expect(err && strstr(err, "coarser than the target 0.5") && strstr(err, "at least 0.9901"),
+            "%s", err);
+  free(out);
+  free(err);
+  /* a wrong pixel size with small size parameters: fragments of 5 um2 */
+  segment_sample("--mpp 0.25 --params min_size_seg=2,min_size=2,min_size_pl=5", &out, &err);
+  cr_expect(strstr(err, "the pixel size looks wrong"), "%s", err);
+  cr_expect_lt(after(out, "median area "), 10, "%s", out);
+  free(out);
+  free(err);
+}
+
+/* Areas in um2 and in level-0 pixels, named so, in the features and the
+ * GeoJSON; feature centroids on the outlines' pixel corners. */
+Test(slides, segment_units_are_named_and_centroids_meet_outlines, .timeout = 300) {
+  const char *tmp = tu_tmpdir("slides_units");
+  char args[9000], path[4400], *out = NULL, *err = NULL;
+  snprintf(args, sizeof args, "--geojson '%s/n.geojson' --features '%s/f.csv'", tmp, tmp);
+  segment_sample(args, &out, &err);
+  free(out);
+  free(err);
+  snprintf(path, sizeof path, "%s/f.csv", tmp);
+  wsisa_csv *c = NULL;
+  cr_assert_eq(wsisa_csv_read_table(path, "label", &c, NULL), 0);
+  long lab = wsisa_csv_column(c, "label"), cx = wsisa_csv_column(c, "centroid_x"),
+       cy = wsisa_csv_column(c, "centroid_y"), area = wsisa_csv_column(c, "area"),
+       a0 = wsisa_csv_column(c, "area_level0_pixels"), um = wsisa_csv_column(c, "area_um2");
+  cr_assert(lab >= 0 && cx >= 0 && cy >= 0 && area >= 0 && a0 >= 0 && um >= 0);
+  cr_assert_gt(c->nrows, 100);
+  double *x = calloc(c->nrows + 1, sizeof *x), *y = calloc(c->nrows + 1, sizeof *y);
+  for (size_t r = 0; r < c->nrows; r++) {
+    double v[6];
+    const long cols[6] = {lab, cx, cy, area, a0, um};
+    for (int k = 0; k < 6; k++) cr_assert_eq(wsisa_csv_number(c, r, (size_t)cols[k], &v[k], NULL), 0);
+    cr_expect_float_eq(v[4], v[3], 1e-9, "the sample's level 0 is what was segmented");
+    cr_expect_float_eq(v[5], v[3] * 0.499 * 0.499, 1e-9, "um2 at 0.499 um/pixel");
+    if (v[0] >= 1 && v[0] <= (double)c->nrows) x[(size_t)v[0]] = v[1], y[(size_t)v[0]] = v[2];
+  }
+  snprintf(path, sizeof path, "%s/n.geojson", tmp);
+  json_error_t je;
+  json_t *gj = json_load_file(path, 0, &je);
+  cr_assert_not_null(gj, "%s", je.text);
+  json_t *features = json_object_get(gj, "features");
+  size_t met = 0, n = json_array_size(features);
+  for (size_t i = 0; i < n; i++) {
+    json_t *f = json_array_get(features, i), *pr = json_object_get(f, "properties");
+    const double pixels = num(pr, "area_level0_pixels");
+    cr_expect_float_eq(num(pr, "area_um2"), pixels * 0.499 * 0.499, 1e-9);
+    cr_expect_null(json_object_get(pr, "area_pixels"), "the old, unnamed level");
+    const size_t l = (size_t)json_integer_value(json_object_get(pr, "label"));
+    double gx, gy;
+    ring_centroid(json_array_get(json_object_get(json_object_get(f, "geometry"), "coordinates"), 0),
+                  &gx, &gy);
+    /* a nucleus without a hole: its outline's centroid is its pixels' */
+    met += l <= c->nrows && fabs(gx - x[l]) < 1e-6 && fabs(gy - y[l]) < 1e-6;
+  }
+  cr_expect_geq(met, n * 95 / 100, "%zu of %zu centroids on their outline's", met, n);
+  json_decref(gj);
+  free(x);
+  free(y);
+  wsisa_csv_free(c);
 }
 
 /* ---- wsisa segment --help ------------------------------------------------------------- */

@@ -119,7 +119,7 @@ Test(scale, level_and_factor_for_targets) {
     int level;
     int64_t factor_q, width, height;
   } cases[] = {
-      /* the 20x sample: within 10 % of 0.5, used as it is */
+      /* the 20x sample: within 1 % of 0.5, used as it is */
       {-1, 0.5, 0, ONE, 2220, 2967},
       {-1, 1.0, 0, 525339, 1107, 1480}, /* 1 / 0.499 = 2.004008 = 525338.7 / 2^18 */
       /* 40x Aperio, levels 0.25, 1, 4 um */
@@ -127,7 +127,8 @@ Test(scale, level_and_factor_for_targets) {
       {SVS40, 0.25, 0, ONE, 2048, 2048},
       {SVS40, 0.8, 0, 838861, 639, 639},   /* 3.2 = 838860.8 / 2^18, rounded */
       {SVS40, 0.9, 0, 943718, 568, 568},   /* level 1 (1.0) is coarser than 0.99 */
-      {SVS40, 0.95, 1, ONE, 512, 512},     /* level 1 within 10 % */
+      {SVS40, 0.95, 0, 996147, 538, 538},  /* level 1 (1.0) is 5 % coarser: level 0 by 3.8 */
+      {SVS40, 0.995, 1, ONE, 512, 512},    /* level 1 within 1 % */
       {SVS40, 2.0, 1, 2 * ONE, 256, 256},
       /* generic, levels 0.25, 0.5, 1 um */
       {GENERIC_CM, 0.5, 1, ONE, 1024, 1024},
@@ -202,9 +203,9 @@ Test(scale, refusals_say_what_to_do) {
   expect_refusal(s, NAN, 0.5, "inputs.slide_mpp / --mpp nan", NULL);
   expect_refusal(s, 0.25, 0, "inputs.mpp / --target-mpp 0: the target resolution must be", NULL);
   expect_refusal(s, 0.25, 1000, "inputs.mpp / --target-mpp 1000", NULL);
-  /* 0.5 um at level 0 is coarser than 0.25 (+10 %) */
+  /* 0.5 um at level 0 is coarser than 0.25 (+1 %) */
   expect_refusal(s, 0.5, 0.25, "level 0 is 0.5 um/pixel (from the user's --mpp / inputs.slide_mpp), coarser",
-                 "choose inputs.mpp / --target-mpp of at least 0.4545");
+                 "choose inputs.mpp / --target-mpp of at least 0.495");
   wsisa_slide_close(s);
   unlink(path);
 
@@ -585,8 +586,8 @@ Test(scale, plain_images) {
   cr_assert_eq(wsisa_image_read_scaled(png, 0, 2.0, &img, &sc, &e), 0, "%s", e.msg);
   cr_expect_eq(tu_image_diff(img, plain), 0);
   wsisa_image_free(img);
-  /* 0.52 um: within 10 % of 0.5 */
-  cr_assert_eq(wsisa_image_read_scaled(png, 0.52, 0.5, &img, &sc, &e), 0, "%s", e.msg);
+  /* 0.504 um: within 1 % of 0.5 */
+  cr_assert_eq(wsisa_image_read_scaled(png, 0.504, 0.5, &img, &sc, &e), 0, "%s", e.msg);
   cr_expect_eq(tu_image_diff(img, plain), 0);
   wsisa_image_free(img);
   /* 0.25 um: averaged by 2 like a slide level */
@@ -604,6 +605,94 @@ Test(scale, plain_images) {
   cr_expect_null(img);
   wsisa_image_free(halved);
   wsisa_image_free(plain);
+}
+
+/* Sizes are labelled with the pixel size read: as it is only within 1 % of
+ * the target (2 % in area), a 0.4564 um level (a 40x NDPI's level 1) is
+ * averaged to 0.5, and the sample is 0.499 um, not the target's 0.5. */
+Test(scale, pixel_size_read_is_the_label) {
+  wsisa_err e = WSISA_ERR_INIT;
+  wsisa_scale sc;
+  wsisa_slide *s = open_path(tu_src(SAMPLE));
+  cr_assert_eq(wsisa_scale_choose(s, 0, 0.5, &sc, &e), 0, "%s", e.msg);
+  cr_expect_eq(sc.factor_q, ONE);
+  cr_expect_float_eq(wsisa_scale_pixel_mpp(&sc), 0.499, 1e-12);
+  wsisa_slide_close(s);
+  /* levels 0.2282 and 0.4564 um */
+  wsisa_image *base = tu_synth_region();
+  cr_assert_not_null(base);
+  char path[4400];
+  snprintf(path, sizeof path, "%s/ndpi-like.tiff", tu_tmpdir("scale"));
+  tu_slide_spec spec = {.kind = TU_SLIDE_GENERIC, .resolution_unit = RESUNIT_CENTIMETER,
+                        .resolution = 1e4 / 0.2282, .levels = 2, .level_step = 2, .tile = 256};
+  cr_assert_eq(tu_slide_write(path, base, &spec), 0);
+  wsisa_image_free(base);
+  s = open_path(path);
+  cr_assert_eq(wsisa_scale_choose(s, 0, 0.5, &sc, &e), 0, "%s", e.msg);
+  cr_expect_eq(sc.level, 1);
+  cr_expect_neq(sc.factor_q, ONE, "0.4564 um is 9 %% finer than 0.5: averaged, not as it is");
+  const double read = wsisa_scale_pixel_mpp(&sc);
+  cr_expect(fabs(read * read / 0.25 - 1) < 0.02, "%g um/pixel read: area within 2 %%", read);
+  wsisa_slide_close(s);
+  unlink(path);
+  /* an image taken as it is stands for the target */
+  cr_assert_eq(wsisa_scale_for_image("x.png", 64, 64, 0, 0.5, &sc, &e), 0, "%s", e.msg);
+  cr_expect_float_eq(wsisa_scale_pixel_mpp(&sc), 0.5, 0);
+}
+
+/* Slide or image is one input type: the backend follows the content, and an
+ * image's rectangle reads as the crop of the image read whole, at any MPP. */
+Test(scale, one_input_type_two_backends) {
+  const char *png = tu_src("tests/data/tile_256.png");
+  wsisa_input *in = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_input_open(tu_src(SAMPLE), WSISA_INPUT_AUTO, &in, &e), 0, "%s", e.msg);
+  cr_expect_eq(wsisa_input_kind_of(in), WSISA_INPUT_SLIDE);
+  wsisa_scale sc;
+  cr_assert_eq(wsisa_input_scale(in, 0, 0.5, &sc, &e), 0, "%s", e.msg);
+  wsisa_image *a = NULL, *b = NULL;
+  wsisa_slide *slide = NULL;
+  cr_assert_eq(wsisa_slide_open(tu_src(SAMPLE), &slide, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_input_read_scaled(in, &sc, 300, 200, 64, 48, &a, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_slide_read_scaled(slide, &sc, 300, 200, 64, 48, &b, &e), 0, "%s", e.msg);
+  cr_expect_eq(tu_image_diff(a, b), 0);
+  wsisa_image_free(a);
+  wsisa_image_free(b);
+  wsisa_slide_close(slide);
+  wsisa_input_close(in);
+
+  cr_assert_eq(wsisa_input_open(png, WSISA_INPUT_AUTO, &in, &e), 0, "%s", e.msg);
+  cr_expect_eq(wsisa_input_kind_of(in), WSISA_INPUT_IMAGE);
+  cr_expect_eq(wsisa_input_dark_background(in), 0);
+  int64_t w0, h0;
+  wsisa_input_level0(in, &w0, &h0);
+  cr_expect(w0 == 256 && h0 == 256);
+  wsisa_grid *g = NULL;
+  cr_expect_eq(wsisa_input_grid(in, &sc, 64, 0, &g, &e), WSISA_EUSAGE);
+  cr_expect_null(g);
+  const double mpps[] = {0, 0.3, 0.25};
+  for (size_t i = 0; i < sizeof mpps / sizeof *mpps; i++) {
+    wsisa_image *whole = NULL, *crop = NULL;
+    cr_assert_eq(wsisa_input_scale(in, mpps[i], 0.5, &sc, &e), 0, "%s", e.msg);
+    cr_assert_eq(wsisa_image_read_scaled(png, mpps[i], 0.5, &whole, NULL, &e), 0, "%s", e.msg);
+    cr_assert_eq(wsisa_input_read_scaled(in, &sc, 17, 9, 40, 33, &crop, &e), 0, "%s", e.msg);
+    for (int y = 0; y < 33; y++)
+      cr_expect_eq(memcmp(wsisa_image_row(crop, y), (uint8_t *)wsisa_image_row(whole, 9 + y) + 3 * 17,
+                          40 * 3),
+                   0, "mpp %g, row %d", mpps[i], y);
+    wsisa_image_free(whole);
+    wsisa_image_free(crop);
+  }
+  /* a plan made on another size (the file changed since) is refused */
+  sc.level_width = 300;
+  wsisa_image *none = NULL;
+  wsisa_err changed = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_input_read_scaled(in, &sc, 0, 0, 8, 8, &none, &changed), WSISA_EFORMAT);
+  cr_expect(strstr(changed.msg, "now 256x256 pixels, was 300x256"), "%s", changed.msg);
+  wsisa_input_close(in);
+  /* asked for a slide, a PNG is not one */
+  cr_expect_eq(wsisa_input_open(png, WSISA_INPUT_SLIDE, &in, &e), WSISA_EFORMAT);
+  cr_expect_null(in);
 }
 
 /* ---- tissue on a dark background ------------------------------------------------------------ */

@@ -191,7 +191,7 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
     size_t len = strlen(r->path);
     put_u64(b, len);
     put(b, r->path, len);
-    int32_t ints[3] = {r->is_slide, r->width, r->height};
+    int32_t ints[3] = {(int32_t)r->kind, r->width, r->height};
     put(b, ints, sizeof ints);
     put(b, &r->x, sizeof r->x);
     put(b, &r->y, sizeof r->y);
@@ -276,7 +276,7 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
     get(b, ints, sizeof ints);
     wsisa_tile_ref *r = &j->tiles[t];
     r->path = j->paths[t];
-    r->is_slide = ints[0], r->width = ints[1], r->height = ints[2];
+    r->kind = (wsisa_input_kind)ints[0], r->width = ints[1], r->height = ints[2];
     get(b, &r->x, sizeof r->x);
     get(b, &r->y, sizeof r->y);
     if (get_u64(b) != sizeof r->scale) goto bad;

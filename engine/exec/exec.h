@@ -27,7 +27,7 @@
  * study gives its MPP). Plain data, sent whole to MPI ranks. */
 typedef struct wsisa_tile_ref {
   const char *path;
-  int is_slide;
+  wsisa_input_kind kind; /* which backend of io/ reads it */
   /* how the slide or image is read: level, factor, MPP (wsisa_scale_choose,
    * wsisa_scale_for_image) */
   wsisa_scale scale;
@@ -153,10 +153,73 @@ double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa
 #define WSISA_OBJECT_STORE_SHARE 0.25
 uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline);
 
-/* Load a tile's RGB pixels at the target resolution: the slide rectangle
- * read through its scale (wsisa_slide_read_scaled), or the image file read
- * and, when it has a user-given MPP, area-averaged (wsisa_image_read_scaled). */
+/* Load a tile's RGB pixels at the target resolution: its rectangle of the
+ * input (slide or image, io's wsisa_input) read through its scale. */
 int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
+
+/* ==== one segmentation (`wsisa segment`) ====================================== */
+
+/* What to segment: a slide's level-0 region or grid tile, or the whole input
+ * (a small slide, an image); read as a study reads its tiles
+ * (wsisa_tile_load) and segmented by the same graph (the tile stage, the
+ * segmentation, the feature stage). */
+typedef struct wsisa_segment_request {
+  const char *input;
+  int has_region;
+  int64_t region[4];    /* level-0 x, y, width, height */
+  int has_tile;
+  long tile[2];         /* column, row of the tile_size grid */
+  long tile_size;       /* in target pixels */
+  double mpp;           /* the input's um/pixel at level 0 (0: what it says; an image as it is) */
+  double target_mpp;
+  int normalize, stain_check;
+  double params[WSISA_SEG_NPARAMS];
+  int features;         /* also measure the nuclei's features */
+} wsisa_segment_request;
+
+/* A request's defaults: the workflow's parameters, WSISA_TARGET_MPP,
+ * normalized, stain-checked, 1024-pixel tiles. */
+void wsisa_segment_request_init(wsisa_segment_request *r, const char *input);
+
+typedef struct wsisa_segment_result {
+  wsisa_tile_ref tile;  /* what was read: the input, its scale and rectangle */
+  wsisa_image *mask;    /* u8 0/255, tile.width x tile.height */
+  wsisa_image *labels;  /* i32 nucleus labels 1..nuclei (4-connected) */
+  double *features;     /* with request.features: nfeatures rows of feature_cols, the
+                           centroid and bounding box in level-0 pixels (pixel corners) */
+  size_t nfeatures;
+  int feature_cols;
+  uint64_t mask_pixels; /* nucleus pixels */
+  uint64_t tissue_pixels; /* pixels the workflow's background rule leaves */
+  long nuclei;
+  double pixel_mpp;     /* um per pixel read (wsisa_scale_pixel_mpp) */
+  double median_area_um2; /* the nuclei's median area (0 without nuclei) */
+  double nuclei_per_mm2;  /* nuclei per mm2 of tissue (0 without tissue) */
+  char warning[4600];     /* "" or why the figures look wrong (the pixel size) */
+} wsisa_segment_result;
+
+/* A median nucleus area outside this range (um^2) is not what H&E nuclei
+ * measure: the pixel size (the slide's MPP, --mpp) looks wrong. */
+#define WSISA_NUCLEUS_AREA_MIN_UM2 10.0
+#define WSISA_NUCLEUS_AREA_MAX_UM2 150.0
+
+/* Read, check the stain (request.stain_check) and segment; starts and stops
+ * the runtime. res->warning says when the median nucleus area is implausible. Refusals name the request's flags (--region, --tile,
+ * --tile-size) as `wsisa segment` takes them. */
+int wsisa_segment_run(const wsisa_segment_request *r, wsisa_segment_result *out, wsisa_err *e);
+/* Where the outputs go (NULL: not written). */
+typedef struct wsisa_segment_outputs {
+  const char *mask, *labels, *geojson, *features;
+} wsisa_segment_outputs;
+/* Write the mask (.png, .tif: a TIFF's ImageDescription says where its pixels
+ * lie on the input), the labels, the GeoJSON outlines and the features CSV
+ * (positions in level-0 pixels): all of them, or none. */
+int wsisa_segment_write(const wsisa_segment_result *res, const wsisa_segment_outputs *to,
+                        wsisa_err *e);
+/* The line saying where the pixels were read (level, factor, level-0
+ * rectangle) into buf; "" for an input read whole as it is (an image). */
+void wsisa_segment_describe(const wsisa_segment_result *res, char *buf, size_t cap);
+void wsisa_segment_result_free(wsisa_segment_result *res);
 
 /* ==== the unit queue ========================================================= */
 

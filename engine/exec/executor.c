@@ -162,25 +162,11 @@ static void unit_wait(unit *u) {
 
 int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
   *rgb = NULL;
-  if (!t->is_slide) {
-    double image_mpp = t->scale.source == WSISA_MPP_USER ? t->scale.mpp : 0;
-    wsisa_scale got;
-    int rc = wsisa_image_read_scaled(t->path, image_mpp, t->scale.target_mpp, rgb, &got, e);
-    /* the file changed since the tiles were laid out: its pixels are not the
-     * ones the study planned */
-    if (!rc && ((*rgb)->width != t->width || (*rgb)->height != t->height)) {
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: now %dx%d at %g um/pixel, was %dx%d", t->path,
-                       (*rgb)->width, (*rgb)->height, t->scale.target_mpp, t->width, t->height);
-      wsisa_image_free(*rgb);
-      *rgb = NULL;
-    }
-    return rc;
-  }
-  wsisa_slide *slide = NULL;
-  int rc = wsisa_slide_open(t->path, &slide, e);
+  wsisa_input *in = NULL;
+  int rc = wsisa_input_open(t->path, t->kind, &in, e);
   if (rc) return rc;
-  rc = wsisa_slide_read_scaled(slide, &t->scale, t->x, t->y, t->width, t->height, rgb, e);
-  wsisa_slide_close(slide);
+  rc = wsisa_input_read_scaled(in, &t->scale, t->x, t->y, t->width, t->height, rgb, e);
+  wsisa_input_close(in);
   return rc;
 }
 
@@ -250,7 +236,9 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if (rc) return rc;
   int w = ts->rgb->width, h = ts->rgb->height;
   if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
-  if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, w, h, o->normalize, &ts->data, e))) return rc;
+  if ((rc = wsisa_workflow_tile_submit_at(ts->h_rgb, w, h, ref->scale.target_mpp, o->normalize,
+                                          &ts->data, e)))
+    return rc;
   if (o->features && (rc = wsisa_workflow_channels_submit(&ts->data, 1, e))) return rc;
   stats->tile_stages++;
   /* the store holds this tile's objects only: it starts with the tile, the
@@ -367,8 +355,9 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
   const wsisa_tile_data *data = &ts->data;
   int rc = 0;
   if (!o->share_tile_stage) {
-    if ((rc = wsisa_workflow_tile_submit(ts->h_rgb, ts->rgb->width, ts->rgb->height,
-                                         o->normalize, &u->own_tile, e)))
+    if ((rc = wsisa_workflow_tile_submit_at(ts->h_rgb, ts->rgb->width, ts->rgb->height,
+                                            WSISA_TARGET_MPP / ts->data.length_scale,
+                                            o->normalize, &u->own_tile, e)))
       return rc;
     u->owns_tile = 1;
     u->normalize = o->normalize;

@@ -416,7 +416,7 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
     nuclei += s->counts[t].ref_nuclei; /* run 0's row: every run has the same reference */
   double density = in->tissue_mm2 > 0 ? (double)nuclei / in->tissue_mm2 : 0;
   json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:i, s:f, s:f, s:b, s:f, s:I, s:f, s:I, s:f}",
-                        "path", in->path, "kind", in->is_slide ? "slide" : "image",
+                        "path", in->path, "kind", wsisa_input_kind_name(in->kind),
                         "mpp_source", wsisa_mpp_source_name(sc->source), "target_mpp",
                         sc->target_mpp, "level", sc->level, "level_downsample",
                         sc->level_downsample, "factor", sc->factor, "resampled",
@@ -424,6 +424,8 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
                         wsisa_scale_step(sc), "tiles", (json_int_t)in->ntiles, "tissue_mm2",
                         in->tissue_mm2, "reference_nuclei", (json_int_t)nuclei,
                         "reference_nuclei_per_mm2", density);
+  /* the um per pixel read, which tissue_mm2 and the density are counted in */
+  json_object_set_new(o, "pixel_mpp", json_real(wsisa_scale_pixel_mpp(sc)));
   /* an image without a given MPP is taken as if at the target resolution */
   json_object_set_new(o, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->mpp));
   const wsisa__stain *st = &in->stain;
@@ -449,7 +451,7 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
              "mm2, fewer than %.0f): not H&E tissue at %g um/pixel? the indices may describe "
              "noise",
              in->path, (unsigned long long)nuclei, in->tissue_mm2, density,
-             WSISA_MIN_NUCLEI_PER_MM2, sc->target_mpp);
+             WSISA_MIN_NUCLEI_PER_MM2, wsisa_scale_pixel_mpp(sc));
     wsisa_log(WSISA_LOG_WARN, "run", "%s", w);
     json_array_append_new(warnings, json_string(w));
   }

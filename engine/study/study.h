@@ -222,7 +222,7 @@ typedef struct wsisa__run_estimate {
  * saw, for run.json. */
 typedef struct wsisa__run_input {
   const char *path;         /* the study's string */
-  int is_slide;
+  wsisa_input_kind kind;
   wsisa_scale scale;        /* MPP and its source, level, factor */
   size_t first_tile, ntiles; /* its tiles in wsisa__study_run.tiles */
   double tissue_mm2;        /* tissue area of its tiles (tile area x tissue share) */

@@ -38,7 +38,7 @@ static int study_field_error(const wsisa__study_run *s, const wsisa_err *inner, 
   return wsisa_error(e, inner->code, "%s", inner->msg);
 }
 
-static int add_input(wsisa__study_run *s, const char *path, int is_slide, const wsisa_scale *scale,
+static int add_input(wsisa__study_run *s, const char *path, wsisa_input_kind kind, const wsisa_scale *scale,
                      wsisa__run_input **out, wsisa_err *e) {
   wsisa__run_input *ni = realloc(s->inputs, (s->ninputs + 1) * sizeof *ni);
   if (!ni) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -46,7 +46,7 @@ static int add_input(wsisa__study_run *s, const char *path, int is_slide, const 
   wsisa__run_input *in = &s->inputs[s->ninputs++];
   memset(in, 0, sizeof *in);
   in->path = path;
-  in->is_slide = is_slide;
+  in->kind = kind;
   in->scale = *scale;
   in->first_tile = s->ntiles;
   *out = in;
@@ -160,7 +160,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   else if (!(rc = wsisa_scale_choose_level(slide, in->slide_mpp, in->mpp, in->level, &scale, e)) &&
       wsisa_grid_make_scaled(slide, &scale, in->tile_size, in->overlap, &g, &inner))
     rc = study_field_error(s, &inner, e);
-  if (!rc) rc = add_input(s, path, 1, &scale, &ri, e);
+  if (!rc) rc = add_input(s, path, WSISA_INPUT_SLIDE, &scale, &ri, e);
   if (!rc && in->stain_check) {
     ri->stain_checked = 1;
     if (!(rc = wsisa__stain_sample(slide, g, &ri->stain, e)))
@@ -170,11 +170,11 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   wsisa_annotation *annot = NULL;
   if (!rc && s->annotated && !(rc = wsisa_slide_level(slide, 0, &l0, e)))
     rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
-  const double um2 = scale.target_mpp * scale.target_mpp;
+  const double um2 = wsisa_scale_pixel_mpp(&scale) * wsisa_scale_pixel_mpp(&scale);
   for (size_t t = 0; !rc && t < g->ntiles; t++) {
     const wsisa_tile *tl = &g->tiles[t];
     if (in->tissue_only && !tl->tissue) continue;
-    wsisa_tile_ref ref = {.path = path, .is_slide = 1, .scale = scale, .x = tl->x, .y = tl->y,
+    wsisa_tile_ref ref = {.path = path, .kind = WSISA_INPUT_SLIDE, .scale = scale, .x = tl->x, .y = tl->y,
                           .width = tl->width, .height = tl->height, .level0 = tl->level0};
     if (!tile_annotated(s, ri, annot, &ref)) continue;
     /* named by its level-0 rectangle, the slide's own coordinates */
@@ -203,7 +203,7 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
   wsisa_scale scale;
   wsisa__run_input *ri = NULL;
   int rc = wsisa_image_read_scaled(path, in->slide_mpp, in->mpp, &img, &scale, e);
-  if (!rc) rc = add_input(s, path, 0, &scale, &ri, e);
+  if (!rc) rc = add_input(s, path, WSISA_INPUT_IMAGE, &scale, &ri, e);
   if (!rc && in->stain_check) {
     ri->stain_checked = 1;
     wsisa__stain_add(&ri->stain, img);
@@ -214,12 +214,12 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
     rc = input_annotation(s, ri, &scale, scale.level_width, scale.level_height, &annot, e);
   if (!rc) {
     double step = wsisa_scale_step(&scale);
-    wsisa_tile_ref ref = {.path = path, .is_slide = 0, .scale = scale, .width = img->width,
+    wsisa_tile_ref ref = {.path = path, .kind = WSISA_INPUT_IMAGE, .scale = scale, .width = img->width,
                           .height = img->height,
                           .level0 = {0, 0, llround(img->width * step), llround(img->height * step)}};
     if (tile_annotated(s, ri, annot, &ref)) {
       ri->tissue_mm2 =
-          (double)img->width * img->height * scale.target_mpp * scale.target_mpp * 1e-6;
+          (double)img->width * img->height * pow(wsisa_scale_pixel_mpp(&scale), 2) * 1e-6;
       ri->ntiles = 1;
       rc = add_tile(s, &ref, path, e);
     }

@@ -125,11 +125,32 @@ static int submitted(int ret, const char *what, wsisa_err *e) {
                      "cannot submit %s to StarPU", what);
 }
 
+/* A size parameter (an area in pixels at WSISA_TARGET_MPP) in the tile's
+ * pixels: by the square of the length scale, rounded; as it is at 0.5 um. */
+static int area_px(const wsisa_tile_data *t, double area) {
+  if (t->length_scale == 1) return (int)area;
+  return (int)llround(area * t->length_scale * t->length_scale);
+}
+
+/* The tile stage's opening: a 19x19 disk (radius 9) at WSISA_TARGET_MPP, its
+ * radius scaled linearly. */
+static int opening_side(const wsisa_tile_data *t) {
+  return 2 * (int)llround(WSISA_OPENING_RADIUS * t->length_scale) + 1;
+}
+
 int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
                                int normalize, wsisa_tile_data *tile, wsisa_err *e) {
+  return wsisa_workflow_tile_submit_at(rgb_in, width, height, WSISA_TARGET_MPP, normalize, tile,
+                                       e);
+}
+
+int wsisa_workflow_tile_submit_at(starpu_data_handle_t rgb_in, int width, int height,
+                                  double target_mpp, int normalize, wsisa_tile_data *tile,
+                                  wsisa_err *e) {
   memset(tile, 0, sizeof *tile);
   tile->width = width;
   tile->height = height;
+  tile->length_scale = target_mpp > 0 ? WSISA_TARGET_MPP / target_mpp : 1;
   int rc = 0;
   if (normalize) {
     if ((rc = wsisa_image_register_tmp(width, height, 3, WSISA_U8, &tile->rgb, e))) goto fail;
@@ -141,7 +162,7 @@ int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int heigh
   }
   if ((rc = tmp_mask(tile, &tile->rc, e)) || (rc = tmp_mask(tile, &tile->rc_open, e))) goto fail;
   if ((rc = submitted(wsisa_submit_invert(tile->rgb, tile->rc, 0), "invert", e)) ||
-      (rc = submitted(wsisa_submit_morph(tile->rc, tile->rc_open, WSISA_MORPH_OPEN, 19),
+      (rc = submitted(wsisa_submit_morph(tile->rc, tile->rc_open, WSISA_MORPH_OPEN, opening_side(tile)),
                       "opening", e)))
     goto fail;
   return 0;
@@ -249,8 +270,8 @@ done:
 static int level4(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
   int rc = tmp_mask(t, &d->sized, e);
   if (rc) return rc;
-  return submitted(wsisa_submit_area_filter(d->cand, d->sized, 8, (int)p[WSISA_P_MIN_SIZE],
-                                            (int)p[WSISA_P_MAX_SIZE]),
+  return submitted(wsisa_submit_area_filter(d->cand, d->sized, 8, area_px(t, p[WSISA_P_MIN_SIZE]),
+                                            area_px(t, p[WSISA_P_MAX_SIZE])),
                    "area filter", e);
 }
 
@@ -291,7 +312,7 @@ static int level6(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
     if ((rc = tmp_mask(t, &big0, e)) || (rc = tmp_mask(t, &big, e)) ||
         (rc = tmp_mask(t, &d->sep, e)))
       goto done;
-    rc = submitted(wsisa_submit_area_filter(d->hyst, big0, 8, (int)p[WSISA_P_MIN_SIZE_PL], 0),
+    rc = submitted(wsisa_submit_area_filter(d->hyst, big0, 8, area_px(t, p[WSISA_P_MIN_SIZE_PL]), 0),
                    "area filter", e);
     if (!rc) rc = submitted(wsisa_submit_morph(big0, big, WSISA_MORPH_DILATE, 3), "dilation", e);
     if (!rc)
@@ -306,7 +327,7 @@ static int level6(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
       (rc = tmp_labels(t, &markers, e)) || (!d->basins && (rc = tmp_labels(t, &labels, e))) ||
       (rc = tmp_mask(t, &d->sep, e)))
     goto done;
-  rc = submitted(wsisa_submit_area_filter(d->hyst, big0, 8, (int)p[WSISA_P_MIN_SIZE_PL], 0),
+  rc = submitted(wsisa_submit_area_filter(d->hyst, big0, 8, area_px(t, p[WSISA_P_MIN_SIZE_PL]), 0),
                  "area filter", e);
   if (!rc) rc = submitted(wsisa_submit_morph(big0, big, WSISA_MORPH_DILATE, 3), "dilation", e);
   if (!rc) rc = submitted(wsisa_submit_edt(big, dist), "distance transform", e);
@@ -343,13 +364,13 @@ static int level7(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
   else if ((rc = tmp_mask(t, &d->final, e))) return rc;
   if (t->objects)
     /* object reuse: group by group, from the store when seen before */
-    return submitted(wsisa_submit_final_size(d->sep, d->final, (int)p[WSISA_P_MIN_SIZE_SEG],
-                                             (int)p[WSISA_P_MAX_SIZE_SEG],
+    return submitted(wsisa_submit_final_size(d->sep, d->final, area_px(t, p[WSISA_P_MIN_SIZE_SEG]),
+                                             area_px(t, p[WSISA_P_MAX_SIZE_SEG]),
                                              (int)p[WSISA_P_FILL_HOLES_CONN], t->objects),
                      "final size by groups", e);
   if ((rc = tmp_mask(t, &sized, e))) return rc;
-  rc = submitted(wsisa_submit_area_filter(d->sep, sized, 4, (int)p[WSISA_P_MIN_SIZE_SEG],
-                                          (int)p[WSISA_P_MAX_SIZE_SEG]),
+  rc = submitted(wsisa_submit_area_filter(d->sep, sized, 4, area_px(t, p[WSISA_P_MIN_SIZE_SEG]),
+                                          area_px(t, p[WSISA_P_MAX_SIZE_SEG])),
                  "area filter", e);
   if (!rc)
     rc = submitted(wsisa_submit_fill_object_holes(sized, d->final,

@@ -53,6 +53,10 @@ int wsisa_seg_params_parse(const char *text, double *p, wsisa_err *e);
  * intermediates (rc = 255 - red, its opening by the 19x19 disk). */
 typedef struct wsisa_tile_data {
   int width, height;
+  /* WSISA_TARGET_MPP over the tile's um/pixel: the parameters' sizes are
+   * tuned at 0.5 um/pixel, so at another resolution their areas are scaled
+   * by its square and the opening's radius by it (1 at 0.5 um/pixel) */
+  double length_scale;
   starpu_data_handle_t rgb;
   starpu_data_handle_t rc;
   starpu_data_handle_t rc_open;
@@ -80,9 +84,18 @@ typedef struct wsisa_task_data {
   starpu_data_handle_t basins;
 } wsisa_task_data;
 
-/* Submit the tile stage: `rgb_in` is normalized into a new intermediate (or
- * used as is when `normalize` is 0, in which case the caller keeps it
- * registered until wsisa_workflow_tile_release). */
+/* The tile stage's opening radius at WSISA_TARGET_MPP (a 19x19 disk). */
+#define WSISA_OPENING_RADIUS 9
+
+/* Submit the tile stage of a tile whose pixels are target_mpp um wide (the
+ * size parameters and the opening follow: wsisa_tile_data.length_scale):
+ * `rgb_in` is normalized into a new intermediate (or used as is when
+ * `normalize` is 0, in which case the caller keeps it registered until
+ * wsisa_workflow_tile_release). */
+int wsisa_workflow_tile_submit_at(starpu_data_handle_t rgb_in, int width, int height,
+                                  double target_mpp, int normalize, wsisa_tile_data *tile,
+                                  wsisa_err *e);
+/* The same at WSISA_TARGET_MPP, the resolution the parameters are tuned for. */
 int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
                                int normalize, wsisa_tile_data *tile, wsisa_err *e);
 void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb);
