@@ -170,6 +170,9 @@ uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline)
  * read through its scale (wsisa_slide_read_scaled), or the image file read
  * and, when it has a user-given MPP, area-averaged (wsisa_image_read_scaled). */
 int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
+/* The target-pixel rectangle (x, y, w, h) read for a tile: a slide tile and
+ * `halo` pixels around it, as far as the slide goes; an image whole. */
+void wsisa_tile_read_rect(const wsisa_tile_ref *tile, int halo, int64_t rect[4]);
 /* The same with `halo` target pixels around a slide tile, as far as the slide
  * goes: *frame receives the core's place in the pixels read and the tile's
  * colour statistics (pointing into `tile`). An image file is read whole. */

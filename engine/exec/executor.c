@@ -185,31 +185,37 @@ int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
   return rc;
 }
 
+void wsisa_tile_read_rect(const wsisa_tile_ref *t, int halo, int64_t rect[4]) {
+  if (!t->is_slide || halo <= 0) halo = 0;
+  /* the halo as far as the slide goes at the target resolution */
+  int64_t x0 = t->x - halo, y0 = t->y - halo;
+  int64_t x1 = t->x + t->width + halo, y1 = t->y + t->height + halo;
+  if (x0 < 0) x0 = 0;
+  if (y0 < 0) y0 = 0;
+  if (halo && x1 > t->scale.width) x1 = t->scale.width;
+  if (halo && y1 > t->scale.height) y1 = t->scale.height;
+  rect[0] = x0, rect[1] = y0, rect[2] = x1 - x0, rect[3] = y1 - y0;
+}
+
 int wsisa_tile_load_framed(const wsisa_tile_ref *t, int halo, wsisa_image **rgb,
                            wsisa_tile_frame *frame, wsisa_err *e) {
   memset(frame, 0, sizeof *frame);
   frame->stats = t->has_stats ? t->stats : NULL;
   if (!t->is_slide || halo <= 0) return wsisa_tile_load(t, rgb, e);
   *rgb = NULL;
-  /* the halo as far as the slide goes at the target resolution */
-  int64_t x0 = t->x - halo, y0 = t->y - halo;
-  int64_t x1 = t->x + t->width + halo, y1 = t->y + t->height + halo;
-  if (x0 < 0) x0 = 0;
-  if (y0 < 0) y0 = 0;
-  if (x1 > t->scale.width) x1 = t->scale.width;
-  if (y1 > t->scale.height) y1 = t->scale.height;
-  if (x1 - x0 > INT32_MAX || y1 - y0 > INT32_MAX)
+  int64_t r[4];
+  wsisa_tile_read_rect(t, halo, r);
+  if (r[2] > INT32_MAX || r[3] > INT32_MAX)
     return wsisa_error(e, WSISA_EUSAGE, "%s: a tile and its halo too large to read at once",
                        t->path);
   wsisa_slide *slide = NULL;
   int rc = wsisa_slide_open(t->path, &slide, e);
   if (rc) return rc;
-  rc = wsisa_slide_read_scaled(slide, &t->scale, x0, y0, (int)(x1 - x0), (int)(y1 - y0), rgb,
-                               e);
+  rc = wsisa_slide_read_scaled(slide, &t->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
   wsisa_slide_close(slide);
   if (rc) return rc;
-  frame->core_x = (int)(t->x - x0);
-  frame->core_y = (int)(t->y - y0);
+  frame->core_x = (int)(t->x - r[0]);
+  frame->core_y = (int)(t->y - r[1]);
   frame->core_w = t->width;
   frame->core_h = t->height;
   return 0;
@@ -965,11 +971,10 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
   if (!limit) return k;
   double px = 0;
   int annotated = 0;
-  /* a slide tile is read with its halo */
-  const double halo = o && o->halo > 0 ? 2.0 * o->halo : 0.0;
   for (size_t t = 0; t < ntiles; t++) {
-    const double grow = tiles[t].is_slide ? halo : 0.0;
-    px = fmax(px, ((double)tiles[t].width + grow) * ((double)tiles[t].height + grow));
+    int64_t read[4]; /* a slide tile is read with its halo */
+    wsisa_tile_read_rect(&tiles[t], o ? o->halo : 0, read);
+    px = fmax(px, (double)read[2] * (double)read[3]);
     annotated |= tiles[t].annot != NULL;
   }
   double tile, task, path;

@@ -311,13 +311,13 @@ static int interrupted(const wsisa__study_run *s, int have_folder, size_t before
  * slide's colour statistics from its tissue, computed once (StarPU running). */
 static int tile_reading(wsisa__study_run *s, wsisa_exec_opts *eo, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
-  if (in->halo >= 0) s->halo = in->halo;
-  else {
-    int h = wsisa_workflow_halo(wsisa_seg_defaults(), 1);
-    int hr = s->nruns ? wsisa_workflow_halo(s->params, s->nruns) : 0;
-    s->halo = hr > h ? hr : h;
-  }
-  eo->halo = s->halo;
+  eo->halo = s->halo = wsisa__study_halo(s);
+  if (in->overlap > 0 && s->halo > 0)
+    wsisa_log(WSISA_LOG_WARN, "run",
+              "%s: inputs.overlap %d: the nuclei in pixels two tiles share are owned by both "
+              "and counted twice; the halo (%d pixels) already sees past each border: give "
+              "overlap 0",
+              s->study->path, in->overlap, s->halo);
   for (size_t i = 0; i < s->ninputs; i++) {
     wsisa__run_input *ri = &s->inputs[i];
     if (!ri->is_slide || in->tile_stats || !ri->ntiles) continue;

@@ -297,6 +297,12 @@ typedef struct wsisa__study_run {
 
 /* ---- its tiles (engine/study/tiles.c) ---------------------------------------- */
 
+/* The halo a study's slide tiles are read with: inputs.halo, or with "auto"
+ * wsisa_workflow_halo over its runs (nruns rows of params) and the defaults;
+ * wsisa__study_halo: over the run's design. */
+int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t nruns);
+int wsisa__study_halo(const wsisa__study_run *s);
+
 /* The study's tiles (s->study set): its slides' tile grids (tissue tiles
  * only unless asked) and its images, into s->tiles and s->tile_names. */
 int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);

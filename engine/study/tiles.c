@@ -256,6 +256,17 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
+int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t nruns) {
+  if (study->inputs.halo >= 0) return study->inputs.halo;
+  int h = wsisa_workflow_halo(wsisa_seg_defaults(), 1);
+  int hr = params && nruns ? wsisa_workflow_halo(params, nruns) : 0;
+  return hr > h ? hr : h;
+}
+
+int wsisa__study_halo(const wsisa__study_run *s) {
+  return wsisa__study_halo_for(s->study, s->params, s->nruns);
+}
+
 void wsisa__study_tiles_free(wsisa__study_run *s) {
   for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
   free(s->tile_names);
