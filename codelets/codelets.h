@@ -128,6 +128,11 @@ int wsisa_submit_lab2rgb(starpu_data_handle_t lab, starpu_data_handle_t mask,
  * have no home node and are released once their last consumer is submitted. */
 int wsisa_normalize_submit(starpu_data_handle_t rgb_in, starpu_data_handle_t rgb_out,
                            int width, int height);
+/* The same with the statistics given (a vector of WSISA_STATS_N doubles, as
+ * masked_stats makes them: a whole slide's), not the tile's own; NULL: the
+ * tile's own, as wsisa_normalize_submit. */
+int wsisa_normalize_submit_stats(starpu_data_handle_t rgb_in, starpu_data_handle_t rgb_out,
+                                 int width, int height, starpu_data_handle_t stats);
 
 /* mask = (b > B) & (g > G) & (r > R), strict, on rgb(u8 × 3). */
 int wsisa_submit_background(starpu_data_handle_t rgb, starpu_data_handle_t mask, int B,
@@ -156,6 +161,12 @@ int wsisa_submit_compare(starpu_data_handle_t a, starpu_data_handle_t b,
 /* labels(i32) = connected components of mask(u8), 0 on background, ids 1..n
  * in raster order of each component's first pixel (same ids on every worker). */
 int wsisa_submit_label(starpu_data_handle_t mask, starpu_data_handle_t labels, int conn);
+/* mask(u8 0/255) = the objects of labels(i32) whose centroid (the mean of
+ * their pixel indices) lies in [x0, x1) x [y0, y1): what a tile read with a
+ * halo owns of what it segmented, so that an object crossing a tile border
+ * is kept by exactly one tile. */
+int wsisa_submit_own_objects(starpu_data_handle_t labels, starpu_data_handle_t mask, int x0,
+                             int y0, int x1, int y1);
 /* out(u8 0/255) = components of mask with min_area <= area < max_area
  * (max_area <= 0: no upper bound). */
 int wsisa_submit_area_filter(starpu_data_handle_t mask, starpu_data_handle_t out,

@@ -14,7 +14,7 @@
  * CPU_OP(op) for one with a CPU implementation only. Adding an operation
  * adds its line here and its declaration (WSISA__CODELET) in its file. */
 #define WSISA__OPS(OP, CPU_OP)                                                             \
-  OP(invert) OP(neg_dist) OP(count_labels) OP(object_match)                                \
+  OP(invert) OP(neg_dist) OP(count_labels) OP(object_match) OP(own_objects)                \
   /* morph: mathematical morphology */                                                     \
   OP(morph) OP(reconstruct) OP(bin_reconstruct) OP(fill_holes) OP(fill_object_holes)       \
   OP(hmin) OP(regional_min)                                                                \

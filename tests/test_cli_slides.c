@@ -113,13 +113,13 @@ static double num(json_t *o, const char *key) {
   return json_number_value(v);
 }
 
-/* The reference nucleus count of tile `tile` in a results folder's journal. */
-static long journal_ref_nuclei(const char *dir, size_t tile) {
+/* Column `name` of tile `tile` in a results folder's journal (-1: none). */
+static long journal_value(const char *dir, size_t tile, const char *name) {
   char path[4400];
   snprintf(path, sizeof path, "%s/journal.csv", dir);
   wsisa_csv *c = NULL;
   cr_assert_eq(wsisa_csv_read_table(path, "tile", &c, NULL), 0);
-  long col = wsisa_csv_column(c, "ref_nuclei"), tcol = wsisa_csv_column(c, "tile");
+  long col = wsisa_csv_column(c, name), tcol = wsisa_csv_column(c, "tile");
   cr_assert(col >= 0 && tcol >= 0);
   long found = -1;
   for (size_t r = 0; r < c->nrows; r++) {
@@ -130,6 +130,11 @@ static long journal_ref_nuclei(const char *dir, size_t tile) {
   }
   wsisa_csv_free(c);
   return found;
+}
+
+/* The reference nucleus count of tile `tile` in a results folder's journal. */
+static long journal_ref_nuclei(const char *dir, size_t tile) {
+  return journal_value(dir, tile, "ref_nuclei");
 }
 
 /* "N nuclei" of `wsisa segment ARGS --labels`: its count. */
@@ -151,7 +156,11 @@ static long segment_nuclei(const char *args) {
 Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   const char *svs = synth_path("svs40.svs", make_svs40);
   char inputs[4600], dir[4300], *err = NULL;
-  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512", svs);
+  /* each tile alone with its own colour statistics, as `wsisa segment --tile`
+   * reads it (compared below) */
+  snprintf(inputs, sizeof inputs,
+           "\"slides\": [\"%s\"], \"tile_size\": 512, \"halo\": 0, \"normalization\": \"tile\"",
+           svs);
   cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *root = load_json(dir, "run.json");
@@ -209,7 +218,10 @@ Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
 
 Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   char inputs[4600], dir[4300], *err = NULL;
-  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));
+  /* each tile alone with its own colour statistics, as `wsisa segment` reads
+   * the PNG of one (compared below) */
+  snprintf(inputs, sizeof inputs,
+           "\"slides\": [\"%s\"], \"halo\": 0, \"normalization\": \"tile\"", tu_src(SAMPLE));
   cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *root = load_json(dir, "run.json");
@@ -242,6 +254,35 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   /* the run's reference of its 4th tissue tile, (1, 1), is the same */
   snprintf(a, sizeof a, "'%s'", tu_src("tests/data/tile_1024.png"));
   cr_expect_eq(journal_ref_nuclei(dir, 3), segment_nuclei(a));
+}
+
+/* A study of the sample as a user runs it (1024 tiles, each with its halo,
+ * the slide's colour statistics): the grid's tile (0, 0), 8.6 % tissue by
+ * `wsisa tiles`, is segmented, and run.json's tissue_mm2 is exactly the
+ * tissue of the tiles segmented, as the journal has it. */
+Test(slides, run_segments_every_tissue_tile_and_counts_its_tissue, .timeout = 600) {
+  char inputs[4600], dir[4300], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));
+  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  free(err);
+  cr_expect_gt(journal_ref_nuclei(dir, 0), 50, "tile (0, 0) is segmented");
+  double sum = 0;
+  for (size_t t = 0; t < 6; t++) {
+    const long tissue = journal_value(dir, t, "ref_tissue");
+    cr_expect_geq(tissue, 0.05 * 1024 * 919, "tile %zu holds tissue", t);
+    sum += (double)tissue;
+  }
+  json_t *root = load_json(dir, "run.json");
+  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
+  cr_expect_eq(num(in, "tiles"), 6);
+  cr_expect_eq(num(in, "halo"), 128);
+  const double mpp = num(in, "target_mpp");
+  cr_expect_float_eq(num(in, "tissue_mm2"), sum * mpp * mpp * 1e-6, 1e-9);
+  json_t *norm = json_object_get(in, "normalization");
+  cr_expect_str_eq(json_string_value(json_object_get(norm, "statistics")), "slide");
+  cr_expect_gt(num(norm, "pixels"), 1e6);
+  cr_expect_eq(json_array_size(json_object_get(norm, "mean")), 3);
+  json_decref(root);
 }
 
 /* ---- wsisa run: stain ------------------------------------------------------------ */

@@ -717,3 +717,63 @@ Test(objects_codelets, connectivity_must_be_4_or_8) {
   cr_expect_eq(wsisa_submit_label(NULL, NULL, 6), WSISA_EUSAGE);
   cr_expect_eq(wsisa_submit_area_filter(NULL, NULL, 0, 1, 0), WSISA_EUSAGE);
 }
+
+/* ---- ownership: the objects whose centroid lies in a tile's core --------------- */
+
+struct own_call {
+  int x0, y0, x1, y1;
+};
+
+static int submit_own(starpu_data_handle_t *h, void *arg) {
+  const struct own_call *c = arg;
+  return wsisa_submit_own_objects(h[0], h[1], c->x0, c->y0, c->x1, c->y1);
+}
+
+/* Cores that tile the image share out every object once: the centroid of
+ * "##" at x = 2, 3 is 2.5, the left core [0, 3) keeps it; the centroid of
+ * "###" at x = 5..7 is exactly 6, the right core [6, 9) keeps it. */
+Test(objects_own, every_object_to_exactly_one_core) {
+  static const char *const rows[] = {
+      "..##.###.",
+      "#........",
+      "#...####.",
+      "....####.",
+  };
+  wsisa_image *mask = mask_of(rows, 4), *labels = new_image(9, 4, 1, WSISA_I32);
+  wsisa_image *left = new_image(9, 4, 1, WSISA_U8), *right = new_image(9, 4, 1, WSISA_U8);
+  cr_assert_eq(wsisa_cpu_label(mask, 4, labels), 0);
+  cr_assert_eq(wsisa_cpu_own_objects(labels, 0, 0, 3, 4, left), 0);
+  cr_assert_eq(wsisa_cpu_own_objects(labels, 3, 0, 9, 4, right), 0);
+  static const char *const want_left[] = {
+      "..##.....",
+      "#........",
+      "#........",
+      ".........",
+  };
+  for (int y = 0; y < 4; y++)
+    for (int x = 0; x < 9; x++) {
+      int on = rows[y][x] == '#', l = u8_at(left, x, y) != 0, r = u8_at(right, x, y) != 0;
+      cr_expect_eq(l + r, on, "pixel (%d, %d): kept %d times", x, y, l + r);
+      cr_expect_eq(l, want_left[y][x] == '#', "pixel (%d, %d) left", x, y);
+    }
+  /* the split at x = 6 */
+  cr_assert_eq(wsisa_cpu_own_objects(labels, 0, 0, 6, 4, left), 0);
+  cr_expect_eq(u8_at(left, 5, 0), 0, "centroid 6 is not left of 6");
+  cr_expect_neq(u8_at(left, 4, 2), 0, "the 4x2 block's centroid is 5.5");
+  wsisa_image_free(mask);
+  wsisa_image_free(labels);
+  wsisa_image_free(left);
+  wsisa_image_free(right);
+}
+
+Test(objects_own, workers_agree, STARPU_TEST) {
+  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+  wsisa_image *mask = noise_mask(97, 83, 45, 11), *labels = new_image(97, 83, 1, WSISA_I32);
+  cr_assert_eq(wsisa_cpu_label(mask, 4, labels), 0);
+  const wsisa_dtype u8 = WSISA_U8;
+  struct own_call cores[] = {{10, 7, 60, 50}, {0, 0, 97, 83}, {40, 40, 40, 40}};
+  for (size_t i = 0; i < sizeof cores / sizeof *cores; i++)
+    both_workers(&labels, 1, 1, &u8, submit_own, &cores[i], "own_objects", NULL);
+  wsisa_image_free(mask);
+  wsisa_image_free(labels);
+}

@@ -21,8 +21,8 @@
 #define SAMPLE_GEOJSON "tests/data/CMU-1-Small-Region.nuclei.geojson"
 
 /* The counts and matching sums of one mask against one reference, as the
- * executor journals them: both, run, ref, nuclei, ref_nuclei, then the
- * WSISA_MATCH_FIELDS sums. */
+ * executor journals them: both, run, ref, nuclei, ref_nuclei, (then the
+ * tile's tissue,) then the WSISA_MATCH_FIELDS sums. */
 #define NSUMS (5 + WSISA_MATCH_FIELDS)
 
 static void direct_sums(const char *mask_path, const wsisa_image *ref, size_t ref_n,
@@ -198,7 +198,8 @@ static const char *sample_study(const char *extra) {
   snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("annot-study"));
   char text[8192];
   snprintf(text, sizeof text,
-           "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256,\n"
+           "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256, \"halo\": 0,\n"
+           "    \"normalization\": \"tile\",\n"
            "    \"reference\": { \"%s\": { \"geojson\": \"%s\",\n"
            "                               \"region\": [1024, 768, 256, 512] } } },\n"
            "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"min_size_pl\": {}, \"T1\": {},\n"
@@ -301,11 +302,19 @@ Test(annotation_run, best_json_reproduced_by_segment, .timeout = 600) {
     uint64_t s[NSUMS];
     direct_sums(mask, ref, n, s);
     wsisa_image_free(ref);
-    char want[512];
+    /* the counts, the tile's tissue (ref_tissue, not measured here), the sums */
+    char want[512], sums[512];
     int len = snprintf(want, sizeof want, "\n%d,%zu", t, best);
-    for (int k = 0; k < NSUMS; k++)
+    for (int k = 0; k < 5; k++)
       len += snprintf(want + len, sizeof want - (size_t)len, ",%llu", (unsigned long long)s[k]);
-    cr_expect(strstr(journal, want), "tile %d: journal lacks%s", t, want);
+    len = 0;
+    for (int k = 5; k < NSUMS; k++)
+      len += snprintf(sums + len, sizeof sums - (size_t)len, ",%llu", (unsigned long long)s[k]);
+    const char *line = strstr(journal, want);
+    cr_expect(line, "tile %d: journal lacks%s", t, want);
+    const char *after = line ? strchr(line + strlen(want) + 1, ',') : NULL;
+    cr_expect(after && strncmp(after, sums, strlen(sums)) == 0, "tile %d: journal lacks%s",
+              t, sums);
   }
   wsisa_annotation_free(a);
   free(journal);
@@ -402,7 +411,8 @@ Test(annotation_run, changed_annotation_stops_resume_and_check, .timeout = 600) 
   char study[4400], text[8192];
   snprintf(study, sizeof study, "%s/study.json", tmp);
   snprintf(text, sizeof text,
-           "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256,\n"
+           "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256, \"halo\": 0,\n"
+           "    \"normalization\": \"tile\",\n"
            "    \"reference\": { \"%s\": { \"geojson\": \"%s\" } } },\n"
            "  \"parameters\": { \"G1\": {}, \"G2\": {} },\n"
            "  \"method\": { \"name\": \"moat\", \"trajectories\": 2 }, \"metric\": \"aji\" }\n",

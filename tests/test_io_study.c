@@ -373,9 +373,15 @@ static const struct {
      "s.json: inputs.stain_check: expected true or false, got 0"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tissue_only\": \"yes\"}, " MOAT "}",
      "s.json: inputs.tissue_only: expected true or false, got the string \"yes\""},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"halo\": \"wide\"}, " MOAT "}",
+     "s.json: inputs.halo: 'wide': give \"auto\" or a whole number of pixels"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"halo\": -8}, " MOAT "}",
+     "s.json: inputs.halo: -8 is outside 0..65536"},
+    {"{\"inputs\": {\"slides\": [\"a.svs\"], \"normalization\": \"none\"}, " MOAT "}",
+     "s.json: inputs.normalization: expected \"slide\" or \"tile\", got the string \"none\""},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tile\": 512}, " MOAT "}",
      "s.json: inputs.tile: unknown key (inputs takes slides, images, level, tile_size, "
-     "overlap, mpp, slide_mpp, tissue_only, stain_check, reference)"},
+     "overlap, mpp, slide_mpp, tissue_only, stain_check, reference, halo, normalization)"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"b.svs\": {\"geojson\": \"b.json\"}}}, "
      MOAT "}",
      "s.json: inputs.reference[\"b.svs\"]: not one of inputs.slides"},

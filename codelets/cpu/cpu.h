@@ -253,6 +253,10 @@ int wsisa_cpu_final_size(const wsisa_image *mask, int min_size_seg, int max_size
 
 /* study metrics: the object count of a canonical label image (its largest label). */
 int wsisa_cpu_count_labels(const wsisa_image *labels, uint64_t *count);
+/* out(u8 0/255) = the objects of labels(i32) whose centroid lies in the core
+ * [x0, x1) x [y0, y1) (a tile read with a halo keeps what it owns). */
+int wsisa_cpu_own_objects(const wsisa_image *labels, int x0, int y0, int x1, int y1,
+                          wsisa_image *out);
 
 /* ---- nucleus features: the per-nucleus reduction of the feature stage ---- */
 

@@ -236,7 +236,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     wsisa_runtime_opts o = {sched, -1, -1, NULL, NULL, 2};
     if ((rc = wsisa_codelets_start(&o, e))) break;
     wsisa_estimate *est = NULL;
-    wsisa_estimate_request q = {pick, out->ntiles, rows, nruns, object_match, features};
+    /* the calibration rounds run the tiles as they are (round_on_tile) */
+    wsisa_estimate_request q = {pick, out->ntiles, rows, nruns, object_match, features, 0};
     rc = wsisa_estimate_new(&q, &est, e);
     size_t missing = 0;
     unsigned fewest = 0;

@@ -682,13 +682,15 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
     goto fail;
   }
   for (size_t t = 0; t < r->ntiles; t++) {
+    /* the pixels a unit works on: a slide tile with its halo, within the slide */
+    int64_t rect[4];
+    wsisa_tile_read_rect(&r->tiles[t], r->halo, rect);
+    const int w = (int)rect[2], h = (int)rect[3];
     size_t s = 0;
-    while (s < est->nshapes &&
-           (est->shape[s][0] != r->tiles[t].width || est->shape[s][1] != r->tiles[t].height))
-      s++;
+    while (s < est->nshapes && (est->shape[s][0] != w || est->shape[s][1] != h)) s++;
     if (s == est->nshapes) {
-      est->shape[s][0] = r->tiles[t].width;
-      est->shape[s][1] = r->tiles[t].height;
+      est->shape[s][0] = w;
+      est->shape[s][1] = h;
       est->nshapes++;
     }
     est->tile_shape[t] = s;

@@ -36,7 +36,8 @@ int wsisa__estimate_study_open(wsisa_study *study, const double *params, size_t 
   f->workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
   int object_match, features;
   wsisa__study_needs(study, &object_match, &features);
-  wsisa_estimate_request r = {f->run.tiles, f->run.ntiles, params, nruns, object_match, features};
+  wsisa_estimate_request r = {f->run.tiles, f->run.ntiles, params,   nruns,
+                              object_match, features,     wsisa__study_halo_for(study, params, nruns)};
   if ((rc = wsisa_estimate_new(&r, &f->est, e))) wsisa__estimate_study_close(f);
   return rc;
 }
@@ -76,8 +77,9 @@ int wsisa__estimate_run_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_e
   int want_models = strcmp(s->cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
   if (wsisa_estimate_models_present()) {
     wsisa_err why = WSISA_ERR_INIT;
-    wsisa_estimate_request r = {s->tiles, s->ntiles, s->params, s->nruns, s->object_match,
-                                s->features != NULL};
+    wsisa_estimate_request r = {s->tiles,        s->ntiles,           s->params,
+                                s->nruns,        s->object_match,     s->features != NULL,
+                                wsisa__study_halo(s)};
     /* an estimate that cannot be made leaves the run as it was */
     if (wsisa_estimate_new(&r, est, &why))
       wsisa_log(WSISA_LOG_WARN, "estimate", "no estimate: %s", why.msg);

@@ -121,6 +121,7 @@ typedef struct wsisa_estimate_request {
   size_t nruns;
   int object_match;         /* a metric matches objects (object_dice) */
   int features;             /* a metric needs the feature stage */
+  int halo;                 /* slide tiles are read with it (wsisa_exec_opts.halo) */
 } wsisa_estimate_request;
 
 /* The cost of every piece of the study's workflow on each of its tile

@@ -199,6 +199,9 @@ static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const
     put_u64(b, sizeof r->scale);
     put(b, &r->scale, sizeof r->scale);
     put(b, &r->level0, sizeof r->level0);
+    int32_t has_stats = r->has_stats;
+    put(b, &has_stats, sizeof has_stats);
+    put(b, r->stats, sizeof r->stats);
     /* the reference: the annotation's spec, its strings apart */
     const wsisa_annot_spec *a = r->annot;
     int32_t kind = a ? (int32_t)a->kind : 0;
@@ -282,6 +285,10 @@ static int job_decode(buf *b, job *j, wsisa_err *e) {
     if (get_u64(b) != sizeof r->scale) goto bad;
     get(b, &r->scale, sizeof r->scale);
     get(b, &r->level0, sizeof r->level0);
+    int32_t has_stats = 0;
+    get(b, &has_stats, sizeof has_stats);
+    get(b, r->stats, sizeof r->stats);
+    r->has_stats = has_stats != 0;
     int32_t kind;
     get(b, &kind, sizeof kind);
     if (b->bad) goto bad;

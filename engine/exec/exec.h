@@ -38,12 +38,21 @@ typedef struct wsisa_tile_ref {
    * the annotation of the tile's slide (io/annotation.c), rasterised onto the
    * tile (the tile is annotated: the study runs no other) */
   const wsisa_annot_spec *annot;
+  /* colour normalization: has_stats, with the slide's statistics (masked_stats'
+   * WSISA_STATS_N doubles over its tissue, wsisa_slide_stats); 0, each tile's
+   * own (the papers' behaviour) */
+  int has_stats;
+  double stats[WSISA_STATS_N];
 } wsisa_tile_ref;
 
 /* Pixel counts of one (run, tile) against the reference mask. */
 typedef struct wsisa_counts {
   uint64_t both, run, ref; /* |A ∩ B|, |A| (this run), |B| (reference) */
   uint64_t nuclei, ref_nuclei; /* objects (4-connected) of the run and of the reference */
+  /* the tile's tissue the reference segmented: its core's pixels off the
+   * background at the default (B, G, R), 0 when the background rule emptied
+   * the reference (or an annotation is the reference and emptied nothing) */
+  uint64_t ref_tissue;
   /* the object matching's integer sums (wsisa_match_field: object Dice,
    * TP/FP/FN at IoU >= 0.5, AJI; codelets/cpu/object_match.c); all 0 unless
    * objects are matched */
@@ -72,6 +81,10 @@ typedef struct wsisa_exec_opts {
    * store of at most object_store_bytes; off by itself without a CPU worker */
   int object_reuse;
   uint64_t object_store_bytes;
+  /* each slide tile read with this many target pixels around it (within the
+   * slide), its results those of the objects its core owns
+   * (wsisa_workflow_halo; 0: the tile alone) */
+  int halo;
 } wsisa_exec_opts;
 
 typedef struct wsisa_exec_stats {
@@ -156,6 +169,34 @@ uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline)
 /* Load a tile's RGB pixels at the target resolution: its rectangle of the
  * input (slide or image, io's wsisa_input) read through its scale. */
 int wsisa_tile_load(const wsisa_tile_ref *tile, wsisa_image **rgb, wsisa_err *e);
+/* The target-pixel rectangle (x, y, w, h) read for a tile: a slide tile and
+ * `halo` pixels around it, as far as the slide goes; an image whole. */
+void wsisa_tile_read_rect(const wsisa_tile_ref *tile, int halo, int64_t rect[4]);
+/* The same with `halo` target pixels around a slide tile, as far as the slide
+ * goes: *frame receives the core's place in the pixels read and the tile's
+ * colour statistics (pointing into `tile`). An image file is read whole. */
+int wsisa_tile_load_framed(const wsisa_tile_ref *tile, int halo, wsisa_image **rgb,
+                           wsisa_tile_frame *frame, wsisa_err *e);
+/* One tile segmented with the parameters `p` as a study reads it: the tile
+ * and `halo` pixels around it (wsisa_tile_load_framed), normalized (unless
+ * `normalize` is 0) with its colour statistics, the objects its core owns.
+ * *mask (u8 0/255, new) covers the pixels read, *frame says where the core
+ * is in them; *tissue (may be NULL) receives the core's tissue pixels, 0
+ * when the background rule emptied the mask. Waits on the calling thread;
+ * StarPU running. */
+int wsisa_tile_segment(const wsisa_tile_ref *tile, const double *p, int halo, int normalize,
+                       wsisa_image **mask, wsisa_tile_frame *frame, uint64_t *tissue,
+                       wsisa_err *e);
+/* The colour statistics of a slide at `scale` (WSISA_STATS_N doubles, as
+ * masked_stats: count, mean, population std of lαβ over the Fisher
+ * foreground), from its tissue: blocks of WSISA_STATS_BLOCK target pixels on
+ * a grid of their own (so they do not depend on a study's tiles) that the
+ * tissue detection keeps, at most WSISA_STATS_BLOCKS of them spread evenly,
+ * pooled in grid order. StarPU must be running. */
+#define WSISA_STATS_BLOCK 1024
+#define WSISA_STATS_BLOCKS 64
+int wsisa_slide_stats(const char *path, const wsisa_scale *scale, double stats[WSISA_STATS_N],
+                      wsisa_err *e);
 
 /* ==== one segmentation (`wsisa segment`) ====================================== */
 

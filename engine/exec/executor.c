@@ -64,6 +64,7 @@ struct unit {
   wsisa_counts *node_counts; /* per level-1 node skipped: counts of an empty mask */
   paths *paths;
   uint64_t ref_nuclei;      /* the tile's reference object count */
+  uint64_t ref_tissue;      /* the tissue the tile's reference segmented */
   wsisa_tile_data own_tile; /* when the tile stage is not shared */
   int owns_tile;
   const double *ref_features; /* the tile's reference feature rows */
@@ -170,6 +171,139 @@ int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
   return rc;
 }
 
+void wsisa_tile_read_rect(const wsisa_tile_ref *t, int halo, int64_t rect[4]) {
+  if (t->kind != WSISA_INPUT_SLIDE || halo <= 0) halo = 0;
+  /* the halo as far as the slide goes at the target resolution (an image is
+   * read whole, one tile: nothing lies beyond it) */
+  int64_t x0 = t->x - halo, y0 = t->y - halo;
+  int64_t x1 = t->x + t->width + halo, y1 = t->y + t->height + halo;
+  if (x0 < 0) x0 = 0;
+  if (y0 < 0) y0 = 0;
+  if (halo && x1 > t->scale.width) x1 = t->scale.width;
+  if (halo && y1 > t->scale.height) y1 = t->scale.height;
+  rect[0] = x0, rect[1] = y0, rect[2] = x1 - x0, rect[3] = y1 - y0;
+}
+
+int wsisa_tile_load_framed(const wsisa_tile_ref *t, int halo, wsisa_image **rgb,
+                           wsisa_tile_frame *frame, wsisa_err *e) {
+  memset(frame, 0, sizeof *frame);
+  frame->stats = t->has_stats ? t->stats : NULL;
+  if (t->kind != WSISA_INPUT_SLIDE || halo <= 0) return wsisa_tile_load(t, rgb, e);
+  *rgb = NULL;
+  int64_t r[4];
+  wsisa_tile_read_rect(t, halo, r);
+  if (r[2] > INT32_MAX || r[3] > INT32_MAX)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: a tile and its halo too large to read at once",
+                       t->path);
+  wsisa_slide *slide = NULL;
+  int rc = wsisa_slide_open(t->path, &slide, e);
+  if (rc) return rc;
+  rc = wsisa_slide_read_scaled(slide, &t->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
+  wsisa_slide_close(slide);
+  if (rc) return rc;
+  frame->core_x = (int)(t->x - r[0]);
+  frame->core_y = (int)(t->y - r[1]);
+  frame->core_w = t->width;
+  frame->core_h = t->height;
+  return 0;
+}
+
+int wsisa_tile_segment(const wsisa_tile_ref *t, const double *p, int halo, int normalize,
+                       wsisa_image **mask, wsisa_tile_frame *frame, uint64_t *tissue,
+                       wsisa_err *e) {
+  *mask = NULL;
+  wsisa_image *rgb = NULL;
+  starpu_data_handle_t hrgb = NULL, hmask = NULL;
+  wsisa_tile_data data;
+  int have_data = 0, skip = 0;
+  uint64_t seen = 0;
+  int rc = wsisa_tile_load_framed(t, halo, &rgb, frame, e);
+  if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, mask, e);
+  if (!rc) rc = wsisa_image_register(rgb, &hrgb, e);
+  if (!rc) rc = wsisa_image_register(*mask, &hmask, e);
+  if (!rc && !(rc = wsisa_workflow_tile_submit_framed(hrgb, rgb->width, rgb->height,
+                                                      t->scale.target_mpp, normalize, frame,
+                                                      &data, e)))
+    have_data = 1;
+  if (!rc) rc = wsisa_workflow_background_tissue(&data, p, &skip, &seen, e);
+  if (!rc) rc = wsisa_workflow_segment_submit(&data, p, hmask, e);
+  if (have_data) wsisa_workflow_tile_release(&data, normalize);
+  if (hmask) starpu_data_unregister(hmask); /* waits for the mask */
+  if (hrgb) starpu_data_unregister(hrgb);
+  wsisa_image_free(rgb);
+  if (tissue) *tissue = skip ? 0 : seen;
+  if (rc) {
+    wsisa_image_free(*mask);
+    *mask = NULL;
+  }
+  return rc;
+}
+
+/* One block's statistics (masked_stats' layout), waited for. */
+static int block_stats(wsisa_image *rgb, double st[WSISA_STATS_N], wsisa_err *e) {
+  starpu_data_handle_t h = NULL, fg = NULL, lab = NULL, hs = NULL;
+  int rc = wsisa_image_register(rgb, &h, e);
+  if (!rc) rc = wsisa_image_register_tmp(rgb->width, rgb->height, 1, WSISA_U8, &fg, e);
+  if (!rc) rc = wsisa_image_register_tmp(rgb->width, rgb->height, 3, WSISA_F32, &lab, e);
+  if (!rc) {
+    starpu_vector_data_register(&hs, STARPU_MAIN_RAM, (uintptr_t)st, WSISA_STATS_N, sizeof *st);
+    if (wsisa_submit_fisher_fg(h, fg) || wsisa_submit_rgb2lab(h, lab) ||
+        wsisa_submit_masked_stats(lab, fg, hs))
+      rc = wsisa_error(e, WSISA_ERUNTIME, "cannot submit the colour statistics");
+  }
+  if (fg) starpu_data_unregister_submit(fg);
+  if (lab) starpu_data_unregister_submit(lab);
+  if (hs) starpu_data_unregister(hs); /* waits for them */
+  if (h) starpu_data_unregister(h);
+  return rc;
+}
+
+int wsisa_slide_stats(const char *path, const wsisa_scale *scale, double stats[WSISA_STATS_N],
+                      wsisa_err *e) {
+  memset(stats, 0, WSISA_STATS_N * sizeof *stats);
+  wsisa_slide *slide = NULL;
+  wsisa_grid *g = NULL;
+  int rc = wsisa_slide_open(path, &slide, e);
+  if (rc) return rc;
+  if ((rc = wsisa_grid_make_scaled(slide, scale, WSISA_STATS_BLOCK, 0, &g, e))) goto done;
+  /* pooled sums: pixels, and per channel the sum and the sum of squares */
+  double n = 0, sum[3] = {0, 0, 0}, sq[3] = {0, 0, 0};
+  size_t picked = 0;
+  for (size_t t = 0, seen = 0; t < g->ntiles && !rc; t++) {
+    if (!g->tiles[t].tissue) continue;
+    /* the k-th of WSISA_STATS_BLOCKS evenly spread over the tissue blocks */
+    size_t want = g->ntissue <= WSISA_STATS_BLOCKS ? seen
+                                                    : picked * g->ntissue / WSISA_STATS_BLOCKS;
+    if (seen++ != want || picked >= WSISA_STATS_BLOCKS) continue;
+    picked++;
+    wsisa_image *rgb = NULL;
+    double st[WSISA_STATS_N];
+    if ((rc = wsisa_grid_tile_read(slide, g, &g->tiles[t], &rgb, e))) break;
+    rc = block_stats(rgb, st, e);
+    wsisa_image_free(rgb);
+    if (rc) break;
+    const double k = st[WSISA_STATS_COUNT];
+    n += k;
+    for (int c = 0; c < 3; c++) {
+      const double m = st[WSISA_STATS_MEAN + c], sd = st[WSISA_STATS_STD + c];
+      sum[c] += k * m;
+      sq[c] += k * (sd * sd + m * m);
+    }
+  }
+  if (!rc && n > 0) {
+    stats[WSISA_STATS_COUNT] = n;
+    for (int c = 0; c < 3; c++) {
+      const double m = sum[c] / n, var = sq[c] / n - m * m;
+      stats[WSISA_STATS_MEAN + c] = m;
+      stats[WSISA_STATS_STD + c] = var > 0 ? sqrt(var) : 0;
+    }
+  }
+done:
+  wsisa_grid_free(g);
+  wsisa_slide_close(slide);
+  return rc;
+}
+
 typedef struct tile_state {
   wsisa_image *rgb;
   starpu_data_handle_t h_rgb;
@@ -180,7 +314,10 @@ typedef struct tile_state {
    * registered on these and unregistered before they are freed */
   wsisa_image *annot_mask, *annot_labels;
   uint64_t ref_pixels, ref_nuclei;
+  uint64_t ref_tissue;  /* the core's tissue the reference segmented */
   double *ref_features; /* with features: ref_nuclei rows */
+  /* where the core is in the pixels read, and the colour statistics */
+  wsisa_tile_frame frame;
   /* background decisions per (B, G, R) seen on this tile */
   double (*bgr)[3];
   int *skip;
@@ -190,6 +327,86 @@ typedef struct tile_state {
   wsisa_object_store *objects;
   wsisa_object_tally counted;
 } tile_state;
+
+/* Feature rows measured on the pixels read, placed on the tile: centroids
+ * and bounding boxes from the core's corner. */
+static void rows_to_core(double *rows, size_t n, int cols, const wsisa_tile_data *d) {
+  for (size_t i = 0; rows && i < n; i++) {
+    double *r = rows + i * (size_t)cols;
+    r[WSISA_NF_CENTROID_X] -= d->core_x;
+    r[WSISA_NF_BBOX_X] -= d->core_x;
+    r[WSISA_NF_CENTROID_Y] -= d->core_y;
+    r[WSISA_NF_BBOX_Y] -= d->core_y;
+  }
+}
+
+/* The background rule's decision for (B, G, R) of `p` on the tile, decided
+ * once per (B, G, R); for the defaults, the tissue the reference segments. */
+static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
+                     wsisa_err *e) {
+  for (size_t i = 0; i < ts->nbgr; i++)
+    if (ts->bgr[i][0] == p[WSISA_P_B] && ts->bgr[i][1] == p[WSISA_P_G] &&
+        ts->bgr[i][2] == p[WSISA_P_R]) {
+      *skip = ts->skip[i];
+      return 0;
+    }
+  uint64_t tissue = 0;
+  int rc = wsisa_workflow_background_tissue(data, p, skip, &tissue, e);
+  if (rc) return rc;
+  if (p == wsisa_seg_defaults()) ts->ref_tissue = *skip ? 0 : tissue;
+  if (ts->nbgr == ts->cap_bgr) {
+    size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
+    double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);
+    if (b) ts->bgr = b;
+    int *s = realloc(ts->skip, cap * sizeof *s);
+    if (s) ts->skip = s;
+    if (!b || !s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    ts->cap_bgr = cap;
+  }
+  ts->bgr[ts->nbgr][0] = p[WSISA_P_B];
+  ts->bgr[ts->nbgr][1] = p[WSISA_P_G];
+  ts->bgr[ts->nbgr][2] = p[WSISA_P_R];
+  ts->skip[ts->nbgr++] = *skip;
+  return 0;
+}
+
+/* The annotated nuclei a tile read with a halo owns: those whose centroid
+ * lies in its core (own_objects' rule, here on the host where the
+ * annotation is rasterised), renumbered 1..*n in their order. */
+static int annotation_own(wsisa_image *labels, const wsisa_tile_data *d, size_t *n,
+                          wsisa_err *e) {
+  uint64_t *acc = calloc(3 * (*n + 1), sizeof *acc);
+  int32_t *to = calloc(*n + 1, sizeof *to);
+  if (!acc || !to) {
+    free(acc);
+    free(to);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  for (int y = 0; y < labels->height; y++) {
+    const int32_t *l = wsisa_image_row(labels, y);
+    for (int x = 0; x < labels->width; x++)
+      if (l[x] > 0 && (size_t)l[x] <= *n) {
+        uint64_t *a = acc + 3 * (size_t)l[x];
+        a[0]++, a[1] += (uint64_t)x, a[2] += (uint64_t)y;
+      }
+  }
+  const uint64_t x0 = (uint64_t)d->core_x, x1 = x0 + (uint64_t)d->core_w;
+  const uint64_t y0 = (uint64_t)d->core_y, y1 = y0 + (uint64_t)d->core_h;
+  int32_t kept = 0;
+  for (size_t k = 1; k <= *n; k++) {
+    const uint64_t *a = acc + 3 * k;
+    if (a[0] && x0 * a[0] <= a[1] && a[1] < x1 * a[0] && y0 * a[0] <= a[2] && a[2] < y1 * a[0])
+      to[k] = ++kept;
+  }
+  for (int y = 0; y < labels->height; y++) {
+    int32_t *l = wsisa_image_row(labels, y);
+    for (int x = 0; x < labels->width; x++) l[x] = l[x] > 0 && (size_t)l[x] <= *n ? to[l[x]] : 0;
+  }
+  *n = (size_t)kept;
+  free(acc);
+  free(to);
+  return 0;
+}
 
 /* The annotation of the tile's slide as its reference: labels rasterised on
  * the host (io/annotation.c), the mask their support. `cache` keeps the last
@@ -207,16 +424,37 @@ static int annotation_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, 
   }
   int rc = *cache ? 0 : wsisa_annotation_load(sp, cache, e);
   size_t n = 0;
-  if (!rc)
-    rc = wsisa_annotation_rasterize(*cache, &ref->scale, ref->x, ref->y, ref->width, ref->height,
-                                    &ts->annot_labels, &n, e);
-  if (!rc) rc = wsisa_image_new(ref->width, ref->height, 1, WSISA_U8, &ts->annot_mask, e);
+  /* the pixels read: the tile and its halo */
+  const int fw = ts->rgb->width, fh = ts->rgb->height;
+  const int64_t fx = ref->x - (ts->data.core_x), fy = ref->y - (ts->data.core_y);
+  if (!rc && ((fw == ref->width && fh == ref->height) ||
+              wsisa_annotation_covers(*cache, &ref->scale, fx, fy, fw, fh)))
+    rc = wsisa_annotation_rasterize(*cache, &ref->scale, fx, fy, fw, fh, &ts->annot_labels, &n,
+                                    e);
+  else if (!rc) {
+    /* a halo beyond what is annotated: the tile's own annotation, the halo
+     * without nuclei */
+    wsisa_image *core = NULL;
+    rc = wsisa_annotation_rasterize(*cache, &ref->scale, ref->x, ref->y, ref->width,
+                                    ref->height, &core, &n, e);
+    if (!rc) rc = wsisa_image_new(fw, fh, 1, WSISA_I32, &ts->annot_labels, e);
+    for (int y = 0; !rc && y < fh; y++) {
+      int32_t *l = wsisa_image_row(ts->annot_labels, y);
+      memset(l, 0, (size_t)fw * sizeof *l);
+      const int cy = y - ts->data.core_y;
+      if (cy >= 0 && cy < ref->height)
+        memcpy(l + ts->data.core_x, wsisa_image_row(core, cy), (size_t)ref->width * sizeof *l);
+    }
+    wsisa_image_free(core);
+  }
+  if (!rc) rc = wsisa_image_new(fw, fh, 1, WSISA_U8, &ts->annot_mask, e);
+  if (!rc && ts->data.core_mask) rc = annotation_own(ts->annot_labels, &ts->data, &n, e);
   if (rc) return rc;
   uint64_t on = 0;
-  for (int y = 0; y < ref->height; y++) {
+  for (int y = 0; y < fh; y++) {
     const int32_t *l = wsisa_image_row(ts->annot_labels, y);
     uint8_t *m = wsisa_image_row(ts->annot_mask, y);
-    for (int x = 0; x < ref->width; x++) on += (m[x] = l[x] ? 255 : 0) != 0;
+    for (int x = 0; x < fw; x++) on += (m[x] = l[x] ? 255 : 0) != 0;
   }
   ts->ref_pixels = on;
   ts->ref_nuclei = n;
@@ -226,18 +464,20 @@ static int annotation_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, 
     return rc;
   if (o->features)
     rc = wsisa_workflow_rows_compute(&ts->data, ts->ref_labels, n, &ts->ref_features, e);
+  if (!rc && o->features)
+    rows_to_core(ts->ref_features, n, WSISA_NF_ROW(ts->data.nchannels), &ts->data);
   return rc;
 }
 
 static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
                      wsisa_exec_stats *stats, wsisa_annotation **annot, wsisa_err *e) {
   memset(ts, 0, sizeof *ts);
-  int rc = wsisa_tile_load(ref, &ts->rgb, e);
+  int rc = wsisa_tile_load_framed(ref, o->halo, &ts->rgb, &ts->frame, e);
   if (rc) return rc;
   int w = ts->rgb->width, h = ts->rgb->height;
   if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
-  if ((rc = wsisa_workflow_tile_submit_at(ts->h_rgb, w, h, ref->scale.target_mpp, o->normalize,
-                                          &ts->data, e)))
+  if ((rc = wsisa_workflow_tile_submit_framed(ts->h_rgb, w, h, ref->scale.target_mpp,
+                                              o->normalize, &ts->frame, &ts->data, e)))
     return rc;
   if (o->features && (rc = wsisa_workflow_channels_submit(&ts->data, 1, e))) return rc;
   stats->tile_stages++;
@@ -246,6 +486,10 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if (o->object_reuse && wsisa_object_store_new(o->object_store_bytes, &ts->objects))
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   ts->data.objects = ts->objects;
+  /* the tissue the reference segments: the core's, at the default (B, G, R),
+   * none when the background rule empties it */
+  int skip = 0;
+  if ((rc = tile_skip(ts, &ts->data, wsisa_seg_defaults(), &skip, e))) return rc;
   if (ref->annot) return annotation_open(ref, o, ts, annot, e);
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
@@ -265,6 +509,8 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   if (!rc && o->features)
     rc = wsisa_workflow_rows_compute(&ts->data, ts->ref_labels, (size_t)nuclei,
                                      &ts->ref_features, e);
+  if (!rc && o->features)
+    rows_to_core(ts->ref_features, (size_t)nuclei, WSISA_NF_ROW(ts->data.nchannels), &ts->data);
   if (ts->ref_labels && !o->object_match) {
     starpu_data_unregister_submit(ts->ref_labels);
     ts->ref_labels = NULL;
@@ -305,32 +551,6 @@ static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
   memset(ts, 0, sizeof *ts);
 }
 
-static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
-                     wsisa_err *e) {
-  for (size_t i = 0; i < ts->nbgr; i++)
-    if (ts->bgr[i][0] == p[WSISA_P_B] && ts->bgr[i][1] == p[WSISA_P_G] &&
-        ts->bgr[i][2] == p[WSISA_P_R]) {
-      *skip = ts->skip[i];
-      return 0;
-    }
-  int rc = wsisa_workflow_background_skip(data, p, skip, e);
-  if (rc) return rc;
-  if (ts->nbgr == ts->cap_bgr) {
-    size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
-    double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);
-    if (b) ts->bgr = b;
-    int *s = realloc(ts->skip, cap * sizeof *s);
-    if (s) ts->skip = s;
-    if (!b || !s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    ts->cap_bgr = cap;
-  }
-  ts->bgr[ts->nbgr][0] = p[WSISA_P_B];
-  ts->bgr[ts->nbgr][1] = p[WSISA_P_G];
-  ts->bgr[ts->nbgr][2] = p[WSISA_P_R];
-  ts->skip[ts->nbgr++] = *skip;
-  return 0;
-}
-
 /* ---- units ---------------------------------------------------------------- */
 
 static void unit_free(unit *u) {
@@ -355,9 +575,9 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
   const wsisa_tile_data *data = &ts->data;
   int rc = 0;
   if (!o->share_tile_stage) {
-    if ((rc = wsisa_workflow_tile_submit_at(ts->h_rgb, ts->rgb->width, ts->rgb->height,
-                                            WSISA_TARGET_MPP / ts->data.length_scale,
-                                            o->normalize, &u->own_tile, e)))
+    if ((rc = wsisa_workflow_tile_submit_framed(ts->h_rgb, ts->rgb->width, ts->rgb->height,
+                                                WSISA_TARGET_MPP / ts->data.length_scale,
+                                                o->normalize, &ts->frame, &u->own_tile, e)))
       return rc;
     u->owns_tile = 1;
     u->normalize = o->normalize;
@@ -415,7 +635,12 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       wsisa_measure m = {l->part[PART_COUNTS].handle, l->part[PART_NUCLEI].handle,
                          l->part[PART_MATCH].handle, ts->ref_labels,
                          o->features ? &l->labels : NULL};
-      if ((rc = wsisa_workflow_measure_submit(data, path.final, ts->ref, &m, e))) break;
+      /* a tile read with a halo measures the objects its core owns */
+      starpu_data_handle_t owned = NULL;
+      if ((rc = wsisa_workflow_own_submit(data, path.final, &owned, e))) break;
+      rc = wsisa_workflow_measure_submit(data, owned, ts->ref, &m, e);
+      if (owned != path.final) starpu_data_unregister_submit(owned);
+      if (rc) break;
       paths_begin(u->paths);
       pthread_mutex_lock(&u->paths->lock);
       u->pending++;
@@ -456,6 +681,9 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       free(counts);
       return wsisa_error(e, WSISA_ERUNTIME, "cannot compute the nucleus features");
     }
+  for (size_t i = 0; i < u->nleaves; i++)
+    rows_to_core(u->leaves[i].rows, u->leaves[i].nuclei, WSISA_NF_ROW(u->leaves[i].data->nchannels),
+                 u->leaves[i].data);
   for (size_t i = 0; i < u->nleaves; i++) {
     const wsisa_reuse_node *leaf_node = &t->nodes[u->leaves[i].node];
     for (size_t j = 0; j < leaf_node->n_instances; j++) {
@@ -464,6 +692,7 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       wsisa_counts *c = &counts[m++];
       *c = (wsisa_counts){.both = l->counts[0], .run = l->counts[1], .ref = l->counts[2],
                           .nuclei = l->nuclei, .ref_nuclei = u->ref_nuclei,
+                          .ref_tissue = u->ref_tissue,
                           .features = l->rows, .ref_features = u->ref_features,
                           .feature_cols = WSISA_NF_ROW(l->data->nchannels)};
       memcpy(c->match, l->match, sizeof c->match);
@@ -478,7 +707,7 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     for (size_t j = 0; j < nd->n_instances; j++) {
       runs[m] = t->instances[nd->first_instance + j];
       wsisa_counts *c = &counts[m++];
-      *c = (wsisa_counts){.ref = ref, .ref_nuclei = u->ref_nuclei,
+      *c = (wsisa_counts){.ref = ref, .ref_nuclei = u->ref_nuclei, .ref_tissue = u->ref_tissue,
                           .ref_features = u->ref_features};
       if (u->object_match) {
         c->match[WSISA_MATCH_AREA_REF] = ref;
@@ -596,6 +825,7 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   u->tree = s->buckets->trees[bucket];
   u->paths = &s->ps;
   u->ref_nuclei = s->ts.ref_nuclei;
+  u->ref_tissue = s->ts.ref_tissue;
   u->ref_features = s->ts.ref_features;
   u->object_match = s->opts.object_match;
   if ((rc = unit_submit(u, &s->ts, s->params, &s->opts, &s->stats, e))) {
@@ -727,7 +957,9 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
   double px = 0;
   int annotated = 0;
   for (size_t t = 0; t < ntiles; t++) {
-    px = fmax(px, (double)tiles[t].width * tiles[t].height);
+    int64_t read[4]; /* a slide tile is read with its halo */
+    wsisa_tile_read_rect(&tiles[t], o ? o->halo : 0, read);
+    px = fmax(px, (double)read[2] * (double)read[3]);
     annotated |= tiles[t].annot != NULL;
   }
   double tile, task, path;

@@ -4,7 +4,7 @@
  *
  * A line proves itself whole: after its data come its field count and the
  * CRC-32 of everything before the last comma, e.g.
- *   3,17,29551,30412,31007,143,151,0,0,0,0,0,0,0,0,0,0,19,ab6e144b
+ *   3,17,29551,30412,31007,143,151,402311,0,0,0,0,0,0,0,0,0,0,20,ab6e144b
  * A line cut short (a kill, a full disk) or damaged fails the proof. The last
  * line may be torn by a kill and is cut off on resume (its unit runs again);
  * a bad line anywhere else means the file cannot be trusted and is an error
@@ -21,16 +21,19 @@
 
 /* the counts, then the object matching's sums in wsisa_match_field order */
 #define JOURNAL_HEADER                                                                    \
-  "tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run,area_ref,area_run,tp,fp,fn," \
-  "aji_inter,aji_union,aji_unused,fields,crc32"
-#define JOURNAL_COUNTS 7 /* tile, run_id and the counts before the sums */
+  "tile,run_id,both,run,ref,nuclei,ref_nuclei,ref_tissue,obj_ref,obj_run,area_ref,area_run," \
+  "tp,fp,fn,aji_inter,aji_union,aji_unused,fields,crc32"
+#define JOURNAL_COUNTS 8 /* tile, run_id and the counts before the sums */
 #define JOURNAL_FIELDS (JOURNAL_COUNTS + WSISA_MATCH_FIELDS + 2)
 /* journals of earlier versions: without proofs, then without the sums of
- * F1 and AJI */
+ * F1 and AJI, then without the tissue each tile's reference segmented */
 static const wsisa__old_header journal_old[] = {
     {"tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run", "checksum"},
     {"tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run,fields,crc32",
      "object-matching sums for F1 and AJI"},
+    {"tile,run_id,both,run,ref,nuclei,ref_nuclei,obj_ref,obj_run,area_ref,area_run,tp,fp,fn,"
+     "aji_inter,aji_union,aji_unused,fields,crc32",
+     "the tissue each tile's reference segmented (ref_tissue)"},
     {NULL, NULL}};
 
 /* ---- journal.csv ---------------------------------------------------------------- */
@@ -45,10 +48,10 @@ int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
   errno = 0;
   for (size_t i = 0; i < n; i++) {
     const wsisa_counts *c = &counts[i];
-    int len = snprintf(line, sizeof line, "%zu,%zu,%llu,%llu,%llu,%llu,%llu", tile, runs[i],
-                       (unsigned long long)c->both, (unsigned long long)c->run,
+    int len = snprintf(line, sizeof line, "%zu,%zu,%llu,%llu,%llu,%llu,%llu,%llu", tile,
+                       runs[i], (unsigned long long)c->both, (unsigned long long)c->run,
                        (unsigned long long)c->ref, (unsigned long long)c->nuclei,
-                       (unsigned long long)c->ref_nuclei);
+                       (unsigned long long)c->ref_nuclei, (unsigned long long)c->ref_tissue);
     for (int k = 0; k < WSISA_MATCH_FIELDS; k++)
       len += snprintf(line + len, sizeof line - (size_t)len, ",%llu",
                       (unsigned long long)c->match[k]);
@@ -93,12 +96,14 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
                        "%s:%zu: tile %llu or run %llu is not in this study (%zu tiles, %zu runs)",
                        jr->path, lineno, v[0], v[1], s->ntiles, s->nruns);
   size_t at = (size_t)v[1] * s->ntiles + (size_t)v[0];
-  wsisa_counts c = {.both = v[2], .run = v[3], .ref = v[4], .nuclei = v[5], .ref_nuclei = v[6]};
+  wsisa_counts c = {.both = v[2], .run = v[3], .ref = v[4], .nuclei = v[5], .ref_nuclei = v[6],
+                    .ref_tissue = v[7]};
   for (int k = 0; k < WSISA_MATCH_FIELDS; k++) c.match[k] = v[JOURNAL_COUNTS + k];
   if (s->have[at]) {
     const wsisa_counts *o = &s->counts[at];
     if (o->both != c.both || o->run != c.run || o->ref != c.ref || o->nuclei != c.nuclei ||
-        o->ref_nuclei != c.ref_nuclei || memcmp(o->match, c.match, sizeof c.match) != 0)
+        o->ref_nuclei != c.ref_nuclei || o->ref_tissue != c.ref_tissue ||
+        memcmp(o->match, c.match, sizeof c.match) != 0)
       return wsisa_error(e, WSISA_EFORMAT,
                          "%s:%zu: run %llu, tile %llu: other counts than an earlier line "
                          "(two writers, or a damaged journal)",

@@ -411,10 +411,15 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
 static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
                           json_t *warnings) {
   const wsisa_scale *sc = &in->scale;
-  uint64_t nuclei = 0;
-  for (size_t t = in->first_tile; t < in->first_tile + in->ntiles; t++)
-    nuclei += s->counts[t].ref_nuclei; /* run 0's row: every run has the same reference */
-  double density = in->tissue_mm2 > 0 ? (double)nuclei / in->tissue_mm2 : 0;
+  uint64_t nuclei = 0, tissue = 0;
+  /* run 0's row: every run has the same reference */
+  for (size_t t = in->first_tile; t < in->first_tile + in->ntiles; t++) {
+    nuclei += s->counts[t].ref_nuclei;
+    tissue += s->counts[t].ref_tissue;
+  }
+  /* exactly the tissue the reference segmented, at the MPP segmented */
+  const double tissue_mm2 = (double)tissue * sc->target_mpp * sc->target_mpp * 1e-6;
+  double density = tissue_mm2 > 0 ? (double)nuclei / tissue_mm2 : 0;
   json_t *o = json_pack("{s:s, s:s, s:s, s:f, s:i, s:f, s:f, s:b, s:f, s:I, s:f, s:I, s:f}",
                         "path", in->path, "kind", wsisa_input_kind_name(in->kind),
                         "mpp_source", wsisa_mpp_source_name(sc->source), "target_mpp",
@@ -422,10 +427,23 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
                         sc->level_downsample, "factor", sc->factor, "resampled",
                         sc->factor_q != WSISA_SCALE_ONE, "level0_per_pixel",
                         wsisa_scale_step(sc), "tiles", (json_int_t)in->ntiles, "tissue_mm2",
-                        in->tissue_mm2, "reference_nuclei", (json_int_t)nuclei,
+                        tissue_mm2, "reference_nuclei", (json_int_t)nuclei,
                         "reference_nuclei_per_mm2", density);
   /* the um per pixel read, which tissue_mm2 and the density are counted in */
   json_object_set_new(o, "pixel_mpp", json_real(wsisa_scale_pixel_mpp(sc)));
+  /* how its tiles were read: the halo, and the colour statistics they were
+   * normalized with (the slide's, or each tile's own) */
+  json_object_set_new(o, "halo", json_integer(in->kind == WSISA_INPUT_SLIDE ? s->halo : 0));
+  if (in->has_stats)
+    json_object_set_new(
+        o, "normalization",
+        json_pack("{s:s, s:f, s:[f, f, f], s:[f, f, f]}", "statistics", "slide", "pixels",
+                  in->stats[WSISA_STATS_COUNT], "mean", in->stats[WSISA_STATS_MEAN],
+                  in->stats[WSISA_STATS_MEAN + 1], in->stats[WSISA_STATS_MEAN + 2], "std",
+                  in->stats[WSISA_STATS_STD], in->stats[WSISA_STATS_STD + 1],
+                  in->stats[WSISA_STATS_STD + 2]));
+  else
+    json_object_set_new(o, "normalization", json_pack("{s:s}", "statistics", "tile"));
   /* an image without a given MPP is taken as if at the target resolution */
   json_object_set_new(o, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->mpp));
   const wsisa__stain *st = &in->stain;
@@ -444,13 +462,13 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
     json_object_set_new(o, "tiles_left_out", json_integer((json_int_t)in->tiles_left_out));
     json_object_set_new(o, "reference", json_string(in->annot ? wsisa_annot_kind_name(in->annot->kind)
                                                               : "none"));
-  } else if (in->tissue_mm2 > 0 && density < WSISA_MIN_NUCLEI_PER_MM2) {
+  } else if (tissue_mm2 > 0 && density < WSISA_MIN_NUCLEI_PER_MM2) {
     char w[4600];
     snprintf(w, sizeof w,
              "%s: the reference segmentation found %llu nuclei in %.3g mm2 of tissue (%.0f per "
              "mm2, fewer than %.0f): not H&E tissue at %g um/pixel? the indices may describe "
              "noise",
-             in->path, (unsigned long long)nuclei, in->tissue_mm2, density,
+             in->path, (unsigned long long)nuclei, tissue_mm2, density,
              WSISA_MIN_NUCLEI_PER_MM2, wsisa_scale_pixel_mpp(sc));
     wsisa_log(WSISA_LOG_WARN, "run", "%s", w);
     json_array_append_new(warnings, json_string(w));

@@ -306,6 +306,40 @@ static int interrupted(const wsisa__study_run *s, int have_folder, size_t before
                      before + s->units_journaled, total, s->dir);
 }
 
+/* How each tile is read: the halo (inputs.halo, or what the study's runs
+ * and the defaults can see) and, unless inputs.normalization is "tile", each
+ * slide's colour statistics from its tissue, computed once (StarPU running). */
+static int tile_reading(wsisa__study_run *s, wsisa_exec_opts *eo, wsisa_err *e) {
+  const wsisa_study_inputs *in = &s->study->inputs;
+  eo->halo = s->halo = wsisa__study_halo(s);
+  if (in->overlap > 0 && s->halo > 0)
+    wsisa_log(WSISA_LOG_WARN, "run",
+              "%s: inputs.overlap %d: the nuclei in pixels two tiles share are owned by both "
+              "and counted twice; the halo (%d pixels) already sees past each border: give "
+              "overlap 0",
+              s->study->path, in->overlap, s->halo);
+  for (size_t i = 0; i < s->ninputs; i++) {
+    wsisa__run_input *ri = &s->inputs[i];
+    if (ri->kind != WSISA_INPUT_SLIDE || in->tile_stats || !ri->ntiles) continue;
+    double t0 = wsisa_now();
+    int rc = wsisa_slide_stats(ri->path, &ri->scale, ri->stats, e);
+    if (rc) return rc;
+    ri->has_stats = ri->stats[WSISA_STATS_COUNT] > 0;
+    for (size_t t = ri->first_tile; t < ri->first_tile + ri->ntiles; t++) {
+      s->tiles[t].has_stats = ri->has_stats;
+      memcpy(s->tiles[t].stats, ri->stats, sizeof ri->stats);
+    }
+    wsisa_log(WSISA_LOG_INFO, "run",
+              "%s: colour statistics of %.0f tissue pixels in %.1f s (mean %.4f %.4f %.4f, "
+              "std %.4f %.4f %.4f)",
+              ri->path, ri->stats[WSISA_STATS_COUNT], wsisa_now() - t0,
+              ri->stats[WSISA_STATS_MEAN], ri->stats[WSISA_STATS_MEAN + 1],
+              ri->stats[WSISA_STATS_MEAN + 2], ri->stats[WSISA_STATS_STD],
+              ri->stats[WSISA_STATS_STD + 1], ri->stats[WSISA_STATS_STD + 2]);
+  }
+  return 0;
+}
+
 /* Every unit not done, each journaled as it ends; the folder is made (a new
  * run) once nothing is left to refuse. */
 static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
@@ -321,7 +355,8 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
                         .object_match = s->object_match,
                         .features = s->features != NULL,
                         .object_reuse = s->study->reuse.object_reuse};
-  int rc = plan_memory(s, r, &eo, e);
+  int rc = tile_reading(s, &eo, e);
+  if (!rc) rc = plan_memory(s, r, &eo, e);
   int have_folder = r->resume != NULL;
   if (!rc && !have_folder && !wsisa_units_interrupted()) {
     rc = wsisa__run_folder_create(s, s->out, e);

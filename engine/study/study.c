@@ -351,7 +351,8 @@ static int parse_reference(ctx *c, json_t *ref, wsisa_study_inputs *out) {
 static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
   static const char *const keys[] = {"slides",      "images",    "level",       "tile_size",
                                      "overlap",     "mpp",       "slide_mpp",   "tissue_only",
-                                     "stain_check", "reference", NULL};
+                                     "stain_check", "reference", "halo",  "normalization",
+                                     NULL};
   if (!json_is_object(in)) return expected(c, "inputs", "an object", in);
   int rc = check_keys(c, in, "inputs", keys, "inputs");
   if (rc) return rc;
@@ -403,6 +404,20 @@ static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
       (rc = get_bool(c, v, "inputs.stain_check", &out->stain_check)))
     return rc;
   if ((v = json_object_get(in, "reference")) && (rc = parse_reference(c, v, out))) return rc;
+  if ((v = json_object_get(in, "halo"))) {
+    if (json_is_string(v) && strcmp(json_string_value(v), "auto") == 0) out->halo = -1;
+    else if (json_is_string(v))
+      return fail(c, "inputs.halo", "'%s': give \"auto\" or a whole number of pixels",
+                  json_string_value(v));
+    else if ((rc = get_int(c, v, "inputs.halo", 0, 1 << 16, &out->halo)))
+      return rc;
+  }
+  if ((v = json_object_get(in, "normalization"))) {
+    const char *n = json_is_string(v) ? json_string_value(v) : NULL;
+    if (!n || (strcmp(n, "slide") != 0 && strcmp(n, "tile") != 0))
+      return expected(c, "inputs.normalization", "\"slide\" or \"tile\"", v);
+    out->tile_stats = strcmp(n, "tile") == 0;
+  }
   return 0;
 }
 
@@ -920,6 +935,7 @@ static int parse_json(json_t *root, const char *name, wsisa_study **out, wsisa_e
     s->inputs.tissue_only = 1;
     s->inputs.mpp = WSISA_TARGET_MPP;
     s->inputs.stain_check = 1;
+    s->inputs.halo = -1;
     /* the fastest measured on 2 to 8 workers (wsisa-bench reuse; README
      * Performance): RTMA; TRTMA pays off when workers outnumber buckets */
     s->reuse.strategy = WSISA_REUSE_RTMA;
@@ -1030,6 +1046,8 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
     json_object_set_new(o, "mpp", json_real(in->mpp));
     if (in->slide_mpp > 0) json_object_set_new(o, "slide_mpp", json_real(in->slide_mpp));
     json_object_set_new(o, "stain_check", json_boolean(in->stain_check));
+    json_object_set_new(o, "halo", in->halo < 0 ? json_string("auto") : json_integer(in->halo));
+    json_object_set_new(o, "normalization", json_string(in->tile_stats ? "tile" : "slide"));
     if (in->nreferences) {
       json_t *refs = json_object();
       for (size_t i = 0; i < in->nreferences; i++) {

@@ -94,6 +94,11 @@ typedef struct wsisa_study_inputs {
                            slides' own, and images taken as they are */
   int stain_check;      /* refuse inputs that do not look like bright-field H&E
                            (engine/workflow/stain.c); default 1 */
+  int halo;             /* target pixels read around each slide tile, its results
+                           those of the nuclei its core owns; -1 (default,
+                           "auto"): wsisa_workflow_halo of the study's runs */
+  int tile_stats;       /* normalization statistics per tile (the papers'); 0
+                           (default, "slide"): once per slide, from its tissue */
   wsisa_study_reference *references; /* none: the default-parameter run is the
                                         reference */
   size_t nreferences;
@@ -225,7 +230,8 @@ typedef struct wsisa__run_input {
   wsisa_input_kind kind;
   wsisa_scale scale;        /* MPP and its source, level, factor */
   size_t first_tile, ntiles; /* its tiles in wsisa__study_run.tiles */
-  double tissue_mm2;        /* tissue area of its tiles (tile area x tissue share) */
+  int has_stats;            /* normalized with the slide's colour statistics: */
+  double stats[WSISA_STATS_N]; /* masked_stats' layout (wsisa_slide_stats) */
   int stain_checked;
   wsisa__stain stain;
   /* inputs.reference in a study that names one: the annotation (NULL: this
@@ -285,10 +291,17 @@ typedef struct wsisa__study_run {
    * none) and its value by best.json's metric, for the summary */
   long defaults_run;
   double defaults_value;
+  int halo;                 /* target pixels read around each slide tile */
 } wsisa__study_run;
 
 
 /* ---- its tiles (engine/study/tiles.c) ---------------------------------------- */
+
+/* The halo a study's slide tiles are read with: inputs.halo, or with "auto"
+ * wsisa_workflow_halo over its runs (nruns rows of params) and the defaults;
+ * wsisa__study_halo: over the run's design. */
+int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t nruns);
+int wsisa__study_halo(const wsisa__study_run *s);
 
 /* The study's tiles (s->study set): its slides' tile grids (tissue tiles
  * only unless asked) and its images, into s->tiles and s->tile_names. */

@@ -170,7 +170,6 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   wsisa_annotation *annot = NULL;
   if (!rc && s->annotated && !(rc = wsisa_slide_level(slide, 0, &l0, e)))
     rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
-  const double um2 = wsisa_scale_pixel_mpp(&scale) * wsisa_scale_pixel_mpp(&scale);
   for (size_t t = 0; !rc && t < g->ntiles; t++) {
     const wsisa_tile *tl = &g->tiles[t];
     if (in->tissue_only && !tl->tissue) continue;
@@ -181,7 +180,6 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
     snprintf(name, sizeof name, "%s#%lld,%lld,%lld,%lld", path, (long long)tl->level0.x,
              (long long)tl->level0.y, (long long)tl->level0.width,
              (long long)tl->level0.height);
-    ri->tissue_mm2 += (double)tl->width * tl->height * tl->tissue_fraction * um2 * 1e-6;
     ri->ntiles++;
     rc = add_tile(s, &ref, name, e);
   }
@@ -196,7 +194,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
 }
 
 /* An image file is one tile, taken as it is or, with inputs.slide_mpp, resampled
- * to the study's resolution; its whole area counts as tissue. */
+ * to the study's resolution. */
 static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
   wsisa_image *img = NULL;
@@ -218,8 +216,6 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
                           .height = img->height,
                           .level0 = {0, 0, llround(img->width * step), llround(img->height * step)}};
     if (tile_annotated(s, ri, annot, &ref)) {
-      ri->tissue_mm2 =
-          (double)img->width * img->height * pow(wsisa_scale_pixel_mpp(&scale), 2) * 1e-6;
       ri->ntiles = 1;
       rc = add_tile(s, &ref, path, e);
     }
@@ -258,6 +254,21 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
     wsisa_log(WSISA_LOG_INFO, "run", "annotations cover %zu tiles; %zu left out", s->ntiles,
               s->tiles_left_out);
   return rc;
+}
+
+int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t nruns) {
+  if (study->inputs.halo >= 0) return study->inputs.halo;
+  int h = wsisa_workflow_halo(wsisa_seg_defaults(), 1);
+  int hr = params && nruns ? wsisa_workflow_halo(params, nruns) : 0;
+  if (hr > h) h = hr;
+  /* the reach is in pixels at WSISA_TARGET_MPP; the tiles are read at the
+   * study's resolution, where the size parameters follow it */
+  const double mpp = study->inputs.mpp > 0 ? study->inputs.mpp : WSISA_TARGET_MPP;
+  return mpp == WSISA_TARGET_MPP ? h : ((int)ceil(h * WSISA_TARGET_MPP / mpp) + 15) / 16 * 16;
+}
+
+int wsisa__study_halo(const wsisa__study_run *s) {
+  return wsisa__study_halo_for(s->study, s->params, s->nruns);
 }
 
 void wsisa__study_tiles_free(wsisa__study_run *s) {

@@ -138,6 +138,26 @@ static int opening_side(const wsisa_tile_data *t) {
   return 2 * (int)llround(WSISA_OPENING_RADIUS * t->length_scale) + 1;
 }
 
+int wsisa_workflow_halo(const double *p, size_t nruns) {
+  /* What an owned object's pixels depend on: the object itself, which the
+   * size filters bound (a disk of the largest area kept, 2 sqrt(A / pi)
+   * across, as the centroid may sit at the core's edge), the opening of rc
+   * (an erosion then a dilation by the disk: 2 x its radius), and the 3x3
+   * operations (hysteresis opening, separation's dilation: 3 pixels). The
+   * reconstructions (levels 1, 2, 5) and hole filling reach as far as the
+   * structures they follow, without bound; twice the sum covers them on
+   * H&E at the parameters' resolution (docs/workflow.md, Tiles, measures
+   * the agreement it gives). Rounded up to 16 pixels. */
+  double area = 0;
+  for (size_t r = 0; r < nruns; r++) {
+    const double *q = p + r * WSISA_SEG_NPARAMS;
+    area = fmax(area, fmax(q[WSISA_P_MAX_SIZE], q[WSISA_P_MAX_SIZE_SEG]));
+  }
+  double reach = 2.0 * sqrt(area / 3.14159265358979323846) + 2 * WSISA_OPENING_RADIUS + 3;
+  int halo = (int)ceil(WSISA_HALO_MARGIN * reach);
+  return (halo + 15) / 16 * 16;
+}
+
 int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
                                int normalize, wsisa_tile_data *tile, wsisa_err *e) {
   return wsisa_workflow_tile_submit_at(rgb_in, width, height, WSISA_TARGET_MPP, normalize, tile,
@@ -147,16 +167,74 @@ int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int heigh
 int wsisa_workflow_tile_submit_at(starpu_data_handle_t rgb_in, int width, int height,
                                   double target_mpp, int normalize, wsisa_tile_data *tile,
                                   wsisa_err *e) {
+  return wsisa_workflow_tile_submit_framed(rgb_in, width, height, target_mpp, normalize, NULL,
+                                           tile, e);
+}
+
+/* The given statistics as a vector of their own (no home: StarPU frees it). */
+static int stats_handle(const double *stats, starpu_data_handle_t *h, wsisa_err *e) {
+  starpu_vector_data_register(h, -1, 0, WSISA_STATS_N, sizeof(double));
+  if (starpu_data_acquire(*h, STARPU_W)) {
+    release(h);
+    return wsisa_error(e, WSISA_ERUNTIME, "cannot acquire the colour statistics");
+  }
+  memcpy((void *)starpu_vector_get_local_ptr(*h), stats, WSISA_STATS_N * sizeof *stats);
+  starpu_data_release(*h);
+  return 0;
+}
+
+/* A mask of the core: 255 inside, 0 in the halo. */
+static int core_mask(wsisa_tile_data *t, wsisa_err *e) {
+  int rc = tmp_mask(t, &t->core_mask, e);
+  if (rc) return rc;
+  if (starpu_data_acquire(t->core_mask, STARPU_W))
+    return wsisa_error(e, WSISA_ERUNTIME, "cannot acquire the core mask");
+  wsisa_image m = wsisa_image_view((void *)starpu_matrix_get_local_ptr(t->core_mask), t->width,
+                                   t->height, 1, WSISA_U8,
+                                   starpu_matrix_get_local_ld(t->core_mask));
+  for (int y = 0; y < m.height; y++) {
+    uint8_t *row = wsisa_image_row(&m, y);
+    memset(row, 0, (size_t)m.width);
+    if (y >= t->core_y && y < t->core_y + t->core_h)
+      memset(row + t->core_x, 255, (size_t)t->core_w);
+  }
+  starpu_data_release(t->core_mask);
+  return 0;
+}
+
+int wsisa_workflow_tile_submit_framed(starpu_data_handle_t rgb_in, int width, int height,
+                                      double target_mpp, int normalize,
+                                      const wsisa_tile_frame *frame, wsisa_tile_data *tile,
+                                      wsisa_err *e) {
   memset(tile, 0, sizeof *tile);
   tile->width = width;
   tile->height = height;
+  tile->core_w = width;
+  tile->core_h = height;
   tile->length_scale = target_mpp > 0 ? WSISA_TARGET_MPP / target_mpp : 1;
   int rc = 0;
-  if (normalize) {
-    if ((rc = wsisa_image_register_tmp(width, height, 3, WSISA_U8, &tile->rgb, e))) goto fail;
-    if ((rc = submitted(wsisa_normalize_submit(rgb_in, tile->rgb, width, height),
-                        "normalization", e)))
+  if (frame && frame->core_w > 0) {
+    if (frame->core_x < 0 || frame->core_y < 0 || frame->core_h <= 0 ||
+        frame->core_x + frame->core_w > width || frame->core_y + frame->core_h > height)
+      return wsisa_error(e, WSISA_EINTERNAL, "a tile's core outside the pixels read");
+    tile->core_x = frame->core_x;
+    tile->core_y = frame->core_y;
+    tile->core_w = frame->core_w;
+    tile->core_h = frame->core_h;
+    if ((tile->core_w != width || tile->core_h != height) && (rc = core_mask(tile, e)))
       goto fail;
+  }
+  if (normalize) {
+    starpu_data_handle_t stats = NULL;
+    if (frame && frame->stats && (rc = stats_handle(frame->stats, &stats, e))) goto fail;
+    if ((rc = wsisa_image_register_tmp(width, height, 3, WSISA_U8, &tile->rgb, e))) {
+      release(&stats);
+      goto fail;
+    }
+    rc = submitted(wsisa_normalize_submit_stats(rgb_in, tile->rgb, width, height, stats),
+                   "normalization", e);
+    release(&stats);
+    if (rc) goto fail;
   } else {
     tile->rgb = rgb_in;
   }
@@ -176,6 +254,7 @@ void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb) {
   tile->rgb = NULL;
   release(&tile->rc);
   release(&tile->rc_open);
+  release(&tile->core_mask);
   for (int c = 0; c < tile->nchannels; c++) release(&tile->channels[c]);
   tile->nchannels = 0;
 }
@@ -191,9 +270,23 @@ int wsisa_workflow_background_submit(const wsisa_tile_data *tile, const double *
   rc = submitted(wsisa_submit_background(tile->rgb, bg, (int)p[WSISA_P_B], (int)p[WSISA_P_G],
                                          (int)p[WSISA_P_R]),
                  "background", e);
+  /* a tile read with a halo: its core's background only */
+  starpu_data_handle_t in_core = NULL;
+  if (!rc && tile->core_mask && !(rc = tmp_mask(tile, &in_core, e)))
+    rc = submitted(wsisa_submit_mask_logic(bg, tile->core_mask, in_core, WSISA_MASK_AND),
+                   "background of the core", e);
+  if (in_core) {
+    release(&bg);
+    bg = in_core;
+  }
   if (!rc) rc = submitted(wsisa_submit_compare(bg, bg, *h), "background count", e);
   release(&bg);
   return rc;
+}
+
+uint64_t wsisa_workflow_tissue(const wsisa_tile_data *tile, const uint64_t counts[3]) {
+  const uint64_t core = (uint64_t)tile->core_w * (uint64_t)tile->core_h;
+  return counts[1] < core ? core - counts[1] : 0;
 }
 
 int wsisa_workflow_background_wait(const wsisa_tile_data *tile, const uint64_t counts[3],
@@ -201,19 +294,27 @@ int wsisa_workflow_background_wait(const wsisa_tile_data *tile, const uint64_t c
   /* unregister waits for the count and brings it home */
   if (*h) starpu_data_unregister(*h);
   *h = NULL;
-  double npix = (double)tile->width * tile->height;
-  return (double)counts[1] >= WSISA_BACKGROUND_SKIP * npix;
+  /* tissue, the core's pixels off the background, under the detector's
+   * share: the same numbers as WSISA_BACKGROUND_SKIP's, without rounding */
+  const double core = (double)tile->core_w * tile->core_h;
+  return (double)wsisa_workflow_tissue(tile, counts) < WSISA_TISSUE_THRESHOLD * core;
 }
 
-int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
-                                   wsisa_err *e) {
+int wsisa_workflow_background_tissue(const wsisa_tile_data *tile, const double *p, int *skip,
+                                     uint64_t *tissue, wsisa_err *e) {
   uint64_t counts[3];
   starpu_data_handle_t hcounts = NULL;
   int rc = wsisa_workflow_background_submit(tile, p, counts, &hcounts, e);
   int empty = wsisa_workflow_background_wait(tile, counts, &hcounts);
   if (rc) return rc;
   *skip = empty;
+  if (tissue) *tissue = wsisa_workflow_tissue(tile, counts);
   return 0;
+}
+
+int wsisa_workflow_background_skip(const wsisa_tile_data *tile, const double *p, int *skip,
+                                   wsisa_err *e) {
+  return wsisa_workflow_background_tissue(tile, p, skip, NULL, e);
 }
 
 /* Level 1: red blood cells. r/(g+eps) > T1 seeds a reconstruction of
@@ -421,6 +522,29 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
   return rc;
 }
 
+int wsisa_workflow_own_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                              starpu_data_handle_t *owned, wsisa_err *e) {
+  *owned = mask;
+  if (!tile->core_mask) return 0;
+  starpu_data_handle_t labels = NULL, out = NULL;
+  int rc = tmp_labels(tile, &labels, e);
+  if (!rc) rc = tmp_mask(tile, &out, e);
+  /* 4-connected, as the final size filter and the measures count objects */
+  if (!rc) rc = submitted(wsisa_submit_label(mask, labels, 4), "labelling", e);
+  if (!rc)
+    rc = submitted(wsisa_submit_own_objects(labels, out, tile->core_x, tile->core_y,
+                                            tile->core_x + tile->core_w,
+                                            tile->core_y + tile->core_h),
+                   "the core's objects", e);
+  release(&labels);
+  if (rc) {
+    release(&out);
+    return rc;
+  }
+  *owned = out;
+  return 0;
+}
+
 int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
                                   starpu_data_handle_t mask_out, wsisa_err *e) {
   int skip = 0, rc = wsisa_workflow_background_skip(tile, p, &skip, e);
@@ -438,10 +562,22 @@ int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
   }
   wsisa_task_data path;
   memset(&path, 0, sizeof path);
+  /* with a halo, level 7 writes an intermediate the core's objects come from */
+  starpu_data_handle_t final_out = tile->core_mask ? NULL : mask_out;
   for (int level = 1; level <= WSISA_SEG_LEVELS && !rc; level++)
-    rc = wsisa_workflow_task_submit(level, p, tile, &path, mask_out, e);
+    rc = wsisa_workflow_task_submit(level, p, tile, &path, final_out, e);
+  if (!rc && tile->core_mask) {
+    starpu_data_handle_t labels = NULL;
+    if (!(rc = tmp_labels(tile, &labels, e)) &&
+        !(rc = submitted(wsisa_submit_label(path.final, labels, 4), "labelling", e)))
+      rc = submitted(wsisa_submit_own_objects(labels, mask_out, tile->core_x, tile->core_y,
+                                              tile->core_x + tile->core_w,
+                                              tile->core_y + tile->core_h),
+                     "the core's objects", e);
+    release(&labels);
+  }
   /* mask_out belongs to the caller: forget it before releasing the path. */
-  path.final = NULL;
+  if (!tile->core_mask) path.final = NULL;
   for (int level = 1; level <= WSISA_SEG_LEVELS; level++)
     wsisa_workflow_task_release(level, &path);
   return rc;

@@ -28,8 +28,12 @@ enum {
 };
 #define WSISA_SEG_LEVELS 7
 
-/* Share of background pixels at or above which a tile's mask is empty. */
-#define WSISA_BACKGROUND_SKIP 0.9
+/* The one rule for background, shared with the tissue detection of `wsisa
+ * tiles` (io's WSISA_TISSUE_THRESHOLD): a tile holds tissue when tissue covers
+ * at least that share of it (of its core, for a tile read with a halo). The
+ * workflow empties the mask of a tile whose pixels off the background
+ * (b > B and g > G and r > R) are fewer: background above this share. */
+#define WSISA_BACKGROUND_SKIP (1.0 - WSISA_TISSUE_THRESHOLD)
 
 /* Names, defaults and task levels come from the one table of the
  * segmentation's parameters, sa/'s wsisa_sa_seg_params, in this order. */
@@ -67,7 +71,31 @@ typedef struct wsisa_tile_data {
   /* object reuse: the tile's object store (codelets/codelets.h), or NULL for
    * the fine-grain codelets of levels 6 and 7 (docs/architecture.md) */
   struct wsisa_object_store *objects;
+  /* a tile read with a halo (wsisa_workflow_tile_submit_framed): its core
+   * [core_x, core_x + core_w) x [core_y, core_y + core_h) in these pixels,
+   * and a mask of it; without a halo the core is the whole tile and
+   * core_mask is NULL */
+  int core_x, core_y, core_w, core_h;
+  starpu_data_handle_t core_mask;
 } wsisa_tile_data;
+
+/* How a tile was read: its core inside the pixels read (a halo around it),
+ * and the colour statistics to normalize it with. */
+typedef struct wsisa_tile_frame {
+  int core_x, core_y, core_w, core_h; /* core_w = 0: the whole tile, no halo */
+  /* NULL: each tile's own statistics (the papers' behaviour); else the
+   * WSISA_STATS_N doubles of masked_stats over the slide's tissue
+   * (wsisa_slide_stats), copied at submission */
+  const double *stats;
+} wsisa_tile_frame;
+
+/* The halo (target pixels) a tile is read with so that what it keeps of its
+ * core does not depend on the tiling, for the parameter sets `p` (nruns rows
+ * of WSISA_SEG_NPARAMS, their largest): docs/workflow.md, Tiles. */
+int wsisa_workflow_halo(const double *p, size_t nruns);
+/* The factor over the operations' bounded reach (wsisa_workflow_halo) that
+ * covers what the reconstructions see. */
+#define WSISA_HALO_MARGIN 2.0
 
 /* What the tasks on one root-to-node path of a task tree have produced; a task
  * reads its ancestors' outputs, not only its parent's. */
@@ -98,6 +126,14 @@ int wsisa_workflow_tile_submit_at(starpu_data_handle_t rgb_in, int width, int he
 /* The same at WSISA_TARGET_MPP, the resolution the parameters are tuned for. */
 int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
                                int normalize, wsisa_tile_data *tile, wsisa_err *e);
+/* The same for a tile read with a halo, or normalized with a slide's
+ * statistics (`frame`, may be NULL: as above). The segmentation then keeps
+ * the objects whose centroid lies in the core (wsisa_workflow_own_submit),
+ * and the background rule looks at the core only. */
+int wsisa_workflow_tile_submit_framed(starpu_data_handle_t rgb_in, int width, int height,
+                                      double target_mpp, int normalize,
+                                      const wsisa_tile_frame *frame, wsisa_tile_data *tile,
+                                      wsisa_err *e);
 void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb);
 
 /* The background share for (B, G, R) of `p`: submits the background mask and
@@ -112,6 +148,13 @@ int wsisa_workflow_background_submit(const wsisa_tile_data *tile, const double *
                                      uint64_t counts[3], starpu_data_handle_t *h, wsisa_err *e);
 int wsisa_workflow_background_wait(const wsisa_tile_data *tile, const uint64_t counts[3],
                                    starpu_data_handle_t *h);
+/* Tissue pixels of the tile's core by the counts of wsisa_workflow_background_submit
+ * (once waited for): the core's pixels off the background. */
+uint64_t wsisa_workflow_tissue(const wsisa_tile_data *tile, const uint64_t counts[3]);
+/* The background decision and the tissue it saw, in one call (blocking, as
+ * wsisa_workflow_background_skip). */
+int wsisa_workflow_background_tissue(const wsisa_tile_data *tile, const double *p, int *skip,
+                                     uint64_t *tissue, wsisa_err *e);
 
 /* Submit task `level` (1..7) with the parameters `p`, reading its ancestors'
  * outputs from `path` and storing its own there. Level 7 writes into
@@ -124,6 +167,13 @@ int wsisa_workflow_task_submit(int level, const double *p, const wsisa_tile_data
                                wsisa_err *e);
 /* Release what task `level` produced, once its last consumer is submitted. */
 void wsisa_workflow_task_release(int level, wsisa_task_data *path);
+
+/* What the tile keeps of a final mask: *owned = the 4-connected objects of
+ * `mask` whose centroid lies in the tile's core (own_objects), a new
+ * intermediate the caller releases; without a halo *owned = mask, nothing
+ * submitted. */
+int wsisa_workflow_own_submit(const wsisa_tile_data *tile, starpu_data_handle_t mask,
+                              starpu_data_handle_t *owned, wsisa_err *e);
 
 /* What to measure of a mask against the reference. */
 typedef struct wsisa_measure {
@@ -143,8 +193,8 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
                                   wsisa_err *e);
 
 /* The whole segmentation of one tile with one parameter set into `mask_out`
- * (u8 0/255, registered by the caller). An empty mask when the background rule
- * applies. */
+ * (u8 0/255, registered by the caller): for a tile read with a halo, the
+ * objects its core owns. An empty mask when the background rule applies. */
 int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
                                   starpu_data_handle_t mask_out, wsisa_err *e);
 
