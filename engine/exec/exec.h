@@ -84,6 +84,11 @@ typedef struct wsisa_exec_stats {
    * store held */
   uint64_t clusters_seen, clusters_reused, groups_seen, groups_reused;
   uint64_t object_evictions, object_store_peak;
+  /* the submitting thread: how often and how long (seconds) it waited for a
+   * free path (RMSR's bound) and for the oldest unit to end (the unit
+   * credit) */
+  uint64_t path_waits, unit_waits;
+  double path_wait_s, unit_wait_s;
 } wsisa_exec_stats;
 
 /* Called on the submitting thread when unit (tile, bucket) has finished:
