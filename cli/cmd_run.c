@@ -43,7 +43,7 @@ static const wsisa_cli_flag flags[] = {
     {"max-buckets", 'b', .arg = "N", .help = "TRTMA MaxBuckets (default 3 x workers)"},
     {"max-bucket-size", 'z', .arg = "N", .help = "RTMA, naive, SCA bucket size"},
     {"active-paths", 'k', .arg = "K",
-     .help = "RMSR: root-to-leaf paths active at once (default: 4 x workers)"},
+     .help = "RMSR: root-to-leaf paths active at once (default: 8 x workers)"},
     {"memory-limit", 'm', .arg = "SIZE",
      .help = "the process's peak memory (e.g. 512M, 4G): K is lowered so\n"
              "what it holds before the first unit, the tiles and K\n"

@@ -157,6 +157,20 @@ typedef struct wsisa_machine_cores {
 } wsisa_machine_cores;
 
 void wsisa_machine_cores_read(wsisa_machine_cores *c);
+/* The processing units as StarPU numbers them (hwloc's logical index, in a
+ * topology of the PUs this process is allowed: a cgroup's cpuset narrows it,
+ * an affinity mask does not) and the calling thread's affinity mask in those
+ * numbers: one PU per core of the mask, the first of the core that the mask
+ * holds. Read it before StarPU binds threads. */
+#define WSISA_MACHINE_MAX_PUS 1024
+typedef struct wsisa_machine_pus {
+  int cores, pus;                      /* the topology's */
+  int os[WSISA_MACHINE_MAX_PUS];       /* the OS index (taskset's) of each PU */
+  int nmask;                           /* cores with a PU in the mask; 0: unknown */
+  unsigned mask[WSISA_MACHINE_MAX_PUS]; /* the logical index of a PU of each */
+} wsisa_machine_pus;
+
+void wsisa_machine_pus_read(wsisa_machine_pus *p);
 /* Bytes available now (MemAvailable of /proc/meminfo; 0 when unknown): cheap,
  * without hwloc. */
 uint64_t wsisa_memory_available(void);
@@ -235,6 +249,13 @@ typedef struct wsisa_runtime_cpus {
   int maxcpus; /* STARPU_MAXCPUS of the StarPU wsisa is built against */
   int opencl;  /* OpenCL workers */
   wsisa_machine_cores cores;
+  /* where the CPU workers run: "affinity mask" (wsisa bound them to the
+   * cores of a mask narrower than the machine), "StarPU" (StarPU's own
+   * binding over the machine's cores), "STARPU_WORKERS_CPUID" or
+   * "STARPU_WORKERS_GETBIND" (the user's), "none" (STARPU_WORKERS_NOBIND) */
+  const char *binding;
+  int nbound;                    /* CPU workers bound: bound[i] is worker i's core */
+  int bound[WSISA_MACHINE_MAX_PUS]; /* OS index of the PU (taskset's numbering) */
   char warning[640];
 } wsisa_runtime_cpus;
 

@@ -192,3 +192,31 @@ void wsisa_machine_cores_read(wsisa_machine_cores *c) {
     c->limit = "cgroup cpu.max";
   }
 }
+
+void wsisa_machine_pus_read(wsisa_machine_pus *p) {
+  memset(p, 0, sizeof *p);
+  hwloc_topology_t topo;
+  if (hwloc_topology_init(&topo)) return;
+  /* StarPU's view: default flags, only the allowed PUs */
+  hwloc_bitmap_t mask = hwloc_bitmap_alloc();
+  if (mask && hwloc_topology_load(topo) == 0) {
+    int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+    p->pus = n < WSISA_MACHINE_MAX_PUS ? n : WSISA_MACHINE_MAX_PUS;
+    for (int i = 0; i < p->pus; i++)
+      p->os[i] = (int)hwloc_get_obj_by_type(topo, HWLOC_OBJ_PU, (unsigned)i)->os_index;
+    p->cores = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE);
+    int have_mask = hwloc_get_cpubind(topo, mask, HWLOC_CPUBIND_THREAD) == 0;
+    for (int c = 0; have_mask && c < p->cores && p->nmask < WSISA_MACHINE_MAX_PUS; c++) {
+      hwloc_obj_t core = hwloc_get_obj_by_type(topo, HWLOC_OBJ_CORE, (unsigned)c);
+      hwloc_obj_t pu = NULL;
+      while ((pu = hwloc_get_next_obj_inside_cpuset_by_type(topo, core->cpuset, HWLOC_OBJ_PU,
+                                                            pu)) != NULL)
+        if (hwloc_bitmap_isset(mask, pu->os_index)) {
+          p->mask[p->nmask++] = pu->logical_index;
+          break;
+        }
+    }
+  }
+  hwloc_bitmap_free(mask);
+  hwloc_topology_destroy(topo);
+}

@@ -67,6 +67,63 @@ void wsisa_runtime_default_home(void) {
   if (dir[0]) setenv("STARPU_HOME", dir, 0);
 }
 
+/* Where StarPU binds the CPU workers. StarPU 1.3 binds worker i to the
+ * machine's i-th core whatever the process's affinity mask, so every process
+ * on a node (mpirun ranks, taskset, a Slurm cpuset on the whole node) would
+ * pile its workers onto the first cores: unless the user chose a binding,
+ * a mask narrower than the machine gets the workers, bound round-robin to
+ * its cores, and StarPU's default worker count counts its cores only. Under
+ * mpirun with no mask, the workers stay unbound (ranks share the node).
+ * Returns the binding's name for wsisa_runtime_cpus. */
+static const char *bind_workers(struct starpu_conf *conf, const wsisa_env *env,
+                                const wsisa_machine_pus *pus) {
+  const char *v;
+  if ((v = getenv("STARPU_WORKERS_NOBIND")) && atoi(v) > 0) return "none";
+  if (getenv("STARPU_WORKERS_CPUID")) return "STARPU_WORKERS_CPUID";
+  if (getenv("STARPU_WORKERS_GETBIND")) return "STARPU_WORKERS_GETBIND";
+  if (env->starpu_binding) return "StarPU";
+  if (pus->nmask > 0 && pus->nmask < pus->cores) {
+    conf->use_explicit_workers_bindid = 1;
+    for (int i = 0; i < STARPU_NMAXWORKERS; i++)
+      conf->workers_bindid[i] = pus->mask[i % pus->nmask];
+    /* StarPU's count without STARPU_NCPU: the machine's cores less one per
+     * accelerator it drives, less those reserved */
+    if (conf->ncpus < 0)
+      conf->reserve_ncpus = (conf->reserve_ncpus > 0 ? conf->reserve_ncpus : 0) +
+                            (pus->cores - pus->nmask);
+    return "affinity mask";
+  }
+  if (env->mpi_world_size > 1) {
+    setenv("STARPU_WORKERS_NOBIND", "1", 1);
+    return "none";
+  }
+  return "StarPU";
+}
+
+/* The cores the CPU workers were bound to, in the OS's numbering. */
+static void bound_read(wsisa_runtime_cpus *c, const wsisa_machine_pus *pus) {
+  c->nbound = 0;
+  if (strcmp(c->binding, "none") == 0) return;
+  int ids[STARPU_NMAXWORKERS];
+  int n = (int)starpu_worker_get_ids_by_type(STARPU_CPU_WORKER, ids, STARPU_NMAXWORKERS);
+  for (int i = 0; i < n && c->nbound < WSISA_MACHINE_MAX_PUS; i++) {
+    int id = starpu_worker_get_bindid(ids[i]);
+    c->bound[c->nbound++] = id >= 0 && id < pus->pus ? pus->os[id] : -1;
+  }
+}
+
+/* "CPU workers bound to cores 4,5,6,7 (affinity mask)", or "unbound". */
+static void bound_text(const wsisa_runtime_cpus *c, char *buf, size_t cap) {
+  if (!c->nbound) {
+    snprintf(buf, cap, "CPU workers unbound (%s)", c->binding);
+    return;
+  }
+  int n = snprintf(buf, cap, "CPU workers bound to cores ");
+  for (int i = 0; i < c->nbound && n > 0 && (size_t)n < cap; i++)
+    n += snprintf(buf + n, cap - (size_t)n, "%s%d", i ? "," : "", c->bound[i]);
+  if (n > 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, " (%s)", c->binding);
+}
+
 int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   if (active) return wsisa_error(e, WSISA_EINTERNAL, "StarPU is already running");
   wsisa_env env;
@@ -101,9 +158,11 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   /* before StarPU binds any thread (the main one too, at an earlier start in
    * this process): the affinity mask this process was given */
   static wsisa_machine_cores cores;
-  if (!cores.machine) wsisa_machine_cores_read(&cores);
+  static wsisa_machine_pus pus;
+  if (!cores.machine) wsisa_machine_cores_read(&cores), wsisa_machine_pus_read(&pus);
   memset(&cpus, 0, sizeof cpus);
   cpus.cores = cores;
+  cpus.binding = bind_workers(&conf, &env, &pus);
   int ret = starpu_init(&conf);
   if (ret == -ENODEV)
     return wsisa_error(e, WSISA_ERUNTIME, "StarPU found no worker to run on");
@@ -115,6 +174,7 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   cpus.started = (int)starpu_cpu_worker_get_count();
   cpus.opencl = (int)starpu_opencl_worker_get_count();
   cpus.maxcpus = STARPU_MAXCPUS;
+  bound_read(&cpus, &pus);
   wsisa__runtime_cpus_explain(&cpus);
   if (cpus.warning[0]) wsisa_log(WSISA_LOG_WARN, "runtime", "%s", cpus.warning);
   if (starpu_opencl_worker_get_count() > 0 && opts && opts->load_programs) {
@@ -124,8 +184,10 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
     }
     unload_programs = opts->unload_programs;
   }
-  wsisa_log(WSISA_LOG_INFO, "runtime", "StarPU up: scheduler %s, %u CPU, %u OpenCL workers",
-            sched_name, starpu_cpu_worker_get_count(), starpu_opencl_worker_get_count());
+  char where[512];
+  bound_text(&cpus, where, sizeof where);
+  wsisa_log(WSISA_LOG_INFO, "runtime", "StarPU up: scheduler %s, %u CPU, %u OpenCL workers; %s",
+            sched_name, starpu_cpu_worker_get_count(), starpu_opencl_worker_get_count(), where);
   return 0;
 }
 

@@ -1,5 +1,8 @@
-/* core basics: the first error sticks, exit codes, images, scheduler names. */
+/* core basics: the first error sticks, exit codes, images, scheduler names,
+ * the workers' binding. */
+#define _GNU_SOURCE /* sched_setaffinity, CPU_SET: the test's own mask */
 #include <criterion/criterion.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -117,4 +120,54 @@ Test(runtime, describes_the_starpu_in_use) {
   cr_expect(strstr(text, "libstarpu-1.3.so") != NULL, "%s", text);
   cr_expect(strstr(text, limits) != NULL, "%s", text);
   cr_expect(strstr(text, "MPI ") != NULL, "%s", text);
+}
+
+/* Where a worker runs: its thread's affinity mask, as the kernel has it. */
+static void record_mask(void *buffers[], void *arg) {
+  (void)buffers;
+  cpu_set_t *set = arg;
+  CPU_ZERO(set);
+  sched_getaffinity(0, sizeof *set, set);
+}
+
+/* A process bound to one core (taskset -c 1, an mpirun rank) starts one CPU
+ * worker by default and binds it there, not on core 0 where StarPU 1.3 puts
+ * its first worker whatever the mask; asked more, they all share that core. */
+Test(runtime, workers_bound_to_the_affinity_mask) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) cr_skip_test("one CPU: no narrower mask");
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(1, &one);
+  cr_assert_eq(sched_setaffinity(0, sizeof one, &one), 0);
+  unsetenv("STARPU_NCPU");
+  unsetenv("STARPU_WORKERS_CPUID");
+  unsetenv("STARPU_WORKERS_NOBIND");
+  unsetenv("STARPU_WORKERS_GETBIND");
+  unsetenv("OMPI_COMM_WORLD_SIZE");
+  for (int asked = -1; asked <= 3; asked += 4) {
+    wsisa_runtime_opts opts = {.ncpu = asked, .nopencl = 0};
+    wsisa_err e = WSISA_ERR_INIT;
+    cr_assert_eq(wsisa_runtime_init(&opts, &e), 0, "%s", e.msg);
+    const wsisa_runtime_cpus *c = wsisa_runtime_cpus_started();
+    int n = asked < 0 ? 1 : asked;
+    cr_expect_eq(c->started, n);
+    cr_expect_str_eq(c->binding, "affinity mask");
+    cr_expect_eq(c->nbound, n);
+    for (int i = 0; i < c->nbound; i++) cr_expect_eq(c->bound[i], 1, "worker %d on %d", i, c->bound[i]);
+    /* each worker's thread, as the kernel binds it */
+    static struct starpu_codelet cl = {.cpu_funcs = {record_mask}, .nbuffers = 0};
+    for (int w = 0; w < n; w++) {
+      cpu_set_t seen;
+      struct starpu_task *t = starpu_task_create();
+      t->cl = &cl;
+      t->cl_arg = &seen;
+      t->synchronous = 1;
+      t->execute_on_a_specific_worker = 1;
+      t->workerid = (unsigned)starpu_worker_get_by_type(STARPU_CPU_WORKER, w);
+      cr_assert_eq(starpu_task_submit(t), 0);
+      cr_expect(CPU_COUNT(&seen) == 1 && CPU_ISSET(1, &seen), "worker %d: %d CPUs in its mask", w,
+                CPU_COUNT(&seen));
+    }
+    wsisa_runtime_shutdown();
+  }
 }

@@ -174,6 +174,38 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
 /* Workers read a slide's tiles as the manager laid them out: the 40x
  * synthetic slide (0.25 um) at 0.5 um is level 0 averaged 2 x 2, and the job
  * message carries that scale with each tile. */
+/* The core rank r's StarPU bound its CPU workers to, from its log line
+ * ("wsisa[r] info runtime: StarPU up: ... bound to cores C (...)"); -1 if
+ * none. */
+static int bound_core(const char *err, int rank) {
+  char tag[64];
+  snprintf(tag, sizeof tag, "wsisa[%d] info runtime: StarPU up", rank);
+  const char *line = err ? strstr(err, tag) : NULL;
+  const char *end = line ? strchr(line, '\n') : NULL;
+  const char *at = line ? strstr(line, "bound to cores ") : NULL;
+  return at && (!end || at < end) ? atoi(at + strlen("bound to cores ")) : -1;
+}
+
+/* mpirun --bind-to core: each rank's workers run on its own core (StarPU
+ * 1.3 alone binds every rank's first worker to core 0), and the metrics are
+ * those of the unbound job. */
+Test(mpi, ranks_bound_to_cores_keep_their_workers_there, .timeout = 300) {
+  mpi_env();
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) cr_skip_test("one CPU: no two cores to bind to");
+  const char *study = write_study("tests/data/tile_256_b.png", DICE);
+  char dir[4300], *err = NULL;
+  char *base = run(MPIRUN " -np 2", study, "", dir, sizeof dir, NULL);
+  char *m = run("WSISA_LOG=info mpirun --allow-run-as-root --bind-to core -np 2", study, "", dir,
+                sizeof dir, &err);
+  cr_expect_str_eq(m, base);
+  int c0 = bound_core(err, 0), c1 = bound_core(err, 1);
+  cr_expect(c0 >= 0 && c1 >= 0 && c0 != c1, "ranks bound to cores %d and %d: %s", c0, c1,
+            err ? err : "");
+  free(err);
+  free(m);
+  free(base);
+}
+
 Test(mpi, a_resampled_slide_reads_alike_on_every_rank, .timeout = 300) {
   mpi_env();
   char slide[4300], path[4400];

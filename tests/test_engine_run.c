@@ -341,7 +341,8 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
 /* More CPU workers than cores (16 on this machine's 2, say): StarPU starts
  * every one asked, run.json says so beside the cores offered, no warning
  * comes, and the metrics are those of one worker on one core (taskset: the
- * cores offered are the affinity mask's). */
+ * cores offered are the affinity mask's, and the worker is bound to the
+ * mask's core, the last one, where StarPU alone would take core 0). */
 Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study16"), "tests/data/tile_256.png", 2);
   char dir16[4300], dir1[4300], path[4400];
@@ -358,9 +359,14 @@ Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
   cr_expect(strstr(prov, "StarPU started") == NULL, "a warning: %s", strstr(prov, "StarPU started"));
   free(prov);
   int taskset = system("command -v taskset >/dev/null 2>&1") == 0;
-  char *m1 = run_study(study, taskset ? NO_OPENCL_ENV "STARPU_NCPU=1 STARPU_NOPENCL=0 taskset -c 0"
-                                      : NO_OPENCL_ENV "STARPU_NCPU=1 STARPU_NOPENCL=0",
-                       "", dir1, sizeof dir1);
+  long last = sysconf(_SC_NPROCESSORS_ONLN) - 1;
+  char env1[256];
+  if (taskset) /* no STARPU_NCPU (run_study sets one): the worker count is the mask's */
+    snprintf(env1, sizeof env1,
+             "env -u STARPU_NCPU " NO_OPENCL_ENV "STARPU_NOPENCL=0 taskset -c %ld", last);
+  else
+    snprintf(env1, sizeof env1, NO_OPENCL_ENV "STARPU_NCPU=1 STARPU_NOPENCL=0");
+  char *m1 = run_study(study, env1, "", dir1, sizeof dir1);
   cr_expect_str_eq(m16, m1, "16 workers and 1: metrics differ");
   snprintf(path, sizeof path, "%s/run.json", dir1);
   prov = tu_slurp(path, NULL);
@@ -373,6 +379,12 @@ Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
     cr_expect(strstr(workers, "\"cores_limited_by\": \"affinity mask\"") ||
                   json_number(strstr(prov, "\"machine\""), "cores") == 1,
               "%.400s", workers);
+    /* without STARPU_NCPU: one worker, the mask's core */
+    char bound[64];
+    snprintf(bound, sizeof bound, "\"bound_cores\": [\n      %ld\n    ]", last);
+    cr_expect(strstr(workers, bound) != NULL, "%.400s", workers);
+    if (last > 0)
+      cr_expect(strstr(workers, "\"binding\": \"affinity mask\"") != NULL, "%.400s", workers);
   }
   free(prov);
   free(m16);

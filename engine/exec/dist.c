@@ -773,7 +773,7 @@ int wsisa_dist_start(double unit_timeout, wsisa_err *e) {
   if (provided < MPI_THREAD_FUNNELED)
     return wsisa_error(e, WSISA_ERUNTIME, "MPI offers no thread support (StarPU needs FUNNELED)");
   wsisa_log_set_rank(world.rank);
-  if (!env.starpu_binding) setenv("STARPU_WORKERS_NOBIND", "1", 0);
+  /* the workers' binding (a rank's mask, or none) is wsisa_runtime_init's */
   return 0;
 #else
   return wsisa_error(e, WSISA_EUSAGE,

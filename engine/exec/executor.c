@@ -22,6 +22,9 @@ typedef struct paths {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   size_t active, peak;
+  /* the submitting thread's waits for a free path, and their seconds */
+  uint64_t waits;
+  double waited;
   /* called every wait_period seconds, unlocked, while a submission waits */
   void (*on_wait)(void *);
   void *wait_ctx;
@@ -61,10 +64,10 @@ struct unit {
   const wsisa_reuse_tree *tree;
   leaf *leaves;
   size_t nleaves, pending; /* leaves whose comparison has not finished */
-  wsisa_counts *node_counts; /* per level-1 node skipped: counts of an empty mask */
+  uint8_t *skipped; /* per level-1 node: 1 when the background rule emptied its mask */
   paths *paths;
-  uint64_t ref_nuclei;      /* the tile's reference object count */
-  uint64_t ref_tissue;      /* the tissue the tile's reference segmented */
+  size_t place;             /* its tile's place in the session */
+  struct tile_state *ts;    /* its tile (open until the unit is reported) */
   wsisa_tile_data own_tile; /* when the tile stage is not shared */
   int owns_tile;
   const double *ref_features; /* the tile's reference feature rows */
@@ -131,6 +134,12 @@ static struct timespec deadline_in(double seconds) {
 static void paths_wait_below(paths *p, size_t limit) {
   if (!limit) return;
   pthread_mutex_lock(&p->lock);
+  if (p->active < limit) {
+    pthread_mutex_unlock(&p->lock);
+    return;
+  }
+  double since = wsisa_now();
+  p->waits++;
   while (p->active >= limit) {
     if (!p->on_wait) {
       pthread_cond_wait(&p->cond, &p->lock);
@@ -143,6 +152,7 @@ static void paths_wait_below(paths *p, size_t limit) {
       pthread_mutex_lock(&p->lock);
     }
   }
+  p->waited += wsisa_now() - since;
   pthread_mutex_unlock(&p->lock);
 }
 
@@ -304,7 +314,7 @@ done:
   return rc;
 }
 
-typedef struct tile_state {
+struct tile_state {
   wsisa_image *rgb;
   starpu_data_handle_t h_rgb;
   wsisa_tile_data data;
@@ -315,18 +325,40 @@ typedef struct tile_state {
   wsisa_image *annot_mask, *annot_labels;
   uint64_t ref_pixels, ref_nuclei;
   uint64_t ref_tissue;  /* the core's tissue the reference segmented */
-  double *ref_features; /* with features: ref_nuclei rows */
+  int ref_tissue_known; /* ref_tissue decided (tile_reference_tissue) */
   /* where the core is in the pixels read, and the colour statistics */
   wsisa_tile_frame frame;
-  /* background decisions per (B, G, R) seen on this tile */
+  /* the reference's counts on their way home (registered until
+   * tile_reference_wait): the tile's first units are submitted meanwhile */
+  uint64_t ref_counts[3], ref_objects;
+  starpu_data_handle_t ref_hc, ref_hn;
+  double *ref_features; /* with features: ref_nuclei rows */
+  /* background decisions per (B, G, R) on this tile: those of the session's
+   * runs submitted at the opening (bg_h set until the count is home), then
+   * any other seen */
   double (*bgr)[3];
   int *skip;
   size_t nbgr, cap_bgr;
+  size_t nprefetched;
+  uint64_t (*bg_counts)[3];
+  starpu_data_handle_t *bg_h;
   /* object reuse: the tile's object store, and its tally already counted in
    * the session's statistics */
   wsisa_object_store *objects;
   wsisa_object_tally counted;
-} tile_state;
+};
+typedef struct tile_state tile_state;
+
+/* The reference's pixel and object counts home (they are needed only when
+ * a unit is reported, or for the reference's feature rows). */
+static void tile_reference_wait(tile_state *ts) {
+  if (!ts->ref_hc) return;
+  starpu_data_unregister(ts->ref_hc);
+  starpu_data_unregister(ts->ref_hn);
+  ts->ref_hc = ts->ref_hn = NULL;
+  ts->ref_pixels = ts->ref_counts[1];
+  ts->ref_nuclei = ts->ref_objects;
+}
 
 /* Feature rows measured on the pixels read, placed on the tile: centroids
  * and bounding boxes from the core's corner. */
@@ -341,19 +373,33 @@ static void rows_to_core(double *rows, size_t n, int cols, const wsisa_tile_data
 }
 
 /* The background rule's decision for (B, G, R) of `p` on the tile, decided
- * once per (B, G, R); for the defaults, the tissue the reference segments. */
+ * once per (B, G, R) (a count submitted at the opening is waited for here);
+ * for the defaults' (B, G, R), the tissue the reference segments too. */
 static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
                      wsisa_err *e) {
+  const double *d = wsisa_seg_defaults();
+  const int defaults = p[WSISA_P_B] == d[WSISA_P_B] && p[WSISA_P_G] == d[WSISA_P_G] &&
+                       p[WSISA_P_R] == d[WSISA_P_R];
   for (size_t i = 0; i < ts->nbgr; i++)
     if (ts->bgr[i][0] == p[WSISA_P_B] && ts->bgr[i][1] == p[WSISA_P_G] &&
         ts->bgr[i][2] == p[WSISA_P_R]) {
+      if (i < ts->nprefetched && ts->bg_h[i]) {
+        ts->skip[i] = wsisa_workflow_background_wait(data, ts->bg_counts[i], &ts->bg_h[i]);
+        if (defaults && !ts->ref_tissue_known) {
+          ts->ref_tissue = ts->skip[i] ? 0 : wsisa_workflow_tissue(data, ts->bg_counts[i]);
+          ts->ref_tissue_known = 1;
+        }
+      }
       *skip = ts->skip[i];
       return 0;
     }
   uint64_t tissue = 0;
   int rc = wsisa_workflow_background_tissue(data, p, skip, &tissue, e);
   if (rc) return rc;
-  if (p == wsisa_seg_defaults()) ts->ref_tissue = *skip ? 0 : tissue;
+  if (defaults && !ts->ref_tissue_known) {
+    ts->ref_tissue = *skip ? 0 : tissue;
+    ts->ref_tissue_known = 1;
+  }
   if (ts->nbgr == ts->cap_bgr) {
     size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
     double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);
@@ -368,6 +414,13 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
   ts->bgr[ts->nbgr][2] = p[WSISA_P_R];
   ts->skip[ts->nbgr++] = *skip;
   return 0;
+}
+
+/* The tissue the tile's reference segments: the defaults' background count,
+ * submitted at the opening, home by the time a unit is reported. */
+static int tile_reference_tissue(tile_state *ts, wsisa_err *e) {
+  int skip = 0;
+  return ts->ref_tissue_known ? 0 : tile_skip(ts, &ts->data, wsisa_seg_defaults(), &skip, e);
 }
 
 /* The annotated nuclei a tile read with a halo owns: those whose centroid
@@ -469,8 +522,37 @@ static int annotation_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, 
   return rc;
 }
 
+/* The background counts of `n` (B, G, R), submitted after the tile stage, and
+ * of the defaults' (the tissue the reference segments) when not among them. */
+static int tile_prefetch(tile_state *ts, const double (*bgr)[3], size_t n, wsisa_err *e) {
+  const double *d = wsisa_seg_defaults();
+  const double dflt[3] = {d[WSISA_P_B], d[WSISA_P_G], d[WSISA_P_R]};
+  int have = 0;
+  for (size_t i = 0; i < n && !have; i++)
+    have = bgr[i][0] == dflt[0] && bgr[i][1] == dflt[1] && bgr[i][2] == dflt[2];
+  const size_t all = n + !have;
+  ts->bgr = malloc(all * sizeof *ts->bgr);
+  ts->skip = calloc(all, sizeof *ts->skip);
+  ts->bg_counts = calloc(all, sizeof *ts->bg_counts);
+  ts->bg_h = calloc(all, sizeof *ts->bg_h);
+  if (!ts->bgr || !ts->skip || !ts->bg_counts || !ts->bg_h)
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  ts->cap_bgr = all;
+  int rc = 0;
+  for (size_t i = 0; i < all && !rc; i++) {
+    const double *b = i < n ? bgr[i] : dflt;
+    double p[WSISA_SEG_NPARAMS] = {0};
+    p[WSISA_P_B] = b[0], p[WSISA_P_G] = b[1], p[WSISA_P_R] = b[2];
+    memcpy(ts->bgr[i], b, sizeof ts->bgr[i]);
+    ts->nbgr++, ts->nprefetched++;
+    rc = wsisa_workflow_background_submit(&ts->data, p, ts->bg_counts[i], &ts->bg_h[i], e);
+  }
+  return rc;
+}
+
 static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
-                     wsisa_exec_stats *stats, wsisa_annotation **annot, wsisa_err *e) {
+                     const double (*bgr)[3], size_t nbgr, wsisa_exec_stats *stats,
+                     wsisa_annotation **annot, wsisa_err *e) {
   memset(ts, 0, sizeof *ts);
   int rc = wsisa_tile_load_framed(ref, o->halo, &ts->rgb, &ts->frame, e);
   if (rc) return rc;
@@ -481,36 +563,38 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
     return rc;
   if (o->features && (rc = wsisa_workflow_channels_submit(&ts->data, 1, e))) return rc;
   stats->tile_stages++;
+  if ((rc = tile_prefetch(ts, bgr, nbgr, e))) return rc;
   /* the store holds this tile's objects only: it starts with the tile, the
    * reference segmentation included, and ends with it */
-  if (o->object_reuse && wsisa_object_store_new(o->object_store_bytes, &ts->objects))
+  /* the open tiles' stores share the store's bytes */
+  if (o->object_reuse &&
+      wsisa_object_store_new(o->object_store_bytes / WSISA_EXEC_OPEN_TILES, &ts->objects))
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   ts->data.objects = ts->objects;
-  /* the tissue the reference segments: the core's, at the default (B, G, R),
-   * none when the background rule empties it */
-  int skip = 0;
-  if ((rc = tile_skip(ts, &ts->data, wsisa_seg_defaults(), &skip, e))) return rc;
+  /* the tissue the reference segments (the core's at the defaults' (B, G, R),
+   * none when the background rule empties it) comes with its count, submitted
+   * above: tile_reference_tissue */
   if (ref->annot) return annotation_open(ref, o, ts, annot, e);
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
     return rc;
-  uint64_t counts[3] = {0, 0, 0}, nuclei = 0;
-  starpu_data_handle_t hc, hn;
-  starpu_vector_data_register(&hc, STARPU_MAIN_RAM, (uintptr_t)counts, 3, sizeof counts[0]);
-  starpu_vector_data_register(&hn, STARPU_MAIN_RAM, (uintptr_t)&nuclei, 1, sizeof nuclei);
+  /* the counts come home while the tile's first units are submitted: the
+   * submitting thread does not wait for the reference's segmentation */
+  starpu_vector_data_register(&ts->ref_hc, STARPU_MAIN_RAM, (uintptr_t)ts->ref_counts, 3,
+                              sizeof ts->ref_counts[0]);
+  starpu_vector_data_register(&ts->ref_hn, STARPU_MAIN_RAM, (uintptr_t)&ts->ref_objects, 1,
+                              sizeof ts->ref_objects);
   /* the reference's objects: matched with every run's, and reduced to feature rows */
-  wsisa_measure m = {hc, hn, NULL, NULL,
+  wsisa_measure m = {ts->ref_hc, ts->ref_hn, NULL, NULL,
                      o->object_match || o->features ? &ts->ref_labels : NULL};
   rc = wsisa_workflow_measure_submit(&ts->data, ts->ref, ts->ref, &m, e);
-  starpu_data_unregister(hc);
-  starpu_data_unregister(hn);
-  ts->ref_pixels = counts[1];
-  ts->ref_nuclei = nuclei;
+  /* the feature rows are sized by the object count: home first */
+  if (rc || o->features) tile_reference_wait(ts);
   if (!rc && o->features)
-    rc = wsisa_workflow_rows_compute(&ts->data, ts->ref_labels, (size_t)nuclei,
+    rc = wsisa_workflow_rows_compute(&ts->data, ts->ref_labels, (size_t)ts->ref_nuclei,
                                      &ts->ref_features, e);
   if (!rc && o->features)
-    rows_to_core(ts->ref_features, (size_t)nuclei, WSISA_NF_ROW(ts->data.nchannels), &ts->data);
+    rows_to_core(ts->ref_features, (size_t)ts->ref_nuclei, WSISA_NF_ROW(ts->data.nchannels), &ts->data);
   if (ts->ref_labels && !o->object_match) {
     starpu_data_unregister_submit(ts->ref_labels);
     ts->ref_labels = NULL;
@@ -532,8 +616,13 @@ static void objects_count(tile_state *ts, wsisa_exec_stats *stats) {
   ts->counted = now;
 }
 
-/* Every task reading the tile has finished. */
+/* Every unit of the tile has finished: what is left reading it (a count
+ * prefetched and never looked at, a tile stage output no leaf needed) is
+ * waited for here. */
 static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
+  tile_reference_wait(ts);
+  for (size_t i = 0; i < ts->nprefetched; i++)
+    wsisa_workflow_background_wait(&ts->data, ts->bg_counts[i], &ts->bg_h[i]);
   wsisa_object_store_free(ts->objects);
   if (ts->data.rc) wsisa_workflow_tile_release(&ts->data, o->normalize);
   /* an annotation's handles sit on host images freed below: wait for them */
@@ -547,6 +636,8 @@ static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
   wsisa_image_free(ts->rgb);
   free(ts->bgr);
   free(ts->skip);
+  free(ts->bg_counts);
+  free(ts->bg_h);
   free(ts->ref_features);
   memset(ts, 0, sizeof *ts);
 }
@@ -564,7 +655,7 @@ static void unit_free(unit *u) {
   /* with features, the leaves' reductions read the unit's own channels */
   if (u->owns_tile) wsisa_workflow_tile_release(&u->own_tile, u->normalize);
   free(u->leaves);
-  free(u->node_counts);
+  free(u->skipped);
   free(u);
 }
 
@@ -590,8 +681,8 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
   size_t nleaves = 0;
   for (size_t v = 1; v < t->n_nodes; v++) nleaves += t->nodes[v].level == t->k;
   u->leaves = calloc(nleaves ? nleaves : 1, sizeof *u->leaves);
-  u->node_counts = calloc(t->n_nodes, sizeof *u->node_counts);
-  if (!u->leaves || !u->node_counts) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  u->skipped = calloc(t->n_nodes, 1);
+  if (!u->leaves || !u->skipped) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
 
   wsisa_task_data path;
   memset(&path, 0, sizeof path);
@@ -607,8 +698,7 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       if ((rc = tile_skip(ts, data, p, &skip, e))) break;
       if (skip) {
         /* the 90 % background rule: an empty mask, the subtree is not run */
-        u->node_counts[v].ref = ts->ref_pixels;
-        u->node_counts[v].run = 1; /* marks "skipped" until reported */
+        u->skipped[v] = 1;
         stats->skipped += n->end - v;
         v = n->end;
         continue;
@@ -675,6 +765,16 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   size_t m = 0;
+  /* the tile's reference counts, home by now (the leaves' measures ran after it) */
+  tile_reference_wait(u->ts);
+  const uint64_t ref_nuclei = u->ts->ref_nuclei;
+  const int tissue_rc = tile_reference_tissue(u->ts, e);
+  if (tissue_rc) {
+    free(runs);
+    free(counts);
+    return tissue_rc;
+  }
+  const uint64_t ref_tissue = u->ts->ref_tissue;
   for (size_t i = 0; i < u->nleaves; i++)
     if (u->leaves[i].failed) {
       free(runs);
@@ -691,27 +791,27 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       const leaf *l = &u->leaves[i];
       wsisa_counts *c = &counts[m++];
       *c = (wsisa_counts){.both = l->counts[0], .run = l->counts[1], .ref = l->counts[2],
-                          .nuclei = l->nuclei, .ref_nuclei = u->ref_nuclei,
-                          .ref_tissue = u->ref_tissue,
+                          .nuclei = l->nuclei, .ref_nuclei = ref_nuclei,
+                          .ref_tissue = ref_tissue,
                           .features = l->rows, .ref_features = u->ref_features,
                           .feature_cols = WSISA_NF_ROW(l->data->nchannels)};
       memcpy(c->match, l->match, sizeof c->match);
     }
   }
   for (size_t v = 1; v < t->n_nodes; v++) {
-    if (t->nodes[v].level != 1 || !u->node_counts[v].run) continue;
+    if (t->nodes[v].level != 1 || !u->skipped[v]) continue;
     const wsisa_reuse_node *nd = &t->nodes[v];
     /* an empty mask: every reference object unmatched, its pixels in no
      * intersection (the reference's objects cover its mask) */
-    const uint64_t ref = u->node_counts[v].ref;
+    const uint64_t ref = u->ts->ref_pixels;
     for (size_t j = 0; j < nd->n_instances; j++) {
       runs[m] = t->instances[nd->first_instance + j];
       wsisa_counts *c = &counts[m++];
-      *c = (wsisa_counts){.ref = ref, .ref_nuclei = u->ref_nuclei, .ref_tissue = u->ref_tissue,
+      *c = (wsisa_counts){.ref = ref, .ref_nuclei = ref_nuclei, .ref_tissue = ref_tissue,
                           .ref_features = u->ref_features};
       if (u->object_match) {
         c->match[WSISA_MATCH_AREA_REF] = ref;
-        c->match[WSISA_MATCH_FN] = u->ref_nuclei;
+        c->match[WSISA_MATCH_FN] = ref_nuclei;
         c->match[WSISA_MATCH_AJI_UNION] = ref;
       }
     }
@@ -731,13 +831,39 @@ struct wsisa_exec_session {
   const wsisa_reuse_buckets *buckets;
   wsisa_exec_opts opts;
   paths ps;
-  tile_state ts;
-  size_t tile; /* the loaded tile; ntiles when none is */
+  /* the tiles open at once: tile[i] is ts[i]'s, ntiles when the place is
+   * free; opened[i] orders them by opening */
+  tile_state ts[WSISA_EXEC_OPEN_TILES];
+  size_t tile[WSISA_EXEC_OPEN_TILES], opened[WSISA_EXEC_OPEN_TILES], opens;
+  /* the distinct (B, G, R) of the runs, whose counts each tile prefetches */
+  double (*bgr)[3];
+  size_t nbgr;
   unit **queue;
   size_t nq, cap;
   wsisa_exec_stats stats; /* since the last wsisa_exec_session_stats */
   wsisa_annotation *annot; /* the last annotation read, for the next tile of its slide */
 };
+
+/* The distinct (B, G, R) of the buckets' runs, in the order of their
+ * instances (engine/simulate.c prefetches the same). */
+static int bgr_distinct(wsisa_exec_session *s) {
+  const wsisa_reuse_buckets *b = s->buckets;
+  size_t ni = b->start[b->n_buckets];
+  if (!ni) return 0;
+  if (!(s->bgr = malloc(ni * sizeof *s->bgr))) return -1;
+  for (size_t i = 0; i < ni; i++) {
+    const double *p = s->params + b->instances[i] * WSISA_SEG_NPARAMS;
+    size_t k = 0;
+    while (k < s->nbgr && !(s->bgr[k][0] == p[WSISA_P_B] && s->bgr[k][1] == p[WSISA_P_G] &&
+                            s->bgr[k][2] == p[WSISA_P_R]))
+      k++;
+    if (k == s->nbgr) {
+      s->bgr[k][0] = p[WSISA_P_B], s->bgr[k][1] = p[WSISA_P_G], s->bgr[k][2] = p[WSISA_P_R];
+      s->nbgr++;
+    }
+  }
+  return 0;
+}
 
 int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                            const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
@@ -751,8 +877,13 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->opts = *opts;
   pthread_mutex_init(&s->ps.lock, NULL);
   pthread_cond_init(&s->ps.cond, NULL);
-  s->tile = ntiles;
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) s->tile[i] = ntiles;
   *out = s;
+  if (bgr_distinct(s)) {
+    wsisa_exec_session_free(s);
+    *out = NULL;
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
   return 0;
 }
 
@@ -769,8 +900,13 @@ static int session_report(wsisa_exec_session *s, size_t keep, int wait,
                           wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
   int rc = 0;
   while (s->nq > keep && !rc) {
-    if (!wait && !unit_finished(s->queue[0])) break;
-    unit_wait(s->queue[0]);
+    if (!unit_finished(s->queue[0])) {
+      if (!wait) break;
+      double since = wsisa_now();
+      unit_wait(s->queue[0]);
+      s->stats.unit_waits++;
+      s->stats.unit_wait_s += wsisa_now() - since;
+    }
     rc = unit_report(s->queue[0], on_unit, ctx, e);
     unit_free(s->queue[0]);
     memmove(s->queue, s->queue + 1, --s->nq * sizeof *s->queue);
@@ -786,12 +922,26 @@ int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
   return rc;
 }
 
-static void session_close_tile(wsisa_exec_session *s) {
-  if (s->tile == s->ntiles) return;
-  starpu_task_wait_for_all();
-  objects_count(&s->ts, &s->stats);
-  tile_close(&s->ts, &s->opts);
-  s->tile = s->ntiles;
+/* Close the tile at place i: its units have all been reported. */
+static void session_close_tile(wsisa_exec_session *s, size_t i) {
+  if (s->tile[i] == s->ntiles) return;
+  objects_count(&s->ts[i], &s->stats);
+  tile_close(&s->ts[i], &s->opts);
+  s->tile[i] = s->ntiles;
+}
+
+/* A place for a new tile: a free one, else the tile opened first among those
+ * with no unit in flight (closed); NONE while every open tile has one. */
+static size_t session_place(wsisa_exec_session *s) {
+  size_t best = (size_t)-1;
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) {
+    if (s->tile[i] == s->ntiles) return i;
+    int busy = 0;
+    for (size_t q = 0; q < s->nq && !busy; q++) busy = s->queue[q]->place == i;
+    if (!busy && (best == (size_t)-1 || s->opened[i] < s->opened[best])) best = i;
+  }
+  if (best != (size_t)-1) session_close_tile(s, best);
+  return best;
 }
 
 int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
@@ -800,14 +950,21 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
     return wsisa_error(e, WSISA_EINTERNAL, "unit (tile %zu, bucket %zu) is not in the study",
                        tile, bucket);
   int rc = 0;
-  if (tile != s->tile) {
-    /* the tile's pixels must outlive every unit that reads them */
-    if ((rc = wsisa_exec_session_poll(s, 0, 1, on_unit, ctx, NULL, e))) return rc;
-    session_close_tile(s);
-    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts, &s->stats, &s->annot, e);
-    s->tile = tile;
+  size_t at = 0;
+  while (at < WSISA_EXEC_OPEN_TILES && s->tile[at] != tile) at++;
+  if (at == WSISA_EXEC_OPEN_TILES) {
+    /* a tile's pixels must outlive every unit that reads them: the oldest
+     * units are waited for until an open tile has none left */
+    while ((at = session_place(s)) == (size_t)-1)
+      if ((rc = wsisa_exec_session_poll(s, s->nq - 1, 1, on_unit, ctx, NULL, e))) return rc;
+    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts[at], (const double(*)[3])s->bgr, s->nbgr,
+                   &s->stats, &s->annot, e);
+    s->tile[at] = tile;
+    s->opened[at] = s->opens++;
     if (rc) {
-      session_close_tile(s);
+      /* what it submitted may still run */
+      starpu_task_wait_for_all();
+      session_close_tile(s, at);
       return rc;
     }
   }
@@ -824,11 +981,11 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   u->bucket = bucket;
   u->tree = s->buckets->trees[bucket];
   u->paths = &s->ps;
-  u->ref_nuclei = s->ts.ref_nuclei;
-  u->ref_tissue = s->ts.ref_tissue;
-  u->ref_features = s->ts.ref_features;
+  u->place = at;
+  u->ts = &s->ts[at];
+  u->ref_features = s->ts[at].ref_features;
   u->object_match = s->opts.object_match;
-  if ((rc = unit_submit(u, &s->ts, s->params, &s->opts, &s->stats, e))) {
+  if ((rc = unit_submit(u, &s->ts[at], s->params, &s->opts, &s->stats, e))) {
     unit_wait(u);
     unit_free(u);
     return rc;
@@ -861,8 +1018,13 @@ void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
 void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {
   pthread_mutex_lock(&s->ps.lock);
   s->stats.peak_paths = s->ps.peak;
+  s->stats.path_waits = s->ps.waits;
+  s->stats.path_wait_s = s->ps.waited;
+  s->ps.waits = 0;
+  s->ps.waited = 0;
   pthread_mutex_unlock(&s->ps.lock);
-  if (s->tile != s->ntiles) objects_count(&s->ts, &s->stats);
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+    if (s->tile[i] != s->ntiles) objects_count(&s->ts[i], &s->stats);
   *stats = s->stats;
   memset(&s->stats, 0, sizeof s->stats);
 }
@@ -873,7 +1035,10 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
     unit_wait(s->queue[i]);
     unit_free(s->queue[i]);
   }
-  session_close_tile(s);
+  /* after an error, tasks no leaf waits for may still be running */
+  starpu_task_wait_for_all();
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) session_close_tile(s, i);
+  free(s->bgr);
   wsisa_annotation_free(s->annot);
   pthread_mutex_destroy(&s->ps.lock);
   pthread_cond_destroy(&s->ps.cond);
@@ -898,9 +1063,10 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  *   fill as a study goes on: short studies peak below the model (one tile's
  *   studies in wsisa-bench predict: the model 10-26 % over them), long ones
  *   reach it;
- * - the loaded tile: RGB in and normalized, rc, its opening, the reference
- *   mask; without a shared tile stage (reuse none) each unit in flight has
- *   its own. */
+ * - each open tile (WSISA_EXEC_OPEN_TILES at once: the next one opens
+ *   while the last one's units drain): RGB in and normalized, rc, its
+ *   opening, the reference mask; without a shared tile stage (reuse none)
+ *   each unit in flight (wsisa__units_credit) has its own. */
 #define PATH_BYTES_PER_PIXEL 7
 #define TASK_BYTES_PER_PIXEL (2 * (3 * 4 + 2 * 4 + 4))
 #define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
@@ -918,7 +1084,8 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
 
 /* Bytes per tile pixel that the tile holds, each running task holds, and each
  * active path keeps, for the options' stages. */
-static void bytes_per_pixel(const wsisa_exec_opts *o, double *tile, double *task, double *path) {
+static void bytes_per_pixel(const wsisa_exec_opts *o, size_t workers, double *tile, double *task,
+                            double *path) {
   *tile = TILE_BYTES_PER_PIXEL, *task = TASK_BYTES_PER_PIXEL, *path = PATH_BYTES_PER_PIXEL;
   if (o && o->features) {
     *tile += FEATURE_TILE_BYTES_PER_PIXEL;
@@ -929,7 +1096,10 @@ static void bytes_per_pixel(const wsisa_exec_opts *o, double *tile, double *task
     *tile += LABEL_BYTES_PER_PIXEL;
     *task += 2 * LABEL_BYTES_PER_PIXEL;
   }
-  if (o && !o->share_tile_stage) *tile *= 2; /* two units in flight, a tile stage each */
+  /* the tiles open at once; without a shared stage, one more per unit in flight */
+  double one = *tile;
+  *tile = WSISA_EXEC_OPEN_TILES * one;
+  if (o && !o->share_tile_stage) *tile += (double)wsisa__units_credit((int)workers) * one;
 }
 
 uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline) {
@@ -948,7 +1118,7 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
                                const wsisa_exec_opts *o, uint64_t *minimum) {
   size_t workers = (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl());
   if (!workers) workers = 1;
-  size_t k = asked ? asked : workers;
+  size_t k = asked ? asked : WSISA_EXEC_PATHS_PER_WORKER * workers;
   if (minimum) *minimum = 0;
   uint64_t limit = *memory_limit;
   /* by default, stay below the memory available now */
@@ -963,9 +1133,9 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
     annotated |= tiles[t].annot != NULL;
   }
   double tile, task, path;
-  bytes_per_pixel(o, &tile, &task, &path);
-  /* one reference per loaded tile, whatever the units in flight */
-  if (annotated) tile += ANNOT_BYTES_PER_PIXEL;
+  bytes_per_pixel(o, workers, &tile, &task, &path);
+  /* one reference per open tile, whatever the units in flight */
+  if (annotated) tile += WSISA_EXEC_OPEN_TILES * ANNOT_BYTES_PER_PIXEL;
   /* the object store takes its share of what is over the baseline */
   const double share = o && o->object_reuse ? WSISA_OBJECT_STORE_SHARE : 0.0;
   const double store = share > 0 ? (double)wsisa_exec_object_store_bytes(limit, baseline) : 0.0;
@@ -982,6 +1152,6 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
 
 double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o) {
   double tile, task, path;
-  bytes_per_pixel(o, &tile, &task, &path);
+  bytes_per_pixel(o, workers, &tile, &task, &path);
   return pixels * (tile + (double)workers * task + (double)paths * path);
 }

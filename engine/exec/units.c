@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/exec/exec.h"
 
@@ -39,6 +40,13 @@ typedef struct queue {
   int served_rc; /* what serve_others met, for drive to report */
   wsisa_err served_err;
 } queue;
+
+/* The calling thread's CPU seconds. */
+static double thread_cpu(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)) return 0;
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 static int alive(int r) { return r == 0 || wsisa__dist_alive(r); }
 
@@ -86,6 +94,10 @@ static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->groups_reused += s->groups_reused;
   to->object_evictions += s->object_evictions;
   if (s->object_store_peak > to->object_store_peak) to->object_store_peak = s->object_store_peak;
+  to->path_waits += s->path_waits;
+  to->unit_waits += s->unit_waits;
+  to->path_wait_s += s->path_wait_s;
+  to->unit_wait_s += s->unit_wait_s;
 }
 
 static void set_tile(queue *q, int r, size_t tile) {
@@ -303,6 +315,7 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
   q.ranks = calloc((size_t)q.nranks, sizeof *q.ranks);
   wsisa_exec_session *self = NULL;
   int rc = 0;
+  double wall = 0, cpu = 0; /* the submitting thread's, while units run */
   if (!q.state || !q.todo || !q.holders || !q.ranks) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
@@ -328,7 +341,9 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
   if (q.nranks > 1) wsisa_exec_session_on_wait(self, serve_others, &q, 0.001);
   q.prog = wsisa_progress_start("units", q.total);
   wsisa_progress_advance(q.prog, q.ndone);
+  wall = wsisa_now(), cpu = thread_cpu();
   rc = drive(&q, self, e);
+  wall = wsisa_now() - wall, cpu = thread_cpu() - cpu;
   wsisa_progress_finish(q.prog);
 out:
   if (self) {
@@ -336,6 +351,15 @@ out:
     wsisa_exec_session_stats(self, &st);
     stats_add(&q.stats, &st);
     wsisa_exec_session_free(self);
+    /* what this rank's submitting thread cost and what held it back: at
+     * many workers a busy or waiting submitter leaves them idle */
+    wsisa_log(WSISA_LOG_INFO, "run",
+              "submitting thread: %.2f s CPU in %.2f s for %llu tasks (%.0f us a task); "
+              "waited %.2f s for a free path (%llu times), %.2f s for a unit to end (%llu times)",
+              cpu, wall, (unsigned long long)st.tasks,
+              st.tasks ? 1e6 * cpu / (double)st.tasks : 0.0, st.path_wait_s,
+              (unsigned long long)st.path_waits, st.unit_wait_s,
+              (unsigned long long)st.unit_waits);
   }
   if (q.nranks > 1) wsisa__dist_stop_workers();
   if (stats) *stats = q.stats;

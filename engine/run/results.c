@@ -549,6 +549,12 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   json_object_set_new(wk, "cores", json_integer(rc_cpus->cores.offered));
   json_object_set_new(wk, "cores_limited_by", json_string(rc_cpus->cores.limit));
   json_object_set_new(wk, "starpu_maxcpus", json_integer(rc_cpus->maxcpus));
+  /* where the CPU workers run (OS core numbers, as taskset's): by the
+   * affinity mask, StarPU's own binding, the user's, or unbound */
+  json_object_set_new(wk, "binding", json_string(rc_cpus->binding ? rc_cpus->binding : "StarPU"));
+  json_t *bound = json_array();
+  for (int i = 0; i < rc_cpus->nbound; i++) json_array_append_new(bound, json_integer(rc_cpus->bound[i]));
+  json_object_set_new(wk, "bound_cores", bound);
   if (rc_cpus->warning[0]) json_array_append_new(warnings, json_string(rc_cpus->warning));
   /* object reuse (docs/architecture.md): the units of levels 6 and 7 looked
    * at and taken from the tiles' stores, what the stores held and evicted */
