@@ -68,7 +68,7 @@ static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t
                        const uint8_t *done, wsisa_sim_result *r) {
   wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
                        f->level, f->variant};
-  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers};
+  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL};
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
   return r->makespan;

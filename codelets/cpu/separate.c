@@ -502,11 +502,13 @@ static int do_unit(crop *c, int level, const wsisa__runs *runs8, const int32_t *
                    wsisa_object_tally *t, wsisa_image *out) {
   uint64_t hash = 0;
   t->seen[level - 6]++;
+  t->area[level - 6] += (uint64_t)c->w * (uint64_t)c->h;
   if (store) {
     hash = wsisa_object_hash(c->key, c->key_len);
     if (wsisa_object_store_get(store, c->key, c->key_len, hash, c->value, c->value_cap,
                                &c->value_len)) {
       t->reused[level - 6]++;
+      t->area_reused[level - 6] += (uint64_t)c->w * (uint64_t)c->h;
       decode(c, out, c->x0, c->y0, 0);
       return 0;
     }

@@ -143,6 +143,7 @@ struct wsisa_estimate {
   profile probe[2];        /* 64x64 and 64x65: each task's bytes per pixel */
   uint64_t baseline_rss;
   int any_calibrated;
+  wsisa__objects_model objects; /* what calibration measured of object reuse */
 };
 
 /* The measure of a mask against the reference, as the executor submits it:
@@ -695,6 +696,7 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
     est->shape_tiles[s]++;
   }
   if ((rc = load_models(est, e))) goto fail;
+  wsisa__objects_load(&est->objects);
   if ((rc = find_variants(est, est->shape[0][0], est->shape[0][1], e))) goto fail;
   est->prof = calloc(est->nshapes, sizeof *est->prof);
   if (!est->prof) {
@@ -887,6 +889,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
          *background = calloc(ns, sizeof *background),
          *level = calloc(ns * WSISA_SEG_LEVELS * nv, sizeof *level),
          *by_op = calloc(wsisa_n_ops * WSISA_EST_NCLASSES, sizeof *by_op);
+  double **scale = NULL;
   int rc = 0;
   if (!open || !open_path || !stage || !measure || !background || !level || !by_op) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -909,7 +912,21 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   }
   wsisa_sim_costs c = {ns, nv, open, open_path, stage, measure, background, level, est->run_variant};
   wsisa_sim_job j = {est->ntiles, est->tile_shape, plan->buckets, est->params,
-                     plan->share_tile_stage, plan->active_paths, plan->done, plan->ranks, total};
+                     plan->share_tile_stage, plan->active_paths, plan->done, plan->ranks, total,
+                     NULL};
+  /* object reuse: levels 6-7 priced by what their tiles' stores are expected
+   * to hold, when calibration measured it */
+  out->object_share = -1;
+  if (plan->object_reuse && est->objects.loaded && est->params) {
+    if ((rc = wsisa__objects_scale(&est->objects, plan->buckets, est->params, &scale,
+                                   &out->object_share, e)))
+      goto out;
+    j.node_scale = scale;
+    out->object_source = est->objects.source;
+  } else if (plan->object_reuse) {
+    out->object_source = "not measured (wsisa calibrate measures it): levels 6-7 priced without "
+                         "object reuse, an upper bound";
+  }
   if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
   out->ranks = plan->ranks;
   out->workers = total;
@@ -926,7 +943,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
     for (int l = 0; l < WSISA_SEG_LEVELS; l++)
       for (size_t v = 0; v < est->lv[l].n; v++)
         account(est, s, est->level_base[l] + v,
-                (double)sr->level_tasks[(s * WSISA_SEG_LEVELS + (size_t)l) * nv + v], workers,
+                sr->level_units[(s * WSISA_SEG_LEVELS + (size_t)l) * nv + v], workers,
                 total, by_class, by_op);
   }
   double work = 0;
@@ -968,6 +985,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
                                            (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
 out:
+  wsisa__objects_scale_free(scale, plan->buckets->n_buckets);
   free(workers);
   free(open);
   free(open_path);

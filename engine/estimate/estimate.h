@@ -68,6 +68,9 @@ typedef struct wsisa_sim_job {
   size_t active_paths;        /* RMSR's K per rank; 0: unbounded */
   const uint8_t *done;        /* ntiles x n_buckets units already done, or NULL */
   int ranks, workers;         /* N ranks of W workers */
+  /* object reuse: per bucket, per node of its tree, its task's cost as a
+   * multiple of the level's (levels 6 and 7); NULL: 1 */
+  double *const *node_scale;
 } wsisa_sim_job;
 
 typedef struct wsisa_sim_result {
@@ -79,6 +82,8 @@ typedef struct wsisa_sim_result {
   /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
    * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
   uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
+  /* ... and those tasks in units of the level's cost (node_scale summed) */
+  double *level_units;
   /* per rank: the tile shapes it opened (ranks x nshapes flags) */
   uint8_t *rank_shapes;
 } wsisa_sim_result;
@@ -150,6 +155,7 @@ typedef struct wsisa_estimate_plan {
   const uint8_t *done;      /* resume: units already done, or NULL */
   int ranks;
   int cpu_workers;          /* per rank; -1: as StarPU started here */
+  int object_reuse;         /* levels 6-7 object by object (the run's --object-reuse) */
 } wsisa_estimate_plan;
 
 #define WSISA_EST_MAX_LISTED 8
@@ -158,6 +164,11 @@ typedef struct wsisa_estimate_figures {
   int ranks, workers;       /* workers per rank (CPU + OpenCL) */
   double cpu_hours;         /* makespan x ranks x workers */
   size_t active_paths;
+  /* object reuse: the expected share of levels 6-7's work taken from the
+   * tiles' stores (-1: off, or no calibration of it: priced without) and how
+   * it was obtained */
+  double object_share;
+  const char *object_source;
   uint64_t peak_rss;        /* bytes, per rank */
   uint64_t baseline_rss;    /* the process before any tile */
   double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
@@ -176,6 +187,33 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
 void wsisa_estimate_figures_free(wsisa_estimate_figures *f);
 /* The share of the work resting on uncalibrated codelets (FEW and GUESSED). */
 double wsisa_estimate_uncalibrated_share(const wsisa_estimate_figures *f);
+
+/* ---- object reuse (engine/estimate/objects.c) ------------------------------- */
+
+/* What calibration measured of levels 6 and 7 with a tile's object store,
+ * relative to their fine-grain time: with an empty store (cold) and with one
+ * holding the same run (hit); per parameter of levels 1-6 moved by the
+ * design's step from the defaults, the share of the reusable work left to
+ * compute (miss; fill: not measured, its level's mean). [0] level 6, [1] 7. */
+typedef struct wsisa__objects_model {
+  int loaded, width, height;
+  double fine[2], cold[2], hit[2];
+  double miss[2][WSISA_SEG_NPARAMS];
+  int fill[2][WSISA_SEG_NPARAMS];
+  char source[4400];
+} wsisa__objects_model;
+
+/* Calibration: measure them on one tile (StarPU up with one CPU worker) for
+ * the design's rows, into a file beside the performance models. */
+int wsisa__objects_probe(const wsisa_tile_ref *tile, const double *rows, size_t nruns,
+                         wsisa_err *e);
+/* Read them; -1 when calibration has not measured them. */
+int wsisa__objects_load(wsisa__objects_model *m);
+/* Each level-6/7 task's cost multiple in a plan (for wsisa_sim_job.node_scale)
+ * and the share of the reusable work expected to be reused. */
+int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
+                         const double *params, double ***scale, double *share, wsisa_err *e);
+void wsisa__objects_scale_free(double **scale, size_t nb);
 
 /* ---- calibration: filling the models on the study's own slides ------------- */
 

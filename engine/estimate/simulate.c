@@ -336,9 +336,13 @@ static void walk(sim *s, int r) {
       return;
     }
     size_t after = n->level == 1 ? rs->stage_task : rs->level_task[n->level - 1];
-    size_t id = submit(s, r, K_LEVEL, cost_level(s, shape, n->level, run), after, rs->walking);
+    double dur = cost_level(s, shape, n->level, run);
+    if (s->j->node_scale) dur *= s->j->node_scale[us->bucket][rs->node];
+    size_t id = submit(s, r, K_LEVEL, dur, after, rs->walking);
     int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + n->level - 1] : 0;
     s->r->level_tasks[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v]++;
+    s->r->level_units[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v] +=
+        s->j->node_scale ? s->j->node_scale[us->bucket][rs->node] : 1;
     rs->level_task[n->level] = id;
     if (leaf) {
       size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], id, rs->walking);
@@ -573,13 +577,14 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
   r->shape_leaves = calloc(s.nshapes, sizeof *r->shape_leaves);
   r->shape_backgrounds = calloc(s.nshapes, sizeof *r->shape_backgrounds);
   r->level_tasks = calloc(s.nshapes * WSISA_SEG_LEVELS * s.nv, sizeof *r->level_tasks);
+  r->level_units = calloc(s.nshapes * WSISA_SEG_LEVELS * s.nv, sizeof *r->level_units);
   r->rank_shapes = calloc((size_t)j->ranks * s.nshapes, 1);
   s.ranks = calloc((size_t)j->ranks, sizeof *s.ranks);
   s.state = calloc(nunits ? nunits : 1, 1);
   s.todo = calloc(j->ntiles ? j->ntiles : 1, sizeof *s.todo);
   s.holders = calloc(j->ntiles ? j->ntiles : 1, sizeof *s.holders);
   if (!r->shape_opens || !r->shape_stages || !r->shape_leaves || !r->shape_backgrounds ||
-      !r->level_tasks || !r->rank_shapes || !s.ranks || !s.state || !s.todo || !s.holders) {
+      !r->level_tasks || !r->level_units || !r->rank_shapes || !s.ranks || !s.state || !s.todo || !s.holders) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
   }
@@ -663,9 +668,11 @@ void wsisa_sim_result_free(wsisa_sim_result *r) {
   free(r->shape_leaves);
   free(r->shape_backgrounds);
   free(r->level_tasks);
+  free(r->level_units);
   free(r->rank_shapes);
   r->shape_opens = r->shape_stages = r->shape_leaves = r->shape_backgrounds = NULL;
   r->level_tasks = NULL;
+  r->level_units = NULL;
   r->rank_shapes = NULL;
 }
 
