@@ -57,6 +57,9 @@ typedef struct wsisa_sim_costs {
   const double *background; /* the background rule for a new (B, G, R) on a tile */
   const double *level;
   const int *variant;
+  /* the same pieces on one OpenCL worker (open and open_path unused;
+   * INFINITY where it cannot run), or NULL: a CPU-only worker set */
+  const struct wsisa_sim_costs *opencl;
 } wsisa_sim_costs;
 
 typedef struct wsisa_sim_job {
@@ -71,6 +74,7 @@ typedef struct wsisa_sim_job {
   /* object reuse: per bucket, per node of its tree, its task's cost as a
    * multiple of the level's (levels 6 and 7); NULL: 1 */
   double *const *node_scale;
+  int opencl_workers;         /* of the W, how many are OpenCL workers (costs->opencl) */
 } wsisa_sim_job;
 
 typedef struct wsisa_sim_result {
@@ -96,8 +100,11 @@ typedef struct wsisa_sim_result {
  * reference, after which the counts of every (B, G, R) are submitted;
  * each unit's tree is submitted depth first, a leaf waiting while K paths are
  * active, a level-1 node waiting for its (B, G, R)'s count if unfinished
- * (engine/exec/executor.c); W workers take ready tasks first come, first served.
- * A task of a level is one block of its codelets' time. */
+ * (engine/exec/executor.c); a ready task goes, in the order tasks become
+ * ready, to the worker where it would finish first (dmda's placement, data
+ * transfers aside): with W CPU workers, the one free first; with OpenCL
+ * workers too, each kind at its own cost. A task of a level is one block of
+ * its codelets' time. */
 int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
                   wsisa_err *e);
 void wsisa_sim_result_free(wsisa_sim_result *r);
@@ -155,6 +162,8 @@ typedef struct wsisa_estimate_plan {
   const uint8_t *done;      /* resume: units already done, or NULL */
   int ranks;
   int cpu_workers;          /* per rank; -1: as StarPU started here */
+  int opencl_workers;       /* per rank; -1: as StarPU started here (their model:
+                             * the first OpenCL kind started here) */
   int object_reuse;         /* levels 6-7 object by object (the run's --object-reuse) */
 } wsisa_estimate_plan;
 
