@@ -354,6 +354,18 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
 
 /* ---- the models ------------------------------------------------------------------ */
 
+/* The same kind of worker: its devices, compared field by field (StarPU
+ * numbers a combination only once a model has used it, so before any task
+ * every combination is -1). */
+static int same_arch(const struct starpu_perfmodel_arch *x, const struct starpu_perfmodel_arch *y) {
+  if (x->ndevices != y->ndevices) return 0;
+  for (int d = 0; d < x->ndevices; d++)
+    if (x->devices[d].type != y->devices[d].type || x->devices[d].devid != y->devices[d].devid ||
+        x->devices[d].ncores != y->devices[d].ncores)
+      return 0;
+  return 1;
+}
+
 static int load_models(wsisa_estimate *est, wsisa_err *e) {
   /* the kinds of worker StarPU started here */
   unsigned nw = starpu_worker_get_count();
@@ -361,11 +373,8 @@ static int load_models(wsisa_estimate *est, wsisa_err *e) {
   if (!est->arch) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (unsigned w = 0; w < nw; w++) {
     struct starpu_perfmodel_arch *a = starpu_worker_get_perf_archtype((int)w, STARPU_NMAX_SCHED_CTXS);
-    int comb = starpu_perfmodel_arch_comb_get(a->ndevices, a->devices);
     size_t i = 0;
-    while (i < est->narch &&
-           starpu_perfmodel_arch_comb_get(est->arch[i].arch->ndevices, est->arch[i].arch->devices) != comb)
-      i++;
+    while (i < est->narch && !same_arch(est->arch[i].arch, a)) i++;
     if (i == est->narch) {
       est->arch[i].arch = a;
       est->arch[i].is_cpu = starpu_worker_get_type((int)w) == STARPU_CPU_WORKER;

@@ -3,9 +3,10 @@
  * parts. Calibration measures, on its largest tile, the time of levels 6 and
  * 7 without a store, with an empty one (every cluster and group computed)
  * and with one holding the same run (every one found); and, for each
- * parameter of levels 1-6 moved by the design's step from the defaults, the
- * share of the clusters' and groups' pixels a store holding the defaults'
- * units leaves to compute: the work a change of that parameter misses.
+ * parameter of levels 1-6, the share of the clusters' and groups' pixels a
+ * store holding one run's units leaves to compute for a run that differs in
+ * that parameter alone: consecutive runs of the design that do (a MOAT
+ * step), else the defaults and the parameter moved by the design's step.
  * The estimate then walks the plan's trees in the executor's order and gives
  * each level-6/7 task the share of its nearest earlier task on the tile: the
  * parameters they differ in above it (each leaving its measured share, the
@@ -20,6 +21,7 @@
 #include "engine/estimate/estimate.h"
 
 #define REPEATS 3
+#define PAIRS 2    /* design pairs measured per parameter, at most */
 #define WINDOW 256 /* earlier tasks compared with, most recent first */
 
 static void objects_path(char *path, size_t cap) {
@@ -127,20 +129,38 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
   if (!rc) rc = least(&tile, v0, 1, v0, hit, e);
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (wsisa_seg_param_level(p) > 6) continue;
-    double step = design_step(rows, nruns, p), lo = INFINITY, hi = -INFINITY;
-    if (!(step > 0)) continue;
-    for (size_t r = 0; r < nruns; r++) {
-      lo = fmin(lo, rows[r * WSISA_SEG_NPARAMS + p]);
-      hi = fmax(hi, rows[r * WSISA_SEG_NPARAMS + p]);
+    /* the design's own pairs first: consecutive runs that differ, up to
+     * level 6, in p alone (a MOAT step), at their own place and step */
+    double sum[2] = {0, 0}, miss[2] = {1, 1};
+    int pairs = 0;
+    for (size_t r = 1; r < nruns && pairs < PAIRS && !rc; r++) {
+      const double *a = rows + (r - 1) * WSISA_SEG_NPARAMS, *b = rows + r * WSISA_SEG_NPARAMS;
+      int only = a[p] != b[p];
+      for (int q = 0; q < WSISA_SEG_NPARAMS && only; q++)
+        if (q != p && wsisa_seg_param_level(q) <= 6 && a[q] != b[q]) only = 0;
+      if (!only) continue;
+      if ((rc = miss_share(&tile, a, b, miss, e))) break;
+      sum[0] += miss[0], sum[1] += miss[1], pairs++;
     }
-    double v[WSISA_SEG_NPARAMS], miss[2] = {1, 1};
-    memcpy(v, v0, sizeof v);
-    v[p] = v0[p] + step <= hi ? v0[p] + step : v0[p] - step;
-    if (v[p] < lo && v0[p] + step > hi) v[p] = hi;
-    if (v[p] == v0[p]) continue;
-    if ((rc = miss_share(&tile, v0, v, miss, e))) break;
-    json_t *m = json_pack("{s:f, s:f, s:[f, f]}", "step", step, "value", v[p], "miss", miss[0],
-                          miss[1]);
+    /* else the defaults and p moved by the design's step */
+    double step = design_step(rows, nruns, p), lo = INFINITY, hi = -INFINITY;
+    if (!rc && !pairs && step > 0) {
+      for (size_t r = 0; r < nruns; r++) {
+        lo = fmin(lo, rows[r * WSISA_SEG_NPARAMS + p]);
+        hi = fmax(hi, rows[r * WSISA_SEG_NPARAMS + p]);
+      }
+      double v[WSISA_SEG_NPARAMS];
+      memcpy(v, v0, sizeof v);
+      v[p] = v0[p] + step <= hi ? v0[p] + step : v0[p] - step;
+      if (v[p] < lo && v0[p] + step > hi) v[p] = hi;
+      if (v[p] != v0[p] && !(rc = miss_share(&tile, v0, v, miss, e)))
+        sum[0] = miss[0], sum[1] = miss[1], pairs = -1;
+    }
+    if (rc || !pairs) continue;
+    int n = pairs > 0 ? pairs : 1;
+    json_t *m = json_pack("{s:s, s:i, s:f, s:[f, f]}", "from",
+                          pairs > 0 ? "design pairs" : "defaults and the design's step", "pairs",
+                          n, "step", step, "miss", sum[0] / n, sum[1] / n);
     json_object_set_new(params, wsisa_seg_param_name(p), m);
   }
   if (tile.rc) wsisa_workflow_tile_release(&tile, 1);
