@@ -217,12 +217,18 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   static double err_t[2][MAX_CONFIGS], err_m[2][MAX_CONFIGS];
   static double pt[MAX_CONFIGS], mt[MAX_CONFIGS], pm[MAX_CONFIGS], mm[MAX_CONFIGS];
   static const char *lp[MAX_CONFIGS];
-  int n[2] = {0, 0};
+  int n[2] = {0, 0}, missing = 0;
   for (size_t c = 0; c < nconfigs; c++) {
     pt[c] = mt[c] = pm[c] = mm[c] = NAN_;
     lp[c] = configs[c].label;
     if (!have[c]) continue;
     const bench_run *r = &res[c];
+    /* every run is to carry its estimate (run.json's estimate.error_percent) */
+    if (isnan(r->pred_makespan)) {
+      printf("%-12s %-40s no estimate in run.json\n", configs[c].label, configs[c].varies);
+      missing++;
+      continue;
+    }
     double et = 100 * (r->pred_makespan - r->exec.median) / r->exec.median;
     double em = 100 * (r->pred_rss_kib - r->rss.median) / r->rss.median;
     char a[64];
@@ -257,6 +263,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
            k ? "off" : "on", n[k], med_t, worst_t, med_m, worst_m,
            k ? "" : " (seed 004: mean 1.1-2.3% for tasks seen, up to 15% for similar ones)");
   }
+  if (missing)
+    printf("# %d configuration%s without an estimate in run.json\n", missing, missing > 1 ? "s" : "");
   wsisa_svg_series st[2] = {{"predicted", pt, NULL, NULL}, {"measured", mt, NULL, NULL}};
   wsisa_svg_series sm[2] = {{"predicted", pm, NULL, NULL}, {"measured", mm, NULL, NULL}};
   char path[4300];

@@ -201,13 +201,22 @@ double wsisa_estimate_uncalibrated_share(const wsisa_estimate_figures *f);
 
 /* What calibration measured of levels 6 and 7 with a tile's object store,
  * relative to their fine-grain time: with an empty store (cold) and with one
- * holding the same run (hit); per parameter of levels 1-6 moved by the
- * design's step from the defaults, the share of the reusable work left to
- * compute (miss; fill: not measured, its level's mean). [0] level 6, [1] 7. */
+ * holding the same run (hit); per parameter of levels 1-6, the share of the
+ * reusable work a change of it leaves to compute, by how much it changes
+ * (fill: not measured, its level's mean). [0] level 6, [1] 7. */
+#define WSISA__OBJECTS_POINTS 8
 typedef struct wsisa__objects_model {
   int loaded, width, height;
   double fine[2], cold[2], hit[2];
-  double miss[2][WSISA_SEG_NPARAMS];
+  /* per parameter, from up to two places (runs): the changes measured
+   * (npoints of step, smallest first) and the share missed at each, per
+   * level; the estimate takes the place nearest its design's runs */
+  int ncurves[WSISA_SEG_NPARAMS];                     /* measured from 1 or 2 places */
+  double base[2][WSISA_SEG_NPARAMS][WSISA_SEG_NPARAMS]; /* [curve][p]: the run changed */
+  int npoints[2][WSISA_SEG_NPARAMS];
+  double step[2][WSISA_SEG_NPARAMS][WSISA__OBJECTS_POINTS];
+  double at[2][2][WSISA_SEG_NPARAMS][WSISA__OBJECTS_POINTS]; /* [curve][level][p][point] */
+  double miss[2][WSISA_SEG_NPARAMS]; /* at the largest change, or its level's mean */
   int fill[2][WSISA_SEG_NPARAMS];
   char source[4400];
 } wsisa__objects_model;

@@ -5,8 +5,8 @@
  * and with one holding the same run (every one found); and, for each
  * parameter of levels 1-6, the share of the clusters' and groups' pixels a
  * store holding one run's units leaves to compute for a run that differs in
- * that parameter alone: consecutive runs of the design that do (a MOAT
- * step), else the defaults and the parameter moved by the design's step.
+ * that parameter alone, by its design range and by halves of it (from a run
+ * where the design changes it alone, else from the defaults).
  * The estimate then walks the plan's trees in the executor's order and gives
  * each level-6/7 task the share of its nearest earlier task on the tile: the
  * parameters they differ in above it (each leaving its measured share, the
@@ -21,7 +21,7 @@
 #include "engine/estimate/estimate.h"
 
 #define REPEATS 3
-#define PAIRS 2    /* design pairs measured per parameter, at most */
+#define STEPS 4    /* a parameter's change: its design range, then halves of it */
 #define WINDOW 256 /* earlier tasks compared with, most recent first */
 
 static void objects_path(char *path, size_t cap) {
@@ -73,24 +73,6 @@ static int least(const wsisa_tile_data *tile, const double *p, int with_store,
   return rc;
 }
 
-/* The design's step of parameter p: the median of the non-zero changes of p
- * between consecutive runs (a MOAT step, a VBD column swap), 0 if none. */
-static double design_step(const double *rows, size_t nruns, int p) {
-  double *d = malloc((nruns ? nruns : 1) * sizeof *d);
-  size_t n = 0;
-  for (size_t r = 1; d && r < nruns; r++) {
-    double x = fabs(rows[r * WSISA_SEG_NPARAMS + p] - rows[(r - 1) * WSISA_SEG_NPARAMS + p]);
-    if (x > 0) {
-      size_t j = n++;
-      while (j > 0 && d[j - 1] > x) d[j] = d[j - 1], j--;
-      d[j] = x;
-    }
-  }
-  double step = n ? d[(n - 1) / 2] : 0;
-  free(d);
-  return step;
-}
-
 /* The share of the crops' pixels of levels 6 and 7 that p computes (does
  * not find) in a fresh store holding the defaults' units: deterministic, as
  * the store's content does not depend on the timing here. */
@@ -129,39 +111,55 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
   if (!rc) rc = least(&tile, v0, 1, v0, hit, e);
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (wsisa_seg_param_level(p) > 6) continue;
-    /* the design's own pairs first: consecutive runs that differ, up to
-     * level 6, in p alone (a MOAT step), at their own place and step */
-    double sum[2] = {0, 0}, miss[2] = {1, 1};
-    int pairs = 0;
-    for (size_t r = 1; r < nruns && pairs < PAIRS && !rc; r++) {
-      const double *a = rows + (r - 1) * WSISA_SEG_NPARAMS, *b = rows + r * WSISA_SEG_NPARAMS;
-      int only = a[p] != b[p];
+    double lo = INFINITY, hi = -INFINITY;
+    int integral = 1, conn = p == WSISA_P_FILL_HOLES_CONN || p == WSISA_P_RECON_CONN ||
+                             p == WSISA_P_WATERSHED_CONN;
+    for (size_t r = 0; r < nruns; r++) {
+      double x = rows[r * WSISA_SEG_NPARAMS + p];
+      lo = fmin(lo, x), hi = fmax(hi, x);
+      integral &= x == floor(x);
+    }
+    if (!(hi > lo)) continue;
+    /* from where the design changes p alone (consecutive runs that differ,
+     * up to level 6, in p only: a MOAT step), and from the defaults: a
+     * change misses more where other parameters make the nuclei touch */
+    const double *pair = NULL;
+    for (size_t r = 1; r < nruns && !pair; r++) {
+      const double *x = rows + (r - 1) * WSISA_SEG_NPARAMS, *y = rows + r * WSISA_SEG_NPARAMS;
+      int only = x[p] != y[p];
       for (int q = 0; q < WSISA_SEG_NPARAMS && only; q++)
-        if (q != p && wsisa_seg_param_level(q) <= 6 && a[q] != b[q]) only = 0;
-      if (!only) continue;
-      if ((rc = miss_share(&tile, a, b, miss, e))) break;
-      sum[0] += miss[0], sum[1] += miss[1], pairs++;
+        if (q != p && wsisa_seg_param_level(q) <= 6 && x[q] != y[q]) only = 0;
+      if (only) pair = x;
     }
-    /* else the defaults and p moved by the design's step */
-    double step = design_step(rows, nruns, p), lo = INFINITY, hi = -INFINITY;
-    if (!rc && !pairs && step > 0) {
-      for (size_t r = 0; r < nruns; r++) {
-        lo = fmin(lo, rows[r * WSISA_SEG_NPARAMS + p]);
-        hi = fmax(hi, rows[r * WSISA_SEG_NPARAMS + p]);
+    json_t *curves = json_array();
+    for (int c = 0; c < 2 && !rc; c++) {
+      const double *base = c ? v0 : pair;
+      if (!base) continue;
+      json_t *points = json_array(), *at = json_array();
+      for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(at, json_real(base[q]));
+      /* the range, then halves of it: how much a change misses grows with it */
+      double last = -1;
+      for (int k = 0; k < STEPS && !rc; k++) {
+        double want = (hi - lo) / (double)(1 << k);
+        double to = base[p] + want <= hi ? base[p] + want : base[p] - want;
+        if (integral) to = round(to);
+        /* a connectivity is 4 or 8: the design's other value */
+        double v[WSISA_SEG_NPARAMS], miss[2] = {1, 1}, near = to;
+        for (size_t r = 0; conn && r < nruns; r++)
+          if (rows[r * WSISA_SEG_NPARAMS + p] != base[p]) near = rows[r * WSISA_SEG_NPARAMS + p];
+        double step = fabs(near - base[p]);
+        if (!(step > 0) || step == last) continue;
+        memcpy(v, base, sizeof v);
+        v[p] = near;
+        last = step;
+        if (!(rc = miss_share(&tile, base, v, miss, e)))
+          json_array_append_new(points, json_pack("[f, f, f]", step, miss[0], miss[1]));
       }
-      double v[WSISA_SEG_NPARAMS];
-      memcpy(v, v0, sizeof v);
-      v[p] = v0[p] + step <= hi ? v0[p] + step : v0[p] - step;
-      if (v[p] < lo && v0[p] + step > hi) v[p] = hi;
-      if (v[p] != v0[p] && !(rc = miss_share(&tile, v0, v, miss, e)))
-        sum[0] = miss[0], sum[1] = miss[1], pairs = -1;
+      json_array_append_new(curves, json_pack("{s:s, s:o, s:o}", "from",
+                                              c ? "defaults" : "design pair", "base", at,
+                                              "points", points));
     }
-    if (rc || !pairs) continue;
-    int n = pairs > 0 ? pairs : 1;
-    json_t *m = json_pack("{s:s, s:i, s:f, s:[f, f]}", "from",
-                          pairs > 0 ? "design pairs" : "defaults and the design's step", "pairs",
-                          n, "step", step, "miss", sum[0] / n, sum[1] / n);
-    json_object_set_new(params, wsisa_seg_param_name(p), m);
+    json_object_set_new(params, wsisa_seg_param_name(p), json_pack("{s:o}", "curves", curves));
   }
   if (tile.rc) wsisa_workflow_tile_release(&tile, 1);
   starpu_task_wait_for_all();
@@ -205,10 +203,35 @@ int wsisa__objects_load(wsisa__objects_model *m) {
   }
   for (int p = 0; ok && p < WSISA_SEG_NPARAMS; p++) {
     json_t *q = json_object_get(params, wsisa_seg_param_name(p));
-    double s[2];
+    json_t *curves = json_object_get(q, "curves");
     m->miss[0][p] = m->miss[1][p] = -1; /* not measured */
-    if (!q || json_unpack(q, "{s:[F, F]}", "miss", &s[0], &s[1])) continue;
-    for (int l = 0; l < 2; l++) m->miss[l][p] = fmin(1, fmax(0, s[l]));
+    for (size_t c = 0; c < json_array_size(curves) && m->ncurves[p] < 2; c++) {
+      json_t *cv = json_array_get(curves, c), *points = json_object_get(cv, "points"),
+             *base = json_object_get(cv, "base");
+      if (json_array_size(base) != WSISA_SEG_NPARAMS || !json_array_size(points)) continue;
+      int k0 = m->ncurves[p]++;
+      for (int x = 0; x < WSISA_SEG_NPARAMS; x++)
+        m->base[k0][p][x] = json_number_value(json_array_get(base, (size_t)x));
+      for (size_t i = 0; i < json_array_size(points) && m->npoints[k0][p] < WSISA__OBJECTS_POINTS;
+           i++) {
+        double d, s6, s7;
+        if (json_unpack(json_array_get(points, i), "[F, F, F]", &d, &s6, &s7) || !(d > 0)) continue;
+        /* by step, smallest first */
+        int k = m->npoints[k0][p]++;
+        while (k > 0 && m->step[k0][p][k - 1] > d) {
+          m->step[k0][p][k] = m->step[k0][p][k - 1];
+          m->at[k0][0][p][k] = m->at[k0][0][p][k - 1];
+          m->at[k0][1][p][k] = m->at[k0][1][p][k - 1];
+          k--;
+        }
+        m->step[k0][p][k] = d;
+        m->at[k0][0][p][k] = fmin(1, fmax(0, s6));
+        m->at[k0][1][p][k] = fmin(1, fmax(0, s7));
+      }
+      /* its largest change stands for it where a level's mean is wanted */
+      int n = m->npoints[k0][p];
+      for (int l = 0; l < 2 && k0 == 0 && n; l++) m->miss[l][p] = m->at[0][l][p][n - 1];
+    }
   }
   json_decref(root);
   if (!ok) return -1;
@@ -236,15 +259,59 @@ int wsisa__objects_load(wsisa__objects_model *m) {
   return 0;
 }
 
+/* The share of level l's units a change of parameter p by d misses: the
+ * measured points interpolated linearly in the change, toward none at no
+ * change below the smallest, the largest's above it; not measured: its
+ * level's mean. */
+static double miss_of(const wsisa__objects_model *m, int l, int p, int c, double d) {
+  int n = m->ncurves[p] ? m->npoints[c][p] : 0;
+  const double *x = m->step[c][p], *y = m->at[c][l][p];
+  if (!n) return m->miss[l][p];
+  if (d <= x[0]) return y[0] * d / x[0];
+  for (int k = 1; k < n; k++)
+    if (d <= x[k]) return y[k - 1] + (y[k] - y[k - 1]) * (d - x[k - 1]) / (x[k] - x[k - 1]);
+  return y[n - 1];
+}
+
 /* The share of a task's units left to compute after an earlier task on the
  * tile whose run is q (this one's is r): 1 - prod(1 - miss_p) over the
  * parameters of levels 1..top they differ in. */
-static double miss_after(const wsisa__objects_model *m, int l, const double *r, const double *q,
-                         int top) {
+static double miss_after(const wsisa__objects_model *m, const int *curve, int l, const double *r,
+                         const double *q, int top) {
   double keep = 1;
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
-    if (wsisa_seg_param_level(p) <= top && r[p] != q[p]) keep *= 1 - m->miss[l][p];
+    if (wsisa_seg_param_level(p) <= top && r[p] != q[p])
+      keep *= 1 - miss_of(m, l, p, curve[p], fabs(r[p] - q[p]));
   return 1 - keep;
+}
+
+/* Per parameter, the curve measured from the place nearest the design's
+ * runs (the mean over them of the parameters' changes, each over its range
+ * in the design). */
+static void pick_curves(const wsisa__objects_model *m, const double *params, size_t nruns,
+                        int curve[WSISA_SEG_NPARAMS]) {
+  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS];
+  for (int q = 0; q < WSISA_SEG_NPARAMS; q++) {
+    lo[q] = INFINITY, hi[q] = -INFINITY;
+    for (size_t r = 0; r < nruns; r++) {
+      lo[q] = fmin(lo[q], params[r * WSISA_SEG_NPARAMS + q]);
+      hi[q] = fmax(hi[q], params[r * WSISA_SEG_NPARAMS + q]);
+    }
+  }
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    curve[p] = 0;
+    double best = INFINITY;
+    for (int c = 0; c < m->ncurves[p]; c++) {
+      double d = 0;
+      for (size_t r = 0; r < nruns; r++)
+        for (int q = 0; q < WSISA_SEG_NPARAMS; q++) {
+          double x = params[r * WSISA_SEG_NPARAMS + q], b = m->base[c][p][q];
+          if (q == p || wsisa_seg_param_level(q) > 6 || x == b) continue;
+          d += hi[q] > lo[q] ? fmin(1, fabs(x - b) / (hi[q] - lo[q])) : 1;
+        }
+      if (d < best) best = d, curve[p] = c;
+    }
+  }
 }
 
 int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
@@ -256,6 +323,11 @@ int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_bucket
   seen[0] = malloc((cap ? cap : 1) * sizeof *seen[0]);
   seen[1] = malloc((cap ? cap : 1) * sizeof *seen[1]);
   if (!*scale || !seen[0] || !seen[1]) goto nomem;
+  size_t nruns = 0;
+  for (size_t i = 0; i < b->start[nb]; i++)
+    if (b->instances[i] + 1 > nruns) nruns = b->instances[i] + 1;
+  int curve[WSISA_SEG_NPARAMS];
+  pick_curves(m, params, nruns, curve);
   double computed = 0, all = 0;
   /* every unit of a tile in bucket order, each tree depth first: the
    * executor's order on a rank that holds the tile */
@@ -277,7 +349,7 @@ int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_bucket
         int same7 = 1;
         for (int p = 0; l == 1 && p < WSISA_SEG_NPARAMS; p++)
           if (wsisa_seg_param_level(p) == 7 && r[p] != q[p]) same7 = 0;
-        if (same7) miss = fmin(miss, miss_after(m, l, r, q, 6));
+        if (same7) miss = fmin(miss, miss_after(m, curve, l, r, q, 6));
       }
       seen[l][nseen[l]++] = run;
       s[i] = m->hit[l] + miss * (m->cold[l] - m->hit[l]);
