@@ -34,7 +34,8 @@ static const experiment experiments[] = {
     {"predict", bench_predict,
      "calibrate on one study, then predicted (run.json estimate) against measured makespan "
      "and peak RSS for studies that differ: runs, method/sampler, tile size, strategy, "
-     "workers, ranks"},
+     "1..N CPU workers up to the cores, ranks, CPU + OpenCL workers where an OpenCL device "
+     "is; object reuse on and off"},
     {"balance", bench_balance,
      "RTMA (bucket size 10) against TRTMA (3 x workers buckets) as workers grow: measured "
      "at 1-2 workers and 1-4 ranks, predicted to 256; TRTMA balanced by task count against "
@@ -95,8 +96,8 @@ static void usage(FILE *f) {
           "              workers than cores); the rank series needs Open MPI's mpirun\n"
           "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
           "              analysis_min, analysis_max, buckets, reuse_pct\n"
-          "  predict.csv: config, varies, predicted_s, measured_s, measured_min,\n"
-          "              measured_max, makespan_error_pct, predicted_rss_mib,\n"
+          "  predict.csv: config, varies, object_reuse, predicted_s, measured_s,\n"
+          "              measured_min, measured_max, makespan_error_pct, predicted_rss_mib,\n"
           "              measured_rss_mib, rss_error_pct, uncalibrated_pct (with a\n"
           "              STARPU_HOME of its own, calibrated first; --quick on\n"
           "              tests/data images, else on the sample slide)\n"

@@ -1,25 +1,30 @@
 /* wsisa-bench predict: how good the estimate is (seed 004 §4). Calibrate the
  * performance models on one study, then run studies that differ from it
  * (more runs, another method and sampler, another tile size, another reuse
- * strategy, one worker, two ranks) with the models frozen, and set each
- * run's prediction (run.json, made at its start from the models) against
- * what it measured. */
+ * strategy, 1..N CPU workers up to the cores present, two ranks, CPU +
+ * OpenCL workers where an OpenCL device is; object reuse on, the default,
+ * and off) with the models frozen, and set each run's prediction (run.json,
+ * made at its start from the models) against what it measured. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bench/bench.h"
+#include "codelets/codelets.h"
 #include "io/svg.h"
 
 #define NAN_ (0.0 / 0.0)
 
 typedef struct config {
-  const char *label;
-  const char *varies;  /* against the calibration study */
+  char label[32];
+  char varies[64];     /* against the calibration study */
   const char *study;   /* which study file (below) */
-  const char *env;     /* before `wsisa run` (may start mpirun) */
+  char env[160];       /* before `wsisa run` (may start mpirun) */
   const char *args;    /* after it */
   int mpi;             /* needs Open MPI */
+  int opencl;          /* CPU + OpenCL workers: the models calibrated with them */
+  int reuse_off;       /* --object-reuse off (the default is on) */
 } config;
 
 /* The studies: the calibration's, and those that differ from it. */
@@ -42,6 +47,10 @@ static const study_spec specs[] = {
      "                  \"fill_holes_conn\": {} },\n"
      "  \"method\": { \"name\": \"correlation\", \"samples\": 24 },\n"
      "  \"sampler\": { \"name\": \"lhs\", \"seed\": 2 }, \"metric\": \"dice\""},
+    {"vbd_lhs", "{ \"images\": [\"%s/tests/data/tile_1024.png\"] }", SLIDE "1024 }",
+     "\"parameters\": { \"G1\": {}, \"min_size\": {}, \"T1\": {}, \"watershed_conn\": {} },\n"
+     "  \"method\": { \"name\": \"vbd\", \"samples\": 16 },\n"
+     "  \"sampler\": { \"name\": \"lhs\", \"seed\": 3 }, \"metric\": \"dice\""},
     {"tile_small", "{ \"images\": [\"%s/tests/data/tile_256.png\", \"%s/tests/data/tile_256_b.png\"] }",
      SLIDE "512 }",
      "\"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
@@ -49,18 +58,70 @@ static const study_spec specs[] = {
 };
 #define NSPECS (sizeof specs / sizeof *specs)
 
-static const config configs[] = {
-    {"seen", "none: the calibration study", "cal", "", "", 0},
-    {"moat_t4", "64 runs, another seed", "moat_t4", "", "", 0},
-    {"corr_lhs", "correlation, LHS, 5 parameters", "corr_lhs", "", "", 0},
-    {"tile_small", "tile size (256 images; 512 on the slide)", "tile_small", "", "", 0},
-    {"trtma", "strategy trtma", "cal", "", "--reuse trtma", 0},
-    {"none", "strategy none", "cal", "", "--reuse none", 0},
-    {"1_worker", "1 CPU worker", "cal", "STARPU_NCPU=1", "", 0},
-    {"2_ranks", "2 ranks x 1 CPU worker (mpirun)", "cal",
-     "STARPU_NCPU=1 mpirun --oversubscribe --allow-run-as-root --bind-to none -np 2", "", 1},
-};
-#define NCONFIGS (sizeof configs / sizeof *configs)
+/* The configurations: studies and strategies unlike the calibration's, with
+ * object reuse on (the default) and off, 1..N CPU workers up to the cores
+ * present, two ranks, and CPU + OpenCL workers where an OpenCL device is. */
+#define MAX_CONFIGS 48
+static size_t add(config *c, size_t n, const char *label, const char *varies, const char *study,
+                  const char *env, const char *args, int mpi, int opencl, int reuse_off) {
+  if (n >= MAX_CONFIGS) return n;
+  config *x = &c[n];
+  memset(x, 0, sizeof *x);
+  snprintf(x->label, sizeof x->label, "%s", label);
+  snprintf(x->varies, sizeof x->varies, "%s", varies);
+  snprintf(x->env, sizeof x->env, "%s", env);
+  x->study = study;
+  x->args = args;
+  x->mpi = mpi;
+  x->opencl = opencl;
+  x->reuse_off = reuse_off;
+  return n + 1;
+}
+
+static size_t make_configs(config *c, int cores, int have_cl) {
+  size_t n = 0;
+  n = add(c, n, "seen", "none: the calibration study", "cal", "", "", 0, 0, 0);
+  n = add(c, n, "moat_t4", "64 runs, another seed", "moat_t4", "", "", 0, 0, 0);
+  n = add(c, n, "corr_lhs", "correlation, LHS, 5 parameters", "corr_lhs", "", "", 0, 0, 0);
+  n = add(c, n, "vbd_lhs", "VBD, LHS 16, 4 parameters", "vbd_lhs", "", "", 0, 0, 0);
+  n = add(c, n, "tile_small", "tile size (256 images; 512 on the slide)", "tile_small", "", "", 0,
+          0, 0);
+  n = add(c, n, "trtma", "strategy trtma", "cal", "", "--reuse trtma", 0, 0, 0);
+  n = add(c, n, "none", "strategy none", "cal", "", "--reuse none", 0, 0, 0);
+  for (int w = 1; w <= cores && w <= 64; w++) {
+    char label[32], varies[64], env[64];
+    snprintf(label, sizeof label, "%d_worker%s", w, w > 1 ? "s" : "");
+    snprintf(varies, sizeof varies, "%d CPU worker%s", w, w > 1 ? "s" : "");
+    snprintf(env, sizeof env, "STARPU_NCPU=%d", w);
+    n = add(c, n, label, varies, "cal", env, "", 0, 0, 0);
+  }
+  n = add(c, n, "2_ranks", "2 ranks x 1 CPU worker (mpirun)", "cal",
+          "STARPU_NCPU=1 mpirun --oversubscribe --allow-run-as-root --bind-to none -np 2", "", 1, 0,
+          0);
+  if (have_cl) {
+    char env[160];
+    snprintf(env, sizeof env, "STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1 STARPU_NCPU=%d",
+             cores > 1 ? cores - 1 : 1);
+    n = add(c, n, "cpu_opencl", "CPU + 1 OpenCL worker", "cal", env, "", 0, 1, 0);
+  }
+  /* object reuse off: levels 6-7 with their fine-grain codelets */
+  n = add(c, n, "seen_off", "object reuse off", "cal", "", "", 0, 0, 1);
+  n = add(c, n, "moat_t4_off", "64 runs, object reuse off", "moat_t4", "", "", 0, 0, 1);
+  n = add(c, n, "vbd_lhs_off", "VBD, object reuse off", "vbd_lhs", "", "", 0, 0, 1);
+  return n;
+}
+
+/* Is there an OpenCL device StarPU starts a worker on (PoCL's CPU device
+ * with STARPU_OPENCL_ON_CPUS=1)? */
+static int opencl_present(void) {
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 0);
+  wsisa_runtime_opts ro = {.ncpu = 0, .nopencl = 1};
+  wsisa_err why = WSISA_ERR_INIT;
+  if (wsisa_codelets_start(&ro, &why)) return 0;
+  int n = wsisa_runtime_nopencl();
+  wsisa_runtime_shutdown();
+  return n > 0;
+}
 
 static int write_spec(const bench_opts *o, const study_spec *sp, char *path, size_t cap,
                       wsisa_err *e) {
@@ -90,24 +151,37 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "predict", &o, e);
   if (rc) return rc;
-  char home[4300], env[9000], log[4300], study[NSPECS][4300], args[12800];
-  /* models of their own: the estimate rests on this calibration only */
-  snprintf(home, sizeof home, "%s/starpu_home", o.dir);
-  snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home, home);
-  if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home);
+  long ncores = sysconf(_SC_NPROCESSORS_ONLN);
+  int cores = ncores > 0 ? (int)ncores : 1;
+  int have_cl = !o.no_opencl && opencl_present();
+  static config configs[MAX_CONFIGS];
+  size_t nconfigs = make_configs(configs, cores, have_cl);
+  char home[2][4300], env[9000], log[4300], study[NSPECS][4300], args[12800];
+  /* models of their own: the estimate rests on this calibration only; with
+   * an OpenCL device, a second calibration with its worker beside the CPU's */
+  for (int h = 0; h < 1 + have_cl; h++) {
+    snprintf(home[h], sizeof home[h], "%s/starpu_home%s", o.dir, h ? "_opencl" : "");
+    snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[h], home[h]);
+    if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[h]);
+  }
   for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], sizeof study[i], e);
   if (rc) return rc;
-  fprintf(stderr, "wsisa-bench predict: calibrating on %s\n", study[0]);
-  snprintf(env, sizeof env, "STARPU_HOME='%s'", home);
-  snprintf(args, sizeof args, "calibrate --study '%s'", study[0]);
-  snprintf(log, sizeof log, "%s/calibrate.log", o.dir);
-  double t0 = wsisa_now();
-  if ((rc = bench_wsisa(env, args, log, e))) return rc;
-  double t_cal = wsisa_now() - t0;
+  double t_cal = 0;
+  for (int h = 0; h < 1 + have_cl; h++) {
+    fprintf(stderr, "wsisa-bench predict: calibrating on %s%s\n", study[0],
+            h ? " with an OpenCL worker" : "");
+    snprintf(env, sizeof env, "STARPU_HOME='%s'%s", home[h],
+             h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
+    snprintf(args, sizeof args, "calibrate --study '%s'", study[0]);
+    snprintf(log, sizeof log, "%s/calibrate%s.log", o.dir, h ? "_opencl" : "");
+    double t0 = wsisa_now();
+    if ((rc = bench_wsisa(env, args, log, e))) return rc;
+    t_cal += wsisa_now() - t0;
+  }
 
-  bench_run res[NCONFIGS];
-  int have[NCONFIGS] = {0};
-  for (size_t c = 0; c < NCONFIGS; c++) {
+  static bench_run res[MAX_CONFIGS];
+  int have[MAX_CONFIGS] = {0};
+  for (size_t c = 0; c < nconfigs; c++) {
 #ifndef WSISA_WITH_MPI
     if (configs[c].mpi) continue;
 #endif
@@ -115,46 +189,55 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
     while (s < NSPECS && strcmp(specs[s].name, configs[c].study) != 0) s++;
     fprintf(stderr, "wsisa-bench predict: %s\n", configs[c].label);
     /* the models stay as calibrated: no run adds to them */
-    snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s", home, configs[c].env);
-    /* the estimate models levels 6 and 7 task by task, as without object
-     * reuse: the runs it is compared with go without it */
-    snprintf(args, sizeof args, "%s --object-reuse off", configs[c].args);
+    snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s", home[configs[c].opencl],
+             configs[c].env);
+    snprintf(args, sizeof args, "%s%s", configs[c].args,
+             configs[c].reuse_off ? " --object-reuse off" : "");
     if ((rc = bench_run_wsisa(&o, env, study[s], args, &res[c], e))) return rc;
     have[c] = 1;
   }
 
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "predict",
-                           "config,varies,predicted_s,measured_s,measured_min,measured_max,"
-                           "makespan_error_pct,predicted_rss_mib,measured_rss_mib,rss_error_pct,"
-                           "uncalibrated_pct",
+                           "config,varies,object_reuse,predicted_s,measured_s,measured_min,"
+                           "measured_max,makespan_error_pct,predicted_rss_mib,measured_rss_mib,"
+                           "rss_error_pct,uncalibrated_pct",
                            &w, e)))
     return rc;
   bench_print_runs_context(&o, &res[0], NULL);
-  printf("# calibration: wsisa calibrate on the first study (%.0f s); then every run with the models "
-         "frozen (STARPU_CALIBRATE=0); predicted = run.json estimate, made at the run's start\n",
-         t_cal);
+  printf("# calibration: wsisa calibrate on the first study (%.0f s%s); then every run with the "
+         "models frozen (STARPU_CALIBRATE=0); predicted = run.json estimate, made at the run's "
+         "start; %d cores\n",
+         t_cal, have_cl ? ", once with CPU workers and once with an OpenCL worker beside them" : "",
+         cores);
   printf("# error = (predicted - measured) / measured; makespan = seconds.execute; RSS = peak of "
-         "rank 0\n");
-  printf("%-11s %-40s %9s %22s %7s %8s %8s %7s %6s\n", "config", "differs in", "pred s",
+         "rank 0; object reuse on unless the label ends in _off\n");
+  printf("%-12s %-40s %9s %22s %7s %8s %8s %7s %6s\n", "config", "differs in", "pred s",
          "measured s", "err%", "pred MiB", "meas MiB", "err%", "uncal%");
-  double err_t[NCONFIGS], err_m[NCONFIGS];
-  double pt[NCONFIGS], mt[NCONFIGS], pm[NCONFIGS], mm[NCONFIGS];
-  const char *lp[NCONFIGS];
-  int n = 0;
-  for (size_t c = 0; c < NCONFIGS; c++) {
+  static double err_t[2][MAX_CONFIGS], err_m[2][MAX_CONFIGS];
+  static double pt[MAX_CONFIGS], mt[MAX_CONFIGS], pm[MAX_CONFIGS], mm[MAX_CONFIGS];
+  static const char *lp[MAX_CONFIGS];
+  int n[2] = {0, 0}, missing = 0;
+  for (size_t c = 0; c < nconfigs; c++) {
     pt[c] = mt[c] = pm[c] = mm[c] = NAN_;
     lp[c] = configs[c].label;
     if (!have[c]) continue;
     const bench_run *r = &res[c];
+    /* every run is to carry its estimate (run.json's estimate.error_percent) */
+    if (isnan(r->pred_makespan)) {
+      printf("%-12s %-40s no estimate in run.json\n", configs[c].label, configs[c].varies);
+      missing++;
+      continue;
+    }
     double et = 100 * (r->pred_makespan - r->exec.median) / r->exec.median;
     double em = 100 * (r->pred_rss_kib - r->rss.median) / r->rss.median;
     char a[64];
-    printf("%-11s %-40s %9.2f %22s %+6.1f%% %8.1f %8.1f %+6.1f%% %6.1f\n", configs[c].label,
+    printf("%-12s %-40s %9.2f %22s %+6.1f%% %8.1f %8.1f %+6.1f%% %6.1f\n", configs[c].label,
            configs[c].varies, r->pred_makespan, bench_fmt(a, sizeof a, r->exec, 1, 2), et,
            r->pred_rss_kib / 1024, r->rss.median / 1024, em, 100 * r->uncalibrated);
     wsisa_csv_text(w, configs[c].label);
     wsisa_csv_text(w, configs[c].varies);
+    wsisa_csv_text(w, configs[c].reuse_off ? "off" : "on");
     wsisa_csv_num(w, r->pred_makespan);
     bench_csv_stats(w, r->exec, 1);
     wsisa_csv_num(w, et);
@@ -163,27 +246,36 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
     wsisa_csv_num(w, em);
     wsisa_csv_num(w, 100 * r->uncalibrated);
     wsisa_csv_end_row(w);
-    if (!isnan(et)) err_t[n] = et, err_m[n] = em, n++;
+    int k = configs[c].reuse_off;
+    if (!isnan(et)) err_t[k][n[k]] = et, err_m[k][n[k]] = em, n[k]++;
     pt[c] = r->pred_makespan;
     mt[c] = r->exec.median;
     pm[c] = r->pred_rss_kib / 1024;
     mm[c] = r->rss.median / 1024;
   }
   if ((rc = wsisa_csv_close(w, e))) return rc;
-  double med_t, worst_t, med_m, worst_m;
-  summarize(err_t, n, &med_t, &worst_t);
-  summarize(err_m, n, &med_m, &worst_m);
-  printf("# %d configurations: makespan |error| median %.1f%%, worst %.1f%%; peak RSS |error| "
-         "median %.1f%%, worst %.1f%% (seed 004: mean 1.1-2.3%% for tasks seen, up to 15%% for "
-         "similar ones)\n",
-         n, med_t, worst_t, med_m, worst_m);
+  for (int k = 0; k < 2; k++) {
+    double med_t, worst_t, med_m, worst_m;
+    summarize(err_t[k], n[k], &med_t, &worst_t);
+    summarize(err_m[k], n[k], &med_m, &worst_m);
+    printf("# object reuse %s, %d configurations: makespan |error| median %.1f%%, worst %.1f%%; "
+           "peak RSS |error| median %.1f%%, worst %.1f%%%s\n",
+           k ? "off" : "on", n[k], med_t, worst_t, med_m, worst_m,
+           k ? "" : " (seed 004: mean 1.1-2.3% for tasks seen, up to 15% for similar ones)");
+  }
+  if (missing)
+    printf("# %d configuration%s without an estimate in run.json\n", missing, missing > 1 ? "s" : "");
   wsisa_svg_series st[2] = {{"predicted", pt, NULL, NULL}, {"measured", mt, NULL, NULL}};
   wsisa_svg_series sm[2] = {{"predicted", pm, NULL, NULL}, {"measured", mm, NULL, NULL}};
   char path[4300];
   bench_svg_path(&o, "predict", path, sizeof path);
   if ((rc = wsisa_svg_bars(path, "Makespan: predicted from the models against measured", "seconds",
-                           NCONFIGS, lp, 2, st, e)))
+                           nconfigs, lp, 2, st, e)))
+    return rc;
+  bench_svg_path(&o, "predict_scatter", path, sizeof path);
+  if ((rc = wsisa_svg_scatter(path, "Makespan: predicted against measured", "measured (s)",
+                              "predicted (s)", nconfigs, lp, mt, pt, e)))
     return rc;
   bench_svg_path(&o, "predict_rss", path, sizeof path);
-  return wsisa_svg_bars(path, "Peak RSS: predicted against measured", "MiB", NCONFIGS, lp, 2, sm, e);
+  return wsisa_svg_bars(path, "Peak RSS: predicted against measured", "MiB", nconfigs, lp, 2, sm, e);
 }

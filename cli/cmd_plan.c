@@ -23,6 +23,7 @@ typedef struct plan_args {
   const char *study_path, *samples_path, *select;
   int json;
   long workers, active_paths;     /* -1: not given */
+  long opencl_workers;            /* -1: not given */
   double level_cost[NLEVELS];
   int have_costs;
   int estimate, calibrate;
@@ -88,6 +89,12 @@ static json_t *estimate_json(const wsisa_plan_report *o) {
   json_object_set_new(est, "ranks", json_integer(f->ranks));
   json_object_set_new(est, "workers_per_rank", json_integer(f->workers));
   json_object_set_new(est, "cpu_workers_per_rank", json_integer(o->cpu_workers));
+  json_object_set_new(est, "opencl_workers_per_rank", json_integer(o->opencl_workers));
+  if (f->object_source) {
+    json_object_set_new(est, "object_reuse_share",
+                        f->object_share >= 0 ? json_real(f->object_share) : json_null());
+    json_object_set_new(est, "object_reuse_how", json_string(f->object_source));
+  }
   json_object_set_new(est, "makespan_s", json_real(f->sim.makespan));
   json_object_set_new(est, "work_s", json_real(f->sim.work));
   json_object_set_new(est, "efficiency", json_real(f->sim.efficiency));
@@ -165,10 +172,10 @@ static int print_json(const report *p, wsisa_err *e) {
 static void print_estimate(const wsisa_plan_report *o) {
   const wsisa_estimate_figures *f = &o->est;
   char a[32], b[32], c[32];
-  printf("\nestimate  %s on %d rank%s x %d worker%s (%d CPU), this host's performance models "
-         "(STARPU_HOME=%s)\n",
+  printf("\nestimate  %s on %d rank%s x %d worker%s (%d CPU, %d OpenCL), this host's performance "
+         "models (STARPU_HOME=%s)\n",
          o->strategy, f->ranks, f->ranks > 1 ? "s" : "", f->workers, f->workers > 1 ? "s" : "",
-         o->cpu_workers, o->starpu_home);
+         o->cpu_workers, o->opencl_workers, o->starpu_home);
   printf("  makespan      %s (%.0f worker-s of work, efficiency %.2f)\n",
          fmt_seconds(a, sizeof a, f->sim.makespan), f->sim.work, f->sim.efficiency);
   printf("  CPU-hours     %.3g (%d x %d workers x makespan)\n", f->cpu_hours, f->ranks, f->workers);
@@ -256,6 +263,9 @@ static int plan(const plan_args *a, wsisa_err *e) {
   const double *cost = a->have_costs ? a->level_cost : NULL;
   wsisa_plan_request r = {.samples_path = a->samples_path, .select = a->select,
                           .workers = (int)a->workers, .active_paths = a->active_paths,
+                          .opencl_workers = a->opencl_workers < 0    ? 0
+                                            : a->opencl_workers == 0 ? -1
+                                                                     : (int)a->opencl_workers,
                           .level_cost = cost, .force = a->force, .estimate = a->estimate,
                           .ranks = (int)a->ranks, .deadline = a->deadline,
                           .memory_limit = a->memory_limit};
@@ -286,7 +296,16 @@ static const wsisa_cli_flag flags[] = {
              "the study's own"},
     {"select", 'L', .arg = "P,...", .help = "two_phase studies: plan the phase-2 design"},
     {"json", 'j', .help = "the report as JSON"},
-    {"workers", 'w', .arg = "W", .help = "TRTMA's default max_buckets is 3 x W (default: CPUs)"},
+    {"workers", 'w', .arg = "W",
+     .help = "TRTMA's default max_buckets is 3 x W (default: CPUs);\n"
+             "with --estimate, W CPU workers per rank, each priced by\n"
+             "the CPU workers' models (default: those StarPU starts)"},
+    {"opencl-workers", 'g', .arg = "G",
+     .help = "with --estimate: G OpenCL workers per rank beside the CPU\n"
+             "ones (0: none), priced by the OpenCL workers' models, a\n"
+             "task going where it would finish first as under dmda\n"
+             "(default: those StarPU starts; calibrate and plan with\n"
+             "the same STARPU_OPENCL_ON_CPUS / devices)"},
     {"active-paths", 'k', .arg = "K",
      .help = "paths per bucket for the peak estimate (default: the\n"
              "study's reuse.active_paths; 0 = unbounded)"},
@@ -316,13 +335,13 @@ static const wsisa_cli_flag flags[] = {
     {.name = "help", .key = 'h', .short_flag = 1},
     {0}};
 static const char *const forms[] = {"--study [--samples | --select] [--json]",
-                                    "--study --estimate [--ranks] [--deadline] [--json]", NULL};
+                                    "--study --estimate [--workers] [--opencl-workers] [--ranks] [--deadline] [--json]", NULL};
 const wsisa_cli_command wsisa_cli_plan = {
     "plan", wsisa_cmd_plan, forms,
     "reuse analysis; predicted time, CPU-hours and memory; no execution", flags};
 
 int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
-  plan_args a = {.workers = -1, .active_paths = -1, .ranks = -1};
+  plan_args a = {.workers = -1, .active_paths = -1, .ranks = -1, .opencl_workers = -1};
   int opt, rc;
   opterr = 0;
   optind = 1;
@@ -336,6 +355,11 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
       case 'w':
         if ((rc = wsisa_cli_long("--workers", optarg, &a.workers, e))) return rc;
         if (a.workers < 1) return wsisa_error(e, WSISA_EUSAGE, "--workers %s: want at least 1", optarg);
+        break;
+      case 'g':
+        if ((rc = wsisa_cli_long("--opencl-workers", optarg, &a.opencl_workers, e))) return rc;
+        if (a.opencl_workers < 0)
+          return wsisa_error(e, WSISA_EUSAGE, "--opencl-workers %s: want 0 or more", optarg);
         break;
       case 'k':
         if ((rc = wsisa_cli_long("--active-paths", optarg, &a.active_paths, e))) return rc;

@@ -67,8 +67,8 @@ static void fixture_make(fixture *f, wsisa_reuse_strategy s) {
 static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t k, int share,
                        const uint8_t *done, wsisa_sim_result *r) {
   wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
-                       f->level, f->variant};
-  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers};
+                       f->level, f->variant, NULL};
+  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL, 0};
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
   return r->makespan;
@@ -480,4 +480,76 @@ Test(engine_estimate, cost_aware_reuse_leaves_the_metrics_alone) {
   cr_expect_str_eq(csv[0], csv[1], "measured level costs against task counts");
   cr_expect_str_eq(csv[0], csv[2], "trtma by cost against rtma by cost");
   for (int i = 0; i < 3; i++) free(csv[i]);
+}
+
+/* OpenCL workers at their own costs: a kind that can run nothing leaves the
+ * CPU worker alone; one as fast as a CPU worker is a second CPU worker. */
+Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  double inf = INFINITY, never[WSISA_SEG_LEVELS * 2];
+  for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf;
+  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL};
+  wsisa_sim_costs same = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+                          f.level, f.variant, NULL};
+  const wsisa_sim_costs *ocl[] = {&none, &same};
+  const double want[] = {10 + 0.5 + 2 * 30, 40.5};
+  for (int k = 0; k < 2; k++) {
+    wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+                         f.level, f.variant, ocl[k]};
+    wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 2, NULL, 1};
+    wsisa_sim_result r;
+    wsisa_err e = WSISA_ERR_INIT;
+    cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+    cr_expect_float_eq(r.makespan, want[k], 1e-9, "OpenCL kind %d: makespan %g", k, r.makespan);
+    wsisa_sim_result_free(&r);
+  }
+  fixture_free(&f);
+}
+
+/* Object reuse: the first level-6/7 task of a tile computes every unit, a
+ * later one what the parameters it differs in leave, by their measured
+ * shares; a level-7 parameter changed misses every group. */
+Test(engine_estimate, object_reuse_prices_the_units_a_tile_has_seen) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  wsisa__objects_model m;
+  memset(&m, 0, sizeof m);
+  m.loaded = 1;
+  for (int l = 0; l < 2; l++) {
+    m.fine[l] = 1;
+    m.cold[l] = 1.1;
+    m.hit[l] = 0.2;
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) m.miss[l][p] = 0.3;
+  }
+  double **scale = NULL, share = -1;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, &scale, &share, &e), 0, "%s", e.msg);
+  double seen[2][4];
+  int n[2] = {0, 0};
+  for (size_t k = 0; k < f.b->n_buckets; k++)
+    for (size_t i = 0; i < f.b->trees[k]->n_nodes; i++) {
+      int l = f.b->trees[k]->nodes[i].level;
+      if (l >= 6 && n[l - 6] < 4) seen[l - 6][n[l - 6]++] = scale[k][i];
+      else cr_expect_float_eq(scale[k][i], 1, 1e-12);
+    }
+  cr_assert_eq(n[0], 2);
+  cr_assert_eq(n[1], 2);
+  for (int l = 0; l < 2; l++) {
+    cr_expect_float_eq(seen[l][0], 1.1, 1e-12, "level %d, first", l + 6);
+    cr_expect_float_eq(seen[l][1], 0.2 + 0.3 * 0.9, 1e-12, "level %d, after T1 moved", l + 6);
+  }
+  cr_expect_float_eq(share, 1 - (1 + 0.3) / 2, 1e-12);
+  wsisa__objects_scale_free(scale, f.b->n_buckets);
+  /* a level-7 parameter changed: every group computed */
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_MIN_SIZE_SEG] += 1;
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, &scale, &share, &e), 0, "%s", e.msg);
+  n[1] = 0;
+  for (size_t k = 0; k < f.b->n_buckets; k++)
+    for (size_t i = 0; i < f.b->trees[k]->n_nodes; i++)
+      if (f.b->trees[k]->nodes[i].level == 7) seen[1][n[1]++] = scale[k][i];
+  cr_expect_float_eq(seen[1][1], 1.1, 1e-12);
+  wsisa__objects_scale_free(scale, f.b->n_buckets);
+  fixture_free(&f);
 }

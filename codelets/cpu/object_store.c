@@ -183,6 +183,8 @@ void wsisa_object_store_count(wsisa_object_store *s, const wsisa_object_tally *a
   for (int l = 0; l < 2; l++) {
     s->tally.seen[l] += add->seen[l];
     s->tally.reused[l] += add->reused[l];
+    s->tally.area[l] += add->area[l];
+    s->tally.area_reused[l] += add->area_reused[l];
   }
   pthread_mutex_unlock(&s->lock);
 }

@@ -29,6 +29,7 @@ typedef struct wsisa_object_store wsisa_object_store;
 typedef struct wsisa_object_tally {
   uint64_t seen[2];           /* units looked at */
   uint64_t reused[2];         /* units whose result came from the store */
+  uint64_t area[2], area_reused[2]; /* the same in pixels of their crops */
   uint64_t evictions;         /* entries evicted to make room */
   uint64_t bytes, bytes_peak; /* held now, at most */
   uint64_t entries;           /* held now */
@@ -45,7 +46,7 @@ int wsisa_object_store_get(wsisa_object_store *s, const void *key, size_t key_le
  * memory is left (nothing kept). */
 int wsisa_object_store_put(wsisa_object_store *s, const void *key, size_t key_len,
                            uint64_t hash, const void *value, size_t value_len);
-/* Add a call's seen and reused to the store's tally. */
+/* Add a call's seen and reused (units and their pixels) to the store's tally. */
 void wsisa_object_store_count(wsisa_object_store *s, const wsisa_object_tally *add);
 /* The tally so far, with the bytes and entries held now. */
 void wsisa_object_store_tally(wsisa_object_store *s, wsisa_object_tally *out);

@@ -506,12 +506,14 @@ static int crop_final(crop *c, const wsisa__runs *runs8, const int32_t *run_y,
 static int from_store(crop *c, int level, wsisa_object_store *store, wsisa_object_tally *t,
                       uint64_t *hash, wsisa_image *out) {
   t->seen[level - 6]++;
+  t->area[level - 6] += (uint64_t)c->w * (uint64_t)c->h;
   if (!store) return 0;
   *hash = wsisa_object_hash(c->key, c->key_len);
   if (!wsisa_object_store_get(store, c->key, c->key_len, *hash, c->value, c->value_cap,
                               &c->value_len))
     return 0;
   t->reused[level - 6]++;
+  t->area_reused[level - 6] += (uint64_t)c->w * (uint64_t)c->h;
   decode(c, out, c->x0, c->y0, 0);
   return 1;
 }

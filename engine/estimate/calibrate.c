@@ -268,6 +268,15 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     wsisa_runtime_shutdown(); /* StarPU saves the models */
     if (!run) break;
   }
+  /* object reuse: what a tile's store saves on levels 6-7, measured on the
+   * largest tile with one CPU worker, so the wall clock is the work */
+  if (!rc && study->reuse.object_reuse) {
+    wsisa_runtime_opts o = {sched, 1, 0, NULL, NULL, 0};
+    if (!(rc = wsisa_codelets_start(&o, e))) {
+      rc = wsisa__objects_probe(&pick[0], rows, nruns, e);
+      wsisa_runtime_shutdown();
+    }
+  }
   wsisa_runtime_default_home();
   const char *home = getenv("STARPU_HOME");
   snprintf(out->starpu_home, sizeof out->starpu_home, "%s", home ? home : "(unset)");

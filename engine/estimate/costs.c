@@ -143,6 +143,7 @@ struct wsisa_estimate {
   profile probe[2];        /* 64x64 and 64x65: each task's bytes per pixel */
   uint64_t baseline_rss;
   int any_calibrated;
+  wsisa__objects_model objects; /* what calibration measured of object reuse */
 };
 
 /* The measure of a mask against the reference, as the executor submits it:
@@ -353,6 +354,18 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
 
 /* ---- the models ------------------------------------------------------------------ */
 
+/* The same kind of worker: its devices, compared field by field (StarPU
+ * numbers a combination only once a model has used it, so before any task
+ * every combination is -1). */
+static int same_arch(const struct starpu_perfmodel_arch *x, const struct starpu_perfmodel_arch *y) {
+  if (x->ndevices != y->ndevices) return 0;
+  for (int d = 0; d < x->ndevices; d++)
+    if (x->devices[d].type != y->devices[d].type || x->devices[d].devid != y->devices[d].devid ||
+        x->devices[d].ncores != y->devices[d].ncores)
+      return 0;
+  return 1;
+}
+
 static int load_models(wsisa_estimate *est, wsisa_err *e) {
   /* the kinds of worker StarPU started here */
   unsigned nw = starpu_worker_get_count();
@@ -360,11 +373,8 @@ static int load_models(wsisa_estimate *est, wsisa_err *e) {
   if (!est->arch) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (unsigned w = 0; w < nw; w++) {
     struct starpu_perfmodel_arch *a = starpu_worker_get_perf_archtype((int)w, STARPU_NMAX_SCHED_CTXS);
-    int comb = starpu_perfmodel_arch_comb_get(a->ndevices, a->devices);
     size_t i = 0;
-    while (i < est->narch &&
-           starpu_perfmodel_arch_comb_get(est->arch[i].arch->ndevices, est->arch[i].arch->devices) != comb)
-      i++;
+    while (i < est->narch && !same_arch(est->arch[i].arch, a)) i++;
     if (i == est->narch) {
       est->arch[i].arch = a;
       est->arch[i].is_cpu = starpu_worker_get_type((int)w) == STARPU_CPU_WORKER;
@@ -697,6 +707,7 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
     est->shape_tiles[s]++;
   }
   if ((rc = load_models(est, e))) goto fail;
+  wsisa__objects_load(&est->objects);
   if ((rc = find_variants(est, est->shape[0][0], est->shape[0][1], e))) goto fail;
   est->prof = calloc(est->nshapes, sizeof *est->prof);
   if (!est->prof) {
@@ -808,7 +819,10 @@ static double pooled(const wsisa_estimate *est, size_t s, size_t st, size_t i, c
     uint32_t kind = est->arch[a].is_cpu ? STARPU_CPU : STARPU_OPENCL;
     if (workers[a] > 0 && c > 0 && (where & kind)) rate += workers[a] / c;
   }
-  return rate > 0 ? total / rate : 0;
+  if (rate > 0) return total / rate;
+  /* none of the pool runs it: a CPU worker does, beside it */
+  size_t a = cpu_arch(est);
+  return est->arch[a].is_cpu ? est->cost[s][st][i * est->narch + a] : 0;
 }
 
 /* Work and critical path of steps [first, last] on shape s, in submission
@@ -870,14 +884,29 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   memset(out, 0, sizeof *out);
   int *workers = calloc(est->narch ? est->narch : 1, sizeof *workers);
   if (!workers) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  int total = 0;
+  int total = 0, nocl = 0;
+  size_t ocl_arch = est->narch; /* the OpenCL workers' model: the first OpenCL kind */
+  for (size_t a = 0; a < est->narch; a++)
+    if (!est->arch[a].is_cpu && ocl_arch == est->narch) ocl_arch = a;
   for (size_t a = 0; a < est->narch; a++) {
-    workers[a] = est->arch[a].is_cpu && plan->cpu_workers >= 0 ? plan->cpu_workers : est->arch[a].workers;
+    if (est->arch[a].is_cpu)
+      workers[a] = plan->cpu_workers >= 0 ? plan->cpu_workers : est->arch[a].workers;
+    else if (plan->opencl_workers >= 0)
+      workers[a] = a == ocl_arch ? plan->opencl_workers : 0;
+    else
+      workers[a] = est->arch[a].workers;
+    if (!est->arch[a].is_cpu) nocl += workers[a];
     total += workers[a];
   }
   if (plan->cpu_workers > 0 && !est->arch[cpu_arch(est)].is_cpu) {
     free(workers);
     return wsisa_error(e, WSISA_EUSAGE, "estimate: no CPU worker started here to measure CPU workers by");
+  }
+  if (plan->opencl_workers > 0 && ocl_arch == est->narch) {
+    free(workers);
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "estimate: no OpenCL worker started here to measure OpenCL workers by "
+                       "(with PoCL, STARPU_OPENCL_ON_CPUS=1; calibrate with the same)");
   }
   if (total < 1 || plan->ranks < 1) {
     free(workers);
@@ -885,33 +914,64 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   }
   size_t ns = est->nshapes, nv = est->nvariants;
   double *open = calloc(ns, sizeof *open), *open_path = calloc(ns, sizeof *open_path),
-         *stage = calloc(ns, sizeof *stage), *measure = calloc(ns, sizeof *measure),
-         *background = calloc(ns, sizeof *background),
-         *level = calloc(ns * WSISA_SEG_LEVELS * nv, sizeof *level),
+         *level = calloc(2 * ns * WSISA_SEG_LEVELS * nv, sizeof *level),
+         *stage = calloc(2 * ns, sizeof *stage), *measure = calloc(2 * ns, sizeof *measure),
+         *background = calloc(2 * ns, sizeof *background),
          *by_op = calloc(wsisa_n_ops * WSISA_EST_NCLASSES, sizeof *by_op);
+  int *one_worker = calloc(est->narch ? est->narch : 1, sizeof *one_worker);
+  double **scale = NULL;
   int rc = 0;
-  if (!open || !open_path || !stage || !measure || !background || !level || !by_op) {
+  if (!open || !open_path || !stage || !measure || !background || !level || !by_op || !one_worker) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
   }
   for (size_t s = 0; s < ns; s++) {
-    double path;
-    const size_t open_steps[] = {ST_STAGE, ST_REFERENCE}, one[] = {ST_STAGE};
+    /* opening a tile is one block on the whole set */
+    const size_t open_steps[] = {ST_STAGE, ST_REFERENCE};
     steps_cost(est, s, open_steps, 2, workers, total, &open[s], &open_path[s]);
-    steps_cost(est, s, one, 1, workers, total, &stage[s], &path);
-    size_t m = ST_MEASURE, b = ST_BACKGROUND;
-    steps_cost(est, s, &m, 1, workers, total, &measure[s], &path);
-    steps_cost(est, s, &b, 1, workers, total, &background[s], &path);
-    for (int l = 0; l < WSISA_SEG_LEVELS; l++)
-      for (size_t v = 0; v < est->lv[l].n; v++) {
-        size_t st = est->level_base[l] + v;
-        steps_cost(est, s, &st, 1, workers, total,
-                   &level[(s * WSISA_SEG_LEVELS + (size_t)l) * nv + v], &path);
-      }
   }
-  wsisa_sim_costs c = {ns, nv, open, open_path, stage, measure, background, level, est->run_variant};
+  /* every other piece on one worker of each kind: [0] CPU, [1] OpenCL
+   * (its codelets without an OpenCL kernel on a CPU worker) */
+  for (int k = 0; k < (nocl ? 2 : 1); k++) {
+    memset(one_worker, 0, est->narch * sizeof *one_worker);
+    one_worker[k ? ocl_arch : cpu_arch(est)] = 1;
+    for (size_t s = 0; s < ns; s++) {
+      double path;
+      const size_t one[] = {ST_STAGE}, m = ST_MEASURE, b = ST_BACKGROUND;
+      size_t at = (size_t)k * ns + s;
+      steps_cost(est, s, one, 1, one_worker, 1, &stage[at], &path);
+      steps_cost(est, s, &m, 1, one_worker, 1, &measure[at], &path);
+      steps_cost(est, s, &b, 1, one_worker, 1, &background[at], &path);
+      for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+        for (size_t v = 0; v < est->lv[l].n; v++) {
+          size_t st = est->level_base[l] + v;
+          steps_cost(est, s, &st, 1, one_worker, 1,
+                     &level[(size_t)k * ns * WSISA_SEG_LEVELS * nv +
+                            (s * WSISA_SEG_LEVELS + (size_t)l) * nv + v],
+                     &path);
+        }
+    }
+  }
+  wsisa_sim_costs ocl = {ns, nv, open, open_path, stage + ns, measure + ns, background + ns,
+                         level + ns * WSISA_SEG_LEVELS * nv, est->run_variant, NULL};
+  wsisa_sim_costs c = {ns, nv, open, open_path, stage, measure, background, level, est->run_variant,
+                       nocl ? &ocl : NULL};
   wsisa_sim_job j = {est->ntiles, est->tile_shape, plan->buckets, est->params,
-                     plan->share_tile_stage, plan->active_paths, plan->done, plan->ranks, total};
+                     plan->share_tile_stage, plan->active_paths, plan->done, plan->ranks, total,
+                     NULL, nocl};
+  /* object reuse: levels 6-7 priced by what their tiles' stores are expected
+   * to hold, when calibration measured it */
+  out->object_share = -1;
+  if (plan->object_reuse && est->objects.loaded && est->params) {
+    if ((rc = wsisa__objects_scale(&est->objects, plan->buckets, est->params, &scale,
+                                   &out->object_share, e)))
+      goto out;
+    j.node_scale = scale;
+    out->object_source = est->objects.source;
+  } else if (plan->object_reuse) {
+    out->object_source = "not measured (wsisa calibrate measures it): levels 6-7 priced without "
+                         "object reuse, an upper bound";
+  }
   if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
   out->ranks = plan->ranks;
   out->workers = total;
@@ -928,7 +988,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
     for (int l = 0; l < WSISA_SEG_LEVELS; l++)
       for (size_t v = 0; v < est->lv[l].n; v++)
         account(est, s, est->level_base[l] + v,
-                (double)sr->level_tasks[(s * WSISA_SEG_LEVELS + (size_t)l) * nv + v], workers,
+                sr->level_units[(s * WSISA_SEG_LEVELS + (size_t)l) * nv + v], workers,
                 total, by_class, by_op);
   }
   double work = 0;
@@ -970,7 +1030,9 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
                                            (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
 out:
+  wsisa__objects_scale_free(scale, plan->buckets->n_buckets);
   free(workers);
+  free(one_worker);
   free(open);
   free(open_path);
   free(stage);

@@ -117,7 +117,8 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   }
   /* every rank as this one: its workers, its K */
   int ranks = wsisa_dist_size();
-  wsisa_estimate_plan plan = {s->buckets, eo->share_tile_stage, eo->active_paths, done, ranks, -1};
+  wsisa_estimate_plan plan = {s->buckets, eo->share_tile_stage, eo->active_paths, done, ranks, -1,
+                              -1, eo->object_reuse};
   wsisa_estimate_figures f;
   wsisa_err why = WSISA_ERR_INIT;
   if (wsisa_estimate_compute(est, &plan, &f, &why)) {
@@ -135,6 +136,10 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   p->ranks = f.ranks;
   p->workers = f.workers;
   p->active_paths = f.active_paths;
+  p->object_reuse = eo->object_reuse;
+  p->object_share = f.object_share;
+  snprintf(p->object_source, sizeof p->object_source, "%s",
+           f.object_source ? f.object_source : "object reuse off");
   size_t n = 0;
   for (size_t i = 0; i < f.nlisted && n < sizeof p->uncalibrated_ops; i++) {
     int w = snprintf(p->uncalibrated_ops + n, sizeof p->uncalibrated_ops - n, "%s%s (%s) %.1f%%",

@@ -57,6 +57,9 @@ typedef struct wsisa_sim_costs {
   const double *background; /* the background rule for a new (B, G, R) on a tile */
   const double *level;
   const int *variant;
+  /* the same pieces on one OpenCL worker (open and open_path unused;
+   * INFINITY where it cannot run), or NULL: a CPU-only worker set */
+  const struct wsisa_sim_costs *opencl;
 } wsisa_sim_costs;
 
 typedef struct wsisa_sim_job {
@@ -68,6 +71,10 @@ typedef struct wsisa_sim_job {
   size_t active_paths;        /* RMSR's K per rank; 0: unbounded */
   const uint8_t *done;        /* ntiles x n_buckets units already done, or NULL */
   int ranks, workers;         /* N ranks of W workers */
+  /* object reuse: per bucket, per node of its tree, its task's cost as a
+   * multiple of the level's (levels 6 and 7); NULL: 1 */
+  double *const *node_scale;
+  int opencl_workers;         /* of the W, how many are OpenCL workers (costs->opencl) */
 } wsisa_sim_job;
 
 typedef struct wsisa_sim_result {
@@ -79,6 +86,8 @@ typedef struct wsisa_sim_result {
   /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
    * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
   uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
+  /* ... and those tasks in units of the level's cost (node_scale summed) */
+  double *level_units;
   /* per rank: the tile shapes it opened (ranks x nshapes flags) */
   uint8_t *rank_shapes;
 } wsisa_sim_result;
@@ -91,8 +100,11 @@ typedef struct wsisa_sim_result {
  * reference, after which the counts of every (B, G, R) are submitted;
  * each unit's tree is submitted depth first, a leaf waiting while K paths are
  * active, a level-1 node waiting for its (B, G, R)'s count if unfinished
- * (engine/exec/executor.c); W workers take ready tasks first come, first served.
- * A task of a level is one block of its codelets' time. */
+ * (engine/exec/executor.c); a ready task goes, in the order tasks become
+ * ready, to the worker where it would finish first (dmda's placement, data
+ * transfers aside): with W CPU workers, the one free first; with OpenCL
+ * workers too, each kind at its own cost. A task of a level is one block of
+ * its codelets' time. */
 int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
                   wsisa_err *e);
 void wsisa_sim_result_free(wsisa_sim_result *r);
@@ -151,6 +163,9 @@ typedef struct wsisa_estimate_plan {
   const uint8_t *done;      /* resume: units already done, or NULL */
   int ranks;
   int cpu_workers;          /* per rank; -1: as StarPU started here */
+  int opencl_workers;       /* per rank; -1: as StarPU started here (their model:
+                             * the first OpenCL kind started here) */
+  int object_reuse;         /* levels 6-7 object by object (the run's --object-reuse) */
 } wsisa_estimate_plan;
 
 #define WSISA_EST_MAX_LISTED 8
@@ -159,6 +174,11 @@ typedef struct wsisa_estimate_figures {
   int ranks, workers;       /* workers per rank (CPU + OpenCL) */
   double cpu_hours;         /* makespan x ranks x workers */
   size_t active_paths;
+  /* object reuse: the expected share of levels 6-7's work taken from the
+   * tiles' stores (-1: off, or no calibration of it: priced without) and how
+   * it was obtained */
+  double object_share;
+  const char *object_source;
   uint64_t peak_rss;        /* bytes, per rank */
   uint64_t baseline_rss;    /* the process before any tile */
   double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
@@ -177,6 +197,42 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
 void wsisa_estimate_figures_free(wsisa_estimate_figures *f);
 /* The share of the work resting on uncalibrated codelets (FEW and GUESSED). */
 double wsisa_estimate_uncalibrated_share(const wsisa_estimate_figures *f);
+
+/* ---- object reuse (engine/estimate/objects.c) ------------------------------- */
+
+/* What calibration measured of levels 6 and 7 with a tile's object store,
+ * relative to their fine-grain time: with an empty store (cold) and with one
+ * holding the same run (hit); per parameter of levels 1-6, the share of the
+ * reusable work a change of it leaves to compute, by how much it changes
+ * (fill: not measured, its level's mean). [0] level 6, [1] 7. */
+#define WSISA__OBJECTS_POINTS 8
+typedef struct wsisa__objects_model {
+  int loaded, width, height;
+  double fine[2], cold[2], hit[2];
+  /* per parameter, from up to two places (runs): the changes measured
+   * (npoints of step, smallest first) and the share missed at each, per
+   * level; the estimate takes the place nearest its design's runs */
+  int ncurves[WSISA_SEG_NPARAMS];                     /* measured from 1 or 2 places */
+  double base[2][WSISA_SEG_NPARAMS][WSISA_SEG_NPARAMS]; /* [curve][p]: the run changed */
+  int npoints[2][WSISA_SEG_NPARAMS];
+  double step[2][WSISA_SEG_NPARAMS][WSISA__OBJECTS_POINTS];
+  double at[2][2][WSISA_SEG_NPARAMS][WSISA__OBJECTS_POINTS]; /* [curve][level][p][point] */
+  double miss[2][WSISA_SEG_NPARAMS]; /* at the largest change, or its level's mean */
+  int fill[2][WSISA_SEG_NPARAMS];
+  char source[4400];
+} wsisa__objects_model;
+
+/* Calibration: measure them on one tile (StarPU up with one CPU worker) for
+ * the design's rows, into a file beside the performance models. */
+int wsisa__objects_probe(const wsisa_tile_ref *tile, const double *rows, size_t nruns,
+                         wsisa_err *e);
+/* Read them; -1 when calibration has not measured them. */
+int wsisa__objects_load(wsisa__objects_model *m);
+/* Each level-6/7 task's cost multiple in a plan (for wsisa_sim_job.node_scale)
+ * and the share of the reusable work expected to be reused. */
+int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
+                         const double *params, double ***scale, double *share, wsisa_err *e);
+void wsisa__objects_scale_free(double **scale, size_t nb);
 
 /* ---- calibration: filling the models on the study's own slides ------------- */
 

@@ -11,8 +11,9 @@
  * and a level-1 node waits for its count if it has not finished; a leaf waits
  * while K paths are active; a rank holds its credit of units at most
  * (wsisa__units_credit: one per worker, two at least). Everything else is
- * list scheduling: ready tasks, first come first served, on the first free
- * worker. */
+ * list scheduling: ready tasks, first come first served, each on the worker
+ * where it would finish first (dmda's placement): CPU workers and OpenCL
+ * workers at their own costs. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +49,7 @@ double wsisa_est_interpolate(const double *x, const double *t, size_t n, double 
 enum { K_LEVEL, K_MEASURE, K_STAGE, K_BACKGROUND, K_OPEN };
 
 typedef struct task {
-  double dur;
+  double dur, dur_ocl; /* on a CPU worker, on an OpenCL one (INFINITY: not there) */
   int rank, kind;
   size_t unit;       /* index into the rank's unit slots, for measures; its open
                       * tile's, for a background count */
@@ -84,7 +85,7 @@ typedef struct open_tile {
 } open_tile;
 
 typedef struct rank_state {
-  int free_workers;
+  double *avail;            /* per worker: when its queue ends (CPU ones first) */
   size_t *ready;            /* FIFO ring of task ids */
   size_t rcap, rhead, rlen;
   open_tile open[OPEN];     /* the tiles open at once */
@@ -132,7 +133,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
   if (s->free_tasks != NONE) {
     size_t id = s->free_tasks;
     s->free_tasks = s->tasks[id].next_own;
-    s->tasks[id] = (task){dur, rank, kind, NONE, NONE, NONE, NONE, 0};
+    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0};
     return id;
   }
   if (s->ntasks == s->cap_tasks) {
@@ -145,7 +146,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
     s->tasks = t;
     s->cap_tasks = cap;
   }
-  s->tasks[s->ntasks] = (task){dur, rank, kind, NONE, NONE, NONE, NONE, 0};
+  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0};
   return s->ntasks++;
 }
 
@@ -206,15 +207,31 @@ static void ready_push(sim *s, rank_state *rs, size_t id) {
   rs->ready[(rs->rhead + rs->rlen++) % rs->rcap] = id;
 }
 
-/* Idle workers take ready tasks. */
+/* Ready tasks, in the order they became ready, each to the worker where it
+ * would finish first (dmda's placement, transfers aside): with workers of
+ * one kind, the one free first. */
 static void dispatch(sim *s, rank_state *rs) {
-  while (rs->free_workers > 0 && rs->rlen) {
+  int nw = s->j->workers, ncpu = nw - s->j->opencl_workers;
+  while (rs->rlen) {
     size_t id = rs->ready[rs->rhead];
     rs->rhead = (rs->rhead + 1) % rs->rcap;
     rs->rlen--;
-    rs->free_workers--;
-    heap_push(s, s->now + s->tasks[id].dur, id);
-    s->r->work += s->tasks[id].dur;
+    const task *t = &s->tasks[id];
+    int best = -1;
+    double best_end = INFINITY, best_dur = 0;
+    for (int w = 0; w < nw; w++) {
+      double dur = w < ncpu ? t->dur : t->dur_ocl;
+      double end = fmax(rs->avail[w], s->now) + dur;
+      if (end < best_end) best = w, best_end = end, best_dur = dur;
+    }
+    if (best < 0) { /* a task no worker can run: the CPU's time */
+      best = 0;
+      best_dur = t->dur;
+      best_end = fmax(rs->avail[0], s->now) + best_dur;
+    }
+    rs->avail[best] = best_end;
+    heap_push(s, best_end, id);
+    s->r->work += best_dur;
   }
 }
 
@@ -225,9 +242,11 @@ static void task_free(sim *s, size_t id) {
 
 /* Submit a task of rank r after `after` (NONE: no predecessor); a task of a
  * unit (unit slot `slot`, NONE for the rank's own) is freed with it. */
-static size_t submit(sim *s, int r, int kind, double dur, size_t after, size_t slot) {
+static size_t submit(sim *s, int r, int kind, double dur, double dur_ocl, size_t after,
+                     size_t slot) {
   size_t id = task_new(s, r, kind, dur);
   if (id == NONE) return NONE;
+  s->tasks[id].dur_ocl = dur_ocl;
   rank_state *rs = &s->ranks[r];
   if (slot != NONE) {
     s->tasks[id].next_own = rs->slot[slot].tasks;
@@ -268,10 +287,14 @@ static void refill(sim *s, int r) {
 
 /* ---- the submitting thread of a rank ---------------------------------------- */
 
-static double cost_level(const sim *s, size_t shape, size_t level, size_t run) {
+static double cost_level(const wsisa_sim_costs *c, const sim *s, size_t shape, size_t level,
+                         size_t run) {
   int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + level - 1] : 0;
-  return s->c->level[(shape * WSISA_SEG_LEVELS + level - 1) * s->nv + (size_t)v];
+  return c->level[(shape * WSISA_SEG_LEVELS + level - 1) * s->nv + (size_t)v];
 }
+
+/* A piece's time on an OpenCL worker: its costs', the CPU's without them. */
+#define OCL(s, field, shape) ((s)->c->opencl ? (s)->c->opencl->field[shape] : (s)->c->field[shape])
 
 /* The study's distinct (B, G, R) in the order of the buckets' instances, as
  * the executor prefetches them (engine/executor.c, bgr_distinct). */
@@ -336,12 +359,21 @@ static void walk(sim *s, int r) {
       return;
     }
     size_t after = n->level == 1 ? rs->stage_task : rs->level_task[n->level - 1];
-    size_t id = submit(s, r, K_LEVEL, cost_level(s, shape, n->level, run), after, rs->walking);
+    double dur = cost_level(s->c, s, shape, n->level, run);
+    double dur_ocl = s->c->opencl ? cost_level(s->c->opencl, s, shape, n->level, run) : dur;
+    if (s->j->node_scale && n->level >= 6) {
+      dur *= s->j->node_scale[us->bucket][rs->node];
+      dur_ocl = INFINITY; /* object by object: CPU workers only */
+    }
+    size_t id = submit(s, r, K_LEVEL, dur, dur_ocl, after, rs->walking);
     int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + n->level - 1] : 0;
     s->r->level_tasks[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v]++;
+    s->r->level_units[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v] +=
+        s->j->node_scale ? s->j->node_scale[us->bucket][rs->node] : 1;
     rs->level_task[n->level] = id;
     if (leaf) {
-      size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], id, rs->walking);
+      size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], OCL(s, measure, shape), id,
+                        rs->walking);
       if (m != NONE) s->tasks[m].unit = rs->walking;
       rs->active++;
       if (rs->active > s->r->peak_paths) s->r->peak_paths = rs->active;
@@ -402,9 +434,10 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile) {
   s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
   s->r->opens++;
   s->r->shape_opens[shape]++;
-  rs->blocker = submit(s, r, K_OPEN, dur, NONE, NONE);
+  rs->blocker = submit(s, r, K_OPEN, dur, dur, NONE, NONE);
   for (size_t k = 0; ot->bg && k < s->nbgr; k++) {
-    size_t id = submit(s, r, K_BACKGROUND, s->c->background[shape], rs->blocker, NONE);
+    size_t id = submit(s, r, K_BACKGROUND, s->c->background[shape], OCL(s, background, shape),
+                       rs->blocker, NONE);
     ot->bg[k] = id;
     if (id == NONE) return;
     s->tasks[id].unit = o;
@@ -455,7 +488,7 @@ static void next_unit(sim *s, int r) {
   s->r->units++;
   if (!s->j->share_tile_stage) {
     size_t shape = s->j->tile_shape[tile];
-    rs->stage_task = submit(s, r, K_STAGE, s->c->stage[shape], NONE, slot);
+    rs->stage_task = submit(s, r, K_STAGE, s->c->stage[shape], OCL(s, stage, shape), NONE, slot);
     s->r->stages++;
     s->r->shape_stages[shape]++;
   }
@@ -522,7 +555,6 @@ static void task_done(sim *s, size_t id) {
   task *t = &s->tasks[id];
   rank_state *rs = &s->ranks[t->rank];
   t->done = 1;
-  rs->free_workers++;
   rs->in_system--;
   rs->finish = s->now;
   for (size_t d = t->first_dep; d != NONE; d = s->tasks[d].next_dep) ready_push(s, rs, d);
@@ -543,6 +575,8 @@ static void task_done(sim *s, size_t id) {
 static int check_job(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_err *e) {
   if (j->ranks < 1 || j->workers < 1)
     return wsisa_error(e, WSISA_EUSAGE, "simulation: want at least 1 rank and 1 worker");
+  if (j->opencl_workers < 0 || j->opencl_workers > j->workers || (j->opencl_workers && !c->opencl))
+    return wsisa_error(e, WSISA_EUSAGE, "simulation: OpenCL workers without their costs");
   if (!c->nshapes || !c->nvariants)
     return wsisa_error(e, WSISA_EINTERNAL, "simulation: no costs");
   for (size_t t = 0; t < j->ntiles; t++)
@@ -573,13 +607,14 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
   r->shape_leaves = calloc(s.nshapes, sizeof *r->shape_leaves);
   r->shape_backgrounds = calloc(s.nshapes, sizeof *r->shape_backgrounds);
   r->level_tasks = calloc(s.nshapes * WSISA_SEG_LEVELS * s.nv, sizeof *r->level_tasks);
+  r->level_units = calloc(s.nshapes * WSISA_SEG_LEVELS * s.nv, sizeof *r->level_units);
   r->rank_shapes = calloc((size_t)j->ranks * s.nshapes, 1);
   s.ranks = calloc((size_t)j->ranks, sizeof *s.ranks);
   s.state = calloc(nunits ? nunits : 1, 1);
   s.todo = calloc(j->ntiles ? j->ntiles : 1, sizeof *s.todo);
   s.holders = calloc(j->ntiles ? j->ntiles : 1, sizeof *s.holders);
   if (!r->shape_opens || !r->shape_stages || !r->shape_leaves || !r->shape_backgrounds ||
-      !r->level_tasks || !r->rank_shapes || !s.ranks || !s.state || !s.todo || !s.holders) {
+      !r->level_tasks || !r->level_units || !r->rank_shapes || !s.ranks || !s.state || !s.todo || !s.holders) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
   }
@@ -593,7 +628,11 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
   }
   for (int q = 0; q < j->ranks; q++) {
     rank_state *rs = &s.ranks[q];
-    rs->free_workers = j->workers;
+    rs->avail = calloc((size_t)j->workers, sizeof *rs->avail);
+    if (!rs->avail) {
+      rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+      goto out;
+    }
     for (size_t o = 0; o < OPEN; o++) rs->open[o].tile = NONE;
     rs->state = S_NEXT;
     rs->held = NONE;
@@ -642,6 +681,7 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
 out:
   for (int q = 0; s.ranks && q < j->ranks; q++) {
     free(s.ranks[q].ready);
+    free(s.ranks[q].avail);
     free(s.ranks[q].assigned);
     free(s.ranks[q].slot);
     for (size_t o = 0; o < OPEN; o++) free(s.ranks[q].open[o].bg);
@@ -663,9 +703,11 @@ void wsisa_sim_result_free(wsisa_sim_result *r) {
   free(r->shape_leaves);
   free(r->shape_backgrounds);
   free(r->level_tasks);
+  free(r->level_units);
   free(r->rank_shapes);
   r->shape_opens = r->shape_stages = r->shape_leaves = r->shape_backgrounds = NULL;
   r->level_tasks = NULL;
+  r->level_units = NULL;
   r->rank_shapes = NULL;
 }
 

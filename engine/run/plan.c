@@ -75,6 +75,7 @@ typedef struct est_ctx {
   wsisa__estimate_study *f;
   const double *cost;       /* level costs in force, or NULL */
   int cpu_workers;          /* per rank; -1: as started */
+  int opencl_workers;       /* per rank; -1: as started */
   int workers;              /* per rank, all kinds */
   size_t asked;             /* K asked (0: workers) */
   uint64_t limit;           /* memory per rank, 0: 80% of what is available */
@@ -100,7 +101,7 @@ static int estimate_strategy(est_ctx *c, wsisa_reuse_strategy strategy, int rank
   size_t k = wsisa__estimate_study_paths(c->f, c->asked, c->workers, &limit);
   c->limit_used = limit;
   wsisa_estimate_plan plan = {b, strategy != WSISA_REUSE_NONE, k, NULL, ranks,
-                              c->cpu_workers};
+                              c->cpu_workers, c->opencl_workers, c->study->reuse.object_reuse};
   rc = wsisa_estimate_compute(c->f->est, &plan, fig, e);
   wsisa_reuse_buckets_free(b);
   return rc;
@@ -199,11 +200,13 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
     goto done;
   }
   int ranks = r->ranks > 0 ? r->ranks : 1;
-  est_ctx ec = {study, out->design, keys, &f, cost, -1, f.workers, 0, r->memory_limit,
+  est_ctx ec = {study, out->design, keys, &f, cost, -1, -1, f.workers, 0, r->memory_limit,
                 study->reuse.strategy, 0};
   if (r->estimate) {
     ec.cpu_workers = r->workers > 0 ? r->workers : -1;
-    ec.workers = r->workers > 0 ? r->workers + wsisa_runtime_nopencl() : f.workers;
+    ec.opencl_workers = r->opencl_workers > 0 ? r->opencl_workers : r->opencl_workers < 0 ? 0 : -1;
+    ec.workers = (ec.cpu_workers >= 0 ? ec.cpu_workers : (int)wsisa_runtime_ncpu()) +
+                 (ec.opencl_workers >= 0 ? ec.opencl_workers : (int)wsisa_runtime_nopencl());
     long asked = r->active_paths >= 0 ? r->active_paths : study->reuse.active_paths;
     ec.asked = asked > 0 ? (size_t)asked : 0;
     if (!ec.limit) ec.limit = study->execution.memory_limit;
@@ -243,6 +246,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   out->strategy = wsisa_reuse_strategy_name(study->reuse.strategy);
   if (!rc && r->estimate) {
     out->cpu_workers = ec.cpu_workers >= 0 ? ec.cpu_workers : wsisa_runtime_ncpu();
+    out->opencl_workers = ec.opencl_workers >= 0 ? ec.opencl_workers : wsisa_runtime_nopencl();
     rc = estimate_strategy(&ec, study->reuse.strategy, ranks, &out->est, e);
     out->memory_limit = ec.limit_used;
     out->estimated = !rc;

@@ -392,7 +392,10 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
   const wsisa__run_estimate *p = &s->estimated;
   if (!p->made) return json_null();
   double actual_rss = (double)rss_kib * 1024.0;
-  return json_pack(
+  json_t *objects = json_pack("{s:b, s:o, s:s}", "on", p->object_reuse, "share_reused",
+                              p->object_share >= 0 ? json_real(p->object_share) : json_null(),
+                              "how", p->object_source);
+  json_t *o = json_pack(
       "{s:{s:f, s:f, s:f, s:f, s:I, s:I, s:i, s:i, s:I, s:f, s:s}, s:{s:f, s:I},"
       " s:{s:f, s:f}}",
       "predicted", "makespan_s", p->makespan, "work_s", p->work, "efficiency", p->efficiency,
@@ -403,6 +406,8 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
       "peak_rss_bytes", (json_int_t)actual_rss, "error_percent", "makespan",
       s->t_exec > 0 ? 100.0 * (p->makespan - s->t_exec) / s->t_exec : 0.0, "peak_rss",
       actual_rss > 0 ? 100.0 * ((double)p->peak_rss - actual_rss) / actual_rss : 0.0);
+  json_object_set_new(json_object_get(o, "predicted"), "object_reuse", objects);
+  return o;
 }
 
 /* One input's line of run.json: how it was read (MPP and its source, level,

@@ -46,7 +46,9 @@ typedef struct wsisa_plan_request {
   const char *samples_path; /* a design CSV instead of the study's own */
   const char *select;       /* two_phase: plan the phase-2 design */
   int workers;              /* TRTMA's MaxBuckets is 3 x workers; <= 0: the CPUs
-                               (with estimate: workers per rank, <= 0: StarPU's) */
+                               (with estimate: CPU workers per rank, <= 0: StarPU's) */
+  int opencl_workers;       /* with estimate: OpenCL workers per rank; 0: StarPU's
+                               here, -1: none */
   long active_paths;        /* for the peak estimate; -1: the study's */
   const double *level_cost; /* 7 values, or NULL: the study's cost model */
   int force;                /* lift the cap on a design's runs (the memory check stays) */
@@ -85,6 +87,7 @@ typedef struct wsisa_plan_report {
   wsisa_estimate_figures est;
   uint64_t memory_limit;    /* the limit K was derived from */
   int cpu_workers;          /* per rank, as estimated */
+  int opencl_workers;       /* per rank, as estimated */
   double deadline;
   int deadline_ranks;       /* 0: not met within deadline_max_ranks */
   int deadline_max_ranks;

@@ -222,6 +222,9 @@ typedef struct wsisa__run_estimate {
   int ranks, workers;
   size_t active_paths;
   char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
+  int object_reuse;           /* the run's */
+  double object_share;        /* levels 6-7's reusable work expected reused; -1: not priced */
+  char object_source[4600];   /* how that share was obtained */
 } wsisa__run_estimate;
 /* One input (slide or image) of a run: how it was read and what the checks
  * saw, for run.json. */

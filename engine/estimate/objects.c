@@ -1,0 +1,376 @@
+/* Object reuse in the estimate (docs/architecture.md, "The estimate"): how
+ * much of levels 6 and 7 a run takes from its tile's object store. Two
+ * parts. Calibration measures, on its largest tile, the time of levels 6 and
+ * 7 without a store, with an empty one (every cluster and group computed)
+ * and with one holding the same run (every one found); and, for each
+ * parameter of levels 1-6, the share of the clusters' and groups' pixels a
+ * store holding one run's units leaves to compute for a run that differs in
+ * that parameter alone, by its design range and by halves of it (from a run
+ * where the design changes it alone, else from the defaults).
+ * The estimate then walks the plan's trees in the executor's order and gives
+ * each level-6/7 task the share of its nearest earlier task on the tile: the
+ * parameters they differ in above it (each leaving its measured share, the
+ * shares combined as independent), a change of a level-7 parameter missing
+ * every group (they are in its key). */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codelets/codelets.h"
+#include "engine/estimate/estimate.h"
+
+#define REPEATS 3
+#define STEPS 4    /* a parameter's change: its design range, then halves of it */
+#define WINDOW 256 /* earlier tasks compared with, most recent first */
+
+static void objects_path(char *path, size_t cap) {
+  wsisa_runtime_default_home();
+  const char *home = getenv("STARPU_HOME");
+  snprintf(path, cap, "%s/.starpu/sampling/wsisa_object_reuse.json", home ? home : ".");
+}
+
+/* ---- the measurement --------------------------------------------------------- */
+
+/* Levels 1-5 of p, then levels 6 and 7 timed one after the other (one CPU
+ * worker: the wall clock is their work). */
+static int timed(const wsisa_tile_data *tile, const double *p, wsisa_object_store *store,
+                 double dt[2], wsisa_err *e) {
+  wsisa_tile_data t = *tile;
+  t.objects = store;
+  wsisa_task_data path;
+  memset(&path, 0, sizeof path);
+  int rc = 0;
+  for (int l = 1; l <= 5 && !rc; l++) rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
+  starpu_task_wait_for_all();
+  for (int l = 6; l <= 7 && !rc; l++) {
+    double t0 = wsisa_now();
+    rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
+    starpu_task_wait_for_all();
+    dt[l - 6] = wsisa_now() - t0;
+  }
+  for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
+  starpu_task_wait_for_all();
+  return rc;
+}
+
+/* The least of REPEATS timings of p (store: NULL none; warm_with: a run the
+ * fresh store first holds, NULL: empty; same: p twice, the second timed). */
+static int least(const wsisa_tile_data *tile, const double *p, int with_store,
+                 const double *warm_with, double out[2], wsisa_err *e) {
+  out[0] = out[1] = INFINITY;
+  int rc = 0;
+  for (int k = 0; k < REPEATS && !rc; k++) {
+    wsisa_object_store *s = NULL;
+    if (with_store && wsisa_object_store_new(UINT64_C(1) << 30, &s))
+      return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    double dt[2] = {0, 0}, scratch[2];
+    if (warm_with) rc = timed(tile, warm_with, s, scratch, e);
+    if (!rc) rc = timed(tile, p, s, dt, e);
+    wsisa_object_store_free(s);
+    for (int l = 0; l < 2 && !rc; l++) out[l] = fmin(out[l], dt[l]);
+  }
+  return rc;
+}
+
+/* The share of the crops' pixels of levels 6 and 7 that p computes (does
+ * not find) in a fresh store holding the defaults' units: deterministic, as
+ * the store's content does not depend on the timing here. */
+static int miss_share(const wsisa_tile_data *tile, const double *v0, const double *p,
+                      double miss[2], wsisa_err *e) {
+  wsisa_object_store *s = NULL;
+  if (wsisa_object_store_new(UINT64_C(1) << 30, &s)) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  double dt[2];
+  wsisa_object_tally a, b;
+  int rc = timed(tile, v0, s, dt, e);
+  wsisa_object_store_tally(s, &a);
+  if (!rc) rc = timed(tile, p, s, dt, e);
+  wsisa_object_store_tally(s, &b);
+  wsisa_object_store_free(s);
+  for (int l = 0; l < 2; l++) {
+    uint64_t area = b.area[l] - a.area[l], reused = b.area_reused[l] - a.area_reused[l];
+    miss[l] = area ? 1.0 - (double)reused / (double)area : 0.0;
+  }
+  return rc;
+}
+
+int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t nruns,
+                         wsisa_err *e) {
+  wsisa_image *rgb = NULL;
+  starpu_data_handle_t h_rgb = NULL;
+  wsisa_tile_data tile;
+  memset(&tile, 0, sizeof tile);
+  int rc = wsisa_tile_load(ref, &rgb, e);
+  if (!rc) rc = wsisa_image_register(rgb, &h_rgb, e);
+  if (!rc) rc = wsisa_workflow_tile_submit(h_rgb, rgb->width, rgb->height, 1, &tile, e);
+  const double *v0 = wsisa_seg_defaults();
+  double fine[2], cold[2], hit[2];
+  json_t *params = json_object();
+  if (!rc) rc = least(&tile, v0, 0, NULL, fine, e);
+  if (!rc) rc = least(&tile, v0, 1, NULL, cold, e);
+  if (!rc) rc = least(&tile, v0, 1, v0, hit, e);
+  for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
+    if (wsisa_seg_param_level(p) > 6) continue;
+    double lo = INFINITY, hi = -INFINITY;
+    int integral = 1, conn = p == WSISA_P_FILL_HOLES_CONN || p == WSISA_P_RECON_CONN ||
+                             p == WSISA_P_WATERSHED_CONN;
+    for (size_t r = 0; r < nruns; r++) {
+      double x = rows[r * WSISA_SEG_NPARAMS + p];
+      lo = fmin(lo, x), hi = fmax(hi, x);
+      integral &= x == floor(x);
+    }
+    if (!(hi > lo)) continue;
+    /* from where the design changes p alone (consecutive runs that differ,
+     * up to level 6, in p only: a MOAT step), and from the defaults: a
+     * change misses more where other parameters make the nuclei touch */
+    const double *pair = NULL;
+    for (size_t r = 1; r < nruns && !pair; r++) {
+      const double *x = rows + (r - 1) * WSISA_SEG_NPARAMS, *y = rows + r * WSISA_SEG_NPARAMS;
+      int only = x[p] != y[p];
+      for (int q = 0; q < WSISA_SEG_NPARAMS && only; q++)
+        if (q != p && wsisa_seg_param_level(q) <= 6 && x[q] != y[q]) only = 0;
+      if (only) pair = x;
+    }
+    json_t *curves = json_array();
+    for (int c = 0; c < 2 && !rc; c++) {
+      const double *base = c ? v0 : pair;
+      if (!base) continue;
+      json_t *points = json_array(), *at = json_array();
+      for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(at, json_real(base[q]));
+      /* the range, then halves of it: how much a change misses grows with it */
+      double last = -1;
+      for (int k = 0; k < STEPS && !rc; k++) {
+        double want = (hi - lo) / (double)(1 << k);
+        double to = base[p] + want <= hi ? base[p] + want : base[p] - want;
+        if (integral) to = round(to);
+        /* a connectivity is 4 or 8: the design's other value */
+        double v[WSISA_SEG_NPARAMS], miss[2] = {1, 1}, near = to;
+        for (size_t r = 0; conn && r < nruns; r++)
+          if (rows[r * WSISA_SEG_NPARAMS + p] != base[p]) near = rows[r * WSISA_SEG_NPARAMS + p];
+        double step = fabs(near - base[p]);
+        if (!(step > 0) || step == last) continue;
+        memcpy(v, base, sizeof v);
+        v[p] = near;
+        last = step;
+        if (!(rc = miss_share(&tile, base, v, miss, e)))
+          json_array_append_new(points, json_pack("[f, f, f]", step, miss[0], miss[1]));
+      }
+      json_array_append_new(curves, json_pack("{s:s, s:o, s:o}", "from",
+                                              c ? "defaults" : "design pair", "base", at,
+                                              "points", points));
+    }
+    json_object_set_new(params, wsisa_seg_param_name(p), json_pack("{s:o}", "curves", curves));
+  }
+  if (tile.rc) wsisa_workflow_tile_release(&tile, 1);
+  starpu_task_wait_for_all();
+  if (h_rgb) starpu_data_unregister(h_rgb);
+  int w = rgb ? rgb->width : 0, h = rgb ? rgb->height : 0;
+  wsisa_image_free(rgb);
+  if (rc) {
+    json_decref(params);
+    return rc;
+  }
+  json_t *root = json_pack("{s:i, s:i, s:[f, f], s:[f, f], s:[f, f], s:o}", "width", w, "height",
+                           h, "fine", fine[0], fine[1], "cold", cold[0], cold[1], "hit", hit[0],
+                           hit[1], "parameters", params);
+  char path[4200];
+  objects_path(path, sizeof path);
+  rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
+           ? 0
+           : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
+  json_decref(root);
+  return rc;
+}
+
+/* ---- the model ---------------------------------------------------------------- */
+
+int wsisa__objects_load(wsisa__objects_model *m) {
+  memset(m, 0, sizeof *m);
+  char path[4200];
+  objects_path(path, sizeof path);
+  json_t *root = json_load_file(path, 0, NULL);
+  if (!root) return -1;
+  double f[2], c[2], h[2];
+  json_t *params = NULL;
+  int ok = json_unpack(root, "{s:i, s:i, s:[F, F], s:[F, F], s:[F, F], s:o}", "width", &m->width,
+                       "height", &m->height, "fine", &f[0], &f[1], "cold", &c[0], &c[1], "hit",
+                       &h[0], &h[1], "parameters", &params) == 0;
+  for (int l = 0; ok && l < 2; l++) {
+    ok = f[l] > 0 && c[l] >= h[l] && h[l] >= 0;
+    m->fine[l] = f[l];
+    m->cold[l] = c[l] / f[l];
+    m->hit[l] = h[l] / f[l];
+  }
+  for (int p = 0; ok && p < WSISA_SEG_NPARAMS; p++) {
+    json_t *q = json_object_get(params, wsisa_seg_param_name(p));
+    json_t *curves = json_object_get(q, "curves");
+    m->miss[0][p] = m->miss[1][p] = -1; /* not measured */
+    for (size_t c = 0; c < json_array_size(curves) && m->ncurves[p] < 2; c++) {
+      json_t *cv = json_array_get(curves, c), *points = json_object_get(cv, "points"),
+             *base = json_object_get(cv, "base");
+      if (json_array_size(base) != WSISA_SEG_NPARAMS || !json_array_size(points)) continue;
+      int k0 = m->ncurves[p]++;
+      for (int x = 0; x < WSISA_SEG_NPARAMS; x++)
+        m->base[k0][p][x] = json_number_value(json_array_get(base, (size_t)x));
+      for (size_t i = 0; i < json_array_size(points) && m->npoints[k0][p] < WSISA__OBJECTS_POINTS;
+           i++) {
+        double d, s6, s7;
+        if (json_unpack(json_array_get(points, i), "[F, F, F]", &d, &s6, &s7) || !(d > 0)) continue;
+        /* by step, smallest first */
+        int k = m->npoints[k0][p]++;
+        while (k > 0 && m->step[k0][p][k - 1] > d) {
+          m->step[k0][p][k] = m->step[k0][p][k - 1];
+          m->at[k0][0][p][k] = m->at[k0][0][p][k - 1];
+          m->at[k0][1][p][k] = m->at[k0][1][p][k - 1];
+          k--;
+        }
+        m->step[k0][p][k] = d;
+        m->at[k0][0][p][k] = fmin(1, fmax(0, s6));
+        m->at[k0][1][p][k] = fmin(1, fmax(0, s7));
+      }
+      /* its largest change stands for it where a level's mean is wanted */
+      int n = m->npoints[k0][p];
+      for (int l = 0; l < 2 && k0 == 0 && n; l++) m->miss[l][p] = m->at[0][l][p][n - 1];
+    }
+  }
+  json_decref(root);
+  if (!ok) return -1;
+  /* a parameter not measured: the mean of those of its level measured, else
+   * every unit computed */
+  for (int l = 0; l < 2; l++)
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+      if (m->miss[l][p] >= 0) continue;
+      double sum = 0;
+      int n = 0;
+      for (int q = 0; q < WSISA_SEG_NPARAMS; q++)
+        if (m->miss[l][q] >= 0 && wsisa_seg_param_level(q) == wsisa_seg_param_level(p))
+          sum += m->miss[l][q], n++;
+      m->fill[l][p] = 1;
+      m->miss[l][p] = n ? sum / n : 1;
+    }
+  int measured = 0;
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) measured += !m->fill[0][p] && wsisa_seg_param_level(p) <= 6;
+  snprintf(m->source, sizeof m->source,
+           "calibration on a %dx%d tile: levels 6-7 with an empty store %.2f x and a full one "
+           "%.2f x their fine-grain time, %d parameters' changes measured; %s",
+           m->width, m->height, (m->cold[0] * f[0] + m->cold[1] * f[1]) / (f[0] + f[1]),
+           (m->hit[0] * f[0] + m->hit[1] * f[1]) / (f[0] + f[1]), measured, path);
+  m->loaded = 1;
+  return 0;
+}
+
+/* The share of level l's units a change of parameter p by d misses: the
+ * measured points interpolated linearly in the change, toward none at no
+ * change below the smallest, the largest's above it; not measured: its
+ * level's mean. */
+static double miss_of(const wsisa__objects_model *m, int l, int p, int c, double d) {
+  int n = m->ncurves[p] ? m->npoints[c][p] : 0;
+  const double *x = m->step[c][p], *y = m->at[c][l][p];
+  if (!n) return m->miss[l][p];
+  if (d <= x[0]) return y[0] * d / x[0];
+  for (int k = 1; k < n; k++)
+    if (d <= x[k]) return y[k - 1] + (y[k] - y[k - 1]) * (d - x[k - 1]) / (x[k] - x[k - 1]);
+  return y[n - 1];
+}
+
+/* The share of a task's units left to compute after an earlier task on the
+ * tile whose run is q (this one's is r): 1 - prod(1 - miss_p) over the
+ * parameters of levels 1..top they differ in. */
+static double miss_after(const wsisa__objects_model *m, const int *curve, int l, const double *r,
+                         const double *q, int top) {
+  double keep = 1;
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
+    if (wsisa_seg_param_level(p) <= top && r[p] != q[p])
+      keep *= 1 - miss_of(m, l, p, curve[p], fabs(r[p] - q[p]));
+  return 1 - keep;
+}
+
+/* Per parameter, the curve measured from the place nearest the design's
+ * runs (the mean over them of the parameters' changes, each over its range
+ * in the design). */
+static void pick_curves(const wsisa__objects_model *m, const double *params, size_t nruns,
+                        int curve[WSISA_SEG_NPARAMS]) {
+  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS];
+  for (int q = 0; q < WSISA_SEG_NPARAMS; q++) {
+    lo[q] = INFINITY, hi[q] = -INFINITY;
+    for (size_t r = 0; r < nruns; r++) {
+      lo[q] = fmin(lo[q], params[r * WSISA_SEG_NPARAMS + q]);
+      hi[q] = fmax(hi[q], params[r * WSISA_SEG_NPARAMS + q]);
+    }
+  }
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    curve[p] = 0;
+    double best = INFINITY;
+    for (int c = 0; c < m->ncurves[p]; c++) {
+      double d = 0;
+      for (size_t r = 0; r < nruns; r++)
+        for (int q = 0; q < WSISA_SEG_NPARAMS; q++) {
+          double x = params[r * WSISA_SEG_NPARAMS + q], b = m->base[c][p][q];
+          if (q == p || wsisa_seg_param_level(q) > 6 || x == b) continue;
+          d += hi[q] > lo[q] ? fmin(1, fabs(x - b) / (hi[q] - lo[q])) : 1;
+        }
+      if (d < best) best = d, curve[p] = c;
+    }
+  }
+}
+
+int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
+                         const double *params, double ***scale, double *share, wsisa_err *e) {
+  size_t nb = b->n_buckets, cap = 0;
+  *scale = calloc(nb ? nb : 1, sizeof **scale);
+  size_t *seen[2] = {NULL, NULL}, nseen[2] = {0, 0};
+  for (size_t k = 0; k < nb; k++) cap += b->trees[k]->n_nodes;
+  seen[0] = malloc((cap ? cap : 1) * sizeof *seen[0]);
+  seen[1] = malloc((cap ? cap : 1) * sizeof *seen[1]);
+  if (!*scale || !seen[0] || !seen[1]) goto nomem;
+  size_t nruns = 0;
+  for (size_t i = 0; i < b->start[nb]; i++)
+    if (b->instances[i] + 1 > nruns) nruns = b->instances[i] + 1;
+  int curve[WSISA_SEG_NPARAMS];
+  pick_curves(m, params, nruns, curve);
+  double computed = 0, all = 0;
+  /* every unit of a tile in bucket order, each tree depth first: the
+   * executor's order on a rank that holds the tile */
+  for (size_t k = 0; k < nb; k++) {
+    const wsisa_reuse_tree *t = b->trees[k];
+    double *s = (*scale)[k] = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *s);
+    if (!s) goto nomem;
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      const wsisa_reuse_node *n = &t->nodes[i];
+      s[i] = 1;
+      if (n->level < 6) continue;
+      int l = n->level - 6;
+      size_t run = t->instances[n->first_instance];
+      const double *r = params + run * WSISA_SEG_NPARAMS;
+      double miss = 1;
+      for (size_t j = nseen[l], w = 0; j-- > 0 && w < WINDOW && miss > 0; w++) {
+        const double *q = params + seen[l][j] * WSISA_SEG_NPARAMS;
+        /* level 7's parameters are in every group's key */
+        int same7 = 1;
+        for (int p = 0; l == 1 && p < WSISA_SEG_NPARAMS; p++)
+          if (wsisa_seg_param_level(p) == 7 && r[p] != q[p]) same7 = 0;
+        if (same7) miss = fmin(miss, miss_after(m, curve, l, r, q, 6));
+      }
+      seen[l][nseen[l]++] = run;
+      s[i] = m->hit[l] + miss * (m->cold[l] - m->hit[l]);
+      double reusable = (m->cold[l] - m->hit[l]) * m->fine[l];
+      computed += miss * reusable;
+      all += reusable;
+    }
+  }
+  *share = all > 0 ? 1 - computed / all : 0;
+  free(seen[0]);
+  free(seen[1]);
+  return 0;
+nomem:
+  free(seen[0]);
+  free(seen[1]);
+  wsisa__objects_scale_free(*scale, nb);
+  *scale = NULL;
+  return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+}
+
+void wsisa__objects_scale_free(double **scale, size_t nb) {
+  for (size_t k = 0; scale && k < nb; k++) free(scale[k]);
+  free(scale);
+}
