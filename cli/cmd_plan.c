@@ -90,7 +90,7 @@ static json_t *estimate_json(const wsisa_plan_report *o) {
   json_object_set_new(est, "workers_per_rank", json_integer(f->workers));
   json_object_set_new(est, "cpu_workers_per_rank", json_integer(o->cpu_workers));
   json_object_set_new(est, "opencl_workers_per_rank", json_integer(o->opencl_workers));
-  if (f->object_source) {
+  if (f->object_source[0]) {
     json_object_set_new(est, "object_reuse_share",
                         f->object_share >= 0 ? json_real(f->object_share) : json_null());
     json_object_set_new(est, "object_reuse_how", json_string(f->object_source));

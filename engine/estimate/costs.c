@@ -967,10 +967,11 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
                                    &out->object_share, e)))
       goto out;
     j.node_scale = scale;
-    out->object_source = est->objects.source;
+    snprintf(out->object_source, sizeof out->object_source, "%s", est->objects.source);
   } else if (plan->object_reuse) {
-    out->object_source = "not measured (wsisa calibrate measures it): levels 6-7 priced without "
-                         "object reuse, an upper bound";
+    snprintf(out->object_source, sizeof out->object_source, "%s",
+             "not measured (wsisa calibrate measures it): levels 6-7 priced without object "
+             "reuse, an upper bound");
   }
   if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
   out->ranks = plan->ranks;

@@ -139,7 +139,7 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   p->object_reuse = eo->object_reuse;
   p->object_share = f.object_share;
   snprintf(p->object_source, sizeof p->object_source, "%s",
-           f.object_source ? f.object_source : "object reuse off");
+           f.object_source[0] ? f.object_source : "object reuse off");
   size_t n = 0;
   for (size_t i = 0; i < f.nlisted && n < sizeof p->uncalibrated_ops; i++) {
     int w = snprintf(p->uncalibrated_ops + n, sizeof p->uncalibrated_ops - n, "%s%s (%s) %.1f%%",

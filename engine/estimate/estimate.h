@@ -178,7 +178,7 @@ typedef struct wsisa_estimate_figures {
    * tiles' stores (-1: off, or no calibration of it: priced without) and how
    * it was obtained */
   double object_share;
-  const char *object_source;
+  char object_source[4600]; /* empty: object reuse off */
   uint64_t peak_rss;        /* bytes, per rank */
   uint64_t baseline_rss;    /* the process before any tile */
   double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
