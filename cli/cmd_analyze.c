@@ -12,7 +12,7 @@
 static const wsisa_cli_flag flags[] = {
     {"study", 's', .arg = "S.json", .help = "the study the samples came from"},
     {"problem", 'P', .arg = "P.json",
-     .help = "instead of a study: SALib's problem (names, bounds)"},
+     .help = "instead of a study: SALib's problem (names, bounds, optional groups and dists)"},
     {"method", 'm', .arg = "M", .help = "with --problem: morris, sobol or correlation"},
     {"samples", 'S', .arg = "samples.csv",
      .help = "the design, run_id first or no id column (rows 0, 1, ...;\n"
