@@ -372,6 +372,14 @@ static void rows_to_core(double *rows, size_t n, int cols, const wsisa_tile_data
   }
 }
 
+/* The tissue the tile's reference segments: the core's at the defaults'
+ * (B, G, R), none when the background rule empties it; decided once. */
+static void reference_tissue(tile_state *ts, int skip, uint64_t tissue) {
+  if (ts->ref_tissue_known) return;
+  ts->ref_tissue = skip ? 0 : tissue;
+  ts->ref_tissue_known = 1;
+}
+
 /* The background rule's decision for (B, G, R) of `p` on the tile, decided
  * once per (B, G, R) (a count submitted at the opening is waited for here);
  * for the defaults' (B, G, R), the tissue the reference segments too. */
@@ -385,10 +393,8 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
         ts->bgr[i][2] == p[WSISA_P_R]) {
       if (i < ts->nprefetched && ts->bg_h[i]) {
         ts->skip[i] = wsisa_workflow_background_wait(data, ts->bg_counts[i], &ts->bg_h[i]);
-        if (defaults && !ts->ref_tissue_known) {
-          ts->ref_tissue = ts->skip[i] ? 0 : wsisa_workflow_tissue(data, ts->bg_counts[i]);
-          ts->ref_tissue_known = 1;
-        }
+        if (defaults)
+          reference_tissue(ts, ts->skip[i], wsisa_workflow_tissue(data, ts->bg_counts[i]));
       }
       *skip = ts->skip[i];
       return 0;
@@ -396,10 +402,7 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
   uint64_t tissue = 0;
   int rc = wsisa_workflow_background_tissue(data, p, skip, &tissue, e);
   if (rc) return rc;
-  if (defaults && !ts->ref_tissue_known) {
-    ts->ref_tissue = *skip ? 0 : tissue;
-    ts->ref_tissue_known = 1;
-  }
+  if (defaults) reference_tissue(ts, *skip, tissue);
   if (ts->nbgr == ts->cap_bgr) {
     size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
     double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);

@@ -138,8 +138,9 @@ static int segment(const wsisa_segment_request *q, wsisa_image *rgb, wsisa_segme
   if (!rc) rc = wsisa_image_register(res->mask, &hmask, e);
   if (!rc && res->labels) rc = wsisa_image_register(res->labels, &hlabels, e);
   if (!rc)
-    rc = wsisa_workflow_tile_submit_at(hrgb, rgb->width, rgb->height, res->tile.scale.target_mpp,
-                                       q->normalize, &tile, e);
+    rc = wsisa_workflow_tile_submit_framed(hrgb, rgb->width, rgb->height,
+                                           res->tile.scale.target_mpp, q->normalize, NULL, &tile,
+                                           e);
   if (!rc) {
     /* the tissue: what the workflow's background rule leaves */
     uint64_t counts[3];

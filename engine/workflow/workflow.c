@@ -160,15 +160,8 @@ int wsisa_workflow_halo(const double *p, size_t nruns) {
 
 int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
                                int normalize, wsisa_tile_data *tile, wsisa_err *e) {
-  return wsisa_workflow_tile_submit_at(rgb_in, width, height, WSISA_TARGET_MPP, normalize, tile,
-                                       e);
-}
-
-int wsisa_workflow_tile_submit_at(starpu_data_handle_t rgb_in, int width, int height,
-                                  double target_mpp, int normalize, wsisa_tile_data *tile,
-                                  wsisa_err *e) {
-  return wsisa_workflow_tile_submit_framed(rgb_in, width, height, target_mpp, normalize, NULL,
-                                           tile, e);
+  return wsisa_workflow_tile_submit_framed(rgb_in, width, height, WSISA_TARGET_MPP, normalize,
+                                           NULL, tile, e);
 }
 
 /* The given statistics as a vector of their own (no home: StarPU frees it). */

@@ -115,19 +115,16 @@ typedef struct wsisa_task_data {
 /* The tile stage's opening radius at WSISA_TARGET_MPP (a 19x19 disk). */
 #define WSISA_OPENING_RADIUS 9
 
-/* Submit the tile stage of a tile whose pixels are target_mpp um wide (the
- * size parameters and the opening follow: wsisa_tile_data.length_scale):
- * `rgb_in` is normalized into a new intermediate (or used as is when
- * `normalize` is 0, in which case the caller keeps it registered until
- * wsisa_workflow_tile_release). */
-int wsisa_workflow_tile_submit_at(starpu_data_handle_t rgb_in, int width, int height,
-                                  double target_mpp, int normalize, wsisa_tile_data *tile,
-                                  wsisa_err *e);
-/* The same at WSISA_TARGET_MPP, the resolution the parameters are tuned for. */
+/* Submit the tile stage of a tile at WSISA_TARGET_MPP, the resolution the
+ * parameters are tuned for: `rgb_in` is normalized into a new intermediate
+ * (or used as is when `normalize` is 0, in which case the caller keeps it
+ * registered until wsisa_workflow_tile_release). */
 int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
                                int normalize, wsisa_tile_data *tile, wsisa_err *e);
-/* The same for a tile read with a halo, or normalized with a slide's
- * statistics (`frame`, may be NULL: as above). The segmentation then keeps
+/* The same for a tile whose pixels are target_mpp um wide (the size
+ * parameters and the opening follow: wsisa_tile_data.length_scale), read
+ * with a halo, or normalized with a slide's statistics (`frame`, may be
+ * NULL: the whole tile, its own statistics). The segmentation then keeps
  * the objects whose centroid lies in the core (wsisa_workflow_own_submit),
  * and the background rule looks at the core only. */
 int wsisa_workflow_tile_submit_framed(starpu_data_handle_t rgb_in, int width, int height,
