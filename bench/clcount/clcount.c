@@ -11,7 +11,10 @@
  * At exit it writes one CSV line per kernel to the file named by
  * WSISA_CLCOUNT (stderr when unset):
  *   kernel,launches,reads,blocking_reads,read_bytes
- * and a last line "total,...". wsisa-bench ops and the tests read it.
+ * and a last line "total,...". wsisa-bench ops and the tests read it. Only the
+ * process that loaded it writes: a child forked by the OpenCL library (or by
+ * anything else) inherits the preload, and its exit would otherwise replace the
+ * table with the child's own, empty one.
  *
  * A process it is loaded into may also ask for the running totals, looking
  * wsisa_clcount_totals up with dlsym(RTLD_DEFAULT, ...): wsisa-bench ops
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -38,6 +42,9 @@ static clcount_row rows[CLCOUNT_MAX];
 static int nrows;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int last_row = -1;
+static pid_t owner; /* the process the library was loaded into */
+
+__attribute__((constructor)) static void clcount_start(void) { owner = getpid(); }
 
 /* the next definition of a symbol (the OpenCL library's), stored through the object
  * pointer view of a function pointer, as POSIX's dlsym asks */
@@ -132,6 +139,7 @@ void wsisa_clcount_totals(unsigned long out[3]) {
 }
 
 __attribute__((destructor)) static void clcount_report(void) {
+  if (getpid() != owner) return;
   const char *path = getenv("WSISA_CLCOUNT");
   FILE *f = path && *path ? fopen(path, "w") : stderr;
   if (!f) f = stderr;
