@@ -26,7 +26,8 @@ const wsisa_cli_command wsisa_cli_calibrate = {
 
 static void usage(void) {
   wsisa_cli_usage(stdout, &wsisa_cli_calibrate);
-  printf("Runs rounds of the workflow on those tiles (per round and tile: the tile stage,\n"
+  printf("Runs rounds of the workflow on those tiles, read as `wsisa run` reads them (the\n"
+         "study's halo, the slide's colour statistics; per round and tile: the tile stage,\n"
          "the reference, and one segmentation per variant of the levels), with StarPU\n"
          "measuring every task, until each codelet task has StarPU's calibration minimum\n"
          "of samples (STARPU_CALIBRATE_MINIMUM, 10; the first sample is dropped: 11\n"

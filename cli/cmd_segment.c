@@ -55,6 +55,23 @@ static int check_output_path(const char *flag, const char *path, const char *con
   return 0;
 }
 
+/* --halo: "auto" (-1) or whole target pixels, as inputs.halo takes them. */
+static int parse_halo(const char *text, int *halo, wsisa_err *e) {
+  if (strcmp(text, "auto") == 0) {
+    *halo = -1;
+    return 0;
+  }
+  char *end;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (end == text || *end || errno || v < 0 || v > 1L << 16)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "--halo %s: give auto or a whole number of pixels (0 to %ld)", text,
+                       1L << 16);
+  *halo = (int)v;
+  return 0;
+}
+
 /* A number as a person writes it: 220, 5, 2.5. */
 static void num(char *buf, size_t cap, double v) { snprintf(buf, cap, "%g", v); }
 
@@ -106,6 +123,16 @@ static const wsisa_cli_flag flags[] = {
              "--params @FILE: the same from a JSON object {\"G1\": 60, ...},\n"
              "or the \"parameters\" of one: --params @results/best.json\n"
              "reproduces a study's best run (later --params win)"},
+    {"halo", 'H', .arg = "PX|auto",
+     .help = "a slide's region or tile is read with PX target pixels around\n"
+             "it (as far as the slide goes) and keeps the nuclei whose\n"
+             "centroid lies in it, whole, as `wsisa run` reads its tiles\n"
+             "(inputs.halo); auto (default): what the parameters can see\n"
+             "(docs/workflow.md, Tiles); 0: the region alone"},
+    {"normalization", 'Z', .arg = "slide|tile",
+     .help = "colour statistics a slide's pixels are normalized with\n"
+             "(inputs.normalization): slide (default), the slide's from its\n"
+             "tissue, as `wsisa run`; tile, those of the pixels read"},
     {"no-normalize", 'N', .help = "segment the pixels as they are (default: normalize first)"},
     {"no-stain-check", 'S',
      .help = "segment what is not bright-field H&E too (by default such\n"
@@ -137,7 +164,12 @@ static void usage(void) {
          "For an image, in its own pixels. Areas: features' area in segmented pixels,\n"
          "area_level0_pixels and area_um2; GeoJSON's area_level0_pixels and area_um2.\n"
          "Printed: nuclei per mm2 of tissue and the median nucleus area in um2 at the\n"
-         "pixel size read (a median outside %g-%g um2 warns that it looks wrong).\n",
+         "pixel size read (a median outside %g-%g um2 warns that it looks wrong).\n"
+         "A slide's region or tile is read and kept as `wsisa run` keeps its tiles:\n"
+         "the mask and labels cover the region, the nuclei whose centroid lies in it;\n"
+         "the count, the GeoJSON and the features take those nuclei whole (up to the\n"
+         "halo past the region's edge). An image file (PNG, TIFF that is not a\n"
+         "slide) has no neighbours: it is read whole, with its own statistics.\n",
          WSISA_NUCLEUS_AREA_MIN_UM2, WSISA_NUCLEUS_AREA_MAX_UM2);
   usage_params();
 }
@@ -164,6 +196,13 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
       case 'p': if ((rc = wsisa_seg_params_parse(optarg, q.params, e))) return rc; break;
       case 'n': q.normalize = 1; break;
       case 'N': q.normalize = 0; break;
+      case 'H': if ((rc = parse_halo(optarg, &q.halo, e))) return rc; break;
+      case 'Z':
+        if (strcmp(optarg, "slide") == 0) q.tile_stats = 0;
+        else if (strcmp(optarg, "tile") == 0) q.tile_stats = 1;
+        else
+          return wsisa_error(e, WSISA_EUSAGE, "--normalization %s: give slide or tile", optarg);
+        break;
       case 'o': o.out = optarg; break;
       case 'L': o.labels = optarg; break;
       case 'g': o.geojson = optarg; break;
@@ -213,10 +252,10 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   if ((rc = wsisa_segment_run(&q, &res, e))) return rc;
   const wsisa_segment_outputs to = {o.out, o.labels, o.geojson, o.features};
   if (!(rc = wsisa_segment_write(&res, &to, e))) {
-    const wsisa_image *mask = res.mask;
-    printf("%s: %dx%d, %llu nucleus pixels (%.2f%%)", o.out, mask->width, mask->height,
-           (unsigned long long)res.mask_pixels,
-           100.0 * (double)res.mask_pixels / ((double)mask->width * mask->height));
+    /* the mask written: the region's pixels */
+    const int w = res.tile.width, h = res.tile.height;
+    printf("%s: %dx%d, %llu nucleus pixels (%.2f%%)", o.out, w, h,
+           (unsigned long long)res.mask_pixels, 100.0 * (double)res.mask_pixels / ((double)w * h));
     printf(", %ld nuclei\n", res.nuclei);
     const double tissue_mm2 = (double)res.tissue_pixels * res.pixel_mpp * res.pixel_mpp * 1e-6;
     printf("%.0f nuclei per mm2 of tissue (%.4g mm2 at %.4g um/pixel), median area %.3g um2\n",

@@ -15,6 +15,8 @@ int main(int argc, char **argv) {
   rc |= tu_synth_svs40(path, 1);
   snprintf(path, sizeof path, "%s/svs40-no-mpp.svs", argv[1]);
   rc |= tu_synth_svs40(path, 0);
+  snprintf(path, sizeof path, "%s/svs40-large.svs", argv[1]);
+  rc |= tu_synth_svs40_large(path);
   snprintf(path, sizeof path, "%s/generic-cm.tiff", argv[1]);
   rc |= tu_synth_generic_cm(path);
   snprintf(path, sizeof path, "%s/fluorescence.tiff", argv[1]);

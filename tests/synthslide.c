@@ -139,19 +139,31 @@ int tu_slide_write(const char *path, const wsisa_image *base, const tu_slide_spe
   return rc;
 }
 
-wsisa_image *tu_synth_region(void) {
+/* The square (x, y, side) of the bundled sample's level 0. */
+static wsisa_image *sample_region(int64_t x, int64_t y, int side) {
   wsisa_slide *s = NULL;
   wsisa_image *img = NULL;
   wsisa_err e = WSISA_ERR_INIT;
   if (wsisa_slide_open(tu_src("tests/data/CMU-1-Small-Region.svs"), &s, &e) ||
-      wsisa_slide_read_rgb(s, 0, TU_SYNTH_X, TU_SYNTH_Y, TU_SYNTH_SIDE, TU_SYNTH_SIDE, &img, &e))
+      wsisa_slide_read_rgb(s, 0, x, y, side, side, &img, &e))
     fprintf(stderr, "%s\n", e.msg);
   wsisa_slide_close(s);
   return img;
 }
 
+wsisa_image *tu_synth_region(void) { return sample_region(TU_SYNTH_X, TU_SYNTH_Y, TU_SYNTH_SIDE); }
+
+/* `region` (taken) upsampled 2x, written as `spec` says. */
+static int write_upsampled(const char *path, const tu_slide_spec *spec, wsisa_image *region) {
+  wsisa_image *base = region ? tu_upsample(region, 2) : NULL;
+  int rc = base ? tu_slide_write(path, base, spec) : -1;
+  wsisa_image_free(region);
+  wsisa_image_free(base);
+  return rc;
+}
+
 static int write_from_region(const char *path, const tu_slide_spec *spec, int fluorescence) {
-  wsisa_image *region = tu_synth_region(), *base = NULL;
+  wsisa_image *region = tu_synth_region();
   if (region && fluorescence) {
     /* Nuclei lit in blue on black, as with a DNA stain: haematoxylin takes
      * the red out of a nucleus, eosin leaves it in the stroma, glass is
@@ -167,17 +179,23 @@ static int write_from_region(const char *path, const tu_slide_spec *spec, int fl
       }
     }
   }
-  if (region) base = tu_upsample(region, 2);
-  int rc = base ? tu_slide_write(path, base, spec) : -1;
-  wsisa_image_free(region);
-  wsisa_image_free(base);
-  return rc;
+  return write_upsampled(path, spec, region);
+}
+
+/* Aperio at 40x: AppMag = 40, MPP = mpp (0: none), levels at 1, 4, 16. */
+static tu_slide_spec svs40(double mpp) {
+  return (tu_slide_spec){.kind = TU_SLIDE_APERIO, .mpp = mpp, .app_mag = 40, .levels = 3,
+                         .level_step = 4, .tile = 256};
 }
 
 int tu_synth_svs40(const char *path, int with_mpp) {
-  tu_slide_spec spec = {.kind = TU_SLIDE_APERIO, .mpp = with_mpp ? 0.25 : 0, .app_mag = 40,
-                        .levels = 3, .level_step = 4, .tile = 256};
+  tu_slide_spec spec = svs40(with_mpp ? 0.25 : 0);
   return write_from_region(path, &spec, 0);
+}
+
+int tu_synth_svs40_large(const char *path) {
+  tu_slide_spec spec = svs40(0.25);
+  return write_upsampled(path, &spec, sample_region(0, 0, TU_SYNTH_LARGE_SIDE));
 }
 
 int tu_synth_generic_cm(const char *path) {

@@ -156,11 +156,9 @@ static long segment_nuclei(const char *args) {
 Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   const char *svs = synth_path("svs40.svs", make_svs40);
   char inputs[4600], dir[4300], *err = NULL;
-  /* each tile alone with its own colour statistics, as `wsisa segment --tile`
-   * reads it (compared below) */
-  snprintf(inputs, sizeof inputs,
-           "\"slides\": [\"%s\"], \"tile_size\": 512, \"halo\": 0, \"normalization\": \"tile\"",
-           svs);
+  /* each tile with its halo and the slide's colour statistics, as `wsisa
+   * segment --tile` reads it (compared below) */
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512", svs);
   cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *root = load_json(dir, "run.json");
@@ -183,7 +181,8 @@ Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   cr_expect_gt(num(in, "reference_nuclei_per_mm2"), 1000, "H&E tissue is dense in nuclei");
   json_decref(root);
   /* the run's second tile is the grid's (1, 1): its reference is what
-   * `wsisa segment --tile 1,1` finds there, read the same way */
+   * `wsisa segment --tile 1,1` finds there, read the same way (the halo of
+   * the defaults, the slide's statistics, the nuclei the tile owns) */
   char args[4600];
   snprintf(args, sizeof args, "'%s' --tile 1,1 --tile-size 512", svs);
   long seg = segment_nuclei(args);
@@ -219,7 +218,7 @@ Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
 Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   char inputs[4600], dir[4300], *err = NULL;
   /* each tile alone with its own colour statistics, as `wsisa segment` reads
-   * the PNG of one (compared below) */
+   * the PNG of one (compared below): an image has no neighbours */
   snprintf(inputs, sizeof inputs,
            "\"slides\": [\"%s\"], \"halo\": 0, \"normalization\": \"tile\"", tu_src(SAMPLE));
   cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
@@ -241,7 +240,8 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   const char *tmp = tu_tmpdir("slides_bits");
   snprintf(pa, sizeof pa, "%s/slide.tif", tmp);
   snprintf(pb, sizeof pb, "%s/png.tif", tmp);
-  snprintf(a, sizeof a, "segment '%s' --tile 1,1 -o '%s'", tu_src(SAMPLE), pa);
+  snprintf(a, sizeof a, "segment '%s' --tile 1,1 --halo 0 --normalization tile -o '%s'",
+           tu_src(SAMPLE), pa);
   snprintf(b, sizeof b, "segment '%s' -o '%s'", tu_src("tests/data/tile_1024.png"), pb);
   cr_assert_eq(tu_run(a, NULL, NULL), 0);
   cr_assert_eq(tu_run(b, NULL, NULL), 0);
@@ -533,8 +533,10 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
   /* nucleus-dark: haematoxylin takes the red out, well below the tile's mean */
   const double dark = background - 30;
 
-  /* GeoJSON: every vertex inside the tile's level-0 rectangle, and nearly
-   * every nucleus dark at its centroid on the slide */
+  /* GeoJSON: every nucleus centred in the tile's level-0 rectangle (the
+   * nuclei it owns, whole: every vertex within the halo around it), and
+   * nearly every nucleus dark at its centroid on the slide */
+  const int64_t HALO = 2 * 128; /* level-0 pixels: 128 at 0.5 um */
   char path[4400];
   snprintf(path, sizeof path, "%s/n.geojson", tmp);
   json_error_t je;
@@ -551,17 +553,18 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
     for (size_t v = 0; v < json_array_size(ring); v++) {
       double x = json_number_value(json_array_get(json_array_get(ring, v), 0));
       double y = json_number_value(json_array_get(json_array_get(ring, v), 1));
-      all_in &= x >= X0 && x <= X0 + SIDE && y >= Y0 && y <= Y0 + SIDE;
+      all_in &= x >= X0 - HALO && x <= X0 + SIDE + HALO && y >= Y0 - HALO &&
+                y <= Y0 + SIDE + HALO;
     }
-    inside += (size_t)all_in;
     double cx, cy;
     ring_centroid(ring, &cx, &cy);
+    inside += (size_t)(all_in && cx >= X0 && cx < X0 + SIDE && cy >= Y0 && cy < Y0 + SIDE);
     on_nucleus += red_at(tile, X0, Y0, cx, cy) < dark;
     /* the coordinates as they were before: tile pixels at 0.5 um from the
      * tile's origin, not scaled to level 0 */
     control += red_at(tile, X0, Y0, X0 + (cx - X0) / 2, Y0 + (cy - Y0) / 2) < dark;
   }
-  cr_expect_eq(inside, n, "polygons outside the tile's level-0 rectangle");
+  cr_expect_eq(inside, n, "polygons not centred in the tile's level-0 rectangle");
   cr_expect_geq(on_nucleus, n * 9 / 10, "%zu of %zu polygons on dark pixels", on_nucleus, n);
   cr_expect_leq(control, n * 3 / 10, "the check tells places apart: %zu of %zu", control, n);
   cr_log_info("geojson: %zu nuclei, %zu on dark pixels, %zu at unscaled places\n", n, on_nucleus,
@@ -580,7 +583,10 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
   for (size_t r = 0; r < c->nrows; r++) {
     double v[6];
     for (int k = 0; k < 6; k++) cr_assert_eq(wsisa_csv_number(c, r, (size_t)col[k], &v[k], NULL), 0);
-    cr_expect(v[2] >= X0 && v[3] >= Y0 && v[2] + v[4] <= X0 + SIDE && v[3] + v[5] <= Y0 + SIDE,
+    cr_expect(v[0] >= X0 && v[1] >= Y0 && v[0] < X0 + SIDE && v[1] < Y0 + SIDE,
+              "row %zu: centroid %g,%g", r, v[0], v[1]);
+    cr_expect(v[2] >= X0 - HALO && v[3] >= Y0 - HALO && v[2] + v[4] <= X0 + SIDE + HALO &&
+                  v[3] + v[5] <= Y0 + SIDE + HALO,
               "row %zu: box %g,%g,%g,%g", r, v[2], v[3], v[4], v[5]);
     cr_expect(v[0] >= v[2] && v[0] <= v[2] + v[4] && v[1] >= v[3] && v[1] <= v[3] + v[5],
               "row %zu: centroid outside its box", r);

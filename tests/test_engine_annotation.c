@@ -236,7 +236,9 @@ Test(annotation_run, sample_metrics_equal_the_masks_against_the_geojson, .timeou
   memset(&one, 0, sizeof one);
   one.level_downsample = one.factor = 1; /* the sample is read as it is */
   const tile tiles[] = {{1024, 768, 256, 256}, {1024, 1024, 256, 256}};
-  expect_outputs_match_masks(dir, tu_src(SAMPLE), "", a, &one, tiles, 2, 1);
+  /* read as the study reads them: alone, with their own statistics */
+  expect_outputs_match_masks(dir, tu_src(SAMPLE), "--halo 0 --normalization tile", a, &one, tiles,
+                             2, 1);
   wsisa_annotation_free(a);
   /* run.json and reference.json count the tiles */
   json_t *run = load_json(dir, "run.json");
@@ -293,8 +295,10 @@ Test(annotation_run, best_json_reproduced_by_segment, .timeout = 600) {
   for (int t = 0; t < 2; t++) {
     char mask[4400], args[9000];
     snprintf(mask, sizeof mask, "%s/best%d.png", tu_tmpdir("annot-best"), t);
-    snprintf(args, sizeof args, "segment '%s' --region 1024,%lld,256,256 --params @'%s/best.json' "
-             "-o '%s'", tu_src(SAMPLE), ys[t], dir, mask);
+    snprintf(args, sizeof args,
+             "segment '%s' --region 1024,%lld,256,256 --halo 0 --normalization tile "
+             "--params @'%s/best.json' -o '%s'",
+             tu_src(SAMPLE), ys[t], dir, mask);
     cr_assert_eq(tu_run(args, NULL, NULL), 0, "%s", args);
     wsisa_image *ref = NULL;
     size_t n;

@@ -2,21 +2,25 @@
  * segmented whole, in 512, 1024 and 2048 tiles (each read with the halo of
  * wsisa_workflow_halo, normalized with the slide's colour statistics, keeping
  * the nuclei whose centroid lies in its core) and a window alone agree on the
- * nuclei away from the outer edge; slide-level nucleus counts agree; a tile
- * with 5-10 % tissue is segmented.
+ * nuclei away from the outer edge; slide-level nucleus counts agree; so do
+ * those of a synthetic 40x slide read at 0.5 um/pixel; `wsisa segment` reads
+ * a window as the study reads its tiles; a tile with 5-10 % tissue is
+ * segmented.
  *
  * WSISA_TILING_READING=before measures the reading of earlier versions
  * instead (no halo, each tile's own statistics) and only logs: the
- * agreement table of docs/workflow.md, Tiles, comes from both runs. */
+ * agreement tables of docs/workflow.md, Tiles, come from both runs. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "codelets/codelets.h"
 #include "codelets/cpu/cpu.h"
 #include "engine/exec/exec.h"
 #include "engine/workflow/workflow.h"
 #include "io/io.h"
+#include "tests/synthslide.h"
 #include "tests/testutil.h"
 
 #define SAMPLE "tests/data/CMU-1-Small-Region.svs"
@@ -26,6 +30,7 @@
 TestSuite(tiling, .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop);
 
 typedef struct reading {
+  const char *path;
   int before; /* no halo, each tile's own statistics */
   int halo;
   int has_stats;
@@ -33,19 +38,27 @@ typedef struct reading {
   wsisa_scale scale;
 } reading;
 
-static reading sample_reading(void) {
+/* WSISA_TILING_READING=before: earlier versions' reading. */
+static int reading_before(void) {
+  const char *env = getenv("WSISA_TILING_READING");
+  return env && strcmp(env, "before") == 0;
+}
+
+/* How the study reads the slide at `path` (at WSISA_TARGET_MPP), or with
+ * `before` as earlier versions did. */
+static reading slide_reading(const char *path, int before) {
   reading r;
   memset(&r, 0, sizeof r);
-  const char *env = getenv("WSISA_TILING_READING");
-  r.before = env && strcmp(env, "before") == 0;
+  r.path = path;
+  r.before = before;
   wsisa_slide *slide = NULL;
   wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_slide_open(tu_src(SAMPLE), &slide, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_slide_open(path, &slide, &e), 0, "%s", e.msg);
   cr_assert_eq(wsisa_scale_choose(slide, 0, WSISA_TARGET_MPP, &r.scale, &e), 0, "%s", e.msg);
   wsisa_slide_close(slide);
   if (!r.before) {
-    r.halo = wsisa_workflow_halo(wsisa_seg_defaults(), 1);
-    cr_assert_eq(wsisa_slide_stats(tu_src(SAMPLE), &r.scale, r.stats, &e), 0, "%s", e.msg);
+    r.halo = wsisa_workflow_halo_at(NULL, 0, r.scale.target_mpp);
+    cr_assert_eq(wsisa_slide_stats(path, &r.scale, r.stats, &e), 0, "%s", e.msg);
     cr_assert_gt(r.stats[WSISA_STATS_COUNT], 0);
     r.has_stats = 1;
   }
@@ -57,7 +70,7 @@ static reading sample_reading(void) {
  * return their number. */
 static uint64_t segment_tile(const reading *r, int64_t x, int64_t y, int w, int h,
                              wsisa_image *canvas, uint64_t *tissue) {
-  wsisa_tile_ref ref = {.path = tu_src(SAMPLE), .kind = WSISA_INPUT_SLIDE, .scale = r->scale, .x = x,
+  wsisa_tile_ref ref = {.path = r->path, .kind = WSISA_INPUT_SLIDE, .scale = r->scale, .x = x,
                         .y = y, .width = w, .height = h, .has_stats = r->has_stats};
   memcpy(ref.stats, r->stats, sizeof ref.stats);
   wsisa_image *mask = NULL, *labels = NULL;
@@ -87,8 +100,9 @@ typedef struct tiling {
   uint64_t nuclei, tissue_nuclei; /* over every tile; over the tissue tiles */
 } tiling;
 
-/* The whole slide in tiles of `side` (its grid at the target resolution). */
-static tiling segment_slide(const reading *r, int side) {
+/* The slide in tiles of `side` (its grid at the target resolution): every
+ * tile, or (`within` not NULL) those that meet the rectangle x, y, w, h. */
+static tiling segment_slide_within(const reading *r, int side, const int64_t *within) {
   tiling t = {0};
   cr_assert_eq(wsisa_image_new((int)r->scale.width, (int)r->scale.height, 1, WSISA_U8,
                                &t.canvas, NULL),
@@ -96,10 +110,13 @@ static tiling segment_slide(const reading *r, int side) {
   memset(t.canvas->data, 0, (size_t)t.canvas->stride * (size_t)t.canvas->height);
   wsisa_slide *slide = NULL;
   wsisa_grid *g = NULL;
-  cr_assert_eq(wsisa_slide_open(tu_src(SAMPLE), &slide, NULL), 0);
+  cr_assert_eq(wsisa_slide_open(r->path, &slide, NULL), 0);
   cr_assert_eq(wsisa_grid_make_scaled(slide, &r->scale, side, 0, &g, NULL), 0);
   for (size_t k = 0; k < g->ntiles; k++) {
     const wsisa_tile *tl = &g->tiles[k];
+    if (within && (tl->x >= within[0] + within[2] || tl->x + tl->width <= within[0] ||
+                   tl->y >= within[1] + within[3] || tl->y + tl->height <= within[1]))
+      continue;
     uint64_t n = segment_tile(r, tl->x, tl->y, tl->width, tl->height, t.canvas, NULL);
     t.nuclei += n;
     if (tl->tissue) t.tissue_nuclei += n;
@@ -107,6 +124,17 @@ static tiling segment_slide(const reading *r, int side) {
   wsisa_grid_free(g);
   wsisa_slide_close(slide);
   return t;
+}
+
+static tiling segment_slide(const reading *r, int side) { return segment_slide_within(r, side, NULL); }
+
+/* An empty canvas the size of the slide at the target resolution. */
+static wsisa_image *slide_canvas(const reading *r) {
+  wsisa_image *c = NULL;
+  cr_assert_eq(wsisa_image_new((int)r->scale.width, (int)r->scale.height, 1, WSISA_U8, &c, NULL),
+               0);
+  memset(c->data, 0, (size_t)c->stride * (size_t)c->height);
+  return c;
 }
 
 /* Dice and F1 (IoU >= 0.5) of the nuclei of two slide canvases inside the
@@ -144,34 +172,26 @@ static void agreement(const wsisa_image *a, const wsisa_image *b, int x, int y, 
   wsisa_image_free(lb);
 }
 
-/* The region (0, 0, 2048, 2048), the slide, and a window (512, 512, 1024,
- * 1024) alone: every pair of readings agrees at Dice and F1 >= 0.98 away
- * from the outer edge, and the slide's nucleus counts within 1 %. */
-Test(tiling, results_do_not_depend_on_the_tiling, .timeout = 1200) {
-  const reading r = sample_reading();
+/* The region (0, 0, 2048, 2048) in 512, 1024 and 2048 tiles, the slide
+ * whole, and a window (512, 512, 1024, 1024) alone: every pair of readings
+ * agrees at Dice and F1 >= 0.98 away from the outer edge, and the slide's
+ * nucleus counts within 1 %. */
+static void expect_tilings_agree(const reading r) {
   const int sides[] = {512, 1024, 2048};
   tiling t[4];
   for (int i = 0; i < 3; i++) t[i] = segment_slide(&r, sides[i]);
   /* the slide whole, as one tile */
-  t[3] = (tiling){0};
-  cr_assert_eq(wsisa_image_new((int)r.scale.width, (int)r.scale.height, 1, WSISA_U8,
-                               &t[3].canvas, NULL),
-               0);
-  memset(t[3].canvas->data, 0, (size_t)t[3].canvas->stride * (size_t)t[3].canvas->height);
+  t[3] = (tiling){.canvas = slide_canvas(&r)};
   t[3].nuclei = segment_tile(&r, 0, 0, (int)r.scale.width, (int)r.scale.height, t[3].canvas,
                              NULL);
   /* the window alone */
-  wsisa_image *window = NULL;
-  cr_assert_eq(wsisa_image_new((int)r.scale.width, (int)r.scale.height, 1, WSISA_U8, &window,
-                               NULL),
-               0);
-  memset(window->data, 0, (size_t)window->stride * (size_t)window->height);
+  wsisa_image *window = slide_canvas(&r);
   segment_tile(&r, 512, 512, 1024, 1024, window, NULL);
 
   const char *names[] = {"512", "1024", "2048", "whole"};
   const double goal = 0.98;
-  cr_log_info("reading: %s (halo %d, %s statistics)\n", r.before ? "before" : "after", r.halo,
-              r.has_stats ? "slide" : "tile");
+  cr_log_info("%s: reading %s (halo %d, %s statistics)\n", r.path,
+              r.before ? "before" : "after", r.halo, r.has_stats ? "slide" : "tile");
   for (int i = 0; i < 4; i++)
     for (int j = i + 1; j < 4; j++) {
       double d, f;
@@ -205,11 +225,90 @@ Test(tiling, results_do_not_depend_on_the_tiling, .timeout = 1200) {
   wsisa_image_free(window);
 }
 
+Test(tiling, results_do_not_depend_on_the_tiling, .timeout = 1200) {
+  expect_tilings_agree(slide_reading(tu_src(SAMPLE), reading_before()));
+}
+
+/* The same on a 40x slide: the sample's region (0, 0, 2048, 2048) upsampled
+ * 2x (MPP 0.25), read at 0.5 um/pixel from level 0 averaged 2 x 2; the
+ * region is the whole slide there, so its tiles at the right and bottom edges
+ * have no neighbours. */
+Test(tiling, a_40x_slide_read_at_half_a_micron_agrees_too, .timeout = 600) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/svs40-large.svs", tu_tmpdir("tiling40"));
+  cr_assert_eq(tu_synth_svs40_large(path), 0);
+  const reading r = slide_reading(path, reading_before());
+  cr_assert_eq(r.scale.level, 0);
+  cr_assert_float_eq(r.scale.factor, 2.0, 0, "0.25 um pixels averaged 2 x 2");
+  cr_assert_eq(r.scale.width, TU_SYNTH_LARGE_SIDE);
+  expect_tilings_agree(r);
+  unlink(path);
+}
+
+/* `wsisa segment SAMPLE ARGS -o MASK` (a .tif under the suite's folder),
+ * read back. */
+static wsisa_image *segment_cli(const char *args, const char *name) {
+  char mask[4400], cmd[9000], *err = NULL;
+  snprintf(mask, sizeof mask, "%s/%s.tif", tu_tmpdir("tiling_segment"), name);
+  snprintf(cmd, sizeof cmd, "segment '%s' %s -o '%s'", tu_src(SAMPLE), args, mask);
+  cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s: %s", cmd, err ? err : "");
+  free(err);
+  wsisa_image *m = NULL;
+  cr_assert_eq(wsisa_image_read(mask, &m, NULL), 0, "%s", mask);
+  return m;
+}
+
+/* The rectangle (x, y, w, h) of a slide canvas, as a view. */
+static wsisa_image canvas_part(const wsisa_image *c, int x, int y, int w, int h) {
+  return wsisa_image_view((uint8_t *)wsisa_image_row(c, y) + x, w, h, 1, WSISA_U8, c->stride);
+}
+
+/* `wsisa segment` of a region of the sample reads it as the study reads its
+ * tiles, by default: the grid's tile (1, 1) gives the study's tile (1, 1),
+ * and a window off the grid the window read alone, bit for bit, within the
+ * region (the nuclei whose centroid lies in it); the window agrees with the
+ * study's 1024 tiles, stitched, at Dice and F1 >= 0.98 away from its edge.
+ * (The sample is read as it is: level-0 and target pixels are one.) */
+Test(tiling, segment_reads_a_region_as_the_study_reads_its_tiles, .timeout = 600) {
+  const reading r = slide_reading(tu_src(SAMPLE), 0);
+  cr_assert_float_eq(r.scale.factor, 1.0, 0);
+  wsisa_image *tile = segment_cli("--tile 1,1", "tile11");
+  wsisa_image *study = slide_canvas(&r);
+  segment_tile(&r, 1024, 1024, 1024, 1024, study, NULL);
+  wsisa_image core = canvas_part(study, 1024, 1024, 1024, 1024);
+  cr_expect_eq(tu_image_diff(tile, &core), 0, "segment --tile 1,1 and the study's tile (1, 1)");
+  wsisa_image_free(study);
+  wsisa_image_free(tile);
+
+  const int64_t win[4] = {512, 512, 1024, 1024};
+  wsisa_image *window = segment_cli("--region 512,512,1024,1024", "window");
+  wsisa_image *alone = slide_canvas(&r);
+  segment_tile(&r, win[0], win[1], (int)win[2], (int)win[3], alone, NULL);
+  core = canvas_part(alone, 512, 512, 1024, 1024);
+  cr_expect_eq(tu_image_diff(window, &core), 0, "segment --region and the window read alone");
+  /* the window's mask on the slide against the study's tiles of 1024 */
+  wsisa_image *placed = slide_canvas(&r);
+  for (int y = 0; y < window->height; y++)
+    memcpy((uint8_t *)wsisa_image_row(placed, 512 + y) + 512, wsisa_image_row(window, y),
+           (size_t)window->width);
+  tiling t = segment_slide_within(&r, 1024, win);
+  double d, f;
+  agreement(placed, t.canvas, 512, 512, 1024, 1024, &d, &f);
+  cr_log_info("segment --region 512,512,1024,1024 vs the study's 1024 tiles: Dice %.4f, F1 "
+              "%.4f\n", d, f);
+  cr_expect_geq(d, 0.98, "Dice %.4f", d);
+  cr_expect_geq(f, 0.98, "F1 %.4f", f);
+  wsisa_image_free(t.canvas);
+  wsisa_image_free(placed);
+  wsisa_image_free(alone);
+  wsisa_image_free(window);
+}
+
 /* The sample's tile (0, 0) at 1024: 8.6 % tissue by `wsisa tiles`, so it is
  * segmented (the 2048 region finds about 95 nuclei there), and the tissue it
  * reports is what was segmented. */
 Test(tiling, a_tile_with_tissue_is_segmented) {
-  const reading r = sample_reading();
+  const reading r = slide_reading(tu_src(SAMPLE), reading_before());
   uint64_t tissue = 0;
   uint64_t n = segment_tile(&r, 0, 0, 1024, 1024, NULL, &tissue);
   cr_log_info("tile (0, 0) at 1024: %llu nuclei, %llu tissue pixels (%.1f %%)\n",

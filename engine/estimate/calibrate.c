@@ -51,21 +51,25 @@ static int leaf_finish(const wsisa_tile_data *tile, leaf_home *l, int features, 
   return rc;
 }
 
-/* One round on one tile: its stage, the reference, and one segmentation per
+/* One round on one tile, read as a run reads it (`halo` pixels around it,
+ * its colour statistics): its stage, the reference, and one segmentation per
  * calibration vector; waits for all of it. */
-static int round_on_tile(const wsisa_tile_ref *ref_tile, const double *vectors, size_t nvec,
-                         int object_match, int features, wsisa_err *e) {
+static int round_on_tile(const wsisa_tile_ref *ref_tile, int halo, const double *vectors,
+                         size_t nvec, int object_match, int features, wsisa_err *e) {
   wsisa_image *rgb = NULL;
   starpu_data_handle_t h_rgb = NULL, ref = NULL, ref_labels = NULL;
   starpu_data_handle_t *masks = calloc(nvec ? nvec : 1, sizeof *masks);
   leaf_home *leaves = calloc(nvec + 1, sizeof *leaves);
   wsisa_tile_data tile;
+  wsisa_tile_frame frame;
   memset(&tile, 0, sizeof tile);
   int rc = masks && leaves ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc) rc = wsisa_tile_load(ref_tile, &rgb, e);
+  if (!rc) rc = wsisa_tile_load_framed(ref_tile, halo, &rgb, &frame, e);
   if (!rc) rc = wsisa_image_register(rgb, &h_rgb, e);
   int w = rgb ? rgb->width : 0, h = rgb ? rgb->height : 0;
-  if (!rc) rc = wsisa_workflow_tile_submit(h_rgb, w, h, 1, &tile, e);
+  if (!rc)
+    rc = wsisa_workflow_tile_submit_framed(h_rgb, w, h, ref_tile->scale.target_mpp, 1, &frame,
+                                           &tile, e);
   if (!rc && features) rc = wsisa_workflow_channels_submit(&tile, 1, e);
   if (!rc) rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ref, e);
   if (!rc) rc = wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), ref, e);
@@ -223,6 +227,10 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     out->shape[i][0] = pick[i].width;
     out->shape[i][1] = pick[i].height;
   }
+  /* the rounds read the tiles as `wsisa run` does: with the study's halo and
+   * (below, StarPU running) their slide's colour statistics */
+  const int halo = rc ? 0 : wsisa__study_halo_for(study, rows, nruns);
+  int have_stats = study->inputs.tile_stats;
   int object_match, features;
   wsisa__study_needs(study, &object_match, &features);
   wsisa_env env;
@@ -235,10 +243,20 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   for (int pass = 0; !rc && pass <= MAX_PASSES; pass++) {
     wsisa_runtime_opts o = {sched, -1, -1, NULL, NULL, 2};
     if ((rc = wsisa_codelets_start(&o, e))) break;
+    for (size_t i = 0; i < out->ntiles && !have_stats && !rc; i++) {
+      if (pick[i].kind != WSISA_INPUT_SLIDE) continue;
+      if (i > 0 && strcmp(pick[i].path, pick[0].path) == 0 && pick[0].has_stats) {
+        memcpy(pick[i].stats, pick[0].stats, sizeof pick[i].stats);
+        pick[i].has_stats = 1;
+      } else if (!(rc = wsisa_slide_stats(pick[i].path, &pick[i].scale, pick[i].stats, e))) {
+        pick[i].has_stats = pick[i].stats[WSISA_STATS_COUNT] > 0;
+      }
+    }
+    have_stats = 1;
     wsisa_estimate *est = NULL;
-    /* the calibration rounds run the tiles as they are (round_on_tile) */
-    wsisa_estimate_request q = {pick, out->ntiles, rows, nruns, object_match, features, 0};
-    rc = wsisa_estimate_new(&q, &est, e);
+    /* the calibration rounds read the tiles as the run does (round_on_tile) */
+    wsisa_estimate_request q = {pick, out->ntiles, rows, nruns, object_match, features, halo};
+    if (!rc) rc = wsisa_estimate_new(&q, &est, e);
     size_t missing = 0;
     unsigned fewest = 0;
     if (!rc) {
@@ -259,7 +277,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
       if (pass > 0 && rounds < 2) rounds = 2;
       for (int k = 0; k < rounds && !rc; k++) {
         for (size_t t = 0; t < out->ntiles && !rc; t++)
-          rc = round_on_tile(&pick[t], vectors, nvec, object_match, features, e);
+          rc = round_on_tile(&pick[t], halo, vectors, nvec, object_match, features, e);
         out->rounds++;
       }
       out->passes++;

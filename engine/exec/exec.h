@@ -209,8 +209,11 @@ int wsisa_slide_stats(const char *path, const wsisa_scale *scale, double stats[W
 
 /* What to segment: a slide's level-0 region or grid tile, or the whole input
  * (a small slide, an image); read as a study reads its tiles
- * (wsisa_tile_load) and segmented by the same graph (the tile stage, the
- * segmentation, the feature stage). */
+ * (wsisa_tile_load_framed: a slide's rectangle with a halo around it,
+ * normalized with the slide's colour statistics) and segmented by the same
+ * graph (the tile stage, the segmentation keeping the nuclei whose centroid
+ * lies in the rectangle, the feature stage). An image has no neighbours: it
+ * is read whole, with its own statistics. */
 typedef struct wsisa_segment_request {
   const char *input;
   int has_region;
@@ -221,24 +224,37 @@ typedef struct wsisa_segment_request {
   double mpp;           /* the input's um/pixel at level 0 (0: what it says; an image as it is) */
   double target_mpp;
   int normalize, stain_check;
+  /* a slide's rectangle is read with this many target pixels around it
+   * (inputs.halo; -1, "auto": wsisa_workflow_halo_at of the parameters) */
+  int halo;
+  /* normalization statistics: 0 ("slide"), the slide's (wsisa_slide_stats);
+   * 1 ("tile"), those of the pixels read (inputs.normalization) */
+  int tile_stats;
   double params[WSISA_SEG_NPARAMS];
   int features;         /* also measure the nuclei's features */
 } wsisa_segment_request;
 
 /* A request's defaults: the workflow's parameters, WSISA_TARGET_MPP,
- * normalized, stain-checked, 1024-pixel tiles. */
+ * normalized with the slide's statistics, the halo "auto", stain-checked,
+ * 1024-pixel tiles. */
 void wsisa_segment_request_init(wsisa_segment_request *r, const char *input);
 
 typedef struct wsisa_segment_result {
-  wsisa_tile_ref tile;  /* what was read: the input, its scale and rectangle */
-  wsisa_image *mask;    /* u8 0/255, tile.width x tile.height */
-  wsisa_image *labels;  /* i32 nucleus labels 1..nuclei (4-connected) */
+  wsisa_tile_ref tile;  /* what was asked: the input, its scale and rectangle */
+  /* the pixels read: the rectangle and `halo` target pixels around it (as
+   * far as the slide goes); the rectangle at (core_x, core_y) in them */
+  int halo, core_x, core_y;
+  int normalized;       /* normalized (with tile.has_stats, by the slide's statistics) */
+  /* u8 0/255 and i32 nucleus labels 1..nuclei (4-connected) over the pixels
+   * read: the nuclei whose centroid lies in the rectangle, whole */
+  wsisa_image *mask;
+  wsisa_image *labels;
   double *features;     /* with request.features: nfeatures rows of feature_cols, the
                            centroid and bounding box in level-0 pixels (pixel corners) */
   size_t nfeatures;
   int feature_cols;
-  uint64_t mask_pixels; /* nucleus pixels */
-  uint64_t tissue_pixels; /* pixels the workflow's background rule leaves */
+  uint64_t mask_pixels; /* nucleus pixels in the rectangle */
+  uint64_t tissue_pixels; /* the rectangle's pixels the background rule leaves */
   long nuclei;
   double pixel_mpp;     /* um per pixel read (wsisa_scale_pixel_mpp) */
   double median_area_um2; /* the nuclei's median area (0 without nuclei) */
@@ -260,8 +276,9 @@ typedef struct wsisa_segment_outputs {
   const char *mask, *labels, *geojson, *features;
 } wsisa_segment_outputs;
 /* Write the mask (.png, .tif: a TIFF's ImageDescription says where its pixels
- * lie on the input), the labels, the GeoJSON outlines and the features CSV
- * (positions in level-0 pixels): all of them, or none. */
+ * lie on the input) and the labels of the rectangle, the GeoJSON outlines
+ * and the features CSV of its nuclei, whole (positions in level-0 pixels):
+ * all of them, or none. */
 int wsisa_segment_write(const wsisa_segment_result *res, const wsisa_segment_outputs *to,
                         wsisa_err *e);
 /* The line saying where the pixels were read (level, factor, level-0

@@ -1,8 +1,10 @@
 /* One segmentation of a slide region, a grid tile or an image: the input
  * opened through io's wsisa_input (slide or image alike), the rectangle laid
- * out as a study's tile, read by wsisa_tile_load and segmented by the
- * workflow's graph; the outputs placed in level-0 pixels. `wsisa segment` is
- * its command line. */
+ * out as a study's tile, read as a study reads it (wsisa_tile_load_framed: a
+ * halo around it, the slide's colour statistics) and segmented by the
+ * workflow's graph, keeping the nuclei whose centroid lies in the rectangle;
+ * the outputs placed in level-0 pixels. `wsisa segment` is its command
+ * line. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@ void wsisa_segment_request_init(wsisa_segment_request *r, const char *input) {
   r->target_mpp = WSISA_TARGET_MPP;
   r->normalize = 1;
   r->stain_check = 1;
+  r->halo = -1;
   memcpy(r->params, wsisa_seg_defaults(), sizeof r->params);
 }
 
@@ -130,8 +133,8 @@ static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark, 
 
 /* The workflow on one tile: the tile stage, the segmentation into the mask,
  * and, when asked, the feature stage and the nucleus labels. */
-static int segment(const wsisa_segment_request *q, wsisa_image *rgb, wsisa_segment_result *res,
-                   wsisa_err *e) {
+static int segment(const wsisa_segment_request *q, wsisa_image *rgb,
+                   const wsisa_tile_frame *frame, wsisa_segment_result *res, wsisa_err *e) {
   starpu_data_handle_t hrgb = NULL, hmask = NULL, hlabels = NULL;
   wsisa_tile_data tile;
   int rc = wsisa_image_register(rgb, &hrgb, e);
@@ -139,15 +142,15 @@ static int segment(const wsisa_segment_request *q, wsisa_image *rgb, wsisa_segme
   if (!rc && res->labels) rc = wsisa_image_register(res->labels, &hlabels, e);
   if (!rc)
     rc = wsisa_workflow_tile_submit_framed(hrgb, rgb->width, rgb->height,
-                                           res->tile.scale.target_mpp, q->normalize, NULL, &tile,
-                                           e);
+                                           res->tile.scale.target_mpp, q->normalize, frame,
+                                           &tile, e);
   if (!rc) {
-    /* the tissue: what the workflow's background rule leaves */
+    /* the tissue: what the workflow's background rule leaves of the core */
     uint64_t counts[3];
     starpu_data_handle_t hcounts = NULL;
     rc = wsisa_workflow_background_submit(&tile, q->params, counts, &hcounts, e);
     wsisa_workflow_background_wait(&tile, counts, &hcounts);
-    res->tissue_pixels = (uint64_t)rgb->width * (uint64_t)rgb->height - counts[1];
+    res->tissue_pixels = wsisa_workflow_tissue(&tile, counts);
     if (!rc) rc = wsisa_workflow_segment_submit(&tile, q->params, hmask, e);
     if (!rc && q->features) rc = wsisa_workflow_channels_submit(&tile, 0, e);
     if (!rc && q->features)
@@ -171,7 +174,7 @@ static int segment(const wsisa_segment_request *q, wsisa_image *rgb, wsisa_segme
  * and in um^2 after the shape columns. */
 static void features_to_level0(wsisa_segment_result *res) {
   const double step = wsisa_scale_step(&res->tile.scale);
-  const double ox = (double)res->tile.x, oy = (double)res->tile.y;
+  const double ox = (double)(res->tile.x - res->core_x), oy = (double)(res->tile.y - res->core_y);
   for (size_t i = 0; i < res->nfeatures; i++) {
     double *row = res->features + i * (size_t)res->feature_cols;
     row[WSISA_NF_CENTROID_X] = (ox + row[WSISA_NF_CENTROID_X] + 0.5) * step;
@@ -185,21 +188,49 @@ static void features_to_level0(wsisa_segment_result *res) {
 
 static int measure(const wsisa_segment_request *q, wsisa_segment_result *res, wsisa_err *e);
 
+/* The halo a request reads a slide's rectangle with (an image: none). */
+static int halo_of(const wsisa_segment_request *q, const wsisa_tile_ref *t) {
+  if (t->kind != WSISA_INPUT_SLIDE) return 0;
+  return q->halo >= 0 ? q->halo : wsisa_workflow_halo_at(q->params, 1, t->scale.target_mpp);
+}
+
+/* The rectangle inside the pixels read (a view, no copy). */
+static wsisa_image core_view(const wsisa_segment_result *res, const wsisa_image *img) {
+  const size_t px = wsisa_image_pixel_bytes(img);
+  return wsisa_image_view((char *)wsisa_image_row(img, res->core_y) + (size_t)res->core_x * px,
+                          res->tile.width, res->tile.height, img->channels, img->type,
+                          img->stride);
+}
+
 int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res, wsisa_err *e) {
   memset(res, 0, sizeof *res);
   res->nuclei = -1;
   wsisa_image *rgb = NULL;
+  wsisa_tile_frame frame;
+  memset(&frame, 0, sizeof frame);
   int dark = 0;
   int rc = layout(q, &res->tile, &dark, e);
-  if (!rc) rc = wsisa_tile_load(&res->tile, &rgb, e);
+  if (!rc) rc = wsisa_tile_load_framed(&res->tile, res->halo = halo_of(q, &res->tile), &rgb,
+                                       &frame, e);
+  if (!rc && frame.core_w == 0) /* read alone: the rectangle is all of it */
+    frame.core_w = rgb->width, frame.core_h = rgb->height;
+  res->core_x = frame.core_x, res->core_y = frame.core_y;
+  res->normalized = q->normalize;
   /* the parameters are tuned for bright-field H&E: refused before any work,
-   * as `wsisa run` refuses it */
-  if (!rc && q->stain_check)
-    rc = wsisa_stain_check_image(rgb, dark, q->input, "give --no-stain-check", e);
+   * as `wsisa run` refuses it (on the rectangle asked, not its halo) */
+  if (!rc && q->stain_check) {
+    const wsisa_image core = core_view(res, rgb);
+    rc = wsisa_stain_check_image(&core, dark, q->input, "give --no-stain-check", e);
+  }
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &res->mask, e);
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &res->labels, e);
   if (!rc && !(rc = wsisa_codelets_start(NULL, e))) {
-    rc = segment(q, rgb, res, e);
+    /* a slide's colour statistics, as a study's tiles are normalized */
+    if (res->tile.kind == WSISA_INPUT_SLIDE && q->normalize && !q->tile_stats &&
+        !(rc = wsisa_slide_stats(q->input, &res->tile.scale, res->tile.stats, e)))
+      res->tile.has_stats = res->tile.stats[WSISA_STATS_COUNT] > 0;
+    frame.stats = res->tile.has_stats ? res->tile.stats : NULL;
+    if (!rc) rc = segment(q, rgb, &frame, res, e);
     wsisa_runtime_shutdown();
   }
   wsisa_image_free(rgb);
@@ -223,13 +254,14 @@ static int cmp_u64(const void *a, const void *b) {
  * warning when the median area says the pixel size is wrong. */
 static int measure(const wsisa_segment_request *q, wsisa_segment_result *res, wsisa_err *e) {
   int32_t top = 0;
-  for (int y = 0; y < res->mask->height; y++) {
-    const uint8_t *m = wsisa_image_row(res->mask, y);
+  const wsisa_image core = core_view(res, res->mask);
+  for (int y = 0; y < core.height; y++) {
+    const uint8_t *m = wsisa_image_row(&core, y);
+    for (int x = 0; x < core.width; x++) res->mask_pixels += m[x] != 0;
+  }
+  for (int y = 0; y < res->labels->height; y++) {
     const int32_t *l = wsisa_image_row(res->labels, y);
-    for (int x = 0; x < res->mask->width; x++) {
-      res->mask_pixels += m[x] != 0;
-      top = l[x] > top ? l[x] : top;
-    }
+    for (int x = 0; x < res->labels->width; x++) top = l[x] > top ? l[x] : top;
   }
   res->nuclei = top;
   res->pixel_mpp = wsisa_scale_pixel_mpp(&res->tile.scale);
@@ -330,12 +362,14 @@ int wsisa_segment_write(const wsisa_segment_result *res, const wsisa_segment_out
   /* every output appears together, or none does */
   wsisa_stage stage = WSISA_STAGE_INIT;
   int rc = 0;
-  if (to->mask) rc = wsisa_image_write_staged(&stage, to->mask, res->mask, meta, mpp, e);
-  if (!rc && to->labels)
-    rc = wsisa_image_write_staged(&stage, to->labels, res->labels, meta, mpp, e);
+  /* the mask and labels of the rectangle; the outlines of its nuclei whole */
+  const wsisa_image mask = core_view(res, res->mask), labels = core_view(res, res->labels);
+  if (to->mask) rc = wsisa_image_write_staged(&stage, to->mask, &mask, meta, mpp, e);
+  if (!rc && to->labels) rc = wsisa_image_write_staged(&stage, to->labels, &labels, meta, mpp, e);
   if (!rc && to->geojson)
-    rc = wsisa_geojson_write_staged(&stage, to->geojson, res->labels, (double)res->tile.x * step,
-                                    (double)res->tile.y * step, step,
+    rc = wsisa_geojson_write_staged(&stage, to->geojson, res->labels,
+                                    (double)(res->tile.x - res->core_x) * step,
+                                    (double)(res->tile.y - res->core_y) * step, step,
                                     sc->source == WSISA_MPP_NONE ? 0 : sc->mpp, e);
   if (!rc && to->features) rc = write_features(&stage, to->features, res, e);
   if (!rc) rc = wsisa_stage_commit(&stage, e);
@@ -353,7 +387,10 @@ void wsisa_segment_describe(const wsisa_segment_result *res, char *buf, size_t c
   }
   snprintf(buf, cap,
            "read at %.4g um/pixel (target %g): level %d, factor %g; level-0 rectangle "
-           "%.0f,%.0f,%.0f,%.0f",
+           "%.0f,%.0f,%.0f,%.0f; halo %d pixels, %s",
            res->pixel_mpp, sc->target_mpp, sc->level, sc->factor, (double)res->tile.x * step,
-           (double)res->tile.y * step, res->tile.width * step, res->tile.height * step);
+           (double)res->tile.y * step, res->tile.width * step, res->tile.height * step, res->halo,
+           !res->normalized     ? "not normalized"
+           : res->tile.has_stats ? "normalized with the slide's colour statistics"
+                                 : "normalized with the colour statistics of the pixels read");
 }

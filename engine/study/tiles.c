@@ -258,13 +258,7 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
 
 int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t nruns) {
   if (study->inputs.halo >= 0) return study->inputs.halo;
-  int h = wsisa_workflow_halo(wsisa_seg_defaults(), 1);
-  int hr = params && nruns ? wsisa_workflow_halo(params, nruns) : 0;
-  if (hr > h) h = hr;
-  /* the reach is in pixels at WSISA_TARGET_MPP; the tiles are read at the
-   * study's resolution, where the size parameters follow it */
-  const double mpp = study->inputs.mpp > 0 ? study->inputs.mpp : WSISA_TARGET_MPP;
-  return mpp == WSISA_TARGET_MPP ? h : ((int)ceil(h * WSISA_TARGET_MPP / mpp) + 15) / 16 * 16;
+  return wsisa_workflow_halo_at(params, nruns, study->inputs.mpp);
 }
 
 int wsisa__study_halo(const wsisa__study_run *s) {

@@ -158,6 +158,16 @@ int wsisa_workflow_halo(const double *p, size_t nruns) {
   return (halo + 15) / 16 * 16;
 }
 
+int wsisa_workflow_halo_at(const double *p, size_t nruns, double target_mpp) {
+  int h = wsisa_workflow_halo(wsisa_seg_defaults(), 1);
+  int hr = p && nruns ? wsisa_workflow_halo(p, nruns) : 0;
+  if (hr > h) h = hr;
+  /* the reach is in pixels at WSISA_TARGET_MPP; at another resolution the
+   * size parameters follow it */
+  const double mpp = target_mpp > 0 ? target_mpp : WSISA_TARGET_MPP;
+  return mpp == WSISA_TARGET_MPP ? h : ((int)ceil(h * WSISA_TARGET_MPP / mpp) + 15) / 16 * 16;
+}
+
 int wsisa_workflow_tile_submit(starpu_data_handle_t rgb_in, int width, int height,
                                int normalize, wsisa_tile_data *tile, wsisa_err *e) {
   return wsisa_workflow_tile_submit_framed(rgb_in, width, height, WSISA_TARGET_MPP, normalize,

@@ -93,6 +93,12 @@ typedef struct wsisa_tile_frame {
  * core does not depend on the tiling, for the parameter sets `p` (nruns rows
  * of WSISA_SEG_NPARAMS, their largest): docs/workflow.md, Tiles. */
 int wsisa_workflow_halo(const double *p, size_t nruns);
+/* The halo a slide's tiles are read with by default ("auto", inputs.halo of a
+ * study, `segment --halo`): wsisa_workflow_halo over the defaults (the
+ * reference) and the parameter sets `p` (nruns rows, may be 0), in pixels of
+ * target_mpp um (0: WSISA_TARGET_MPP), where the size parameters follow the
+ * resolution; rounded up to 16 pixels. */
+int wsisa_workflow_halo_at(const double *p, size_t nruns, double target_mpp);
 /* The factor over the operations' bounded reach (wsisa_workflow_halo) that
  * covers what the reconstructions see. */
 #define WSISA_HALO_MARGIN 2.0
