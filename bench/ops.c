@@ -237,36 +237,55 @@ static void forget_caches(void) { starpu_execute_on_each_worker(release_scratch,
 
 /* ---- OpenCL calls counted ------------------------------------------------ */
 
-/* Kernel launches and blocking reads back to the host of one run (-1: not
- * counted, libwsisa-clcount not loaded). */
+/* Kernel launches, blocking reads back to the host, and the bytes sent to
+ * the device and brought back to the host (StarPU's transfers included) of
+ * one run (-1: not counted, libwsisa-clcount not loaded). */
 typedef struct cl_counts {
   long launches, reads;
+  long long to_device, to_host;
 } cl_counts;
+#define CL_COUNTS_NONE ((cl_counts){-1, -1, -1, -1})
 
 typedef void (*clcount_fn)(unsigned long out[3]);
+typedef void (*clcount_bytes_fn)(unsigned long long out[4]);
 
-/* libwsisa-clcount's running totals when it is loaded (LD_PRELOAD), else NULL. */
-static clcount_fn clcount_totals(void) {
+/* libwsisa-clcount's function `name` when it is loaded (LD_PRELOAD), else NULL. */
+static void *clcount_symbol(const char *name) {
   void *self = dlopen(NULL, RTLD_LAZY);
-  void *sym = self ? dlsym(self, "wsisa_clcount_totals") : NULL;
-  clcount_fn fn = NULL;
-  if (sym) memcpy(&fn, &sym, sizeof fn);
-  return fn;
+  return self ? dlsym(self, name) : NULL;
+}
+
+/* Where the counts stand: launches, reads, blocking reads; reads, bytes
+ * read, writes, bytes written. */
+typedef struct count_mark {
+  unsigned long calls[3];
+  unsigned long long bytes[4];
+} count_mark;
+
+/* The counts so far into *m; 0 when the library is loaded. */
+static int count_now(count_mark *m) {
+  void *totals = clcount_symbol("wsisa_clcount_totals");
+  void *bytes = clcount_symbol("wsisa_clcount_bytes");
+  if (!totals || !bytes) return -1;
+  clcount_fn t;
+  clcount_bytes_fn b;
+  memcpy(&t, &totals, sizeof t);
+  memcpy(&b, &bytes, sizeof b);
+  t(m->calls);
+  b(m->bytes);
+  return 0;
 }
 
 /* The counts between count_begin and count_end, into *out. */
-static void count_begin(unsigned long at[3]) {
-  clcount_fn totals = clcount_totals();
-  if (totals) totals(at);
-}
+static void count_begin(count_mark *at) { count_now(at); }
 
-static void count_end(const unsigned long at[3], cl_counts *out) {
-  clcount_fn totals = clcount_totals();
-  unsigned long now[3];
-  *out = (cl_counts){-1, -1};
-  if (!totals) return;
-  totals(now);
-  *out = (cl_counts){(long)(now[0] - at[0]), (long)(now[2] - at[2])};
+static void count_end(const count_mark *at, cl_counts *out) {
+  count_mark now;
+  *out = CL_COUNTS_NONE;
+  if (count_now(&now)) return;
+  *out = (cl_counts){(long)(now.calls[0] - at->calls[0]), (long)(now.calls[2] - at->calls[2]),
+                     (long long)(now.bytes[3] - at->bytes[3]),
+                     (long long)(now.bytes[1] - at->bytes[1])};
 }
 
 /* libwsisa-clcount beside this wsisa-bench (build/lib, or PREFIX/lib when
@@ -286,11 +305,11 @@ static bench_stats time_op(inputs *in, op_fn fn, int cold, uint32_t where, int r
   double ms[64];
   if (repeats > 64) repeats = 64;
   wsisa_codelets_set_where(where);
-  unsigned long at[3];
-  count_begin(at);
+  count_mark at = {{0}, {0}};
+  count_begin(&at);
   fn(in);
   starpu_task_wait_for_all();
-  count_end(at, count);
+  count_end(&at, count);
   for (int r = 0; r < repeats; r++) {
     if (cold) forget_caches();
     double t0 = wsisa_now();
@@ -339,12 +358,12 @@ static int read_peer(const char *cmd, bench_stats *stats, int *have) {
 static bench_stats time_workflow(inputs *in, int size, uint32_t where, int repeats,
                                  cl_counts *count) {
   double ms[64];
-  unsigned long at[3];
+  count_mark at = {{0}, {0}};
   if (repeats > 64) repeats = 64;
   wsisa_codelets_set_where(where);
   for (int r = 0; r <= repeats; r++) {
     forget_caches(); /* as for a new tile */
-    if (r == 0) count_begin(at);
+    if (r == 0) count_begin(&at);
     double t0 = wsisa_now();
     wsisa_tile_data tile;
     wsisa_err e = WSISA_ERR_INIT;
@@ -353,10 +372,13 @@ static bench_stats time_workflow(inputs *in, int size, uint32_t where, int repea
       failed = wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), in->h_out_u8b, &e);
       wsisa_workflow_tile_release(&tile, 1);
     }
+    /* the mask home, as a run needs it (counted among the bytes back) */
+    if (!failed && starpu_data_acquire(in->h_out_u8b, STARPU_R) == 0)
+      starpu_data_release(in->h_out_u8b);
     starpu_task_wait_for_all();
     if (failed) fprintf(stderr, "wsisa-bench ops: normalize+segment: %s\n", e.msg);
     if (r > 0) ms[r - 1] = (wsisa_now() - t0) * 1e3; /* run 0 warms up */
-    if (r == 0) count_end(at, count);
+    if (r == 0) count_end(&at, count);
   }
   wsisa_codelets_set_where(STARPU_CPU | STARPU_OPENCL);
   return bench_summarize(ms, repeats);
@@ -419,8 +441,9 @@ static void free_inputs(inputs *in) {
 /* ---- the OpenCL column, in a subprocess ----------------------------------- */
 
 /* What `ops --opencl-only` leaves in DIR/ops_opencl.csv: per row (its index
- * in rows[], NROWS for normalize+segment) median, min, max ms, launches and
- * blocking reads of one run (-1: not counted). */
+ * in rows[], NROWS for normalize+segment) median, min, max ms, launches,
+ * blocking reads, bytes to the device and bytes back to the host of one run
+ * (-1: not counted). */
 #define OPENCL_CSV "ops_opencl.csv"
 
 /* `ops --opencl-only`: the inputs prepared on a CPU worker, then every row
@@ -454,8 +477,9 @@ static int opencl_only(int size, int repeats, const char *dir, wsisa_err *e) {
     goto done;
   }
   for (size_t i = 0; i <= NROWS; i++)
-    fprintf(f, "%zu,%.3f,%.3f,%.3f,%ld,%ld\n", i, cl[i].median, cl[i].min, cl[i].max,
-            counts[i].launches, counts[i].reads);
+    fprintf(f, "%zu,%.3f,%.3f,%.3f,%ld,%ld,%lld,%lld\n", i, cl[i].median, cl[i].min,
+            cl[i].max, counts[i].launches, counts[i].reads, counts[i].to_device,
+            counts[i].to_host);
   if (fclose(f)) rc = wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
 done:
   free_inputs(&in);
@@ -488,8 +512,8 @@ static int opencl_subprocess(int size, int repeats, const char *dir, bench_stats
   bench_stats b;
   cl_counts c;
   while (fgets(line, sizeof line, f))
-    if (sscanf(line, "%zu,%lf,%lf,%lf,%ld,%ld", &i, &b.median, &b.min, &b.max, &c.launches,
-               &c.reads) == 6 &&
+    if (sscanf(line, "%zu,%lf,%lf,%lf,%ld,%ld,%lld,%lld", &i, &b.median, &b.min, &b.max,
+               &c.launches, &c.reads, &c.to_device, &c.to_host) == 8 &&
         i <= NROWS) {
       cl[i] = b;
       counts[i] = c;
@@ -503,6 +527,13 @@ static int opencl_subprocess(int size, int repeats, const char *dir, bench_stats
 static const char *count_text(long n, char *buf, size_t cap) {
   if (n < 0) snprintf(buf, cap, "n/a");
   else snprintf(buf, cap, "%ld", n);
+  return buf;
+}
+
+/* Bytes for the table: in MB (10^6 bytes) to two places, or n/a. */
+static const char *bytes_text(long long n, char *buf, size_t cap) {
+  if (n < 0) snprintf(buf, cap, "n/a");
+  else snprintf(buf, cap, "%.2f MB", (double)n / 1e6);
   return buf;
 }
 
@@ -522,7 +553,9 @@ static void usage(FILE *f) {
           "The OpenCL figures come from `ops --opencl-only`, run as a subprocess under\n"
           "libwsisa-clcount (LD_PRELOAD; found in ../lib beside wsisa-bench, built or\n"
           "installed): with each time, the kernel launches and the blocking reads back\n"
-          "to the host (each a host round trip) of one run, n/a without the library;\n"
+          "to the host (each a host round trip) of one run, n/a without the library,\n"
+          "and (ops.csv; printed for normalize+segment, whose mask is brought home) the\n"
+          "bytes that run sent to the device and brought back to the host;\n"
           "DIR/clcount.csv: the library's table of those per kernel, over the whole\n"
           "subprocess.\n"
           "\n"
@@ -625,11 +658,13 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
     goto done;
   }
   fprintf(csv, "op,ours_cpu_ms,ours_cpu_min,ours_cpu_max,ours_opencl_ms,peer,peer_ms,peer_min,"
-               "peer_max,peer_over_ours,opencl_launches,opencl_reads\n");
+               "peer_max,peer_over_ours,opencl_launches,opencl_reads,opencl_bytes_to_device,"
+               "opencl_bytes_to_host\n");
   bench_print_context(stdout);
   printf("# %ldx%ld tile from %s, median of %ld runs (min..max); ours: CPU kernel on one "
          "core (StarPU with that CPU worker alone) / OpenCL worker (alone); launches and "
-         "reads: OpenCL kernel launches and blocking reads back to the host in one run\n",
+         "reads: OpenCL kernel launches and blocking reads back to the host in one run "
+         "(ops.csv adds its bytes to the device and back to the host)\n",
          size, size, "CMU-1-Small-Region.svs", repeats);
   printf("%-22s %22s %10s %8s %6s %-8s %22s %8s\n", "operation", "ours CPU ms", "OpenCL ms",
          "launches", "reads", "peer", "peer ms", "peer/ours");
@@ -644,14 +679,14 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
     else
       snprintf(peer_s, sizeof peer_s, "n/a");
     if (have_peer[i]) snprintf(ratio_s, sizeof ratio_s, "%.2fx", ratio);
-    const cl_counts n = have_cl ? counts[i] : (cl_counts){-1, -1};
+    const cl_counts n = have_cl ? counts[i] : CL_COUNTS_NONE;
     printf("%-22s %22s %10s %8s %6s %-8s %22s %8s\n", rows[i].name, ours_s,
            have_cl ? cl_s : "n/a", count_text(n.launches, n_s, sizeof n_s),
            count_text(n.reads, r_s, sizeof r_s), rows[i].peer, peer_s, ratio_s);
-    fprintf(csv, "%s,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,%.3f,%ld,%ld\n", rows[i].name,
-            cpu[i].median, cpu[i].min, cpu[i].max, have_cl ? cl[i].median : 0, rows[i].peer,
-            have_peer[i] ? peer[i].median : 0, have_peer[i] ? peer[i].min : 0,
-            have_peer[i] ? peer[i].max : 0, ratio, n.launches, n.reads);
+    fprintf(csv, "%s,%.3f,%.3f,%.3f,%.3f,%s,%.3f,%.3f,%.3f,%.3f,%ld,%ld,%lld,%lld\n",
+            rows[i].name, cpu[i].median, cpu[i].min, cpu[i].max, have_cl ? cl[i].median : 0,
+            rows[i].peer, have_peer[i] ? peer[i].median : 0, have_peer[i] ? peer[i].min : 0,
+            have_peer[i] ? peer[i].max : 0, ratio, n.launches, n.reads, n.to_device, n.to_host);
   }
   char process_s[64] = "n/a";
   if (have_process)
@@ -660,17 +695,20 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   printf("%-22s %.1f ms (%.1f..%.1f) in process, CPU worker | wsisa segment process, 1 CPU "
          "worker: %s; default parameters\n",
          "normalize+segment", whole.median, whole.min, whole.max, process_s);
-  const cl_counts nw = have_cl ? counts[NROWS] : (cl_counts){-1, -1};
+  const cl_counts nw = have_cl ? counts[NROWS] : CL_COUNTS_NONE;
   if (have_cl) {
-    char n_s[24], r_s[24];
-    printf("%-22s %.1f ms (%.1f..%.1f) in process, OpenCL worker: %s launches, %s reads\n",
+    char n_s[24], r_s[24], d_s[32], h_s[32];
+    printf("%-22s %.1f ms (%.1f..%.1f) in process, OpenCL worker: %s launches, %s reads, "
+           "%s to the device, %s back to the host\n",
            "normalize+segment", cl[NROWS].median, cl[NROWS].min, cl[NROWS].max,
-           count_text(nw.launches, n_s, sizeof n_s), count_text(nw.reads, r_s, sizeof r_s));
+           count_text(nw.launches, n_s, sizeof n_s), count_text(nw.reads, r_s, sizeof r_s),
+           bytes_text(nw.to_device, d_s, sizeof d_s), bytes_text(nw.to_host, h_s, sizeof h_s));
   }
-  fprintf(csv, "normalize_and_segment,%.3f,%.3f,%.3f,%.3f,,0,0,0,0,%ld,%ld\n", whole.median,
-          whole.min, whole.max, have_cl ? cl[NROWS].median : 0, nw.launches, nw.reads);
+  fprintf(csv, "normalize_and_segment,%.3f,%.3f,%.3f,%.3f,,0,0,0,0,%ld,%ld,%lld,%lld\n",
+          whole.median, whole.min, whole.max, have_cl ? cl[NROWS].median : 0, nw.launches,
+          nw.reads, nw.to_device, nw.to_host);
   if (have_process)
-    fprintf(csv, "segment_process,%.3f,%.3f,%.3f,0,,0,0,0,0,-1,-1\n", process.median,
+    fprintf(csv, "segment_process,%.3f,%.3f,%.3f,0,,0,0,0,0,-1,-1,-1,-1\n", process.median,
             process.min, process.max);
   fclose(csv);
   if (!have_process) printf("# the wsisa segment subprocess failed\n");

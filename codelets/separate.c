@@ -9,8 +9,9 @@
  * level's fine-grain OpenCL implementations run once on the whole tile
  * (their bits are the CPU kernels'), whose result is the output and gives
  * the missed units' store entries; when none misses, the stored results are
- * written to the device. Their output does not depend on what the store
- * holds, so not on which worker runs them or when. */
+ * written to the device (masks cross the bus packed, 8 pixels a byte).
+ * Their output does not depend on what the store holds, so not on which
+ * worker runs them or when. */
 #include <stdlib.h>
 
 #include "codelets/codelets_private.h"
@@ -18,8 +19,8 @@
 
 /* Their time depends on what the store holds, not only on the size: the
  * history per size, and its spread, tell the schedulers so. */
-WSISA__CODELET(separate, 2, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_W);
-WSISA__CODELET(final_size, 2, WSISA__PLAIN, STARPU_R, STARPU_W);
+WSISA__CODELET(separate, 3, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_W);
+WSISA__CODELET(final_size, 3, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct object_args {
   int conn, min_size, max_size;
@@ -103,24 +104,40 @@ static void final_size_tile(void *mask, void *out, const struct object_args *a) 
   scratch_free(&sized);
 }
 
-/* A u8 matrix buffer to or from a host image (waits): one blocking
- * transfer when both are packed, else one per row, then a wait. */
+/* A u8 matrix buffer to or from a host image (waits), packed 8 pixels to a
+ * byte on the bus (codelets/cl/separate.cl): the levels' masks hold 0 and
+ * 255 only, which is what comes out on the other side. One blocking
+ * transfer of ceil(width / 8) x height bytes. */
 static void transfer(void *buffer, wsisa_image *host, int to_host) {
-  const size_t width = STARPU_MATRIX_GET_NX(buffer), height = STARPU_MATRIX_GET_NY(buffer);
-  const size_t pitch = STARPU_MATRIX_GET_LD(buffer), offset = STARPU_MATRIX_GET_OFFSET(buffer);
-  const int packed = pitch == width && host->stride == width;
-  cl_command_queue queue;
-  starpu_opencl_get_current_queue(&queue);
-  cl_mem mem = (cl_mem)STARPU_MATRIX_GET_DEV_HANDLE(buffer);
-  for (size_t y = 0; y < (packed ? 1 : height); y++) {
-    const size_t at = offset + y * pitch, n = packed ? width * height : width;
-    void *row = wsisa_image_row(host, (int)y);
-    const cl_bool wait = packed ? CL_TRUE : CL_FALSE;
-    cl_int err = to_host ? clEnqueueReadBuffer(queue, mem, wait, at, n, row, 0, NULL, NULL)
-                         : clEnqueueWriteBuffer(queue, mem, wait, at, n, row, 0, NULL, NULL);
-    wsisa__cl_check(err, to_host ? "mask read" : "mask write");
+  const int width = (int)STARPU_MATRIX_GET_NX(buffer), height = (int)STARPU_MATRIX_GET_NY(buffer);
+  const size_t row_bytes = ((size_t)width + 7) / 8, bytes = row_bytes * (size_t)height;
+  uint8_t *bits = calloc(bytes ? bytes : 1, 1);
+  STARPU_ASSERT(bits);
+  if (!to_host)
+    for (int y = 0; y < height; y++) {
+      const uint8_t *row = wsisa_image_row(host, y);
+      for (int x = 0; x < width; x++)
+        if (row[x]) bits[(size_t)y * row_bytes + (size_t)x / 8] |= (uint8_t)(1u << (x % 8));
+    }
+  cl_mem packed = wsisa__cl_buffer(bytes, to_host ? NULL : bits);
+  if (to_host) {
+    WSISA__CL_IMAGE(separate, "wsisa_separate_pack", buffer, WSISA__CL_MAT(buffer),
+                    WSISA__CL_VAL(packed));
+    cl_command_queue queue;
+    starpu_opencl_get_current_queue(&queue);
+    wsisa__cl_check(clEnqueueReadBuffer(queue, packed, CL_TRUE, 0, bytes, bits, 0, NULL, NULL),
+                    "mask read");
+    for (int y = 0; y < height; y++) {
+      uint8_t *row = wsisa_image_row(host, y);
+      for (int x = 0; x < width; x++)
+        row[x] = (bits[(size_t)y * row_bytes + (size_t)x / 8] >> (x % 8)) & 1 ? 255 : 0;
+    }
+  } else {
+    WSISA__CL_IMAGE(separate, "wsisa_separate_unpack", buffer, WSISA__CL_VAL(packed),
+                    WSISA__CL_MAT(buffer));
   }
-  if (!packed) wsisa__cl_check(clFinish(queue), "mask transfer");
+  clReleaseMemObject(packed);
+  free(bits);
 }
 
 /* What the host's bookkeeping calls when a unit misses the store. */

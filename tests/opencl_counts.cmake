@@ -1,8 +1,14 @@
 # The sample's (0,0,2048,2048) region segmented on the OpenCL worker alone (PoCL
 # here), counted by libwsisa-clcount: at most MAX_LAUNCHES kernels and
 # MAX_READS reads back to the host, and a mask byte-identical to one CPU
-# worker's. Run by ctest: cmake -DWSISA=... -DCLCOUNT=... -DSLIDE=... -DWORK=...
-# -DMAX_LAUNCHES=... -DMAX_READS=... -P opencl_counts.cmake
+# worker's. The bytes crossing the bus (StarPU's transfers and the codelets'
+# own) are bounded by what must cross: to the device the tile's RGB (3 bytes a
+# pixel), back to the host the mask and the nucleus labels the command
+# measures (1 + 4 bytes a pixel), each with SLACK_BYTES for counts and
+# constants. An intermediate of the tile leaving the device (1 to 12 bytes a
+# pixel) breaks the bound. Run by ctest: cmake -DWSISA=... -DCLCOUNT=...
+# -DSLIDE=... -DWORK=... -DMAX_LAUNCHES=... -DMAX_READS=... -DSLACK_BYTES=...
+# -P opencl_counts.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(region --region 0,0,2048,2048)
@@ -36,13 +42,25 @@ if(NOT h_ocl STREQUAL h_cpu)
   message(FATAL_ERROR "the OpenCL worker's mask differs from the CPU worker's")
 endif()
 file(STRINGS ${WORK}/counts.csv total REGEX "^total,")
-if(NOT total MATCHES "^total,([0-9]+),([0-9]+),([0-9]+),")
+if(NOT total MATCHES "^total,([0-9]+),([0-9]+),([0-9]+),([0-9]+),([0-9]+),([0-9]+)$")
   message(FATAL_ERROR "no total line in ${WORK}/counts.csv")
 endif()
 set(launches ${CMAKE_MATCH_1})
 set(reads ${CMAKE_MATCH_2})
-message(STATUS "OpenCL worker alone at 2048²: ${launches} kernel launches, ${reads} reads back to the host")
-if(launches GREATER MAX_LAUNCHES OR reads GREATER MAX_READS)
+set(read_bytes ${CMAKE_MATCH_4})
+set(write_bytes ${CMAKE_MATCH_6})
+# the pixels segmented: the mask PNG's width and height (its IHDR, bytes 16-23)
+file(READ ${WORK}/opencl.png ihdr OFFSET 16 LIMIT 8 HEX)
+string(SUBSTRING ${ihdr} 0 8 width_hex)
+string(SUBSTRING ${ihdr} 8 8 height_hex)
+math(EXPR pixels "0x${width_hex} * 0x${height_hex}")
+math(EXPR max_to_device "3 * ${pixels} + ${SLACK_BYTES}")
+math(EXPR max_to_host "5 * ${pixels} + ${SLACK_BYTES}")
+message(STATUS "OpenCL worker alone at 2048²: ${launches} kernel launches, ${reads} reads back to "
+               "the host; ${write_bytes} bytes to the device (at most ${max_to_device}), "
+               "${read_bytes} back to the host (at most ${max_to_host}), ${pixels} pixels")
+if(launches GREATER MAX_LAUNCHES OR reads GREATER MAX_READS OR
+   write_bytes GREATER max_to_device OR read_bytes GREATER max_to_host)
   file(READ ${WORK}/counts.csv rows)
-  message(FATAL_ERROR "over budget: ${launches} launches (at most ${MAX_LAUNCHES}), ${reads} reads (at most ${MAX_READS})\n${rows}")
+  message(FATAL_ERROR "over budget: ${launches} launches (at most ${MAX_LAUNCHES}), ${reads} reads (at most ${MAX_READS}), ${write_bytes} bytes to the device (at most ${max_to_device}), ${read_bytes} bytes back to the host (at most ${max_to_host})\n${rows}")
 endif()

@@ -2,23 +2,28 @@
  *
  * Loaded with LD_PRELOAD in front of the OpenCL library (ocl-icd or a vendor's),
  * it passes every call on unchanged and counts, per kernel name, the
- * clEnqueueNDRangeKernel launches, and the transfers back to the host
- * (clEnqueueReadBuffer, clEnqueueReadBufferRect, clEnqueueMapBuffer), each
+ * clEnqueueNDRangeKernel launches, the transfers back to the host
+ * (clEnqueueReadBuffer, clEnqueueReadBufferRect, clEnqueueMapBuffer for
+ * reading) and the transfers from the host to the device
+ * (clEnqueueWriteBuffer, clEnqueueWriteBufferRect, clEnqueueMapBuffer for
+ * writing, clCreateBuffer filled from host memory), with their bytes, each
  * charged to the kernel the calling thread launched last ("-" before any).
- * Blocking and non-blocking reads are counted apart: a blocking read is a
- * host round trip the caller waits on.
+ * StarPU's own transfers between main memory and an OpenCL device go through
+ * the same calls, so they are counted too. Blocking and non-blocking reads
+ * are counted apart: a blocking read is a host round trip the caller waits
+ * on.
  *
  * At exit it writes one CSV line per kernel to the file named by
  * WSISA_CLCOUNT (stderr when unset):
- *   kernel,launches,reads,blocking_reads,read_bytes
+ *   kernel,launches,reads,blocking_reads,read_bytes,writes,write_bytes
  * and a last line "total,...". wsisa-bench ops and the tests read it. Only the
  * process that loaded it writes: a child forked by the OpenCL library (or by
  * anything else) inherits the preload, and its exit would otherwise replace the
  * table with the child's own, empty one.
  *
  * A process it is loaded into may also ask for the running totals, looking
- * wsisa_clcount_totals up with dlsym(RTLD_DEFAULT, ...): wsisa-bench ops
- * counts each operation that way. */
+ * wsisa_clcount_totals and wsisa_clcount_bytes up with dlsym(RTLD_DEFAULT,
+ * ...): wsisa-bench ops counts each operation that way. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -34,8 +39,8 @@
 
 typedef struct {
   char name[64];
-  unsigned long launches, reads, blocking_reads;
-  unsigned long long read_bytes;
+  unsigned long launches, reads, blocking_reads, writes;
+  unsigned long long read_bytes, write_bytes;
 } clcount_row;
 
 static clcount_row rows[CLCOUNT_MAX];
@@ -72,6 +77,14 @@ static void count_read(int blocking, size_t bytes) {
   rows[r].reads++;
   rows[r].blocking_reads += blocking != 0;
   rows[r].read_bytes += bytes;
+  pthread_mutex_unlock(&lock);
+}
+
+static void count_write(size_t bytes) {
+  pthread_mutex_lock(&lock);
+  int r = last_row >= 0 ? last_row : row_of("-");
+  rows[r].writes++;
+  rows[r].write_bytes += bytes;
   pthread_mutex_unlock(&lock);
 }
 
@@ -115,6 +128,30 @@ cl_int clEnqueueReadBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking, c
   return next(q, b, blocking, bo, ho, region, brp, bsp, hrp, hsp, p, nw, wl, ev);
 }
 
+cl_int clEnqueueWriteBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t off,
+                            size_t n, const void *p, cl_uint nw, const cl_event *wl,
+                            cl_event *ev) {
+  static cl_int (*next)(cl_command_queue, cl_mem, cl_bool, size_t, size_t, const void *, cl_uint,
+                        const cl_event *, cl_event *);
+  if (!next) next_symbol(&next, "clEnqueueWriteBuffer");
+  count_write(n);
+  return next(q, b, blocking, off, n, p, nw, wl, ev);
+}
+
+cl_int clEnqueueWriteBufferRect(cl_command_queue q, cl_mem b, cl_bool blocking, const size_t *bo,
+                                const size_t *ho, const size_t *region, size_t brp, size_t bsp,
+                                size_t hrp, size_t hsp, const void *p, cl_uint nw,
+                                const cl_event *wl, cl_event *ev) {
+  static cl_int (*next)(cl_command_queue, cl_mem, cl_bool, const size_t *, const size_t *,
+                        const size_t *, size_t, size_t, size_t, size_t, const void *, cl_uint,
+                        const cl_event *, cl_event *);
+  if (!next) next_symbol(&next, "clEnqueueWriteBufferRect");
+  count_write(region[0] * region[1] * region[2]);
+  return next(q, b, blocking, bo, ho, region, brp, bsp, hrp, hsp, p, nw, wl, ev);
+}
+
+/* A map for reading brings the bytes to the host; one for writing (not
+ * invalidating) sends them back to the device when unmapped. */
 void *clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_flags fl,
                          size_t off, size_t n, cl_uint nw, const cl_event *wl, cl_event *ev,
                          cl_int *err) {
@@ -122,7 +159,16 @@ void *clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_
                        const cl_event *, cl_event *, cl_int *);
   if (!next) next_symbol(&next, "clEnqueueMapBuffer");
   if (fl & CL_MAP_READ) count_read(blocking, n);
+  if (fl & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) count_write(n);
   return next(q, b, blocking, fl, off, n, nw, wl, ev, err);
+}
+
+/* A buffer created from host memory is a transfer to the device. */
+cl_mem clCreateBuffer(cl_context c, cl_mem_flags fl, size_t n, void *p, cl_int *err) {
+  static cl_mem (*next)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
+  if (!next) next_symbol(&next, "clCreateBuffer");
+  if (fl & CL_MEM_COPY_HOST_PTR) count_write(n);
+  return next(c, fl, n, p, err);
 }
 
 /* The totals so far: launches, reads, blocking reads. */
@@ -138,6 +184,21 @@ void wsisa_clcount_totals(unsigned long out[3]) {
   pthread_mutex_unlock(&lock);
 }
 
+/* The transfers so far: reads back to the host, their bytes, writes to the
+ * device, their bytes. */
+void wsisa_clcount_bytes(unsigned long long out[4]);
+void wsisa_clcount_bytes(unsigned long long out[4]) {
+  out[0] = out[1] = out[2] = out[3] = 0;
+  pthread_mutex_lock(&lock);
+  for (int i = 0; i < nrows; i++) {
+    out[0] += rows[i].reads;
+    out[1] += rows[i].read_bytes;
+    out[2] += rows[i].writes;
+    out[3] += rows[i].write_bytes;
+  }
+  pthread_mutex_unlock(&lock);
+}
+
 __attribute__((destructor)) static void clcount_report(void) {
   if (getpid() != owner) return;
   const char *path = getenv("WSISA_CLCOUNT");
@@ -145,16 +206,19 @@ __attribute__((destructor)) static void clcount_report(void) {
   if (!f) f = stderr;
   clcount_row t = {.name = "total"};
   pthread_mutex_lock(&lock);
-  fprintf(f, "kernel,launches,reads,blocking_reads,read_bytes\n");
+  fprintf(f, "kernel,launches,reads,blocking_reads,read_bytes,writes,write_bytes\n");
   for (int i = 0; i < nrows; i++) {
-    fprintf(f, "%s,%lu,%lu,%lu,%llu\n", rows[i].name, rows[i].launches, rows[i].reads,
-            rows[i].blocking_reads, rows[i].read_bytes);
+    fprintf(f, "%s,%lu,%lu,%lu,%llu,%lu,%llu\n", rows[i].name, rows[i].launches, rows[i].reads,
+            rows[i].blocking_reads, rows[i].read_bytes, rows[i].writes, rows[i].write_bytes);
     t.launches += rows[i].launches;
     t.reads += rows[i].reads;
     t.blocking_reads += rows[i].blocking_reads;
     t.read_bytes += rows[i].read_bytes;
+    t.writes += rows[i].writes;
+    t.write_bytes += rows[i].write_bytes;
   }
-  fprintf(f, "total,%lu,%lu,%lu,%llu\n", t.launches, t.reads, t.blocking_reads, t.read_bytes);
+  fprintf(f, "total,%lu,%lu,%lu,%llu,%lu,%llu\n", t.launches, t.reads, t.blocking_reads,
+          t.read_bytes, t.writes, t.write_bytes);
   pthread_mutex_unlock(&lock);
   if (f != stderr) fclose(f);
 }

@@ -57,8 +57,10 @@ void wsisa__cl_image(struct starpu_opencl_program *program, const char *name, vo
 /* ---- buffer.c: device buffers -------------------------------------------- */
 
 /* A read-write device buffer on the calling OpenCL worker's context, filled
- * from `init` when it is not NULL (an empty one gets one byte); the caller
- * releases it (clReleaseMemObject). wsisa__cl_zeros: the same, zeroed. */
+ * from `init` when it is not NULL (an upload of `bytes`; an empty one gets
+ * one byte); the caller releases it (clReleaseMemObject). wsisa__cl_zeros:
+ * the same, zeroed on the device by a fill (OpenCL 1.2), nothing uploaded;
+ * it waits for the fill. */
 cl_mem wsisa__cl_buffer(size_t bytes, const void *init);
 cl_mem wsisa__cl_zeros(size_t bytes);
 /* A packed width × height scratch image of elemsize-byte pixels. */
