@@ -1,6 +1,6 @@
 /* One segmentation of a slide region, a grid tile or an image: the input
  * opened through io's wsisa_input (slide or image alike), the rectangle laid
- * out as a study's tile, read by wsisa_tile_load and segmented by the
+ * out as a study's tile, read as wsisa_tile_load reads it and segmented by the
  * workflow's graph; the outputs placed in level-0 pixels. `wsisa segment` is
  * its command line. */
 #include <limits.h>
@@ -89,10 +89,13 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
 
 /* The tile to read, as a study lays out its tiles, and whether the input's
  * background is dark (for the stain check). A region or tile asks for a
- * slide; otherwise the input's content says. */
-static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark, wsisa_err *e) {
+ * slide; otherwise the input's content says. The input is left open in
+ * *opened for the read (an image is decoded once). */
+static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark,
+                  wsisa_input **opened, wsisa_err *e) {
   memset(t, 0, sizeof *t);
   *dark = 0;
+  *opened = NULL;
   const int part = q->has_region || q->has_tile;
   wsisa_input *in = NULL;
   wsisa_err open_err = WSISA_ERR_INIT;
@@ -124,7 +127,8 @@ static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark, 
     t->level0 = (wsisa_rect){llround((double)r[0] * step), llround((double)r[1] * step),
                              llround((double)r[2] * step), llround((double)r[3] * step)};
   }
-  wsisa_input_close(in);
+  if (rc) wsisa_input_close(in);
+  else *opened = in;
   return rc;
 }
 
@@ -189,9 +193,15 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
   memset(res, 0, sizeof *res);
   res->nuclei = -1;
   wsisa_image *rgb = NULL;
+  wsisa_input *in = NULL;
   int dark = 0;
-  int rc = layout(q, &res->tile, &dark, e);
-  if (!rc) rc = wsisa_tile_load(&res->tile, &rgb, e);
+  int rc = layout(q, &res->tile, &dark, &in, e);
+  /* the tile's rectangle of the input opened (wsisa_tile_load reads the
+   * same from the path) */
+  if (!rc)
+    rc = wsisa_input_take_scaled(in, &res->tile.scale, res->tile.x, res->tile.y,
+                                 res->tile.width, res->tile.height, &rgb, e);
+  wsisa_input_close(in);
   /* the parameters are tuned for bright-field H&E: refused before any work,
    * as `wsisa run` refuses it */
   if (!rc && q->stain_check)
