@@ -16,6 +16,8 @@
 
 /* Above this many target pixels a whole slide is not read at once. */
 #define WHOLE_SLIDE_MAX_PIXELS (64.0 * 1024 * 1024)
+/* StarPU's freed buffers kept for reuse (core's wsisa_runtime_opts). */
+#define SEGMENT_KEEP_BUFFERS ((size_t)256 << 20)
 
 void wsisa_segment_request_init(wsisa_segment_request *r, const char *input) {
   memset(r, 0, sizeof *r);
@@ -208,7 +210,9 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
     rc = wsisa_stain_check_image(rgb, dark, q->input, "give --no-stain-check", e);
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &res->mask, e);
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &res->labels, e);
-  if (!rc && !(rc = wsisa_codelets_start(NULL, e))) {
+  /* one tile's graph: its intermediates' buffers reused from task to task */
+  const wsisa_runtime_opts ro = {.ncpu = -1, .nopencl = -1, .keep_buffers = SEGMENT_KEEP_BUFFERS};
+  if (!rc && !(rc = wsisa_codelets_start(&ro, e))) {
     rc = segment(q, rgb, res, e);
     wsisa_runtime_shutdown();
   }
