@@ -152,9 +152,10 @@ static int segment(const wsisa_segment_request *q, wsisa_image *rgb, wsisa_segme
     uint64_t counts[3];
     starpu_data_handle_t hcounts = NULL;
     rc = wsisa_workflow_background_submit(&tile, q->params, counts, &hcounts, e);
-    wsisa_workflow_background_wait(&tile, counts, &hcounts);
+    const int empty = wsisa_workflow_background_wait(&tile, counts, &hcounts);
     res->tissue_pixels = (uint64_t)rgb->width * (uint64_t)rgb->height - counts[1];
-    if (!rc) rc = wsisa_workflow_segment_submit(&tile, q->params, hmask, e);
+    /* the segmentation's own background rule: the counts just waited for */
+    if (!rc) rc = wsisa_workflow_segment_submit_decided(&tile, q->params, empty, hmask, e);
     if (!rc && q->features) rc = wsisa_workflow_channels_submit(&tile, 0, e);
     if (!rc && q->features)
       rc = wsisa_workflow_features_compute(&tile, hmask, &res->features, &res->nfeatures, e);
