@@ -48,7 +48,7 @@ void wsisa_codelets_unload_opencl(void) {
 }
 
 int wsisa_codelets_start(const wsisa_runtime_opts *opts, wsisa_err *e) {
-  wsisa_runtime_opts o = {NULL, -1, -1, NULL, NULL, 0};
+  wsisa_runtime_opts o = {.ncpu = -1, .nopencl = -1};
   if (opts) o = *opts;
   o.load_programs = wsisa_codelets_load_opencl;
   o.unload_programs = wsisa_codelets_unload_opencl;

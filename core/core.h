@@ -218,6 +218,10 @@ typedef struct wsisa_runtime_opts {
    * a codelet whose time depends on its data, not only on its footprint,
    * would otherwise never gather its minimum); 0: StarPU's default */
   int calibrate;
+  /* bytes of StarPU's freed buffers kept for the next allocation of the
+   * same size until shutdown (0: none); a process that runs one tile's
+   * graph (`wsisa segment`) allocates the same few sizes over and over */
+  size_t keep_buffers;
 } wsisa_runtime_opts;
 
 /* Is `name` a StarPU policy or one of wsisa's own (pats)? */

@@ -14,5 +14,11 @@ double wsisa__pats_speedup(double cpu_time, double cl_time);
  * refused, and a wsisa model file StarPU would assert on is renamed
  * NAME.damaged-<UTC time> with one warning (core/models.c). */
 int wsisa__runtime_models_check(wsisa_err *e);
+/* StarPU's buffers in main memory of 1 MiB and more kept when freed, up to
+ * `limit` bytes, for the next allocation of the same size; released after
+ * StarPU stopped (core/buffers.c). The allocation hooks stay: a block is
+ * the C library's either way. */
+void wsisa__buffers_keep(size_t limit);
+void wsisa__buffers_release(void);
 
 #endif

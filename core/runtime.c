@@ -163,7 +163,9 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   memset(&cpus, 0, sizeof cpus);
   cpus.cores = cores;
   cpus.binding = bind_workers(&conf, &env, &pus);
+  if (opts && opts->keep_buffers) wsisa__buffers_keep(opts->keep_buffers);
   int ret = starpu_init(&conf);
+  if (ret) wsisa__buffers_release();
   if (ret == -ENODEV)
     return wsisa_error(e, WSISA_ERUNTIME, "StarPU found no worker to run on");
   if (ret != 0)
@@ -197,6 +199,7 @@ void wsisa_runtime_shutdown(void) {
   if (unload_programs) unload_programs();
   unload_programs = NULL;
   starpu_shutdown();
+  wsisa__buffers_release();
   active = 0;
 }
 

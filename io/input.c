@@ -187,6 +187,18 @@ int wsisa_input_read_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x
   return wsisa__read_scaled(in->b->read, in, in->path, scale, x, y, width, height, out, e);
 }
 
+int wsisa_input_take_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x, int64_t y,
+                            int width, int height, wsisa_image **out, wsisa_err *e) {
+  const wsisa_image *img = in->rgb;
+  if (!img || scale->level != 0 || scale->factor_q != WSISA_SCALE_ONE ||
+      scale->level_width != img->width || scale->level_height != img->height || x != 0 ||
+      y != 0 || width != img->width || height != img->height)
+    return wsisa_input_read_scaled(in, scale, x, y, width, height, out, e);
+  *out = in->rgb;
+  in->rgb = NULL;
+  return 0;
+}
+
 int wsisa_input_dark_background(wsisa_input *in) { return in->b->dark_background(in); }
 
 int wsisa_input_grid(wsisa_input *in, const wsisa_scale *scale, int tile_size, int overlap,

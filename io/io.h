@@ -262,6 +262,11 @@ int wsisa_input_scale(const wsisa_input *in, double mpp, double target_mpp, wsis
  * input: one made on the file before it changed size is refused). */
 int wsisa_input_read_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x, int64_t y,
                             int width, int height, wsisa_image **out, wsisa_err *e);
+/* The same, and when the rectangle is all of an image's pixels at their own
+ * resolution, those very pixels handed over instead of a copy: the input
+ * then has none left to read, and only closing it remains. */
+int wsisa_input_take_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x, int64_t y,
+                            int width, int height, wsisa_image **out, wsisa_err *e);
 /* Whether its background is dark (fluorescence), as io's tissue detection
  * of a slide finds; 0 for an image. */
 int wsisa_input_dark_background(wsisa_input *in);

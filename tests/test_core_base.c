@@ -59,6 +59,28 @@ Test(runtime, typo_in_scheduler_is_refused) {
   cr_expect(!wsisa_runtime_active());
 }
 
+/* keep_buffers: a block StarPU frees comes back to its next allocation of
+ * the same size; another size gets a block of its own. */
+Test(runtime, freed_buffers_kept) {
+  const size_t mib = (size_t)1 << 20;
+  wsisa_runtime_opts opts = {.ncpu = 1, .nopencl = 0, .keep_buffers = 3 * mib};
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_runtime_init(&opts, &e), 0, "%s", e.msg);
+  void *a = NULL, *b = NULL, *c = NULL;
+  cr_assert_eq(starpu_malloc_flags(&a, 2 * mib, 0), 0);
+  memset(a, 1, 2 * mib);
+  cr_assert_eq(starpu_free_flags(a, 2 * mib, 0), 0);
+  cr_assert_eq(starpu_malloc_flags(&b, 2 * mib + 4096, 0), 0);
+  cr_expect_neq(b, a);
+  cr_assert_eq(starpu_malloc_flags(&c, 2 * mib, 0), 0);
+  cr_expect_eq(c, a);
+  memset(b, 2, 2 * mib + 4096);
+  memset(c, 3, 2 * mib);
+  starpu_free_flags(b, 2 * mib + 4096, 0);
+  starpu_free_flags(c, 2 * mib, 0);
+  wsisa_runtime_shutdown();
+}
+
 /* The warning when StarPU starts fewer CPU workers than asked or than the
  * machine's cores: its cause and its way out, from the counts alone. */
 static const char *explain(int asked, int started, int maxcpus, int opencl, int machine,

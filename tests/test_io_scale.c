@@ -695,6 +695,47 @@ Test(scale, one_input_type_two_backends) {
   cr_expect_null(in);
 }
 
+/* An image taken whole at its own resolution: its pixels handed over, the
+ * same as a read; a crop or a resampling is read as before. */
+Test(scale, image_taken_whole) {
+  const char *png = tu_src("tests/data/tile_256.png");
+  const double mpps[] = {0, 0.25};
+  const int64_t rect[][4] = {{0, 0, 256, 256}, {0, 0, 255, 256}, {1, 0, 255, 256}};
+  for (size_t m = 0; m < sizeof mpps / sizeof *mpps; m++)
+    for (size_t r = 0; r < sizeof rect / sizeof *rect; r++) {
+      wsisa_input *in = NULL;
+      wsisa_err e = WSISA_ERR_INIT;
+      wsisa_scale sc;
+      wsisa_image *read = NULL, *taken = NULL;
+      const int64_t *q = rect[r];
+      cr_assert_eq(wsisa_input_open(png, WSISA_INPUT_AUTO, &in, &e), 0, "%s", e.msg);
+      cr_assert_eq(wsisa_input_scale(in, mpps[m], 0.5, &sc, &e), 0, "%s", e.msg);
+      if (q[0] + q[2] > sc.width || q[1] + q[3] > sc.height) {
+        wsisa_input_close(in);
+        continue;
+      }
+      cr_assert_eq(wsisa_input_read_scaled(in, &sc, q[0], q[1], (int)q[2], (int)q[3], &read, &e),
+                   0, "%s", e.msg);
+      cr_assert_eq(wsisa_input_take_scaled(in, &sc, q[0], q[1], (int)q[2], (int)q[3], &taken, &e),
+                   0, "%s", e.msg);
+      cr_expect_eq(tu_image_diff(read, taken), 0, "mpp %g, rectangle %zu", mpps[m], r);
+      /* only the whole image at its own size is handed over (the input
+       * keeps nothing to read); after a copy it still reads */
+      wsisa_image *again = NULL;
+      const int whole = mpps[m] == 0 && r == 0;
+      if (!whole) {
+        cr_expect_eq(wsisa_input_read_scaled(in, &sc, q[0], q[1], (int)q[2], (int)q[3], &again,
+                                             &e),
+                     0, "%s", e.msg);
+        cr_expect_eq(tu_image_diff(read, again), 0);
+      }
+      wsisa_image_free(again);
+      wsisa_image_free(read);
+      wsisa_image_free(taken);
+      wsisa_input_close(in);
+    }
+}
+
 /* ---- tissue on a dark background ------------------------------------------------------------ */
 
 Test(scale, fluorescence_tissue) {

@@ -12,6 +12,9 @@
  * the three floats' bits returns the bytes the computation below made for
  * those very bits: the output cannot change. */
 #define CACHE_BITS 18
+/* As in rgb2lab.c, the entry of the pixel this many to the right is
+ * fetched ahead (the table is beyond the core's own caches). */
+#define PREFETCH_AHEAD 16
 
 typedef struct rgb_entry {
   uint32_t key[3];
@@ -37,6 +40,11 @@ static void rgb_of(const float *src, const wsisa_reinhard *k, uint8_t *dst) {
   }
 }
 
+static uint64_t hash_of(const uint32_t key[3]) {
+  return (((uint64_t)key[0] * 0x9e3779b97f4a7c15u + key[1]) * 0xc2b2ae3d27d4eb4fu + key[2]) *
+         0x165667b19e3779f9u;
+}
+
 int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
                       const wsisa_image *rgb_in, wsisa_image *rgb_out) {
   if (!wsisa__image_is(lab, lab, 3, WSISA_F32) || !wsisa__image_is(mask, lab, 1, WSISA_U8) ||
@@ -54,14 +62,17 @@ int wsisa_cpu_lab2rgb(const wsisa_image *lab, const wsisa_image *mask,
     uint8_t *dst = wsisa_image_row(rgb_out, y);
     memcpy(dst, wsisa_image_row(rgb_in, y), (size_t)lab->width * 3);
     for (int x = 0; x < lab->width; x++) {
+      if (x + PREFETCH_AHEAD < lab->width && msk[x + PREFETCH_AHEAD]) {
+        uint32_t ahead[3];
+        memcpy(ahead, src + 3 * (x + PREFETCH_AHEAD), sizeof ahead);
+        __builtin_prefetch(&cache[hash_of(ahead) >> (64 - CACHE_BITS)]);
+      }
       if (!msk[x]) continue;
       uint32_t key[3];
       memcpy(key, src + 3 * x, sizeof key);
-      const uint64_t h =
-          (((uint64_t)key[0] * 0x9e3779b97f4a7c15u + key[1]) * 0xc2b2ae3d27d4eb4fu + key[2]) *
-          0x165667b19e3779f9u;
-      rgb_entry *e = &cache[h >> (64 - CACHE_BITS)];
-      if (!e->used || memcmp(e->key, key, sizeof key) != 0) {
+      rgb_entry *e = &cache[hash_of(key) >> (64 - CACHE_BITS)];
+      /* the three words compared one by one (memcmp was a call per pixel) */
+      if (!e->used || e->key[0] != key[0] || e->key[1] != key[1] || e->key[2] != key[2]) {
         rgb_of(src + 3 * x, &k, e->rgb);
         memcpy(e->key, key, sizeof key);
         e->used = 1;

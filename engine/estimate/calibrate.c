@@ -241,7 +241,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
                       : env.sched                ? env.sched
                                                  : "dmda";
   for (int pass = 0; !rc && pass <= MAX_PASSES; pass++) {
-    wsisa_runtime_opts o = {sched, -1, -1, NULL, NULL, 2};
+    wsisa_runtime_opts o = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 2};
     if ((rc = wsisa_codelets_start(&o, e))) break;
     for (size_t i = 0; i < out->ntiles && !have_stats && !rc; i++) {
       if (pick[i].kind != WSISA_INPUT_SLIDE) continue;
@@ -289,7 +289,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   /* object reuse: what a tile's store saves on levels 6-7, measured on the
    * largest tile with one CPU worker, so the wall clock is the work */
   if (!rc && study->reuse.object_reuse) {
-    wsisa_runtime_opts o = {sched, 1, 0, NULL, NULL, 0};
+    wsisa_runtime_opts o = {.sched = sched, .ncpu = 1, .nopencl = 0};
     if (!(rc = wsisa_codelets_start(&o, e))) {
       rc = wsisa__objects_probe(&pick[0], rows, nruns, e);
       wsisa_runtime_shutdown();

@@ -26,7 +26,7 @@ int wsisa__estimate_study_open(wsisa_study *study, const double *params, size_t 
   int rc = wsisa__study_tiles(&f->run, e);
   if (!rc && !wsisa_runtime_active()) {
     /* the workers `wsisa run` would start; nothing runs, so no OpenCL program */
-    wsisa_runtime_opts o = {study->execution.scheduler, -1, -1, NULL, NULL, 0};
+    wsisa_runtime_opts o = {.sched = study->execution.scheduler, .ncpu = -1, .nopencl = -1};
     if (!(rc = wsisa_runtime_init(&o, e))) f->started = 1;
   }
   if (rc) {

@@ -236,7 +236,7 @@ int wsisa_tile_segment(const wsisa_tile_ref *t, const double *p, int halo, int n
                                                       &data, e)))
     have_data = 1;
   if (!rc) rc = wsisa_workflow_background_tissue(&data, p, &skip, &seen, e);
-  if (!rc) rc = wsisa_workflow_segment_submit(&data, p, hmask, e);
+  if (!rc) rc = wsisa_workflow_segment_submit_decided(&data, p, skip, hmask, e);
   if (have_data) wsisa_workflow_tile_release(&data, normalize);
   if (hmask) starpu_data_unregister(hmask); /* waits for the mask */
   if (hrgb) starpu_data_unregister(hrgb);

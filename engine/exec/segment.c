@@ -1,10 +1,10 @@
 /* One segmentation of a slide region, a grid tile or an image: the input
  * opened through io's wsisa_input (slide or image alike), the rectangle laid
  * out as a study's tile, read as a study reads it (wsisa_tile_load_framed: a
- * halo around it, the slide's colour statistics) and segmented by the
- * workflow's graph, keeping the nuclei whose centroid lies in the rectangle;
- * the outputs placed in level-0 pixels. `wsisa segment` is its command
- * line. */
+ * halo around it, the slide's colour statistics; an image decoded once) and
+ * segmented by the workflow's graph, keeping the nuclei whose centroid lies in
+ * the rectangle; the outputs placed in level-0 pixels. `wsisa segment` is its
+ * command line. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +18,8 @@
 
 /* Above this many target pixels a whole slide is not read at once. */
 #define WHOLE_SLIDE_MAX_PIXELS (64.0 * 1024 * 1024)
+/* StarPU's freed buffers kept for reuse (core's wsisa_runtime_opts). */
+#define SEGMENT_KEEP_BUFFERS ((size_t)256 << 20)
 
 void wsisa_segment_request_init(wsisa_segment_request *r, const char *input) {
   memset(r, 0, sizeof *r);
@@ -92,10 +94,13 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
 
 /* The tile to read, as a study lays out its tiles, and whether the input's
  * background is dark (for the stain check). A region or tile asks for a
- * slide; otherwise the input's content says. */
-static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark, wsisa_err *e) {
+ * slide; otherwise the input's content says. The input is left open in
+ * *opened for the read (an image is decoded once). */
+static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark,
+                  wsisa_input **opened, wsisa_err *e) {
   memset(t, 0, sizeof *t);
   *dark = 0;
+  *opened = NULL;
   const int part = q->has_region || q->has_tile;
   wsisa_input *in = NULL;
   wsisa_err open_err = WSISA_ERR_INIT;
@@ -127,7 +132,8 @@ static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark, 
     t->level0 = (wsisa_rect){llround((double)r[0] * step), llround((double)r[1] * step),
                              llround((double)r[2] * step), llround((double)r[3] * step)};
   }
-  wsisa_input_close(in);
+  if (rc) wsisa_input_close(in);
+  else *opened = in;
   return rc;
 }
 
@@ -149,9 +155,10 @@ static int segment(const wsisa_segment_request *q, wsisa_image *rgb,
     uint64_t counts[3];
     starpu_data_handle_t hcounts = NULL;
     rc = wsisa_workflow_background_submit(&tile, q->params, counts, &hcounts, e);
-    wsisa_workflow_background_wait(&tile, counts, &hcounts);
+    const int empty = wsisa_workflow_background_wait(&tile, counts, &hcounts);
     res->tissue_pixels = wsisa_workflow_tissue(&tile, counts);
-    if (!rc) rc = wsisa_workflow_segment_submit(&tile, q->params, hmask, e);
+    /* the segmentation's own background rule: the counts just waited for */
+    if (!rc) rc = wsisa_workflow_segment_submit_decided(&tile, q->params, empty, hmask, e);
     if (!rc && q->features) rc = wsisa_workflow_channels_submit(&tile, 0, e);
     if (!rc && q->features)
       rc = wsisa_workflow_features_compute(&tile, hmask, &res->features, &res->nfeatures, e);
@@ -208,10 +215,20 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
   wsisa_image *rgb = NULL;
   wsisa_tile_frame frame;
   memset(&frame, 0, sizeof frame);
+  wsisa_input *in = NULL;
   int dark = 0;
-  int rc = layout(q, &res->tile, &dark, e);
-  if (!rc) rc = wsisa_tile_load_framed(&res->tile, res->halo = halo_of(q, &res->tile), &rgb,
-                                       &frame, e);
+  int rc = layout(q, &res->tile, &dark, &in, e);
+  if (!rc && res->tile.kind == WSISA_INPUT_SLIDE) {
+    /* a slide's rectangle and its halo, read as a study reads its tiles */
+    wsisa_input_close(in);
+    in = NULL;
+    rc = wsisa_tile_load_framed(&res->tile, res->halo = halo_of(q, &res->tile), &rgb, &frame, e);
+  } else if (!rc) {
+    /* an image: the one opened, decoded once, read whole */
+    rc = wsisa_input_take_scaled(in, &res->tile.scale, res->tile.x, res->tile.y,
+                                 res->tile.width, res->tile.height, &rgb, e);
+  }
+  wsisa_input_close(in);
   if (!rc && frame.core_w == 0) /* read alone: the rectangle is all of it */
     frame.core_w = rgb->width, frame.core_h = rgb->height;
   res->core_x = frame.core_x, res->core_y = frame.core_y;
@@ -224,7 +241,9 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
   }
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &res->mask, e);
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &res->labels, e);
-  if (!rc && !(rc = wsisa_codelets_start(NULL, e))) {
+  /* one tile's graph: its intermediates' buffers reused from task to task */
+  const wsisa_runtime_opts ro = {.ncpu = -1, .nopencl = -1, .keep_buffers = SEGMENT_KEEP_BUFFERS};
+  if (!rc && !(rc = wsisa_codelets_start(&ro, e))) {
     /* a slide's colour statistics, as a study's tiles are normalized */
     if (res->tile.kind == WSISA_INPUT_SLIDE && q->normalize && !q->tile_stats &&
         !(rc = wsisa_slide_stats(q->input, &res->tile.scale, res->tile.stats, e)))

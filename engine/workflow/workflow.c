@@ -552,7 +552,14 @@ int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
                                   starpu_data_handle_t mask_out, wsisa_err *e) {
   int skip = 0, rc = wsisa_workflow_background_skip(tile, p, &skip, e);
   if (rc) return rc;
-  if (skip) {
+  return wsisa_workflow_segment_submit_decided(tile, p, skip, mask_out, e);
+}
+
+int wsisa_workflow_segment_submit_decided(const wsisa_tile_data *tile, const double *p,
+                                          int empty, starpu_data_handle_t mask_out,
+                                          wsisa_err *e) {
+  int rc = 0;
+  if (empty) {
     if (starpu_data_acquire(mask_out, STARPU_W))
       return wsisa_error(e, WSISA_ERUNTIME, "cannot acquire the output mask");
     wsisa_image m = wsisa_image_view((void *)starpu_matrix_get_local_ptr(mask_out),

@@ -200,6 +200,13 @@ int wsisa_workflow_measure_submit(const wsisa_tile_data *tile, starpu_data_handl
  * objects its core owns. An empty mask when the background rule applies. */
 int wsisa_workflow_segment_submit(const wsisa_tile_data *tile, const double *p,
                                   starpu_data_handle_t mask_out, wsisa_err *e);
+/* The same once the background rule's verdict for p's (B, G, R) is known
+ * (`empty`: wsisa_workflow_background_skip's *skip, or what
+ * wsisa_workflow_background_wait returned): the background is not counted
+ * again. */
+int wsisa_workflow_segment_submit_decided(const wsisa_tile_data *tile, const double *p,
+                                          int empty, starpu_data_handle_t mask_out,
+                                          wsisa_err *e);
 
 /* The stain check (engine/workflow/stain.c) of one RGB u8 image: 0 when it is
  * bright-field H&E or has too little tissue to say; else WSISA_EUSAGE with
