@@ -455,12 +455,15 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
   json_object_set_new(
       o, "stain",
       in->stain_checked
-          ? json_pack("{s:b, s:I, s:I, s:b, s:f, s:f, s:f, s:f}", "checked", 1, "tiles",
-                      (json_int_t)st->tiles, "tissue_pixels", (json_int_t)st->tissue,
-                      "dark_background", st->dark_background, "mean_optical_density",
-                      wsisa__stain_mean_od(st), "outside_he_share", wsisa__stain_outside(st),
-                      "residual_share", wsisa__stain_residual(st), "haematoxylin_share",
-                      wsisa__stain_haematoxylin(st))
+          ? json_pack("{s:b, s:I, s:I, s:b, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "checked",
+                      1, "tiles", (json_int_t)st->tiles, "tissue_pixels",
+                      (json_int_t)st->tissue, "dark_background", st->dark_background,
+                      "mean_optical_density", wsisa__stain_mean_od(st), "outside_he_share",
+                      wsisa__stain_outside(st), "residual_share", wsisa__stain_residual(st),
+                      "haematoxylin_share", wsisa__stain_haematoxylin(st), "colourless_share",
+                      wsisa__stain_colourless(st), "dark_pixels", (json_int_t)st->dark,
+                      "dark_residual_share", wsisa__stain_dark_residual(st, 0),
+                      "dark_residual_share_swapped", wsisa__stain_dark_residual(st, 1))
           : json_pack("{s:b}", "checked", 0));
   if (s->annotated) {
     /* the annotation's nuclei: as many as someone drew, no density to judge */
