@@ -62,7 +62,8 @@ static const wsisa_cli_flag flags[] = {
              "the tile taken from a store (default on; the same results)"},
     {"unit-timeout", 't', .arg = "S",
      .help = "under mpirun: seconds a worker may hold a unit before its\n"
-             "units go to other ranks (default 600; WSISA_UNIT_TIMEOUT)"},
+             "units go to other ranks (default 600; WSISA_UNIT_TIMEOUT); a\n"
+             "worker whose heartbeat stops loses them after 10 s"},
     {.name = "help", .key = 'h', .short_flag = 1},
     {0}};
 static const char *const forms[] = {"[--study] -o [options]", "--resume [options]", "--check",

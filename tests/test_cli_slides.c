@@ -410,6 +410,78 @@ Test(slides, segment_refuses_another_stain_unless_told, .timeout = 120) {
   unlink(fl);
 }
 
+/* tile_1024.png saved wrong, as users have: its red and blue swapped (BGR
+ * written as RGB), and as grey in RGB (Rec. 601 luma in every channel, the
+ * channels' mean, and luma with +-3 levels of noise per channel, which the
+ * check let through). Each is refused by `segment` and by `run`, one line
+ * naming the input, what is wrong and the way to run it anyway, which does. */
+typedef struct stain_miss {
+  const char *name;
+  tu_slip kind;
+  const char *seen;
+} stain_miss;
+
+static const stain_miss stain_misses[] = {
+    {"bgr_as_rgb.png", TU_SLIP_BGR, "hue of H&E with red and blue swapped (BGR saved as RGB?)"},
+    {"grey_luma.png", TU_SLIP_GREY_LUMA,
+     "looks like greyscale (R=G=B within 6 levels in 100% of tissue"},
+    {"grey_mean.png", TU_SLIP_GREY_MEAN,
+     "looks like greyscale (R=G=B within 6 levels in 100% of tissue"},
+    {"grey_noisy.png", TU_SLIP_GREY_NOISY, "not an H&E stain: a greyscale image saved as RGB?"},
+};
+
+static const char *stain_miss_image(const stain_miss *m) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/%s", tu_tmpdir("slides_miss"), m->name);
+  wsisa_image *img = tu_load("tests/data/tile_1024.png");
+  cr_assert_not_null(img);
+  tu_slip_apply(img, m->kind);
+  cr_assert_eq(wsisa_image_write(path, img, NULL), 0);
+  wsisa_image_free(img);
+  return path;
+}
+
+Test(slides, swapped_and_grey_images_are_refused_by_segment_and_run, .timeout = 300) {
+  char out[4400], args[9000], want[4600], inputs[4600], dir[4300], *err = NULL;
+  snprintf(out, sizeof out, "%s/miss_mask.png", tu_tmpdir("slides_miss_out"));
+  for (size_t i = 0; i < sizeof stain_misses / sizeof *stain_misses; i++) {
+    const stain_miss *m = &stain_misses[i];
+    const char *img = stain_miss_image(m);
+    snprintf(want, sizeof want, "%s: not a bright-field H&E slide", img);
+    /* segment */
+    snprintf(args, sizeof args, "segment '%s' -o '%s'", img, out);
+    cr_expect_eq(tu_run(args, NULL, &err), 2, "%s", args);
+    cr_expect(err && strstr(err, want), "%s: %s", m->name, err);
+    cr_expect(err && strstr(err, m->seen), "%s: %s", m->name, err);
+    cr_expect(err && strstr(err, "give --no-stain-check to run it anyway"), "%s", err);
+    cr_expect(err && !strchr(strchr(err, '\n') ? strchr(err, '\n') + 1 : "", '\n'),
+              "one line: %s", err);
+    cr_expect_neq(access(out, F_OK), 0, "%s: no mask written", m->name);
+    cr_log_info("%s", err);
+    free(err);
+    err = NULL;
+    snprintf(args, sizeof args, "segment '%s' --no-stain-check -o '%s'", img, out);
+    cr_expect_eq(tu_run(args, NULL, &err), 0, "%s: %s", args, err);
+    cr_expect_eq(access(out, F_OK), 0, "%s: the mask is written with --no-stain-check", m->name);
+    unlink(out);
+    free(err);
+    err = NULL;
+    /* run */
+    snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", img);
+    cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2, "%s", m->name);
+    cr_expect(err && strstr(err, want), "%s: %s", m->name, err);
+    cr_expect(err && strstr(err, m->seen), "%s: %s", m->name, err);
+    cr_expect(err && strstr(err, "inputs.stain_check to false"), "%s", err);
+    free(err);
+    err = NULL;
+    snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"], \"stain_check\": false", img);
+    cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s: %s",
+                 m->name, err);
+    free(err);
+    err = NULL;
+  }
+}
+
 Test(slides, tissue_without_nuclei_is_a_warning, .timeout = 120) {
   const char *pink = synth_path("pink.tiff", make_pink);
   char inputs[4600], dir[4300], *err = NULL;

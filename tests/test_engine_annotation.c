@@ -185,7 +185,7 @@ static const char *run_design(const char *study, const char *env) {
   wsisa_csv *csv = NULL;
   cr_assert_eq(wsisa_csv_read(path, &csv, NULL), 0);
   cr_assert_eq((long)cell(csv, 0, "run_id"), 10);
-  snprintf(want, sizeof want, "; defaults: run 10 (%.6g)", cell(csv, 0, "object_f1"));
+  snprintf(want, sizeof want, "; the defaults, run 10: %.6g)", cell(csv, 0, "object_f1"));
   wsisa_csv_free(csv);
   cr_expect(out && strstr(out, want), "lacks \"%s\": %s", want, out);
   free(err);
@@ -193,22 +193,32 @@ static const char *run_design(const char *study, const char *env) {
   return dir;
 }
 
-static const char *sample_study(const char *extra) {
+/* The sample's annotated region with `parameters` (a JSON object) and the
+ * MOAT design, `extra` after its metrics: the study's path (in a folder of
+ * `tag`). */
+static const char *region_study(const char *tag, const char *parameters, const char *extra) {
   static char path[4400];
-  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("annot-study"));
+  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir(tag));
   char text[8192];
   snprintf(text, sizeof text,
            "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256, \"halo\": 0,\n"
            "    \"normalization\": \"tile\",\n"
            "    \"reference\": { \"%s\": { \"geojson\": \"%s\",\n"
            "                               \"region\": [1024, 768, 256, 512] } } },\n"
-           "  \"parameters\": { \"G1\": {}, \"G2\": {}, \"min_size_pl\": {}, \"T1\": {},\n"
-           "                    \"watershed_conn\": {} },\n"
+           "  \"parameters\": %s,\n"
            "  \"method\": { \"name\": \"moat\", \"trajectories\": 2 },\n"
            "  \"metric\": %s %s }\n",
-           tu_src(SAMPLE), tu_src(SAMPLE), tu_src(SAMPLE_GEOJSON), metrics_list, extra);
+           tu_src(SAMPLE), tu_src(SAMPLE), tu_src(SAMPLE_GEOJSON), parameters, metrics_list,
+           extra);
   write_text(path, text);
   return path;
+}
+
+static const char *sample_study(const char *extra) {
+  return region_study("annot-study",
+                      "{ \"G1\": {}, \"G2\": {}, \"min_size_pl\": {}, \"T1\": {},\n"
+                      "                    \"watershed_conn\": {} }",
+                      extra);
 }
 
 static wsisa_annotation *sample_annotation(void) {
@@ -322,6 +332,83 @@ Test(annotation_run, best_json_reproduced_by_segment, .timeout = 600) {
   }
   wsisa_annotation_free(a);
   free(journal);
+}
+
+/* `wsisa run --study S -o DIR` into a fresh folder of `tag` (returned); its
+ * stdout in *out. */
+static const char *run_study_into(const char *tag, const char *study, char **out) {
+  static char dir[4400];
+  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir(tag));
+  char cmd[16384], *err = NULL;
+  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s run --study '%s' -o '%s'", WSISA_EXE, study,
+           dir);
+  cr_assert_eq(tu_run_shell(cmd, out, &err), 0, "%s: %s", cmd, err ? err : "");
+  free(err);
+  return dir;
+}
+
+/* A MOAT design without the 15 defaults (T1's levels are 2.5, 4.17, 5.83 and
+ * 7.5; its default is 5): the defaults are run beside it and best.json
+ * scores them as a study of the defaults alone does, while samples.csv,
+ * outputs.csv and metrics.csv hold the design's runs only, and --check
+ * finds the folder whole. */
+Test(annotation_run, defaults_scored_beside_a_design_without_them, .timeout = 600) {
+  char *out = NULL, path[4600];
+  const char *dir = run_study_into("annot-defaults", sample_study(""), &out);
+  char design_dir[4400];
+  snprintf(design_dir, sizeof design_dir, "%s", dir);
+  json_t *b = load_json(design_dir, "best.json");
+  cr_expect_eq(json_integer_value(json_object_get(b, "runs")), 12, "2 trajectories of 6 runs");
+  json_t *d = json_object_get(b, "defaults");
+  cr_assert(json_is_object(d), "best.json has no defaults");
+  cr_expect(json_is_null(json_object_get(d, "run_id")), "the defaults are not in the design");
+  const char *files[] = {"samples.csv", "outputs.csv", "metrics.csv"};
+  for (int f = 0; f < 3; f++) {
+    snprintf(path, sizeof path, "%s/%s", design_dir, files[f]);
+    wsisa_csv *csv = NULL;
+    cr_assert_eq(wsisa_csv_read(path, &csv, NULL), 0, "%s", path);
+    cr_expect_eq(csv->nrows, 12, "%s: the design's runs only", files[f]);
+    wsisa_csv_free(csv);
+  }
+  char want[160];
+  snprintf(want, sizeof want, "; the defaults, run beside the design: %.6g)",
+           json_number_value(json_object_get(d, "value")));
+  cr_expect(out && strstr(out, want), "lacks \"%s\": %s", want, out);
+  cr_expect(out && strstr(out, "12 runs (and the defaults) x 2 tiles"), "%s", out);
+  free(out);
+  json_t *run = load_json(design_dir, "run.json");
+  cr_expect(json_is_true(json_object_get(run, "defaults_run_added")));
+  cr_expect_eq(json_integer_value(json_object_get(run, "runs")), 12);
+  json_decref(run);
+  /* the study of the defaults alone: one run, the same scores */
+  out = NULL;
+  const char *alone = run_study_into(
+      "annot-defaults-alone", region_study("annot-defaults-alone-study", "{ \"B\": 220 }", ""),
+      &out);
+  snprintf(path, sizeof path, "%s/outputs.csv", alone);
+  wsisa_csv *one = NULL;
+  cr_assert_eq(wsisa_csv_read(path, &one, NULL), 0, "%s", path);
+  cr_assert_eq(one->nrows, 1);
+  json_t *dm = json_object_get(d, "metrics");
+  const char *names[] = {"dice", "object_f1", "aji"};
+  for (int i = 0; i < 3; i++)
+    cr_expect_float_eq(json_number_value(json_object_get(dm, names[i])), cell(one, 0, names[i]),
+                       1e-12, "%s", names[i]);
+  wsisa_csv_free(one);
+  cr_expect(out && strstr(out, "; the defaults, run 0: "), "%s", out);
+  free(out);
+  json_t *ba = load_json(alone, "best.json");
+  cr_expect_eq(json_integer_value(json_object_get(json_object_get(ba, "defaults"), "run_id")), 0);
+  json_decref(ba);
+  json_decref(b);
+  /* --check: whole, the defaults' run included */
+  char args[9000], *err = NULL;
+  snprintf(args, sizeof args, "run --check '%s'", design_dir);
+  out = NULL;
+  cr_expect_eq(tu_run(args, &out, &err), 0, "%s", err ? err : "");
+  cr_expect(out && strstr(out, ": whole"), "%s", out);
+  free(out);
+  free(err);
 }
 
 /* A synthetic image whose nuclei are known: 81 dark ellipses on a pink

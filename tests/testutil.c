@@ -2,6 +2,7 @@
 #include "tests/testutil.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,4 +131,22 @@ wsisa_image *tu_load(const char *relative) {
     return NULL;
   }
   return img;
+}
+
+void tu_slip_apply(wsisa_image *img, tu_slip slip) {
+  uint32_t seed = 11;
+  for (int y = 0; y < img->height; y++) {
+    uint8_t *p = wsisa_image_row(img, y);
+    for (int x = 0; x < img->width; x++, p += 3) {
+      const uint8_t r = p[0], g = p[1], b = p[2];
+      const long luma = lround(0.299 * r + 0.587 * g + 0.114 * b);
+      if (slip == TU_SLIP_BGR) p[0] = b, p[2] = r;
+      if (slip == TU_SLIP_GREY_MEAN) p[0] = p[1] = p[2] = (uint8_t)((r + g + b + 1) / 3);
+      for (int c = 0; (slip == TU_SLIP_GREY_LUMA || slip == TU_SLIP_GREY_NOISY) && c < 3; c++) {
+        seed = seed * 1664525u + 1013904223u;
+        long v = luma + (slip == TU_SLIP_GREY_NOISY ? (long)((seed >> 16) % 7) - 3 : 0);
+        p[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+      }
+    }
+  }
 }

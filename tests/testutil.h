@@ -35,6 +35,17 @@ int tu_run_op(uint32_t where, wsisa_image **imgs, int nimgs, tu_submit_fn submit
 /* Read an image of the source tree; NULL (with the reason on stderr) when
  * it cannot be read. */
 wsisa_image *tu_load(const char *relative);
+/* An RGB image saved wrong, as users have: red and blue swapped (BGR written
+ * as RGB), or grey in every channel (Rec. 601 luma, the channels' mean, or
+ * luma with -3..3 levels of noise per channel, as a greyscale scan keeps). */
+typedef enum tu_slip {
+  TU_SLIP_NONE,
+  TU_SLIP_BGR,
+  TU_SLIP_GREY_LUMA,
+  TU_SLIP_GREY_MEAN,
+  TU_SLIP_GREY_NOISY
+} tu_slip;
+void tu_slip_apply(wsisa_image *img, tu_slip slip);
 /* Criterion fixture of the suites that run codelets: StarPU per test. */
 #define TU_STARPU_FIXTURE .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop
 /* Start StarPU with one CPU worker and, when PoCL offers it, one OpenCL worker. */

@@ -43,7 +43,10 @@ static struct {
   double timeout;
   unsigned char *alive; /* per rank; the manager's view */
   int *workers;         /* per rank, the StarPU workers its ready message gave */
-} world = {0, 0, 1, 0, 0, 0, 600.0, NULL, NULL};
+  /* per rank, the manager's view since the job went out: when a message of
+   * it last came in, and the longest interval between two of them */
+  double *heard, *gap;
+} world = {0, 0, 1, 0, 0, 0, 600.0, NULL, NULL, NULL, NULL};
 
 int wsisa_dist_active(void) { return world.active; }
 int wsisa_dist_rank(void) { return world.rank; }
@@ -55,7 +58,10 @@ int wsisa__dist_rank_workers(int rank) {
 
 #ifdef WSISA_WITH_MPI
 
-enum { TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR, TAG_BYE };
+enum {
+  TAG_SETUP = 1, TAG_READY, TAG_JOB, TAG_UNIT, TAG_STOP, TAG_RESULT, TAG_ERROR, TAG_BYE,
+  TAG_ALIVE /* a worker's heartbeat */
+};
 
 static void nap(void) { nanosleep(&(struct timespec){0, 500000}, NULL); }
 
@@ -364,7 +370,20 @@ nomem:
 typedef struct worker_ctx {
   wsisa_exec_session *session;
   size_t sent; /* results sent home */
+  double beat; /* when the last heartbeat went */
 } worker_ctx;
+
+/* The heartbeat, when one is due: from the rank's main thread, between
+ * submissions and while it waits for a path or a unit, so it goes on through
+ * units of any length and stops only when the process does (or its main
+ * thread hangs). */
+static void heartbeat(void *ctx) {
+  worker_ctx *w = ctx;
+  double t = wsisa_now();
+  if (t - w->beat < WSISA_DIST_HEARTBEAT) return;
+  w->beat = t;
+  msg_send(0, TAG_ALIVE, NULL, 0, t + world.timeout);
+}
 
 static void send_error(int code, const char *msg) {
   buf b = {0};
@@ -448,14 +467,16 @@ static void wait_stop(void) {
 }
 
 static int serve(job *j, wsisa_err *e) {
-  worker_ctx w = {NULL, 0};
+  worker_ctx w = {NULL, 0, 0};
   int rc = wsisa_exec_session_new(j->tiles, j->ntiles, j->params, j->buckets, &j->opts,
                                   &w.session, e);
+  if (!rc) wsisa_exec_session_on_wait(w.session, heartbeat, &w, 0.1 * WSISA_DIST_HEARTBEAT);
   /* idle this long with nothing to do and the manager is taken for gone */
   double silence = 2 * j->timeout + 60, last = wsisa_now();
   double idle = WSISA_IDLE_MIN;
   while (!rc) {
     buf m;
+    heartbeat(&w);
     int tag, got = msg_take(0, &tag, NULL, &m);
     if (got < 0) {
       rc = wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving from the manager");
@@ -490,6 +511,8 @@ static int serve(job *j, wsisa_err *e) {
     wsisa_exec_session_idle(w.session, idle);
     idle = idle * 2 < WSISA_IDLE_MAX ? idle * 2 : WSISA_IDLE_MAX;
   }
+  /* stopped: what is left in flight is waited for without a heartbeat */
+  if (w.session) wsisa_exec_session_on_wait(w.session, NULL, NULL, 0);
   if (rc) {
     send_error(rc, e && e->msg[0] ? e->msg : wsisa_strerror(rc));
     wait_stop();
@@ -645,7 +668,14 @@ int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dis
   int tag, from, got = msg_take(MPI_ANY_SOURCE, &tag, &from, &b);
   if (got <= 0)
     return got < 0 ? wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving results") : 0;
-  int rc = 2; /* given up on, or nothing to report */
+  int rc = 2; /* given up on, a heartbeat, or nothing to report */
+  if (from > 0 && from < world.size) {
+    /* heard from: a rank given up on too, which shows it lives on */
+    const double t = wsisa_now();
+    if (world.alive[from] && t - world.heard[from] > world.gap[from])
+      world.gap[from] = t - world.heard[from];
+    world.heard[from] = t;
+  }
   if (from > 0 && from < world.size && world.alive[from]) {
     if (tag == TAG_RESULT) rc = decode_result(from, &b, ntiles, nbuckets, nruns, res, e) ? -1 : 1;
     else if (tag == TAG_ERROR) rc = on_error(from, &b, e);
@@ -658,6 +688,16 @@ int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dis
 int wsisa__dist_alive(int rank) { return rank > 0 && rank < world.size && world.alive[rank]; }
 void wsisa__dist_lose(int rank, const char *why) { lose_rank(rank, why); }
 double wsisa__dist_timeout(void) { return world.timeout; }
+
+double wsisa__dist_silent(int rank, double *bound) {
+  *bound = 0;
+  if (!wsisa__dist_alive(rank) || !world.heard[rank]) return 0;
+  /* never quicker than WSISA_DIST_SILENCE, nor than three of the longest
+   * silences the rank has had and come back from */
+  double b = 3 * world.gap[rank];
+  *bound = b > WSISA_DIST_SILENCE ? b : WSISA_DIST_SILENCE;
+  return wsisa_now() - world.heard[rank];
+}
 
 int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
   uint64_t msg[2] = {tile, bucket};
@@ -673,9 +713,12 @@ int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const doubl
     buf_free(&jb);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
-  for (int r = 1; r < world.size; r++)
+  for (int r = 1; r < world.size; r++) {
     if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, wsisa_now() + world.timeout))
       lose_rank(r, "cannot be sent the study");
+    /* its heartbeats are awaited from now on */
+    world.heard[r] = wsisa_now();
+  }
   buf_free(&jb);
   return 0;
 }
@@ -692,7 +735,15 @@ void wsisa__dist_stop_workers(void) {
   unsigned char lost = world.lost > 0;
   int waiting = 0;
   for (int r = 1; r < world.size; r++) {
-    if (!world.alive[r]) continue;
+    if (!world.alive[r]) {
+      /* a rank given up on that was heard from lately lives on (it hung
+       * for a while): told to stop, without MPI_Finalize, it does not keep
+       * mpirun waiting. One gone is sent nothing: a send to it never
+       * completes, and over TCP Open MPI warns that it cannot connect. */
+      if (world.heard && wsisa_now() - world.heard[r] < WSISA_DIST_SILENCE)
+        msg_send(r, TAG_STOP, &lost, 1, wsisa_now() + 1);
+      continue;
+    }
     if (msg_send(r, TAG_STOP, &lost, 1, wsisa_now() + world.timeout))
       lose_rank(r, "cannot be told to stop");
     else
@@ -720,6 +771,11 @@ void wsisa__dist_stop_workers(void) {
 int wsisa__dist_alive(int rank) { return rank == 0; }
 void wsisa__dist_lose(int rank, const char *why) { (void)rank, (void)why; }
 double wsisa__dist_timeout(void) { return world.timeout; }
+double wsisa__dist_silent(int rank, double *bound) {
+  (void)rank;
+  *bound = 0;
+  return 0;
+}
 int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
   (void)rank, (void)tile, (void)bucket;
   return -1;
@@ -768,7 +824,10 @@ int wsisa_dist_start(double unit_timeout, wsisa_err *e) {
   world.active = world.size > 1;
   world.alive = malloc((size_t)world.size);
   world.workers = calloc((size_t)world.size, sizeof *world.workers);
-  if (!world.alive || !world.workers) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  world.heard = calloc((size_t)world.size, sizeof *world.heard);
+  world.gap = calloc((size_t)world.size, sizeof *world.gap);
+  if (!world.alive || !world.workers || !world.heard || !world.gap)
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   memset(world.alive, 1, (size_t)world.size);
   if (provided < MPI_THREAD_FUNNELED)
     return wsisa_error(e, WSISA_ERUNTIME, "MPI offers no thread support (StarPU needs FUNNELED)");
@@ -838,5 +897,8 @@ void wsisa_dist_end(void) {
   world.alive = NULL;
   free(world.workers);
   world.workers = NULL;
+  free(world.heard);
+  free(world.gap);
+  world.heard = world.gap = NULL;
   world.active = 0;
 }

@@ -135,9 +135,11 @@ int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
  * end (a unit's end wakes the caller at once), or sleep when none is. For a
  * caller that also waits for messages and must not spin. */
 void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds);
-/* While a submission waits for a free path (RMSR's bound), call fn(ctx)
- * every `period` seconds, nothing of the session locked; fn must not use the
- * session. The manager of an MPI job serves the other ranks meanwhile. */
+/* While a submission waits for a free path (RMSR's bound) or a call waits
+ * for a unit to end, call fn(ctx) every `period` seconds, nothing of the
+ * session locked; fn must not use the session (fn NULL: no hook). The
+ * manager of an MPI job serves the other ranks meanwhile, a worker sends its
+ * heartbeat. */
 void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void *ctx,
                                 double period);
 /* Take the statistics gathered since the last call (`stats` is overwritten). */
@@ -377,6 +379,20 @@ int wsisa__dist_alive(int rank);
 void wsisa__dist_lose(int rank, const char *why);
 /* Seconds a worker may hold a unit. */
 double wsisa__dist_timeout(void);
+/* A worker's heartbeat: every WSISA_DIST_HEARTBEAT seconds from the job's
+ * arrival to its stop, whatever its units take. Open MPI 4.1 without ULFM
+ * reports no dead rank to the others (a receive from it stays pending,
+ * MPI_Test and MPI_Iprobe return MPI_SUCCESS with nothing arrived, a send to
+ * it never completes: docs/guide.md, MPI), so a rank silent for
+ * WSISA_DIST_SILENCE seconds, or three times the longest silence it came
+ * back from if longer, is taken for dead and its units run elsewhere at
+ * once. */
+#define WSISA_DIST_HEARTBEAT 1.0
+#define WSISA_DIST_SILENCE 10.0
+/* Seconds since rank r's last message (heartbeat or result), and in *bound
+ * the silence after which it is taken for dead; 0 (and *bound 0) for a rank
+ * given up on or not yet sent the job. */
+double wsisa__dist_silent(int rank, double *bound);
 /* Send the job (tiles, design, plan, options) to every live worker. */
 int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                          const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,

@@ -129,6 +129,21 @@ static struct timespec deadline_in(double seconds) {
   return t;
 }
 
+/* One step of a wait on the paths' condition, p->lock held: with an on_wait
+ * hook, wake after wait_period seconds at most and call it, unlocked. */
+static void paths_wait_step(paths *p) {
+  if (!p->on_wait) {
+    pthread_cond_wait(&p->cond, &p->lock);
+    return;
+  }
+  struct timespec until = deadline_in(p->wait_period);
+  if (pthread_cond_timedwait(&p->cond, &p->lock, &until) == ETIMEDOUT) {
+    pthread_mutex_unlock(&p->lock);
+    p->on_wait(p->wait_ctx);
+    pthread_mutex_lock(&p->lock);
+  }
+}
+
 /* Wait until fewer than `limit` paths are active (limit 0: no bound); with
  * an on_wait hook, call it every wait_period seconds meanwhile, unlocked. */
 static void paths_wait_below(paths *p, size_t limit) {
@@ -140,18 +155,7 @@ static void paths_wait_below(paths *p, size_t limit) {
   }
   double since = wsisa_now();
   p->waits++;
-  while (p->active >= limit) {
-    if (!p->on_wait) {
-      pthread_cond_wait(&p->cond, &p->lock);
-      continue;
-    }
-    struct timespec until = deadline_in(p->wait_period);
-    if (pthread_cond_timedwait(&p->cond, &p->lock, &until) == ETIMEDOUT) {
-      pthread_mutex_unlock(&p->lock);
-      p->on_wait(p->wait_ctx);
-      pthread_mutex_lock(&p->lock);
-    }
-  }
+  while (p->active >= limit) paths_wait_step(p);
   p->waited += wsisa_now() - since;
   pthread_mutex_unlock(&p->lock);
 }
@@ -163,9 +167,12 @@ static void paths_begin(paths *p) {
   pthread_mutex_unlock(&p->lock);
 }
 
+/* Wait for a unit's tasks to end, calling the on_wait hook meanwhile as a
+ * wait for a path does: an MPI worker's heartbeat goes on through a long
+ * unit. */
 static void unit_wait(unit *u) {
   pthread_mutex_lock(&u->paths->lock);
-  while (u->pending) pthread_cond_wait(&u->paths->cond, &u->paths->lock);
+  while (u->pending) paths_wait_step(u->paths);
   pthread_mutex_unlock(&u->paths->lock);
 }
 

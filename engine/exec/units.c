@@ -166,18 +166,23 @@ static int take_back(queue *q, int r, size_t u) {
   return 0;
 }
 
-/* A worker is lost: its units in flight go back to the queue. */
+/* A worker is lost: its units in flight go back to the queue, and one line
+ * says why and how many. */
 static void give_up(queue *q, int r, const char *why) {
   struct rank_units *ru = &q->ranks[r];
   for (size_t i = 0; i < ru->n; i++) {
     q->state[ru->unit[i]] = 0;
     q->todo[ru->unit[i] / q->nb]++;
   }
+  char line[256];
   if (ru->n)
-    wsisa_log(WSISA_LOG_WARN, "mpi", "rank %d: its %zu unit(s) in flight run elsewhere", r, ru->n);
+    snprintf(line, sizeof line, "%s; its %zu unit%s in flight run elsewhere", why, ru->n,
+             ru->n == 1 ? "" : "s");
+  else
+    snprintf(line, sizeof line, "%s", why);
   ru->n = 0;
   set_tile(q, r, NONE);
-  wsisa__dist_lose(r, why);
+  wsisa__dist_lose(r, line);
 }
 
 static int unit_done(queue *q, size_t tile, size_t bucket, const size_t *runs,
@@ -247,14 +252,24 @@ static void serve_others(void *ctx) {
     hand_out_from(q, 1, NULL, &q->served_rc, &q->served_err);
 }
 
+/* A worker silent past its bound (no heartbeat: its process is gone) is
+ * given up at once; one that beats but holds a unit past the unit timeout
+ * (hung) too. */
 static void check_timeouts(queue *q) {
   double t = wsisa_now(), timeout = wsisa__dist_timeout();
-  for (int r = 1; r < q->nranks; r++)
-    if (wsisa__dist_alive(r) && q->ranks[r].n && t - q->ranks[r].since > timeout) {
-      char why[96];
-      snprintf(why, sizeof why, "sent no result for %.0f s (dead or hung)", timeout);
+  for (int r = 1; r < q->nranks; r++) {
+    if (!wsisa__dist_alive(r)) continue;
+    char why[128];
+    double bound, silent = wsisa__dist_silent(r, &bound);
+    if (bound > 0 && silent > bound) {
+      snprintf(why, sizeof why, "sent nothing for %.0f s, not even its heartbeat (its process "
+               "is gone)", silent);
+      give_up(q, r, why);
+    } else if (q->ranks[r].n && t - q->ranks[r].since > timeout) {
+      snprintf(why, sizeof why, "sent no result for %.0f s (hung)", timeout);
       give_up(q, r, why);
     }
+  }
 }
 
 static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
@@ -347,6 +362,8 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
   wsisa_progress_finish(q.prog);
 out:
   if (self) {
+    /* the queue is done: its units are waited for, nothing more served */
+    wsisa_exec_session_on_wait(self, NULL, NULL, 0);
     wsisa_exec_stats st;
     wsisa_exec_session_stats(self, &st);
     stats_add(&q.stats, &st);

@@ -125,8 +125,9 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
     return wsisa_error(e, WSISA_EFORMAT, "%s: not whole: %zu problems (listed above)", s->dir, f.n);
   }
   printf("%s: whole\n", s->dir);
-  printf("  journal.csv: %zu whole lines (%zu repeated), %zu of %zu (run, tile) results (%zu runs "
-         "x %zu tiles)\n", js.lines, js.repeats, have, total, s->nruns, s->ntiles);
+  printf("  journal.csv: %zu whole lines (%zu repeated), %zu of %zu (run, tile) results (%zu runs"
+         "%s x %zu tiles)\n", js.lines, js.repeats, have, total, s->ndesign,
+         s->nruns > s->ndesign ? " and the defaults" : "", s->ntiles);
   if (s->features) printf("  feature_values.csv: %zu whole lines\n", flines);
   printf("  samples.csv%s: the study's design\n", s->from_csv ? ", design.csv" : "");
   if (s->annotated) printf("  reference.json: the annotations as they are\n");

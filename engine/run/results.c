@@ -21,6 +21,10 @@ void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, siz
   snprintf(buf, cap, "%s/%s", s->dir, name);
 }
 
+uint64_t wsisa__run_id(const wsisa__study_run *s, size_t r) {
+  return s->run_ids && r < s->ndesign ? s->run_ids[r] : r;
+}
+
 typedef struct run_metrics {
   double dice, jaccard, mean_area;
   wsisa_object_metrics obj;
@@ -110,11 +114,24 @@ static double output_of(wsisa__study_run *s, size_t r, const double values[NRUN_
   return wsisa__run_features_metric(s->features, r, name);
 }
 
-/* best.json: the run that agrees best with the annotations, by the study's
- * first metric that has a better direction (higher Dice, F1, AJI...; lower
- * Wasserstein distance); ties go to the first run of the design. Its run id,
- * the 15 parameters (wsisa segment --params @best.json takes them) and every
- * metric of the study. 0 with nothing written when no metric has a
+/* Every metric of the study of run r, as JSON (null where undefined). */
+static json_t *metrics_json(const wsisa__study_run *s, const double *out, size_t r) {
+  const size_t nm = s->study->nmetrics;
+  json_t *metrics = json_object();
+  for (size_t k = 0; k < nm; k++) {
+    double v = out[r * nm + k];
+    json_object_set_new(metrics, s->study->metrics[k], isfinite(v) ? json_real(v) : json_null());
+  }
+  return metrics;
+}
+
+/* best.json: the run of the design that agrees best with the annotations, by
+ * the study's first metric that has a better direction (higher Dice, F1,
+ * AJI...; lower Wasserstein distance); ties go to the first run of the
+ * design. Its run id, the 15 parameters (wsisa segment --params @best.json
+ * takes them) and every metric of the study; then "defaults", the same
+ * scores of the 15 defaults (their run id in the design, or null for the
+ * run added to score them). 0 with nothing written when no metric has a
  * direction or no run has a value. */
 static int write_best(wsisa_stage *stage, const char *path, wsisa__study_run *s,
                       const double *out, wsisa_err *e) {
@@ -125,39 +142,39 @@ static int write_best(wsisa_stage *stage, const char *path, wsisa__study_run *s,
   if (by < 0) return 0;
   const int dir = wsisa_study_metric_direction(s->study->metrics[by]);
   long best = -1;
-  for (size_t r = 0; r < s->nruns; r++) {
+  for (size_t r = 0; r < s->ndesign; r++) {
     double v = out[r * nm + (size_t)by];
     if (isnan(v)) continue;
     if (best < 0 || (dir > 0 ? v > out[(size_t)best * nm + (size_t)by]
                              : v < out[(size_t)best * nm + (size_t)by]))
       best = (long)r;
   }
-  /* the defaults' score beside the best one's, where the design holds them */
-  s->defaults_run = -1;
-  const double *def = wsisa_seg_defaults();
-  for (size_t r = 0; r < s->nruns && s->defaults_run < 0; r++)
-    if (memcmp(s->params + r * WSISA_SEG_NPARAMS, def, WSISA_SEG_NPARAMS * sizeof *def) == 0) {
-      s->defaults_run = (long)(s->run_ids ? s->run_ids[r] : r);
-      s->defaults_value = out[r * nm + (size_t)by];
-    }
+  /* the defaults' score beside the best one's */
+  if (s->defaults_run >= 0) s->defaults_value = out[(size_t)s->defaults_run * nm + (size_t)by];
   if (best < 0) return 0;
   const size_t r = (size_t)best;
-  json_t *params = json_object(), *metrics = json_object();
+  json_t *params = json_object();
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
     double v = s->params[r * WSISA_SEG_NPARAMS + p];
     json_object_set_new(params, wsisa_seg_param_name(p),
                         v == floor(v) && fabs(v) < 1e15 ? json_integer((json_int_t)v) : json_real(v));
   }
-  for (size_t k = 0; k < nm; k++) {
-    double v = out[r * nm + k];
-    json_object_set_new(metrics, s->study->metrics[k], isfinite(v) ? json_real(v) : json_null());
+  json_t *defaults = json_null();
+  if (s->defaults_run >= 0) {
+    const size_t d = (size_t)s->defaults_run;
+    const double v = out[d * nm + (size_t)by];
+    defaults = json_pack("{s:o, s:o, s:o}", "run_id",
+                         d < s->ndesign ? json_integer((json_int_t)wsisa__run_id(s, d))
+                                        : json_null(),
+                         "value", isfinite(v) ? json_real(v) : json_null(), "metrics",
+                         metrics_json(s, out, d));
   }
-  json_t *root = json_pack("{s:I, s:s, s:s, s:f, s:o, s:o, s:I, s:I}", "run_id",
-                           (json_int_t)(s->run_ids ? s->run_ids[r] : r), "chosen_by",
+  json_t *root = json_pack("{s:I, s:s, s:s, s:f, s:o, s:o, s:I, s:I, s:o}", "run_id",
+                           (json_int_t)wsisa__run_id(s, r), "chosen_by",
                            s->study->metrics[by], "better", dir > 0 ? "higher" : "lower",
                            "value", out[r * nm + (size_t)by], "parameters", params, "metrics",
-                           metrics, "runs", (json_int_t)s->nruns, "tiles",
-                           (json_int_t)s->ntiles);
+                           metrics_json(s, out, r), "runs", (json_int_t)s->ndesign, "tiles",
+                           (json_int_t)s->ntiles, "defaults", defaults);
   char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
   json_decref(root);
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
@@ -218,6 +235,9 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
     run_metrics m = metrics_of(s, r);
     double values[NRUN_METRICS];
     metric_values(&m, values);
+    for (size_t k = 0; k < nm; k++) out[r * nm + k] = output_of(s, r, values, k);
+    /* the defaults' run added after the design is in best.json only */
+    if (r >= s->ndesign) continue;
     wsisa_csv_uint(w, r);
     for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
     for (size_t k = 0; k < shown; k++) wsisa_csv_num(w, values[k]);
@@ -231,11 +251,8 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
       if (wsisa_study_metric_feature(s->study->metrics[k]) >= 0)
         wsisa_csv_num(w, wsisa__run_features_metric(s->features, r, s->study->metrics[k]));
     wsisa_csv_end_row(w);
-    wsisa_csv_uint(o, s->run_ids ? s->run_ids[r] : r);
-    for (size_t k = 0; k < nm; k++) {
-      out[r * nm + k] = output_of(s, r, values, k);
-      wsisa_csv_num(o, out[r * nm + k]);
-    }
+    wsisa_csv_uint(o, wsisa__run_id(s, r));
+    for (size_t k = 0; k < nm; k++) wsisa_csv_num(o, out[r * nm + k]);
     wsisa_csv_end_row(o);
   }
   rc = wsisa_csv_close(w, e);
@@ -260,7 +277,7 @@ static int write_csv_design(wsisa__study_run *s, const char *dir, const char *na
   wsisa_csv_text(w, "run_id");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
   wsisa_csv_end_row(w);
-  for (size_t r = 0; r < s->nruns; r++) {
+  for (size_t r = 0; r < s->ndesign; r++) {
     wsisa_csv_uint(w, s->run_ids[r]);
     for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_num(w, s->params[r * WSISA_SEG_NPARAMS + p]);
     wsisa_csv_end_row(w);
@@ -282,7 +299,7 @@ int wsisa__results_samples(wsisa__study_run *s, const char *dir, wsisa_err *e) {
   wsisa_csv_text(w, "run_id");
   for (size_t c = 0; c < s->space->nparams; c++) wsisa_csv_text(w, s->space->params[c].name);
   wsisa_csv_end_row(w);
-  for (size_t r = 0; r < s->nruns; r++) {
+  for (size_t r = 0; r < s->ndesign; r++) {
     wsisa_csv_uint(w, r);
     for (size_t c = 0; c < s->design->nparams; c++)
       wsisa_csv_num(w, s->design->values[r * s->design->nparams + c]);
@@ -455,12 +472,15 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
   json_object_set_new(
       o, "stain",
       in->stain_checked
-          ? json_pack("{s:b, s:I, s:I, s:b, s:f, s:f, s:f, s:f}", "checked", 1, "tiles",
-                      (json_int_t)st->tiles, "tissue_pixels", (json_int_t)st->tissue,
-                      "dark_background", st->dark_background, "mean_optical_density",
-                      wsisa__stain_mean_od(st), "outside_he_share", wsisa__stain_outside(st),
-                      "residual_share", wsisa__stain_residual(st), "haematoxylin_share",
-                      wsisa__stain_haematoxylin(st))
+          ? json_pack("{s:b, s:I, s:I, s:b, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "checked",
+                      1, "tiles", (json_int_t)st->tiles, "tissue_pixels",
+                      (json_int_t)st->tissue, "dark_background", st->dark_background,
+                      "mean_optical_density", wsisa__stain_mean_od(st), "outside_he_share",
+                      wsisa__stain_outside(st), "residual_share", wsisa__stain_residual(st),
+                      "haematoxylin_share", wsisa__stain_haematoxylin(st), "colourless_share",
+                      wsisa__stain_colourless(st), "dark_pixels", (json_int_t)st->dark,
+                      "dark_residual_share", wsisa__stain_dark_residual(st, 0),
+                      "dark_residual_share_swapped", wsisa__stain_dark_residual(st, 1))
           : json_pack("{s:b}", "checked", 0));
   if (s->annotated) {
     /* the annotation's nuclei: as many as someone drew, no density to judge */
@@ -545,7 +565,9 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
       s->tasks_no_reuse ? 100.0 * (1.0 - (double)s->stats.tasks / (double)s->tasks_no_reuse) : 0.0,
       "seconds", "plan", s->t_plan, "execute", s->t_exec, "total", wsisa_now() - s->t_start,
       "peak_rss_kib", (json_int_t)peak_kib, "peak_active_paths",
-      (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->nruns);
+      (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->ndesign);
+  /* with annotations the defaults run beside a design without them */
+  json_object_set_new(root, "defaults_run_added", json_boolean(s->nruns > s->ndesign));
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
   /* the CPU workers against those asked and the cores offered (core/runtime.c) */
   const wsisa_runtime_cpus *rc_cpus = wsisa_runtime_cpus_started();

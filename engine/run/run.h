@@ -154,6 +154,8 @@ double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t n
 
 /* DIR/name into buf. */
 void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap);
+/* The run id of run r (an index in params): the design CSV's, else r. */
+uint64_t wsisa__run_id(const wsisa__study_run *s, size_t r);
 
 /* journal.csv: one line per finished (run, tile), flushed and synced. */
 int wsisa__journal_open(wsisa__study_run *s, int fresh, wsisa_err *e);

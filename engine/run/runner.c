@@ -178,7 +178,9 @@ int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
   int rc = samples ? 0
                    : wsisa_study_check_size(s->study, NULL, max_runs, RUN_BYTES, memory, source,
                                             &rows, e);
-  if (rc || (rc = wsisa__study_design_make(s, samples, max_runs, e)) || (rc = wsisa__study_tiles(s, e))) return rc;
+  if (rc || (rc = wsisa__study_design_make(s, samples, max_runs, e)) ||
+      (rc = wsisa__study_tiles(s, e)) || (rc = wsisa__study_defaults(s, e)))
+    return rc;
   double need = (double)s->nruns * (RUN_BYTES + (double)s->ntiles * RUN_TILE_BYTES);
   if (!memory) memory = wsisa_memory_available(), source = "the memory available";
   char need_text[32], have[32];
@@ -402,13 +404,18 @@ static void print_best(const wsisa__study_run *s) {
            "object_*, aji, wasserstein:<feature> do)\n");
     return;
   }
-  char defaults[128];
-  if (s->defaults_run >= 0)
-    snprintf(defaults, sizeof defaults, "defaults: run %ld (%.6g)", s->defaults_run,
-             s->defaults_value);
+  /* the defaults are always among the runs with annotations
+   * (wsisa__study_defaults): in the design, or run after it to be scored */
+  char defaults[128] = "";
+  const size_t d = (size_t)s->defaults_run;
+  if (s->defaults_run < 0)
+    snprintf(defaults, sizeof defaults, "the defaults not run");
+  else if (d < s->ndesign)
+    snprintf(defaults, sizeof defaults, "the defaults, run %llu: %.6g",
+             (unsigned long long)wsisa__run_id(s, d), s->defaults_value);
   else
-    snprintf(defaults, sizeof defaults, "the defaults are not in the design: a study with every "
-             "parameter fixed scores them");
+    snprintf(defaults, sizeof defaults, "the defaults, run beside the design: %.6g",
+             s->defaults_value);
   printf("best run against the annotations by %s: run %" JSON_INTEGER_FORMAT " (%.6g; %s); "
          "%s holds its parameters: wsisa segment INPUT --params @%s reproduces it\n",
          json_string_value(json_object_get(b, "chosen_by")),
@@ -443,8 +450,9 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
          : wsisa__results_indexed(s) ? ", indices.csv, indices.json, *.svg"
                                      : ", outputs.csv",
          s->annotated ? ", best.json" : "");
-  printf("%zu runs x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s->nruns,
-         s->ntiles, (unsigned long long)s->stats.tasks, (unsigned long long)s->tasks_no_reuse,
+  printf("%zu runs%s x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s->ndesign,
+         s->nruns > s->ndesign ? " (and the defaults)" : "", s->ntiles,
+         (unsigned long long)s->stats.tasks, (unsigned long long)s->tasks_no_reuse,
          wsisa_now() - s->t_start);
   return 0;
 }

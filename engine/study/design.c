@@ -140,11 +140,13 @@ int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t ma
                              wsisa_err *e) {
   if (samples) {
     s->from_csv = 1;
-    return read_samples(samples, s->study, max_runs, &s->params, &s->run_ids, &s->nruns, e);
+    int rc = read_samples(samples, s->study, max_runs, &s->params, &s->run_ids, &s->nruns, e);
+    s->ndesign = s->nruns;
+    return rc;
   }
   int rc = wsisa_study_design(s->study, NULL, &s->space, &s->sa, &s->design, e);
   if (rc) return rc;
-  s->nruns = s->design->nrows;
+  s->ndesign = s->nruns = s->design->nrows;
   s->params = malloc(s->nruns * WSISA_SEG_NPARAMS * sizeof *s->params);
   if (!s->params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
@@ -154,5 +156,24 @@ int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t ma
           col < 0 ? wsisa_seg_defaults()[p]
                   : s->design->values[r * s->design->nparams + (size_t)col];
   }
+  return 0;
+}
+
+int wsisa__study_defaults(wsisa__study_run *s, wsisa_err *e) {
+  s->defaults_run = -1;
+  if (!s->annotated) return 0;
+  const double *def = wsisa_seg_defaults();
+  const size_t row = WSISA_SEG_NPARAMS * sizeof *def;
+  for (size_t r = 0; r < s->ndesign; r++)
+    if (memcmp(s->params + r * WSISA_SEG_NPARAMS, def, row) == 0) {
+      s->defaults_run = (long)r;
+      return 0;
+    }
+  double *params = realloc(s->params, (s->ndesign + 1) * row);
+  if (!params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  memcpy(params + s->ndesign * WSISA_SEG_NPARAMS, def, row);
+  s->params = params;
+  s->nruns = s->ndesign + 1;
+  s->defaults_run = (long)s->ndesign;
   return 0;
 }

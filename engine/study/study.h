@@ -259,6 +259,10 @@ typedef struct wsisa__study_run {
   wsisa_sa_design *design;
   size_t nruns;
   double *params;           /* nruns x 15, canonical order */
+  /* the design's runs: params' first ndesign rows, those of samples.csv,
+   * outputs.csv and the analysis; nruns - ndesign (0 or 1) more follow, the
+   * 15 defaults run to be scored against annotations (wsisa__study_defaults) */
+  size_t ndesign;
   uint64_t *run_ids;        /* a design read from CSV keeps its run ids; NULL: 0..n-1 */
   int from_csv;
   wsisa_reuse_design *plan;
@@ -290,8 +294,9 @@ typedef struct wsisa__study_run {
   int created;              /* this process made the results folder */
   int runtime;              /* StarPU is running */
   uint64_t baseline_rss;    /* bytes held before the units (run.json) */
-  /* with annotations: the first run of the design with the 15 defaults (-1:
-   * none) and its value by best.json's metric, for the summary */
+  /* with annotations: the defaults' run, an index in params (the first of
+   * the design with the 15 defaults, else the one added after it; -1: none),
+   * and its value by best.json's metric, for the summary */
   long defaults_run;
   double defaults_value;
   int halo;                 /* target pixels read around each slide tile */
@@ -333,6 +338,13 @@ int wsisa__study_design_rows(const wsisa_study *study, const char *samples, cons
  * (0: no cap). */
 int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t max_runs,
                              wsisa_err *e);
+
+/* With annotations, the 15 defaults among the runs, so that best.json
+ * scores them beside the best run: s->defaults_run is the first run of the
+ * design that has them, else one run added after the design's (nruns =
+ * ndesign + 1), which no table the analysis reads holds; -1 without
+ * annotations. */
+int wsisa__study_defaults(wsisa__study_run *s, wsisa_err *e);
 
 /* ---- checked lines: journal.csv, feature_values.csv (engine/study/lines.c) -- */
 

@@ -6,7 +6,11 @@
  * mean optical density, the share of pixels whose haematoxylin or eosin
  * amount is clearly negative (colours no mix of the two stains makes), and the
  * share of optical density off the haematoxylin–eosin plane (the residual
- * stain). A dark slide background (io's tissue detection) means dark field. */
+ * stain). A dark slide background (io's tissue detection) means dark field.
+ * Two slips of saving are named as such: a greyscale image saved as RGB
+ * (tissue without colour), and H&E saved with red and blue swapped (BGR
+ * written as RGB), whose dark pixels (the nuclei) fit the H&E plane much
+ * better with red and blue swapped back. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -30,9 +34,27 @@
 #define STAIN_MAX_MEAN_OD 1.2
 #define STAIN_MAX_OUTSIDE 0.25
 #define STAIN_MAX_RESIDUAL 0.15
-/* A greyscale image saved as RGB has no colour at all: more than this share
- * of tissue pixels whose channels differ by at most 2. */
-#define STAIN_MAX_GREY 0.9
+/* A greyscale image saved as RGB has no colour: more than this share of
+ * tissue pixels whose channels differ by at most STAIN_GREY_SPREAD (a
+ * greyscale scan or JPEG keeps a few levels of noise between channels). On
+ * the bundled sample's tissue at most 0.3 % of pixels are that grey; a
+ * greyscale version of it, exact or with +-3 levels of noise per channel,
+ * over 91 %. */
+#define STAIN_GREY_SPREAD 6
+#define STAIN_MAX_GREY 0.5
+/* Red and blue swapped: on dark tissue pixels (summed optical density at
+ * least STAIN_DARK_OD: the nuclei, where haematoxylin shows), the residual's
+ * share of the optical-density energy is more than STAIN_SWAP_RATIO times
+ * that of the same pixels with red and blue swapped back, and above
+ * STAIN_SWAP_RESIDUAL. On the sample's tissue tiles (512 and 1024) and the
+ * repository's tiles the ratio is 0.19-0.68 and the share 2.5-5.0 %; their
+ * BGR versions give 1.47-5.35 and 6.5-24 %. A small region can mislead it
+ * (two of the sample's 256-pixel tissue tiles, rich in red blood cells, give
+ * 5.7 and 6.9), so fewer than WSISA_STAIN_MIN_DARK dark pixels (a 256 x 256
+ * region of nuclei) leave it undecided, as does pale eosin alone. */
+#define STAIN_DARK_OD 0.9
+#define STAIN_SWAP_RATIO 1.4
+#define STAIN_SWAP_RESIDUAL 0.06
 /* Fewer tissue pixels than this leave the check undecided: passed. */
 #define STAIN_MIN_TISSUE 4096
 /* Tissue tiles read per slide, spread evenly over its tissue tiles. */
@@ -63,7 +85,14 @@ void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb) {
       st->e_sum += fabs(c[1]);
       int lo = p[0] < p[1] ? p[0] : p[1], hi = p[0] < p[1] ? p[1] : p[0];
       lo = p[2] < lo ? p[2] : lo, hi = p[2] > hi ? p[2] : hi;
-      st->grey += hi - lo <= 2;
+      st->grey += hi - lo <= STAIN_GREY_SPREAD;
+      if (sum < STAIN_DARK_OD) continue;
+      /* the residual with red and blue swapped back */
+      const double swapped = b * m[2] + g * m[5] + r * m[8];
+      st->dark++;
+      st->dark_energy += r * r + g * g + b * b;
+      st->dark_residual += c[2] * c[2];
+      st->dark_residual_swapped += swapped * swapped;
     }
   }
 }
@@ -99,6 +128,22 @@ double wsisa__stain_haematoxylin(const wsisa__stain *st) {
   double all = st->h_sum + st->e_sum;
   return all > 0 ? st->h_sum / all : 0;
 }
+double wsisa__stain_colourless(const wsisa__stain *st) {
+  return st->tissue ? (double)st->grey / (double)st->tissue : 0;
+}
+double wsisa__stain_dark_residual(const wsisa__stain *st, int swapped) {
+  return st->dark_energy > 0
+             ? (swapped ? st->dark_residual_swapped : st->dark_residual) / st->dark_energy
+             : 0;
+}
+
+/* H&E with red and blue swapped: its nuclei fit the H-E plane far better
+ * swapped back. */
+static int looks_swapped(const wsisa__stain *st) {
+  if (st->dark < WSISA_STAIN_MIN_DARK) return 0;
+  const double as_is = wsisa__stain_dark_residual(st, 0), back = wsisa__stain_dark_residual(st, 1);
+  return as_is > STAIN_SWAP_RESIDUAL && as_is > STAIN_SWAP_RATIO * back;
+}
 
 int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *override,
                          wsisa_err *e) {
@@ -112,7 +157,14 @@ int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *o
   } while (0)
   if (st->dark_background)
     SEEN("a dark background with lit tissue (fluorescence or dark field)");
-  if (st->tissue >= STAIN_MIN_TISSUE) {
+  const double grey = wsisa__stain_colourless(st);
+  if (st->tissue >= STAIN_MIN_TISSUE && grey > STAIN_MAX_GREY && !st->dark_background) {
+    /* no colour: every colour measure fails with it, and says less (a
+     * fluorescence channel is grey too: its dark background says more) */
+    SEEN("looks like greyscale (R=G=B within %d levels in %.0f%% of tissue pixels), not an "
+         "H&E stain: a greyscale image saved as RGB?",
+         STAIN_GREY_SPREAD, 100 * grey);
+  } else if (st->tissue >= STAIN_MIN_TISSUE) {
     double od = wsisa__stain_mean_od(st), out = wsisa__stain_outside(st);
     double res = wsisa__stain_residual(st);
     if (od > STAIN_MAX_MEAN_OD)
@@ -121,14 +173,22 @@ int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *o
       SEEN("%.0f%% of tissue pixels in colours no haematoxylin-eosin mix makes (H&E: below "
            "%.0f%%)",
            100 * out, 100 * STAIN_MAX_OUTSIDE);
-    double grey = (double)st->grey / (double)st->tissue;
-    if (grey > STAIN_MAX_GREY)
-      SEEN("%.0f%% of tissue pixels without colour (a greyscale image saved as RGB?)",
-           100 * grey);
+    const int swapped = looks_swapped(st);
+    const double back = 100 * wsisa__stain_dark_residual(st, 1);
+    if (res > STAIN_MAX_RESIDUAL && swapped)
+      SEEN("%.0f%% of the optical density off the haematoxylin-eosin plane, another stain "
+           "(H&E: below %.0f%%), or the hue of H&E with red and blue swapped (BGR saved as "
+           "RGB?), its nuclei %.0f%% off the plane once swapped back",
+           100 * res, 100 * STAIN_MAX_RESIDUAL, back);
     else if (res > STAIN_MAX_RESIDUAL)
       SEEN("%.0f%% of the optical density off the haematoxylin-eosin plane, another stain "
            "(H&E: below %.0f%%)",
            100 * res, 100 * STAIN_MAX_RESIDUAL);
+    else if (swapped)
+      SEEN("hue of H&E with red and blue swapped (BGR saved as RGB?): its nuclei's optical "
+           "density %.0f%% off the haematoxylin-eosin plane, %.0f%% once red and blue are "
+           "swapped back",
+           100 * wsisa__stain_dark_residual(st, 0), back);
   }
 #undef SEEN
   if (!at) return 0;

@@ -270,9 +270,17 @@ typedef struct wsisa__stain {
   double od_sum;            /* mean optical density per channel, summed per pixel */
   double od_energy, residual_energy; /* |od|^2 and the residual amount^2, summed */
   double h_sum, e_sum;      /* |H| and |E| amounts, summed */
-  uint64_t grey;            /* tissue pixels whose channels differ by at most 2 */
+  uint64_t grey;            /* tissue pixels whose channels differ by at most 6 */
+  /* dark tissue pixels (summed optical density >= 0.9: the nuclei), their
+   * |od|^2 and residual amount^2 as they are and with red and blue swapped */
+  uint64_t dark;
+  double dark_energy, dark_residual, dark_residual_swapped;
   int dark_background;      /* io's tissue detection took the slide as dark field */
 } wsisa__stain;
+
+/* Dark tissue pixels the check needs to say that red and blue are swapped:
+ * fewer leave it undecided. */
+#define WSISA_STAIN_MIN_DARK 65536
 
 /* Add the tissue pixels of an RGB u8 tile. */
 void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb);
@@ -288,5 +296,10 @@ double wsisa__stain_mean_od(const wsisa__stain *st);
 double wsisa__stain_outside(const wsisa__stain *st);
 double wsisa__stain_residual(const wsisa__stain *st);
 double wsisa__stain_haematoxylin(const wsisa__stain *st);
+/* The share of tissue pixels without colour. */
+double wsisa__stain_colourless(const wsisa__stain *st);
+/* The residual's share of the dark pixels' optical-density energy, as they
+ * are or (swapped) with red and blue swapped. */
+double wsisa__stain_dark_residual(const wsisa__stain *st, int swapped);
 
 #endif
