@@ -34,18 +34,6 @@ static void reconstruct_cpu(void *buffers[], void *cl_arg) {
 #define RECON_BATCHES 5
 #define RECON_BATCH(i) ((i) < 2 ? 4 : 4 << ((i) - 1))
 
-/* At most `want` work-items of kernel k in one work-group on this worker's
- * device. */
-static size_t group_items(cl_kernel k, size_t want) {
-  cl_device_id device;
-  starpu_opencl_get_device(starpu_worker_get_devid(starpu_worker_get_id()), &device);
-  size_t most;
-  wsisa__cl_check(clGetKernelWorkGroupInfo(k, device, CL_KERNEL_WORK_GROUP_SIZE,
-                                           sizeof most, &most, NULL),
-                  "work-group size");
-  return most < want ? most : want;
-}
-
 /* Phase 3 (reconstruct.cl): the seed kernel queues what can still rise, one
  * work-group drains the queues. */
 static void reconstruct_queues(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
@@ -74,7 +62,7 @@ static void reconstruct_queues(wsisa__cl_matrix mask, wsisa__cl_matrix J, int co
   const size_t local[2] = {16, 16};
   const size_t global[2] = {((size_t)width + 15) / 16 * 16, ((size_t)height + 15) / 16 * 16};
   wsisa__cl_run(k[0], queue, 2, global, local);
-  size_t items = group_items(k[1], RECON_QUEUE_ITEMS);
+  size_t items = wsisa__cl_group_items(k[1], RECON_QUEUE_ITEMS);
   wsisa__cl_run(k[1], queue, 1, &items, &items);
   for (int i = 0; i < 2; i++) starpu_opencl_release_kernel(k[i]);
   clReleaseMemObject(counts);
@@ -114,7 +102,7 @@ void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int co
     wsisa__cl_run(k[0], queue, 1, &rows, NULL);
     wsisa__cl_run(k[1], queue, 1, &cols, NULL);
   }
-  const size_t items = group_items(k[2], RECON_BLOCK_ITEMS), global = blocks * items;
+  const size_t items = wsisa__cl_group_items(k[2], RECON_BLOCK_ITEMS), global = blocks * items;
   cl_int launch = 0, stable = 0;
   for (int batch = 0; batch < RECON_BATCHES && !stable; batch++) {
     for (int i = 0; i < RECON_BATCH(batch); i++, launch++) {
