@@ -19,22 +19,23 @@ static void reconstruct_cpu(void *buffers[], void *cl_arg) {
   WSISA__KERNEL(wsisa_cpu_reconstruct(&marker, &mask, a->conn, &out));
 }
 
-/* Sweep rounds over the whole image before the blocks (reconstruct.cl's
- * phase 1), u8 and f32: they carry values along straight runs of any length
- * in one launch, where the blocks need a launch per block crossed. */
-#define RECON_ROUNDS(is_float) ((is_float) ? 1 : 2)
-/* reconstruct.cl's TILE: the side of the blocks of phase 2. */
+/* reconstruct.cl's TILE: the side of the blocks of phase 1. */
 #define RECON_TILE 64
 /* The work-items of a block's work-group, and the most of the one work-group
- * that runs the queues (phase 3). */
+ * that runs the queues (phase 2). */
 #define RECON_BLOCK_ITEMS 256
 #define RECON_QUEUE_ITEMS 512
-/* Phase 2's launches between two reads of whether a block is still to run:
- * batches of 4, 4, 8, 16 and 32; after the last, phase 3 finishes. */
-#define RECON_BATCHES 5
+/* Phase 1's launches between two reads of whether a block is still to run:
+ * batches of 4, 4, 8, 16, 32 and 64; after the last, phase 2 finishes. On
+ * the sample's 2048² segmentation both reconstructions are done within 16
+ * launches. Sweeps of whole rows and columns before the blocks (one
+ * work-item per line) did not save launches there: a GPU runs such a sweep as
+ * a few thousand long chains of dependent memory accesses, well under 1 % of
+ * its work-items. */
+#define RECON_BATCHES 6
 #define RECON_BATCH(i) ((i) < 2 ? 4 : 4 << ((i) - 1))
 
-/* Phase 3 (reconstruct.cl): the seed kernel queues what can still rise, one
+/* Phase 2 (reconstruct.cl): the seed kernel queues what can still rise, one
  * work-group drains the queues. */
 static void reconstruct_queues(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
                                int is_float, int width, int height) {
@@ -72,48 +73,36 @@ static void reconstruct_queues(wsisa__cl_matrix mask, wsisa__cl_matrix J, int co
 
 void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
                                int is_float, int width, int height) {
-  static const char *names[2][3] = {
-      {"wsisa_recon_rows_u8", "wsisa_recon_cols_u8", "wsisa_recon_block_u8"},
-      {"wsisa_recon_rows_f32", "wsisa_recon_cols_f32", "wsisa_recon_block_f32"}};
+  static const char *names[2] = {"wsisa_recon_block_u8", "wsisa_recon_block_f32"};
   const size_t blocks_x = ((size_t)width + RECON_TILE - 1) / RECON_TILE;
   const size_t blocks = blocks_x * (((size_t)height + RECON_TILE - 1) / RECON_TILE);
   cl_mem active = wsisa__cl_zeros(blocks * sizeof(cl_int));
   cl_mem pending = wsisa__cl_zeros(sizeof(cl_int));
-  cl_kernel k[3];
+  cl_kernel k;
   cl_command_queue queue;
   const cl_int c = conn, w = width, h = height;
-  cl_uint launch_arg = 0;
-  for (int i = 0; i < 3; i++) {
-    wsisa__cl_kernel(&wsisa__reconstruct_program, names[is_float][i], &k[i], &queue);
-    cl_uint arg = 0;
-    wsisa__cl_arg_mat(k[i], &arg, mask);
-    wsisa__cl_arg_mat(k[i], &arg, J);
-    wsisa__cl_arg(k[i], &arg, sizeof c, &c);
-    if (i == 2) {
-      wsisa__cl_arg(k[i], &arg, sizeof active, &active);
-      wsisa__cl_arg(k[i], &arg, sizeof pending, &pending);
-      launch_arg = arg++;
-    }
-    wsisa__cl_arg(k[i], &arg, sizeof w, &w);
-    wsisa__cl_arg(k[i], &arg, sizeof h, &h);
-  }
-  const size_t rows = (size_t)height, cols = (size_t)width;
-  for (int round = 0; round < RECON_ROUNDS(is_float); round++) {
-    wsisa__cl_run(k[0], queue, 1, &rows, NULL);
-    wsisa__cl_run(k[1], queue, 1, &cols, NULL);
-  }
-  const size_t items = wsisa__cl_group_items(k[2], RECON_BLOCK_ITEMS), global = blocks * items;
+  wsisa__cl_kernel(&wsisa__reconstruct_program, names[is_float], &k, &queue);
+  cl_uint arg = 0;
+  wsisa__cl_arg_mat(k, &arg, mask);
+  wsisa__cl_arg_mat(k, &arg, J);
+  wsisa__cl_arg(k, &arg, sizeof c, &c);
+  wsisa__cl_arg(k, &arg, sizeof active, &active);
+  wsisa__cl_arg(k, &arg, sizeof pending, &pending);
+  const cl_uint launch_arg = arg++;
+  wsisa__cl_arg(k, &arg, sizeof w, &w);
+  wsisa__cl_arg(k, &arg, sizeof h, &h);
+  const size_t items = wsisa__cl_group_items(k, RECON_BLOCK_ITEMS), global = blocks * items;
   cl_int launch = 0, stable = 0;
   for (int batch = 0; batch < RECON_BATCHES && !stable; batch++) {
     for (int i = 0; i < RECON_BATCH(batch); i++, launch++) {
-      cl_uint arg = launch_arg;
-      wsisa__cl_arg(k[2], &arg, sizeof launch, &launch);
-      wsisa__cl_run(k[2], queue, 1, &global, &items);
+      arg = launch_arg;
+      wsisa__cl_arg(k, &arg, sizeof launch, &launch);
+      wsisa__cl_run(k, queue, 1, &global, &items);
     }
     /* The last launch a block was woken for; stable when it has run. */
     stable = wsisa__cl_flag_read(queue, pending) < launch;
   }
-  for (int i = 0; i < 3; i++) starpu_opencl_release_kernel(k[i]);
+  starpu_opencl_release_kernel(k);
   clReleaseMemObject(pending);
   clReleaseMemObject(active);
   if (!stable) reconstruct_queues(mask, J, conn, is_float, width, height);

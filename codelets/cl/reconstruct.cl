@@ -2,11 +2,9 @@
  * in place under the mask until no pixel can rise. The result is the unique
  * fixpoint (every value stays at or below the reconstruction, and at the end
  * every neighbour pair was checked), so neither the order of the updates nor
- * reads of a neighbour being raised meanwhile can change it. Three phases,
+ * reads of a neighbour being raised meanwhile can change it. Two phases,
  * no host round trip per step:
- * 1. a few rounds of row and column sweeps (one work-item per line, both
- *    directions) carry values along straight runs, all work-items at once;
- * 2. blocks (wsisa_recon_block): one work-group per TILE x TILE block loads
+ * 1. blocks (wsisa_recon_block): one work-group per TILE x TILE block loads
  *    the block's J and mask and the ring of J around it into local memory,
  *    sweeps rows then columns there with barriers between them until a round
  *    moves nothing, and writes back what rose; a side of the block that rose
@@ -17,7 +15,7 @@
  *    block every pair was checked against the ring as loaded, and a ring
  *    that changed afterwards woke the block again). A block neither woken
  *    nor in the first launch returns at once;
- * 3. what still can rise after the batches (a corridor crossing blocks more
+ * 2. what still can rise after the batches (a corridor crossing blocks more
  *    often than the launches allowed) is finished by queues: the seed kernel
  *    queues every pixel some neighbour can still raise, then one work-group
  *    runs waves (wsisa_recon_queue): each queued pixel takes the largest of
@@ -36,15 +34,6 @@
   (*(__global T *)((__global uchar *)(buf) + (off) + (size_t)(y) * (stride) + (size_t)(x) * sizeof(T)))
 #define HI(a, b) ((a) > (b) ? (a) : (b))
 #define LO(a, b) ((a) < (b) ? (a) : (b))
-/* Raise J(x, y) towards v as far as the mask allows. */
-#define RAISE(T, x, y, v)                                       \
-  do {                                                          \
-    T j_ = AT(T, J, j_off, j_stride, x, y), v_ = (v);           \
-    if (v_ > j_) {                                              \
-      T n_ = LO(v_, AT(T, mask, k_off, k_stride, x, y));        \
-      if (n_ > j_) AT(T, J, j_off, j_stride, x, y) = n_;        \
-    }                                                           \
-  } while (0)
 /* The largest J among the conn neighbours of (x, y), or J(x, y) itself. */
 #define NEIGHBOURS_HI(T, x, y, v)                                                 \
   do {                                                                            \
@@ -63,7 +52,8 @@
 #define TILE 64
 #define LJ(lx, ly) lj[((ly) + 1) * (TILE + 2) + (lx) + 1]
 #define LK(lx, ly) lk[(ly) * TILE + (lx)]
-/* RAISE in local memory, noting that something moved. */
+/* Raise local J(lx, ly) towards v as far as the mask allows, noting that
+ * something moved. */
 #define RAISE_L(T, lx, ly, v)                                   \
   do {                                                          \
     T j_ = LJ(lx, ly), v_ = (v);                                \
@@ -86,38 +76,8 @@
     T m = AT(T, marker, m_off, m_stride, x, y), k = AT(T, mask, k_off, k_stride, x, y);  \
     AT(T, out, o_off, o_stride, x, y) = LO(m, k);                                        \
   }                                                                                      \
-  /* One work-item per row: left to right, then right to left. */                       \
-  __kernel void wsisa_recon_rows_##SUF(__global const T *mask, uint k_off, uint k_stride, \
-                                       __global T *J, uint j_off, uint j_stride,         \
-                                       int conn, int width, int height) {                \
-    int y = get_global_id(0);                                                            \
-    if (y >= height) return;                                                             \
-    for (int pass = 0; pass < 2; pass++)                                                 \
-      for (int n = 1; n < width; n++) {                                                  \
-        int x = pass ? width - 1 - n : n, from = pass ? x + 1 : x - 1;                   \
-        RAISE(T, x, y, AT(T, J, j_off, j_stride, from, y));                              \
-      }                                                                                  \
-  }                                                                                      \
-  /* One work-item per column: top to bottom, then bottom to top; with conn 8 the     \
-   * diagonal neighbours of the previous row count too. */                             \
-  __kernel void wsisa_recon_cols_##SUF(__global const T *mask, uint k_off, uint k_stride, \
-                                       __global T *J, uint j_off, uint j_stride,         \
-                                       int conn, int width, int height) {                \
-    int x = get_global_id(0);                                                            \
-    if (x >= width) return;                                                              \
-    for (int pass = 0; pass < 2; pass++)                                                 \
-      for (int n = 1; n < height; n++) {                                                 \
-        int y = pass ? height - 1 - n : n, from = pass ? y + 1 : y - 1;                  \
-        T v = AT(T, J, j_off, j_stride, x, from);                                        \
-        if (conn == 8) {                                                                 \
-          if (x > 0) v = HI(v, AT(T, J, j_off, j_stride, x - 1, from));                  \
-          if (x + 1 < width) v = HI(v, AT(T, J, j_off, j_stride, x + 1, from));          \
-        }                                                                                \
-        RAISE(T, x, y, v);                                                               \
-      }                                                                                  \
-  }                                                                                      \
   /* One work-group per TILE x TILE block whose entry in `active` is at least      \
-   * `launch` (the file's comment, phase 2). */                                      \
+   * `launch` (the file's comment, phase 1). */                                      \
   __kernel void wsisa_recon_block_##SUF(__global const T *mask, uint k_off,              \
                                         uint k_stride, __global T *J, uint j_off,        \
                                         uint j_stride, int conn, __global int *active,   \
