@@ -84,10 +84,14 @@
                                         __global int *pending, int launch, int width,    \
                                         int height) {                                    \
     __local T lj[(TILE + 2) * (TILE + 2)], lk[TILE * TILE];                              \
-    __local int changed, sides[4];                                                       \
+    __local int changed, sides[4], run;                                                  \
     const int lid = get_local_id(0), items = get_local_size(0);                          \
     const int blocks_x = (width + TILE - 1) / TILE, b = get_group_id(0);                 \
-    if (active[b] < launch) return;                                                      \
+    /* One read for the whole group: a neighbour may wake the block meanwhile,  \
+     * and every work-item must leave or stay together. */                           \
+    if (lid == 0) run = active[b] >= launch;                                             \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+    if (!run) return;                                                                    \
     const int x0 = b % blocks_x * TILE, y0 = b / blocks_x * TILE;                        \
     const int tw = LO(TILE, width - x0), th = LO(TILE, height - y0);                     \
     /* The block and the ring around it inside the image. */                            \
