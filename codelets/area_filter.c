@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(area_filter, 2, WSISA__PLAIN, STARPU_R, STARPU_W);
+WSISA__CODELET(area_filter, 3, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct area_filter_args {
   int conn, min_area, max_area;

@@ -2,7 +2,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(bin_reconstruct, 3, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
+WSISA__CODELET(bin_reconstruct, 4, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
 
 struct bin_reconstruct_args {
   int conn;

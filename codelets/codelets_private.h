@@ -171,8 +171,9 @@ cl_mem wsisa__cl_plateau_roots(void *in_buffer, int conn);
  * elsewhere; with `invert` the reverse. */
 void wsisa__cl_label_keep_marked(cl_mem lab, int invert, void *out_buffer);
 /* reconstruct.c's grey reconstruction, shared with hmin: raise J in place
- * under mask until stable (u8 or f32); a fixed number of launches, no host
- * round trip (codelets/cl/reconstruct.cl). */
+ * under mask until stable (u8 or f32); batches of block launches with one
+ * read of an int between batches, at most 6 reads and 130 launches
+ * (codelets/cl/reconstruct.cl). */
 void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
                                int is_float, int width, int height);
 #endif

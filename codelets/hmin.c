@@ -4,7 +4,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(hmin, 3, WSISA__BY_ARGS, STARPU_R, STARPU_W);
+WSISA__CODELET(hmin, 4, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct hmin_args {
   float h;

@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(label, 2, WSISA__PLAIN, STARPU_R, STARPU_W);
+WSISA__CODELET(label, 3, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct label_args {
   int conn;
@@ -12,25 +12,38 @@ struct label_args {
 WSISA__CPU_TASK(label, struct label_args,
                 wsisa_cpu_label(WSISA__IMAGE(0, U8), a->conn, WSISA__IMAGE(1, I32)))
 
-/* wsisa__cl_label_roots, or with `plateaus` wsisa__cl_plateau_roots: init,
- * merge, compress; three launches, no wait on the host between them. */
+/* label.cl's LTILE, and the work-items of a block's work-group. */
+#define LABEL_TILE 32
+#define LABEL_BLOCK_ITEMS 256
+
+/* wsisa__cl_label_roots, or with `plateaus` wsisa__cl_plateau_roots: the
+ * blocks, the pairs across their borders, compress; three launches, no wait
+ * on the host between them. */
 static cl_mem label_components(void *buffer, int conn, int off, int plateaus) {
   const size_t width = STARPU_MATRIX_GET_NX(buffer);
   const size_t height = STARPU_MATRIX_GET_NY(buffer);
   cl_mem lab = wsisa__cl_buffer(width * height * sizeof(cl_int), NULL);
-  cl_kernel init, merge, compress;
+  cl_kernel block, merge, compress;
   cl_command_queue queue;
   wsisa__cl_kernel(&wsisa__label_program,
-                   plateaus ? "wsisa_label_init_all" : "wsisa_label_init", &init, &queue);
+                   plateaus ? "wsisa_label_block_equal" : "wsisa_label_block", &block, &queue);
   wsisa__cl_kernel(&wsisa__label_program,
                    plateaus ? "wsisa_label_merge_equal" : "wsisa_label_merge", &merge, &queue);
   wsisa__cl_kernel(&wsisa__label_program, "wsisa_label_compress", &compress, &queue);
   cl_uint arg = 0;
-  cl_int off_arg = off, conn_arg = conn;
-  if (!plateaus) wsisa__cl_arg_matrix(init, &arg, buffer);
-  wsisa__cl_arg(init, &arg, sizeof lab, &lab);
-  if (!plateaus) wsisa__cl_arg(init, &arg, sizeof off_arg, &off_arg);
-  wsisa__cl_run_image(init, queue, &arg, buffer);
+  const cl_int off_arg = off, conn_arg = conn, width_arg = (cl_int)width,
+               height_arg = (cl_int)height;
+  wsisa__cl_arg_matrix(block, &arg, buffer);
+  if (!plateaus) wsisa__cl_arg(block, &arg, sizeof off_arg, &off_arg);
+  wsisa__cl_arg(block, &arg, sizeof lab, &lab);
+  wsisa__cl_arg(block, &arg, sizeof conn_arg, &conn_arg);
+  wsisa__cl_arg(block, &arg, sizeof width_arg, &width_arg);
+  wsisa__cl_arg(block, &arg, sizeof height_arg, &height_arg);
+  const size_t blocks = (width + LABEL_TILE - 1) / LABEL_TILE *
+                        ((height + LABEL_TILE - 1) / LABEL_TILE);
+  const size_t items = wsisa__cl_group_items(block, LABEL_BLOCK_ITEMS);
+  const size_t global = blocks * items;
+  wsisa__cl_run(block, queue, 1, &global, &items);
   arg = 0;
   if (plateaus) wsisa__cl_arg_matrix(merge, &arg, buffer);
   wsisa__cl_arg(merge, &arg, sizeof lab, &lab);
@@ -39,7 +52,7 @@ static cl_mem label_components(void *buffer, int conn, int off, int plateaus) {
   arg = 0;
   wsisa__cl_arg(compress, &arg, sizeof lab, &lab);
   wsisa__cl_run_image(compress, queue, &arg, buffer);
-  starpu_opencl_release_kernel(init);
+  starpu_opencl_release_kernel(block);
   starpu_opencl_release_kernel(merge);
   starpu_opencl_release_kernel(compress);
   return lab;

@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(reconstruct, 3, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
+WSISA__CODELET(reconstruct, 4, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
 
 struct reconstruct_args {
   int conn;
@@ -19,65 +19,93 @@ static void reconstruct_cpu(void *buffers[], void *cl_arg) {
   WSISA__KERNEL(wsisa_cpu_reconstruct(&marker, &mask, a->conn, &out));
 }
 
-/* Sweep rounds before the queues (reconstruct.cl's phase 1), u8 and f32: on
- * the workflow's 2048² inputs under PoCL, level 2 (u8) is fastest with two
- * (0: 2.4x the time, 1: 1.2x, 3: 1.2x), the h-minima's relief (f32) needs
- * the queues for little after one (0: 0.9x the time of 1, 2: 1.5x); one
- * keeps the single work-group of the queues short on a GPU. */
-#define RECON_ROUNDS(is_float) ((is_float) ? 1 : 2)
-/* The most work-items of the one work-group that runs the queues. */
+/* reconstruct.cl's TILE: the side of the blocks of phase 1. */
+#define RECON_TILE 64
+/* The work-items of a block's work-group, and the most of the one work-group
+ * that runs the queues (phase 2). */
+#define RECON_BLOCK_ITEMS 256
 #define RECON_QUEUE_ITEMS 512
+/* Phase 1's launches between two reads of whether a block is still to run:
+ * batches of 4, 4, 8, 16, 32 and 64; after the last, phase 2 finishes. On
+ * the sample's 2048² segmentation both reconstructions are done within 16
+ * launches. Sweeps of whole rows and columns before the blocks (one
+ * work-item per line) did not save launches there: a GPU runs such a sweep as
+ * a few thousand long chains of dependent memory accesses, well under 1 % of
+ * its work-items. */
+#define RECON_BATCHES 6
+#define RECON_BATCH(i) ((i) < 2 ? 4 : 4 << ((i) - 1))
 
-void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
+/* Phase 2 (reconstruct.cl): the seed kernel queues what can still rise, one
+ * work-group drains the queues. */
+static void reconstruct_queues(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
                                int is_float, int width, int height) {
-  static const char *names[2][4] = {
-      {"wsisa_recon_rows_u8", "wsisa_recon_cols_u8", "wsisa_recon_seed_u8",
-       "wsisa_recon_queue_u8"},
-      {"wsisa_recon_rows_f32", "wsisa_recon_cols_f32", "wsisa_recon_seed_f32",
-       "wsisa_recon_queue_f32"}};
+  static const char *names[2][2] = {{"wsisa_recon_seed_u8", "wsisa_recon_queue_u8"},
+                                    {"wsisa_recon_seed_f32", "wsisa_recon_queue_f32"}};
   const size_t pixels = (size_t)width * (size_t)height;
   cl_mem stamp = wsisa__cl_buffer(pixels * sizeof(cl_int), NULL);
   cl_mem queue_mem = wsisa__cl_buffer(2 * pixels * sizeof(cl_int), NULL);
-  const cl_int zero[2] = {0, 0};
-  cl_mem counts = wsisa__cl_buffer(sizeof zero, zero);
-  cl_kernel k[4];
+  cl_mem counts = wsisa__cl_zeros(2 * sizeof(cl_int));
+  cl_kernel k[2];
   cl_command_queue queue;
   const cl_int c = conn, w = width, h = height;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < 2; i++) {
     wsisa__cl_kernel(&wsisa__reconstruct_program, names[is_float][i], &k[i], &queue);
     cl_uint arg = 0;
     wsisa__cl_arg_mat(k[i], &arg, mask);
     wsisa__cl_arg_mat(k[i], &arg, J);
     wsisa__cl_arg(k[i], &arg, sizeof c, &c);
-    if (i >= 2) {
-      wsisa__cl_arg(k[i], &arg, sizeof stamp, &stamp);
-      wsisa__cl_arg(k[i], &arg, sizeof queue_mem, &queue_mem);
-      wsisa__cl_arg(k[i], &arg, sizeof counts, &counts);
-    }
+    wsisa__cl_arg(k[i], &arg, sizeof stamp, &stamp);
+    wsisa__cl_arg(k[i], &arg, sizeof queue_mem, &queue_mem);
+    wsisa__cl_arg(k[i], &arg, sizeof counts, &counts);
     wsisa__cl_arg(k[i], &arg, sizeof w, &w);
     wsisa__cl_arg(k[i], &arg, sizeof h, &h);
   }
-  const size_t rows = (size_t)height, cols = (size_t)width;
-  for (int round = 0; round < RECON_ROUNDS(is_float); round++) {
-    wsisa__cl_run(k[0], queue, 1, &rows, NULL);
-    wsisa__cl_run(k[1], queue, 1, &cols, NULL);
-  }
   const size_t local[2] = {16, 16};
-  const size_t global[2] = {(cols + 15) / 16 * 16, (rows + 15) / 16 * 16};
-  wsisa__cl_run(k[2], queue, 2, global, local);
-  size_t items = RECON_QUEUE_ITEMS;
-  cl_device_id device;
-  starpu_opencl_get_device(starpu_worker_get_devid(starpu_worker_get_id()), &device);
-  size_t most;
-  wsisa__cl_check(clGetKernelWorkGroupInfo(k[3], device, CL_KERNEL_WORK_GROUP_SIZE,
-                                           sizeof most, &most, NULL),
-                  "work-group size");
-  if (most < items) items = most;
-  wsisa__cl_run(k[3], queue, 1, &items, &items);
-  for (int i = 0; i < 4; i++) starpu_opencl_release_kernel(k[i]);
+  const size_t global[2] = {((size_t)width + 15) / 16 * 16, ((size_t)height + 15) / 16 * 16};
+  wsisa__cl_run(k[0], queue, 2, global, local);
+  size_t items = wsisa__cl_group_items(k[1], RECON_QUEUE_ITEMS);
+  wsisa__cl_run(k[1], queue, 1, &items, &items);
+  for (int i = 0; i < 2; i++) starpu_opencl_release_kernel(k[i]);
   clReleaseMemObject(counts);
   clReleaseMemObject(queue_mem);
   clReleaseMemObject(stamp);
+}
+
+void wsisa__cl_reconstruct_run(wsisa__cl_matrix mask, wsisa__cl_matrix J, int conn,
+                               int is_float, int width, int height) {
+  static const char *names[2] = {"wsisa_recon_block_u8", "wsisa_recon_block_f32"};
+  const size_t blocks_x = ((size_t)width + RECON_TILE - 1) / RECON_TILE;
+  const size_t blocks = blocks_x * (((size_t)height + RECON_TILE - 1) / RECON_TILE);
+  cl_mem active = wsisa__cl_zeros(blocks * sizeof(cl_int));
+  cl_mem pending = wsisa__cl_zeros(sizeof(cl_int));
+  cl_kernel k;
+  cl_command_queue queue;
+  const cl_int c = conn, w = width, h = height;
+  wsisa__cl_kernel(&wsisa__reconstruct_program, names[is_float], &k, &queue);
+  cl_uint arg = 0;
+  wsisa__cl_arg_mat(k, &arg, mask);
+  wsisa__cl_arg_mat(k, &arg, J);
+  wsisa__cl_arg(k, &arg, sizeof c, &c);
+  wsisa__cl_arg(k, &arg, sizeof active, &active);
+  wsisa__cl_arg(k, &arg, sizeof pending, &pending);
+  const cl_uint launch_arg = arg++;
+  wsisa__cl_arg(k, &arg, sizeof w, &w);
+  wsisa__cl_arg(k, &arg, sizeof h, &h);
+  const size_t items = wsisa__cl_group_items(k, RECON_BLOCK_ITEMS), global = blocks * items;
+  cl_int launch = 0, stable = 0;
+  for (int batch = 0; batch < RECON_BATCHES && !stable; batch++) {
+    for (int i = 0; i < RECON_BATCH(batch); i++, launch++) {
+      arg = launch_arg;
+      wsisa__cl_arg(k, &arg, sizeof launch, &launch);
+      wsisa__cl_run(k, queue, 1, &global, &items);
+    }
+    /* The last launch a block was woken for; stable when it has run. */
+    stable = wsisa__cl_flag_read(queue, pending) < launch;
+  }
+  starpu_opencl_release_kernel(k);
+  clReleaseMemObject(pending);
+  clReleaseMemObject(active);
+  if (!stable) reconstruct_queues(mask, J, conn, is_float, width, height);
 }
 
 static void reconstruct_opencl(void *buffers[], void *cl_arg) {

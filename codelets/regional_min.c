@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(regional_min, 3, WSISA__BY_ARGS, STARPU_R, STARPU_W);
+WSISA__CODELET(regional_min, 4, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct regional_min_args {
   int conn;

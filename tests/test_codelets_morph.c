@@ -682,12 +682,16 @@ static wsisa_image *serpentine(int width, int height, wsisa_dtype type) {
 }
 
 /* The wavefront operations where their OpenCL kernels work hardest or meet
- * the edges: a long winding corridor (many sweep rounds, long queues), the
+ * the edges: a long winding corridor (many rounds in a block, long queues), the
  * reconstruction of a mask under itself, images one pixel wide or high, a
  * flat image (one plateau), zeros of both signs. */
 static void check_edges(void) {
-  const int sizes[][2] = {{61, 47}, {1, 37}, {37, 1}, {1, 1}};
-  for (int s = 0; s < 4; s++)
+  /* Then across the reconstruction's 64 x 64 blocks: edges cut by the image,
+   * a corridor crossing blocks too often for the blocks' launches alone (the
+   * queues finish it), lines through several blocks. */
+  const int sizes[][2] = {{61, 47}, {1, 37}, {37, 1}, {1, 1}, {130, 70},
+                          {260, 260}, {1, 300}, {300, 1}};
+  for (int s = 0; s < 8; s++)
     for (int conn = 4; conn <= 8; conn += 4) {
       const int w = sizes[s][0], h = sizes[s][1];
       wsisa_image *mask = serpentine(w, h, WSISA_U8), *marker = blank(mask, WSISA_U8);

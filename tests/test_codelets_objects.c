@@ -446,12 +446,24 @@ static void both_workers(wsisa_image **inputs, int nin, int nout, const wsisa_dt
   }
 }
 
+/* Lines one pixel wide along both diagonals, through many of the OpenCL
+ * labelling's 32 x 32 blocks: 8-connected, they cross the blocks' borders
+ * only diagonally, up-left and up-right. */
+static wsisa_image *diagonals(int width, int height) {
+  wsisa_image *img = new_image(width, height, 1, WSISA_U8);
+  for (int y = 0; y < height; y++)
+    for (int x = 0; x < width; x++)
+      ((uint8_t *)wsisa_image_row(img, y))[x] = (x + y) % 9 == 0 || (x + 2 * height - y) % 13 == 0 ? 255 : 0;
+  return img;
+}
+
 Test(objects_codelets, label_and_area_filter_agree, STARPU_TEST) {
   cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
   wsisa_image *masks[] = {golden("mask.png"), mask_of(SHAPES, 4),
-                          noise_mask(61, 47, 55, 7), new_image(19, 7, 1, WSISA_U8)};
+                          noise_mask(61, 47, 55, 7), new_image(19, 7, 1, WSISA_U8),
+                          diagonals(150, 90), new_image(100, 70, 1, WSISA_U8)};
   const wsisa_dtype i32 = WSISA_I32, u8 = WSISA_U8;
-  for (int m = 0; m < 4; m++) {
+  for (int m = 0; m < 5; m++) {
     for (int conn = 4; conn <= 8; conn += 4) {
       struct op_call call = {conn, 11, 1000};
       wsisa_image *got[1];
@@ -470,11 +482,13 @@ Test(objects_codelets, label_and_area_filter_agree, STARPU_TEST) {
       both_workers(&masks[m], 1, 1, &u8, submit_area_filter, &call, "area_filter", NULL);
     }
   }
-  /* A full mask after the empty one. */
+  /* A full mask after the empty one; one across blocks. */
   for (int y = 0; y < 7; y++) memset(wsisa_image_row(masks[3], y), 255, 19);
+  for (int y = 0; y < 70; y++) memset(wsisa_image_row(masks[5], y), 255, 100);
   struct op_call call = {8, 1, 0};
   both_workers(&masks[3], 1, 1, &i32, submit_label, &call, "label full", NULL);
-  for (int m = 0; m < 4; m++) wsisa_image_free(masks[m]);
+  both_workers(&masks[5], 1, 1, &i32, submit_label, &call, "label full, blocks", NULL);
+  for (int m = 0; m < 6; m++) wsisa_image_free(masks[m]);
 }
 
 Test(objects_codelets, edt_agrees, STARPU_TEST) {

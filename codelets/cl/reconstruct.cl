@@ -2,36 +2,38 @@
  * in place under the mask until no pixel can rise. The result is the unique
  * fixpoint (every value stays at or below the reconstruction, and at the end
  * every neighbour pair was checked), so neither the order of the updates nor
- * reads of a neighbour being raised meanwhile can change it. Two phases, no
- * host round trip:
- * 1. a few rounds of row and column sweeps (one work-item per line, both
- *    directions) carry values along straight runs, all work-items at once;
- * 2. what can still rise is finished by queues: the seed kernel queues every
- *    pixel some neighbour can still raise, then one work-group runs waves
- *    (wsisa_recon_queue): each queued pixel takes the largest of its
- *    neighbours under its mask, and a pixel that rose queues the neighbours
- *    it can raise for the next wave, until a wave queues nothing. A pixel
- *    enters a wave's queue once (its stamp holds the last wave that queued
- *    it), so only the work-item it was handed to writes it in a wave. Queue
- *    lengths are read and reset by atomics, as they are counted: no cache
- *    of the compute unit can hold a stale one.
- * Matrices come as (buffer, byte offset, byte stride); `stamp` is dense
- * width x height, `queue` two dense halves of width x height (odd and even
- * waves), `counts` the two halves' lengths. */
+ * reads of a neighbour being raised meanwhile can change it. Two phases,
+ * no host round trip per step:
+ * 1. blocks (wsisa_recon_block): one work-group per TILE x TILE block loads
+ *    the block's J and mask and the ring of J around it into local memory,
+ *    sweeps rows then columns there with barriers between them until a round
+ *    moves nothing, and writes back what rose; a side of the block that rose
+ *    wakes the blocks beyond it (their entry in `active` set to the next
+ *    launch, `pending` to the last launch any block was woken for). The host
+ *    runs these launches in batches and reads `pending` once a batch: when
+ *    no block waits for a launch not yet run, J is the fixpoint (inside each
+ *    block every pair was checked against the ring as loaded, and a ring
+ *    that changed afterwards woke the block again). A block neither woken
+ *    nor in the first launch returns at once;
+ * 2. what still can rise after the batches (a corridor crossing blocks more
+ *    often than the launches allowed) is finished by queues: the seed kernel
+ *    queues every pixel some neighbour can still raise, then one work-group
+ *    runs waves (wsisa_recon_queue): each queued pixel takes the largest of
+ *    its neighbours under its mask, and a pixel that rose queues the
+ *    neighbours it can raise for the next wave, until a wave queues nothing.
+ *    A pixel enters a wave's queue once (its stamp holds the last wave that
+ *    queued it), so only the work-item it was handed to writes it in a wave.
+ *    Queue lengths are read and reset by atomics, as they are counted: no
+ *    cache of the compute unit can hold a stale one.
+ * Matrices come as (buffer, byte offset, byte stride); `active` has an int
+ * per block (raster order), `stamp` is dense width x height, `queue` two
+ * dense halves of width x height (odd and even waves), `counts` the two
+ * halves' lengths. */
 
 #define AT(T, buf, off, stride, x, y) \
   (*(__global T *)((__global uchar *)(buf) + (off) + (size_t)(y) * (stride) + (size_t)(x) * sizeof(T)))
 #define HI(a, b) ((a) > (b) ? (a) : (b))
 #define LO(a, b) ((a) < (b) ? (a) : (b))
-/* Raise J(x, y) towards v as far as the mask allows. */
-#define RAISE(T, x, y, v)                                       \
-  do {                                                          \
-    T j_ = AT(T, J, j_off, j_stride, x, y), v_ = (v);           \
-    if (v_ > j_) {                                              \
-      T n_ = LO(v_, AT(T, mask, k_off, k_stride, x, y));        \
-      if (n_ > j_) AT(T, J, j_off, j_stride, x, y) = n_;        \
-    }                                                           \
-  } while (0)
 /* The largest J among the conn neighbours of (x, y), or J(x, y) itself. */
 #define NEIGHBOURS_HI(T, x, y, v)                                                 \
   do {                                                                            \
@@ -46,6 +48,24 @@
       }                                                                           \
   } while (0)
 
+/* The blocks' side; the ring's pixels in local memory around the block's. */
+#define TILE 64
+#define LJ(lx, ly) lj[((ly) + 1) * (TILE + 2) + (lx) + 1]
+#define LK(lx, ly) lk[(ly) * TILE + (lx)]
+/* Raise local J(lx, ly) towards v as far as the mask allows, noting that
+ * something moved. */
+#define RAISE_L(T, lx, ly, v)                                   \
+  do {                                                          \
+    T j_ = LJ(lx, ly), v_ = (v);                                \
+    if (v_ > j_) {                                              \
+      T n_ = LO(v_, LK(lx, ly));                                \
+      if (n_ > j_) {                                            \
+        LJ(lx, ly) = n_;                                        \
+        moved = 1;                                              \
+      }                                                         \
+    }                                                           \
+  } while (0)
+
 #define RECON_KERNELS(T, SUF)                                                            \
   __kernel void wsisa_recon_init_##SUF(                                                  \
       __global const T *marker, uint m_off, uint m_stride, __global const T *mask,       \
@@ -56,34 +76,93 @@
     T m = AT(T, marker, m_off, m_stride, x, y), k = AT(T, mask, k_off, k_stride, x, y);  \
     AT(T, out, o_off, o_stride, x, y) = LO(m, k);                                        \
   }                                                                                      \
-  /* One work-item per row: left to right, then right to left. */                       \
-  __kernel void wsisa_recon_rows_##SUF(__global const T *mask, uint k_off, uint k_stride, \
-                                       __global T *J, uint j_off, uint j_stride,         \
-                                       int conn, int width, int height) {                \
-    int y = get_global_id(0);                                                            \
-    if (y >= height) return;                                                             \
-    for (int pass = 0; pass < 2; pass++)                                                 \
-      for (int n = 1; n < width; n++) {                                                  \
-        int x = pass ? width - 1 - n : n, from = pass ? x + 1 : x - 1;                   \
-        RAISE(T, x, y, AT(T, J, j_off, j_stride, from, y));                              \
+  /* One work-group per TILE x TILE block whose entry in `active` is at least      \
+   * `launch` (the file's comment, phase 1). */                                      \
+  __kernel void wsisa_recon_block_##SUF(__global const T *mask, uint k_off,              \
+                                        uint k_stride, __global T *J, uint j_off,        \
+                                        uint j_stride, int conn, __global int *active,   \
+                                        __global int *pending, int launch, int width,    \
+                                        int height) {                                    \
+    __local T lj[(TILE + 2) * (TILE + 2)], lk[TILE * TILE];                              \
+    __local int changed, sides[4], run;                                                  \
+    const int lid = get_local_id(0), items = get_local_size(0);                          \
+    const int blocks_x = (width + TILE - 1) / TILE, b = get_group_id(0);                 \
+    /* One read for the whole group: a neighbour may wake the block meanwhile,  \
+     * and every work-item must leave or stay together. */                           \
+    if (lid == 0) run = active[b] >= launch;                                             \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+    if (!run) return;                                                                    \
+    const int x0 = b % blocks_x * TILE, y0 = b / blocks_x * TILE;                        \
+    const int tw = LO(TILE, width - x0), th = LO(TILE, height - y0);                     \
+    /* The block and the ring around it inside the image. */                            \
+    for (int p = lid; p < (tw + 2) * (th + 2); p += items) {                             \
+      int lx = p % (tw + 2) - 1, ly = p / (tw + 2) - 1, x = x0 + lx, y = y0 + ly;        \
+      if (x < 0 || y < 0 || x >= width || y >= height) continue;                         \
+      LJ(lx, ly) = AT(T, J, j_off, j_stride, x, y);                                      \
+      if (lx >= 0 && ly >= 0 && lx < tw && ly < th)                                      \
+        LK(lx, ly) = AT(T, mask, k_off, k_stride, x, y);                                 \
+    }                                                                                    \
+    if (lid < 4) sides[lid] = 0;                                                         \
+    if (lid == 0) changed = 0;                                                           \
+    /* The ring's pixels outside the image are never read: each step checks the      \
+     * neighbour's image coordinates. */                                                 \
+    const int left = x0 > 0, right = x0 + tw < width, top = y0 > 0;                      \
+    const int bottom = y0 + th < height;                                                 \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+    for (;;) {                                                                           \
+      int moved = 0;                                                                     \
+      for (int ly = lid; ly < th; ly += items)                                           \
+        for (int pass = 0; pass < 2; pass++)                                             \
+          for (int n = 0; n < tw; n++) {                                                 \
+            int lx = pass ? tw - 1 - n : n, from = pass ? lx + 1 : lx - 1;               \
+            if (from < 0 ? !left : from >= tw ? !right : 0) continue;                    \
+            RAISE_L(T, lx, ly, LJ(from, ly));                                            \
+          }                                                                              \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+      for (int lx = lid; lx < tw; lx += items) {                                         \
+        const int l = lx > 0 || left, r = lx + 1 < tw || right;                          \
+        for (int pass = 0; pass < 2; pass++)                                             \
+          for (int n = 0; n < th; n++) {                                                 \
+            int ly = pass ? th - 1 - n : n, from = pass ? ly + 1 : ly - 1;               \
+            if (from < 0 ? !top : from >= th ? !bottom : 0) continue;                    \
+            T v = LJ(lx, from);                                                          \
+            if (conn == 8) {                                                             \
+              if (l) v = HI(v, LJ(lx - 1, from));                                        \
+              if (r) v = HI(v, LJ(lx + 1, from));                                        \
+            }                                                                            \
+            RAISE_L(T, lx, ly, v);                                                       \
+          }                                                                              \
       }                                                                                  \
-  }                                                                                      \
-  /* One work-item per column: top to bottom, then bottom to top; with conn 8 the     \
-   * diagonal neighbours of the previous row count too. */                             \
-  __kernel void wsisa_recon_cols_##SUF(__global const T *mask, uint k_off, uint k_stride, \
-                                       __global T *J, uint j_off, uint j_stride,         \
-                                       int conn, int width, int height) {                \
-    int x = get_global_id(0);                                                            \
-    if (x >= width) return;                                                              \
-    for (int pass = 0; pass < 2; pass++)                                                 \
-      for (int n = 1; n < height; n++) {                                                 \
-        int y = pass ? height - 1 - n : n, from = pass ? y + 1 : y - 1;                  \
-        T v = AT(T, J, j_off, j_stride, x, from);                                        \
-        if (conn == 8) {                                                                 \
-          if (x > 0) v = HI(v, AT(T, J, j_off, j_stride, x - 1, from));                  \
-          if (x + 1 < width) v = HI(v, AT(T, J, j_off, j_stride, x + 1, from));          \
-        }                                                                                \
-        RAISE(T, x, y, v);                                                               \
+      if (moved) changed = 1;                                                            \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+      const int again = changed;                                                         \
+      barrier(CLK_LOCAL_MEM_FENCE);                                                      \
+      if (!again) break;                                                                 \
+      if (lid == 0) changed = 0;                                                         \
+    }                                                                                    \
+    /* Back to J what rose; a side that rose wakes the blocks beyond it. */             \
+    for (int p = lid; p < tw * th; p += items) {                                         \
+      int lx = p % tw, ly = p / tw;                                                      \
+      T v = LJ(lx, ly);                                                                  \
+      if (!(v > AT(T, J, j_off, j_stride, x0 + lx, y0 + ly))) continue;                  \
+      AT(T, J, j_off, j_stride, x0 + lx, y0 + ly) = v;                                   \
+      if (lx == 0) sides[0] = 1;                                                         \
+      if (lx == tw - 1) sides[1] = 1;                                                    \
+      if (ly == 0) sides[2] = 1;                                                         \
+      if (ly == th - 1) sides[3] = 1;                                                    \
+    }                                                                                    \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                        \
+    if (lid != 0) return;                                                                \
+    for (int dy = -1; dy <= 1; dy++)                                                     \
+      for (int dx = -1; dx <= 1; dx++) {                                                 \
+        const int sx = dx < 0 ? sides[0] : dx > 0 ? sides[1] : 1;                        \
+        const int sy = dy < 0 ? sides[2] : dy > 0 ? sides[3] : 1;                        \
+        const int bx = b % blocks_x + dx, by = b / blocks_x + dy;                        \
+        if ((dx == 0 && dy == 0) || (conn == 4 && dx != 0 && dy != 0) || !sx || !sy ||   \
+            bx < 0 || by < 0 || bx >= blocks_x || by * TILE >= height)                   \
+          continue;                                                                      \
+        atomic_max(&active[by * blocks_x + bx], launch + 1);                             \
+        atomic_max(pending, launch + 1);                                                 \
       }                                                                                  \
   }                                                                                      \
   /* Every pixel a neighbour can still raise into the queue of wave 1; every     \

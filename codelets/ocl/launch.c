@@ -57,6 +57,16 @@ void wsisa__cl_run(cl_kernel kernel, cl_command_queue queue, cl_uint dims,
   clReleaseEvent(ev);
 }
 
+size_t wsisa__cl_group_items(cl_kernel kernel, size_t want) {
+  cl_device_id device;
+  starpu_opencl_get_device(starpu_worker_get_devid(starpu_worker_get_id()), &device);
+  size_t most;
+  wsisa__cl_check(clGetKernelWorkGroupInfo(kernel, device, CL_KERNEL_WORK_GROUP_SIZE,
+                                           sizeof most, &most, NULL),
+                  "work-group size");
+  return most < want ? most : want;
+}
+
 void wsisa__cl_run_image(cl_kernel kernel, cl_command_queue queue, cl_uint *index,
                          void *buffer) {
   cl_int width = (cl_int)STARPU_MATRIX_GET_NX(buffer);

@@ -34,6 +34,9 @@ void wsisa__cl_arg_mat(cl_kernel kernel, cl_uint *index, wsisa__cl_matrix m);
 /* Run over an explicit global size and wait. */
 void wsisa__cl_run(cl_kernel kernel, cl_command_queue queue, cl_uint dims,
                    const size_t *global, const size_t *local);
+/* At most `want` work-items of `kernel` in one work-group on the calling
+ * OpenCL worker's device. */
+size_t wsisa__cl_group_items(cl_kernel kernel, size_t want);
 /* Append (width, height) of `buffer` as int arguments, run the kernel over that
  * 2-D range (rounded up to the work-group size) and wait for it. */
 void wsisa__cl_run_image(cl_kernel kernel, cl_command_queue queue, cl_uint *index,
