@@ -32,11 +32,15 @@ static void usage(void) {
          "measuring every task, until each codelet task has StarPU's calibration minimum\n"
          "of samples (STARPU_CALIBRATE_MINIMUM, 10; the first sample is dropped: 11\n"
          "rounds) on every kind of worker; about 25 s for a 1024x1024 tile on 2 cores.\n"
-         "With object reuse (the study's reuse.object_reuse, on by default) it then\n"
-         "measures, on the largest tile with one CPU worker, levels 6-7 with an empty\n"
-         "and a full object store and the share each parameter's change leaves to\n"
-         "compute (the design's one-parameter pairs), which the estimate prices object\n"
-         "reuse by (STARPU_HOME/.starpu/sampling/wsisa_object_reuse.json).\n"
+         "It then times each level, on the largest tile with one CPU worker, at those\n"
+         "segmentations and along each parameter's range from the defaults, which the\n"
+         "estimate prices each run's level tasks at its parameter values by\n"
+         "(STARPU_HOME/.starpu/sampling/wsisa_level_costs.json). With object reuse (the\n"
+         "study's reuse.object_reuse, on by default) it also measures, on that tile,\n"
+         "levels 6-7 with an empty and a full object store and the share each\n"
+         "parameter's change leaves to compute (the design's one-parameter pairs),\n"
+         "which the estimate prices object reuse by\n"
+         "(STARPU_HOME/.starpu/sampling/wsisa_object_reuse.json).\n"
          "Models go to STARPU_HOME (default ~/.cache/wsisa), per host.\n");
 }
 

@@ -95,6 +95,7 @@ static json_t *estimate_json(const wsisa_plan_report *o) {
                         f->object_share >= 0 ? json_real(f->object_share) : json_null());
     json_object_set_new(est, "object_reuse_how", json_string(f->object_source));
   }
+  json_object_set_new(est, "level_costs_how", json_string(f->level_source));
   json_object_set_new(est, "makespan_s", json_real(f->sim.makespan));
   json_object_set_new(est, "work_s", json_real(f->sim.work));
   json_object_set_new(est, "efficiency", json_real(f->sim.efficiency));

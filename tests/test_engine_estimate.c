@@ -67,7 +67,7 @@ static void fixture_make(fixture *f, wsisa_reuse_strategy s) {
 static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t k, int share,
                        const uint8_t *done, wsisa_sim_result *r) {
   wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
-                       f->level, f->variant, NULL};
+                       f->level, f->variant, NULL, NULL};
   wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL, 0};
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
@@ -111,6 +111,74 @@ Test(engine_estimate, two_workers_overlap_the_units) {
   cr_expect_eq(r.peak_paths, 2);
   wsisa_sim_result_free(&r);
   fixture_free(&f);
+}
+
+Test(engine_estimate, each_run_is_priced_at_its_parameter_values) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  /* run 1's level tasks cost twice its variant's time (a lower threshold
+   * lets more of the tile through) */
+  double scale[2 * WSISA_SEG_LEVELS];
+  for (int i = 0; i < 2 * WSISA_SEG_LEVELS; i++) scale[i] = i < WSISA_SEG_LEVELS ? 1 : 2;
+  wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+                       f.level, f.variant, NULL, scale};
+  wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0};
+  wsisa_sim_result r;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+  /* open, count, then (28 + 2) and (2 x 28 + 2) */
+  cr_expect_float_eq(r.makespan, 10 + 0.5 + 30 + 58, 1e-9, "makespan %g", r.makespan);
+  cr_expect_eq(r.level_tasks[0], 2);
+  cr_expect_float_eq(r.level_units[0], 3, 1e-12, "level 1 in units of its cost");
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+/* Calibration timed every level at the defaults (1 s each) and at one
+ * segmentation with G2 = 2, where levels 5-7 took 2 s (G2's curve: 2x at 2,
+ * 1x at its default 45). */
+static void levels_model_make(wsisa__levels_model *m) {
+  memset(m, 0, sizeof *m);
+  m->loaded = 1;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) m->at_defaults[l] = 1;
+  m->nvectors = 1;
+  memcpy(m->vector[0], wsisa_seg_defaults(), sizeof m->vector[0]);
+  m->vector[0][WSISA_P_G2] = 2;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) m->vector_time[0][l] = l >= 4 ? 2 : 1;
+  m->npoints[WSISA_P_G2] = 2;
+  m->value[WSISA_P_G2][0] = 2;
+  m->value[WSISA_P_G2][1] = 45;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    m->ratio[WSISA_P_G2][0][l] = l >= 4 ? 2 : 1;
+    m->ratio[WSISA_P_G2][1][l] = 1;
+  }
+}
+
+Test(engine_estimate, level_costs_follow_the_parameters_measured) {
+  wsisa__levels_model m;
+  levels_model_make(&m);
+  uint8_t same[WSISA_SEG_LEVELS];
+  memset(same, 1, sizeof same);
+  double scale[WSISA_SEG_LEVELS];
+  char how[1024];
+  /* a run at the defaults, where the curves were measured: the models' mean
+   * is the G2 = 2 segmentation's, so levels 5-7 cost half of it; G2 leaves
+   * levels 1-4 alone */
+  cr_assert_eq(wsisa__levels_scale(&m, wsisa_seg_defaults(), 1, same, scale, how, sizeof how), 0);
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+    cr_expect_float_eq(scale[l], l >= 4 ? 0.5 : 1, 1e-12, "level %d: %g", l + 1, scale[l]);
+  cr_expect(strstr(how, "curves' product") != NULL, "%s", how);
+  /* halfway along G2's range to the calibration's segmentation: halfway
+   * between the curve (1.5) and the models' mean (2) */
+  double x[WSISA_SEG_NPARAMS];
+  memcpy(x, wsisa_seg_defaults(), sizeof x);
+  x[WSISA_P_G2] = 23.5;
+  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, how, sizeof how), 0);
+  cr_expect_float_eq(scale[6], (0.5 * 1.5 + 0.5 * 2) / 2, 1e-12, "level 7: %g", scale[6]);
+  cr_expect_float_eq(scale[3], 1, 1e-12, "level 4: %g", scale[3]);
+  /* the calibration's own segmentation costs what the models say */
+  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, how, sizeof how), 0);
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) cr_expect_float_eq(scale[l], 1, 1e-12);
 }
 
 Test(engine_estimate, active_paths_hold_the_second_leaf) {
@@ -489,14 +557,14 @@ Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
   fixture_make(&f, WSISA_REUSE_STAGE);
   double inf = INFINITY, never[WSISA_SEG_LEVELS * 2];
   for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf;
-  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL};
+  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL};
   wsisa_sim_costs same = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
-                          f.level, f.variant, NULL};
+                          f.level, f.variant, NULL, NULL};
   const wsisa_sim_costs *ocl[] = {&none, &same};
   const double want[] = {10 + 0.5 + 2 * 30, 40.5};
   for (int k = 0; k < 2; k++) {
     wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
-                         f.level, f.variant, ocl[k]};
+                         f.level, f.variant, ocl[k], NULL};
     wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 2, NULL, 1};
     wsisa_sim_result r;
     wsisa_err e = WSISA_ERR_INIT;

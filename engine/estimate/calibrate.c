@@ -13,6 +13,45 @@
 
 #define MAX_PASSES 3
 
+/* ---- the probes' tile and files -------------------------------------------------- */
+
+int wsisa__probe_tile_open(const wsisa_tile_ref *ref, wsisa__probe_tile *t, wsisa_err *e) {
+  memset(t, 0, sizeof *t);
+  int rc = wsisa_tile_load(ref, &t->rgb, e);
+  if (!rc) rc = wsisa_image_register(t->rgb, &t->handle, e);
+  if (!rc) {
+    t->width = t->rgb->width;
+    t->height = t->rgb->height;
+    rc = wsisa_workflow_tile_submit(t->handle, t->width, t->height, 1, &t->tile, e);
+  }
+  return rc;
+}
+
+void wsisa__probe_tile_close(wsisa__probe_tile *t) {
+  if (t->tile.rc) wsisa_workflow_tile_release(&t->tile, 1);
+  starpu_task_wait_for_all();
+  if (t->handle) starpu_data_unregister(t->handle);
+  wsisa_image_free(t->rgb);
+  t->handle = NULL;
+  t->rgb = NULL;
+}
+
+void wsisa__probe_path(const char *name, char *path, size_t cap) {
+  wsisa_runtime_default_home();
+  const char *home = getenv("STARPU_HOME");
+  snprintf(path, cap, "%s/.starpu/sampling/%s", home ? home : ".", name);
+}
+
+int wsisa__probe_write(json_t *root, const char *name, wsisa_err *e) {
+  char path[4200];
+  wsisa__probe_path(name, path, sizeof path);
+  int rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
+               ? 0
+               : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
+  json_decref(root);
+  return rc;
+}
+
 /* One measured segmentation of a round, its results at home. */
 typedef struct leaf_home {
   uint64_t counts[3], nuclei, match[WSISA_MATCH_FIELDS];
@@ -267,10 +306,9 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     }
     /* done: calibrated, or the last pass only checked */
     int run = !rc && pass < MAX_PASSES && (missing || (pass == 0 && r->force));
-    if (run) {
-      free(vectors);
-      vectors = NULL;
-      rc = vectors_of(est, rows, &vectors, &nvec, e);
+    /* the same segmentations every pass (the design's variants) */
+    if (!rc && !vectors) rc = vectors_of(est, rows, &vectors, &nvec, e);
+    if (run && !rc) {
       /* StarPU drops a footprint's first sample; later passes top up the
        * samples it refused as outliers (STARPU_HISTORY_MAX_ERROR) */
       int rounds = missing ? (int)(out->minimum + 1 - (fewest < out->minimum ? fewest : 0)) : 1;
@@ -286,12 +324,14 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     wsisa_runtime_shutdown(); /* StarPU saves the models */
     if (!run) break;
   }
-  /* object reuse: what a tile's store saves on levels 6-7, measured on the
-   * largest tile with one CPU worker, so the wall clock is the work */
-  if (!rc && study->reuse.object_reuse) {
+  /* each level's time by parameter values and, with object reuse, what a
+   * tile's store saves on levels 6-7: measured on the largest tile with one
+   * CPU worker, so the wall clock is the work */
+  if (!rc) {
     wsisa_runtime_opts o = {.sched = sched, .ncpu = 1, .nopencl = 0};
     if (!(rc = wsisa_codelets_start(&o, e))) {
-      rc = wsisa__objects_probe(&pick[0], rows, nruns, e);
+      rc = wsisa__levels_probe(&pick[0], rows, nruns, vectors, nvec, e);
+      if (!rc && study->reuse.object_reuse) rc = wsisa__objects_probe(&pick[0], rows, nruns, e);
       wsisa_runtime_shutdown();
     }
   }

@@ -144,6 +144,9 @@ struct wsisa_estimate {
   uint64_t baseline_rss;
   int any_calibrated;
   wsisa__objects_model objects; /* what calibration measured of object reuse */
+  wsisa__levels_model levels;   /* ... and of the levels' times by parameter values */
+  double *run_scale;            /* from it: nruns x 7, or NULL */
+  char level_source[4600];      /* how (empty: not measured) */
 };
 
 /* The measure of a mask against the reference, as the executor submits it:
@@ -273,6 +276,45 @@ static uint64_t signature(const recording *r) {
   return h;
 }
 
+/* A w x h tile to dry-run levels on one at a time, each into `scratch`. */
+typedef struct dry_levels {
+  starpu_data_handle_t rgb;
+  wsisa_tile_data tile;
+  wsisa_task_data path;
+  recording scratch;
+} dry_levels;
+
+static int dry_levels_open(dry_levels *d, int w, int h, wsisa_err *e) {
+  memset(d, 0, sizeof *d);
+  int rc = wsisa_image_register_tmp(w, h, 3, WSISA_U8, &d->rgb, e);
+  if (!rc) rc = register_level_inputs(w, h, &d->path, e);
+  wsisa_codelets_record(record_task, &d->scratch);
+  if (!rc) rc = wsisa_workflow_tile_submit(d->rgb, w, h, 1, &d->tile, e);
+  return rc;
+}
+
+/* The signature of level l's task with parameters p: its codelets and
+ * their footprints. */
+static int dry_levels_signature(dry_levels *d, int l, const double *p, uint64_t *sig,
+                                wsisa_err *e) {
+  d->scratch.n = 0;
+  wsisa_task_data path = d->path;
+  int rc = wsisa_workflow_task_submit(l, p, &d->tile, &path, NULL, e);
+  wsisa_workflow_task_release(l, &path);
+  if (!rc) *sig = signature(&d->scratch);
+  return rc;
+}
+
+static int dry_levels_close(dry_levels *d, int rc, wsisa_err *e) {
+  wsisa_codelets_record(NULL, NULL);
+  if (!rc && d->scratch.failed) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  recording_clear(&d->scratch);
+  if (d->tile.rc) wsisa_workflow_tile_release(&d->tile, 1);
+  level_inputs(&d->path, release_handle);
+  release_handle(&d->rgb);
+  return rc;
+}
+
 /* Which runs' level-l tasks cost alike: dry-run the level once per distinct
  * key of the design on a w x h tile and group keys by the footprints their
  * codelets get. */
@@ -290,16 +332,8 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
     free(keys);
     return wsisa_error(e, rc, "cannot key the design's tasks");
   }
-  starpu_data_handle_t rgb = NULL;
-  wsisa_tile_data tile;
-  wsisa_task_data path;
-  memset(&tile, 0, sizeof tile);
-  memset(&path, 0, sizeof path);
-  recording scratch = {0};
-  rc = wsisa_image_register_tmp(w, h, 3, WSISA_U8, &rgb, e);
-  if (!rc) rc = register_level_inputs(w, h, &path, e);
-  wsisa_codelets_record(record_task, &scratch);
-  if (!rc) rc = wsisa_workflow_tile_submit(rgb, w, h, 1, &tile, e);
+  dry_levels d;
+  rc = dry_levels_open(&d, w, h, e);
   for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++) {
     level_variants *lv = &est->lv[l - 1];
     lv->key = malloc(est->nruns * sizeof *lv->key);
@@ -315,12 +349,9 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
       size_t k = 0;
       while (k < lv->nkeys && lv->key[k] != key) k++;
       if (k == lv->nkeys) {
-        scratch.n = 0;
-        wsisa_task_data p = path;
-        rc = wsisa_workflow_task_submit(l, est->params + r * WSISA_SEG_NPARAMS, &tile, &p, NULL, e);
-        wsisa_workflow_task_release(l, &p);
-        if (rc) break;
-        uint64_t sig = signature(&scratch);
+        uint64_t sig;
+        if ((rc = dry_levels_signature(&d, l, est->params + r * WSISA_SEG_NPARAMS, &sig, e)))
+          break;
         size_t v = 0;
         while (v < lv->n && lv->sig[v] != sig) v++;
         if (v == lv->n) {
@@ -333,12 +364,7 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
       est->run_variant[r * WSISA_SEG_LEVELS + (size_t)l - 1] = lv->var[k];
     }
   }
-  wsisa_codelets_record(NULL, NULL);
-  if (!rc && scratch.failed) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  recording_clear(&scratch);
-  if (tile.rc) wsisa_workflow_tile_release(&tile, 1);
-  level_inputs(&path, release_handle);
-  release_handle(&rgb);
+  rc = dry_levels_close(&d, rc, e);
   free(keys);
   if (rc) return rc;
   size_t base = ST_LEVELS;
@@ -350,6 +376,37 @@ static int find_variants(wsisa_estimate *est, int w, int h, wsisa_err *e) {
   }
   est->nsteps = base;
   return 0;
+}
+
+/* Each run's level tasks by its parameter values (engine/estimate/levels.c):
+ * the calibration segmentations whose level footprints are a run's are
+ * found by dry-running them beside the design's variants. */
+static int level_scales(wsisa_estimate *est, wsisa_err *e) {
+  const wsisa__levels_model *m = &est->levels;
+  size_t nv = m->nvectors, n = est->nruns * WSISA_SEG_LEVELS;
+  uint8_t *same = calloc(n * (nv ? nv : 1), 1);
+  est->run_scale = malloc(n * sizeof *est->run_scale);
+  if (!same || !est->run_scale) {
+    free(same);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  dry_levels d;
+  int rc = dry_levels_open(&d, est->shape[0][0], est->shape[0][1], e);
+  for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++)
+    for (size_t i = 0; i < nv && !rc; i++) {
+      uint64_t sig;
+      if ((rc = dry_levels_signature(&d, l, m->vector[i], &sig, e))) break;
+      for (size_t r = 0; r < est->nruns; r++) {
+        size_t at = r * WSISA_SEG_LEVELS + (size_t)l - 1;
+        same[at * nv + i] = est->lv[l - 1].sig[est->run_variant[at]] == sig;
+      }
+    }
+  rc = dry_levels_close(&d, rc, e);
+  if (!rc)
+    rc = wsisa__levels_scale(m, est->params, est->nruns, same, est->run_scale, est->level_source,
+                             sizeof est->level_source);
+  free(same);
+  return rc;
 }
 
 /* ---- the models ------------------------------------------------------------------ */
@@ -709,6 +766,7 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
   if ((rc = load_models(est, e))) goto fail;
   wsisa__objects_load(&est->objects);
   if ((rc = find_variants(est, est->shape[0][0], est->shape[0][1], e))) goto fail;
+  if (wsisa__levels_load(&est->levels) == 0 && (rc = level_scales(est, e))) goto fail;
   est->prof = calloc(est->nshapes, sizeof *est->prof);
   if (!est->prof) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -760,6 +818,7 @@ void wsisa_estimate_free(wsisa_estimate *est) {
   free(est->cls);
   free(est->samples);
   free(est->run_variant);
+  free(est->run_scale);
   free(est->shape);
   free(est->tile_shape);
   free(est->shape_tiles);
@@ -953,9 +1012,13 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
     }
   }
   wsisa_sim_costs ocl = {ns, nv, open, open_path, stage + ns, measure + ns, background + ns,
-                         level + ns * WSISA_SEG_LEVELS * nv, est->run_variant, NULL};
+                         level + ns * WSISA_SEG_LEVELS * nv, est->run_variant, NULL, est->run_scale};
   wsisa_sim_costs c = {ns, nv, open, open_path, stage, measure, background, level, est->run_variant,
-                       nocl ? &ocl : NULL};
+                       nocl ? &ocl : NULL, est->run_scale};
+  snprintf(out->level_source, sizeof out->level_source, "%s",
+           est->run_scale ? est->level_source
+                          : "not measured (wsisa calibrate measures it): every run's level tasks "
+                            "at the models' time");
   wsisa_sim_job j = {est->ntiles, est->tile_shape, plan->buckets, est->params,
                      plan->share_tile_stage, plan->active_paths, plan->done, plan->ranks, total,
                      NULL, nocl};

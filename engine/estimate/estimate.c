@@ -140,6 +140,7 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   p->object_share = f.object_share;
   snprintf(p->object_source, sizeof p->object_source, "%s",
            f.object_source[0] ? f.object_source : "object reuse off");
+  snprintf(p->level_source, sizeof p->level_source, "%s", f.level_source);
   size_t n = 0;
   for (size_t i = 0; i < f.nlisted && n < sizeof p->uncalibrated_ops; i++) {
     int w = snprintf(p->uncalibrated_ops + n, sizeof p->uncalibrated_ops - n, "%s%s (%s) %.1f%%",

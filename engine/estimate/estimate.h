@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
+
+#include <jansson.h>
 
 #include "codelets/codelets.h"
 #include "core/core.h"
@@ -60,6 +63,10 @@ typedef struct wsisa_sim_costs {
   /* the same pieces on one OpenCL worker (open and open_path unused;
    * INFINITY where it cannot run), or NULL: a CPU-only worker set */
   const struct wsisa_sim_costs *opencl;
+  /* run r's task of level l costs run_scale[r * WSISA_SEG_LEVELS + l - 1]
+   * times its variant's `level` on every kind of worker (its parameter
+   * values: engine/estimate/levels.c), or NULL: 1 */
+  const double *run_scale;
 } wsisa_sim_costs;
 
 typedef struct wsisa_sim_job {
@@ -86,7 +93,7 @@ typedef struct wsisa_sim_result {
   /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
    * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
   uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
-  /* ... and those tasks in units of the level's cost (node_scale summed) */
+  /* ... and those tasks in units of the level's cost (run_scale x node_scale summed) */
   double *level_units;
   /* per rank: the tile shapes it opened (ranks x nshapes flags) */
   uint8_t *rank_shapes;
@@ -179,6 +186,7 @@ typedef struct wsisa_estimate_figures {
    * it was obtained */
   double object_share;
   char object_source[4600]; /* empty: object reuse off */
+  char level_source[4600];  /* how the level tasks follow their runs' parameter values */
   uint64_t peak_rss;        /* bytes, per rank */
   uint64_t baseline_rss;    /* the process before any tile */
   double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
@@ -234,7 +242,72 @@ int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_bucket
                          const double *params, double ***scale, double *share, wsisa_err *e);
 void wsisa__objects_scale_free(double **scale, size_t nb);
 
+/* ---- level costs by parameter values (engine/estimate/levels.c) ------------- */
+
+/* The probes time work on one CPU worker by its thread's CPU clock: its
+ * work whatever else the machine runs (a wall clock counts the other
+ * processes' share of the core too, and a shared machine's load moves by
+ * the second). StarPU up with one CPU worker. */
+clockid_t wsisa__worker_clock(void);
+double wsisa__clock_seconds(clockid_t clock);
+
+/* What calibration measured of each level's time (CPU seconds of one CPU
+ * worker, its largest tile) against the parameters: at the defaults, at the
+ * segmentations its rounds run (vectors: the reference's defaults, then one
+ * per variant) and, per parameter, at values across its range with the
+ * others at the defaults (value[p] sorted, the defaults' among them; ratio:
+ * the level's time over the defaults'). */
+#define WSISA__LEVELS_POINTS 6
+#define WSISA__LEVELS_VECTORS 8
+typedef struct wsisa__levels_model {
+  int loaded, width, height;
+  double at_defaults[WSISA_SEG_LEVELS];
+  size_t nvectors;
+  double vector[WSISA__LEVELS_VECTORS][WSISA_SEG_NPARAMS];
+  double vector_time[WSISA__LEVELS_VECTORS][WSISA_SEG_LEVELS];
+  int npoints[WSISA_SEG_NPARAMS];
+  double value[WSISA_SEG_NPARAMS][WSISA__LEVELS_POINTS];
+  double ratio[WSISA_SEG_NPARAMS][WSISA__LEVELS_POINTS][WSISA_SEG_LEVELS];
+  char source[4400];
+} wsisa__levels_model;
+
+/* Calibration: measure them on one tile (StarPU up with one CPU worker) for
+ * the design's rows and the calibration's segmentations, into a file beside
+ * the performance models. */
+int wsisa__levels_probe(const wsisa_tile_ref *tile, const double *rows, size_t nruns,
+                        const double *vectors, size_t nvec, wsisa_err *e);
+/* Read them; -1 when calibration has not measured them. */
+int wsisa__levels_load(wsisa__levels_model *m);
+/* Level `level`'s time at x by the curves: the defaults' times the product
+ * of each parameter's ratio at its value. */
+double wsisa__levels_product(const wsisa__levels_model *m, int level, const double *x);
+/* Each run's level tasks as multiples of the models' time (nruns x
+ * WSISA_SEG_LEVELS into scale): the curves' product at the run, corrected
+ * for the parameters' interplay (the calibration segmentations' measured
+ * time over their product, in proportion to the run's distance from the
+ * defaults against theirs), over the mean measured time of the calibration
+ * segmentations whose level-l footprints are the run's
+ * (same_variant[(r * WSISA_SEG_LEVELS + l - 1) * nvectors + i]); how: a
+ * line for run.json. */
+int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size_t nruns,
+                        const uint8_t *same_variant, double *scale, char *how, size_t cap);
+
 /* ---- calibration: filling the models on the study's own slides ------------- */
+
+/* The probes' tile (engine/estimate/calibrate.c): read, registered, its tile
+ * stage submitted; closing waits for every task. Their files lie beside the
+ * performance models: $STARPU_HOME/.starpu/sampling/NAME. */
+typedef struct wsisa__probe_tile {
+  wsisa_image *rgb;
+  starpu_data_handle_t handle;
+  wsisa_tile_data tile;
+  int width, height;
+} wsisa__probe_tile;
+int wsisa__probe_tile_open(const wsisa_tile_ref *ref, wsisa__probe_tile *t, wsisa_err *e);
+void wsisa__probe_tile_close(wsisa__probe_tile *t);
+void wsisa__probe_path(const char *name, char *path, size_t cap);
+/* Write root (taken, NULL: out of memory) as the file NAME. */
+int wsisa__probe_write(json_t *root, const char *name, wsisa_err *e);
 
 
 /* StarPU calibrates a footprint once it has this many samples beyond the

@@ -24,18 +24,13 @@
 #define STEPS 4    /* a parameter's change: its design range, then halves of it */
 #define WINDOW 256 /* earlier tasks compared with, most recent first */
 
-static void objects_path(char *path, size_t cap) {
-  wsisa_runtime_default_home();
-  const char *home = getenv("STARPU_HOME");
-  snprintf(path, cap, "%s/.starpu/sampling/wsisa_object_reuse.json", home ? home : ".");
-}
-
 /* ---- the measurement --------------------------------------------------------- */
 
 /* Levels 1-5 of p, then levels 6 and 7 timed one after the other (one CPU
- * worker: the wall clock is their work). */
+ * worker's CPU clock: their work). */
 static int timed(const wsisa_tile_data *tile, const double *p, wsisa_object_store *store,
                  double dt[2], wsisa_err *e) {
+  clockid_t clock = wsisa__worker_clock();
   wsisa_tile_data t = *tile;
   t.objects = store;
   wsisa_task_data path;
@@ -44,10 +39,10 @@ static int timed(const wsisa_tile_data *tile, const double *p, wsisa_object_stor
   for (int l = 1; l <= 5 && !rc; l++) rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
   starpu_task_wait_for_all();
   for (int l = 6; l <= 7 && !rc; l++) {
-    double t0 = wsisa_now();
+    double t0 = wsisa__clock_seconds(clock);
     rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
     starpu_task_wait_for_all();
-    dt[l - 6] = wsisa_now() - t0;
+    dt[l - 6] = wsisa__clock_seconds(clock) - t0;
   }
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
   starpu_task_wait_for_all();
@@ -96,19 +91,15 @@ static int miss_share(const wsisa_tile_data *tile, const double *v0, const doubl
 
 int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t nruns,
                          wsisa_err *e) {
-  wsisa_image *rgb = NULL;
-  starpu_data_handle_t h_rgb = NULL;
-  wsisa_tile_data tile;
-  memset(&tile, 0, sizeof tile);
-  int rc = wsisa_tile_load(ref, &rgb, e);
-  if (!rc) rc = wsisa_image_register(rgb, &h_rgb, e);
-  if (!rc) rc = wsisa_workflow_tile_submit(h_rgb, rgb->width, rgb->height, 1, &tile, e);
+  wsisa__probe_tile pt;
+  int rc = wsisa__probe_tile_open(ref, &pt, e);
+  const wsisa_tile_data *tile = &pt.tile;
   const double *v0 = wsisa_seg_defaults();
   double fine[2], cold[2], hit[2];
   json_t *params = json_object();
-  if (!rc) rc = least(&tile, v0, 0, NULL, fine, e);
-  if (!rc) rc = least(&tile, v0, 1, NULL, cold, e);
-  if (!rc) rc = least(&tile, v0, 1, v0, hit, e);
+  if (!rc) rc = least(tile, v0, 0, NULL, fine, e);
+  if (!rc) rc = least(tile, v0, 1, NULL, cold, e);
+  if (!rc) rc = least(tile, v0, 1, v0, hit, e);
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (wsisa_seg_param_level(p) > 6) continue;
     double lo = INFINITY, hi = -INFINITY;
@@ -152,7 +143,7 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
         memcpy(v, base, sizeof v);
         v[p] = near;
         last = step;
-        if (!(rc = miss_share(&tile, base, v, miss, e)))
+        if (!(rc = miss_share(tile, base, v, miss, e)))
           json_array_append_new(points, json_pack("[f, f, f]", step, miss[0], miss[1]));
       }
       json_array_append_new(curves, json_pack("{s:s, s:o, s:o}", "from",
@@ -161,25 +152,16 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
     }
     json_object_set_new(params, wsisa_seg_param_name(p), json_pack("{s:o}", "curves", curves));
   }
-  if (tile.rc) wsisa_workflow_tile_release(&tile, 1);
-  starpu_task_wait_for_all();
-  if (h_rgb) starpu_data_unregister(h_rgb);
-  int w = rgb ? rgb->width : 0, h = rgb ? rgb->height : 0;
-  wsisa_image_free(rgb);
+  wsisa__probe_tile_close(&pt);
   if (rc) {
     json_decref(params);
     return rc;
   }
-  json_t *root = json_pack("{s:i, s:i, s:[f, f], s:[f, f], s:[f, f], s:o}", "width", w, "height",
-                           h, "fine", fine[0], fine[1], "cold", cold[0], cold[1], "hit", hit[0],
-                           hit[1], "parameters", params);
-  char path[4200];
-  objects_path(path, sizeof path);
-  rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
-           ? 0
-           : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
-  json_decref(root);
-  return rc;
+  return wsisa__probe_write(json_pack("{s:i, s:i, s:[f, f], s:[f, f], s:[f, f], s:o}", "width",
+                                      pt.width, "height", pt.height, "fine", fine[0], fine[1],
+                                      "cold", cold[0], cold[1], "hit", hit[0], hit[1],
+                                      "parameters", params),
+                            "wsisa_object_reuse.json", e);
 }
 
 /* ---- the model ---------------------------------------------------------------- */
@@ -187,7 +169,7 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
 int wsisa__objects_load(wsisa__objects_model *m) {
   memset(m, 0, sizeof *m);
   char path[4200];
-  objects_path(path, sizeof path);
+  wsisa__probe_path("wsisa_object_reuse.json", path, sizeof path);
   json_t *root = json_load_file(path, 0, NULL);
   if (!root) return -1;
   double f[2], c[2], h[2];

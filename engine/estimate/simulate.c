@@ -359,8 +359,10 @@ static void walk(sim *s, int r) {
       return;
     }
     size_t after = n->level == 1 ? rs->stage_task : rs->level_task[n->level - 1];
-    double dur = cost_level(s->c, s, shape, n->level, run);
-    double dur_ocl = s->c->opencl ? cost_level(s->c->opencl, s, shape, n->level, run) : dur;
+    double by_values = s->c->run_scale ? s->c->run_scale[run * WSISA_SEG_LEVELS + n->level - 1] : 1;
+    double dur = by_values * cost_level(s->c, s, shape, n->level, run);
+    double dur_ocl =
+        s->c->opencl ? by_values * cost_level(s->c->opencl, s, shape, n->level, run) : dur;
     if (s->j->node_scale && n->level >= 6) {
       dur *= s->j->node_scale[us->bucket][rs->node];
       dur_ocl = INFINITY; /* object by object: CPU workers only */
@@ -369,7 +371,7 @@ static void walk(sim *s, int r) {
     int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + n->level - 1] : 0;
     s->r->level_tasks[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v]++;
     s->r->level_units[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v] +=
-        s->j->node_scale ? s->j->node_scale[us->bucket][rs->node] : 1;
+        by_values * (s->j->node_scale && n->level >= 6 ? s->j->node_scale[us->bucket][rs->node] : 1);
     rs->level_task[n->level] = id;
     if (leaf) {
       size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], OCL(s, measure, shape), id,

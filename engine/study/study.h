@@ -225,6 +225,7 @@ typedef struct wsisa__run_estimate {
   int object_reuse;           /* the run's */
   double object_share;        /* levels 6-7's reusable work expected reused; -1: not priced */
   char object_source[4600];   /* how that share was obtained */
+  char level_source[4600];    /* how the level tasks follow their runs' parameter values */
 } wsisa__run_estimate;
 /* One input (slide or image) of a run: how it was read and what the checks
  * saw, for run.json. */
