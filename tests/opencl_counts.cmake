@@ -6,12 +6,16 @@
 # pixel), back to the host the mask and the nucleus labels the command
 # measures (1 + 4 bytes a pixel), each with SLACK_BYTES for counts and
 # constants. An intermediate of the tile leaving the device (1 to 12 bytes a
-# pixel) breaks the bound. Run by ctest: cmake -DWSISA=... -DCLCOUNT=...
+# pixel) breaks the bound. The region is read alone with its own colour
+# statistics (--halo 0 --normalization tile): the tile's graph and nothing
+# else. By default `segment` of a slide also reads a halo around the region
+# and samples the slide's statistics over its tissue blocks, each block sent
+# to the device once: more pixels in, the same graph. Run by ctest: cmake -DWSISA=... -DCLCOUNT=...
 # -DSLIDE=... -DWORK=... -DMAX_LAUNCHES=... -DMAX_READS=... -DSLACK_BYTES=...
 # -P opencl_counts.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
-set(region --region 0,0,2048,2048)
+set(region --region 0,0,2048,2048 --halo 0 --normalization tile)
 # StarPU measures the bus (64 blocking reads) the first time it meets an OpenCL
 # device under a STARPU_HOME: once, before the counted run.
 execute_process(
