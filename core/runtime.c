@@ -150,6 +150,13 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   }
   if (opts && opts->ncpu >= 0) conf.ncpus = opts->ncpu;
   if (opts && opts->nopencl >= 0) conf.nopencl = opts->nopencl;
+  /* starpu_conf_init has read the environment into conf already; StarPU
+   * reads STARPU_NCPU, STARPU_NOPENCL, ... once more at starpu_init and,
+   * unless told otherwise, lets them win over what the caller set: a worker
+   * set asked for here (calibrate's one-CPU-worker probe) must hold under a
+   * user's STARPU_NCPU=4 STARPU_NOPENCL=1 */
+  if (opts && (opts->ncpu >= 0 || opts->nopencl >= 0))
+    conf.precedence_over_environment_variables = 1;
   /* seed 004's loop: every finished task feeds the performance database */
   if (opts && opts->calibrate && env.calibrate < 0) conf.calibrate = 1;
   if (opts && opts->calibrate == 2 && !env.history_max_error)
