@@ -40,6 +40,9 @@ static const experiment experiments[] = {
      "RTMA (bucket size 10) against TRTMA (3 x workers buckets) as workers grow: measured "
      "at 1-2 workers and 1-4 ranks, predicted to 256; TRTMA balanced by task count against "
      "by measured cost"},
+    {"analyze", bench_analyze,
+     "wsisa analyze on designs made elsewhere (a SALib problem, 8 parameters): correlation and "
+     "MOAT at 10^4, 10^5 and 10^6 rows (--quick: up to 10^5): wall and CPU seconds"},
     {"all", bench_all, "every experiment in turn (ops with --no-opencl)"},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof *experiments)
@@ -107,9 +110,12 @@ static void usage(FILE *f) {
           "              predicted), rtma_s, trtma_s, rtma_predicted_s, trtma_predicted_s,\n"
           "              rtma_buckets, trtma_buckets, trtma_speedup (MOAT on one tile:\n"
           "              2 trajectories with --quick, else 8)\n"
+
           "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"
           "2048x2048.\n",
           bench_wsisa_exe());
+  fprintf(f, "  analyze.csv: method (correlation | morris), rows, wall_s, wall_min, wall_max,\n"
+             "              cpu_s, cpu_min, cpu_max (the analyze process's user + system)\n");
 }
 
 int main(int argc, char **argv) {
