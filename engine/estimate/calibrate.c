@@ -42,6 +42,11 @@ void wsisa__probe_path(const char *name, char *path, size_t cap) {
   snprintf(path, cap, "%s/.starpu/sampling/%s", home ? home : ".", name);
 }
 
+json_t *wsisa__probe_read(const char *name, char *path, size_t cap) {
+  wsisa__probe_path(name, path, cap);
+  return json_load_file(path, 0, NULL);
+}
+
 int wsisa__probe_write(json_t *root, const char *name, wsisa_err *e) {
   char path[4200];
   wsisa__probe_path(name, path, sizeof path);

@@ -306,6 +306,9 @@ typedef struct wsisa__probe_tile {
 int wsisa__probe_tile_open(const wsisa_tile_ref *ref, wsisa__probe_tile *t, wsisa_err *e);
 void wsisa__probe_tile_close(wsisa__probe_tile *t);
 void wsisa__probe_path(const char *name, char *path, size_t cap);
+/* The file NAME read back (its path in path[cap], for messages); NULL when
+ * absent or not JSON. */
+json_t *wsisa__probe_read(const char *name, char *path, size_t cap);
 /* Write root (taken, NULL: out of memory) as the file NAME. */
 int wsisa__probe_write(json_t *root, const char *name, wsisa_err *e);
 

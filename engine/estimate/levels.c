@@ -166,8 +166,7 @@ static int times_read(json_t *a, double dt[WSISA_SEG_LEVELS]) {
 int wsisa__levels_load(wsisa__levels_model *m) {
   memset(m, 0, sizeof *m);
   char path[4200];
-  wsisa__probe_path("wsisa_level_costs.json", path, sizeof path);
-  json_t *root = json_load_file(path, 0, NULL);
+  json_t *root = wsisa__probe_read("wsisa_level_costs.json", path, sizeof path);
   if (!root) return -1;
   json_t *defaults = NULL, *vecs = NULL, *params = NULL;
   int ok = json_unpack(root, "{s:i, s:i, s:o, s:o, s:o}", "width", &m->width, "height", &m->height,

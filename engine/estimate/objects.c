@@ -169,8 +169,7 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
 int wsisa__objects_load(wsisa__objects_model *m) {
   memset(m, 0, sizeof *m);
   char path[4200];
-  wsisa__probe_path("wsisa_object_reuse.json", path, sizeof path);
-  json_t *root = json_load_file(path, 0, NULL);
+  json_t *root = wsisa__probe_read("wsisa_object_reuse.json", path, sizeof path);
   if (!root) return -1;
   double f[2], c[2], h[2];
   json_t *params = NULL;
