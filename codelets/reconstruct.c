@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(reconstruct, 4, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
+WSISA__CODELET(reconstruct, 5, WSISA__BY_ARGS, STARPU_R, STARPU_R, STARPU_W);
 
 struct reconstruct_args {
   int conn;

@@ -5,7 +5,9 @@
  * reconstruct.c once per type, with T (the pixel type), T_LOWEST (at or below
  * every pixel), RECON_PAIRS (scan pairs before the FIFO), RECON_NAME (the
  * framed function), RECON_PLANES (its scratch) and RECON_UP, RECON_FLAG, RECON_SCAN, RECON_IN_ROW, RECON_OUT_ROW,
- * RECON_IMAGES (helpers) defined.
+ * RECON_IMAGES (helpers) defined; RECON_LEVELS (the number of pixel values,
+ * integer types only) with RECON_PROPAGATE, RECON_LEVEL_T and
+ * RECON_LEVEL_PUSH make the propagation go by levels.
  *
  * The result is unique - at each pixel the largest value min(J(q), min of I
  * along a path from q) over all q and paths - and every step below only
@@ -126,6 +128,63 @@ static int RECON_SCAN(T *mask, T *marker, uint8_t *flag, uint8_t *live, int widt
   return 0;
 }
 
+#ifdef RECON_LEVELS
+/* The propagation by levels, highest first (a hierarchical queue): a pixel
+ * raised to v is final, since every pixel still to be popped lies at or below
+ * v, so each pixel rises at most once. A FIFO raises a pixel once per wave
+ * that reaches it higher than the last: on level 2's reconstruction of the
+ * tests' 1024² tile, 1.45 million pops with 4-connectivity (a million pixels)
+ * and 271 thousand with 8, against 354 and 128 thousand by levels, each pop a
+ * random visit of the two planes. The FIFO brings the seeds and is left
+ * empty. A level's pixels go last in, first out: the neighbours just raised
+ * are still in cache. */
+typedef struct {
+  uint32_t *pixel;
+  size_t count, cap;
+} RECON_LEVEL_T;
+
+static int RECON_LEVEL_PUSH(RECON_LEVEL_T *level, uint32_t p) {
+  if (level->count == level->cap) {
+    const size_t cap = level->cap ? 2 * level->cap : 1024;
+    uint32_t *pixel = realloc(level->pixel, cap * sizeof *pixel);
+    if (!pixel) return WSISA_ENOMEM;
+    level->pixel = pixel;
+    level->cap = cap;
+  }
+  level->pixel[level->count++] = p;
+  return 0;
+}
+
+static int RECON_PROPAGATE(const T *mask, T *marker, wsisa__fifo *seeds, const ptrdiff_t *off,
+                           int nb) {
+  RECON_LEVEL_T level[RECON_LEVELS] = {{0}};
+  int rc = 0;
+  while (seeds->count && !rc) {
+    const uint32_t p = wsisa__fifo_pop(seeds);
+    rc = RECON_LEVEL_PUSH(&level[marker[p]], p);
+  }
+  /* level 0 raises nothing */
+  for (int v = RECON_LEVELS - 1; v > 0 && !rc; v--) {
+    RECON_LEVEL_T *l = &level[v];
+    while (l->count && !rc) {
+      const ptrdiff_t p = l->pixel[--l->count];
+      if (marker[p] != v) continue; /* raised since, and popped at its new level */
+      for (int k = 0; k < nb; k++) {
+        const ptrdiff_t q = p + off[k];
+        if (marker[q] < v && marker[q] < mask[q]) {
+          marker[q] = LO((T)v, mask[q]);
+          rc = RECON_LEVEL_PUSH(&level[marker[q]], (uint32_t)q);
+          if (rc) break;
+        }
+      }
+    }
+  }
+  for (int v = 0; v < RECON_LEVELS; v++) free(level[v].pixel);
+  seeds->count = 0;
+  return rc;
+}
+#endif
+
 T *RECON_PLANES(int width, int height) {
   return wsisa__scratch(WSISA__SCRATCH_PLANES,
                         2 * wsisa__frame_size(width, height) * sizeof(T));
@@ -159,6 +218,9 @@ int RECON_NAME(T *mask, T *marker, int width, int height, int conn) {
    * that neighbour's mask allows. */
   ptrdiff_t off[8];
   const int nb = wsisa__frame_neighbours(width, conn, off);
+#ifdef RECON_LEVELS
+  if (!rc) rc = RECON_PROPAGATE(mask, marker, &fifo, off, nb);
+#endif
   while (fifo.count && !rc) {
     const ptrdiff_t p = wsisa__fifo_pop(&fifo);
     const T jp = marker[p];

@@ -6,13 +6,19 @@
 
 #include "codelets/cpu/morph_private.h"
 
-/* Scan pairs before the FIFO, by instruction counts on the workflow's 4096²
- * inputs: level 2 (u8, rc_open under rc) leaves long winding paths to the
- * FIFO, and a second pair saves more FIFO work than it costs (a third does
+/* Scan pairs before the propagation, by instruction counts on the workflow's
+ * 4096² inputs: level 2 (u8, rc_open under rc) leaves long winding paths to
+ * the FIFO, and a second pair saves more FIFO work than it costs (a third does
  * not); on level 6 (f32, h-minima of the distance relief) one pair leaves the
- * FIFO almost nothing. */
+ * FIFO almost nothing. Level 2's propagation goes by levels (RECON_LEVELS),
+ * and two pairs stay the fastest there (the tests' 1024² tile, conn 4 and 8:
+ * 13.0, 11.1, 13.3 ms for one, two, three pairs with 4-connectivity). */
 #define T uint8_t
 #define T_LOWEST 0
+#define RECON_LEVELS 256
+#define RECON_PROPAGATE recon_propagate_u8
+#define RECON_LEVEL_T recon_level_u8
+#define RECON_LEVEL_PUSH recon_level_push_u8
 #define RECON_PAIRS 2
 #define RECON_NAME wsisa__recon_u8
 #define RECON_PLANES wsisa__recon_u8_planes
@@ -25,6 +31,10 @@
 #include "codelets/cpu/recon_hybrid.h"
 #undef T
 #undef T_LOWEST
+#undef RECON_LEVELS
+#undef RECON_PROPAGATE
+#undef RECON_LEVEL_T
+#undef RECON_LEVEL_PUSH
 #undef RECON_PAIRS
 #undef RECON_NAME
 #undef RECON_PLANES
