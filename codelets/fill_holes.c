@@ -3,7 +3,7 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(fill_holes, 4, WSISA__BY_ARGS, STARPU_R, STARPU_W);
+WSISA__CODELET(fill_holes, 5, WSISA__BY_ARGS, STARPU_R, STARPU_W);
 
 struct fill_holes_args {
   int conn;

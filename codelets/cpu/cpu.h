@@ -187,6 +187,9 @@ typedef struct wsisa__runs {
 } wsisa__runs;
 /* conn is 4 or 8. On success the caller frees with wsisa__cpu_runs_free. */
 int wsisa__cpu_runs_find(const wsisa_image *mask, int conn, wsisa__runs *runs);
+/* The same for the runs of off pixels (mask 0): the components of the
+ * background, conn-connected. */
+int wsisa__cpu_runs_find_off(const wsisa_image *mask, int conn, wsisa__runs *runs);
 void wsisa__cpu_runs_free(wsisa__runs *runs);
 
 /* labels(i32) = component id of each on pixel of mask(u8), 0 on background;

@@ -5,8 +5,9 @@
 
 #include "codelets/cpu/cpu.h"
 
-/* The end of a run of on pixels, eight bytes at a time (off pixels are
- * skipped by wsisa__skip_zeros). */
+/* The first off pixel from x, the end of a run of on pixels, eight bytes at
+ * a time; the first on pixel is wsisa__skip_zeros's. The runs of off pixels
+ * swap the two. */
 #define BYTES_ONE 0x0101010101010101ULL
 #define BYTES_HIGH 0x8080808080808080ULL
 
@@ -45,7 +46,9 @@ void wsisa__cpu_runs_free(wsisa__runs *runs) {
   runs->row = NULL;
 }
 
-int wsisa__cpu_runs_find(const wsisa_image *mask, int conn, wsisa__runs *runs) {
+/* The runs of on pixels, or of off pixels with `off`: the same scan with the
+ * two skips swapped. */
+static int runs_find(const wsisa_image *mask, int conn, int off, wsisa__runs *runs) {
   runs->run = NULL;
   runs->row = NULL;
   runs->n = 0;
@@ -63,10 +66,10 @@ int wsisa__cpu_runs_find(const wsisa_image *mask, int conn, wsisa__runs *runs) {
     size_t above = y ? (size_t)runs->row[y - 1] : n;
     const size_t above_end = n;
     runs->row[y] = (int32_t)n;
-    for (int x = wsisa__skip_zeros(row, 0, width); x < width;
-         x = wsisa__skip_zeros(row, x, width)) {
+    for (int x = off ? skip_on(row, 0, width) : wsisa__skip_zeros(row, 0, width); x < width;
+         x = off ? skip_on(row, x, width) : wsisa__skip_zeros(row, x, width)) {
       int x0 = x;
-      x = skip_on(row, x, width);
+      x = off ? wsisa__skip_zeros(row, x, width) : skip_on(row, x, width);
       if (n == cap) {
         void *grown = realloc(runs->run, 2 * cap * sizeof *runs->run);
         if (!grown) goto nomem;
@@ -94,6 +97,14 @@ int wsisa__cpu_runs_find(const wsisa_image *mask, int conn, wsisa__runs *runs) {
 nomem:
   wsisa__cpu_runs_free(runs);
   return WSISA_ENOMEM;
+}
+
+int wsisa__cpu_runs_find(const wsisa_image *mask, int conn, wsisa__runs *runs) {
+  return runs_find(mask, conn, 0, runs);
+}
+
+int wsisa__cpu_runs_find_off(const wsisa_image *mask, int conn, wsisa__runs *runs) {
+  return runs_find(mask, conn, 1, runs);
 }
 
 int wsisa_cpu_label(const wsisa_image *mask, int conn, wsisa_image *labels) {
