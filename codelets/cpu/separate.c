@@ -644,7 +644,6 @@ static void crop_place(crop *c, const component *cl, int32_t g, int width, int h
   c->nown = gfirst[g + 1] - gfirst[g];
 }
 
-/* out = 255 where on is 0, else 0; eight bytes at a time. */
 /* Level 6 (level 7): out = the separation (the final mask) of `mask`, the
  * dilated mask (the separated one), unit by unit. */
 static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
@@ -655,7 +654,6 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
   wsisa_object_tally t = {0};
   for (int y = 0; y < height; y++) memset(wsisa_image_row(out, y), 0, (size_t)width);
   wsisa__runs runs8 = {0}, bg = {0};
-  wsisa_image *inverse = NULL;
   component *cl = NULL;
   int32_t *key = NULL, *first = NULL, *list = NULL, *gfirst = NULL, *glist = NULL, *run_y = NULL;
   int32_t *missed = NULL, nmissed = 0;
@@ -666,15 +664,9 @@ static int objects(int level, const wsisa_image *rgb, const wsisa_image *mask,
   if (rc) goto done;
   const int32_t n = runs8.n, nruns = runs8.row[height];
   if (!n) goto done;
-  if (level == 6) {
-    /* the tile's background components, watershed_conn */
-    rc = wsisa_image_new(width, height, 1, WSISA_U8, &inverse, NULL) ? WSISA_ENOMEM : 0;
-    for (int y = 0; y < height && !rc; y++)
-      wsisa__binary_row(wsisa_image_row(mask, y), wsisa_image_row(inverse, y), width, 1);
-    if (rc || (rc = wsisa__cpu_runs_find(inverse, p->watershed_conn, &bg))) goto done;
-    wsisa_image_free(inverse);
-    inverse = NULL;
-  }
+  /* the tile's background components, watershed_conn: read off the mask, no
+   * inverted copy of it */
+  if (level == 6 && (rc = wsisa__cpu_runs_find_off(mask, p->watershed_conn, &bg))) goto done;
   /* components: boxes and first pixels; each run's row */
   cl = malloc(((size_t)n + 1) * sizeof *cl);
   key = malloc(((size_t)n + 1) * sizeof *key);
@@ -767,7 +759,6 @@ done:
   if (tally) *tally = t;
   wsisa__cpu_runs_free(&runs8);
   wsisa__cpu_runs_free(&bg);
-  wsisa_image_free(inverse);
   free(cl);
   free(key);
   free(run_y);
