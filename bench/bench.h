@@ -20,6 +20,7 @@ bench_stats bench_summarize(double *samples, int n);
 void bench_print_context(FILE *f);
 
 int bench_ops(int argc, char **argv, wsisa_err *e);
+int bench_kernels(int argc, char **argv, wsisa_err *e);
 int bench_reuse(int argc, char **argv, wsisa_err *e);
 int bench_memory(int argc, char **argv, wsisa_err *e);
 int bench_sched(int argc, char **argv, wsisa_err *e);

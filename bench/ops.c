@@ -183,6 +183,9 @@ static int op_open(inputs *in) {
 static int op_recon(inputs *in) {
   return wsisa_submit_reconstruct(in->h_rc_open, in->h_rc, in->h_out_u8, 8);
 }
+static int op_recon4(inputs *in) {
+  return wsisa_submit_reconstruct(in->h_rc_open, in->h_rc, in->h_out_u8, 4);
+}
 static int op_fill(inputs *in) { return wsisa_submit_fill_holes(in->h_cand, in->h_out_u8, 4); }
 static int op_label(inputs *in) { return wsisa_submit_label(in->h_cand, in->h_out_i32, 8); }
 static int op_edt(inputs *in) { return wsisa_submit_edt(in->h_big, in->h_out_f32); }
@@ -217,6 +220,7 @@ static const op_row rows[] = {
     {"lab2rgb", op_lab2rgb, "numpy", "lab2rgb", 1},
     {"opening_disk19", op_open, "opencv", "opening_disk19", 0},
     {"reconstruction_8conn", op_recon, "skimage", "reconstruction_8conn", 0},
+    {"reconstruction_4conn", op_recon4, "skimage", "reconstruction_4conn", 0},
     {"fill_holes_4conn", op_fill, "scipy", "fill_holes_4conn", 0},
     {"label_8conn_stats", op_label, "opencv", "label_8conn_stats", 0},
     {"distance_transform", op_edt, "opencv", "distance_transform", 0},

@@ -6,7 +6,8 @@ usage: peers_skimage.py DIR REPEATS
 
 Which call matches which of our operations, and why:
 - reconstruction_8conn: morphology.reconstruction(min(marker, mask), mask,
-  method='dilation', 3x3 footprint) is our grey reconstruction by dilation.
+  method='dilation', 3x3 footprint) is our grey reconstruction by dilation;
+  reconstruction_4conn the same with the cross.
 - hminima_8conn: our h-minima *transform* (the relief with every minimum
   shallower than h filled) is the reconstruction by erosion of relief + h over
   relief: morphology.reconstruction(relief + 1, relief, method='erosion').
@@ -83,6 +84,7 @@ def main():
     relief = tifffile.imread(f"{d}/relief.tiff")
     hmin = tifffile.imread(f"{d}/hmin.tiff")
     fp8 = np.ones((3, 3), bool)
+    fp4 = ndi.generate_binary_structure(2, 1)
 
     # the normalization's other steps, untimed: Fisher foreground, statistics,
     # colour transfer (codelets/cpu/fisher_fg.c, masked_stats.c, color_transfer.c)
@@ -99,6 +101,9 @@ def main():
     timeit("reconstruction_8conn", repeats,
            lambda: morphology.reconstruction(np.minimum(rc_open, rc), rc, method="dilation",
                                              footprint=fp8))
+    timeit("reconstruction_4conn", repeats,
+           lambda: morphology.reconstruction(np.minimum(rc_open, rc), rc, method="dilation",
+                                             footprint=fp4))
     timeit("fill_holes_4conn", repeats, lambda: ndi.binary_fill_holes(cand))
     timeit("distance_transform_edt", repeats, lambda: ndi.distance_transform_edt(big))
     timeit("hminima_8conn", repeats,
