@@ -9,7 +9,7 @@
  * mask), those with a run on the border kept, and the output written once. A
  * flood of the background from the border wrote a state image, filled it and
  * rescanned its rows above and below each span, then turned it into the
- * output: five to seven bytes a pixel against two. */
+ * output: about seven bytes a pixel against two. */
 #include <stdlib.h>
 #include <string.h>
 
