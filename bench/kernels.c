@@ -1,58 +1,64 @@
 /* wsisa-bench kernels: the CPU kernels a study's tasks stream over a tile,
- * timed alone and with N copies at once on N threads. A kernel that streams
- * more bytes a pixel slows more when the copies share the memory bus: the
- * ratio of the two times is its memory-bandwidth share on this machine. */
+ * timed as codelets on one CPU worker alone and as N copies at once on N CPU
+ * workers. A kernel that streams more bytes a pixel slows more when the
+ * copies share the memory bus: the ratio of the two times is its
+ * memory-bandwidth share on this machine. */
 #include <getopt.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bench/bench.h"
 #include "cli/cli.h"
 #include "codelets/codelets.h"
-#include "codelets/cpu/cpu.h"
 #include "io/io.h"
 
 #define MAX_COPIES 16
 
-/* One copy's images: the tile and the level-by-level intermediates of the
+/* One copy's data: the tile and the level-by-level intermediates of the
  * default parameters, each kernel's output kept for the next. */
-typedef struct images {
-  const wsisa_image *rgb;
-  wsisa_image *rc, *rc_open, *bg, *seeds, *loose, *rbc, *recon, *recon4, *diff, *above, *cand,
-      *cand8, *sized, *g2, *grown, *hyst, *labels;
+typedef struct copy {
+  wsisa_image *img[18];
+  starpu_data_handle_t h[20];
   uint64_t counts[3], nlabels;
-} images;
+} copy;
+enum {
+  RGB, RC, RC_OPEN, BG, SEEDS, LOOSE, RBC, RECON, RECON4, DIFF, ABOVE, CAND, CAND8, SIZED, G2,
+  GROWN, HYST, LABELS, /* images */
+  COUNTS = 18          /* the comparison's counts; the label count is h[COUNTS + 1] */
+};
 
 typedef struct kernel_row {
   const char *name;
-  int (*run)(images *m);
+  int (*run)(copy *c);
 } kernel_row;
 
-static int k_background(images *m) { return wsisa_cpu_background(m->rgb, 220, 220, 220, m->bg); }
-static int k_ratio(images *m) { return wsisa_cpu_ratio_mask(m->rgb, 0, 1, 5.0, m->seeds); }
-static int k_rbc(images *m) {
-  return wsisa_cpu_ratio_mask(m->rgb, 0, 1, 4.0, m->loose) ||
-         wsisa_cpu_bin_reconstruct(m->seeds, m->loose, 8, m->rbc);
+#define H(k) c->h[k]
+static int k_background(copy *c) { return wsisa_submit_background(H(RGB), H(BG), 220, 220, 220); }
+static int k_ratio(copy *c) { return wsisa_submit_ratio_mask(H(RGB), H(SEEDS), 0, 1, 5.0); }
+static int k_rbc(copy *c) {
+  return wsisa_submit_ratio_mask(H(RGB), H(LOOSE), 0, 1, 4.0) ||
+         wsisa_submit_bin_reconstruct(H(SEEDS), H(LOOSE), H(RBC), 8);
 }
-static int k_recon8(images *m) { return wsisa_cpu_reconstruct(m->rc_open, m->rc, 8, m->recon); }
-static int k_recon4(images *m) { return wsisa_cpu_reconstruct(m->rc_open, m->rc, 4, m->recon4); }
-static int k_sub(images *m) {
-  return wsisa_cpu_sub_sat(m->rc, m->recon, m->diff) || wsisa_cpu_threshold(m->diff, 80, m->above);
+static int k_recon8(copy *c) { return wsisa_submit_reconstruct(H(RC_OPEN), H(RC), H(RECON), 8); }
+static int k_recon4(copy *c) { return wsisa_submit_reconstruct(H(RC_OPEN), H(RC), H(RECON4), 4); }
+static int k_sub(copy *c) {
+  return wsisa_submit_sub_sat(H(RC), H(RECON), H(DIFF)) ||
+         wsisa_submit_threshold(H(DIFF), H(ABOVE), 80);
 }
-static int k_fill4(images *m) { return wsisa_cpu_fill_holes(m->above, 4, m->cand); }
-static int k_fill8(images *m) { return wsisa_cpu_fill_holes(m->above, 8, m->cand8); }
-static int k_area(images *m) { return wsisa_cpu_area_filter(m->cand, 8, 11, 1000, m->sized); }
-static int k_hyst(images *m) {
-  return wsisa_cpu_threshold(m->diff, 45, m->g2) ||
-         wsisa_cpu_bin_reconstruct(m->sized, m->g2, 8, m->grown);
+static int k_fill4(copy *c) { return wsisa_submit_fill_holes(H(ABOVE), H(CAND), 4); }
+static int k_fill8(copy *c) { return wsisa_submit_fill_holes(H(ABOVE), H(CAND8), 8); }
+static int k_area(copy *c) { return wsisa_submit_area_filter(H(CAND), H(SIZED), 8, 11, 1000); }
+static int k_hyst(copy *c) {
+  return wsisa_submit_threshold(H(DIFF), H(G2), 45) ||
+         wsisa_submit_bin_reconstruct(H(SIZED), H(G2), H(GROWN), 8);
 }
-static int k_open(images *m) { return wsisa_cpu_morph(m->grown, WSISA_MORPH_OPEN, 3, m->hyst); }
-static int k_label(images *m) {
-  return wsisa_cpu_label(m->hyst, 4, m->labels) || wsisa_cpu_count_labels(m->labels, &m->nlabels);
+static int k_open(copy *c) { return wsisa_submit_morph(H(GROWN), H(HYST), WSISA_MORPH_OPEN, 3); }
+static int k_label(copy *c) {
+  return wsisa_submit_label(H(HYST), H(LABELS), 4) ||
+         wsisa_submit_count_labels(H(LABELS), H(COUNTS + 1));
 }
-static int k_compare(images *m) { return wsisa_cpu_compare(m->hyst, m->cand, m->counts); }
+static int k_compare(copy *c) { return wsisa_submit_compare(H(HYST), H(CAND), H(COUNTS)); }
+#undef H
 
 static const kernel_row rows[] = {
     {"background (level 1)", k_background},
@@ -71,88 +77,68 @@ static const kernel_row rows[] = {
 };
 #define NKERNELS (sizeof rows / sizeof *rows)
 
-typedef struct copy {
-  images m;
-  int repeats, rc;
-  double ms[NKERNELS][BENCH_MAX_REPEATS];
-} copy;
-
-/* The calling thread's CPU time: a thread the machine's other processes
- * keep waiting does not count, a thread waiting on memory does. */
-static double thread_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+static void copy_free(copy *c) {
+  for (int i = 0; i < COUNTS + 2; i++)
+    if (c->h[i]) starpu_data_unregister(c->h[i]);
+  for (int i = 1; i < LABELS + 1; i++) wsisa_image_free(c->img[i]);
+  memset(c, 0, sizeof *c);
 }
 
-static void *run_copy(void *arg) {
-  copy *c = arg;
-  for (int r = 0; r < c->repeats && !c->rc; r++)
-    for (size_t k = 0; k < NKERNELS && !c->rc; k++) {
-      const double t0 = thread_ms();
-      c->rc = rows[k].run(&c->m);
-      c->ms[k][r] = thread_ms() - t0;
-    }
-  wsisa_cpu_scratch_release();
-  return NULL;
-}
-
-/* The u8 images of a copy, listed once; labels (i32) apart. */
-#define IMAGES_U8(m)                                                                    \
-  {&(m)->rc,    &(m)->rc_open, &(m)->bg,   &(m)->seeds, &(m)->loose, &(m)->rbc,         \
-   &(m)->recon, &(m)->recon4,  &(m)->diff, &(m)->above, &(m)->cand,  &(m)->cand8,       \
-   &(m)->sized, &(m)->g2,      &(m)->grown, &(m)->hyst}
-
-static void images_free(images *m) {
-  wsisa_image **u8[] = IMAGES_U8(m);
-  for (size_t i = 0; i < sizeof u8 / sizeof *u8; i++) {
-    wsisa_image_free(*u8[i]);
-    *u8[i] = NULL;
-  }
-  wsisa_image_free(m->labels);
-  m->labels = NULL;
-}
-
-static int images_make(images *m, const wsisa_image *rgb, wsisa_err *e) {
-  const int w = rgb->width, h = rgb->height;
-  wsisa_image **u8[] = IMAGES_U8(m);
-  m->rgb = rgb;
-  for (size_t i = 0; i < sizeof u8 / sizeof *u8; i++)
-    if (wsisa_image_new(w, h, 1, WSISA_U8, u8[i], e)) return WSISA_ENOMEM;
-  if (wsisa_image_new(w, h, 1, WSISA_I32, &m->labels, e)) return WSISA_ENOMEM;
-  /* level 2's shared stage: rc = 255 - red, opened by the 19x19 disk */
-  if (wsisa_cpu_invert(rgb, 0, m->rc) || wsisa_cpu_morph(m->rc, WSISA_MORPH_OPEN, 19, m->rc_open))
-    return wsisa_error(e, WSISA_EINTERNAL, "the level-2 stage failed");
+/* The copy's images registered in main RAM (the CPU kernels work on them in
+ * place), and level 2's shared stage: rc = 255 - red, opened by the 19x19
+ * disk. */
+static int copy_make(copy *c, wsisa_image *rgb, wsisa_err *e) {
+  memset(c, 0, sizeof *c);
+  c->img[RGB] = rgb;
+  for (int i = 1; i <= LABELS; i++)
+    if (wsisa_image_new(rgb->width, rgb->height, 1, i == LABELS ? WSISA_I32 : WSISA_U8,
+                        &c->img[i], e))
+      return WSISA_ENOMEM;
+  for (int i = 0; i <= LABELS; i++)
+    if (wsisa_image_register(c->img[i], &c->h[i], e)) return WSISA_ERUNTIME;
+  starpu_vector_data_register(&c->h[COUNTS], STARPU_MAIN_RAM, (uintptr_t)c->counts, 3,
+                              sizeof *c->counts);
+  starpu_vector_data_register(&c->h[COUNTS + 1], STARPU_MAIN_RAM, (uintptr_t)&c->nlabels, 1,
+                              sizeof c->nlabels);
+  if (wsisa_submit_invert(c->h[RGB], c->h[RC], 0) ||
+      wsisa_submit_morph(c->h[RC], c->h[RC_OPEN], WSISA_MORPH_OPEN, 19))
+    return wsisa_error(e, WSISA_ERUNTIME, "the level-2 stage could not be submitted");
+  starpu_task_wait_for_all();
   return 0;
 }
 
-/* `copies` threads at once, each on its own images; ms[k] = the mean over
- * the copies of each one's median. */
-static int time_copies(const wsisa_image *rgb, int copies, int repeats, bench_stats *out,
+/* StarPU with `copies` CPU workers, one copy of the data each: every row's
+ * operation submitted for every copy at once, the batch timed to its end,
+ * `repeats` times after one untimed run (first allocations, models). */
+static int time_copies(wsisa_image *rgb, int copies, int repeats, bench_stats *out,
                        wsisa_err *e) {
+  /* eager: one queue, so the copies' tasks go to the idle workers at once */
+  wsisa_runtime_opts ropts = {.sched = getenv("STARPU_SCHED") ? NULL : "eager", .ncpu = copies,
+                              .nopencl = 0};
+  int rc = wsisa_codelets_start(&ropts, e);
+  if (rc) return rc;
+  if (wsisa_runtime_ncpu() < copies) {
+    wsisa_runtime_shutdown();
+    return wsisa_error(e, WSISA_EUSAGE, "%d CPU workers asked, StarPU started %d", copies,
+                       wsisa_runtime_ncpu());
+  }
   copy *c = calloc((size_t)copies, sizeof *c);
-  pthread_t th[MAX_COPIES];
-  int rc = c ? 0 : WSISA_ENOMEM, started = 0;
-  for (int i = 0; i < copies && !rc; i++) {
-    c[i].repeats = repeats;
-    rc = images_make(&c[i].m, rgb, e);
-  }
-  for (; started < copies && !rc; started++)
-    if (pthread_create(&th[started], NULL, run_copy, &c[started])) rc = WSISA_ENOMEM;
-  for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-  for (int i = 0; i < copies && !rc; i++) rc = c[i].rc;
+  rc = c ? 0 : WSISA_ENOMEM;
+  for (int i = 0; i < copies && !rc; i++) rc = copy_make(&c[i], rgb, e);
+  double ms[BENCH_MAX_REPEATS];
   for (size_t k = 0; k < NKERNELS && !rc; k++) {
-    out[k] = (bench_stats){0, 0, 0};
-    for (int i = 0; i < copies; i++) {
-      const bench_stats s = bench_summarize(c[i].ms[k], repeats);
-      out[k].median += s.median / copies;
-      out[k].min = i == 0 || s.min < out[k].min ? s.min : out[k].min;
-      out[k].max = i == 0 || s.max > out[k].max ? s.max : out[k].max;
+    for (int r = -1; r < repeats && !rc; r++) {
+      const double t0 = wsisa_now();
+      for (int i = 0; i < copies && !rc; i++) rc = rows[k].run(&c[i]);
+      starpu_task_wait_for_all();
+      if (r >= 0) ms[r] = (wsisa_now() - t0) * 1e3;
     }
+    if (!rc) out[k] = bench_summarize(ms, repeats);
   }
-  for (int i = 0; c && i < copies; i++) images_free(&c[i].m);
+  if (rc && !e->msg[0]) wsisa_error(e, rc, "%s: could not be submitted", rows[0].name);
+  for (int i = 0; c && i < copies; i++) copy_free(&c[i]);
   free(c);
-  if (rc && !e->msg[0]) wsisa_error(e, rc, "a kernel failed");
+  wsisa_runtime_shutdown();
   return rc;
 }
 
@@ -161,20 +147,18 @@ static void usage(FILE *f) {
           "usage: wsisa-bench kernels [--image PNG] [--copies N] [--repeats N | --quick] [-o DIR]\n"
           "\n"
           "The CPU kernels a study's tasks run over a tile, level by level with the\n"
-          "default parameters, on one thread alone, then on N threads at once, each\n"
-          "with its own images (StarPU's N CPU workers running N tasks). Times are each\n"
-          "thread's CPU time per call (a thread kept waiting by other processes on a\n"
-          "shared machine does not count; one waiting on memory does): the median of\n"
-          "the repeats (min..max), in ms, with N copies the mean of the copies'\n"
-          "medians. together/alone is the slowdown from sharing the machine's memory\n"
-          "bandwidth and caches: a kernel that streams more bytes a pixel slows more.\n"
-          "Meaningful with N cores idle: on a loaded machine the copies may not run at\n"
-          "once.\n"
+          "default parameters, as codelets: on one CPU worker alone, then with N CPU\n"
+          "workers, each running its own copy of the operation at once (StarPU's\n"
+          "workers in a study, the same operation on N tiles). Times are wall ms from\n"
+          "the submission to the last task's end, medians of the repeats (min..max).\n"
+          "together/alone is the slowdown from sharing the machine's memory bandwidth\n"
+          "and caches: a kernel that streams more bytes a pixel slows more. Meaningful\n"
+          "with N cores idle; STARPU_SCHED as set, else eager.\n"
           "\n"
           "  --image PNG    the tile (default tests/data/tile_1024.png, installed in\n"
           "                 PREFIX/share/wsisa or in the source tree)\n"
-          "  --copies N     threads at once, 1..%d (default 2)\n"
-          "  --repeats N    calls per kernel and thread, 1..%d (default 30); --quick: 10\n"
+          "  --copies N     CPU workers and copies at once, 2..%d (default 2)\n"
+          "  --repeats N    runs per figure, 1..%d (default 30); --quick: 10\n"
           "  -o DIR         output folder (default bench-results/kernels): kernels.csv\n"
           "                 (kernel, alone_ms, alone_min, alone_max, copies, together_ms,\n"
           "                 together_min, together_max, together_over_alone)\n",
@@ -209,8 +193,8 @@ int bench_kernels(int argc, char **argv, wsisa_err *e) {
   if (optind < argc)
     return wsisa_error(e, WSISA_EUSAGE,
                        "%s: unexpected argument (see wsisa-bench kernels --help)", argv[optind]);
-  if (copies < 1 || copies > MAX_COPIES)
-    return wsisa_error(e, WSISA_EUSAGE, "--copies %ld: must be in 1..%d", copies, MAX_COPIES);
+  if (copies < 2 || copies > MAX_COPIES)
+    return wsisa_error(e, WSISA_EUSAGE, "--copies %ld: must be in 2..%d", copies, MAX_COPIES);
   if (repeats < 1 || repeats > BENCH_MAX_REPEATS)
     return wsisa_error(e, WSISA_EUSAGE, "--repeats %ld: must be in 1..%d", repeats,
                        BENCH_MAX_REPEATS);
@@ -234,8 +218,8 @@ int bench_kernels(int argc, char **argv, wsisa_err *e) {
                             "together_min,together_max,together_over_alone",
                             &w, e))) {
     bench_print_context(stdout);
-    printf("# %s (%dx%d), thread CPU ms per call, median of %ld (min..max); %ld copies at "
-           "once\n",
+    printf("# %s (%dx%d), wall ms per batch, median of %ld (min..max); alone: 1 CPU worker, "
+           "together: %ld CPU workers, a copy each\n",
            image, rgb->width, rgb->height, repeats, copies);
     printf("%-34s %24s %24s %9s\n", "kernel", "alone ms", "together ms", "tog/alone");
     for (size_t k = 0; k < NKERNELS; k++) {

@@ -17,9 +17,9 @@ static const experiment experiments[] = {
      "kernel launches and reads back to the host), OpenCV and scikit-image/SciPy/NumPy peers; "
      "normalize+segment in process and as the wsisa segment process (see ops --help)"},
     {"kernels", bench_kernels,
-     "the CPU kernels of a study's levels on tile_1024.png, one thread alone and N at once "
-     "(--copies N, default 2): thread CPU ms per call and the slowdown together, their "
-     "share of the memory bandwidth (see kernels --help)"},
+     "the CPU kernels of a study's levels on tile_1024.png as codelets, on one CPU worker "
+     "alone and on N at once, a copy each (--copies N, default 2): ms and the slowdown "
+     "together, their share of the memory bandwidth (see kernels --help)"},
     {"reuse", bench_reuse,
      "MOAT designs of 2, 4, 8 trajectories x reuse none, stage, naive, rtma, trtma (sca on "
      "the smallest), object reuse off and on: makespan, tasks, reuse %, objects reused, "
