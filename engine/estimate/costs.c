@@ -1021,7 +1021,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
                             "at the models' time");
   wsisa_sim_job j = {est->ntiles, est->tile_shape, plan->buckets, est->params,
                      plan->share_tile_stage, plan->active_paths, plan->done, plan->ranks, total,
-                     NULL, nocl};
+                     NULL, nocl, plan->placement};
   /* object reuse: levels 6-7 priced by what their tiles' stores are expected
    * to hold, when calibration measured it */
   out->object_share = -1;

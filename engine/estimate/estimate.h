@@ -82,6 +82,11 @@ typedef struct wsisa_sim_job {
    * multiple of the level's (levels 6 and 7); NULL: 1 */
   double *const *node_scale;
   int opencl_workers;         /* of the W, how many are OpenCL workers (costs->opencl) */
+  /* with CPU and OpenCL workers, a wsisa_placement: unit, each unit's tasks
+   * on the kind the executor's rule gives it (wsisa_exec_placement_choose,
+   * on the simulated clock), its tile's stage with the unit that opens it;
+   * task, each task where it would finish first */
+  int placement;
 } wsisa_sim_job;
 
 typedef struct wsisa_sim_result {
@@ -110,7 +115,8 @@ typedef struct wsisa_sim_result {
  * (engine/exec/executor.c); a ready task goes, in the order tasks become
  * ready, to the worker where it would finish first (dmda's placement, data
  * transfers aside): with W CPU workers, the one free first; with OpenCL
- * workers too, each kind at its own cost. A task of a level is one block of
+ * workers too, each kind at its own cost, among its unit's kind's workers
+ * under unit placement (j->placement). A task of a level is one block of
  * its codelets' time. */
 int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
                   wsisa_err *e);
@@ -173,6 +179,7 @@ typedef struct wsisa_estimate_plan {
   int opencl_workers;       /* per rank; -1: as StarPU started here (their model:
                              * the first OpenCL kind started here) */
   int object_reuse;         /* levels 6-7 object by object (the run's --object-reuse) */
+  int placement;            /* with CPU and OpenCL workers: a wsisa_placement */
 } wsisa_estimate_plan;
 
 #define WSISA_EST_MAX_LISTED 8
