@@ -582,11 +582,12 @@ Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
   fixture_free(&f);
 }
 
-/* Unit placement, 1 CPU + 1 OpenCL worker: the unit that opens the tile
- * (and its stage) goes to the CPU, the second to the OpenCL worker, neither
- * kind measured yet, and each chain runs on its kind alone, even where the
- * other kind would end a task first; a task the OpenCL kind cannot run
- * stays on the CPU. */
+/* Unit placement, 1 CPU + 1 OpenCL worker: by the priors (4 s a task on the
+ * CPU, 8 or never on the OpenCL kind) the unit that opens the tile, with its
+ * stage (cost 14 + 9), goes to the CPU (92 against 184 s), the second (14)
+ * to a slow OpenCL kind ((23 + 14) x 4 = 148 against 112) but not to one
+ * that runs nothing; each chain runs on its kind alone, even where the
+ * other kind would end a task first. */
 Test(engine_estimate, unit_placement_keeps_a_unit_on_its_kind) {
   fixture f;
   fixture_make(&f, WSISA_REUSE_STAGE);

@@ -167,6 +167,12 @@ uint64_t wsisa_estimate_baseline(const wsisa_estimate *est);
  * cost-aware reuse. 0 when every level's time rests on calibrated data of
  * its own codelets (measured, interpolated or similar), else -1. */
 int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_LEVELS]);
+/* Seconds of one worker of each kind (WSISA_KIND_CPU, WSISA_KIND_OPENCL: the
+ * first OpenCL kind started) per level task, the mean of the levels' costs
+ * as wsisa_estimate_level_costs averages them: unit placement's prior
+ * (wsisa_exec_opts.kind_task_seconds). 0 when both kinds' levels rest on
+ * calibrated data, else -1 (no OpenCL worker started, or not calibrated). */
+int wsisa_estimate_kind_seconds(const wsisa_estimate *est, double seconds[WSISA_KINDS]);
 
 /* What to estimate: a reuse plan on N ranks of W workers. */
 typedef struct wsisa_estimate_plan {

@@ -469,14 +469,28 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile) {
   rs->state = S_BLOCK_OPEN;
 }
 
+/* Unit placement in force: CPU and OpenCL workers, placement unit. */
+static int by_unit(const wsisa_sim_job *j) {
+  return j->placement == WSISA_PLACEMENT_UNIT && j->opencl_workers > 0 &&
+         j->opencl_workers < j->workers;
+}
+
 /* Unit placement: the kind a unit of cost `cost` goes to on rank rs (-1:
  * any, under task placement or with one kind of worker). */
 static int unit_kind(const sim *s, const rank_state *rs, double cost) {
-  const wsisa_sim_job *j = s->j;
-  if (j->placement != WSISA_PLACEMENT_UNIT || j->opencl_workers <= 0 ||
-      j->opencl_workers >= j->workers)
-    return -1;
-  return wsisa_exec_placement_choose(rs->load, cost);
+  return by_unit(s->j) ? wsisa_exec_placement_choose(rs->load, cost) : -1;
+}
+
+/* The rule's prior, as `wsisa run` gives it (wsisa_estimate_kind_seconds):
+ * the mean of the first shape's level costs per kind, over its workers. */
+static void unit_priors(const sim *s, rank_state *rs) {
+  const wsisa_sim_costs *kind[WSISA_KINDS] = {s->c, s->c->opencl};
+  const int workers[WSISA_KINDS] = {s->j->workers - s->j->opencl_workers, s->j->opencl_workers};
+  for (int k = 0; k < WSISA_KINDS && by_unit(s->j); k++) {
+    double sum = 0;
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) sum += kind[k]->level[(size_t)l * s->nv];
+    rs->load[k].prior = sum / WSISA_SEG_LEVELS / workers[k];
+  }
 }
 
 /* A unit given to a kind starts or ends: the kind's load (the executor's
@@ -697,6 +711,7 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
     rs->held = NONE;
     rs->placing = -1;
     rs->opened_for = NONE;
+    unit_priors(&s, rs);
     rs->credit = wsisa__units_credit(j->workers);
     rs->assigned = malloc(rs->credit * sizeof *rs->assigned);
     rs->slot = calloc(rs->credit + 1, sizeof *rs->slot);

@@ -89,11 +89,14 @@ enum { WSISA_KIND_CPU, WSISA_KIND_OPENCL, WSISA_KINDS };
  * simulation (engine/estimate/simulate.c): per kind, the cost in flight
  * (units given, not finished), the cost finished and the seconds the kind
  * had work in flight. A unit of cost c goes to the kind k with the least
- * (in_flight[k] + c) / rate[k], rate[k] = done[k] / busy[k]; a kind not
- * measured yet (nothing finished) gets a unit when it has none in flight,
- * else is left out while another kind can take it. */
+ * (in_flight[k] + c) x seconds[k], seconds[k] = busy[k] / done[k] the
+ * seconds per unit of cost the kind has shown; before it has finished a
+ * unit, `prior` (seconds per unit of cost of the kind as a whole, by the
+ * performance models; 0: none), and without one the kind gets a unit when
+ * it has none in flight (its first unit measures it) and is left out while
+ * it has. */
 typedef struct wsisa_exec_kind_load {
-  double in_flight, done, busy;
+  double in_flight, done, busy, prior;
   size_t units_in_flight;
 } wsisa_exec_kind_load;
 int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost);
@@ -122,8 +125,12 @@ typedef struct wsisa_exec_opts {
    * slide), its results those of the objects its core owns
    * (wsisa_workflow_halo; 0: the tile alone) */
   int halo;
-  /* with CPU and OpenCL workers: a wsisa_placement (unit, the default, or task) */
+  /* with CPU and OpenCL workers: a wsisa_placement (unit, the default, or
+   * task), and unit placement's prior: seconds of one worker of each kind
+   * per level task by the calibrated models (0: none;
+   * wsisa_estimate_kind_seconds) */
   int placement;
+  double kind_task_seconds[WSISA_KINDS];
 } wsisa_exec_opts;
 
 typedef struct wsisa_exec_stats {

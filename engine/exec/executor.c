@@ -33,12 +33,14 @@ int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], do
   int best = -1;
   double best_end = 0;
   for (int k = 0; k < WSISA_KINDS; k++) {
-    if (load[k].done <= 0 || load[k].busy <= 0) {
-      /* not measured yet: its first unit measures it */
+    const int measured = load[k].done > 0 && load[k].busy > 0;
+    if (!measured && !(load[k].prior > 0)) {
+      /* nothing to go by: its first unit measures it */
       if (!load[k].units_in_flight) return k;
       continue;
     }
-    const double end = (load[k].in_flight + cost) * load[k].busy / load[k].done;
+    const double per_cost = measured ? load[k].busy / load[k].done : load[k].prior;
+    const double end = (load[k].in_flight + cost) * per_cost;
     if (best < 0 || end < best_end) best = k, best_end = end;
   }
   if (best >= 0) return best;
@@ -987,6 +989,10 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
                          (wsisa_codelets_where() & both) == both
                      ? opts->placement
                      : -1;
+  /* the models' seconds per task, over the kind's workers */
+  const int workers[WSISA_KINDS] = {wsisa_runtime_ncpu(), wsisa_runtime_nopencl()};
+  for (int k = 0; k < WSISA_KINDS; k++)
+    if (workers[k] > 0) s->ps.load[k].prior = opts->kind_task_seconds[k] / workers[k];
   s->scope[WSISA_KIND_CPU].where = STARPU_CPU;
   s->scope[WSISA_KIND_OPENCL].where = STARPU_OPENCL;
   s->scope[ANY_KIND].where = both;

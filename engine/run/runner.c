@@ -371,6 +371,9 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
     s->units_total = total;
     s->units_run = total - before;
     wsisa__estimate_run(s, s->est, &eo, done);
+    /* unit placement's prior: each kind's time per task by the models */
+    if (s->est && wsisa_estimate_kind_seconds(s->est, eo.kind_task_seconds))
+      memset(eo.kind_task_seconds, 0, sizeof eo.kind_task_seconds);
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);
