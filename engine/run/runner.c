@@ -374,6 +374,11 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
     /* unit placement's prior: each kind's time per task by the models */
     if (s->est && wsisa_estimate_kind_seconds(s->est, eo.kind_task_seconds))
       memset(eo.kind_task_seconds, 0, sizeof eo.kind_task_seconds);
+    if (eo.kind_task_seconds[WSISA_KIND_OPENCL] > 0)
+      wsisa_log(WSISA_LOG_INFO, "run",
+                "unit placement's prior: %.4f s a level task on a CPU worker, %.4f s on an "
+                "OpenCL worker (the models)",
+                eo.kind_task_seconds[WSISA_KIND_CPU], eo.kind_task_seconds[WSISA_KIND_OPENCL]);
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);
