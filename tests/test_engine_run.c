@@ -349,7 +349,9 @@ Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) 
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png", 2);
   const char *env = "STARPU_PROFILING=1 STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 "
                     "STARPU_OPENCL_ON_CPUS=1";
-  static const char *const placements[] = {"task", "unit"};
+  /* unit placement first: in the test's fresh STARPU_HOME no model is
+   * calibrated yet, so each kind is given a first unit to measure it by */
+  static const char *const placements[] = {"unit", "task"};
   char *metrics[2];
   long long bytes[2];
   for (int i = 0; i < 2; i++) {
@@ -377,7 +379,7 @@ Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) 
         json_object_get(json_object_get(run, "reuse"), "buckets"));
     const long long on_cpu = placement_at(run, "units", "cpu"),
                     on_opencl = placement_at(run, "units", "opencl");
-    if (i == 1) {
+    if (i == 0) {
       cr_expect_gt(units, 2, "too few units to place: %lld", units);
       cr_expect_eq(on_cpu + on_opencl, units, "units by kind: %lld + %lld of %lld", on_cpu,
                    on_opencl, units);
@@ -394,14 +396,14 @@ Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) 
                placement_at(run, "bus", "from_device_bytes");
     json_decref(run);
   }
-  cr_expect_str_eq(metrics[1], metrics[0], "unit placement: metrics differ from task placement");
+  cr_expect_str_eq(metrics[0], metrics[1], "unit placement: metrics differ from task placement");
   /* a tile's pixels cross to the device a few times (the RGB, the stage's
    * outputs a unit there reads) and the measures come back: far below a
    * byte image per task of a path */
   const long long pixels = 256 * 256;
-  cr_expect_lt(bytes[1], 32 * pixels, "unit placement: %lld bytes across the bus", bytes[1]);
-  cr_expect_lt(2 * bytes[1], bytes[0], "unit placement: %lld bytes, task placement %lld",
-               bytes[1], bytes[0]);
+  cr_expect_lt(bytes[0], 32 * pixels, "unit placement: %lld bytes across the bus", bytes[0]);
+  cr_expect_lt(2 * bytes[0], bytes[1], "unit placement: %lld bytes, task placement %lld",
+               bytes[0], bytes[1]);
   free(metrics[0]);
   free(metrics[1]);
 }
