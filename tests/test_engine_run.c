@@ -347,10 +347,14 @@ static long long placement_at(json_t *run, const char *section, const char *key)
  * paths go back and forth between the host and the device. */
 Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png", 2);
-  const char *env = "STARPU_PROFILING=1 STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 "
-                    "STARPU_OPENCL_ON_CPUS=1";
-  /* unit placement first: in the test's fresh STARPU_HOME no model is
-   * calibrated yet, so each kind is given a first unit to measure it by */
+  /* a STARPU_HOME of its own, empty: no model calibrated by the suite's
+   * other runs gives the rule a prior, so each kind is given a first unit
+   * to measure it by (the unit placement run comes first) */
+  char env[4600];
+  snprintf(env, sizeof env,
+           "STARPU_HOME='%s' STARPU_PROFILING=1 STARPU_SCHED=dmda STARPU_NCPU=1 "
+           "STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1",
+           tu_tmpdir("placement_home"));
   static const char *const placements[] = {"unit", "task"};
   char *metrics[2];
   long long bytes[2];
