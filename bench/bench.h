@@ -46,6 +46,11 @@ typedef struct bench_run {
   bench_stats wall, exec, rss; /* seconds, seconds, KiB */
   double execute, executed, no_reuse, buckets, rss_kib, peak_paths;
   double objects_seen, objects_reused; /* run.json objects: units of levels 6-7 */
+  /* run.json placement: with CPU and OpenCL workers, the placement in force
+   * ("" with one kind), the units per kind, and MB (10^6 bytes) to and from
+   * the device by StarPU's bus profiling (NaN without STARPU_PROFILING=1) */
+  char placement[8];
+  double units_cpu, units_opencl, to_device_mb, from_device_mb;
   int ncpu, nopencl;
   char sched[32];
   /* run.json's estimate, made at the run's start (NaN without one) */

@@ -29,7 +29,8 @@ static const experiment experiments[] = {
      "makespan"},
     {"sched", bench_sched,
      "eager, lws, dmda, dmdas, modular-heft, pats on N CPUs, N + 1 CPUs and N CPUs + 1 "
-     "OpenCL worker (a GPU, else PoCL; --cpus N, default 1): makespan, hybrid speedups"},
+     "OpenCL worker (a GPU, else PoCL; --cpus N, default 1) with unit and task placement: "
+     "makespan, hybrid speedups, units per kind, MB across the bus"},
     {"scale", bench_scale,
      "1, 2, 4, ... CPU workers up to the cores (--workers LIST); under mpirun 2, 4, ... "
      "ranks x those workers: makespan, efficiency over 1 worker, oversubscribed rows marked "
@@ -92,32 +93,37 @@ static void usage(FILE *f) {
           "  sched.csv:  policy, setting (cpu: N CPU workers | cpu_plus_one: N + 1 |\n"
           "              hybrid: N CPU + 1 OpenCL worker, a GPU when one is found, else\n"
           "              PoCL; no hybrid rows without an OpenCL device or with\n"
-          "              --no-opencl, the table says why), cpu_workers, opencl_workers,\n"
+          "              --no-opencl, the table says why), placement (hybrid: unit,\n"
+          "              every policy; task, every policy, dmda and dmdas only with\n"
+          "              --quick), cpu_workers, opencl_workers,\n"
           "              makespan_s, makespan_min, makespan_max, wall_s, wall_min,\n"
           "              wall_max, hybrid_over_cpu, hybrid_over_cpu_plus_one (their\n"
-          "              makespan / the hybrid makespan, same policy; hybrid rows only)\n"
+          "              makespan / the hybrid makespan, same policy; hybrid rows only),\n"
+          "              units_cpu, units_opencl (unit placement), to_device_mb,\n"
+          "              from_device_mb (hybrid: StarPU's bus profiling, 10^6 bytes)\n"
           "              (2 trajectories on tile_1024.png, with or without --quick;\n"
-          "              --cpus N, default 1)\n"
-          "  scale.csv:  ranks (0: one process, no mpirun), workers_per_rank,\n"
-          "              cpu_workers (over all ranks), started_per_rank, makespan_s,\n"
-          "              makespan_min, makespan_max, wall_s, wall_min, wall_max, speedup,\n"
-          "              efficiency (T1 / (p x Tp), T1: 1 worker), oversubscribed (more\n"
-          "              workers than cores); the rank series needs Open MPI's mpirun\n"
-          "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
-          "              analysis_min, analysis_max, buckets, reuse_pct\n"
-          "  predict.csv: config, varies, object_reuse, predicted_s, measured_s,\n"
-          "              measured_min, measured_max, makespan_error_pct, predicted_rss_mib,\n"
-          "              measured_rss_mib, rss_error_pct, uncalibrated_pct (with a\n"
-          "              STARPU_HOME of its own, calibrated first; --quick on\n"
-          "              tests/data images, else on the sample slide)\n"
-          "  balance.csv: config, ranks, workers, total_workers, source (measured |\n"
-          "              predicted), rtma_s, trtma_s, rtma_predicted_s, trtma_predicted_s,\n"
-          "              rtma_buckets, trtma_buckets, trtma_speedup (MOAT on one tile:\n"
-          "              2 trajectories with --quick, else 8)\n"
-
-          "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"
-          "2048x2048.\n",
+          "              --cpus N, default 1)\n",
           bench_wsisa_exe());
+  fputs("  scale.csv:  ranks (0: one process, no mpirun), workers_per_rank,\n"
+        "              cpu_workers (over all ranks), started_per_rank, makespan_s,\n"
+        "              makespan_min, makespan_max, wall_s, wall_min, wall_max, speedup,\n"
+        "              efficiency (T1 / (p x Tp), T1: 1 worker), oversubscribed (more\n"
+        "              workers than cores); the rank series needs Open MPI's mpirun\n"
+        "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
+        "              analysis_min, analysis_max, buckets, reuse_pct\n"
+        "  predict.csv: config, varies, object_reuse, predicted_s, measured_s,\n"
+        "              measured_min, measured_max, makespan_error_pct, predicted_rss_mib,\n"
+        "              measured_rss_mib, rss_error_pct, uncalibrated_pct (with a\n"
+        "              STARPU_HOME of its own, calibrated first; --quick on\n"
+        "              tests/data images, else on the sample slide)\n"
+        "  balance.csv: config, ranks, workers, total_workers, source (measured |\n"
+        "              predicted), rtma_s, trtma_s, rtma_predicted_s, trtma_predicted_s,\n"
+        "              rtma_buckets, trtma_buckets, trtma_speedup (MOAT on one tile:\n"
+        "              2 trajectories with --quick, else 8)\n"
+
+        "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"
+        "2048x2048.\n",
+        f);
   fprintf(f, "  analyze.csv: method (correlation | morris), rows, wall_s, wall_min, wall_max,\n"
              "              cpu_s, cpu_min, cpu_max (the analyze process's user + system)\n");
 }

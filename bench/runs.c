@@ -114,6 +114,13 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   r->pred_makespan = num(est, "predicted", "makespan_s");
   r->pred_rss_kib = num(est, "predicted", "peak_rss_bytes") / 1024.0;
   r->uncalibrated = num(est, "predicted", "uncalibrated_share");
+  json_t *pl = json_object_get(root, "placement");
+  const char *in_force = json_string_value(json_object_get(pl, "in_force"));
+  snprintf(r->placement, sizeof r->placement, "%s", in_force ? in_force : "");
+  r->units_cpu = num(pl, "units", "cpu");
+  r->units_opencl = num(pl, "units", "opencl");
+  r->to_device_mb = num(pl, "bus", "to_device_bytes") / 1e6;
+  r->from_device_mb = num(pl, "bus", "from_device_bytes") / 1e6;
   const char *s = json_string_value(json_object_get(root, "scheduler"));
   snprintf(r->sched, sizeof r->sched, "%s", s ? s : "?");
   json_decref(root);

@@ -245,6 +245,12 @@ static int sched_cpus(int *argc, char **argv, long *cpus, wsisa_err *e) {
   return 0;
 }
 
+/* Task placement's rows beside unit placement's: every policy, or with
+ * --quick those whose models place tasks by their expected end. */
+static int sched_task_row(const bench_opts *o, const char *policy) {
+  return !o->quick || strcmp(policy, "dmda") == 0 || strcmp(policy, "dmdas") == 0;
+}
+
 int bench_sched(int argc, char **argv, wsisa_err *e) {
   long n = 1;
   int rc = sched_cpus(&argc, argv, &n, e);
@@ -252,84 +258,108 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   if ((rc = bench_parse(argc, argv, "sched", &o, e))) return rc;
   static const char *const policies[] = {"eager", "lws", "dmda", "dmdas", "modular-heft", "pats"};
-  enum { NP = 6, NS = 3 };
-  /* N CPU, N + 1 CPU, N CPU + 1 OpenCL worker */
+  /* N CPU, N + 1 CPU, N CPU + 1 OpenCL worker with unit placement, and with
+   * task placement (docs/architecture.md, Execution) */
+  enum { NP = 6, NS = 4, HYBRID = 2 };
   const int device = o.no_opencl ? 0 : sched_opencl_device();
   const char *skipped = o.no_opencl ? "--no-opencl" : "no OpenCL device (GPU or PoCL) found";
-  const int nset = device ? NS : 2;
-  char settings[NS][128], names[NS][32];
+  const int nset = device ? NS : HYBRID;
+  char settings[NS][160], names[NS][40];
   snprintf(settings[0], sizeof settings[0],
            "STARPU_NCPU=%ld STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0", n);
   snprintf(settings[1], sizeof settings[1],
            "STARPU_NCPU=%ld STARPU_NOPENCL=0 STARPU_OPENCL_ON_CPUS=0", n + 1);
-  snprintf(settings[2], sizeof settings[2],
-           "STARPU_NCPU=%ld STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=%d", n, device == 2);
   snprintf(names[0], sizeof names[0], "%ld CPU", n);
   snprintf(names[1], sizeof names[1], "%ld CPU", n + 1);
-  snprintf(names[2], sizeof names[2], "%ld CPU + 1 %s", n,
-           device == 2 ? "PoCL" : device ? "GPU" : "OpenCL");
-  static const char *const keys[NS] = {"cpu", "cpu_plus_one", "hybrid"};
+  static const char *const keys[NS] = {"cpu", "cpu_plus_one", "hybrid", "hybrid"};
+  static const char *const placement[NS] = {"", "", "unit", "task"};
+  /* the bytes across the bus come from StarPU's bus profiling */
+  for (int h = HYBRID; h < NS; h++) {
+    snprintf(settings[h], sizeof settings[h],
+             "STARPU_NCPU=%ld STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=%d STARPU_PROFILING=1", n,
+             device == 2);
+    snprintf(names[h], sizeof names[h], "%ld CPU + 1 %s, %s", n,
+             device == 2 ? "PoCL" : device ? "GPU" : "OpenCL", placement[h]);
+  }
   /* OpenCL on PoCL is slow: a small study, one tile */
   const char *image = "tile_1024.png";
-  char study[4300], env[512];
+  char study[4300], env[768], args[64];
   if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, sizeof study, e)))
     return rc;
   bench_run res[NP][NS];
+  int ran[NP][NS];
   for (int p = 0; p < NP; p++)
-    for (int s = 0; s < nset; s++) {
+    for (int s = 0; s < NS; s++) {
+      ran[p][s] = s < nset && (s != NS - 1 || sched_task_row(&o, policies[p]));
+      if (!ran[p][s]) continue;
       fprintf(stderr, "wsisa-bench sched: %s, %s\n", policies[p], names[s]);
       snprintf(env, sizeof env, "STARPU_SCHED=%s %s", policies[p], settings[s]);
-      if ((rc = bench_run_wsisa(&o, env, study, NULL, &res[p][s], e))) return rc;
+      snprintf(args, sizeof args, "%s%s", placement[s][0] ? "--placement " : "", placement[s]);
+      if ((rc = bench_run_wsisa(&o, env, study, args, &res[p][s], e))) return rc;
     }
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "sched",
-                           "policy,setting,cpu_workers,opencl_workers,makespan_s,makespan_min,"
-                           "makespan_max,wall_s,wall_min,wall_max,hybrid_over_cpu,"
-                           "hybrid_over_cpu_plus_one",
+                           "policy,setting,placement,cpu_workers,opencl_workers,makespan_s,"
+                           "makespan_min,makespan_max,wall_s,wall_min,wall_max,hybrid_over_cpu,"
+                           "hybrid_over_cpu_plus_one,units_cpu,units_opencl,to_device_mb,"
+                           "from_device_mb",
                            &w, e)))
     return rc;
   bench_print_runs_context(&o, &res[0][0], image);
   printf("# MOAT 2 trajectories (32 runs) on tests/data/%s; per policy: %s (%s), %s (%s), "
-         "%s (%s); hybrid over N CPU (N+1 CPU) = their makespan / the hybrid makespan\n",
-         image, names[0], settings[0], names[1], settings[1], names[2],
-         device ? settings[2] : skipped);
-  printf("%-12s %-16s %-24s %-24s %10s %12s\n", "policy", "workers", "makespan s", "wall s",
-         "over N CPU", "over N+1 CPU");
+         "%ld CPU + 1 OpenCL worker (%s) with unit placement (each unit on one kind of "
+         "worker) and with task placement (StarPU places each task%s); hybrid over N CPU "
+         "(N+1 CPU) = their makespan / the hybrid makespan; units CPU/OpenCL under unit "
+         "placement; MB to / from the device by StarPU's bus profiling\n",
+         image, names[0], settings[0], names[1], settings[1], n,
+         device ? settings[HYBRID] : skipped, o.quick ? "; dmda and dmdas only with --quick" : "");
+  printf("%-12s %-22s %-24s %-24s %8s %8s %9s %15s\n", "policy", "workers", "makespan s",
+         "wall s", "over N", "over N+1", "units", "MB to / from");
   double val[NS][NP], lo[NS][NP], hi[NS][NP];
   for (int p = 0; p < NP; p++)
     for (int s = 0; s < NS; s++) {
       val[s][p] = lo[s][p] = hi[s][p] = NAN_;
-      if (s >= nset) {
-        printf("%-12s %-16s skipped: %s\n", policies[p], names[s], skipped);
+      if (!ran[p][s]) {
+        if (s < HYBRID || s == HYBRID || !device || o.no_opencl)
+          printf("%-12s %-22s skipped: %s\n", policies[p], names[s], skipped);
         continue;
       }
       const bench_run *r = &res[p][s];
       double over[2] = {NAN_, NAN_};
-      char a[64], b[64], sp[2][16] = {"", ""};
-      for (int k = 0; k < 2 && s == 2; k++) {
+      char a[64], b[64], sp[2][16] = {"", ""}, units[32] = "", bus[48] = "";
+      for (int k = 0; k < 2 && s >= HYBRID; k++) {
         over[k] = res[p][k].exec.median / r->exec.median;
         snprintf(sp[k], sizeof sp[k], "%.2fx", over[k]);
       }
-      printf("%-12s %-16s %-24s %-24s %10s %12s\n", policies[p], names[s],
+      if (s >= HYBRID && strcmp(r->placement, "unit") == 0)
+        snprintf(units, sizeof units, "%.0f/%.0f", r->units_cpu, r->units_opencl);
+      if (s >= HYBRID && r->to_device_mb == r->to_device_mb)
+        snprintf(bus, sizeof bus, "%.1f / %.1f", r->to_device_mb, r->from_device_mb);
+      printf("%-12s %-22s %-24s %-24s %8s %8s %9s %15s\n", policies[p], names[s],
              bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), sp[0],
-             sp[1]);
+             sp[1], units, bus);
       wsisa_csv_text(w, policies[p]);
       wsisa_csv_text(w, keys[s]);
+      wsisa_csv_text(w, placement[s]);
       wsisa_csv_uint(w, (uint64_t)r->ncpu);
       wsisa_csv_uint(w, (uint64_t)r->nopencl);
       bench_csv_stats(w, r->exec, 1);
       bench_csv_stats(w, r->wall, 1);
       wsisa_csv_num(w, over[0]);
       wsisa_csv_num(w, over[1]);
+      const int unit = s >= HYBRID && strcmp(r->placement, "unit") == 0;
+      wsisa_csv_num(w, unit ? r->units_cpu : NAN_);
+      wsisa_csv_num(w, unit ? r->units_opencl : NAN_);
+      wsisa_csv_num(w, s >= HYBRID ? r->to_device_mb : NAN_);
+      wsisa_csv_num(w, s >= HYBRID ? r->from_device_mb : NAN_);
       wsisa_csv_end_row(w);
       val[s][p] = r->exec.median;
       lo[s][p] = r->exec.min;
       hi[s][p] = r->exec.max;
     }
   if ((rc = wsisa_csv_close(w, e))) return rc;
-  wsisa_svg_series series[NS] = {{names[0], val[0], lo[0], hi[0]},
-                                 {names[1], val[1], lo[1], hi[1]},
-                                 {names[2], val[2], lo[2], hi[2]}};
+  wsisa_svg_series series[NS];
+  for (int s = 0; s < NS; s++) series[s] = (wsisa_svg_series){names[s], val[s], lo[s], hi[s]};
   char path[4200];
   bench_svg_path(&o, "sched", path, sizeof path);
   return wsisa_svg_bars(path, "Makespan by scheduling policy", "seconds", NP, policies,

@@ -13,7 +13,7 @@ typedef struct run_opts {
   const char *study_path, *out, *resume, *samples, *check;
   int force;
   long max_buckets, max_bucket_size, active_paths, unit_timeout;
-  const char *reuse, *memory_limit, *object_reuse;
+  const char *reuse, *memory_limit, *object_reuse, *placement;
   double level_cost[WSISA_SEG_LEVELS];
   int have_costs;
 } run_opts;
@@ -60,6 +60,13 @@ static const wsisa_cli_flag flags[] = {
     {"object-reuse", 'O', .arg = "on|off",
      .help = "levels 6-7 nucleus cluster by cluster, those seen before on\n"
              "the tile taken from a store (default on; the same results)"},
+    {"placement", 'P', .arg = "unit|task",
+     .help = "with CPU and OpenCL workers: unit gives each unit (tile x\n"
+             "bucket) to one kind of worker, the one where it would end\n"
+             "first, and runs all its tasks there, so its images stay\n"
+             "where they were made; task lets StarPU's scheduler place\n"
+             "each task (default unit, the study's execution.placement;\n"
+             "the same results)"},
     {"unit-timeout", 't', .arg = "S",
      .help = "under mpirun: seconds a worker may hold a unit before its\n"
              "units go to other ranks (default 600; WSISA_UNIT_TIMEOUT); a\n"
@@ -106,6 +113,7 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
       case 'u': o.reuse = optarg; break;
       case 'm': o.memory_limit = optarg; break;
       case 'O': o.object_reuse = optarg; break;
+      case 'P': o.placement = optarg; break;
       case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
       case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
       case 'k': target = &o.active_paths, flag = "--active-paths"; break;
@@ -126,10 +134,11 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
   if (o.check && (o.study_path || o.out || o.samples || o.resume || o.reuse || o.memory_limit ||
                   o.max_buckets || o.max_bucket_size || o.active_paths || o.force ||
-                  o.object_reuse))
+                  o.object_reuse || o.placement))
     return wsisa_error(e, WSISA_EUSAGE, "--check DIR takes no other option");
   if (o.check) {
-    wsisa_runner_request c = {.check = o.check, .strategy = -1, .object_reuse = -1};
+    wsisa_runner_request c = {.check = o.check, .strategy = -1, .object_reuse = -1,
+                              .placement = -1};
     return wsisa_runner_run(&c, e);
   }
   if (o.resume && (o.study_path || o.out || o.samples))
@@ -142,7 +151,13 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
                              .active_paths = o.active_paths,
                              .unit_timeout = (double)o.unit_timeout, .force = o.force,
                              .level_cost = o.have_costs ? o.level_cost : NULL,
-                             .object_reuse = -1};
+                             .object_reuse = -1, .placement = -1};
+  if (o.placement) {
+    wsisa_placement placement;
+    if (wsisa_placement_parse(o.placement, &placement))
+      return wsisa_error(e, WSISA_EUSAGE, "--placement %s: expected unit or task", o.placement);
+    r.placement = (int)placement;
+  }
   if (o.object_reuse) {
     if (strcmp(o.object_reuse, "on") == 0) r.object_reuse = 1;
     else if (strcmp(o.object_reuse, "off") == 0) r.object_reuse = 0;

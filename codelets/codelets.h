@@ -8,6 +8,8 @@
 #ifndef WSISA_CODELETS_H
 #define WSISA_CODELETS_H
 
+#include <stdatomic.h>
+
 #include <starpu.h>
 
 #include "codelets/cpu/published.h"
@@ -41,6 +43,25 @@ int wsisa_codelets_start(const wsisa_runtime_opts *opts, wsisa_err *e);
  * force one side to compare CPU and OpenCL outputs. */
 void wsisa_codelets_set_where(uint32_t where);
 uint32_t wsisa_codelets_where(void);
+
+/* A placement scope (the executor's unit placement, docs/architecture.md):
+ * while one is set on a thread, the tasks that thread submits of codelets
+ * with an OpenCL implementation run on the workers of scope->where (a task
+ * wsisa_codelets_where() pins outside it stays pinned: there is no other
+ * place for it), and every task submitted under it is counted when it ends,
+ * by the kind of worker that ran it. The counters are atomic (tasks end on
+ * the workers' threads); a scope outlives every task submitted under it. */
+typedef struct wsisa_codelets_scope {
+  uint32_t where; /* STARPU_CPU, STARPU_OPENCL, or both */
+  atomic_uint_fast64_t submitted, ended;
+  /* tasks of codelets with both implementations, by the kind of worker that
+   * ran them, and those of them that ran outside `where` */
+  atomic_uint_fast64_t on_cpu, on_opencl, astray;
+  /* tasks with one place only: CPU-only codelets, and tasks pinned there */
+  atomic_uint_fast64_t fixed;
+} wsisa_codelets_scope;
+/* Set the calling thread's scope (NULL: none); returns the one it replaces. */
+wsisa_codelets_scope *wsisa_codelets_scope_set(wsisa_codelets_scope *scope);
 
 /* Dry runs: while a recorder is set, every submit helper builds its task and
  * hands it to `fn` instead of submitting it, then destroys it; nothing runs

@@ -38,12 +38,14 @@ uint32_t wsisa__footprint_args(struct starpu_task *task) {
 /* Insert (or, during a dry run, build and record) a task of `codelet`; the
  * variadic tail follows starpu_task_insert and ends with 0. A CPU-only
  * codelet runs on a CPU worker whatever wsisa_codelets_where() says: there is
- * no other. */
-#define INSERT(codelet, ...)                                                          \
-  (wsisa__recorder ? wsisa__record(starpu_task_build((codelet), STARPU_EXECUTE_WHERE,  \
-                                                     where_of(codelet), __VA_ARGS__)) \
-                   : starpu_task_insert((codelet), STARPU_EXECUTE_WHERE,               \
-                                        where_of(codelet), __VA_ARGS__))
+ * no other. Under a placement scope the task is counted when it ends. */
+#define INSERT(codelet, ...)                                                              \
+  (wsisa__recorder                                                                        \
+       ? wsisa__record(starpu_task_build((codelet), STARPU_EXECUTE_WHERE, where_of(codelet), \
+                                         __VA_ARGS__))                                      \
+       : starpu_task_insert((codelet), STARPU_EXECUTE_WHERE, where_of(codelet),            \
+                            STARPU_CALLBACK_WITH_ARG_NFREE, ended_of(codelet), (void *)scope, \
+                            __VA_ARGS__))
 
 wsisa_codelets_recorder wsisa__recorder;
 static void *recorder_ctx;
@@ -63,9 +65,50 @@ int wsisa__record(struct starpu_task *task) {
   return 0;
 }
 
+/* The submitting thread's placement scope (codelets.h). */
+static _Thread_local wsisa_codelets_scope *scope;
+
+wsisa_codelets_scope *wsisa_codelets_scope_set(wsisa_codelets_scope *to) {
+  wsisa_codelets_scope *was = scope;
+  scope = to;
+  return was;
+}
+
+/* The scope's kinds, when the process lets the codelet run there; NULL when
+ * the codelet has one place only. */
+static const wsisa_codelets_scope *placed(const struct starpu_codelet *codelet) {
+  return scope && codelet->opencl_funcs[0] && (wsisa_codelets_where() & scope->where) ? scope
+                                                                                      : NULL;
+}
+
 static unsigned long long where_of(const struct starpu_codelet *codelet) {
-  return codelet->opencl_funcs[0] ? (unsigned long long)wsisa_codelets_where()
-                                  : (unsigned long long)STARPU_CPU;
+  if (!codelet->opencl_funcs[0]) return STARPU_CPU;
+  const wsisa_codelets_scope *s = placed(codelet);
+  return s ? wsisa_codelets_where() & s->where : wsisa_codelets_where();
+}
+
+/* A task under a scope has ended, on the calling worker. */
+static void ended_placed(void *arg) {
+  wsisa_codelets_scope *s = arg;
+  const int id = starpu_worker_get_id();
+  const int opencl = id >= 0 && starpu_worker_get_type(id) == STARPU_OPENCL_WORKER;
+  atomic_fetch_add(opencl ? &s->on_opencl : &s->on_cpu, 1);
+  if (!(s->where & (opencl ? STARPU_OPENCL : STARPU_CPU))) atomic_fetch_add(&s->astray, 1);
+  atomic_fetch_add(&s->ended, 1);
+}
+
+static void ended_fixed(void *arg) {
+  wsisa_codelets_scope *s = arg;
+  atomic_fetch_add(&s->fixed, 1);
+  atomic_fetch_add(&s->ended, 1);
+}
+
+/* The callback counting a task under the thread's scope (NULL: none), the
+ * task counted as submitted. */
+static void (*ended_of(const struct starpu_codelet *codelet))(void *) {
+  if (!scope) return NULL;
+  atomic_fetch_add(&scope->submitted, 1);
+  return placed(codelet) ? ended_placed : ended_fixed;
 }
 
 /* A heap copy of the arguments, which StarPU frees with the task. */

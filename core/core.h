@@ -244,6 +244,17 @@ int wsisa_runtime_ncpu(void);
 int wsisa_runtime_nopencl(void);
 const char *wsisa_runtime_sched(void);
 
+/* What crossed the bus between main memory and the OpenCL devices' memories
+ * (StarPU's transfers for its handles) since StarPU started or since the
+ * last call, by StarPU's bus profiling. */
+typedef struct wsisa_bus_traffic {
+  uint64_t to_device_bytes, from_device_bytes;
+  uint64_t to_device_transfers, from_device_transfers;
+} wsisa_bus_traffic;
+/* 0 with *t filled; -1 (and *t zeroed) when StarPU's profiling is off
+ * (STARPU_PROFILING=1 turns it on) or StarPU is not running. */
+int wsisa_runtime_bus_traffic(wsisa_bus_traffic *t);
+
 /* The CPU workers StarPU started against those asked and the cores offered,
  * read at start-up; `warning` says why it started fewer and what to do
  * (empty when it started what was asked, or every offered core). */

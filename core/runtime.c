@@ -217,6 +217,21 @@ int wsisa_runtime_nopencl(void) {
 }
 const char *wsisa_runtime_sched(void) { return sched_name; }
 
+int wsisa_runtime_bus_traffic(wsisa_bus_traffic *t) {
+  memset(t, 0, sizeof *t);
+  if (!active || !starpu_profiling_status_get()) return -1;
+  for (int b = 0; b < starpu_bus_get_count(); b++) {
+    struct starpu_profiling_bus_info info;
+    if (starpu_bus_get_profiling_info(b, &info)) continue;
+    const int to = starpu_node_get_kind((unsigned)starpu_bus_get_dst(b)) == STARPU_OPENCL_RAM;
+    const int from = starpu_node_get_kind((unsigned)starpu_bus_get_src(b)) == STARPU_OPENCL_RAM;
+    if (to == from) continue; /* device to device, or host to host */
+    *(to ? &t->to_device_bytes : &t->from_device_bytes) += (uint64_t)info.transferred_bytes;
+    *(to ? &t->to_device_transfers : &t->from_device_transfers) += (uint64_t)info.transfer_count;
+  }
+  return 0;
+}
+
 const wsisa_runtime_cpus *wsisa_runtime_cpus_started(void) { return &cpus; }
 
 void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {

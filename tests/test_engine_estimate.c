@@ -68,7 +68,8 @@ static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t
                        const uint8_t *done, wsisa_sim_result *r) {
   wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
                        f->level, f->variant, NULL, NULL};
-  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL, 0};
+  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL, 0,
+                     WSISA_PLACEMENT_TASK};
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
   return r->makespan;
@@ -122,7 +123,7 @@ Test(engine_estimate, each_run_is_priced_at_its_parameter_values) {
   for (int i = 0; i < 2 * WSISA_SEG_LEVELS; i++) scale[i] = i < WSISA_SEG_LEVELS ? 1 : 2;
   wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                        f.level, f.variant, NULL, scale};
-  wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0};
+  wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0, WSISA_PLACEMENT_TASK};
   wsisa_sim_result r;
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
@@ -550,6 +551,16 @@ Test(engine_estimate, cost_aware_reuse_leaves_the_metrics_alone) {
   for (int i = 0; i < 3; i++) free(csv[i]);
 }
 
+/* The fixture's tile on 1 CPU + 1 OpenCL worker at the costs `ocl`. */
+static void simulate_hybrid(fixture *f, const wsisa_sim_costs *ocl, wsisa_placement placement,
+                            wsisa_sim_result *r) {
+  wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
+                       f->level, f->variant, ocl, NULL};
+  wsisa_sim_job j = {1, f->shape, f->b, f->params, 1, 0, NULL, 1, 2, NULL, 1, (int)placement};
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
+}
+
 /* OpenCL workers at their own costs: a kind that can run nothing leaves the
  * CPU worker alone; one as fast as a CPU worker is a second CPU worker. */
 Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
@@ -563,13 +574,45 @@ Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
   const wsisa_sim_costs *ocl[] = {&none, &same};
   const double want[] = {10 + 0.5 + 2 * 30, 40.5};
   for (int k = 0; k < 2; k++) {
-    wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
-                         f.level, f.variant, ocl[k], NULL};
-    wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 2, NULL, 1};
     wsisa_sim_result r;
-    wsisa_err e = WSISA_ERR_INIT;
-    cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+    simulate_hybrid(&f, ocl[k], WSISA_PLACEMENT_TASK, &r);
     cr_expect_float_eq(r.makespan, want[k], 1e-9, "OpenCL kind %d: makespan %g", k, r.makespan);
+    wsisa_sim_result_free(&r);
+  }
+  fixture_free(&f);
+}
+
+/* Unit placement, 1 CPU + 1 OpenCL worker: by the priors (4 s a task on the
+ * CPU, 8 or never on the OpenCL kind) the unit that opens the tile, with its
+ * stage (cost 14 + 9), goes to the CPU (92 against 184 s), the second (14)
+ * to a slow OpenCL kind ((23 + 14) x 4 = 148 against 112) but not to one
+ * that runs nothing; each chain runs on its kind alone, even where the
+ * other kind would end a task first. */
+Test(engine_estimate, unit_placement_keeps_a_unit_on_its_kind) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  double inf = INFINITY, never[WSISA_SEG_LEVELS * 2], slow[WSISA_SEG_LEVELS * 2];
+  for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf, slow[i] = 2 * f.level[i];
+  const double slow_stage = 2 * f.stage, slow_measure = 2 * f.measure,
+               slow_background = 2 * f.background;
+  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL};
+  wsisa_sim_costs twice = {1, 2, &f.open, &f.open_path, &slow_stage, &slow_measure,
+                           &slow_background, slow, f.variant, NULL, NULL};
+  const wsisa_sim_costs *ocl[] = {&none, &twice};
+  /* open and count on the CPU (10.5); then a chain of 30 s on the CPU and
+   * one of 30 s there too (the OpenCL kind runs none of it), or of 60 s on
+   * the OpenCL worker */
+  const double want[] = {10 + 0.5 + 2 * 30, 10 + 0.5 + 60}, work[] = {70.5, 100.5};
+  for (int k = 0; k < 2; k++) {
+    wsisa_sim_result r;
+    simulate_hybrid(&f, ocl[k], WSISA_PLACEMENT_UNIT, &r);
+    cr_expect_float_eq(r.makespan, want[k], 1e-9, "OpenCL kind %d: makespan %g", k, r.makespan);
+    cr_expect_float_eq(r.work, work[k], 1e-9, "OpenCL kind %d: work %g", k, r.work);
+    wsisa_sim_result_free(&r);
+    /* task placement gives the slow kind's tasks to the CPU when it ends
+     * them first */
+    simulate_hybrid(&f, ocl[k], WSISA_PLACEMENT_TASK, &r);
+    if (k == 1) cr_expect_lt(r.work, work[k], "task placement: work %g", r.work);
     wsisa_sim_result_free(&r);
   }
   fixture_free(&f);

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <starpu.h>
 
 #include "codelets/cpu/cpu.h"
@@ -330,6 +331,85 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   }
   free(best);
   free(base);
+}
+
+/* run.json's placement object, as an integer at a path of keys under it. */
+static long long placement_at(json_t *run, const char *section, const char *key) {
+  json_t *v = json_object_get(json_object_get(json_object_get(run, "placement"), section), key);
+  cr_assert(json_is_integer(v), "run.json: placement.%s.%s missing", section, key);
+  return (long long)json_integer_value(v);
+}
+
+/* Unit placement with a CPU and an OpenCL worker: the metrics of task
+ * placement byte for byte; every unit on one kind, both kinds used, every
+ * task counted where it ran and none off its unit's kind; and far fewer
+ * bytes across the bus than StarPU placing task by task under dmda, whose
+ * paths go back and forth between the host and the device. */
+Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) {
+  const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png", 2);
+  /* a STARPU_HOME of its own, empty: no model calibrated by the suite's
+   * other runs gives the rule a prior, so each kind is given a first unit
+   * to measure it by (the unit placement run comes first) */
+  char env[4600];
+  snprintf(env, sizeof env,
+           "STARPU_HOME='%s' STARPU_PROFILING=1 STARPU_SCHED=dmda STARPU_NCPU=1 "
+           "STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1",
+           tu_tmpdir("placement_home"));
+  static const char *const placements[] = {"unit", "task"};
+  char *metrics[2];
+  long long bytes[2];
+  for (int i = 0; i < 2; i++) {
+    char dir[4300], flags[128], path[4400];
+    snprintf(flags, sizeof flags, "--reuse rtma --max-bucket-size 3 --placement %s",
+             placements[i]);
+    metrics[i] = run_study(study, env, flags, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/run.json", dir);
+    json_t *run = json_load_file(path, 0, NULL);
+    cr_assert_not_null(run, "no %s", path);
+    json_t *pl = json_object_get(run, "placement");
+    cr_expect_str_eq(json_string_value(json_object_get(pl, "asked")), placements[i]);
+    cr_expect_str_eq(json_string_value(json_object_get(pl, "in_force")), placements[i]);
+    const long long submitted = placement_at(run, "tasks", "submitted"),
+                    cpu = placement_at(run, "tasks", "cpu"),
+                    opencl = placement_at(run, "tasks", "opencl");
+    cr_expect_gt(submitted, 100);
+    cr_expect_eq(placement_at(run, "tasks", "ended"), submitted);
+    cr_expect_eq(cpu + opencl + placement_at(run, "tasks", "one_place"), submitted,
+                 "%s: tasks by kind do not add up", placements[i]);
+    cr_expect_gt(cpu, 0, "%s: no task on the CPU worker", placements[i]);
+    cr_expect_gt(opencl, 0, "%s: no task on the OpenCL worker", placements[i]);
+    cr_expect_eq(placement_at(run, "tasks", "off_unit_kind"), 0);
+    const long long units = (long long)json_integer_value(
+        json_object_get(json_object_get(run, "reuse"), "buckets"));
+    const long long on_cpu = placement_at(run, "units", "cpu"),
+                    on_opencl = placement_at(run, "units", "opencl");
+    if (i == 0) {
+      cr_expect_gt(units, 2, "too few units to place: %lld", units);
+      cr_expect_eq(on_cpu + on_opencl, units, "units by kind: %lld + %lld of %lld", on_cpu,
+                   on_opencl, units);
+      /* before any measure each kind is given a unit */
+      cr_expect_gt(on_cpu, 0);
+      cr_expect_gt(on_opencl, 0);
+      cr_expect_eq(placement_at(run, "tile_stages", "cpu") +
+                       placement_at(run, "tile_stages", "opencl"),
+                   1);
+    } else {
+      cr_expect_eq(on_cpu + on_opencl, 0);
+    }
+    bytes[i] = placement_at(run, "bus", "to_device_bytes") +
+               placement_at(run, "bus", "from_device_bytes");
+    json_decref(run);
+  }
+  cr_expect_str_eq(metrics[0], metrics[1], "unit placement: metrics differ from task placement");
+  /* a tile's pixels cross to the device a few times (the RGB, the stage's
+   * outputs a unit there reads) and the measures come back: far below a
+   * byte image per task of a path */
+  const long long pixels = 256 * 256;
+  cr_expect_lt(bytes[0], 32 * pixels, "unit placement: %lld bytes across the bus", bytes[0]);
+  cr_expect_lt(2 * bytes[0], bytes[1], "unit placement: %lld bytes, task placement %lld",
+               bytes[0], bytes[1]);
+  free(metrics[0]);
+  free(metrics[1]);
 }
 
 /* StarPU 1.3 with PoCL installed leaves about 1 KiB of a dlopened

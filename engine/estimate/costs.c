@@ -847,8 +847,9 @@ static double step_seconds(const wsisa_estimate *est, size_t s, size_t st, size_
   return sum;
 }
 
-int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_LEVELS]) {
-  size_t a = cpu_arch(est);
+/* The level costs on worker arch `a`: 0, or -1 when one rests on no
+ * calibrated data of its own codelets. */
+static int arch_level_costs(const wsisa_estimate *est, size_t a, double cost[WSISA_SEG_LEVELS]) {
   unsigned char worst = 0;
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
     const level_variants *lv = &est->lv[l];
@@ -861,6 +862,26 @@ int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_
     if (!(cost[l] >= 0) || isnan(cost[l])) return -1;
   }
   return worst <= WSISA_EST_SIMILAR ? 0 : -1;
+}
+
+int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_LEVELS]) {
+  return arch_level_costs(est, cpu_arch(est), cost);
+}
+
+int wsisa_estimate_kind_seconds(const wsisa_estimate *est, double seconds[WSISA_KINDS]) {
+  size_t arch[WSISA_KINDS] = {cpu_arch(est), est->narch};
+  for (size_t a = 0; a < est->narch && arch[WSISA_KIND_OPENCL] == est->narch; a++)
+    if (!est->arch[a].is_cpu) arch[WSISA_KIND_OPENCL] = a;
+  for (int k = 0; k < WSISA_KINDS; k++) {
+    double cost[WSISA_SEG_LEVELS];
+    seconds[k] = 0;
+    if (arch[k] == est->narch || !est->arch[arch[k]].is_cpu != (k == WSISA_KIND_OPENCL) ||
+        arch_level_costs(est, arch[k], cost))
+      return -1;
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) seconds[k] += cost[l] / WSISA_SEG_LEVELS;
+    if (!(seconds[k] > 0)) return -1;
+  }
+  return 0;
 }
 
 /* ---- the estimate of a plan ------------------------------------------------------------ */
@@ -1021,7 +1042,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
                             "at the models' time");
   wsisa_sim_job j = {est->ntiles, est->tile_shape, plan->buckets, est->params,
                      plan->share_tile_stage, plan->active_paths, plan->done, plan->ranks, total,
-                     NULL, nocl};
+                     NULL, nocl, plan->placement};
   /* object reuse: levels 6-7 priced by what their tiles' stores are expected
    * to hold, when calibration measured it */
   out->object_share = -1;

@@ -118,7 +118,7 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   /* every rank as this one: its workers, its K */
   int ranks = wsisa_dist_size();
   wsisa_estimate_plan plan = {s->buckets, eo->share_tile_stage, eo->active_paths, done, ranks, -1,
-                              -1, eo->object_reuse};
+                              -1, eo->object_reuse, eo->placement};
   wsisa_estimate_figures f;
   wsisa_err why = WSISA_ERR_INIT;
   if (wsisa_estimate_compute(est, &plan, &f, &why)) {

@@ -82,6 +82,11 @@ typedef struct wsisa_sim_job {
    * multiple of the level's (levels 6 and 7); NULL: 1 */
   double *const *node_scale;
   int opencl_workers;         /* of the W, how many are OpenCL workers (costs->opencl) */
+  /* with CPU and OpenCL workers, a wsisa_placement: unit, each unit's tasks
+   * on the kind the executor's rule gives it (wsisa_exec_placement_choose,
+   * on the simulated clock), its tile's stage with the unit that opens it;
+   * task, each task where it would finish first */
+  int placement;
 } wsisa_sim_job;
 
 typedef struct wsisa_sim_result {
@@ -110,7 +115,8 @@ typedef struct wsisa_sim_result {
  * (engine/exec/executor.c); a ready task goes, in the order tasks become
  * ready, to the worker where it would finish first (dmda's placement, data
  * transfers aside): with W CPU workers, the one free first; with OpenCL
- * workers too, each kind at its own cost. A task of a level is one block of
+ * workers too, each kind at its own cost, among its unit's kind's workers
+ * under unit placement (j->placement). A task of a level is one block of
  * its codelets' time. */
 int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
                   wsisa_err *e);
@@ -161,6 +167,12 @@ uint64_t wsisa_estimate_baseline(const wsisa_estimate *est);
  * cost-aware reuse. 0 when every level's time rests on calibrated data of
  * its own codelets (measured, interpolated or similar), else -1. */
 int wsisa_estimate_level_costs(const wsisa_estimate *est, double cost[WSISA_SEG_LEVELS]);
+/* Seconds of one worker of each kind (WSISA_KIND_CPU, WSISA_KIND_OPENCL: the
+ * first OpenCL kind started) per level task, the mean of the levels' costs
+ * as wsisa_estimate_level_costs averages them: unit placement's prior
+ * (wsisa_exec_opts.kind_task_seconds). 0 when both kinds' levels rest on
+ * calibrated data, else -1 (no OpenCL worker started, or not calibrated). */
+int wsisa_estimate_kind_seconds(const wsisa_estimate *est, double seconds[WSISA_KINDS]);
 
 /* What to estimate: a reuse plan on N ranks of W workers. */
 typedef struct wsisa_estimate_plan {
@@ -173,6 +185,7 @@ typedef struct wsisa_estimate_plan {
   int opencl_workers;       /* per rank; -1: as StarPU started here (their model:
                              * the first OpenCL kind started here) */
   int object_reuse;         /* levels 6-7 object by object (the run's --object-reuse) */
+  int placement;            /* with CPU and OpenCL workers: a wsisa_placement */
 } wsisa_estimate_plan;
 
 #define WSISA_EST_MAX_LISTED 8

@@ -57,6 +57,7 @@ typedef struct task {
   size_t first_dep;  /* first task waiting on this one */
   size_t next_own;   /* next task of the same unit; in the free list, the next free */
   int done;
+  int place;         /* unit placement: the kind of worker its unit was given (-1: any) */
 } task;
 
 typedef struct event {
@@ -72,6 +73,8 @@ typedef struct unit_slot {
   int walked;       /* every task submitted */
   int used;
   size_t tasks;     /* its tasks, linked by next_own: free once it ends */
+  int kind;         /* unit placement: the kind given the unit (-1: any) */
+  double cost;      /* its cost for the rule (wsisa_exec_unit_cost) */
 } unit_slot;
 
 typedef enum { S_NEXT, S_WALK, S_BLOCK_K, S_BLOCK_BG, S_BLOCK_DRAIN, S_BLOCK_OPEN, S_DONE } sub_state;
@@ -105,6 +108,16 @@ typedef struct rank_state {
   size_t blocker;           /* the task the submitter waits for */
   sub_state state;
   double finish;
+  /* unit placement (the executor's rule, wsisa_exec_placement_choose): per
+   * kind its load and since when it has had a unit in flight; the kind the
+   * tasks submitted now go to (-1: any); the unit a tile was opened for,
+   * with the kind and cost chosen then (the stage goes with it) */
+  wsisa_exec_kind_load load[WSISA_KINDS];
+  double busy_since[WSISA_KINDS];
+  int placing;
+  size_t opened_for;
+  int opened_kind;
+  double opened_cost;
 } rank_state;
 
 typedef struct sim {
@@ -133,7 +146,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
   if (s->free_tasks != NONE) {
     size_t id = s->free_tasks;
     s->free_tasks = s->tasks[id].next_own;
-    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0};
+    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1};
     return id;
   }
   if (s->ntasks == s->cap_tasks) {
@@ -146,7 +159,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
     s->tasks = t;
     s->cap_tasks = cap;
   }
-  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0};
+  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1};
   return s->ntasks++;
 }
 
@@ -209,7 +222,8 @@ static void ready_push(sim *s, rank_state *rs, size_t id) {
 
 /* Ready tasks, in the order they became ready, each to the worker where it
  * would finish first (dmda's placement, transfers aside): with workers of
- * one kind, the one free first. */
+ * one kind, the one free first; under unit placement among the workers of
+ * its unit's kind (a task the OpenCL workers cannot run: the CPU's). */
 static void dispatch(sim *s, rank_state *rs) {
   int nw = s->j->workers, ncpu = nw - s->j->opencl_workers;
   while (rs->rlen) {
@@ -220,6 +234,9 @@ static void dispatch(sim *s, rank_state *rs) {
     int best = -1;
     double best_end = INFINITY, best_dur = 0;
     for (int w = 0; w < nw; w++) {
+      if ((t->place == WSISA_KIND_CPU && w >= ncpu) ||
+          (t->place == WSISA_KIND_OPENCL && w < ncpu && isfinite(t->dur_ocl)))
+        continue;
       double dur = w < ncpu ? t->dur : t->dur_ocl;
       double end = fmax(rs->avail[w], s->now) + dur;
       if (end < best_end) best = w, best_end = end, best_dur = dur;
@@ -246,8 +263,9 @@ static size_t submit(sim *s, int r, int kind, double dur, double dur_ocl, size_t
                      size_t slot) {
   size_t id = task_new(s, r, kind, dur);
   if (id == NONE) return NONE;
-  s->tasks[id].dur_ocl = dur_ocl;
   rank_state *rs = &s->ranks[r];
+  s->tasks[id].dur_ocl = dur_ocl;
+  s->tasks[id].place = rs->placing;
   if (slot != NONE) {
     s->tasks[id].next_own = rs->slot[slot].tasks;
     rs->slot[slot].tasks = id;
@@ -340,6 +358,7 @@ static void walk(sim *s, int r) {
   const wsisa_reuse_tree *t = s->j->buckets->trees[us->bucket];
   size_t shape = s->j->tile_shape[us->tile];
   const double *params = s->j->params;
+  rs->placing = us->kind;
   while (rs->node < t->n_nodes) {
     const wsisa_reuse_node *n = &t->nodes[rs->node];
     size_t run = t->instances[n->first_instance];
@@ -450,6 +469,45 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile) {
   rs->state = S_BLOCK_OPEN;
 }
 
+/* Unit placement in force: CPU and OpenCL workers, placement unit. */
+static int by_unit(const wsisa_sim_job *j) {
+  return j->placement == WSISA_PLACEMENT_UNIT && j->opencl_workers > 0 &&
+         j->opencl_workers < j->workers;
+}
+
+/* Unit placement: the kind a unit of cost `cost` goes to on rank rs (-1:
+ * any, under task placement or with one kind of worker). */
+static int unit_kind(const sim *s, const rank_state *rs, double cost) {
+  return by_unit(s->j) ? wsisa_exec_placement_choose(rs->load, cost) : -1;
+}
+
+/* The rule's prior, as `wsisa run` gives it (wsisa_estimate_kind_seconds):
+ * the mean of the first shape's level costs per kind, over its workers. */
+static void unit_priors(const sim *s, rank_state *rs) {
+  const wsisa_sim_costs *kind[WSISA_KINDS] = {s->c, s->c->opencl};
+  const int workers[WSISA_KINDS] = {s->j->workers - s->j->opencl_workers, s->j->opencl_workers};
+  for (int k = 0; k < WSISA_KINDS && by_unit(s->j); k++) {
+    double sum = 0;
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) sum += kind[k]->level[(size_t)l * s->nv];
+    rs->load[k].prior = sum / WSISA_SEG_LEVELS / workers[k];
+  }
+}
+
+/* A unit given to a kind starts or ends: the kind's load (the executor's
+ * unit_started and unit_ended, on the simulated clock). */
+static void unit_load(sim *s, rank_state *rs, const unit_slot *us, int starts) {
+  if (us->kind < 0) return;
+  wsisa_exec_kind_load *k = &rs->load[us->kind];
+  if (starts) {
+    if (!k->units_in_flight++) rs->busy_since[us->kind] = s->now;
+    k->in_flight += us->cost;
+    return;
+  }
+  k->in_flight -= us->cost;
+  k->done += us->cost;
+  if (!--k->units_in_flight) k->busy += s->now - rs->busy_since[us->kind];
+}
+
 /* Begin the next assigned unit: a tile not open first waits for a place and
  * opens. */
 static void next_unit(sim *s, int r) {
@@ -467,12 +525,18 @@ static void next_unit(sim *s, int r) {
     return;
   }
   size_t tile = u / s->nb, bucket = u % s->nb, o = open_of(rs, tile);
+  const double cost = wsisa_exec_unit_cost(s->j->buckets->trees[bucket]);
   if (o == NONE) {
     /* the pixels of an open tile must outlive every unit reading them */
     if ((o = open_place(s, rs)) == NONE) {
       rs->state = S_BLOCK_DRAIN;
       return;
     }
+    /* the tile's stage goes with the unit that opens it, on its kind */
+    rs->opened_for = u;
+    rs->opened_cost = cost + WSISA_EXEC_TILE_STAGE_COST;
+    rs->opened_kind = unit_kind(s, rs, rs->opened_cost);
+    rs->placing = rs->opened_kind;
     open_tile_at(s, r, o, tile);
     return;
   }
@@ -482,7 +546,13 @@ static void next_unit(sim *s, int r) {
     s->failed = 1;
     return;
   }
-  rs->slot[slot] = (unit_slot){tile, bucket, o, 0, 0, 1, NONE};
+  const int opener = rs->opened_for == u;
+  rs->slot[slot] = (unit_slot){tile, bucket, o, 0, 0, 1, NONE,
+                               opener ? rs->opened_kind : unit_kind(s, rs, cost),
+                               opener ? rs->opened_cost : cost};
+  rs->opened_for = NONE;
+  unit_load(s, rs, &rs->slot[slot], 1);
+  rs->placing = rs->slot[slot].kind;
   rs->walking = slot;
   rs->node = 1;
   rs->bg_checked = 0;
@@ -549,6 +619,7 @@ static void unit_finished(sim *s, int r, size_t slot) {
   }
   us->tasks = NONE;
   us->used = 0;
+  unit_load(s, rs, us, 0);
   refill(s, r);
   if (rs->state == S_DONE && rs->nassigned) rs->state = S_NEXT;
 }
@@ -638,6 +709,9 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
     for (size_t o = 0; o < OPEN; o++) rs->open[o].tile = NONE;
     rs->state = S_NEXT;
     rs->held = NONE;
+    rs->placing = -1;
+    rs->opened_for = NONE;
+    unit_priors(&s, rs);
     rs->credit = wsisa__units_credit(j->workers);
     rs->assigned = malloc(rs->credit * sizeof *rs->assigned);
     rs->slot = calloc(rs->credit + 1, sizeof *rs->slot);

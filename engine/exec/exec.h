@@ -65,6 +65,46 @@ typedef struct wsisa_counts {
   int feature_cols;
 } wsisa_counts;
 
+/* Where the tasks of a unit (tile x bucket) run when the worker set holds
+ * both CPU and OpenCL workers (docs/architecture.md, Execution):
+ * - unit: the session gives each unit to one kind of worker as it submits
+ *   it, the kind on which it would finish first by what each kind has in
+ *   flight and has done so far (wsisa_exec_placement_choose); every task of
+ *   the unit, its levels 1-7 and its measures, runs on that kind (tasks of
+ *   CPU-only codelets on a CPU worker), so a path's images stay where they
+ *   were made. A tile's stage (normalization, the reference) goes with the
+ *   tile's first unit.
+ * - task: StarPU's scheduler places each task alone.
+ * With one kind of worker the two are the same. Results never depend on it. */
+typedef enum wsisa_placement { WSISA_PLACEMENT_UNIT, WSISA_PLACEMENT_TASK } wsisa_placement;
+#define WSISA_PLACEMENTS 2
+extern const char *const wsisa_placement_names[WSISA_PLACEMENTS];
+/* The placement named `name` into *out; WSISA_EUSAGE when there is none. */
+int wsisa_placement_parse(const char *name, wsisa_placement *out);
+
+/* The kinds of worker a unit is given to. */
+enum { WSISA_KIND_CPU, WSISA_KIND_OPENCL, WSISA_KINDS };
+
+/* The earliest-finish rule of unit placement, for the executor and its
+ * simulation (engine/estimate/simulate.c): per kind, the cost in flight
+ * (units given, not finished), the cost finished and the seconds the kind
+ * had work in flight. A unit of cost c goes to the kind k with the least
+ * (in_flight[k] + c) x seconds[k], seconds[k] = busy[k] / done[k] the
+ * seconds per unit of cost the kind has shown; before it has finished a
+ * unit, `prior` (seconds per unit of cost of the kind as a whole, by the
+ * performance models; 0: none), and without one the kind gets a unit when
+ * it has none in flight (its first unit measures it) and is left out while
+ * it has. */
+typedef struct wsisa_exec_kind_load {
+  double in_flight, done, busy, prior;
+  size_t units_in_flight;
+} wsisa_exec_kind_load;
+int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost);
+/* A unit's cost for the rule: its tasks (the tree's nodes, a measure per
+ * leaf), and a tile stage's when the unit opens its tile. */
+double wsisa_exec_unit_cost(const wsisa_reuse_tree *tree);
+#define WSISA_EXEC_TILE_STAGE_COST (WSISA_SEG_LEVELS + 2)
+
 typedef struct wsisa_exec_opts {
   size_t active_paths; /* K; 0: unbounded */
   int normalize;       /* normalize tiles first (default 1) */
@@ -85,6 +125,12 @@ typedef struct wsisa_exec_opts {
    * slide), its results those of the objects its core owns
    * (wsisa_workflow_halo; 0: the tile alone) */
   int halo;
+  /* with CPU and OpenCL workers: a wsisa_placement (unit, the default, or
+   * task), and unit placement's prior: seconds of one worker of each kind
+   * per level task by the calibrated models (0: none;
+   * wsisa_estimate_kind_seconds) */
+  int placement;
+  double kind_task_seconds[WSISA_KINDS];
 } wsisa_exec_opts;
 
 typedef struct wsisa_exec_stats {
@@ -102,6 +148,15 @@ typedef struct wsisa_exec_stats {
    * credit) */
   uint64_t path_waits, unit_waits;
   double path_wait_s, unit_wait_s;
+  /* with CPU and OpenCL workers (else all 0): the placement in force (1 unit,
+   * 0 task); units and tile stages per kind they were given to (unit
+   * placement); the tasks submitted and ended, those of codelets with both
+   * implementations by the kind of worker that ran them, those that ran off
+   * their unit's kind (0 under unit placement), and those with one place
+   * only (CPU-only codelets, tasks pinned to the CPU) */
+  int placed_by_unit;
+  uint64_t units_on[WSISA_KINDS], tile_stages_on[WSISA_KINDS];
+  uint64_t tasks_submitted, tasks_ended, tasks_on[WSISA_KINDS], tasks_astray, tasks_fixed;
 } wsisa_exec_stats;
 
 /* Called on the submitting thread when unit (tile, bucket) has finished:

@@ -16,12 +16,59 @@
 #include "engine/exec/exec.h"
 #include "io/io.h"
 
+/* ---- unit placement -------------------------------------------------------- */
+
+const char *const wsisa_placement_names[WSISA_PLACEMENTS] = {"unit", "task"};
+
+int wsisa_placement_parse(const char *name, wsisa_placement *out) {
+  for (int i = 0; i < WSISA_PLACEMENTS; i++)
+    if (strcmp(name, wsisa_placement_names[i]) == 0) {
+      *out = (wsisa_placement)i;
+      return 0;
+    }
+  return WSISA_EUSAGE;
+}
+
+int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost) {
+  int best = -1;
+  double best_end = 0;
+  for (int k = 0; k < WSISA_KINDS; k++) {
+    const int measured = load[k].done > 0 && load[k].busy > 0;
+    if (!measured && !(load[k].prior > 0)) {
+      /* nothing to go by: its first unit measures it */
+      if (!load[k].units_in_flight) return k;
+      continue;
+    }
+    const double per_cost = measured ? load[k].busy / load[k].done : load[k].prior;
+    const double end = (load[k].in_flight + cost) * per_cost;
+    if (best < 0 || end < best_end) best = k, best_end = end;
+  }
+  if (best >= 0) return best;
+  /* no kind measured and each has a unit in flight: the one with fewer */
+  best = 0;
+  for (int k = 1; k < WSISA_KINDS; k++)
+    if (load[k].units_in_flight < load[best].units_in_flight) best = k;
+  return best;
+}
+
+double wsisa_exec_unit_cost(const wsisa_reuse_tree *t) {
+  size_t leaves = 0;
+  for (size_t v = 1; v < t->n_nodes; v++) leaves += t->nodes[v].level == t->k;
+  return (double)(t->n_nodes - 1 + leaves);
+}
+
 /* ---- active paths ------------------------------------------------------- */
 
+/* What the workers' callbacks share with the submitting thread, under one
+ * lock: the active paths, and unit placement's load per kind. */
 typedef struct paths {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   size_t active, peak;
+  /* unit placement: per kind, what is in flight and done (wsisa_exec_placement_choose),
+   * and since when the kind has had a unit in flight */
+  wsisa_exec_kind_load load[WSISA_KINDS];
+  double busy_since[WSISA_KINDS];
   /* the submitting thread's waits for a free path, and their seconds */
   uint64_t waits;
   double waited;
@@ -73,14 +120,39 @@ struct unit {
   const double *ref_features; /* the tile's reference feature rows */
   int normalize;
   int object_match;         /* leaves match objects: skipped runs get the sums of no object */
+  /* unit placement: the kind given the unit (-1: none, StarPU places each
+   * task), its cost, and the scope its tasks were submitted under (NULL:
+   * none); `submitted` once every leaf is */
+  int kind;
+  double cost;
+  wsisa_codelets_scope *scope;
+  int submitted;
 };
+
+/* A unit given to a kind starts, p->lock held. */
+static void unit_started(paths *p, unit *u) {
+  if (u->kind < 0) return;
+  wsisa_exec_kind_load *k = &p->load[u->kind];
+  if (!k->units_in_flight++) p->busy_since[u->kind] = wsisa_now();
+  k->in_flight += u->cost;
+}
+
+/* Every leaf of a unit given to a kind has arrived, p->lock held: the kind's
+ * measure of its speed grows by the unit. */
+static void unit_ended(paths *p, unit *u) {
+  if (u->kind < 0) return;
+  wsisa_exec_kind_load *k = &p->load[u->kind];
+  k->in_flight -= u->cost;
+  k->done += u->cost;
+  if (!--k->units_in_flight) k->busy += wsisa_now() - p->busy_since[u->kind];
+}
 
 static void leaf_arrived(leaf *l) {
   paths *p = l->owner->paths;
   pthread_mutex_lock(&p->lock);
   if (--l->remaining == 0) {
     p->active--;
-    l->owner->pending--;
+    if (!--l->owner->pending && l->owner->submitted) unit_ended(p, l->owner);
     pthread_cond_broadcast(&p->cond);
   }
   pthread_mutex_unlock(&p->lock);
@@ -108,8 +180,11 @@ static void leaf_nuclei_done(void *arg) {
     rows->owner = l;
     starpu_vector_data_register(&rows->handle, STARPU_MAIN_RAM, (uintptr_t)l->rows,
                                 (uint32_t)len, sizeof *l->rows);
+    /* on this worker's thread, under its unit's scope */
+    wsisa_codelets_scope *was = wsisa_codelets_scope_set(l->owner->scope);
     l->failed = wsisa_workflow_reduce_submit(l->data, l->labels, rows->handle, NULL) ||
                 starpu_data_acquire_cb(rows->handle, STARPU_R, leaf_part_done, rows);
+    wsisa_codelets_scope_set(was);
   }
   starpu_data_unregister_submit(l->labels);
   l->labels = NULL;
@@ -834,6 +909,19 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
 
 /* ---- sessions: units handed out one at a time ---------------------------- */
 
+#define ANY_KIND WSISA_KINDS
+
+/* A scope's counters, read at once. */
+typedef struct scope_counts {
+  uint64_t submitted, ended, on[WSISA_KINDS], astray, fixed;
+} scope_counts;
+
+static scope_counts scope_read(wsisa_codelets_scope *c) {
+  return (scope_counts){atomic_load(&c->submitted), atomic_load(&c->ended),
+                        {atomic_load(&c->on_cpu), atomic_load(&c->on_opencl)},
+                        atomic_load(&c->astray), atomic_load(&c->fixed)};
+}
+
 struct wsisa_exec_session {
   const wsisa_tile_ref *tiles;
   size_t ntiles;
@@ -852,6 +940,13 @@ struct wsisa_exec_session {
   size_t nq, cap;
   wsisa_exec_stats stats; /* since the last wsisa_exec_session_stats */
   wsisa_annotation *annot; /* the last annotation read, for the next tile of its slide */
+  /* with CPU and OpenCL workers: the placement in force (-1: one kind of
+   * worker, nothing to choose), the scopes tasks are submitted under (one
+   * per kind for unit placement, ANY_KIND's for task placement, which only
+   * counts) and what their counters held when last taken */
+  int placement;
+  wsisa_codelets_scope scope[WSISA_KINDS + 1];
+  scope_counts taken[WSISA_KINDS + 1];
 };
 
 /* The distinct (B, G, R) of the buckets' runs, in the order of their
@@ -888,6 +983,19 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   pthread_mutex_init(&s->ps.lock, NULL);
   pthread_cond_init(&s->ps.cond, NULL);
   for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) s->tile[i] = ntiles;
+  /* a placement to choose only with both kinds of worker, both allowed */
+  const uint32_t both = STARPU_CPU | STARPU_OPENCL;
+  s->placement = wsisa_runtime_ncpu() > 0 && wsisa_runtime_nopencl() > 0 &&
+                         (wsisa_codelets_where() & both) == both
+                     ? opts->placement
+                     : -1;
+  /* the models' seconds per task, over the kind's workers */
+  const int workers[WSISA_KINDS] = {wsisa_runtime_ncpu(), wsisa_runtime_nopencl()};
+  for (int k = 0; k < WSISA_KINDS; k++)
+    if (workers[k] > 0) s->ps.load[k].prior = opts->kind_task_seconds[k] / workers[k];
+  s->scope[WSISA_KIND_CPU].where = STARPU_CPU;
+  s->scope[WSISA_KIND_OPENCL].where = STARPU_OPENCL;
+  s->scope[ANY_KIND].where = both;
   *out = s;
   if (bgr_distinct(s)) {
     wsisa_exec_session_free(s);
@@ -954,30 +1062,50 @@ static size_t session_place(wsisa_exec_session *s) {
   return best;
 }
 
-int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
-                              wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
-  if (tile >= s->ntiles || bucket >= s->buckets->n_buckets)
-    return wsisa_error(e, WSISA_EINTERNAL, "unit (tile %zu, bucket %zu) is not in the study",
-                       tile, bucket);
-  int rc = 0;
+/* The place of `tile`, opened there under the calling thread's scope when
+ * not open yet (*opened set): a place is freed first if none is. */
+static int session_open(wsisa_exec_session *s, size_t tile, size_t *place, int *opened,
+                        wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
   size_t at = 0;
+  int rc = 0;
+  *opened = 0;
   while (at < WSISA_EXEC_OPEN_TILES && s->tile[at] != tile) at++;
   if (at == WSISA_EXEC_OPEN_TILES) {
     /* a tile's pixels must outlive every unit that reads them: the oldest
      * units are waited for until an open tile has none left */
     while ((at = session_place(s)) == (size_t)-1)
       if ((rc = wsisa_exec_session_poll(s, s->nq - 1, 1, on_unit, ctx, NULL, e))) return rc;
-    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts[at], (const double(*)[3])s->bgr, s->nbgr,
-                   &s->stats, &s->annot, e);
-    s->tile[at] = tile;
-    s->opened[at] = s->opens++;
-    if (rc) {
-      /* what it submitted may still run */
-      starpu_task_wait_for_all();
-      session_close_tile(s, at);
-      return rc;
-    }
+    *opened = 1;
   }
+  *place = at;
+  return 0;
+}
+
+/* The kind unit placement gives a unit of cost `cost` (-1: task placement,
+ * or one kind of worker), and the scope its tasks go under. */
+static int session_kind(wsisa_exec_session *s, double cost, wsisa_codelets_scope **scope) {
+  *scope = NULL;
+  if (s->placement < 0) return -1;
+  if (s->placement == WSISA_PLACEMENT_TASK) {
+    *scope = &s->scope[ANY_KIND];
+    return -1;
+  }
+  pthread_mutex_lock(&s->ps.lock);
+  int k = wsisa_exec_placement_choose(s->ps.load, cost);
+  pthread_mutex_unlock(&s->ps.lock);
+  *scope = &s->scope[k];
+  return k;
+}
+
+int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
+                              wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
+  if (tile >= s->ntiles || bucket >= s->buckets->n_buckets)
+    return wsisa_error(e, WSISA_EINTERNAL, "unit (tile %zu, bucket %zu) is not in the study",
+                       tile, bucket);
+  size_t at;
+  int opening;
+  int rc = session_open(s, tile, &at, &opening, on_unit, ctx, e);
+  if (rc) return rc;
   if (s->nq == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 4;
     unit **q = realloc(s->queue, cap * sizeof *q);
@@ -993,9 +1121,41 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   u->paths = &s->ps;
   u->place = at;
   u->ts = &s->ts[at];
-  u->ref_features = s->ts[at].ref_features;
   u->object_match = s->opts.object_match;
-  if ((rc = unit_submit(u, &s->ts[at], s->params, &s->opts, &s->stats, e))) {
+  /* the tile's stage goes with its first unit: the reference's path is then
+   * that unit's too */
+  u->cost = wsisa_exec_unit_cost(u->tree) + (opening ? WSISA_EXEC_TILE_STAGE_COST : 0);
+  u->kind = session_kind(s, u->cost, &u->scope);
+  if (u->kind >= 0) {
+    s->stats.units_on[u->kind]++;
+    if (opening) s->stats.tile_stages_on[u->kind]++;
+  }
+  wsisa_codelets_scope *was = wsisa_codelets_scope_set(u->scope);
+  if (opening) {
+    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts[at], (const double(*)[3])s->bgr, s->nbgr,
+                   &s->stats, &s->annot, e);
+    s->tile[at] = tile;
+    s->opened[at] = s->opens++;
+    if (rc) {
+      wsisa_codelets_scope_set(was);
+      free(u);
+      /* what it submitted may still run */
+      starpu_task_wait_for_all();
+      session_close_tile(s, at);
+      return rc;
+    }
+  }
+  u->ref_features = s->ts[at].ref_features;
+  pthread_mutex_lock(&s->ps.lock);
+  unit_started(&s->ps, u);
+  pthread_mutex_unlock(&s->ps.lock);
+  rc = unit_submit(u, &s->ts[at], s->params, &s->opts, &s->stats, e);
+  wsisa_codelets_scope_set(was);
+  pthread_mutex_lock(&s->ps.lock);
+  u->submitted = 1;
+  if (!u->pending) unit_ended(&s->ps, u);
+  pthread_mutex_unlock(&s->ps.lock);
+  if (rc) {
     unit_wait(u);
     unit_free(u);
     return rc;
@@ -1035,6 +1195,17 @@ void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {
   pthread_mutex_unlock(&s->ps.lock);
   for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
     if (s->tile[i] != s->ntiles) objects_count(&s->ts[i], &s->stats);
+  /* the tasks counted under the scopes since they were last taken */
+  s->stats.placed_by_unit = s->placement == WSISA_PLACEMENT_UNIT;
+  for (int i = 0; i <= ANY_KIND; i++) {
+    const scope_counts now = scope_read(&s->scope[i]), *was = &s->taken[i];
+    s->stats.tasks_submitted += now.submitted - was->submitted;
+    s->stats.tasks_ended += now.ended - was->ended;
+    for (int k = 0; k < WSISA_KINDS; k++) s->stats.tasks_on[k] += now.on[k] - was->on[k];
+    s->stats.tasks_astray += now.astray - was->astray;
+    s->stats.tasks_fixed += now.fixed - was->fixed;
+    s->taken[i] = now;
+  }
   *stats = s->stats;
   memset(&s->stats, 0, sizeof s->stats);
 }

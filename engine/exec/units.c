@@ -98,6 +98,16 @@ static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->unit_waits += s->unit_waits;
   to->path_wait_s += s->path_wait_s;
   to->unit_wait_s += s->unit_wait_s;
+  to->placed_by_unit |= s->placed_by_unit;
+  for (int k = 0; k < WSISA_KINDS; k++) {
+    to->units_on[k] += s->units_on[k];
+    to->tile_stages_on[k] += s->tile_stages_on[k];
+    to->tasks_on[k] += s->tasks_on[k];
+  }
+  to->tasks_submitted += s->tasks_submitted;
+  to->tasks_ended += s->tasks_ended;
+  to->tasks_astray += s->tasks_astray;
+  to->tasks_fixed += s->tasks_fixed;
 }
 
 static void set_tile(queue *q, int r, size_t tile) {
@@ -364,6 +374,9 @@ out:
   if (self) {
     /* the queue is done: its units are waited for, nothing more served */
     wsisa_exec_session_on_wait(self, NULL, NULL, 0);
+    /* tasks no unit waited for (a prefetched count never looked at) end
+     * first: every task submitted is counted where it ran */
+    starpu_task_wait_for_all();
     wsisa_exec_stats st;
     wsisa_exec_session_stats(self, &st);
     stats_add(&q.stats, &st);

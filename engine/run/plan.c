@@ -101,7 +101,8 @@ static int estimate_strategy(est_ctx *c, wsisa_reuse_strategy strategy, int rank
   size_t k = wsisa__estimate_study_paths(c->f, c->asked, c->workers, &limit);
   c->limit_used = limit;
   wsisa_estimate_plan plan = {b, strategy != WSISA_REUSE_NONE, k, NULL, ranks,
-                              c->cpu_workers, c->opencl_workers, c->study->reuse.object_reuse};
+                              c->cpu_workers, c->opencl_workers, c->study->reuse.object_reuse,
+                              c->study->execution.placement};
   rc = wsisa_estimate_compute(c->f->est, &plan, fig, e);
   wsisa_reuse_buckets_free(b);
   return rc;

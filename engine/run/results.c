@@ -543,6 +543,40 @@ int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
+/* Where the units and their tasks ran with CPU and OpenCL workers (the
+ * placement asked, the one in force: null with one kind of worker), and what
+ * crossed the bus to and from the OpenCL devices (null without StarPU's
+ * profiling, STARPU_PROFILING=1). */
+static json_t *placement_json(const wsisa__study_run *s) {
+  const wsisa_exec_stats *st = &s->stats;
+  const char *in_force = st->placed_by_unit        ? wsisa_placement_names[WSISA_PLACEMENT_UNIT]
+                         : st->tasks_submitted > 0 ? wsisa_placement_names[WSISA_PLACEMENT_TASK]
+                                                   : NULL;
+  json_t *p = json_pack(
+      "{s:s, s:o, s:{s:I, s:I}, s:{s:I, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I}}", "asked",
+      wsisa_placement_names[s->study->execution.placement], "in_force",
+      in_force ? json_string(in_force) : json_null(), "units", "cpu",
+      (json_int_t)st->units_on[WSISA_KIND_CPU], "opencl",
+      (json_int_t)st->units_on[WSISA_KIND_OPENCL], "tile_stages", "cpu",
+      (json_int_t)st->tile_stages_on[WSISA_KIND_CPU], "opencl",
+      (json_int_t)st->tile_stages_on[WSISA_KIND_OPENCL], "tasks", "submitted",
+      (json_int_t)st->tasks_submitted, "ended", (json_int_t)st->tasks_ended, "cpu",
+      (json_int_t)st->tasks_on[WSISA_KIND_CPU], "opencl",
+      (json_int_t)st->tasks_on[WSISA_KIND_OPENCL], "off_unit_kind",
+      (json_int_t)st->tasks_astray, "one_place", (json_int_t)st->tasks_fixed);
+  wsisa_bus_traffic bus;
+  json_object_set_new(p, "bus",
+                      wsisa_runtime_bus_traffic(&bus)
+                          ? json_null()
+                          : json_pack("{s:I, s:I, s:I, s:I}", "to_device_bytes",
+                                      (json_int_t)bus.to_device_bytes, "from_device_bytes",
+                                      (json_int_t)bus.from_device_bytes, "to_device_transfers",
+                                      (json_int_t)bus.to_device_transfers,
+                                      "from_device_transfers",
+                                      (json_int_t)bus.from_device_transfers));
+  return p;
+}
+
 static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warnings,
                             json_t *resumes, wsisa_err *e) {
   int major, minor, release;
@@ -599,6 +633,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
                 (json_int_t)st->object_store_peak, "store_bytes_limit",
                 (json_int_t)s->object_store_bytes, "evictions",
                 (json_int_t)st->object_evictions));
+  json_object_set_new(root, "placement", placement_json(s));
   json_object_set_new(root, "reference", wsisa__results_reference_json(s));
   json_object_set_new(root, "mpi", json_pack("{s:i, s:i, s:i}", "ranks", wsisa_dist_size(),
                                              "ranks_lost", wsisa_dist_lost(), "workers",

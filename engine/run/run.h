@@ -112,6 +112,7 @@ typedef struct wsisa_runner_request {
   long max_buckets, max_bucket_size, active_paths; /* 0: the study's */
   uint64_t memory_limit;   /* bytes; 0: the study's */
   int object_reuse;        /* 0 off, 1 on, -1: the study's */
+  int placement;           /* a wsisa_placement, or -1: the study's */
   double unit_timeout;     /* under mpirun, seconds; 0: 600 */
   const double *level_cost; /* 7 bucket costs per task level, or NULL: the study's
                                cost model (auto: the performance models') */

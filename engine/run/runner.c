@@ -92,6 +92,7 @@ static void apply_request(wsisa__study_run *s, const wsisa_runner_request *r) {
   if (r->active_paths) ro->active_paths = (int)r->active_paths;
   if (r->memory_limit) s->study->execution.memory_limit = r->memory_limit;
   if (r->object_reuse >= 0) ro->object_reuse = r->object_reuse;
+  if (r->placement >= 0) s->study->execution.placement = r->placement;
   /* given costs: --level-costs, else the study's (a resumed run's: those it
    * planned with) */
   s->cost_source = "tasks";
@@ -356,7 +357,8 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
                         .share_tile_stage = s->study->reuse.strategy != WSISA_REUSE_NONE,
                         .object_match = s->object_match,
                         .features = s->features != NULL,
-                        .object_reuse = s->study->reuse.object_reuse};
+                        .object_reuse = s->study->reuse.object_reuse,
+                        .placement = s->study->execution.placement};
   int rc = tile_reading(s, &eo, e);
   if (!rc) rc = plan_memory(s, r, &eo, e);
   int have_folder = r->resume != NULL;
@@ -369,6 +371,14 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
     s->units_total = total;
     s->units_run = total - before;
     wsisa__estimate_run(s, s->est, &eo, done);
+    /* unit placement's prior: each kind's time per task by the models */
+    if (s->est && wsisa_estimate_kind_seconds(s->est, eo.kind_task_seconds))
+      memset(eo.kind_task_seconds, 0, sizeof eo.kind_task_seconds);
+    if (eo.kind_task_seconds[WSISA_KIND_OPENCL] > 0)
+      wsisa_log(WSISA_LOG_INFO, "run",
+                "unit placement's prior: %.4f s a level task on a CPU worker, %.4f s on an "
+                "OpenCL worker (the models)",
+                eo.kind_task_seconds[WSISA_KIND_CPU], eo.kind_task_seconds[WSISA_KIND_OPENCL]);
     double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);

@@ -828,7 +828,7 @@ int wsisa_study_parse_bytes(const char *text, uint64_t *out) {
 }
 
 static int parse_execution(ctx *c, json_t *x, wsisa_study_execution *o) {
-  static const char *const keys[] = {"memory_limit", "scheduler", NULL};
+  static const char *const keys[] = {"memory_limit", "scheduler", "placement", NULL};
   if (!json_is_object(x)) return expected(c, "execution", "an object", x);
   int rc = check_keys(c, x, "execution", keys, "execution");
   json_t *v;
@@ -849,6 +849,13 @@ static int parse_execution(ctx *c, json_t *x, wsisa_study_execution *o) {
   if ((v = json_object_get(x, "scheduler"))) {
     if ((rc = get_string(c, v, "execution.scheduler", &sched))) return rc;
     if ((rc = dup_string(c, sched, &o->scheduler))) return rc;
+  }
+  int choice;
+  if ((v = json_object_get(x, "placement"))) {
+    if ((rc = get_choice(c, v, "execution.placement", wsisa_placement_names, WSISA_PLACEMENTS,
+                         &choice)))
+      return rc;
+    o->placement = choice;
   }
   return 0;
 }
@@ -1126,6 +1133,7 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
   if (s->execution.memory_limit)
     json_object_set_new(x, "memory_limit", json_integer((json_int_t)s->execution.memory_limit));
   if (s->execution.scheduler) json_object_set_new(x, "scheduler", json_string(s->execution.scheduler));
+  json_object_set_new(x, "placement", json_string(wsisa_placement_names[s->execution.placement]));
   json_object_set_new(root, "execution", x);
   *out = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(d17 ? 17 : 15));
   json_decref(root);

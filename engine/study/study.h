@@ -128,6 +128,9 @@ typedef struct wsisa_study_execution {
   uint64_t memory_limit;  /* bytes; 0: none. "4G" = 4 x 2^30 */
   char *scheduler;        /* NULL: STARPU_SCHED or StarPU's default; the runner
                              validates the name */
+  /* with CPU and OpenCL workers, a wsisa_placement: unit (the default) or
+   * task (engine/exec/exec.h) */
+  int placement;
 } wsisa_study_execution;
 
 typedef struct wsisa_study {
