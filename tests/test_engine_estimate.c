@@ -164,7 +164,7 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   /* a run at the defaults, where the curves were measured: the models' mean
    * is the G2 = 2 segmentation's, so levels 5-7 cost half of it; G2 leaves
    * levels 1-4 alone */
-  cr_assert_eq(wsisa__levels_scale(&m, wsisa_seg_defaults(), 1, same, scale, how, sizeof how), 0);
+  cr_assert_eq(wsisa__levels_scale(&m, wsisa_seg_defaults(), 1, same, scale, NULL, how, sizeof how), 0);
   for (int l = 0; l < WSISA_SEG_LEVELS; l++)
     cr_expect_float_eq(scale[l], l >= 4 ? 0.5 : 1, 1e-12, "level %d: %g", l + 1, scale[l]);
   cr_expect(strstr(how, "curves' product") != NULL, "%s", how);
@@ -173,11 +173,11 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   double x[WSISA_SEG_NPARAMS];
   memcpy(x, wsisa_seg_defaults(), sizeof x);
   x[WSISA_P_G2] = 23.5;
-  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, how, sizeof how), 0);
+  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, NULL, how, sizeof how), 0);
   cr_expect_float_eq(scale[6], (0.5 * 1.5 + 0.5 * 2) / 2, 1e-12, "level 7: %g", scale[6]);
   cr_expect_float_eq(scale[3], 1, 1e-12, "level 4: %g", scale[3]);
   /* the calibration's own segmentation costs what the models say */
-  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, how, sizeof how), 0);
+  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, NULL, how, sizeof how), 0);
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) cr_expect_float_eq(scale[l], 1, 1e-12);
 }
 
@@ -575,6 +575,19 @@ Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
   fixture_free(&f);
 }
 
+/* An object-reuse model: levels 6-7 at 1.1 x their fine-grain time with an
+ * empty store, 0.2 x with a full one; every parameter's change misses 0.3. */
+static void objects_model_make(wsisa__objects_model *m) {
+  memset(m, 0, sizeof *m);
+  m->loaded = 1;
+  for (int l = 0; l < 2; l++) {
+    m->fine[l] = 1;
+    m->cold[l] = 1.1;
+    m->hit[l] = 0.2;
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) m->miss[l][p] = 0.3;
+  }
+}
+
 /* Object reuse: the first level-6/7 task of a tile computes every unit, a
  * later one what the parameters it differs in leave, by their measured
  * shares; a level-7 parameter changed misses every group. */
@@ -583,17 +596,10 @@ Test(engine_estimate, object_reuse_prices_the_units_a_tile_has_seen) {
   fixture_make(&f, WSISA_REUSE_STAGE);
   f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
   wsisa__objects_model m;
-  memset(&m, 0, sizeof m);
-  m.loaded = 1;
-  for (int l = 0; l < 2; l++) {
-    m.fine[l] = 1;
-    m.cold[l] = 1.1;
-    m.hit[l] = 0.2;
-    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) m.miss[l][p] = 0.3;
-  }
+  objects_model_make(&m);
   double **scale = NULL, share = -1;
   wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, &scale, &share, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
   double seen[2][4];
   int n[2] = {0, 0};
   for (size_t k = 0; k < f.b->n_buckets; k++)
@@ -612,12 +618,58 @@ Test(engine_estimate, object_reuse_prices_the_units_a_tile_has_seen) {
   wsisa__objects_scale_free(scale, f.b->n_buckets);
   /* a level-7 parameter changed: every group computed */
   f.params[WSISA_SEG_NPARAMS + WSISA_P_MIN_SIZE_SEG] += 1;
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, &scale, &share, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
   n[1] = 0;
   for (size_t k = 0; k < f.b->n_buckets; k++)
     for (size_t i = 0; i < f.b->trees[k]->n_nodes; i++)
       if (f.b->trees[k]->nodes[i].level == 7) seen[1][n[1]++] = scale[k][i];
   cr_expect_float_eq(seen[1][1], 1.1, 1e-12);
+  wsisa__objects_scale_free(scale, f.b->n_buckets);
+  fixture_free(&f);
+}
+
+/* Object reuse where more of the tile reaches levels 6-7: a run's empty- and
+ * full-store ratios are taken at its level time, between the segmentations
+ * calibration measured (linear in log time, the nearest's outside them). */
+Test(engine_estimate, object_reuse_ratios_follow_the_run_level_time) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  wsisa__objects_model m;
+  objects_model_make(&m);
+  for (int l = 0; l < 2; l++) {
+    m.nsegs[l] = 2;
+    m.seg_fine[l][0] = 1, m.seg_cold[l][0] = 1.1, m.seg_hit[l][0] = 0.2;
+    m.seg_fine[l][1] = 4, m.seg_cold[l][1] = 2.1, m.seg_hit[l][1] = 0.6;
+  }
+  /* run 0 at twice the defaults' level time (halfway in log), run 1 at 8
+   * times (beyond the costliest: its ratios) */
+  double run_time[2 * WSISA_SEG_LEVELS];
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) run_time[l] = 2, run_time[WSISA_SEG_LEVELS + l] = 8;
+  double **scale = NULL, share = -1;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, run_time, &scale, &share, &e), 0, "%s",
+               e.msg);
+  double seen[2][2];
+  int n[2] = {0, 0};
+  for (size_t k = 0; k < f.b->n_buckets; k++)
+    for (size_t i = 0; i < f.b->trees[k]->n_nodes; i++) {
+      int l = f.b->trees[k]->nodes[i].level;
+      if (l >= 6 && n[l - 6] < 2) seen[l - 6][n[l - 6]++] = scale[k][i];
+    }
+  cr_assert_eq(n[0], 2);
+  for (int l = 0; l < 2; l++) {
+    cr_expect_float_eq(seen[l][0], 1.6, 1e-12, "level %d, first: %g", l + 6, seen[l][0]);
+    cr_expect_float_eq(seen[l][1], 0.6 + 0.3 * (2.1 - 0.6), 1e-12, "level %d, second: %g", l + 6,
+                       seen[l][1]);
+  }
+  /* the share reused weighs each task's reusable work at its own time */
+  double computed = 1.2 * 2 + 0.3 * 1.5 * 8, all = 1.2 * 2 + 1.5 * 8;
+  cr_expect_float_eq(share, 1 - computed / all, 1e-12, "share %g", share);
+  wsisa__objects_scale_free(scale, f.b->n_buckets);
+  /* without the runs' times: the defaults' ratios */
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
+  cr_expect_float_eq(share, 1 - (1 + 0.3) / 2, 1e-12);
   wsisa__objects_scale_free(scale, f.b->n_buckets);
   fixture_free(&f);
 }

@@ -146,6 +146,7 @@ struct wsisa_estimate {
   wsisa__objects_model objects; /* what calibration measured of object reuse */
   wsisa__levels_model levels;   /* ... and of the levels' times by parameter values */
   double *run_scale;            /* from it: nruns x 7, or NULL */
+  double *run_time;             /* ... the runs' level times on calibration's tile (s) */
   char level_source[4600];      /* how (empty: not measured) */
 };
 
@@ -386,7 +387,8 @@ static int level_scales(wsisa_estimate *est, wsisa_err *e) {
   size_t nv = m->nvectors, n = est->nruns * WSISA_SEG_LEVELS;
   uint8_t *same = calloc(n * (nv ? nv : 1), 1);
   est->run_scale = malloc(n * sizeof *est->run_scale);
-  if (!same || !est->run_scale) {
+  est->run_time = malloc(n * sizeof *est->run_time);
+  if (!same || !est->run_scale || !est->run_time) {
     free(same);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
@@ -403,8 +405,8 @@ static int level_scales(wsisa_estimate *est, wsisa_err *e) {
     }
   rc = dry_levels_close(&d, rc, e);
   if (!rc)
-    rc = wsisa__levels_scale(m, est->params, est->nruns, same, est->run_scale, est->level_source,
-                             sizeof est->level_source);
+    rc = wsisa__levels_scale(m, est->params, est->nruns, same, est->run_scale, est->run_time,
+                             est->level_source, sizeof est->level_source);
   free(same);
   return rc;
 }
@@ -819,6 +821,7 @@ void wsisa_estimate_free(wsisa_estimate *est) {
   free(est->samples);
   free(est->run_variant);
   free(est->run_scale);
+  free(est->run_time);
   free(est->shape);
   free(est->tile_shape);
   free(est->shape_tiles);
@@ -1026,7 +1029,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
    * to hold, when calibration measured it */
   out->object_share = -1;
   if (plan->object_reuse && est->objects.loaded && est->params) {
-    if ((rc = wsisa__objects_scale(&est->objects, plan->buckets, est->params, &scale,
+    if ((rc = wsisa__objects_scale(&est->objects, plan->buckets, est->params,
+                                   est->run_scale ? est->run_time : NULL, &scale,
                                    &out->object_share, e)))
       goto out;
     j.node_scale = scale;
