@@ -114,6 +114,7 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   r->pred_makespan = num(est, "predicted", "makespan_s");
   r->pred_rss_kib = num(est, "predicted", "peak_rss_bytes") / 1024.0;
   r->uncalibrated = num(est, "predicted", "uncalibrated_share");
+  r->interpolated = num(est, "predicted", "interpolated_share");
   const char *s = json_string_value(json_object_get(root, "scheduler"));
   snprintf(r->sched, sizeof r->sched, "%s", s ? s : "?");
   json_decref(root);

@@ -505,6 +505,7 @@ Test(engine_estimate, run_json_holds_predicted_and_actual) {
   cr_assert(p && a, "run.json: no estimate");
   cr_expect_gt(num(p, "makespan_s"), 0);
   cr_expect_gt(num(p, "peak_rss_bytes"), num(p, "baseline_rss_bytes"));
+  cr_expect_float_eq(num(p, "interpolated_share"), 0, 1e-12, "calibrated on the run's own tile");
   cr_expect_float_eq(num(a, "makespan_s"), num(json_object_get(root, "seconds"), "execute"), 1e-6);
   cr_expect_float_eq(num(a, "peak_rss_bytes"), 1024 * num(root, "peak_rss_kib"), 1);
   double err = num(json_object_get(est, "error_percent"), "makespan");
