@@ -195,6 +195,41 @@ Test(engine_estimate, active_paths_hold_the_second_leaf) {
   fixture_free(&f);
 }
 
+/* Paths share their prefixes: two runs alike up to level 6 are one tree,
+ * whose two leaves hold levels 1-6's outputs once. The outputs held are
+ * those of tasks ended whose readers have not all ended or whose subtree
+ * the walk has not left. */
+Test(engine_estimate, paths_hold_their_shared_prefix_once) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_reuse_buckets_free(f.b);
+  wsisa_reuse_design_free(f.d);
+  uint64_t keys[2 * WSISA_SEG_LEVELS];
+  for (int r = 0; r < 2; r++)
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+      keys[r * WSISA_SEG_LEVELS + l] = (uint64_t)(l + 1 + (l == WSISA_SEG_LEVELS - 1 ? 10 * r : 0));
+  cr_assert_eq(wsisa_reuse_design_new(keys, 2, WSISA_SEG_LEVELS, &f.d), 0);
+  wsisa_reuse_opts o = {.strategy = WSISA_REUSE_NAIVE, .max_bucket_size = 8, .max_buckets = 1};
+  cr_assert_eq(wsisa_reuse_merge(f.d, &o, &f.b), 0);
+  cr_assert_eq(f.b->n_buckets, 1);
+  wsisa_sim_result r;
+  /* K = 1: one path, all seven (the walk waits at the second leaf for the
+   * first measure, holding levels 1-6 for it and the first leaf's output
+   * until its measure ends) */
+  simulate(&f, 1, 1, 1, 1, 1, NULL, &r);
+  cr_expect_eq(r.peak_paths, 1);
+  cr_expect_eq(r.peak_outputs, 7, "outputs held %zu", r.peak_outputs);
+  wsisa_sim_result_free(&r);
+  /* unbounded, one worker: the walk has left every subtree at once; both
+   * level-7 tasks run before either measure, beside level 6, which the
+   * second of them frees: 3 outputs for two paths, not 14 */
+  simulate(&f, 1, 1, 1, 0, 1, NULL, &r);
+  cr_expect_eq(r.peak_paths, 2);
+  cr_expect_eq(r.peak_outputs, 3, "outputs held %zu", r.peak_outputs);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
 Test(engine_estimate, ranks_take_a_tile_each) {
   fixture f;
   fixture_make(&f, WSISA_REUSE_STAGE);

@@ -1082,7 +1082,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
       if (out->nlisted < WSISA_EST_MAX_LISTED) out->nlisted++;
     }
   /* memory: the process, then what the executor holds over the largest
-   * tile a rank opens: the tile, a running task per worker, K paths (its
+   * tile a rank opens: the tile, a running task per worker, K paths and the
+   * level outputs they held at most in the simulation, prefixes shared (its
    * per-pixel figures, wsisa_exec_bytes) */
   out->baseline_rss = est->baseline_rss;
   size_t k_paths = plan->active_paths ? plan->active_paths : sr->peak_paths;
@@ -1094,7 +1095,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   for (int q = 0; q < plan->ranks; q++)
     for (size_t s = 0; s < ns; s++)
       if (sr->rank_shapes[(size_t)q * ns + s])
-        peak = fmax(peak, wsisa_exec_bytes(k_paths, (size_t)total,
+        peak = fmax(peak, wsisa_exec_bytes(k_paths, sr->peak_outputs, (size_t)total,
                                            (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
 out:

@@ -90,6 +90,8 @@ typedef struct wsisa_sim_result {
   double efficiency;   /* work / (makespan x ranks x workers) */
   uint64_t units, tasks, leaves, opens, stages, backgrounds;
   size_t peak_paths;   /* most paths active on a rank */
+  size_t peak_outputs; /* most level tasks' outputs held on a rank (paths share
+                        * their prefixes) */
   /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
    * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
   uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
