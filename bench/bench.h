@@ -54,7 +54,7 @@ typedef struct bench_run {
   int ncpu, nopencl;
   char sched[32];
   /* run.json's estimate, made at the run's start (NaN without one) */
-  double pred_makespan, pred_rss_kib, uncalibrated;
+  double pred_makespan, pred_rss_kib, uncalibrated, interpolated;
 } bench_run;
 
 /* The wsisa executable the experiments run: the one beside wsisa-bench

@@ -121,6 +121,7 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   r->units_opencl = num(pl, "units", "opencl");
   r->to_device_mb = num(pl, "bus", "to_device_bytes") / 1e6;
   r->from_device_mb = num(pl, "bus", "from_device_bytes") / 1e6;
+  r->interpolated = num(est, "predicted", "interpolated_share");
   const char *s = json_string_value(json_object_get(root, "scheduler"));
   snprintf(r->sched, sizeof r->sched, "%s", s ? s : "?");
   json_decref(root);

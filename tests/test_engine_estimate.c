@@ -165,7 +165,7 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   /* a run at the defaults, where the curves were measured: the models' mean
    * is the G2 = 2 segmentation's, so levels 5-7 cost half of it; G2 leaves
    * levels 1-4 alone */
-  cr_assert_eq(wsisa__levels_scale(&m, wsisa_seg_defaults(), 1, same, scale, how, sizeof how), 0);
+  cr_assert_eq(wsisa__levels_scale(&m, wsisa_seg_defaults(), 1, same, scale, NULL, how, sizeof how), 0);
   for (int l = 0; l < WSISA_SEG_LEVELS; l++)
     cr_expect_float_eq(scale[l], l >= 4 ? 0.5 : 1, 1e-12, "level %d: %g", l + 1, scale[l]);
   cr_expect(strstr(how, "curves' product") != NULL, "%s", how);
@@ -174,11 +174,11 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   double x[WSISA_SEG_NPARAMS];
   memcpy(x, wsisa_seg_defaults(), sizeof x);
   x[WSISA_P_G2] = 23.5;
-  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, how, sizeof how), 0);
+  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, NULL, how, sizeof how), 0);
   cr_expect_float_eq(scale[6], (0.5 * 1.5 + 0.5 * 2) / 2, 1e-12, "level 7: %g", scale[6]);
   cr_expect_float_eq(scale[3], 1, 1e-12, "level 4: %g", scale[3]);
   /* the calibration's own segmentation costs what the models say */
-  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, how, sizeof how), 0);
+  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, NULL, how, sizeof how), 0);
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) cr_expect_float_eq(scale[l], 1, 1e-12);
 }
 
@@ -192,6 +192,41 @@ Test(engine_estimate, active_paths_hold_the_second_leaf) {
   m = simulate(&f, 1, 1, 2, 1, 1, NULL, &r);
   cr_expect_float_eq(m, 49.5, 1e-9, "makespan %g", m);
   cr_expect_eq(r.peak_paths, 1);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+/* Paths share their prefixes: two runs alike up to level 6 are one tree,
+ * whose two leaves hold levels 1-6's outputs once. The outputs held are
+ * those of tasks ended whose readers have not all ended or whose subtree
+ * the walk has not left. */
+Test(engine_estimate, paths_hold_their_shared_prefix_once) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_reuse_buckets_free(f.b);
+  wsisa_reuse_design_free(f.d);
+  uint64_t keys[2 * WSISA_SEG_LEVELS];
+  for (int r = 0; r < 2; r++)
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+      keys[r * WSISA_SEG_LEVELS + l] = (uint64_t)(l + 1 + (l == WSISA_SEG_LEVELS - 1 ? 10 * r : 0));
+  cr_assert_eq(wsisa_reuse_design_new(keys, 2, WSISA_SEG_LEVELS, &f.d), 0);
+  wsisa_reuse_opts o = {.strategy = WSISA_REUSE_NAIVE, .max_bucket_size = 8, .max_buckets = 1};
+  cr_assert_eq(wsisa_reuse_merge(f.d, &o, &f.b), 0);
+  cr_assert_eq(f.b->n_buckets, 1);
+  wsisa_sim_result r;
+  /* K = 1: one path, all seven (the walk waits at the second leaf for the
+   * first measure, holding levels 1-6 for it and the first leaf's output
+   * until its measure ends) */
+  simulate(&f, 1, 1, 1, 1, 1, NULL, &r);
+  cr_expect_eq(r.peak_paths, 1);
+  cr_expect_eq(r.peak_outputs, 7, "outputs held %zu", r.peak_outputs);
+  wsisa_sim_result_free(&r);
+  /* unbounded, one worker: the walk has left every subtree at once; both
+   * level-7 tasks run before either measure, beside level 6, which the
+   * second of them frees: 3 outputs for two paths, not 14 */
+  simulate(&f, 1, 1, 1, 0, 1, NULL, &r);
+  cr_expect_eq(r.peak_paths, 2);
+  cr_expect_eq(r.peak_outputs, 3, "outputs held %zu", r.peak_outputs);
   wsisa_sim_result_free(&r);
   fixture_free(&f);
 }
@@ -506,6 +541,7 @@ Test(engine_estimate, run_json_holds_predicted_and_actual) {
   cr_assert(p && a, "run.json: no estimate");
   cr_expect_gt(num(p, "makespan_s"), 0);
   cr_expect_gt(num(p, "peak_rss_bytes"), num(p, "baseline_rss_bytes"));
+  cr_expect_float_eq(num(p, "interpolated_share"), 0, 1e-12, "calibrated on the run's own tile");
   cr_expect_float_eq(num(a, "makespan_s"), num(json_object_get(root, "seconds"), "execute"), 1e-6);
   cr_expect_float_eq(num(a, "peak_rss_bytes"), 1024 * num(root, "peak_rss_kib"), 1);
   double err = num(json_object_get(est, "error_percent"), "makespan");
@@ -618,6 +654,19 @@ Test(engine_estimate, unit_placement_keeps_a_unit_on_its_kind) {
   fixture_free(&f);
 }
 
+/* An object-reuse model: levels 6-7 at 1.1 x their fine-grain time with an
+ * empty store, 0.2 x with a full one; every parameter's change misses 0.3. */
+static void objects_model_make(wsisa__objects_model *m) {
+  memset(m, 0, sizeof *m);
+  m->loaded = 1;
+  for (int l = 0; l < 2; l++) {
+    m->fine[l] = 1;
+    m->cold[l] = 1.1;
+    m->hit[l] = 0.2;
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) m->miss[l][p] = 0.3;
+  }
+}
+
 /* Object reuse: the first level-6/7 task of a tile computes every unit, a
  * later one what the parameters it differs in leave, by their measured
  * shares; a level-7 parameter changed misses every group. */
@@ -626,17 +675,10 @@ Test(engine_estimate, object_reuse_prices_the_units_a_tile_has_seen) {
   fixture_make(&f, WSISA_REUSE_STAGE);
   f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
   wsisa__objects_model m;
-  memset(&m, 0, sizeof m);
-  m.loaded = 1;
-  for (int l = 0; l < 2; l++) {
-    m.fine[l] = 1;
-    m.cold[l] = 1.1;
-    m.hit[l] = 0.2;
-    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) m.miss[l][p] = 0.3;
-  }
+  objects_model_make(&m);
   double **scale = NULL, share = -1;
   wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, &scale, &share, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
   double seen[2][4];
   int n[2] = {0, 0};
   for (size_t k = 0; k < f.b->n_buckets; k++)
@@ -655,12 +697,58 @@ Test(engine_estimate, object_reuse_prices_the_units_a_tile_has_seen) {
   wsisa__objects_scale_free(scale, f.b->n_buckets);
   /* a level-7 parameter changed: every group computed */
   f.params[WSISA_SEG_NPARAMS + WSISA_P_MIN_SIZE_SEG] += 1;
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, &scale, &share, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
   n[1] = 0;
   for (size_t k = 0; k < f.b->n_buckets; k++)
     for (size_t i = 0; i < f.b->trees[k]->n_nodes; i++)
       if (f.b->trees[k]->nodes[i].level == 7) seen[1][n[1]++] = scale[k][i];
   cr_expect_float_eq(seen[1][1], 1.1, 1e-12);
+  wsisa__objects_scale_free(scale, f.b->n_buckets);
+  fixture_free(&f);
+}
+
+/* Object reuse where more of the tile reaches levels 6-7: a run's empty- and
+ * full-store ratios are taken at its level time, between the segmentations
+ * calibration measured (linear in log time, the nearest's outside them). */
+Test(engine_estimate, object_reuse_ratios_follow_the_run_level_time) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  wsisa__objects_model m;
+  objects_model_make(&m);
+  for (int l = 0; l < 2; l++) {
+    m.nsegs[l] = 2;
+    m.seg_fine[l][0] = 1, m.seg_cold[l][0] = 1.1, m.seg_hit[l][0] = 0.2;
+    m.seg_fine[l][1] = 4, m.seg_cold[l][1] = 2.1, m.seg_hit[l][1] = 0.6;
+  }
+  /* run 0 at twice the defaults' level time (halfway in log), run 1 at 8
+   * times (beyond the costliest: its ratios) */
+  double run_time[2 * WSISA_SEG_LEVELS];
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) run_time[l] = 2, run_time[WSISA_SEG_LEVELS + l] = 8;
+  double **scale = NULL, share = -1;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, run_time, &scale, &share, &e), 0, "%s",
+               e.msg);
+  double seen[2][2];
+  int n[2] = {0, 0};
+  for (size_t k = 0; k < f.b->n_buckets; k++)
+    for (size_t i = 0; i < f.b->trees[k]->n_nodes; i++) {
+      int l = f.b->trees[k]->nodes[i].level;
+      if (l >= 6 && n[l - 6] < 2) seen[l - 6][n[l - 6]++] = scale[k][i];
+    }
+  cr_assert_eq(n[0], 2);
+  for (int l = 0; l < 2; l++) {
+    cr_expect_float_eq(seen[l][0], 1.6, 1e-12, "level %d, first: %g", l + 6, seen[l][0]);
+    cr_expect_float_eq(seen[l][1], 0.6 + 0.3 * (2.1 - 0.6), 1e-12, "level %d, second: %g", l + 6,
+                       seen[l][1]);
+  }
+  /* the share reused weighs each task's reusable work at its own time */
+  double computed = 1.2 * 2 + 0.3 * 1.5 * 8, all = 1.2 * 2 + 1.5 * 8;
+  cr_expect_float_eq(share, 1 - computed / all, 1e-12, "share %g", share);
+  wsisa__objects_scale_free(scale, f.b->n_buckets);
+  /* without the runs' times: the defaults' ratios */
+  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
+  cr_expect_float_eq(share, 1 - (1 + 0.3) / 2, 1e-12);
   wsisa__objects_scale_free(scale, f.b->n_buckets);
   fixture_free(&f);
 }

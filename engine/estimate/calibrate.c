@@ -336,7 +336,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     wsisa_runtime_opts o = {.sched = sched, .ncpu = 1, .nopencl = 0};
     if (!(rc = wsisa_codelets_start(&o, e))) {
       rc = wsisa__levels_probe(&pick[0], rows, nruns, vectors, nvec, e);
-      if (!rc && study->reuse.object_reuse) rc = wsisa__objects_probe(&pick[0], rows, nruns, e);
+      if (!rc && study->reuse.object_reuse) rc = wsisa__objects_probe(&pick[0], rows, nruns, vectors, nvec, e);
       wsisa_runtime_shutdown();
     }
   }

@@ -146,6 +146,7 @@ struct wsisa_estimate {
   wsisa__objects_model objects; /* what calibration measured of object reuse */
   wsisa__levels_model levels;   /* ... and of the levels' times by parameter values */
   double *run_scale;            /* from it: nruns x 7, or NULL */
+  double *run_time;             /* ... the runs' level times on calibration's tile (s) */
   char level_source[4600];      /* how (empty: not measured) */
 };
 
@@ -386,7 +387,8 @@ static int level_scales(wsisa_estimate *est, wsisa_err *e) {
   size_t nv = m->nvectors, n = est->nruns * WSISA_SEG_LEVELS;
   uint8_t *same = calloc(n * (nv ? nv : 1), 1);
   est->run_scale = malloc(n * sizeof *est->run_scale);
-  if (!same || !est->run_scale) {
+  est->run_time = malloc(n * sizeof *est->run_time);
+  if (!same || !est->run_scale || !est->run_time) {
     free(same);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
@@ -403,8 +405,8 @@ static int level_scales(wsisa_estimate *est, wsisa_err *e) {
     }
   rc = dry_levels_close(&d, rc, e);
   if (!rc)
-    rc = wsisa__levels_scale(m, est->params, est->nruns, same, est->run_scale, est->level_source,
-                             sizeof est->level_source);
+    rc = wsisa__levels_scale(m, est->params, est->nruns, same, est->run_scale, est->run_time,
+                             est->level_source, sizeof est->level_source);
   free(same);
   return rc;
 }
@@ -819,6 +821,7 @@ void wsisa_estimate_free(wsisa_estimate *est) {
   free(est->samples);
   free(est->run_variant);
   free(est->run_scale);
+  free(est->run_time);
   free(est->shape);
   free(est->tile_shape);
   free(est->shape_tiles);
@@ -1047,7 +1050,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
    * to hold, when calibration measured it */
   out->object_share = -1;
   if (plan->object_reuse && est->objects.loaded && est->params) {
-    if ((rc = wsisa__objects_scale(&est->objects, plan->buckets, est->params, &scale,
+    if ((rc = wsisa__objects_scale(&est->objects, plan->buckets, est->params,
+                                   est->run_scale ? est->run_time : NULL, &scale,
                                    &out->object_share, e)))
       goto out;
     j.node_scale = scale;
@@ -1099,7 +1103,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
       if (out->nlisted < WSISA_EST_MAX_LISTED) out->nlisted++;
     }
   /* memory: the process, then what the executor holds over the largest
-   * tile a rank opens: the tile, a running task per worker, K paths (its
+   * tile a rank opens: the tile, a running task per worker, K paths and the
+   * level outputs they held at most in the simulation, prefixes shared (its
    * per-pixel figures, wsisa_exec_bytes) */
   out->baseline_rss = est->baseline_rss;
   size_t k_paths = plan->active_paths ? plan->active_paths : sr->peak_paths;
@@ -1111,7 +1116,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   for (int q = 0; q < plan->ranks; q++)
     for (size_t s = 0; s < ns; s++)
       if (sr->rank_shapes[(size_t)q * ns + s])
-        peak = fmax(peak, wsisa_exec_bytes(k_paths, (size_t)total,
+        peak = fmax(peak, wsisa_exec_bytes(k_paths, sr->peak_outputs, (size_t)total,
                                            (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
 out:

@@ -131,6 +131,7 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   p->efficiency = f.sim.efficiency;
   p->cpu_hours = f.cpu_hours;
   p->uncalibrated = wsisa_estimate_uncalibrated_share(&f);
+  p->interpolated = f.class_share[WSISA_EST_INTERPOLATED];
   p->peak_rss = f.peak_rss;
   p->baseline_rss = f.baseline_rss;
   p->ranks = f.ranks;

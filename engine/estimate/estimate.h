@@ -95,6 +95,8 @@ typedef struct wsisa_sim_result {
   double efficiency;   /* work / (makespan x ranks x workers) */
   uint64_t units, tasks, leaves, opens, stages, backgrounds;
   size_t peak_paths;   /* most paths active on a rank */
+  size_t peak_outputs; /* most level tasks' outputs held on a rank (paths share
+                        * their prefixes) */
   /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
    * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
   uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
@@ -227,9 +229,16 @@ double wsisa_estimate_uncalibrated_share(const wsisa_estimate_figures *f);
  * reusable work a change of it leaves to compute, by how much it changes
  * (fill: not measured, its level's mean). [0] level 6, [1] 7. */
 #define WSISA__OBJECTS_POINTS 8
+#define WSISA__OBJECTS_SEGS 9
 typedef struct wsisa__objects_model {
   int loaded, width, height;
   double fine[2], cold[2], hit[2];
+  /* the same at the defaults and calibration's segmentations, per level, by
+   * their fine-grain time (seconds, ascending): the crop-by-crop work grows
+   * with the nuclei faster than the whole tile's passes do */
+  int nsegs[2];
+  double seg_fine[2][WSISA__OBJECTS_SEGS], seg_cold[2][WSISA__OBJECTS_SEGS],
+      seg_hit[2][WSISA__OBJECTS_SEGS];
   /* per parameter, from up to two places (runs): the changes measured
    * (npoints of step, smallest first) and the share missed at each, per
    * level; the estimate takes the place nearest its design's runs */
@@ -240,19 +249,23 @@ typedef struct wsisa__objects_model {
   double at[2][2][WSISA_SEG_NPARAMS][WSISA__OBJECTS_POINTS]; /* [curve][level][p][point] */
   double miss[2][WSISA_SEG_NPARAMS]; /* at the largest change, or its level's mean */
   int fill[2][WSISA_SEG_NPARAMS];
-  char source[4400];
+  char source[4600];
 } wsisa__objects_model;
 
 /* Calibration: measure them on one tile (StarPU up with one CPU worker) for
- * the design's rows, into a file beside the performance models. */
+ * the design's rows and calibration's segmentations (nvec vectors), into a
+ * file beside the performance models. */
 int wsisa__objects_probe(const wsisa_tile_ref *tile, const double *rows, size_t nruns,
-                         wsisa_err *e);
+                         const double *vectors, size_t nvec, wsisa_err *e);
 /* Read them; -1 when calibration has not measured them. */
 int wsisa__objects_load(wsisa__objects_model *m);
 /* Each level-6/7 task's cost multiple in a plan (for wsisa_sim_job.node_scale)
- * and the share of the reusable work expected to be reused. */
+ * and the share of the reusable work expected to be reused; run_time: each
+ * run's level times on calibration's tile (wsisa__levels_scale), which pick
+ * its cold and hit ratios, or NULL: the defaults'. */
 int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
-                         const double *params, double ***scale, double *share, wsisa_err *e);
+                         const double *params, const double *run_time, double ***scale,
+                         double *share, wsisa_err *e);
 void wsisa__objects_scale_free(double **scale, size_t nb);
 
 /* ---- level costs by parameter values (engine/estimate/levels.c) ------------- */
@@ -300,10 +313,12 @@ double wsisa__levels_product(const wsisa__levels_model *m, int level, const doub
  * time over their product, in proportion to the run's distance from the
  * defaults against theirs), over the mean measured time of the calibration
  * segmentations whose level-l footprints are the run's
- * (same_variant[(r * WSISA_SEG_LEVELS + l - 1) * nvectors + i]); how: a
- * line for run.json. */
+ * (same_variant[(r * WSISA_SEG_LEVELS + l - 1) * nvectors + i]); time, unless
+ * NULL: the same runs' level times in seconds on calibration's tile (the
+ * numerators; 0 where unknown); how: a line for run.json. */
 int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size_t nruns,
-                        const uint8_t *same_variant, double *scale, char *how, size_t cap);
+                        const uint8_t *same_variant, double *scale, double *time, char *how,
+                        size_t cap);
 
 /* ---- calibration: filling the models on the study's own slides ------------- */
 

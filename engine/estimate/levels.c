@@ -264,7 +264,8 @@ static double distance(const wsisa__levels_model *m, int l, const double *x, con
 }
 
 int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size_t nruns,
-                        const uint8_t *same_variant, double *scale, char *how, size_t cap) {
+                        const uint8_t *same_variant, double *scale, double *time, char *how,
+                        size_t cap) {
   const double *v0 = wsisa_seg_defaults();
   /* the curves hold near the defaults, where they were measured; far from
    * them the parameters' interplay (a low G1 and a low G2 together cost more
@@ -293,8 +294,11 @@ int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size
           n++;
         }
       double mean = n ? sum / (double)n : 0;
-      double s = mean > 0 ? ((1 - w) * wsisa__levels_product(m, l, x) + w * mean) / mean : 1;
+      double t = mean > 0 ? (1 - w) * wsisa__levels_product(m, l, x) + w * mean
+                          : wsisa__levels_product(m, l, x);
+      double s = mean > 0 ? t / mean : 1;
       scale[r * WSISA_SEG_LEVELS + (size_t)l - 1] = isfinite(s) && s > 0 ? s : 1;
+      if (time) time[r * WSISA_SEG_LEVELS + (size_t)l - 1] = isfinite(t) && t > 0 ? t : 0;
     }
   }
   snprintf(how, cap,

@@ -2,7 +2,10 @@
  * much of levels 6 and 7 a run takes from its tile's object store. Two
  * parts. Calibration measures, on its largest tile, the time of levels 6 and
  * 7 without a store, with an empty one (every cluster and group computed)
- * and with one holding the same run (every one found); and, for each
+ * and with one holding the same run (every one found), at the defaults and
+ * at calibration's segmentations (the crop-by-crop work grows with the
+ * nuclei faster than the whole tile's passes: a run's ratios are taken at
+ * its level time, engine/estimate/levels.c); and, for each
  * parameter of levels 1-6, the share of the clusters' and groups' pixels a
  * store holding one run's units leaves to compute for a run that differs in
  * that parameter alone, by its design range and by halves of it (from a run
@@ -89,8 +92,17 @@ static int miss_share(const wsisa_tile_data *tile, const double *v0, const doubl
   return rc;
 }
 
+/* The vector already measured: the defaults, or an earlier one of vectors. */
+static int measured_before(const double *vectors, size_t i) {
+  const double *x = vectors + i * WSISA_SEG_NPARAMS;
+  if (!memcmp(x, wsisa_seg_defaults(), WSISA_SEG_NPARAMS * sizeof *x)) return 1;
+  for (size_t k = 0; k < i; k++)
+    if (!memcmp(x, vectors + k * WSISA_SEG_NPARAMS, WSISA_SEG_NPARAMS * sizeof *x)) return 1;
+  return 0;
+}
+
 int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t nruns,
-                         wsisa_err *e) {
+                         const double *vectors, size_t nvec, wsisa_err *e) {
   wsisa__probe_tile pt;
   int rc = wsisa__probe_tile_open(ref, &pt, e);
   const wsisa_tile_data *tile = &pt.tile;
@@ -100,6 +112,22 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
   if (!rc) rc = least(tile, v0, 0, NULL, fine, e);
   if (!rc) rc = least(tile, v0, 1, NULL, cold, e);
   if (!rc) rc = least(tile, v0, 1, v0, hit, e);
+  /* the same at calibration's segmentations, where more of the tile reaches
+   * levels 6 and 7 */
+  json_t *segs = json_array();
+  for (size_t i = 0; i < nvec && !rc; i++) {
+    const double *x = vectors + i * WSISA_SEG_NPARAMS;
+    if (measured_before(vectors, i)) continue;
+    double f[2], c[2], h[2];
+    if (!(rc = least(tile, x, 0, NULL, f, e)) && !(rc = least(tile, x, 1, NULL, c, e)) &&
+        !(rc = least(tile, x, 1, x, h, e))) {
+      json_t *values = json_array();
+      for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(values, json_real(x[q]));
+      json_array_append_new(segs, json_pack("{s:o, s:[f, f], s:[f, f], s:[f, f]}", "values", values,
+                                            "fine", f[0], f[1], "cold", c[0], c[1], "hit", h[0],
+                                            h[1]));
+    }
+  }
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (wsisa_seg_param_level(p) > 6) continue;
     double lo = INFINITY, hi = -INFINITY;
@@ -155,13 +183,14 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
   wsisa__probe_tile_close(&pt);
   if (rc) {
     json_decref(params);
+    json_decref(segs);
     return rc;
   }
-  return wsisa__probe_write(json_pack("{s:i, s:i, s:[f, f], s:[f, f], s:[f, f], s:o}", "width",
-                                      pt.width, "height", pt.height, "fine", fine[0], fine[1],
-                                      "cold", cold[0], cold[1], "hit", hit[0], hit[1],
-                                      "parameters", params),
-                            "wsisa_object_reuse.json", e);
+  return wsisa__probe_write(
+      json_pack("{s:i, s:i, s:[f, f], s:[f, f], s:[f, f], s:o, s:o}", "width", pt.width, "height",
+                pt.height, "fine", fine[0], fine[1], "cold", cold[0], cold[1], "hit", hit[0],
+                hit[1], "segmentations", segs, "parameters", params),
+      "wsisa_object_reuse.json", e);
 }
 
 /* ---- the model ---------------------------------------------------------------- */
@@ -181,6 +210,33 @@ int wsisa__objects_load(wsisa__objects_model *m) {
     m->fine[l] = f[l];
     m->cold[l] = c[l] / f[l];
     m->hit[l] = h[l] / f[l];
+    m->nsegs[l] = 1;
+    m->seg_fine[l][0] = f[l];
+    m->seg_cold[l][0] = m->cold[l];
+    m->seg_hit[l][0] = m->hit[l];
+  }
+  /* calibration's segmentations (none in a file from before them), by
+   * their fine-grain time */
+  json_t *segs = json_object_get(root, "segmentations");
+  for (size_t i = 0; ok && i < json_array_size(segs); i++) {
+    double sf[2], sc[2], sh[2];
+    if (json_unpack(json_array_get(segs, i), "{s:[F, F], s:[F, F], s:[F, F]}", "fine", &sf[0],
+                    &sf[1], "cold", &sc[0], &sc[1], "hit", &sh[0], &sh[1]))
+      continue;
+    for (int l = 0; l < 2; l++) {
+      if (!(sf[l] > 0 && sc[l] >= sh[l] && sh[l] >= 0) || m->nsegs[l] >= WSISA__OBJECTS_SEGS)
+        continue;
+      int k = m->nsegs[l]++;
+      while (k > 0 && m->seg_fine[l][k - 1] > sf[l]) {
+        m->seg_fine[l][k] = m->seg_fine[l][k - 1];
+        m->seg_cold[l][k] = m->seg_cold[l][k - 1];
+        m->seg_hit[l][k] = m->seg_hit[l][k - 1];
+        k--;
+      }
+      m->seg_fine[l][k] = sf[l];
+      m->seg_cold[l][k] = sc[l] / sf[l];
+      m->seg_hit[l][k] = sh[l] / sf[l];
+    }
   }
   for (int p = 0; ok && p < WSISA_SEG_NPARAMS; p++) {
     json_t *q = json_object_get(params, wsisa_seg_param_name(p));
@@ -231,11 +287,22 @@ int wsisa__objects_load(wsisa__objects_model *m) {
     }
   int measured = 0;
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) measured += !m->fill[0][p] && wsisa_seg_param_level(p) <= 6;
+  /* the ratios at the costliest segmentation measured, beside the defaults' */
+  double top_f = 0, top_c = 0, top_h = 0;
+  for (int l = 0; l < 2; l++) {
+    int k = m->nsegs[l] - 1;
+    top_f += m->seg_fine[l][k];
+    top_c += m->seg_cold[l][k] * m->seg_fine[l][k];
+    top_h += m->seg_hit[l][k] * m->seg_fine[l][k];
+  }
   snprintf(m->source, sizeof m->source,
            "calibration on a %dx%d tile: levels 6-7 with an empty store %.2f x and a full one "
-           "%.2f x their fine-grain time, %d parameters' changes measured; %s",
+           "%.2f x their fine-grain time at the defaults, %.2f x and %.2f x at the costliest of "
+           "%d segmentations (a run's ratios at its level time, interpolated in log between "
+           "them), %d parameters' changes measured; %s",
            m->width, m->height, (m->cold[0] * f[0] + m->cold[1] * f[1]) / (f[0] + f[1]),
-           (m->hit[0] * f[0] + m->hit[1] * f[1]) / (f[0] + f[1]), measured, path);
+           (m->hit[0] * f[0] + m->hit[1] * f[1]) / (f[0] + f[1]), top_c / top_f, top_h / top_f,
+           m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured, path);
   m->loaded = 1;
   return 0;
 }
@@ -252,6 +319,28 @@ static double miss_of(const wsisa__objects_model *m, int l, int p, int c, double
   for (int k = 1; k < n; k++)
     if (d <= x[k]) return y[k - 1] + (y[k] - y[k - 1]) * (d - x[k - 1]) / (x[k] - x[k - 1]);
   return y[n - 1];
+}
+
+/* Level l's cold and hit ratios for a task whose fine-grain time is t
+ * seconds on calibration's tile: interpolated linearly in log(t) between
+ * the segmentations measured, the nearest's outside them. */
+static void ratios_at(const wsisa__objects_model *m, int l, double t, double *cold, double *hit) {
+  int n = m->nsegs[l];
+  const double *x = m->seg_fine[l];
+  if (n < 1) {
+    *cold = m->cold[l], *hit = m->hit[l];
+    return;
+  }
+  int k = 1;
+  while (k < n && x[k] < t) k++;
+  if (!(t > x[0]) || k == n || !(x[k] > x[k - 1])) {
+    int at = !(t > x[0]) ? 0 : k == n ? n - 1 : k;
+    *cold = m->seg_cold[l][at], *hit = m->seg_hit[l][at];
+    return;
+  }
+  double w = log(t / x[k - 1]) / log(x[k] / x[k - 1]);
+  *cold = m->seg_cold[l][k - 1] + w * (m->seg_cold[l][k] - m->seg_cold[l][k - 1]);
+  *hit = m->seg_hit[l][k - 1] + w * (m->seg_hit[l][k] - m->seg_hit[l][k - 1]);
 }
 
 /* The share of a task's units left to compute after an earlier task on the
@@ -296,7 +385,8 @@ static void pick_curves(const wsisa__objects_model *m, const double *params, siz
 }
 
 int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
-                         const double *params, double ***scale, double *share, wsisa_err *e) {
+                         const double *params, const double *run_time, double ***scale,
+                         double *share, wsisa_err *e) {
   size_t nb = b->n_buckets, cap = 0;
   *scale = calloc(nb ? nb : 1, sizeof **scale);
   size_t *seen[2] = {NULL, NULL}, nseen[2] = {0, 0};
@@ -333,8 +423,11 @@ int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_bucket
         if (same7) miss = fmin(miss, miss_after(m, curve, l, r, q, 6));
       }
       seen[l][nseen[l]++] = run;
-      s[i] = m->hit[l] + miss * (m->cold[l] - m->hit[l]);
-      double reusable = (m->cold[l] - m->hit[l]) * m->fine[l];
+      double t = run_time ? run_time[run * WSISA_SEG_LEVELS + 5 + (size_t)l] : 0, cold, hit;
+      if (!(t > 0)) t = m->fine[l];
+      ratios_at(m, l, t, &cold, &hit);
+      s[i] = hit + miss * (cold - hit);
+      double reusable = (cold - hit) * t;
       computed += miss * reusable;
       all += reusable;
     }

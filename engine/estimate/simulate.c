@@ -58,6 +58,13 @@ typedef struct task {
   size_t next_own;   /* next task of the same unit; in the free list, the next free */
   int done;
   int place;         /* unit placement: the kind of worker its unit was given (-1: any) */
+  /* a level task's output (engine/exec/executor.c): held from its end while
+   * a task reading it (a child, a leaf's measure) has not finished or the
+   * walk has not left its subtree */
+  size_t reads;      /* the level task whose output this one reads, or NONE */
+  size_t readers;    /* tasks reading this one's output, not finished */
+  int released;      /* the walk has left its subtree */
+  int held;          /* its output is held */
 } task;
 
 typedef struct event {
@@ -104,6 +111,8 @@ typedef struct rank_state {
   size_t stage_task;
   int bg_checked;           /* the current node's (B, G, R) is known */
   size_t active;            /* paths */
+  size_t path[WSISA_SEG_LEVELS + 1]; /* the walk's current path: its level tasks, NONE */
+  size_t outputs;           /* level tasks' outputs held */
   size_t in_system;         /* tasks submitted, not finished */
   size_t blocker;           /* the task the submitter waits for */
   sub_state state;
@@ -146,7 +155,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
   if (s->free_tasks != NONE) {
     size_t id = s->free_tasks;
     s->free_tasks = s->tasks[id].next_own;
-    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1};
+    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
     return id;
   }
   if (s->ntasks == s->cap_tasks) {
@@ -159,7 +168,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
     s->tasks = t;
     s->cap_tasks = cap;
   }
-  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1};
+  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
   return s->ntasks++;
 }
 
@@ -351,6 +360,31 @@ static size_t units_walked_in_flight(const rank_state *rs) {
   return n;
 }
 
+/* Level task id's output is no longer held once it has ended, nothing
+ * reads it any more and the walk has left its subtree. */
+static void output_drop(sim *s, rank_state *rs, size_t id) {
+  task *t = &s->tasks[id];
+  if (t->held && t->released && !t->readers) {
+    t->held = 0;
+    rs->outputs--;
+  }
+}
+
+/* Task id reads level task `from`'s output (NONE: none). */
+static void output_read(sim *s, size_t id, size_t from) {
+  s->tasks[id].reads = from;
+  if (from != NONE) s->tasks[from].readers++;
+}
+
+/* The walk leaves the subtree of its path's task at level l. */
+static void output_release(sim *s, rank_state *rs, size_t l) {
+  size_t id = rs->path[l];
+  if (id == NONE) return;
+  rs->path[l] = NONE;
+  s->tasks[id].released = 1;
+  output_drop(s, rs, id);
+}
+
 /* Walk the current unit until it is submitted or the submitter blocks. */
 static void walk(sim *s, int r) {
   rank_state *rs = &s->ranks[r];
@@ -362,6 +396,8 @@ static void walk(sim *s, int r) {
   while (rs->node < t->n_nodes) {
     const wsisa_reuse_node *n = &t->nodes[rs->node];
     size_t run = t->instances[n->first_instance];
+    /* the walk leaves the subtrees of its path below this node's parent */
+    for (size_t l = n->level; l <= WSISA_SEG_LEVELS; l++) output_release(s, rs, l);
     if (n->level == 1 && !rs->bg_checked) {
       rs->bg_checked = 1;
       /* its count was prefetched when the tile opened: wait for it */
@@ -387,6 +423,8 @@ static void walk(sim *s, int r) {
       dur_ocl = INFINITY; /* object by object: CPU workers only */
     }
     size_t id = submit(s, r, K_LEVEL, dur, dur_ocl, after, rs->walking);
+    if (id != NONE) output_read(s, id, n->level > 1 ? after : NONE);
+    rs->path[n->level] = id;
     int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + n->level - 1] : 0;
     s->r->level_tasks[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v]++;
     s->r->level_units[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v] +=
@@ -395,7 +433,10 @@ static void walk(sim *s, int r) {
     if (leaf) {
       size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], OCL(s, measure, shape), id,
                         rs->walking);
-      if (m != NONE) s->tasks[m].unit = rs->walking;
+      if (m != NONE) {
+        s->tasks[m].unit = rs->walking;
+        output_read(s, m, id);
+      }
       rs->active++;
       if (rs->active > s->r->peak_paths) s->r->peak_paths = rs->active;
       us->pending++;
@@ -406,6 +447,7 @@ static void walk(sim *s, int r) {
     rs->bg_checked = 0;
     if (s->failed) return;
   }
+  for (size_t l = 1; l <= WSISA_SEG_LEVELS; l++) output_release(s, rs, l);
   us->walked = 1;
   rs->state = S_NEXT;
 }
@@ -630,6 +672,15 @@ static void task_done(sim *s, size_t id) {
   t->done = 1;
   rs->in_system--;
   rs->finish = s->now;
+  if (t->kind == K_LEVEL) {
+    t->held = 1;
+    if (++rs->outputs > s->r->peak_outputs) s->r->peak_outputs = rs->outputs;
+    output_drop(s, rs, id);
+  }
+  if (t->reads != NONE) {
+    s->tasks[t->reads].readers--;
+    output_drop(s, rs, t->reads);
+  }
   for (size_t d = t->first_dep; d != NONE; d = s->tasks[d].next_dep) ready_push(s, rs, d);
   if (t->kind == K_BACKGROUND) rs->open[t->unit].bg_left--;
   if (t->kind == K_MEASURE) {
@@ -707,6 +758,7 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
       goto out;
     }
     for (size_t o = 0; o < OPEN; o++) rs->open[o].tile = NONE;
+    for (size_t l = 0; l <= WSISA_SEG_LEVELS; l++) rs->path[l] = NONE;
     rs->state = S_NEXT;
     rs->held = NONE;
     rs->placing = -1;

@@ -223,8 +223,11 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
 #define WSISA_EXEC_PATHS_PER_WORKER 8
 /* What a rank holds above its baseline with `paths` active paths and
  * `workers` running tasks over a tile of `pixels`, by the same per-pixel
- * figures (the estimate's peak memory, engine/estimate/costs.c). */
-double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o);
+ * figures (the estimate's peak memory, engine/estimate/costs.c); the paths
+ * hold `outputs` level tasks' outputs in all (they share their prefixes),
+ * 0: each its own, the bound the memory limit keeps to. */
+double wsisa_exec_bytes(size_t paths, size_t outputs, size_t workers, double pixels,
+                        const wsisa_exec_opts *o);
 /* The object store's bytes under a memory limit: WSISA_OBJECT_STORE_SHARE of
  * what the limit leaves over the baseline (256 MiB without a limit). */
 #define WSISA_OBJECT_STORE_SHARE 0.25

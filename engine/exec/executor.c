@@ -1232,7 +1232,9 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  * 112 MiB over it at K = 1, 115 at K = 2, 122 at K = 8; the model below
  * says 112, 119 and 161):
  * - a path holds its tasks' outputs (a u8 mask per level) until its subtree
- *   is done; paths share their prefixes, so this is an upper bound;
+ *   is done; paths share their prefixes, so K x 7 is an upper bound (the
+ *   memory limit keeps to it; the estimate counts the outputs its
+ *   simulation holds, engine/estimate/simulate.c);
  * - a running task holds its temporaries (level 6: distance, relief and
  *   h-minima as f32, markers and labels as i32, u8 masks), and StarPU runs
  *   one task per worker: temporaries scale with workers, not with K;
@@ -1248,7 +1250,8 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  *   while the last one's units drain): RGB in and normalized, rc, its
  *   opening, the reference mask; without a shared tile stage (reuse none)
  *   each unit in flight (wsisa__units_credit) has its own. */
-#define PATH_BYTES_PER_PIXEL 7
+#define OUTPUT_BYTES_PER_PIXEL 1 /* a level task's output: a u8 mask */
+#define PATH_BYTES_PER_PIXEL (WSISA_SEG_LEVELS * OUTPUT_BYTES_PER_PIXEL)
 #define TASK_BYTES_PER_PIXEL (2 * (3 * 4 + 2 * 4 + 4))
 #define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
 /* The feature stage: per tile the channels (h, e, the gradient and three
@@ -1331,8 +1334,12 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
   return fit < k ? fit : k;
 }
 
-double wsisa_exec_bytes(size_t paths, size_t workers, double pixels, const wsisa_exec_opts *o) {
+double wsisa_exec_bytes(size_t paths, size_t outputs, size_t workers, double pixels,
+                        const wsisa_exec_opts *o) {
   double tile, task, path;
   bytes_per_pixel(o, workers, &tile, &task, &path);
-  return pixels * (tile + (double)workers * task + (double)paths * path);
+  double held = outputs ? (double)paths * (path - PATH_BYTES_PER_PIXEL) +
+                              (double)outputs * OUTPUT_BYTES_PER_PIXEL
+                        : (double)paths * path;
+  return pixels * (tile + (double)workers * task + held);
 }

@@ -423,6 +423,8 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
       "peak_rss_bytes", (json_int_t)actual_rss, "error_percent", "makespan",
       s->t_exec > 0 ? 100.0 * (p->makespan - s->t_exec) / s->t_exec : 0.0, "peak_rss",
       actual_rss > 0 ? 100.0 * ((double)p->peak_rss - actual_rss) / actual_rss : 0.0);
+  json_object_set_new(json_object_get(o, "predicted"), "interpolated_share",
+                      json_real(p->interpolated));
   json_object_set_new(json_object_get(o, "predicted"), "object_reuse", objects);
   json_object_set_new(json_object_get(o, "predicted"), "level_costs_how",
                       json_string(p->level_source));

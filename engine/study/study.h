@@ -221,6 +221,7 @@ typedef struct wsisa_estimate wsisa_estimate;
 typedef struct wsisa__run_estimate {
   int made;
   double makespan, work, efficiency, cpu_hours, uncalibrated;
+  double interpolated;        /* of the work: tasks timed at other tile sizes, per pixel */
   uint64_t peak_rss, baseline_rss;
   int ranks, workers;
   size_t active_paths;
