@@ -186,21 +186,39 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
 
   static bench_run res[MAX_CONFIGS];
   int have[MAX_CONFIGS] = {0};
-  for (size_t c = 0; c < nconfigs; c++) {
+  /* the repeats in turns, one run of every configuration a round: a shared
+   * machine's speed drifts over minutes, and a slow spell then falls on
+   * every configuration alike instead of on one configuration's repeats */
+  static double wall[MAX_CONFIGS][BENCH_MAX_REPEATS], exec[MAX_CONFIGS][BENCH_MAX_REPEATS],
+      rss[MAX_CONFIGS][BENCH_MAX_REPEATS];
+  bench_opts once = o;
+  once.repeats = 1;
+  for (int k = 0; k < o.repeats; k++)
+    for (size_t c = 0; c < nconfigs; c++) {
 #ifndef WSISA_WITH_MPI
-    if (configs[c].mpi) continue;
+      if (configs[c].mpi) continue;
 #endif
-    size_t s = 0;
-    while (s < NSPECS && strcmp(specs[s].name, configs[c].study) != 0) s++;
-    fprintf(stderr, "wsisa-bench predict: %s\n", configs[c].label);
-    /* the models stay as calibrated: no run adds to them */
-    snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s", home[configs[c].opencl],
-             configs[c].env);
-    snprintf(args, sizeof args, "%s%s", configs[c].args,
-             configs[c].reuse_off ? " --object-reuse off" : "");
-    if ((rc = bench_run_wsisa(&o, env, study[s], args, &res[c], e))) return rc;
-    have[c] = 1;
-  }
+      size_t s = 0;
+      while (s < NSPECS && strcmp(specs[s].name, configs[c].study) != 0) s++;
+      fprintf(stderr, "wsisa-bench predict: %s (round %d of %d)\n", configs[c].label, k + 1,
+              o.repeats);
+      /* the models stay as calibrated: no run adds to them */
+      snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s",
+               home[configs[c].opencl], configs[c].env);
+      snprintf(args, sizeof args, "%s%s", configs[c].args,
+               configs[c].reuse_off ? " --object-reuse off" : "");
+      if ((rc = bench_run_wsisa(&once, env, study[s], args, &res[c], e))) return rc;
+      wall[c][k] = res[c].wall.median;
+      exec[c][k] = res[c].exec.median;
+      rss[c][k] = res[c].rss.median;
+      have[c] = 1;
+    }
+  for (size_t c = 0; c < nconfigs; c++)
+    if (have[c]) {
+      res[c].wall = bench_summarize(wall[c], o.repeats);
+      res[c].exec = bench_summarize(exec[c], o.repeats);
+      res[c].rss = bench_summarize(rss[c], o.repeats);
+    }
 
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "predict",

@@ -37,10 +37,14 @@ static void usage(void) {
          "estimate prices each run's level tasks at its parameter values by\n"
          "(STARPU_HOME/.starpu/sampling/wsisa_level_costs.json). With object reuse (the\n"
          "study's reuse.object_reuse, on by default) it also measures, on that tile,\n"
-         "levels 6-7 with an empty and a full object store and the share each\n"
-         "parameter's change leaves to compute (the design's one-parameter pairs),\n"
-         "which the estimate prices object reuse by\n"
-         "(STARPU_HOME/.starpu/sampling/wsisa_object_reuse.json).\n"
+         "levels 6-7 with an empty and a full object store, at the defaults and at\n"
+         "those segmentations, and the share each parameter's change leaves to\n"
+         "compute (the design's one-parameter pairs), which the estimate prices\n"
+         "object reuse by (STARPU_HOME/.starpu/sampling/wsisa_object_reuse.json).\n"
+         "Last, a segmentation alone on one CPU worker and as k copies on k CPU\n"
+         "workers at once, k = 1, 2, 4, ... up to the cores: how much slower a task\n"
+         "is with the workers busy\n"
+         "(STARPU_HOME/.starpu/sampling/wsisa_busy_workers.json).\n"
          "Models go to STARPU_HOME (default ~/.cache/wsisa), per host.\n");
 }
 

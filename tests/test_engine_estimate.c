@@ -182,6 +182,76 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) cr_expect_float_eq(scale[l], 1, 1e-12);
 }
 
+/* The probe's file as a machine whose speed drifted writes it: the defaults
+ * timed first took 3 s a level, and the G2 = 2 segmentation and G2's sweep
+ * were timed while the defaults beside them took 2 s instead of 1. Each is
+ * taken against the defaults beside it, and the defaults' time is the median
+ * of their seven timings (3, 2, 2, 1, 1, 1, 1): the model is
+ * levels_model_make's. */
+Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) {
+  char home[] = "/tmp/wsisa_levels_XXXXXX", dir[256], path[300];
+  cr_assert_not_null(mkdtemp(home));
+  snprintf(dir, sizeof dir, "%s/.starpu/sampling", home);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
+  cr_assert_eq(system(cmd), 0);
+  json_t *ones = json_array(), *twos = json_array(), *slow = json_array(), *g2 = json_array(),
+         *first = json_array();
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    json_array_append_new(first, json_real(3));
+    json_array_append_new(ones, json_real(1));
+    json_array_append_new(twos, json_real(2));
+    json_array_append_new(slow, json_real(l >= 4 ? 4 : 2));
+  }
+  json_t *vd = json_array(), *v2 = json_array();
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    json_array_append_new(vd, json_real(wsisa_seg_defaults()[p]));
+    json_array_append_new(v2, json_real(p == WSISA_P_G2 ? 2 : wsisa_seg_defaults()[p]));
+  }
+  json_array_append_new(g2, json_pack("{s:f, s:O}", "value", 2.0, "times", slow));
+  json_t *root = json_pack(
+      "{s:i, s:i, s:o, s:[{s:o, s:O}, {s:o, s:O, s:O}],"
+      " s:{s:o, s:[{s:f, s:O}], s:[{s:f, s:O}], s:[{s:f, s:O}], s:[{s:f, s:O}]},"
+      " s:{s:O, s:O, s:O, s:O, s:O}}",
+      "width", 64, "height", 64, "defaults", json_copy(first), "vectors", "values", vd, "times",
+      first, "values", v2, "times", slow, "defaults_before", twos, "parameters", "G2", g2, "T1",
+      "value", 2.5, "times", ones, "G1", "value", 30.0, "times", ones, "min_size", "value", 15.0,
+      "times", ones, "max_size", "value", 1100.0, "times", ones, "sweep_defaults", "G2", twos,
+      "T1", ones, "G1", ones, "min_size", ones, "max_size", ones);
+  cr_assert_not_null(root);
+  snprintf(path, sizeof path, "%s/wsisa_level_costs.json", dir);
+  cr_assert_eq(json_dump_file(root, path, 0), 0);
+  json_decref(root);
+  json_decref(first);
+  json_decref(ones);
+  json_decref(twos);
+  json_decref(slow);
+  char *saved = getenv("STARPU_HOME") ? strdup(getenv("STARPU_HOME")) : NULL;
+  setenv("STARPU_HOME", home, 1);
+  wsisa__levels_model m, want;
+  int rc = wsisa__levels_load(&m);
+  if (saved) setenv("STARPU_HOME", saved, 1);
+  else unsetenv("STARPU_HOME");
+  free(saved);
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", home);
+  cr_expect_eq(system(cmd), 0);
+  cr_assert_eq(rc, 0);
+  levels_model_make(&want);
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    cr_expect_float_eq(m.at_defaults[l], 1, 1e-12, "level %d: defaults %g", l + 1,
+                       m.at_defaults[l]);
+    cr_expect_float_eq(m.vector_time[0][l], 1, 1e-12, "level %d: the defaults' segmentation %g",
+                       l + 1, m.vector_time[0][l]);
+    cr_expect_float_eq(m.vector_time[1][l], want.vector_time[0][l], 1e-12, "level %d: %g", l + 1,
+                       m.vector_time[1][l]);
+  }
+  /* G2's curve: 2x at 2 on levels 5-7, measured against its sweep's 2 s */
+  const double *x = m.vector[1];
+  for (int l = 1; l <= WSISA_SEG_LEVELS; l++)
+    cr_expect_float_eq(wsisa__levels_product(&m, l, x), l >= 5 ? 2 : 1, 1e-12, "level %d: %g", l,
+                       wsisa__levels_product(&m, l, x));
+}
+
 Test(engine_estimate, active_paths_hold_the_second_leaf) {
   fixture f;
   fixture_make(&f, WSISA_REUSE_STAGE);
@@ -194,6 +264,31 @@ Test(engine_estimate, active_paths_hold_the_second_leaf) {
   cr_expect_eq(r.peak_paths, 1);
   wsisa_sim_result_free(&r);
   fixture_free(&f);
+}
+
+/* Workers busy at once: the factor measured at 1, 2 and 8 workers,
+ * interpolated in log(workers) between them, the nearest's outside. */
+Test(engine_estimate, busy_workers_factor_between_those_measured) {
+  wsisa__busy_model m;
+  memset(&m, 0, sizeof m);
+  cr_expect_float_eq(wsisa__busy_factor(&m, 4), 1, 1e-12, "not measured: as alone");
+  m.loaded = 1;
+  m.n = 3;
+  const int k[] = {1, 2, 8};
+  const double f[] = {1, 1.1, 1.4};
+  for (int i = 0; i < 3; i++) m.workers[i] = k[i], m.factor[i] = f[i];
+  cr_expect_float_eq(wsisa__busy_factor(&m, 1), 1, 1e-12);
+  cr_expect_float_eq(wsisa__busy_factor(&m, 2), 1.1, 1e-12);
+  cr_expect_float_eq(wsisa__busy_factor(&m, 4), 1.1 + 0.5 * 0.3, 1e-12);
+  cr_expect_float_eq(wsisa__busy_factor(&m, 16), 1.4, 1e-12);
+  /* the models filled with 2 CPU workers: as measured at 2, alone 1 / 1.1 of
+   * them; without that width no ratio is taken */
+  m.calibrated_with = 2;
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 2), 1, 1e-12);
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 1), 1 / 1.1, 1e-12);
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 8), 1.4 / 1.1, 1e-12);
+  m.loaded = 0;
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 8), 1, 1e-12);
 }
 
 /* Paths share their prefixes: two runs alike up to level 6 are one tree,
@@ -435,6 +530,10 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
                      "calibration leaves no task unmeasured");
   cr_expect_float_eq(num(est, "uncalibrated_share"), 0, 1e-12);
   cr_expect_str_eq(json_string_value(json_object_get(root, "cost_model")), "models");
+  /* calibration measured the workers busy at once */
+  const char *busy = json_string_value(json_object_get(est, "busy_workers_how"));
+  cr_expect(busy && strstr(busy, "calibration:"), "%s", busy ? busy : "(none)");
+  cr_expect_gt(num(est, "busy_factor"), 0);
   double makespan = num(est, "makespan_s");
   json_decref(root);
 

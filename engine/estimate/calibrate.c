@@ -284,9 +284,11 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   const char *sched = study->execution.scheduler ? study->execution.scheduler
                       : env.sched                ? env.sched
                                                  : "dmda";
+  int cal_cpu = 1; /* the CPU workers the models are filled with */
   for (int pass = 0; !rc && pass <= MAX_PASSES; pass++) {
     wsisa_runtime_opts o = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 2};
     if ((rc = wsisa_codelets_start(&o, e))) break;
+    cal_cpu = wsisa_runtime_ncpu();
     for (size_t i = 0; i < out->ntiles && !have_stats && !rc; i++) {
       if (pick[i].kind != WSISA_INPUT_SLIDE) continue;
       if (i > 0 && strcmp(pick[i].path, pick[0].path) == 0 && pick[0].has_stats) {
@@ -336,9 +338,17 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     wsisa_runtime_opts o = {.sched = sched, .ncpu = 1, .nopencl = 0};
     if (!(rc = wsisa_codelets_start(&o, e))) {
       rc = wsisa__levels_probe(&pick[0], rows, nruns, vectors, nvec, e);
-      if (!rc && study->reuse.object_reuse) rc = wsisa__objects_probe(&pick[0], rows, nruns, vectors, nvec, e);
+      if (!rc && study->reuse.object_reuse)
+        rc = wsisa__objects_probe(&pick[0], rows, nruns, vectors, nvec, e);
       wsisa_runtime_shutdown();
     }
+  }
+  /* ... and how much slower a task is with the other cores' workers busy */
+  if (!rc) {
+    wsisa_machine_cores cores;
+    wsisa_machine_cores_read(&cores);
+    rc = wsisa__busy_probe(&pick[0], sched, cores.offered > 0 ? cores.offered : 1,
+                           cal_cpu > 0 ? cal_cpu : 1, e);
   }
   wsisa_runtime_default_home();
   const char *home = getenv("STARPU_HOME");

@@ -145,6 +145,7 @@ struct wsisa_estimate {
   int any_calibrated;
   wsisa__objects_model objects; /* what calibration measured of object reuse */
   wsisa__levels_model levels;   /* ... and of the levels' times by parameter values */
+  wsisa__busy_model busy;       /* ... and of a task's slowdown with the workers busy */
   double *run_scale;            /* from it: nruns x 7, or NULL */
   double *run_time;             /* ... the runs' level times on calibration's tile (s) */
   char level_source[4600];      /* how (empty: not measured) */
@@ -767,6 +768,7 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
   }
   if ((rc = load_models(est, e))) goto fail;
   wsisa__objects_load(&est->objects);
+  wsisa__busy_load(&est->busy);
   if ((rc = find_variants(est, est->shape[0][0], est->shape[0][1], e))) goto fail;
   if (wsisa__levels_load(&est->levels) == 0 && (rc = level_scales(est, e))) goto fail;
   est->prof = calloc(est->nshapes, sizeof *est->prof);
@@ -1035,6 +1037,28 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
         }
     }
   }
+  /* the CPU workers' tasks as slow as with the CPU workers busy at once
+   * against the models' (filled at calibration's width): a rank's, times the
+   * ranks sharing its machine (mpirun's local ranks in a run; plan's ranks
+   * taken to share this machine) */
+  int ncpu = est->arch[cpu_arch(est)].is_cpu ? workers[cpu_arch(est)] : 0;
+  const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  int sharing = local && atoi(local) > 0 ? atoi(local) : plan->ranks > 0 ? plan->ranks : 1;
+  out->busy_factor = wsisa__busy_ratio(&est->busy, ncpu * sharing);
+  double alone = wsisa__busy_ratio(&est->busy, 1);
+  snprintf(out->busy_source, sizeof out->busy_source, "%s",
+           est->busy.loaded ? est->busy.source
+                            : "not measured (wsisa calibrate measures it): the models' times at "
+                              "any number of workers busy");
+  for (size_t s = 0; s < ns; s++) {
+    open[s] *= out->busy_factor;
+    open_path[s] *= out->busy_factor;
+    stage[s] *= out->busy_factor;
+    measure[s] *= out->busy_factor;
+    background[s] *= out->busy_factor;
+    for (size_t i = 0; i < WSISA_SEG_LEVELS * nv; i++)
+      level[s * WSISA_SEG_LEVELS * nv + i] *= out->busy_factor;
+  }
   wsisa_sim_costs ocl = {ns, nv, open, open_path, stage + ns, measure + ns, background + ns,
                          level + ns * WSISA_SEG_LEVELS * nv, est->run_variant, NULL, est->run_scale};
   wsisa_sim_costs c = {ns, nv, open, open_path, stage, measure, background, level, est->run_variant,
@@ -1083,9 +1107,11 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   double work = 0;
   for (int k = 0; k < WSISA_EST_NCLASSES; k++) work += by_class[k];
   for (int k = 0; k < WSISA_EST_NCLASSES; k++) out->class_share[k] = work > 0 ? by_class[k] / work : 0;
-  out->sim.work = work;
+  /* ... as slow as the simulation ran it; the efficiency over one worker
+   * alone (T1 / (p x Tp)): a task slower with the others busy counts against it */
+  out->sim.work = work * out->busy_factor;
   double capacity = sr->makespan * plan->ranks * total;
-  out->sim.efficiency = capacity > 0 ? work / capacity : 1.0;
+  out->sim.efficiency = capacity > 0 ? work * alone / capacity : 1.0;
   out->cpu_hours = sr->makespan * plan->ranks * total / 3600.0;
   /* the uncalibrated codelets, largest share first */
   for (size_t op = 0; op < wsisa_n_ops; op++)

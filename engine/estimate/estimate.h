@@ -202,6 +202,9 @@ typedef struct wsisa_estimate_figures {
   double object_share;
   char object_source[4600]; /* empty: object reuse off */
   char level_source[4600];  /* how the level tasks follow their runs' parameter values */
+  double busy_factor;       /* the CPU workers' task times x this: the workers busy at once
+                             * against calibration's */
+  char busy_source[4800];   /* how it was obtained */
   uint64_t peak_rss;        /* bytes, per rank */
   uint64_t baseline_rss;    /* the process before any tile */
   double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
@@ -267,6 +270,39 @@ int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_bucket
                          const double *params, const double *run_time, double ***scale,
                          double *share, wsisa_err *e);
 void wsisa__objects_scale_free(double **scale, size_t nb);
+
+/* ---- workers busy at once (engine/estimate/busy.c) --------------------------- */
+
+/* What calibration measured of a task's slowdown with k CPU workers busy
+ * at once: the work per copy of a segmentation run as k copies on k
+ * workers over it alone (factor[0] = 1 at k = 1), k = 1, 2, 4, ... up to the
+ * cores offered. */
+#define WSISA__BUSY_POINTS 16
+typedef struct wsisa__busy_model {
+  int loaded, n;
+  int calibrated_with; /* the CPU workers calibration's rounds ran on */
+  int workers[WSISA__BUSY_POINTS];
+  double factor[WSISA__BUSY_POINTS];
+  char source[4800];
+} wsisa__busy_model;
+
+/* Calibration: measure it on one tile for k = 1, 2, 4, ... up to `cores`
+ * (StarPU started and stopped for each k, with k CPU workers under
+ * `sched`), into a file beside the performance models, with the CPU workers
+ * the models were filled with (`calibrated_with`). StarPU must not be
+ * running. */
+int wsisa__busy_probe(const wsisa_tile_ref *tile, const char *sched, int cores, int calibrated_with,
+                      wsisa_err *e);
+/* Read it; -1 when calibration has not measured it. */
+int wsisa__busy_load(wsisa__busy_model *m);
+/* The factor at `workers` CPU workers busy: interpolated linearly in
+ * log(workers) between those measured, the nearest's outside them; 1
+ * without a model. */
+double wsisa__busy_factor(const wsisa__busy_model *m, int workers);
+/* What a model's CPU time is multiplied by with `workers` CPU workers busy:
+ * the factor there over the factor at the width calibration ran (1 without
+ * a model). */
+double wsisa__busy_ratio(const wsisa__busy_model *m, int workers);
 
 /* ---- level costs by parameter values (engine/estimate/levels.c) ------------- */
 

@@ -117,18 +117,28 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
   if (!rc)
     json_array_append_new(vecs, json_pack("{s:o, s:o}", "values", values_json(v0), "times",
                                           times_json(at_defaults)));
+  /* each after the defaults timed again (below: the drift of a shared
+   * machine's speed over the probe) */
   for (size_t i = 0; i < nvec && i + 1 < WSISA__LEVELS_VECTORS && !rc; i++) {
-    double dt[WSISA_SEG_LEVELS];
-    if (!(rc = level_times(tile, vectors + i * WSISA_SEG_NPARAMS, clock, dt, e)))
-      json_array_append_new(vecs, json_pack("{s:o, s:o}", "values",
+    double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+    if (!(rc = level_times(tile, v0, clock, ref, e)) &&
+        !(rc = level_times(tile, vectors + i * WSISA_SEG_NPARAMS, clock, dt, e)))
+      json_array_append_new(vecs, json_pack("{s:o, s:o, s:o}", "values",
                                             values_json(vectors + i * WSISA_SEG_NPARAMS), "times",
-                                            times_json(dt)));
+                                            times_json(dt), "defaults_before", times_json(ref)));
   }
-  /* B, G and R decide the background rule, not what the levels cost */
+  /* B, G and R decide the background rule, not what the levels cost. Each
+   * parameter's sweep begins with the defaults timed again, its points taken
+   * against them: a machine whose speed drifts over the probe (another
+   * process, the clock) would otherwise put the drift into the ratios, and
+   * the estimate multiplies a run's ratios over every parameter it sets */
+  json_t *sweep_defaults = json_object();
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (p == WSISA_P_B || p == WSISA_P_G || p == WSISA_P_R) continue;
-    double values[SPLITS + 1];
+    double values[SPLITS + 1], ref[WSISA_SEG_LEVELS];
     int n = values_of(p, rows, nruns, values);
+    if ((rc = level_times(tile, v0, clock, ref, e))) break;
+    json_object_set_new(sweep_defaults, wsisa_seg_param_name(p), times_json(ref));
     json_t *points = json_array();
     for (int k = 0; k < n && !rc; k++) {
       double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS];
@@ -144,11 +154,13 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
   if (rc) {
     json_decref(params);
     json_decref(vecs);
+    json_decref(sweep_defaults);
     return rc;
   }
-  return wsisa__probe_write(json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height",
-                                      pt.height, "defaults", times_json(at_defaults), "vectors",
-                                      vecs, "parameters", params),
+  return wsisa__probe_write(json_pack("{s:i, s:i, s:o, s:o, s:o, s:o}", "width", pt.width,
+                                      "height", pt.height, "defaults", times_json(at_defaults),
+                                      "vectors", vecs, "parameters", params, "sweep_defaults",
+                                      sweep_defaults),
                             "wsisa_level_costs.json", e);
 }
 
@@ -163,6 +175,34 @@ static int times_read(json_t *a, double dt[WSISA_SEG_LEVELS]) {
   return 0;
 }
 
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Each level's median over every timing of the defaults a probe file holds. */
+static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
+  enum { MAX = 2 + WSISA__LEVELS_VECTORS + WSISA_SEG_NPARAMS };
+  double t[MAX][WSISA_SEG_LEVELS];
+  size_t n = 0;
+  if (times_read(json_object_get(root, "defaults"), t[n]) == 0) n++;
+  json_t *vecs = json_object_get(root, "vectors"), *sweeps = json_object_get(root, "sweep_defaults");
+  for (size_t i = 0; i < json_array_size(vecs) && n < MAX; i++)
+    if (times_read(json_object_get(json_array_get(vecs, i), "defaults_before"), t[n]) == 0) n++;
+  const char *key;
+  json_t *v;
+  json_object_foreach(sweeps, key, v) {
+    if (n < MAX && times_read(v, t[n]) == 0) n++;
+  }
+  if (!n) return;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    double col[MAX];
+    for (size_t i = 0; i < n; i++) col[i] = t[i][l];
+    qsort(col, n, sizeof col[0], by_value);
+    out[l] = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
+  }
+}
+
 int wsisa__levels_load(wsisa__levels_model *m) {
   memset(m, 0, sizeof *m);
   char path[4200];
@@ -172,10 +212,22 @@ int wsisa__levels_load(wsisa__levels_model *m) {
   int ok = json_unpack(root, "{s:i, s:i, s:o, s:o, s:o}", "width", &m->width, "height", &m->height,
                        "defaults", &defaults, "vectors", &vecs, "parameters", &params) == 0 &&
            times_read(defaults, m->at_defaults) == 0;
+  /* the defaults were timed before each vector and each parameter's sweep;
+   * a machine's speed drifts over the probe (other processes, its clock), so
+   * each time is taken against the defaults timed beside it, and the
+   * defaults' own time is the median of them all */
+  double first[WSISA_SEG_LEVELS];
+  memcpy(first, m->at_defaults, sizeof first);
+  if (ok) defaults_median(root, m->at_defaults);
   for (size_t i = 0; ok && i < json_array_size(vecs) && m->nvectors < WSISA__LEVELS_VECTORS; i++) {
     json_t *v = json_array_get(vecs, i), *values = json_object_get(v, "values");
     if (json_array_size(values) != WSISA_SEG_NPARAMS) continue;
-    if (times_read(json_object_get(v, "times"), m->vector_time[m->nvectors])) continue;
+    double *vt = m->vector_time[m->nvectors], ref[WSISA_SEG_LEVELS];
+    if (times_read(json_object_get(v, "times"), vt)) continue;
+    /* the first vector is the defaults themselves, timed with `defaults` */
+    if (times_read(json_object_get(v, "defaults_before"), ref))
+      memcpy(ref, first, sizeof ref);
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) vt[l] *= m->at_defaults[l] / ref[l];
     for (int q = 0; q < WSISA_SEG_NPARAMS; q++)
       m->vector[m->nvectors][q] = json_number_value(json_array_get(values, (size_t)q));
     m->nvectors++;
@@ -184,6 +236,13 @@ int wsisa__levels_load(wsisa__levels_model *m) {
   for (int p = 0; ok && p < WSISA_SEG_NPARAMS; p++) {
     json_t *points = json_object_get(params, wsisa_seg_param_name(p));
     if (!json_array_size(points)) continue;
+    /* the points against the defaults timed at the sweep's start (a file
+     * written before those were kept: against the defaults timed first) */
+    double ref[WSISA_SEG_LEVELS];
+    if (times_read(json_object_get(json_object_get(root, "sweep_defaults"),
+                                   wsisa_seg_param_name(p)),
+                   ref))
+      memcpy(ref, first, sizeof ref);
     /* the defaults' own value is a point of every curve, at ratio 1 */
     int n = 0;
     double x[WSISA__LEVELS_POINTS], r[WSISA__LEVELS_POINTS][WSISA_SEG_LEVELS];
@@ -199,7 +258,7 @@ int wsisa__levels_load(wsisa__levels_model *m) {
       x[n] = json_number_value(json_object_get(pt, "value"));
       /* the levels above p's own run the same tasks: their differences are noise */
       for (int l = 0; l < WSISA_SEG_LEVELS; l++)
-        r[n][l] = l + 1 < wsisa_seg_param_level(p) ? 1 : dt[l] / m->at_defaults[l];
+        r[n][l] = l + 1 < wsisa_seg_param_level(p) ? 1 : dt[l] / ref[l];
       n++;
     }
     /* by value */

@@ -230,6 +230,8 @@ typedef struct wsisa__run_estimate {
   double object_share;        /* levels 6-7's reusable work expected reused; -1: not priced */
   char object_source[4600];   /* how that share was obtained */
   char level_source[4600];    /* how the level tasks follow their runs' parameter values */
+  double busy_factor;         /* the CPU task times x this: the workers busy at once */
+  char busy_source[4800];     /* how it was obtained */
 } wsisa__run_estimate;
 /* One input (slide or image) of a run: how it was read and what the checks
  * saw, for run.json. */
