@@ -183,10 +183,10 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
 }
 
 /* The probe's file as a machine whose speed drifted writes it: the defaults
- * timed first took 3 s a level, and the G2 = 2 segmentation and G2's sweep
- * were timed while the defaults beside them took 2 s instead of 1. Each is
- * taken against the defaults beside it, and the defaults' time is the median
- * of their seven timings (3, 2, 2, 1, 1, 1, 1): the model is
+ * timed first took 3 s a level, and the G2 = 2 segmentation and G2's point
+ * were timed while the defaults in turn with them took 2 s instead of 1.
+ * Each is taken against the defaults beside it, and the defaults' time is
+ * the median of their seven timings (3, 2, 2, 1, 1, 1, 1): the model is
  * levels_model_make's. */
 Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) {
   char home[] = "/tmp/wsisa_levels_XXXXXX", dir[256], path[300];
@@ -208,16 +208,16 @@ Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) 
     json_array_append_new(vd, json_real(wsisa_seg_defaults()[p]));
     json_array_append_new(v2, json_real(p == WSISA_P_G2 ? 2 : wsisa_seg_defaults()[p]));
   }
-  json_array_append_new(g2, json_pack("{s:f, s:O}", "value", 2.0, "times", slow));
+  json_array_append_new(g2, json_pack("{s:f, s:O, s:O}", "value", 2.0, "times", slow,
+                                      "defaults_beside", twos));
   json_t *root = json_pack(
-      "{s:i, s:i, s:o, s:[{s:o, s:O}, {s:o, s:O, s:O}],"
-      " s:{s:o, s:[{s:f, s:O}], s:[{s:f, s:O}], s:[{s:f, s:O}], s:[{s:f, s:O}]},"
-      " s:{s:O, s:O, s:O, s:O, s:O}}",
+      "{s:i, s:i, s:o, s:[{s:o, s:O}, {s:o, s:O, s:O}], s:{s:o, s:[{s:f, s:O, s:O}],"
+      " s:[{s:f, s:O, s:O}], s:[{s:f, s:O, s:O}], s:[{s:f, s:O, s:O}]}}",
       "width", 64, "height", 64, "defaults", json_copy(first), "vectors", "values", vd, "times",
-      first, "values", v2, "times", slow, "defaults_before", twos, "parameters", "G2", g2, "T1",
-      "value", 2.5, "times", ones, "G1", "value", 30.0, "times", ones, "min_size", "value", 15.0,
-      "times", ones, "max_size", "value", 1100.0, "times", ones, "sweep_defaults", "G2", twos,
-      "T1", ones, "G1", ones, "min_size", ones, "max_size", ones);
+      first, "values", v2, "times", slow, "defaults_beside", twos, "parameters", "G2", g2, "T1",
+      "value", 2.5, "times", ones, "defaults_beside", ones, "G1", "value", 30.0, "times", ones,
+      "defaults_beside", ones, "min_size", "value", 15.0, "times", ones, "defaults_beside", ones,
+      "max_size", "value", 1100.0, "times", ones, "defaults_beside", ones);
   cr_assert_not_null(root);
   snprintf(path, sizeof path, "%s/wsisa_level_costs.json", dir);
   cr_assert_eq(json_dump_file(root, path, 0), 0);

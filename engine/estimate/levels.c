@@ -41,22 +41,37 @@ double wsisa__clock_seconds(clockid_t clock) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* Each level of p, timed one after the other; the least of REPEATS. */
+/* Each level of p, timed one after the other, each at most its dt so far. */
+static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t clock,
+                    double dt[WSISA_SEG_LEVELS], wsisa_err *e) {
+  wsisa_task_data path;
+  memset(&path, 0, sizeof path);
+  int rc = 0;
+  for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++) {
+    double t0 = wsisa__clock_seconds(clock);
+    rc = wsisa_workflow_task_submit(l, p, tile, &path, NULL, e);
+    starpu_task_wait_for_all();
+    dt[l - 1] = fmin(dt[l - 1], wsisa__clock_seconds(clock) - t0);
+  }
+  for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
+  starpu_task_wait_for_all();
+  return rc;
+}
+
+/* Each level of p, the least of REPEATS; with `ref`, the defaults timed in
+ * turn with it, the least of theirs there: a machine's speed drifts over the
+ * probe (other processes, its clock), and a time is then taken against the
+ * defaults' beside it. */
 static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t clock,
-                       double dt[WSISA_SEG_LEVELS], wsisa_err *e) {
-  for (int l = 0; l < WSISA_SEG_LEVELS; l++) dt[l] = INFINITY;
+                       double dt[WSISA_SEG_LEVELS], double *ref, wsisa_err *e) {
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    dt[l] = INFINITY;
+    if (ref) ref[l] = INFINITY;
+  }
   int rc = 0;
   for (int k = 0; k < REPEATS && !rc; k++) {
-    wsisa_task_data path;
-    memset(&path, 0, sizeof path);
-    for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++) {
-      double t0 = wsisa__clock_seconds(clock);
-      rc = wsisa_workflow_task_submit(l, p, tile, &path, NULL, e);
-      starpu_task_wait_for_all();
-      dt[l - 1] = fmin(dt[l - 1], wsisa__clock_seconds(clock) - t0);
-    }
-    for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
-    starpu_task_wait_for_all();
+    if (ref) rc = one_pass(tile, wsisa_seg_defaults(), clock, ref, e);
+    if (!rc) rc = one_pass(tile, p, clock, dt, e);
   }
   return rc;
 }
@@ -110,43 +125,39 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
   clockid_t clock = wsisa__worker_clock();
   /* once untimed: the first segmentation pays for StarPU's buffers, which
    * it keeps for the next ones */
-  if (!rc) rc = level_times(tile, v0, clock, at_defaults, e);
-  if (!rc) rc = level_times(tile, v0, clock, at_defaults, e);
+  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, e);
+  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, e);
   /* the calibration's segmentations: each round's reference (the defaults)
-   * and its vectors, which the models' means are made of */
+   * and its vectors, which the models' means are made of; each timed in
+   * turn with the defaults */
   if (!rc)
     json_array_append_new(vecs, json_pack("{s:o, s:o}", "values", values_json(v0), "times",
                                           times_json(at_defaults)));
-  /* each after the defaults timed again (below: the drift of a shared
-   * machine's speed over the probe) */
   for (size_t i = 0; i < nvec && i + 1 < WSISA__LEVELS_VECTORS && !rc; i++) {
     double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
-    if (!(rc = level_times(tile, v0, clock, ref, e)) &&
-        !(rc = level_times(tile, vectors + i * WSISA_SEG_NPARAMS, clock, dt, e)))
+    if (!(rc = level_times(tile, vectors + i * WSISA_SEG_NPARAMS, clock, dt, ref, e)))
       json_array_append_new(vecs, json_pack("{s:o, s:o, s:o}", "values",
                                             values_json(vectors + i * WSISA_SEG_NPARAMS), "times",
-                                            times_json(dt), "defaults_before", times_json(ref)));
+                                            times_json(dt), "defaults_beside", times_json(ref)));
   }
   /* B, G and R decide the background rule, not what the levels cost. Each
-   * parameter's sweep begins with the defaults timed again, its points taken
-   * against them: a machine whose speed drifts over the probe (another
-   * process, the clock) would otherwise put the drift into the ratios, and
-   * the estimate multiplies a run's ratios over every parameter it sets */
-  json_t *sweep_defaults = json_object();
+   * point of a parameter's sweep timed in turn with the defaults: the
+   * estimate multiplies a run's ratios over every parameter it sets, and a
+   * slow spell of the machine under one sweep would otherwise enter them
+   * all */
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (p == WSISA_P_B || p == WSISA_P_G || p == WSISA_P_R) continue;
-    double values[SPLITS + 1], ref[WSISA_SEG_LEVELS];
+    double values[SPLITS + 1];
     int n = values_of(p, rows, nruns, values);
-    if ((rc = level_times(tile, v0, clock, ref, e))) break;
-    json_object_set_new(sweep_defaults, wsisa_seg_param_name(p), times_json(ref));
     json_t *points = json_array();
     for (int k = 0; k < n && !rc; k++) {
-      double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS];
+      double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
       memcpy(v, v0, sizeof v);
       v[p] = values[k];
-      if (!(rc = level_times(tile, v, clock, dt, e)))
-        json_array_append_new(points, json_pack("{s:f, s:o}", "value", values[k], "times",
-                                                times_json(dt)));
+      if (!(rc = level_times(tile, v, clock, dt, ref, e)))
+        json_array_append_new(points, json_pack("{s:f, s:o, s:o}", "value", values[k], "times",
+                                                times_json(dt), "defaults_beside",
+                                                times_json(ref)));
     }
     json_object_set_new(params, wsisa_seg_param_name(p), points);
   }
@@ -154,13 +165,11 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
   if (rc) {
     json_decref(params);
     json_decref(vecs);
-    json_decref(sweep_defaults);
     return rc;
   }
-  return wsisa__probe_write(json_pack("{s:i, s:i, s:o, s:o, s:o, s:o}", "width", pt.width,
-                                      "height", pt.height, "defaults", times_json(at_defaults),
-                                      "vectors", vecs, "parameters", params, "sweep_defaults",
-                                      sweep_defaults),
+  return wsisa__probe_write(json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height",
+                                      pt.height, "defaults", times_json(at_defaults), "vectors",
+                                      vecs, "parameters", params),
                             "wsisa_level_costs.json", e);
 }
 
@@ -182,17 +191,19 @@ static int by_value(const void *a, const void *b) {
 
 /* Each level's median over every timing of the defaults a probe file holds. */
 static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
-  enum { MAX = 2 + WSISA__LEVELS_VECTORS + WSISA_SEG_NPARAMS };
-  double t[MAX][WSISA_SEG_LEVELS];
+  enum { MAX = 1 + WSISA__LEVELS_VECTORS + WSISA_SEG_NPARAMS * WSISA__LEVELS_POINTS };
+  static double t[MAX][WSISA_SEG_LEVELS];
   size_t n = 0;
   if (times_read(json_object_get(root, "defaults"), t[n]) == 0) n++;
-  json_t *vecs = json_object_get(root, "vectors"), *sweeps = json_object_get(root, "sweep_defaults");
+  json_t *vecs = json_object_get(root, "vectors"), *params = json_object_get(root, "parameters");
   for (size_t i = 0; i < json_array_size(vecs) && n < MAX; i++)
-    if (times_read(json_object_get(json_array_get(vecs, i), "defaults_before"), t[n]) == 0) n++;
+    if (times_read(json_object_get(json_array_get(vecs, i), "defaults_beside"), t[n]) == 0) n++;
   const char *key;
-  json_t *v;
-  json_object_foreach(sweeps, key, v) {
-    if (n < MAX && times_read(v, t[n]) == 0) n++;
+  json_t *points;
+  json_object_foreach(params, key, points) {
+    for (size_t i = 0; i < json_array_size(points) && n < MAX; i++)
+      if (times_read(json_object_get(json_array_get(points, i), "defaults_beside"), t[n]) == 0)
+        n++;
   }
   if (!n) return;
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
@@ -212,10 +223,11 @@ int wsisa__levels_load(wsisa__levels_model *m) {
   int ok = json_unpack(root, "{s:i, s:i, s:o, s:o, s:o}", "width", &m->width, "height", &m->height,
                        "defaults", &defaults, "vectors", &vecs, "parameters", &params) == 0 &&
            times_read(defaults, m->at_defaults) == 0;
-  /* the defaults were timed before each vector and each parameter's sweep;
-   * a machine's speed drifts over the probe (other processes, its clock), so
-   * each time is taken against the defaults timed beside it, and the
-   * defaults' own time is the median of them all */
+  /* the defaults were timed in turn with each vector and each point of a
+   * sweep; a machine's speed drifts over the probe (other processes, its
+   * clock), so each time is taken against the defaults timed beside it, and
+   * the defaults' own time is the median of them all (a file without those:
+   * against the defaults timed first) */
   double first[WSISA_SEG_LEVELS];
   memcpy(first, m->at_defaults, sizeof first);
   if (ok) defaults_median(root, m->at_defaults);
@@ -225,7 +237,7 @@ int wsisa__levels_load(wsisa__levels_model *m) {
     double *vt = m->vector_time[m->nvectors], ref[WSISA_SEG_LEVELS];
     if (times_read(json_object_get(v, "times"), vt)) continue;
     /* the first vector is the defaults themselves, timed with `defaults` */
-    if (times_read(json_object_get(v, "defaults_before"), ref))
+    if (times_read(json_object_get(v, "defaults_beside"), ref))
       memcpy(ref, first, sizeof ref);
     for (int l = 0; l < WSISA_SEG_LEVELS; l++) vt[l] *= m->at_defaults[l] / ref[l];
     for (int q = 0; q < WSISA_SEG_NPARAMS; q++)
@@ -236,13 +248,6 @@ int wsisa__levels_load(wsisa__levels_model *m) {
   for (int p = 0; ok && p < WSISA_SEG_NPARAMS; p++) {
     json_t *points = json_object_get(params, wsisa_seg_param_name(p));
     if (!json_array_size(points)) continue;
-    /* the points against the defaults timed at the sweep's start (a file
-     * written before those were kept: against the defaults timed first) */
-    double ref[WSISA_SEG_LEVELS];
-    if (times_read(json_object_get(json_object_get(root, "sweep_defaults"),
-                                   wsisa_seg_param_name(p)),
-                   ref))
-      memcpy(ref, first, sizeof ref);
     /* the defaults' own value is a point of every curve, at ratio 1 */
     int n = 0;
     double x[WSISA__LEVELS_POINTS], r[WSISA__LEVELS_POINTS][WSISA_SEG_LEVELS];
@@ -256,6 +261,9 @@ int wsisa__levels_load(wsisa__levels_model *m) {
           times_read(json_object_get(pt, "times"), dt))
         continue;
       x[n] = json_number_value(json_object_get(pt, "value"));
+      double ref[WSISA_SEG_LEVELS];
+      if (times_read(json_object_get(pt, "defaults_beside"), ref))
+        memcpy(ref, first, sizeof ref);
       /* the levels above p's own run the same tasks: their differences are noise */
       for (int l = 0; l < WSISA_SEG_LEVELS; l++)
         r[n][l] = l + 1 < wsisa_seg_param_level(p) ? 1 : dt[l] / ref[l];
