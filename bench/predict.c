@@ -230,7 +230,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   bench_print_runs_context(&o, &res[0], NULL);
   printf("# calibration: wsisa calibrate on the first study (%.0f s%s); then every run with the "
          "models frozen (STARPU_CALIBRATE=0); predicted = run.json estimate, made at the run's "
-         "start; %d cores\n",
+         "start; %d cores; the repeats in rounds, one run of each configuration a round\n",
          t_cal, have_cl ? ", once with CPU workers and once with an OpenCL worker beside them" : "",
          cores);
   printf("# error = (predicted - measured) / measured; makespan = seconds.execute; RSS = peak of "
