@@ -14,6 +14,7 @@
 
 typedef struct seg_arg {
   const double *params;
+  int recon_conns; /* the tile stage's level-2 reconstructions (0: none) */
 } seg_arg;
 
 static int submit_segment(starpu_data_handle_t *h, void *arg) {
@@ -21,22 +22,28 @@ static int submit_segment(starpu_data_handle_t *h, void *arg) {
   wsisa_tile_data tile;
   wsisa_err e = WSISA_ERR_INIT;
   int w = (int)starpu_matrix_get_nx(h[0]), hh = (int)starpu_matrix_get_ny(h[0]);
-  int rc = wsisa_workflow_tile_submit(h[0], w, hh, 1, &tile, &e);
+  const wsisa_tile_frame frame = {.recon_conns = a->recon_conns};
+  int rc = wsisa_workflow_tile_submit_framed(h[0], w, hh, WSISA_TARGET_MPP, 1, &frame, &tile, &e);
   if (!rc) rc = wsisa_workflow_segment_submit(&tile, a->params, h[1], &e);
   wsisa_workflow_tile_release(&tile, 1);
   if (rc) fprintf(stderr, "segment: %s\n", e.msg);
   return rc;
 }
 
-static wsisa_image *segment(const char *tile, const double *params, uint32_t where) {
+static wsisa_image *segment_with(const char *tile, const double *params, uint32_t where,
+                                 int recon_conns) {
   wsisa_image *rgb = NULL, *mask = NULL;
   cr_assert_eq(wsisa_image_read(tu_src(tile), &rgb, NULL), 0);
   cr_assert_eq(wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &mask, NULL), 0);
   wsisa_image *imgs[] = {rgb, mask};
-  seg_arg a = {params};
+  seg_arg a = {params, recon_conns};
   cr_assert_eq(tu_run_op(where, imgs, 2, submit_segment, &a), 0);
   wsisa_image_free(rgb);
   return mask;
+}
+
+static wsisa_image *segment(const char *tile, const double *params, uint32_t where) {
+  return segment_with(tile, params, where, 0);
 }
 
 static double dice(const wsisa_image *a, const wsisa_image *b) {
@@ -101,6 +108,59 @@ Test(workflow, cpu_and_opencl_masks_agree) {
   cr_log_info("CPU vs OpenCL: %zu pixels differ\n", diff);
   wsisa_image_free(cpu);
   wsisa_image_free(cl);
+}
+
+/* Level 2's reconstruction depends on the tile and recon_conn alone: made
+ * by the tile stage, level 2 submits none (a dry run of its codelets) and
+ * the masks are those of level 2 making its own, at either connectivity. */
+static void count_reconstructions(void *ctx, struct starpu_task *task) {
+  const wsisa_op *op = wsisa_op_of(task->cl);
+  if (op && strcmp(op->name, "reconstruct") == 0) ++*(int *)ctx;
+}
+
+static int level2_reconstructions(starpu_data_handle_t *h, void *arg) {
+  int *counts = arg;
+  wsisa_err e = WSISA_ERR_INIT;
+  int w = (int)starpu_matrix_get_nx(h[0]), hh = (int)starpu_matrix_get_ny(h[0]);
+  for (int made = 0; made < 2; made++) {
+    wsisa_tile_data tile;
+    const wsisa_tile_frame frame = {.recon_conns = made ? 3 : 0};
+    int rc = wsisa_workflow_tile_submit_framed(h[0], w, hh, WSISA_TARGET_MPP, 1, &frame, &tile, &e);
+    if (rc) return rc;
+    wsisa_task_data path;
+    memset(&path, 0, sizeof path);
+    wsisa_codelets_record(count_reconstructions, &counts[made]);
+    rc = wsisa_workflow_task_submit(2, wsisa_seg_defaults(), &tile, &path, NULL, &e);
+    wsisa_codelets_record(NULL, NULL);
+    wsisa_workflow_task_release(2, &path);
+    wsisa_workflow_tile_release(&tile, 1);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+Test(workflow, level2_reconstruction_made_once_by_the_tile_stage) {
+  wsisa_image *rgb = NULL;
+  cr_assert_eq(wsisa_image_read(tu_src("tests/data/tile_256.png"), &rgb, NULL), 0);
+  wsisa_image *imgs[] = {rgb};
+  int counts[2] = {0, 0};
+  cr_assert_eq(tu_run_op(STARPU_CPU, imgs, 1, level2_reconstructions, counts), 0);
+  cr_expect_eq(counts[0], 1, "level 2 alone: %d reconstructions", counts[0]);
+  cr_expect_eq(counts[1], 0, "with the tile stage's: %d reconstructions", counts[1]);
+  wsisa_image_free(rgb);
+  double p[WSISA_SEG_NPARAMS];
+  memcpy(p, wsisa_seg_defaults(), sizeof p);
+  for (int conn = 4; conn <= 8; conn += 4) {
+    p[WSISA_P_RECON_CONN] = conn;
+    wsisa_image *own = segment_with("tests/data/tile_256.png", p, STARPU_CPU, 0);
+    wsisa_image *made = segment_with("tests/data/tile_256.png", p, STARPU_CPU, conn == 4 ? 1 : 2);
+    wsisa_image *both = segment_with("tests/data/tile_256.png", p, STARPU_CPU, 3);
+    cr_expect_eq(tu_image_diff(own, made), 0, "recon_conn %d", conn);
+    cr_expect_eq(tu_image_diff(own, both), 0, "recon_conn %d", conn);
+    wsisa_image_free(own);
+    wsisa_image_free(made);
+    wsisa_image_free(both);
+  }
 }
 
 /* ---- objects stay apart -------------------------------------------------- */
@@ -242,7 +302,7 @@ Test(workflow, background_tile_gives_empty_mask) {
   cr_assert_eq(wsisa_image_new(64, 64, 1, WSISA_U8, &mask, NULL), 0);
   memset(mask->data, 7, 64 * 64);
   wsisa_image *imgs[] = {glass, mask};
-  seg_arg a = {wsisa_seg_defaults()};
+  seg_arg a = {wsisa_seg_defaults(), 0};
   cr_assert_eq(tu_run_op(STARPU_CPU, imgs, 2, submit_segment, &a), 0);
   size_t on = 0;
   for (int i = 0; i < 64 * 64; i++) on += ((uint8_t *)mask->data)[i] != 0;

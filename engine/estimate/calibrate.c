@@ -22,7 +22,11 @@ int wsisa__probe_tile_open(const wsisa_tile_ref *ref, wsisa__probe_tile *t, wsis
   if (!rc) {
     t->width = t->rgb->width;
     t->height = t->rgb->height;
-    rc = wsisa_workflow_tile_submit(t->handle, t->width, t->height, 1, &t->tile, e);
+    /* with both of level 2's reconstructions in its stage, as a run's tile
+     * has those its runs ask for: level 2 then costs what it costs there */
+    const wsisa_tile_frame both = {.recon_conns = 3};
+    rc = wsisa_workflow_tile_submit_framed(t->handle, t->width, t->height, WSISA_TARGET_MPP, 1,
+                                           &both, &t->tile, e);
   }
   return rc;
 }
@@ -109,6 +113,9 @@ static int round_on_tile(const wsisa_tile_ref *ref_tile, int halo, const double 
   memset(&tile, 0, sizeof tile);
   int rc = masks && leaves ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) rc = wsisa_tile_load_framed(ref_tile, halo, &rgb, &frame, e);
+  /* level 2's reconstructions in the tile stage, as a run makes them */
+  frame.recon_conns = wsisa_workflow_recon_conns(wsisa_seg_defaults(), 1) |
+                      wsisa_workflow_recon_conns(vectors, nvec);
   if (!rc) rc = wsisa_image_register(rgb, &h_rgb, e);
   int w = rgb ? rgb->width : 0, h = rgb ? rgb->height : 0;
   if (!rc)

@@ -641,6 +641,7 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_s
   memset(ts, 0, sizeof *ts);
   int rc = wsisa_tile_load_framed(ref, o->halo, &ts->rgb, &ts->frame, e);
   if (rc) return rc;
+  ts->frame.recon_conns = o->recon_conns;
   int w = ts->rgb->width, h = ts->rgb->height;
   if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
   if ((rc = wsisa_workflow_tile_submit_framed(ts->h_rgb, w, h, ref->scale.target_mpp,
@@ -996,6 +997,13 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->scope[WSISA_KIND_CPU].where = STARPU_CPU;
   s->scope[WSISA_KIND_OPENCL].where = STARPU_OPENCL;
   s->scope[ANY_KIND].where = both;
+  /* level 2's reconstructions in the tile stage: those the runs and the
+   * reference (the defaults) ask for */
+  const size_t ni = buckets->start[buckets->n_buckets];
+  s->opts.recon_conns = wsisa_workflow_recon_conns(wsisa_seg_defaults(), 1);
+  for (size_t i = 0; i < ni; i++)
+    s->opts.recon_conns |=
+        wsisa_workflow_recon_conns(params + buckets->instances[i] * WSISA_SEG_NPARAMS, 1);
   *out = s;
   if (bgr_distinct(s)) {
     wsisa_exec_session_free(s);
@@ -1248,12 +1256,13 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  *   reach it;
  * - each open tile (WSISA_EXEC_OPEN_TILES at once: the next one opens
  *   while the last one's units drain): RGB in and normalized, rc, its
- *   opening, the reference mask; without a shared tile stage (reuse none)
- *   each unit in flight (wsisa__units_credit) has its own. */
+ *   opening, level 2's two reconstructions, the reference mask; without a
+ *   shared tile stage (reuse none) each unit in flight
+ *   (wsisa__units_credit) has its own. */
 #define OUTPUT_BYTES_PER_PIXEL 1 /* a level task's output: a u8 mask */
 #define PATH_BYTES_PER_PIXEL (WSISA_SEG_LEVELS * OUTPUT_BYTES_PER_PIXEL)
 #define TASK_BYTES_PER_PIXEL (2 * (3 * 4 + 2 * 4 + 4))
-#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 1)
+#define TILE_BYTES_PER_PIXEL (3 + 3 + 1 + 1 + 2 + 1)
 /* The feature stage: per tile the channels (h, e, the gradient and three
  * filter-bank responses, f32) and the reference's labels; per running task
  * the FFT buffers of the filter bank (complex, twice). Object matching: the

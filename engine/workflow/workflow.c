@@ -246,6 +246,16 @@ int wsisa_workflow_tile_submit_framed(starpu_data_handle_t rgb_in, int width, in
       (rc = submitted(wsisa_submit_morph(tile->rc, tile->rc_open, WSISA_MORPH_OPEN, opening_side(tile)),
                       "opening", e)))
     goto fail;
+  /* level 2's reconstructions, once per tile instead of once per level-1
+   * prefix (they do not read level 1's output) */
+  for (int k = 0; k < 2 && frame; k++) {
+    if (!(frame->recon_conns & (1 << k))) continue;
+    if ((rc = tmp_mask(tile, &tile->recon[k], e)) ||
+        (rc = submitted(wsisa_submit_reconstruct(tile->rc_open, tile->rc, tile->recon[k],
+                                                 k ? 8 : 4),
+                        "reconstruction", e)))
+      goto fail;
+  }
   return 0;
 fail:
   wsisa_workflow_tile_release(tile, normalize);
@@ -257,6 +267,8 @@ void wsisa_workflow_tile_release(wsisa_tile_data *tile, int release_rgb) {
   tile->rgb = NULL;
   release(&tile->rc);
   release(&tile->rc_open);
+  release(&tile->recon[0]);
+  release(&tile->recon[1]);
   release(&tile->core_mask);
   for (int c = 0; c < tile->nchannels; c++) release(&tile->channels[c]);
   tile->nchannels = 0;
@@ -346,14 +358,24 @@ done:
  * candidates' contrast diff = rc - rc_recon (saturating). */
 static int level2(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
   starpu_data_handle_t recon = NULL;
-  int rc = 0;
-  if ((rc = tmp_mask(t, &recon, e)) || (rc = tmp_mask(t, &d->diff, e))) goto done;
-  rc = submitted(wsisa_submit_reconstruct(t->rc_open, t->rc, recon, (int)p[WSISA_P_RECON_CONN]),
-                 "reconstruction", e);
-  if (!rc) rc = submitted(wsisa_submit_sub_sat(t->rc, recon, d->diff), "subtract", e);
-done:
+  int conn = (int)p[WSISA_P_RECON_CONN], rc = tmp_mask(t, &d->diff, e);
+  if (rc) return rc;
+  /* the tile stage's when it made it */
+  starpu_data_handle_t made = t->recon[conn == 4 ? 0 : 1];
+  if (!made) {
+    if ((rc = tmp_mask(t, &recon, e))) return rc;
+    rc = submitted(wsisa_submit_reconstruct(t->rc_open, t->rc, recon, conn), "reconstruction", e);
+  }
+  if (!rc) rc = submitted(wsisa_submit_sub_sat(t->rc, made ? made : recon, d->diff), "subtract", e);
   release(&recon);
   return rc;
+}
+
+int wsisa_workflow_recon_conns(const double *p, size_t nruns) {
+  int conns = 0;
+  for (size_t r = 0; r < nruns; r++)
+    conns |= p[r * WSISA_SEG_NPARAMS + WSISA_P_RECON_CONN] == 4 ? 1 : 2;
+  return conns;
 }
 
 /* Level 3: bw1 = fill holes (FH) of diff > G1. */

@@ -64,6 +64,11 @@ typedef struct wsisa_tile_data {
   starpu_data_handle_t rgb;
   starpu_data_handle_t rc;
   starpu_data_handle_t rc_open;
+  /* level 2's reconstruction of rc_open under rc, which depends on the tile
+   * and recon_conn alone: made once by the tile stage for the connectivities
+   * its frame names ([0] 4-connected, [1] 8-connected; NULL: not made, level
+   * 2 then makes its own) */
+  starpu_data_handle_t recon[2];
   /* the feature stage's channels (f32), when wsisa_workflow_channels_submit
    * made them: H, E, Sobel magnitude of H, filter-bank responses of H */
   int nchannels;
@@ -87,7 +92,14 @@ typedef struct wsisa_tile_frame {
    * WSISA_STATS_N doubles of masked_stats over the slide's tissue
    * (wsisa_slide_stats), copied at submission */
   const double *stats;
+  /* the level-2 reconstructions the tile stage makes (bit 0: 4-connected,
+   * bit 1: 8-connected; wsisa_workflow_recon_conns); 0: none */
+  int recon_conns;
 } wsisa_tile_frame;
+
+/* The level-2 reconstructions `nruns` parameter sets (rows of
+ * WSISA_SEG_NPARAMS) ask for, as wsisa_tile_frame.recon_conns. */
+int wsisa_workflow_recon_conns(const double *p, size_t nruns);
 
 /* The halo (target pixels) a tile is read with so that what it keeps of its
  * core does not depend on the tiling, for the parameter sets `p` (nruns rows
