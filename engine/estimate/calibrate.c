@@ -114,8 +114,7 @@ static int round_on_tile(const wsisa_tile_ref *ref_tile, int halo, const double 
   int rc = masks && leaves ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) rc = wsisa_tile_load_framed(ref_tile, halo, &rgb, &frame, e);
   /* level 2's reconstructions in the tile stage, as a run makes them */
-  frame.recon_conns = wsisa_workflow_recon_conns(wsisa_seg_defaults(), 1) |
-                      wsisa_workflow_recon_conns(vectors, nvec);
+  frame.recon_conns = wsisa_workflow_recon_conns(vectors, nvec);
   if (!rc) rc = wsisa_image_register(rgb, &h_rgb, e);
   int w = rgb ? rgb->width : 0, h = rgb ? rgb->height : 0;
   if (!rc)

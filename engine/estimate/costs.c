@@ -226,9 +226,8 @@ static int dry_shape(const wsisa_estimate *est, int w, int h, profile *pr, wsisa
   wsisa_codelets_record(record_task, &pr->step[ST_STAGE]);
   /* the stage makes level 2's reconstructions the runs and the reference
    * ask for, as engine/exec/executor.c has it */
-  const wsisa_tile_frame frame = {
-      .recon_conns = wsisa_workflow_recon_conns(wsisa_seg_defaults(), 1) |
-                     wsisa_workflow_recon_conns(est->params, est->nruns)};
+  const wsisa_tile_frame frame = {.recon_conns =
+                                      wsisa_workflow_recon_conns(est->params, est->nruns)};
   rc = wsisa_workflow_tile_submit_framed(rgb, w, h, WSISA_TARGET_MPP, 1, &frame, &tile, e);
   if (!rc && est->features) rc = wsisa_workflow_channels_submit(&tile, 1, e);
   wsisa_codelets_record(record_task, &pr->step[ST_REFERENCE]);

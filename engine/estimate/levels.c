@@ -192,7 +192,7 @@ static int by_value(const void *a, const void *b) {
 /* Each level's median over every timing of the defaults a probe file holds. */
 static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   enum { MAX = 1 + WSISA__LEVELS_VECTORS + WSISA_SEG_NPARAMS * WSISA__LEVELS_POINTS };
-  static double t[MAX][WSISA_SEG_LEVELS];
+  double t[MAX][WSISA_SEG_LEVELS];
   size_t n = 0;
   if (times_read(json_object_get(root, "defaults"), t[n]) == 0) n++;
   json_t *vecs = json_object_get(root, "vectors"), *params = json_object_get(root, "parameters");

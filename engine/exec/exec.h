@@ -125,10 +125,6 @@ typedef struct wsisa_exec_opts {
    * slide), its results those of the objects its core owns
    * (wsisa_workflow_halo; 0: the tile alone) */
   int halo;
-  /* the level-2 reconstructions each tile stage makes
-   * (wsisa_tile_frame.recon_conns): set by wsisa_exec_session_new from the
-   * runs and the reference */
-  int recon_conns;
   /* with CPU and OpenCL workers: a wsisa_placement (unit, the default, or
    * task), and unit placement's prior: seconds of one worker of each kind
    * per level task by the calibrated models (0: none;

@@ -635,13 +635,13 @@ static int tile_prefetch(tile_state *ts, const double (*bgr)[3], size_t n, wsisa
   return rc;
 }
 
-static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, tile_state *ts,
-                     const double (*bgr)[3], size_t nbgr, wsisa_exec_stats *stats,
-                     wsisa_annotation **annot, wsisa_err *e) {
+static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, int recon_conns,
+                     tile_state *ts, const double (*bgr)[3], size_t nbgr,
+                     wsisa_exec_stats *stats, wsisa_annotation **annot, wsisa_err *e) {
   memset(ts, 0, sizeof *ts);
   int rc = wsisa_tile_load_framed(ref, o->halo, &ts->rgb, &ts->frame, e);
   if (rc) return rc;
-  ts->frame.recon_conns = o->recon_conns;
+  ts->frame.recon_conns = recon_conns;
   int w = ts->rgb->width, h = ts->rgb->height;
   if ((rc = wsisa_image_register(ts->rgb, &ts->h_rgb, e))) return rc;
   if ((rc = wsisa_workflow_tile_submit_framed(ts->h_rgb, w, h, ref->scale.target_mpp,
@@ -934,9 +934,12 @@ struct wsisa_exec_session {
    * free; opened[i] orders them by opening */
   tile_state ts[WSISA_EXEC_OPEN_TILES];
   size_t tile[WSISA_EXEC_OPEN_TILES], opened[WSISA_EXEC_OPEN_TILES], opens;
-  /* the distinct (B, G, R) of the runs, whose counts each tile prefetches */
+  /* the distinct (B, G, R) of the runs, whose counts each tile prefetches,
+   * and the level-2 reconstructions each tile stage makes for them
+   * (wsisa_tile_frame.recon_conns) */
   double (*bgr)[3];
   size_t nbgr;
+  int recon_conns;
   unit **queue;
   size_t nq, cap;
   wsisa_exec_stats stats; /* since the last wsisa_exec_session_stats */
@@ -951,14 +954,17 @@ struct wsisa_exec_session {
 };
 
 /* The distinct (B, G, R) of the buckets' runs, in the order of their
- * instances (engine/simulate.c prefetches the same). */
+ * instances (engine/simulate.c prefetches the same), and the level-2
+ * reconstructions the runs and the reference ask for. */
 static int bgr_distinct(wsisa_exec_session *s) {
   const wsisa_reuse_buckets *b = s->buckets;
   size_t ni = b->start[b->n_buckets];
+  s->recon_conns = wsisa_workflow_recon_conns(NULL, 0);
   if (!ni) return 0;
   if (!(s->bgr = malloc(ni * sizeof *s->bgr))) return -1;
   for (size_t i = 0; i < ni; i++) {
     const double *p = s->params + b->instances[i] * WSISA_SEG_NPARAMS;
+    s->recon_conns |= wsisa_workflow_recon_conns(p, 1);
     size_t k = 0;
     while (k < s->nbgr && !(s->bgr[k][0] == p[WSISA_P_B] && s->bgr[k][1] == p[WSISA_P_G] &&
                             s->bgr[k][2] == p[WSISA_P_R]))
@@ -997,13 +1003,6 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->scope[WSISA_KIND_CPU].where = STARPU_CPU;
   s->scope[WSISA_KIND_OPENCL].where = STARPU_OPENCL;
   s->scope[ANY_KIND].where = both;
-  /* level 2's reconstructions in the tile stage: those the runs and the
-   * reference (the defaults) ask for */
-  const size_t ni = buckets->start[buckets->n_buckets];
-  s->opts.recon_conns = wsisa_workflow_recon_conns(wsisa_seg_defaults(), 1);
-  for (size_t i = 0; i < ni; i++)
-    s->opts.recon_conns |=
-        wsisa_workflow_recon_conns(params + buckets->instances[i] * WSISA_SEG_NPARAMS, 1);
   *out = s;
   if (bgr_distinct(s)) {
     wsisa_exec_session_free(s);
@@ -1140,8 +1139,8 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   }
   wsisa_codelets_scope *was = wsisa_codelets_scope_set(u->scope);
   if (opening) {
-    rc = tile_open(&s->tiles[tile], &s->opts, &s->ts[at], (const double(*)[3])s->bgr, s->nbgr,
-                   &s->stats, &s->annot, e);
+    rc = tile_open(&s->tiles[tile], &s->opts, s->recon_conns, &s->ts[at],
+                   (const double(*)[3])s->bgr, s->nbgr, &s->stats, &s->annot, e);
     s->tile[at] = tile;
     s->opened[at] = s->opens++;
     if (rc) {

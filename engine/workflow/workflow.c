@@ -354,6 +354,10 @@ done:
   return rc;
 }
 
+/* Level 2's connectivity as a bit of wsisa_tile_frame.recon_conns (its
+ * reconstruction is wsisa_tile_data.recon[bit >> 1]). */
+static int recon_conn_bit(const double *p) { return p[WSISA_P_RECON_CONN] == 4 ? 1 : 2; }
+
 /* Level 2: rc_recon = reconstruction of rc_open under rc (RC-connected); the
  * candidates' contrast diff = rc - rc_recon (saturating). */
 static int level2(const double *p, const wsisa_tile_data *t, wsisa_task_data *d, wsisa_err *e) {
@@ -361,7 +365,7 @@ static int level2(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
   int conn = (int)p[WSISA_P_RECON_CONN], rc = tmp_mask(t, &d->diff, e);
   if (rc) return rc;
   /* the tile stage's when it made it */
-  starpu_data_handle_t made = t->recon[conn == 4 ? 0 : 1];
+  starpu_data_handle_t made = t->recon[recon_conn_bit(p) >> 1];
   if (!made) {
     if ((rc = tmp_mask(t, &recon, e))) return rc;
     rc = submitted(wsisa_submit_reconstruct(t->rc_open, t->rc, recon, conn), "reconstruction", e);
@@ -372,9 +376,8 @@ static int level2(const double *p, const wsisa_tile_data *t, wsisa_task_data *d,
 }
 
 int wsisa_workflow_recon_conns(const double *p, size_t nruns) {
-  int conns = 0;
-  for (size_t r = 0; r < nruns; r++)
-    conns |= p[r * WSISA_SEG_NPARAMS + WSISA_P_RECON_CONN] == 4 ? 1 : 2;
+  int conns = recon_conn_bit(wsisa_seg_defaults());
+  for (size_t r = 0; r < nruns; r++) conns |= recon_conn_bit(p + r * WSISA_SEG_NPARAMS);
   return conns;
 }
 

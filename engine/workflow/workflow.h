@@ -97,8 +97,9 @@ typedef struct wsisa_tile_frame {
   int recon_conns;
 } wsisa_tile_frame;
 
-/* The level-2 reconstructions `nruns` parameter sets (rows of
- * WSISA_SEG_NPARAMS) ask for, as wsisa_tile_frame.recon_conns. */
+/* The level-2 reconstructions a study's tile stage makes for `nruns`
+ * parameter sets (rows of WSISA_SEG_NPARAMS) and its reference (the
+ * defaults), as wsisa_tile_frame.recon_conns. */
 int wsisa_workflow_recon_conns(const double *p, size_t nruns);
 
 /* The halo (target pixels) a tile is read with so that what it keeps of its
