@@ -41,6 +41,8 @@ static void usage(void) {
          "those segmentations, and the share each parameter's change leaves to\n"
          "compute (the design's one-parameter pairs), which the estimate prices\n"
          "object reuse by (STARPU_HOME/.starpu/sampling/wsisa_object_reuse.json).\n"
+         "It times reading each of its tiles as a run reads them, on the thread that\n"
+         "submits the tasks (STARPU_HOME/.starpu/sampling/wsisa_tile_reads.json).\n"
          "Last, a segmentation alone on one CPU worker and as k copies on k CPU\n"
          "workers at once, k = 1, 2, 4, ... up to the cores: how much slower a task\n"
          "is with the workers busy\n"

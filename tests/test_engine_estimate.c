@@ -67,7 +67,7 @@ static void fixture_make(fixture *f, wsisa_reuse_strategy s) {
 static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t k, int share,
                        const uint8_t *done, wsisa_sim_result *r) {
   wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
-                       f->level, f->variant, NULL, NULL};
+                       f->level, f->variant, NULL, NULL, NULL, NULL, NULL};
   wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL, 0,
                      WSISA_PLACEMENT_TASK};
   wsisa_err e = WSISA_ERR_INIT;
@@ -114,6 +114,80 @@ Test(engine_estimate, two_workers_overlap_the_units) {
   fixture_free(&f);
 }
 
+/* The tile's reference runs beside its units: the submitter waits for the
+ * stage (10 s) and the count (0.5 s) only, and a leaf's measure waits for the
+ * reference. */
+Test(engine_estimate, the_reference_runs_while_the_units_are_submitted) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  const double reference[] = {40, 70};
+  for (int i = 0; i < 2; i++) {
+    wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+                         f.level, f.variant, NULL, NULL, &reference[i], &reference[i], NULL};
+    wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 2, NULL, 0,
+                       WSISA_PLACEMENT_TASK};
+    wsisa_sim_result r;
+    wsisa_err e = WSISA_ERR_INIT;
+    cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+    /* worker 0: the stage, the count, then both chains in turn while worker
+     * 1 holds the reference from 10 s. Reference 40 s: levels 1-6 end at
+     * 46.5 and 52.5 on worker 0; the first chain's level 7 and measure go to
+     * worker 1, free at 50 (57, 59), the second's stay on worker 0 (59.5)
+     * and its measure ends at 61.5. Reference 70 s: the chains end on worker
+     * 0 at 66.5 and their measures wait for the reference, to 80 + 2. Had
+     * the opening waited for the reference: 10 + 40 + 0.5 + 30 = 80.5. */
+    const double want = i == 0 ? 61.5 : 10 + 70 + 2;
+    cr_expect_float_eq(r.makespan, want, 1e-9, "reference %g: makespan %g", reference[i],
+                       r.makespan);
+    cr_expect_eq(r.tasks, 1 + 1 + 1 + 2 * 8, "the reference is one task");
+    wsisa_sim_result_free(&r);
+  }
+  fixture_free(&f);
+}
+
+/* Reading a tile holds the submitting thread before the stage, and is no
+ * worker's work. */
+Test(engine_estimate, a_tile_read_holds_the_submitter_not_a_worker) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  const double read = 5;
+  wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+                       f.level, f.variant, NULL, NULL, NULL, NULL, &read};
+  wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0, WSISA_PLACEMENT_TASK};
+  wsisa_sim_result r;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+  /* one_worker_runs_everything_in_turn's 70.5 s after the read */
+  cr_expect_float_eq(r.makespan, 5 + 70.5, 1e-9, "makespan %g", r.makespan);
+  cr_expect_float_eq(r.work, 70.5, 1e-9, "work %g", r.work);
+  cr_expect_eq(r.tasks, 1 + 1 + 2 * 8, "the read is not a worker's task");
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
+/* A job of one rank opens its next tile while the units in flight run: two
+ * tiles of two units on two workers. Opened when its first unit comes, the
+ * second tile would wait for a unit of the first to end (credit 2): its
+ * stage from 40.5 s, its units to 81 s (the simulation gives that with the
+ * opening ahead taken out). Opened ahead at 10.5 s, its stage and count take
+ * a worker between the first tile's level tasks, and the list schedule
+ * ends at 76 s (its work, 141 s, over two workers: 70.5). Two ranks do not
+ * open ahead: the queue's next tile may go to the other. */
+Test(engine_estimate, the_next_tile_opens_while_the_units_run) {
+  fixture f;
+  fixture_make(&f, WSISA_REUSE_STAGE);
+  wsisa_sim_result r;
+  double m = simulate(&f, 2, 1, 2, 0, 1, NULL, &r);
+  cr_expect_eq(r.opens, 2);
+  cr_expect_eq(r.opens_ahead, 1);
+  cr_expect_float_eq(m, 76, 1e-9, "makespan %g", m);
+  wsisa_sim_result_free(&r);
+  m = simulate(&f, 4, 2, 2, 0, 1, NULL, &r);
+  cr_expect_eq(r.opens_ahead, 0);
+  wsisa_sim_result_free(&r);
+  fixture_free(&f);
+}
+
 Test(engine_estimate, each_run_is_priced_at_its_parameter_values) {
   fixture f;
   fixture_make(&f, WSISA_REUSE_STAGE);
@@ -122,7 +196,7 @@ Test(engine_estimate, each_run_is_priced_at_its_parameter_values) {
   double scale[2 * WSISA_SEG_LEVELS];
   for (int i = 0; i < 2 * WSISA_SEG_LEVELS; i++) scale[i] = i < WSISA_SEG_LEVELS ? 1 : 2;
   wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
-                       f.level, f.variant, NULL, scale};
+                       f.level, f.variant, NULL, scale, NULL, NULL, NULL};
   wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0, WSISA_PLACEMENT_TASK};
   wsisa_sim_result r;
   wsisa_err e = WSISA_ERR_INIT;
@@ -534,8 +608,25 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
   const char *busy = json_string_value(json_object_get(est, "busy_workers_how"));
   cr_expect(busy && strstr(busy, "calibration:"), "%s", busy ? busy : "(none)");
   cr_expect_gt(num(est, "busy_factor"), 0);
+  /* ... and a tile's read, which holds the submitter before its stage: the
+   * estimate without it is shorter */
+  const char *reads = json_string_value(json_object_get(est, "tile_reads_how"));
+  cr_expect(reads && strstr(reads, "calibration:"), "%s", reads ? reads : "(none)");
   double makespan = num(est, "makespan_s");
   json_decref(root);
+  char rm[8600];
+  snprintf(rm, sizeof rm, "mv '%s'/.starpu/sampling/wsisa_tile_reads.json '%s'/reads.json", home,
+           home);
+  cr_assert_eq(system(rm), 0);
+  root = estimate(home, study, NULL);
+  est = json_object_get(root, "estimate");
+  reads = json_string_value(json_object_get(est, "tile_reads_how"));
+  cr_expect(reads && strstr(reads, "not measured"), "%s", reads ? reads : "(none)");
+  cr_expect_lt(num(est, "makespan_s"), makespan);
+  json_decref(root);
+  snprintf(rm, sizeof rm, "mv '%s'/reads.json '%s'/.starpu/sampling/wsisa_tile_reads.json", home,
+           home);
+  cr_assert_eq(system(rm), 0);
 
   /* the watershed's model gone: its time is a guess, and said to be */
   char cmd[8600];
@@ -690,7 +781,7 @@ Test(engine_estimate, cost_aware_reuse_leaves_the_metrics_alone) {
 static void simulate_hybrid(fixture *f, const wsisa_sim_costs *ocl, wsisa_placement placement,
                             wsisa_sim_result *r) {
   wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
-                       f->level, f->variant, ocl, NULL};
+                       f->level, f->variant, ocl, NULL, NULL, NULL, NULL};
   wsisa_sim_job j = {1, f->shape, f->b, f->params, 1, 0, NULL, 1, 2, NULL, 1, (int)placement};
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
@@ -703,9 +794,9 @@ Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
   fixture_make(&f, WSISA_REUSE_STAGE);
   double inf = INFINITY, never[WSISA_SEG_LEVELS * 2];
   for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf;
-  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL};
+  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL, NULL, NULL, NULL};
   wsisa_sim_costs same = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
-                          f.level, f.variant, NULL, NULL};
+                          f.level, f.variant, NULL, NULL, NULL, NULL, NULL};
   const wsisa_sim_costs *ocl[] = {&none, &same};
   const double want[] = {10 + 0.5 + 2 * 30, 40.5};
   for (int k = 0; k < 2; k++) {
@@ -730,9 +821,9 @@ Test(engine_estimate, unit_placement_keeps_a_unit_on_its_kind) {
   for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf, slow[i] = 2 * f.level[i];
   const double slow_stage = 2 * f.stage, slow_measure = 2 * f.measure,
                slow_background = 2 * f.background;
-  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL};
+  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL, NULL, NULL, NULL};
   wsisa_sim_costs twice = {1, 2, &f.open, &f.open_path, &slow_stage, &slow_measure,
-                           &slow_background, slow, f.variant, NULL, NULL};
+                           &slow_background, slow, f.variant, NULL, NULL, NULL, NULL, NULL};
   const wsisa_sim_costs *ocl[] = {&none, &twice};
   /* open and count on the CPU (10.5); then a chain of 30 s on the CPU and
    * one of 30 s there too (the OpenCL kind runs none of it), or of 60 s on

@@ -311,6 +311,15 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   fclose(f);
   char dir[4300], path[4400];
   char *base = run_study(study, "STARPU_SCHED=eager", "--reuse rtma", dir, sizeof dir);
+  /* two tiles on one rank: the second opened while the first's units ran
+   * (the variants below with an OpenCL worker, under unit placement, open
+   * each at its first unit: the same metrics either way) */
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  json_t *run = json_load_file(path, 0, NULL);
+  cr_assert_not_null(run);
+  cr_expect_eq(json_integer_value(json_object_get(run, "tiles")), 2);
+  cr_expect_eq(json_integer_value(json_object_get(run, "tiles_opened_ahead")), 1);
+  json_decref(run);
   snprintf(path, sizeof path, "%s/best.json", dir);
   char *best = tu_slurp(path, NULL);
   cr_assert_not_null(best);

@@ -349,6 +349,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
       wsisa_runtime_shutdown();
     }
   }
+  /* ... how long reading a tile holds the submitting thread */
+  if (!rc) rc = wsisa__reads_probe(pick, out->ntiles, halo, e);
   /* ... and how much slower a task is with the other cores' workers busy */
   if (!rc) {
     wsisa_machine_cores cores;

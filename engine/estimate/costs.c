@@ -146,6 +146,7 @@ struct wsisa_estimate {
   wsisa__objects_model objects; /* what calibration measured of object reuse */
   wsisa__levels_model levels;   /* ... and of the levels' times by parameter values */
   wsisa__busy_model busy;       /* ... and of a task's slowdown with the workers busy */
+  wsisa__reads_model reads;     /* ... and of reading a tile */
   double *run_scale;            /* from it: nruns x 7, or NULL */
   double *run_time;             /* ... the runs' level times on calibration's tile (s) */
   char level_source[4600];      /* how (empty: not measured) */
@@ -773,6 +774,7 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
   if ((rc = load_models(est, e))) goto fail;
   wsisa__objects_load(&est->objects);
   wsisa__busy_load(&est->busy);
+  wsisa__reads_load(&est->reads);
   if ((rc = find_variants(est, est->shape[0][0], est->shape[0][1], e))) goto fail;
   if (wsisa__levels_load(&est->levels) == 0 && (rc = level_scales(est, e))) goto fail;
   est->prof = calloc(est->nshapes, sizeof *est->prof);
@@ -1003,6 +1005,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   }
   size_t ns = est->nshapes, nv = est->nvariants;
   double *open = calloc(ns, sizeof *open), *open_path = calloc(ns, sizeof *open_path),
+         *ref = calloc(ns, sizeof *ref), *ref_path = calloc(ns, sizeof *ref_path),
+         *read = calloc(ns, sizeof *read),
          *level = calloc(2 * ns * WSISA_SEG_LEVELS * nv, sizeof *level),
          *stage = calloc(2 * ns, sizeof *stage), *measure = calloc(2 * ns, sizeof *measure),
          *background = calloc(2 * ns, sizeof *background),
@@ -1010,14 +1014,18 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   int *one_worker = calloc(est->narch ? est->narch : 1, sizeof *one_worker);
   double **scale = NULL;
   int rc = 0;
-  if (!open || !open_path || !stage || !measure || !background || !level || !by_op || !one_worker) {
+  if (!open || !open_path || !ref || !ref_path || !read || !stage || !measure || !background ||
+      !level || !by_op || !one_worker) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
   }
   for (size_t s = 0; s < ns; s++) {
-    /* opening a tile is one block on the whole set */
-    const size_t open_steps[] = {ST_STAGE, ST_REFERENCE};
-    steps_cost(est, s, open_steps, 2, workers, total, &open[s], &open_path[s]);
+    /* opening a tile: its stage, then its reference, each on the whole set */
+    const size_t stage_step = ST_STAGE, ref_step = ST_REFERENCE;
+    steps_cost(est, s, &stage_step, 1, workers, total, &open[s], &open_path[s]);
+    steps_cost(est, s, &ref_step, 1, workers, total, &ref[s], &ref_path[s]);
+    /* and before them, its read on the submitting thread */
+    read[s] = wsisa__reads_seconds(&est->reads, est->shape[s][0], est->shape[s][1]);
   }
   /* every other piece on one worker of each kind: [0] CPU, [1] OpenCL
    * (its codelets without an OpenCL kernel on a CPU worker) */
@@ -1050,6 +1058,10 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   int sharing = local && atoi(local) > 0 ? atoi(local) : plan->ranks > 0 ? plan->ranks : 1;
   out->busy_factor = wsisa__busy_ratio(&est->busy, ncpu * sharing);
   double alone = wsisa__busy_ratio(&est->busy, 1);
+  snprintf(out->read_source, sizeof out->read_source, "%s",
+           est->reads.loaded ? est->reads.source
+                             : "not measured (wsisa calibrate measures it): a tile's read not "
+                               "priced");
   snprintf(out->busy_source, sizeof out->busy_source, "%s",
            est->busy.loaded ? est->busy.source
                             : "not measured (wsisa calibrate measures it): the models' times at "
@@ -1057,6 +1069,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   for (size_t s = 0; s < ns; s++) {
     open[s] *= out->busy_factor;
     open_path[s] *= out->busy_factor;
+    ref[s] *= out->busy_factor;
+    ref_path[s] *= out->busy_factor;
     stage[s] *= out->busy_factor;
     measure[s] *= out->busy_factor;
     background[s] *= out->busy_factor;
@@ -1064,9 +1078,10 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
       level[s * WSISA_SEG_LEVELS * nv + i] *= out->busy_factor;
   }
   wsisa_sim_costs ocl = {ns, nv, open, open_path, stage + ns, measure + ns, background + ns,
-                         level + ns * WSISA_SEG_LEVELS * nv, est->run_variant, NULL, est->run_scale};
+                         level + ns * WSISA_SEG_LEVELS * nv, est->run_variant, NULL, est->run_scale,
+                         NULL, NULL, NULL};
   wsisa_sim_costs c = {ns, nv, open, open_path, stage, measure, background, level, est->run_variant,
-                       nocl ? &ocl : NULL, est->run_scale};
+                       nocl ? &ocl : NULL, est->run_scale, ref, ref_path, read};
   snprintf(out->level_source, sizeof out->level_source, "%s",
            est->run_scale ? est->level_source
                           : "not measured (wsisa calibrate measures it): every run's level tasks "
@@ -1155,6 +1170,9 @@ out:
   free(one_worker);
   free(open);
   free(open_path);
+  free(ref);
+  free(ref_path);
+  free(read);
   free(stage);
   free(measure);
   free(background);

@@ -53,7 +53,7 @@ double wsisa_est_interpolate(const double *x, const double *t, size_t n, double 
  * variant[r * WSISA_SEG_LEVELS + l - 1] is run r's, or NULL for variant 0. */
 typedef struct wsisa_sim_costs {
   size_t nshapes, nvariants;
-  const double *open;       /* opening a tile: its stage, the reference, its measure */
+  const double *open;       /* opening a tile: its stage, over the worker set */
   const double *open_path;  /* ... the critical path of that */
   const double *stage;      /* the tile stage alone (every unit's under `none`) */
   const double *measure;    /* a leaf's comparison with the reference (and features) */
@@ -67,6 +67,13 @@ typedef struct wsisa_sim_costs {
    * times its variant's `level` on every kind of worker (its parameter
    * values: engine/estimate/levels.c), or NULL: 1 */
   const double *run_scale;
+  /* the tile's reference (the defaults' segmentation and its measure) over
+   * the worker set, and its critical path, or NULL: none. The submitter goes
+   * on while it runs; a leaf's measure waits for it. */
+  const double *reference, *reference_path;
+  /* reading a tile's pixels on the submitting thread before its stage (no
+   * worker's time), or NULL: not priced */
+  const double *read;
 } wsisa_sim_costs;
 
 typedef struct wsisa_sim_job {
@@ -94,6 +101,7 @@ typedef struct wsisa_sim_result {
   double work;         /* worker-seconds of every task */
   double efficiency;   /* work / (makespan x ranks x workers) */
   uint64_t units, tasks, leaves, opens, stages, backgrounds;
+  uint64_t opens_ahead; /* of the opens, tiles opened ahead of their first unit */
   size_t peak_paths;   /* most paths active on a rank */
   size_t peak_outputs; /* most level tasks' outputs held on a rank (paths share
                         * their prefixes) */
@@ -110,8 +118,12 @@ typedef struct wsisa_sim_result {
  * hands (tile x bucket) units to ranks on demand, one in flight per worker
  * (two at least), a rank's current tile first (engine/exec/units.c); a rank keeps
  * WSISA_EXEC_OPEN_TILES tiles open, and opening another first waits for the
- * units in flight of the one opened first, then for the tile's stage and
- * reference, after which the counts of every (B, G, R) are submitted;
+ * units in flight of the one opened first, then reads the tile (c->read, the
+ * submitting thread's time), after which come its stage, the counts of every
+ * (B, G, R) and the reference (run while the units are submitted; a leaf's
+ * measure waits for it); a job of one rank opens its next tile ahead while
+ * its units in flight run when a place is free (engine/exec/units.c's
+ * open_ahead);
  * each unit's tree is submitted depth first, a leaf waiting while K paths are
  * active, a level-1 node waiting for its (B, G, R)'s count if unfinished
  * (engine/exec/executor.c); a ready task goes, in the order tasks become
@@ -205,6 +217,7 @@ typedef struct wsisa_estimate_figures {
   double busy_factor;       /* the CPU workers' task times x this: the workers busy at once
                              * against calibration's */
   char busy_source[4800];   /* how it was obtained */
+  char read_source[4800];   /* how a tile's read was priced */
   uint64_t peak_rss;        /* bytes, per rank */
   uint64_t baseline_rss;    /* the process before any tile */
   double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
@@ -303,6 +316,25 @@ double wsisa__busy_factor(const wsisa__busy_model *m, int workers);
  * the factor there over the factor at the width calibration ran (1 without
  * a model). */
 double wsisa__busy_ratio(const wsisa__busy_model *m, int workers);
+
+/* ---- reading a tile (engine/estimate/reads.c) ---------------------------------- */
+
+/* What calibration measured of reading its tiles on the submitting thread. */
+#define WSISA__READS_TILES 8
+typedef struct wsisa__reads_model {
+  int loaded, n;
+  double pixels[WSISA__READS_TILES], seconds[WSISA__READS_TILES];
+  char source[4600];
+} wsisa__reads_model;
+
+/* Calibration: time reading each of `n` tiles as a run reads them (`halo`
+ * pixels around, their colour statistics), into a file beside the
+ * performance models. */
+int wsisa__reads_probe(const wsisa_tile_ref *tiles, size_t n, int halo, wsisa_err *e);
+/* Read it; -1 when calibration has not measured it. */
+int wsisa__reads_load(wsisa__reads_model *m);
+/* Seconds to read a tile of width x height (0 without a model). */
+double wsisa__reads_seconds(const wsisa__reads_model *m, int width, int height);
 
 /* ---- level costs by parameter values (engine/estimate/levels.c) ------------- */
 

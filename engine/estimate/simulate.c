@@ -5,10 +5,11 @@
  * simulation knows the points where the executor waits: a rank keeps
  * WSISA_EXEC_OPEN_TILES tiles open, so a unit of another tile waits for the
  * units in flight of the tile opened first (then closed), and the opening
- * waits for the tile's stage and reference; the opening submits the
- * background counts of every distinct (B, G, R) of the study (the executor
- * after the stage, before the reference; here after the opening, one block),
- * and a level-1 node waits for its count if it has not finished; a leaf waits
+ * reads the tile on the submitting thread (no worker's time) and waits for
+ * the tile's stage; after the stage come the background counts of
+ * every distinct (B, G, R) of the study and the tile's reference, which runs
+ * while the tile's units are submitted (a leaf's measure reads it); a level-1
+ * node waits for its count if it has not finished; a leaf waits
  * while K paths are active; a rank holds its credit of units at most
  * (wsisa__units_credit: one per worker, two at least). Everything else is
  * list scheduling: ready tasks, first come first served, each on the worker
@@ -46,13 +47,15 @@ double wsisa_est_interpolate(const double *x, const double *t, size_t n, double 
 
 /* ---- tasks and events ------------------------------------------------------- */
 
-enum { K_LEVEL, K_MEASURE, K_STAGE, K_BACKGROUND, K_OPEN };
+enum { K_LEVEL, K_MEASURE, K_STAGE, K_BACKGROUND, K_OPEN, K_REFERENCE, K_READ };
 
 typedef struct task {
   double dur, dur_ocl; /* on a CPU worker, on an OpenCL one (INFINITY: not there) */
   int rank, kind;
   size_t unit;       /* index into the rank's unit slots, for measures; its open
                       * tile's, for a background count */
+  size_t also;       /* a second predecessor (a leaf's measure: its tile's
+                      * reference), waited for once the first has ended; NONE */
   size_t next_dep;   /* next task waiting on the same predecessor */
   size_t first_dep;  /* first task waiting on this one */
   size_t next_own;   /* next task of the same unit; in the free list, the next free */
@@ -91,6 +94,10 @@ typedef struct open_tile {
   size_t tile;              /* NONE: the place is free */
   size_t *bg;               /* per distinct (B, G, R) of the study: its count's task */
   size_t bg_left;           /* counts not finished */
+  size_t stage;             /* its stage's task, or NONE */
+  size_t ref;               /* the reference's task (its segmentation and
+                             * measure), or NONE */
+  int ahead;                /* opened ahead of its first unit, none walked yet */
   size_t opened;            /* when it was opened, in opens of the rank */
 } open_tile;
 
@@ -155,7 +162,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
   if (s->free_tasks != NONE) {
     size_t id = s->free_tasks;
     s->free_tasks = s->tasks[id].next_own;
-    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
+    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
     return id;
   }
   if (s->ntasks == s->cap_tasks) {
@@ -168,7 +175,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
     s->tasks = t;
     s->cap_tasks = cap;
   }
-  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
+  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
   return s->ntasks++;
 }
 
@@ -266,6 +273,16 @@ static void task_free(sim *s, size_t id) {
   s->free_tasks = id;
 }
 
+/* Task id waits for `after` (NONE: nothing): ready at once when it has ended. */
+static void wait_for(sim *s, rank_state *rs, size_t id, size_t after) {
+  if (after != NONE && !s->tasks[after].done) {
+    s->tasks[id].next_dep = s->tasks[after].first_dep;
+    s->tasks[after].first_dep = id;
+  } else {
+    ready_push(s, rs, id);
+  }
+}
+
 /* Submit a task of rank r after `after` (NONE: no predecessor); a task of a
  * unit (unit slot `slot`, NONE for the rank's own) is freed with it. */
 static size_t submit(sim *s, int r, int kind, double dur, double dur_ocl, size_t after,
@@ -281,12 +298,7 @@ static size_t submit(sim *s, int r, int kind, double dur, double dur_ocl, size_t
   }
   rs->in_system++;
   s->r->tasks++;
-  if (after != NONE && !s->tasks[after].done) {
-    s->tasks[id].next_dep = s->tasks[after].first_dep;
-    s->tasks[after].first_dep = id;
-  } else {
-    ready_push(s, rs, id);
-  }
+  wait_for(s, rs, id, after);
   return id;
 }
 
@@ -436,6 +448,9 @@ static void walk(sim *s, int r) {
       if (m != NONE) {
         s->tasks[m].unit = rs->walking;
         output_read(s, m, id);
+        /* it reads the reference's mask too (its leaf task, just submitted,
+         * has not ended: this is seen when it does) */
+        s->tasks[m].also = rs->open[us->open].ref;
       }
       rs->active++;
       if (rs->active > s->r->peak_paths) s->r->peak_paths = rs->active;
@@ -466,24 +481,29 @@ static size_t open_place(const sim *s, const rank_state *rs) {
   for (size_t o = 0; o < OPEN; o++) {
     const open_tile *ot = &rs->open[o];
     if (ot->tile == NONE) return o;
-    int busy = ot->bg_left != 0;
+    int busy = ot->bg_left != 0 || (ot->ref != NONE && !s->tasks[ot->ref].done);
     for (size_t k = 0; k < rs->credit + 1 && !busy; k++)
       busy = rs->slot[k].used && rs->slot[k].open == o;
     if (!busy && (best == NONE || ot->opened < rs->open[best].opened)) best = o;
   }
-  (void)s;
   return best;
 }
 
-/* Close the tile at place o (its counts have finished) and open `tile` there:
- * the submitter waits for its stage and reference; the counts of every
- * (B, G, R) of the study are submitted after them. */
-static void open_tile_at(sim *s, int r, size_t o, size_t tile) {
+/* Close the tile at place o (its counts and reference have finished) and
+ * open `tile` there (`ahead`: before its first unit): the submitter reads its
+ * pixels; its stage follows, then the counts of every (B, G, R) of the study
+ * and the reference. A level-1 node waits for its count, so a unit's first
+ * one waits for the stage (the executor's submitting thread, for the count). */
+static void open_tile_at(sim *s, int r, size_t o, size_t tile, int ahead) {
   rank_state *rs = &s->ranks[r];
   open_tile *ot = &rs->open[o];
   if (ot->bg)
     for (size_t k = 0; k < s->nbgr; k++)
       if (ot->bg[k] != NONE) task_free(s, ot->bg[k]);
+  if (ot->ref != NONE) task_free(s, ot->ref);
+  if (ot->stage != NONE) task_free(s, ot->stage);
+  ot->ref = ot->stage = NONE;
+  ot->ahead = ahead;
   if (!ot->bg && s->j->params && !(ot->bg = malloc((s->nbgr ? s->nbgr : 1) * sizeof *ot->bg))) {
     s->failed = 1;
     return;
@@ -491,16 +511,23 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile) {
   size_t shape = s->j->tile_shape[tile];
   int w = s->j->workers > 0 ? s->j->workers : 1;
   double dur = fmax(s->c->open_path[shape], s->c->open[shape] / w);
+  /* the read: the submitting thread's time, not a worker's */
+  size_t read = NONE;
+  if (s->c->read && s->c->read[shape] > 0 && (read = task_new(s, r, K_READ, 0)) != NONE) {
+    rs->in_system++;
+    heap_push(s, s->now + s->c->read[shape], read);
+  }
   ot->tile = tile;
   ot->opened = rs->opens++;
   ot->bg_left = 0;
   s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
   s->r->opens++;
   s->r->shape_opens[shape]++;
-  rs->blocker = submit(s, r, K_OPEN, dur, dur, NONE, NONE);
+  s->r->opens_ahead += ahead != 0;
+  ot->stage = submit(s, r, K_OPEN, dur, dur, read, NONE);
   for (size_t k = 0; ot->bg && k < s->nbgr; k++) {
     size_t id = submit(s, r, K_BACKGROUND, s->c->background[shape], OCL(s, background, shape),
-                       rs->blocker, NONE);
+                       ot->stage, NONE);
     ot->bg[k] = id;
     if (id == NONE) return;
     s->tasks[id].unit = o;
@@ -508,7 +535,13 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile) {
     s->r->backgrounds++;
     s->r->shape_backgrounds[shape]++;
   }
-  rs->state = S_BLOCK_OPEN;
+  if (s->c->reference) {
+    /* a chain on the workers: its critical path, or its work over them */
+    dur = fmax(s->c->reference_path[shape], s->c->reference[shape] / w);
+    ot->ref = submit(s, r, K_REFERENCE, dur, dur, ot->stage, NONE);
+  }
+  rs->blocker = read;
+  rs->state = read != NONE ? S_BLOCK_OPEN : S_NEXT;
 }
 
 /* Unit placement in force: CPU and OpenCL workers, placement unit. */
@@ -579,9 +612,10 @@ static void next_unit(sim *s, int r) {
     rs->opened_cost = cost + WSISA_EXEC_TILE_STAGE_COST;
     rs->opened_kind = unit_kind(s, rs, rs->opened_cost);
     rs->placing = rs->opened_kind;
-    open_tile_at(s, r, o, tile);
+    open_tile_at(s, r, o, tile, 0);
     return;
   }
+  rs->open[o].ahead = 0;
   for (size_t k = 0; k < rs->credit + 1; k++)
     if (!rs->slot[k].used) slot = k;
   if (slot == NONE) {
@@ -598,7 +632,7 @@ static void next_unit(sim *s, int r) {
   rs->walking = slot;
   rs->node = 1;
   rs->bg_checked = 0;
-  rs->stage_task = NONE;
+  rs->stage_task = rs->open[o].stage;
   s->r->units++;
   if (!s->j->share_tile_stage) {
     size_t shape = s->j->tile_shape[tile];
@@ -609,6 +643,34 @@ static void next_unit(sim *s, int r) {
   rs->state = S_WALK;
 }
 
+/* A job of one rank opens its next tile while its units in flight run
+ * (engine/exec/units.c's open_ahead): the tile the queue turns to after the
+ * rank's current one, when a place is free (a free one, or the tile opened
+ * first among those with nothing in flight, not the current one); one at a
+ * time, not under unit placement. 1 when it opened one. */
+static int open_ahead(sim *s, int r) {
+  rank_state *rs = &s->ranks[r];
+  if (s->j->ranks != 1 || by_unit(s->j)) return 0;
+  size_t best = NONE;
+  for (size_t o = 0; o < OPEN; o++)
+    if (rs->open[o].tile != NONE && rs->open[o].ahead) return 0;
+  for (size_t o = 0; o < OPEN && best == NONE; o++)
+    if (rs->open[o].tile == NONE) best = o;
+  for (size_t o = 0; o < OPEN && best == NONE; o++) {
+    const open_tile *ot = &rs->open[o];
+    int busy = ot->tile == rs->held || ot->bg_left != 0 ||
+               (ot->ref != NONE && !s->tasks[ot->ref].done);
+    for (size_t k = 0; k < rs->credit + 1 && !busy; k++)
+      busy = rs->slot[k].used && rs->slot[k].open == o;
+    if (!busy && (best == NONE || ot->opened < rs->open[best].opened)) best = o;
+  }
+  if (best == NONE) return 0;
+  size_t next = wsisa__units_next_tile(s->todo, s->holders, s->j->ntiles, rs->held);
+  if (next == NONE || open_of(rs, next) != NONE) return 0;
+  open_tile_at(s, r, best, next, 1);
+  return 1;
+}
+
 /* Move the submitter of rank r on as far as it can go now. */
 static void advance(sim *s, int r) {
   rank_state *rs = &s->ranks[r];
@@ -616,7 +678,11 @@ static void advance(sim *s, int r) {
     switch (rs->state) {
       case S_WALK: walk(s, r); break;
       case S_NEXT:
-        if (units_walked_in_flight(rs) >= rs->credit) return; /* wait for one to end */
+        if (units_walked_in_flight(rs) >= rs->credit) {
+          /* wait for one to end, the next tile opened meanwhile */
+          if (!open_ahead(s, r)) return;
+          break;
+        }
         next_unit(s, r);
         if (rs->state == S_NEXT) return;
         break;
@@ -627,7 +693,8 @@ static void advance(sim *s, int r) {
       case S_BLOCK_BG:
       case S_BLOCK_OPEN:
         if (!s->tasks[rs->blocker].done) return;
-        /* a prefetched count is the open tile's, freed when it closes */
+        /* a prefetched count is the open tile's, freed when it closes; a
+         * read is no other task's */
         if (rs->state == S_BLOCK_OPEN) task_free(s, rs->blocker);
         rs->blocker = NONE;
         rs->state = rs->state == S_BLOCK_BG ? S_WALK : S_NEXT;
@@ -681,7 +748,13 @@ static void task_done(sim *s, size_t id) {
     s->tasks[t->reads].readers--;
     output_drop(s, rs, t->reads);
   }
-  for (size_t d = t->first_dep; d != NONE; d = s->tasks[d].next_dep) ready_push(s, rs, d);
+  for (size_t d = t->first_dep, next; d != NONE; d = next) {
+    next = s->tasks[d].next_dep;
+    size_t also = s->tasks[d].also;
+    s->tasks[d].also = NONE;
+    wait_for(s, rs, d, also);
+  }
+
   if (t->kind == K_BACKGROUND) rs->open[t->unit].bg_left--;
   if (t->kind == K_MEASURE) {
     rs->active--;
@@ -757,7 +830,8 @@ int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_re
       rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
       goto out;
     }
-    for (size_t o = 0; o < OPEN; o++) rs->open[o].tile = NONE;
+    for (size_t o = 0; o < OPEN; o++)
+      rs->open[o].tile = rs->open[o].ref = rs->open[o].stage = NONE;
     for (size_t l = 0; l <= WSISA_SEG_LEVELS; l++) rs->path[l] = NONE;
     rs->state = S_NEXT;
     rs->held = NONE;

@@ -136,6 +136,7 @@ typedef struct wsisa_exec_opts {
 typedef struct wsisa_exec_stats {
   uint64_t tasks;        /* reuse-level tasks submitted (levels 1..7) */
   uint64_t tile_stages;  /* tile stages (normalization and shared work) */
+  uint64_t tiles_opened_ahead; /* of their tiles, opened ahead of their first unit */
   uint64_t skipped;      /* tasks not run because the background rule emptied the mask */
   size_t peak_paths;     /* most root-to-leaf paths active at once */
   /* object reuse: level 6's clusters and level 7's groups looked at, and
@@ -172,6 +173,17 @@ typedef int (*wsisa_exec_unit_fn)(void *ctx, size_t tile, size_t bucket, const s
  * submitted, so level 1 seldom waits for one. */
 #define WSISA_EXEC_OPEN_TILES 2
 typedef struct wsisa_exec_session wsisa_exec_session;
+/* Open `tile` before its first unit comes, when a place is free now: a free
+ * one, or one whose tile has no unit in flight and is not `keep` (the tile
+ * whose units are being submitted); one tile ahead at a time. The tile is
+ * read on this thread; its stage, counts and reference are submitted and
+ * run while the units in flight do, so its first unit does not wait for
+ * them. Nothing is waited for; 0 also when nothing was opened (no place,
+ * already open, or unit placement in force: a tile's stage goes with its
+ * first unit's kind). can_open_ahead: whether a place is free now. */
+int wsisa_exec_session_can_open_ahead(const wsisa_exec_session *s, size_t keep);
+int wsisa_exec_session_open_ahead(wsisa_exec_session *s, size_t tile, size_t keep,
+                                  wsisa_err *e);
 int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                            const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
                            wsisa_exec_session **out, wsisa_err *e);
@@ -411,6 +423,11 @@ void wsisa_dist_end(void);
  * per-tile units to do and per-tile holders; moves *held and the holders
  * count to the chosen unit's tile. SIZE_MAX when nothing is left. */
 size_t wsisa__units_credit(int workers);
+/* The tile the queue turns to once `held` (SIZE_MAX: none) has no unit left
+ * to do: the first with units to do that no rank holds, else the one with
+ * the most; SIZE_MAX when there is none. */
+size_t wsisa__units_next_tile(const size_t *todo, const size_t *holders, size_t ntiles,
+                              size_t held);
 size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
                          size_t ntiles, size_t nb, size_t *held);
 

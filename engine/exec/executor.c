@@ -934,6 +934,9 @@ struct wsisa_exec_session {
    * free; opened[i] orders them by opening */
   tile_state ts[WSISA_EXEC_OPEN_TILES];
   size_t tile[WSISA_EXEC_OPEN_TILES], opened[WSISA_EXEC_OPEN_TILES], opens;
+  /* opened ahead of its first unit (wsisa_exec_session_open_ahead), no unit
+   * submitted yet: kept until one is */
+  int ahead[WSISA_EXEC_OPEN_TILES];
   /* the distinct (B, G, R) of the runs, whose counts each tile prefetches,
    * and the level-2 reconstructions each tile stage makes for them
    * (wsisa_tile_frame.recon_conns) */
@@ -1053,6 +1056,7 @@ static void session_close_tile(wsisa_exec_session *s, size_t i) {
   objects_count(&s->ts[i], &s->stats);
   tile_close(&s->ts[i], &s->opts);
   s->tile[i] = s->ntiles;
+  s->ahead[i] = 0;
 }
 
 /* A place for a new tile: a free one, else the tile opened first among those
@@ -1067,6 +1071,28 @@ static size_t session_place(wsisa_exec_session *s) {
   }
   if (best != (size_t)-1) session_close_tile(s, best);
   return best;
+}
+
+/* A place for a tile opened ahead, without waiting: a free one, else the
+ * tile opened first among those with no unit in flight and not `keep`;
+ * NONE when there is none, or while a tile opened ahead waits for its first
+ * unit (one at a time), or under unit placement. */
+static size_t place_ahead(const wsisa_exec_session *s, size_t keep) {
+  size_t best = (size_t)-1;
+  if (s->placement == WSISA_PLACEMENT_UNIT) return best;
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+    if (s->ahead[i]) return best;
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) {
+    if (s->tile[i] == s->ntiles) return i;
+    int busy = s->tile[i] == keep;
+    for (size_t q = 0; q < s->nq && !busy; q++) busy = s->queue[q]->place == i;
+    if (!busy && (best == (size_t)-1 || s->opened[i] < s->opened[best])) best = i;
+  }
+  return best;
+}
+
+int wsisa_exec_session_can_open_ahead(const wsisa_exec_session *s, size_t keep) {
+  return place_ahead(s, keep) != (size_t)-1;
 }
 
 /* The place of `tile`, opened there under the calling thread's scope when
@@ -1104,6 +1130,39 @@ static int session_kind(wsisa_exec_session *s, double cost, wsisa_codelets_scope
   return k;
 }
 
+/* Open `tile` at place `at` (free) under the calling thread's scope. */
+static int session_open_at(wsisa_exec_session *s, size_t tile, size_t at, wsisa_err *e) {
+  int rc = tile_open(&s->tiles[tile], &s->opts, s->recon_conns, &s->ts[at],
+                     (const double(*)[3])s->bgr, s->nbgr, &s->stats, &s->annot, e);
+  s->tile[at] = tile;
+  s->opened[at] = s->opens++;
+  if (rc) {
+    /* what it submitted may still run */
+    starpu_task_wait_for_all();
+    session_close_tile(s, at);
+  }
+  return rc;
+}
+
+int wsisa_exec_session_open_ahead(wsisa_exec_session *s, size_t tile, size_t keep,
+                                  wsisa_err *e) {
+  if (tile >= s->ntiles) return 0;
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+    if (s->tile[i] == tile) return 0;
+  size_t at = place_ahead(s, keep);
+  if (at == (size_t)-1) return 0;
+  session_close_tile(s, at);
+  wsisa_codelets_scope *was =
+      wsisa_codelets_scope_set(s->placement < 0 ? NULL : &s->scope[ANY_KIND]);
+  int rc = session_open_at(s, tile, at, e);
+  wsisa_codelets_scope_set(was);
+  if (!rc) {
+    s->ahead[at] = 1;
+    s->stats.tiles_opened_ahead++;
+  }
+  return rc;
+}
+
 int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
                               wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
   if (tile >= s->ntiles || bucket >= s->buckets->n_buckets)
@@ -1138,20 +1197,12 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
     if (opening) s->stats.tile_stages_on[u->kind]++;
   }
   wsisa_codelets_scope *was = wsisa_codelets_scope_set(u->scope);
-  if (opening) {
-    rc = tile_open(&s->tiles[tile], &s->opts, s->recon_conns, &s->ts[at],
-                   (const double(*)[3])s->bgr, s->nbgr, &s->stats, &s->annot, e);
-    s->tile[at] = tile;
-    s->opened[at] = s->opens++;
-    if (rc) {
-      wsisa_codelets_scope_set(was);
-      free(u);
-      /* what it submitted may still run */
-      starpu_task_wait_for_all();
-      session_close_tile(s, at);
-      return rc;
-    }
+  if (opening && (rc = session_open_at(s, tile, at, e))) {
+    wsisa_codelets_scope_set(was);
+    free(u);
+    return rc;
   }
+  s->ahead[at] = 0;
   u->ref_features = s->ts[at].ref_features;
   pthread_mutex_lock(&s->ps.lock);
   unit_started(&s->ps, u);

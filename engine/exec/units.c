@@ -86,6 +86,7 @@ static size_t in_flight(const queue *q) {
 static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->tasks += s->tasks;
   to->tile_stages += s->tile_stages;
+  to->tiles_opened_ahead += s->tiles_opened_ahead;
   to->skipped += s->skipped;
   if (s->peak_paths > to->peak_paths) to->peak_paths = s->peak_paths;
   to->clusters_seen += s->clusters_seen;
@@ -124,19 +125,23 @@ static void set_tile(queue *q, int r, size_t tile) {
  * queued while the current one drains. */
 size_t wsisa__units_credit(int workers) { return workers > 2 ? (size_t)workers : 2; }
 
+size_t wsisa__units_next_tile(const size_t *todo, const size_t *holders, size_t ntiles,
+                              size_t held) {
+  size_t t = NONE;
+  for (size_t i = 0; i < ntiles && t == NONE; i++)
+    if (i != held && todo[i] && !holders[i]) t = i;
+  if (t == NONE)
+    for (size_t i = 0; i < ntiles; i++)
+      if (i != held && todo[i] && (t == NONE || todo[i] > todo[t])) t = i;
+  return t;
+}
+
 /* The queue's choice (exec.h): the held tile first (it is loaded
  * there); else a tile no rank holds; else the tile with the most left to do. */
 size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
                          size_t ntiles, size_t nb, size_t *held) {
   size_t t = *held;
-  if (t == NONE || !todo[t]) {
-    t = NONE;
-    for (size_t i = 0; i < ntiles && t == NONE; i++)
-      if (todo[i] && !holders[i]) t = i;
-    if (t == NONE)
-      for (size_t i = 0; i < ntiles; i++)
-        if (todo[i] && (t == NONE || todo[i] > todo[t])) t = i;
-  }
+  if (t == NONE || !todo[t]) t = wsisa__units_next_tile(todo, holders, ntiles, NONE);
   if (t == NONE) return NONE;
   for (size_t b = 0; b < nb; b++)
     if (state[t * nb + b] == 0) {
@@ -282,6 +287,18 @@ static void check_timeouts(queue *q) {
   }
 }
 
+/* A job of one rank opens its next tile while its current tile's units run:
+ * the tile the queue will hand it next (its read, stage and reference then
+ * overlap the units in flight instead of holding the next unit back). With
+ * other ranks the queue's next tile may go to one of them: not done. */
+static int open_ahead(queue *q, wsisa_exec_session *self, wsisa_err *e) {
+  size_t held = q->ranks[0].tile;
+  if (q->nranks != 1) return 0;
+  if (!wsisa_exec_session_can_open_ahead(self, held)) return 0;
+  size_t next = wsisa__units_next_tile(q->todo, q->holders, q->ntiles, held);
+  return next == NONE ? 0 : wsisa_exec_session_open_ahead(self, next, held, e);
+}
+
 static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
   int rc = 0, stopping = 0;
   double idle = WSISA_IDLE_MIN;
@@ -301,6 +318,7 @@ static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
        * rank unless no unit is left), else for every unit in flight */
       size_t credit = q->ranks[0].credit;
       size_t keep = !stopping && q->ranks[0].n >= credit ? credit - 1 : 0;
+      if (!rc && !stopping) rc = open_ahead(q, self, e);
       if (!rc) rc = wsisa_exec_session_poll(self, keep, 1, local_done, q, NULL, e);
       continue;
     }

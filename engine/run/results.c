@@ -431,6 +431,8 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
   json_object_set_new(json_object_get(o, "predicted"), "busy_factor", json_real(p->busy_factor));
   json_object_set_new(json_object_get(o, "predicted"), "busy_workers_how",
                       json_string(p->busy_source));
+  json_object_set_new(json_object_get(o, "predicted"), "tile_reads_how",
+                      json_string(p->read_source));
   return o;
 }
 
@@ -610,6 +612,8 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   /* with annotations the defaults run beside a design without them */
   json_object_set_new(root, "defaults_run_added", json_boolean(s->nruns > s->ndesign));
   json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  json_object_set_new(root, "tiles_opened_ahead",
+                      json_integer((json_int_t)s->stats.tiles_opened_ahead));
   /* the CPU workers against those asked and the cores offered (core/runtime.c) */
   const wsisa_runtime_cpus *rc_cpus = wsisa_runtime_cpus_started();
   json_t *wk = json_object_get(root, "workers");

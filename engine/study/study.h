@@ -232,6 +232,7 @@ typedef struct wsisa__run_estimate {
   char level_source[4600];    /* how the level tasks follow their runs' parameter values */
   double busy_factor;         /* the CPU task times x this: the workers busy at once */
   char busy_source[4800];     /* how it was obtained */
+  char read_source[4800];     /* how a tile's read was priced */
 } wsisa__run_estimate;
 /* One input (slide or image) of a run: how it was read and what the checks
  * saw, for run.json. */
