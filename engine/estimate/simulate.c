@@ -754,7 +754,6 @@ static void task_done(sim *s, size_t id) {
     s->tasks[d].also = NONE;
     wait_for(s, rs, d, also);
   }
-
   if (t->kind == K_BACKGROUND) rs->open[t->unit].bg_left--;
   if (t->kind == K_MEASURE) {
     rs->active--;

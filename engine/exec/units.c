@@ -292,8 +292,8 @@ static void check_timeouts(queue *q) {
  * overlap the units in flight instead of holding the next unit back). With
  * other ranks the queue's next tile may go to one of them: not done. */
 static int open_ahead(queue *q, wsisa_exec_session *self, wsisa_err *e) {
-  size_t held = q->ranks[0].tile;
   if (q->nranks != 1) return 0;
+  size_t held = q->ranks[0].tile;
   if (!wsisa_exec_session_can_open_ahead(self, held)) return 0;
   size_t next = wsisa__units_next_tile(q->todo, q->holders, q->ntiles, held);
   return next == NONE ? 0 : wsisa_exec_session_open_ahead(self, next, held, e);
