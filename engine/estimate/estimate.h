@@ -324,7 +324,7 @@ double wsisa__busy_ratio(const wsisa__busy_model *m, int workers);
 typedef struct wsisa__reads_model {
   int loaded, n;
   double pixels[WSISA__READS_TILES], seconds[WSISA__READS_TILES];
-  char source[4600];
+  char source[4800];
 } wsisa__reads_model;
 
 /* Calibration: time reading each of `n` tiles as a run reads them (`halo`
