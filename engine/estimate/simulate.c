@@ -475,13 +475,15 @@ static size_t open_of(const rank_state *rs, size_t tile) {
 }
 
 /* A place for a new tile (executor): a free one, else the tile opened first
- * among those with no unit in flight and their counts home; NONE: none yet. */
-static size_t open_place(const sim *s, const rank_state *rs) {
+ * among those with no unit in flight and their counts and reference home,
+ * other than `keep` (NONE: any); NONE: none yet. */
+static size_t open_place(const sim *s, const rank_state *rs, size_t keep) {
   size_t best = NONE;
   for (size_t o = 0; o < OPEN; o++) {
     const open_tile *ot = &rs->open[o];
     if (ot->tile == NONE) return o;
-    int busy = ot->bg_left != 0 || (ot->ref != NONE && !s->tasks[ot->ref].done);
+    int busy = ot->tile == keep || ot->bg_left != 0 ||
+               (ot->ref != NONE && !s->tasks[ot->ref].done);
     for (size_t k = 0; k < rs->credit + 1 && !busy; k++)
       busy = rs->slot[k].used && rs->slot[k].open == o;
     if (!busy && (best == NONE || ot->opened < rs->open[best].opened)) best = o;
@@ -603,7 +605,7 @@ static void next_unit(sim *s, int r) {
   const double cost = wsisa_exec_unit_cost(s->j->buckets->trees[bucket]);
   if (o == NONE) {
     /* the pixels of an open tile must outlive every unit reading them */
-    if ((o = open_place(s, rs)) == NONE) {
+    if ((o = open_place(s, rs, NONE)) == NONE) {
       rs->state = S_BLOCK_DRAIN;
       return;
     }
@@ -651,19 +653,9 @@ static void next_unit(sim *s, int r) {
 static int open_ahead(sim *s, int r) {
   rank_state *rs = &s->ranks[r];
   if (s->j->ranks != 1 || by_unit(s->j)) return 0;
-  size_t best = NONE;
   for (size_t o = 0; o < OPEN; o++)
     if (rs->open[o].tile != NONE && rs->open[o].ahead) return 0;
-  for (size_t o = 0; o < OPEN && best == NONE; o++)
-    if (rs->open[o].tile == NONE) best = o;
-  for (size_t o = 0; o < OPEN && best == NONE; o++) {
-    const open_tile *ot = &rs->open[o];
-    int busy = ot->tile == rs->held || ot->bg_left != 0 ||
-               (ot->ref != NONE && !s->tasks[ot->ref].done);
-    for (size_t k = 0; k < rs->credit + 1 && !busy; k++)
-      busy = rs->slot[k].used && rs->slot[k].open == o;
-    if (!busy && (best == NONE || ot->opened < rs->open[best].opened)) best = o;
-  }
+  size_t best = open_place(s, rs, rs->held);
   if (best == NONE) return 0;
   size_t next = wsisa__units_next_tile(s->todo, s->holders, s->j->ntiles, rs->held);
   if (next == NONE || open_of(rs, next) != NONE) return 0;
@@ -700,7 +692,7 @@ static void advance(sim *s, int r) {
         rs->state = rs->state == S_BLOCK_BG ? S_WALK : S_NEXT;
         break;
       case S_BLOCK_DRAIN:
-        if (open_place(s, rs) == NONE) return;
+        if (open_place(s, rs, NONE) == NONE) return;
         rs->state = S_NEXT;
         break;
       case S_DONE: return;

@@ -1059,29 +1059,11 @@ static void session_close_tile(wsisa_exec_session *s, size_t i) {
   s->ahead[i] = 0;
 }
 
-/* A place for a new tile: a free one, else the tile opened first among those
- * with no unit in flight (closed); NONE while every open tile has one. */
-static size_t session_place(wsisa_exec_session *s) {
+/* A place a tile may open at: a free one, else the tile opened first among
+ * those with no unit in flight, other than `keep` (NONE: any); NONE while
+ * every open tile has one. Nothing is closed. */
+static size_t place_free(const wsisa_exec_session *s, size_t keep) {
   size_t best = (size_t)-1;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) {
-    if (s->tile[i] == s->ntiles) return i;
-    int busy = 0;
-    for (size_t q = 0; q < s->nq && !busy; q++) busy = s->queue[q]->place == i;
-    if (!busy && (best == (size_t)-1 || s->opened[i] < s->opened[best])) best = i;
-  }
-  if (best != (size_t)-1) session_close_tile(s, best);
-  return best;
-}
-
-/* A place for a tile opened ahead, without waiting: a free one, else the
- * tile opened first among those with no unit in flight and not `keep`;
- * NONE when there is none, or while a tile opened ahead waits for its first
- * unit (one at a time), or under unit placement. */
-static size_t place_ahead(const wsisa_exec_session *s, size_t keep) {
-  size_t best = (size_t)-1;
-  if (s->placement == WSISA_PLACEMENT_UNIT) return best;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
-    if (s->ahead[i]) return best;
   for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) {
     if (s->tile[i] == s->ntiles) return i;
     int busy = s->tile[i] == keep;
@@ -1089,6 +1071,23 @@ static size_t place_ahead(const wsisa_exec_session *s, size_t keep) {
     if (!busy && (best == (size_t)-1 || s->opened[i] < s->opened[best])) best = i;
   }
   return best;
+}
+
+/* A place for a new tile (place_free), its tile closed. */
+static size_t session_place(wsisa_exec_session *s) {
+  size_t at = place_free(s, (size_t)-1);
+  if (at != (size_t)-1) session_close_tile(s, at);
+  return at;
+}
+
+/* A place for a tile opened ahead, without waiting (place_free, the current
+ * tile `keep` kept); NONE while a tile opened ahead waits for its first unit
+ * (one at a time), or under unit placement. */
+static size_t place_ahead(const wsisa_exec_session *s, size_t keep) {
+  if (s->placement == WSISA_PLACEMENT_UNIT) return (size_t)-1;
+  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+    if (s->ahead[i]) return (size_t)-1;
+  return place_free(s, keep);
 }
 
 int wsisa_exec_session_can_open_ahead(const wsisa_exec_session *s, size_t keep) {
