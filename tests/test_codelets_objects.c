@@ -791,3 +791,25 @@ Test(objects_own, workers_agree, STARPU_TEST) {
   wsisa_image_free(mask);
   wsisa_image_free(labels);
 }
+
+/* One object over a 3000 x 1500 image, a second in its top-left corner: the
+ * first one's sum of x is 1500 x (0 + ... + 2999) = 6,747,750,000, beyond 32
+ * bits (the OpenCL kernel carries it into an upper word). Its centroid,
+ * x = 1499.5, lies in [1499, 1500) alone; the second one's, (3, 2), in [0, 1499) and
+ * [0, 7) x [0, 5). */
+Test(objects_own, wide_sums_agree, STARPU_TEST) {
+  cr_assert_gt(wsisa_runtime_nopencl(), 0, "no OpenCL worker (PoCL)");
+  const int w = 3000, h = 1500;
+  wsisa_image *labels = new_image(w, h, 1, WSISA_I32), *kept = NULL;
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++) ((int32_t *)wsisa_image_row(labels, y))[x] = 1 + (x < 7 && y < 5);
+  const wsisa_dtype u8 = WSISA_U8;
+  struct own_call cores[] = {{1499, 0, 1500, h}, {0, 0, 1499, h}, {1500, 0, w, h}, {0, 0, 7, 5}};
+  for (size_t i = 0; i < sizeof cores / sizeof *cores; i++) {
+    both_workers(&labels, 1, 1, &u8, submit_own, &cores[i], "own_objects", &kept);
+    cr_expect_eq(u8_at(kept, 2000, 100) != 0, i == 0, "core %zu: the large object", i);
+    cr_expect_eq(u8_at(kept, 3, 2) != 0, i == 1 || i == 3, "core %zu: the small object", i);
+    wsisa_image_free(kept);
+  }
+  wsisa_image_free(labels);
+}
