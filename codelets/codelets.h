@@ -59,6 +59,10 @@ typedef struct wsisa_codelets_scope {
   atomic_uint_fast64_t on_cpu, on_opencl, astray;
   /* tasks with one place only: CPU-only codelets, and tasks pinned there */
   atomic_uint_fast64_t fixed;
+  /* tasks of codelets with both implementations submitted, and the
+   * nanoseconds those that ended took on each kind of worker (from the worker
+   * taking the task to its end) */
+  atomic_uint_fast64_t placed, ns_on_cpu, ns_on_opencl;
 } wsisa_codelets_scope;
 /* Set the calling thread's scope (NULL: none); returns the one it replaces. */
 wsisa_codelets_scope *wsisa_codelets_scope_set(wsisa_codelets_scope *scope);

@@ -45,7 +45,7 @@ uint32_t wsisa__footprint_args(struct starpu_task *task) {
                                          __VA_ARGS__))                                      \
        : starpu_task_insert((codelet), STARPU_EXECUTE_WHERE, where_of(codelet),            \
                             STARPU_CALLBACK_WITH_ARG_NFREE, ended_of(codelet), (void *)scope, \
-                            __VA_ARGS__))
+                            STARPU_PROLOGUE_CALLBACK_POP, taken_of(codelet), __VA_ARGS__))
 
 wsisa_codelets_recorder wsisa__recorder;
 static void *recorder_ctx;
@@ -87,12 +87,23 @@ static unsigned long long where_of(const struct starpu_codelet *codelet) {
   return s ? wsisa_codelets_where() & s->where : wsisa_codelets_where();
 }
 
+/* When the calling worker took its task (a worker runs one task at a time:
+ * taken, run, ended, all on its thread). */
+static _Thread_local double taken_at;
+
+static void taken(void *arg) {
+  (void)arg;
+  taken_at = starpu_timing_now();
+}
+
 /* A task under a scope has ended, on the calling worker. */
 static void ended_placed(void *arg) {
   wsisa_codelets_scope *s = arg;
   const int id = starpu_worker_get_id();
   const int opencl = id >= 0 && starpu_worker_get_type(id) == STARPU_OPENCL_WORKER;
+  const double us = starpu_timing_now() - taken_at;
   atomic_fetch_add(opencl ? &s->on_opencl : &s->on_cpu, 1);
+  if (us > 0) atomic_fetch_add(opencl ? &s->ns_on_opencl : &s->ns_on_cpu, (uint64_t)(us * 1e3));
   if (!(s->where & (opencl ? STARPU_OPENCL : STARPU_CPU))) atomic_fetch_add(&s->astray, 1);
   atomic_fetch_add(&s->ended, 1);
 }
@@ -108,7 +119,15 @@ static void ended_fixed(void *arg) {
 static void (*ended_of(const struct starpu_codelet *codelet))(void *) {
   if (!scope) return NULL;
   atomic_fetch_add(&scope->submitted, 1);
-  return placed(codelet) ? ended_placed : ended_fixed;
+  if (!placed(codelet)) return ended_fixed;
+  atomic_fetch_add(&scope->placed, 1);
+  return ended_placed;
+}
+
+/* The callback stamping when a worker takes a task of the thread's scope
+ * whose kind of worker is chosen (NULL: none). */
+static void (*taken_of(const struct starpu_codelet *codelet))(void *) {
+  return placed(codelet) ? taken : NULL;
 }
 
 /* A heap copy of the arguments, which StarPU frees with the task. */

@@ -942,3 +942,28 @@ Test(engine_estimate, object_reuse_ratios_follow_the_run_level_time) {
   wsisa__objects_scale_free(scale, f.b->n_buckets);
   fixture_free(&f);
 }
+
+/* The placement rule: a kind known by its prior alone is taken at the scale
+ * a measured kind shows against its own prior. The CPU kind measured 10 ms a
+ * task, 3 tasks a unit of cost, over 4 workers: 7.5 ms a unit of cost, 0.375
+ * of its prior of 20 ms; the OpenCL kind's prior, 22.8 ms, is taken at 8.55
+ * ms: a unit of cost 40 ends at 0.34 s there against 0.9 s behind the CPU
+ * kind's 80 in flight. At its prior's face value (0.91 s) it would lose. */
+Test(engine_estimate, an_unmeasured_kind_is_taken_at_the_measured_scale) {
+  wsisa_exec_kind_load load[WSISA_KINDS] = {
+      {.in_flight = 80, .prior = 0.020, .task_seconds = 1.0, .tasks = 100, .workers = 4,
+       .units_in_flight = 2},
+      {.prior = 0.0228, .workers = 1}};
+  cr_expect_eq(wsisa_exec_placement_choose(load, 40, 3), WSISA_KIND_OPENCL);
+  /* measured too, and slow: 40 ms a task */
+  load[WSISA_KIND_OPENCL].tasks = 20, load[WSISA_KIND_OPENCL].task_seconds = 0.8;
+  cr_expect_eq(wsisa_exec_placement_choose(load, 40, 3), WSISA_KIND_CPU);
+  /* too few tasks to be a measure: the prior, scaled, again */
+  load[WSISA_KIND_OPENCL].tasks = WSISA_EXEC_KIND_MEASURED - 1;
+  cr_expect_eq(wsisa_exec_placement_choose(load, 40, 3), WSISA_KIND_OPENCL);
+  /* no prior and nothing measured: its first unit measures it */
+  load[WSISA_KIND_OPENCL] = (wsisa_exec_kind_load){.workers = 1};
+  cr_expect_eq(wsisa_exec_placement_choose(load, 40, 3), WSISA_KIND_OPENCL);
+  load[WSISA_KIND_OPENCL].units_in_flight = 1;
+  cr_expect_eq(wsisa_exec_placement_choose(load, 40, 3), WSISA_KIND_CPU);
+}

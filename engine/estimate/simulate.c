@@ -61,6 +61,7 @@ typedef struct task {
   size_t next_own;   /* next task of the same unit; in the free list, the next free */
   int done;
   int place;         /* unit placement: the kind of worker its unit was given (-1: any) */
+  double ran;        /* under unit placement, on a worker of its unit's kind: its seconds */
   /* a level task's output (engine/exec/executor.c): held from its end while
    * a task reading it (a child, a leaf's measure) has not finished or the
    * walk has not left its subtree */
@@ -125,11 +126,11 @@ typedef struct rank_state {
   sub_state state;
   double finish;
   /* unit placement (the executor's rule, wsisa_exec_placement_choose): per
-   * kind its load and since when it has had a unit in flight; the kind the
-   * tasks submitted now go to (-1: any); the unit a tile was opened for,
-   * with the kind and cost chosen then (the stage goes with it) */
+   * kind its load, the tasks given a kind and the cost of the units given;
+   * the kind the tasks submitted now go to (-1: any); the unit a tile was
+   * opened for, with the kind and cost chosen then (the stage goes with it) */
   wsisa_exec_kind_load load[WSISA_KINDS];
-  double busy_since[WSISA_KINDS];
+  double placed, cost_given;
   int placing;
   size_t opened_for;
   int opened_kind;
@@ -162,7 +163,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
   if (s->free_tasks != NONE) {
     size_t id = s->free_tasks;
     s->free_tasks = s->tasks[id].next_own;
-    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
+    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, -1, NONE, 0, 0, 0};
     return id;
   }
   if (s->ntasks == s->cap_tasks) {
@@ -175,7 +176,7 @@ static size_t task_new(sim *s, int rank, int kind, double dur) {
     s->tasks = t;
     s->cap_tasks = cap;
   }
-  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, NONE, 0, 0, 0};
+  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, -1, NONE, 0, 0, 0};
   return s->ntasks++;
 }
 
@@ -257,6 +258,10 @@ static void dispatch(sim *s, rank_state *rs) {
       double end = fmax(rs->avail[w], s->now) + dur;
       if (end < best_end) best = w, best_end = end, best_dur = dur;
     }
+    /* the rule measures a kind by its units' tasks on its workers */
+    s->tasks[id].ran = best >= 0 && (best < ncpu ? WSISA_KIND_CPU : WSISA_KIND_OPENCL) == t->place
+                           ? best_dur
+                           : -1;
     if (best < 0) { /* a task no worker can run: the CPU's time */
       best = 0;
       best_dur = t->dur;
@@ -292,6 +297,8 @@ static size_t submit(sim *s, int r, int kind, double dur, double dur_ocl, size_t
   rank_state *rs = &s->ranks[r];
   s->tasks[id].dur_ocl = dur_ocl;
   s->tasks[id].place = rs->placing;
+  s->tasks[id].ran = -1;
+  if (rs->placing >= 0) rs->placed++;
   if (slot != NONE) {
     s->tasks[id].next_own = rs->slot[slot].tasks;
     rs->slot[slot].tasks = id;
@@ -555,7 +562,9 @@ static int by_unit(const wsisa_sim_job *j) {
 /* Unit placement: the kind a unit of cost `cost` goes to on rank rs (-1:
  * any, under task placement or with one kind of worker). */
 static int unit_kind(const sim *s, const rank_state *rs, double cost) {
-  return by_unit(s->j) ? wsisa_exec_placement_choose(rs->load, cost) : -1;
+  return by_unit(s->j) ? wsisa_exec_placement_choose(
+                             rs->load, cost, rs->cost_given > 0 ? rs->placed / rs->cost_given : 0)
+                       : -1;
 }
 
 /* The rule's prior, as `wsisa run` gives it (wsisa_estimate_kind_seconds):
@@ -567,22 +576,24 @@ static void unit_priors(const sim *s, rank_state *rs) {
     double sum = 0;
     for (int l = 0; l < WSISA_SEG_LEVELS; l++) sum += kind[k]->level[(size_t)l * s->nv];
     rs->load[k].prior = sum / WSISA_SEG_LEVELS / workers[k];
+    rs->load[k].workers = workers[k];
   }
 }
 
 /* A unit given to a kind starts or ends: the kind's load (the executor's
  * unit_started and unit_ended, on the simulated clock). */
 static void unit_load(sim *s, rank_state *rs, const unit_slot *us, int starts) {
+  (void)s;
   if (us->kind < 0) return;
   wsisa_exec_kind_load *k = &rs->load[us->kind];
   if (starts) {
-    if (!k->units_in_flight++) rs->busy_since[us->kind] = s->now;
+    k->units_in_flight++;
     k->in_flight += us->cost;
+    rs->cost_given += us->cost;
     return;
   }
   k->in_flight -= us->cost;
-  k->done += us->cost;
-  if (!--k->units_in_flight) k->busy += s->now - rs->busy_since[us->kind];
+  k->units_in_flight--;
 }
 
 /* Begin the next assigned unit: a tile not open first waits for a place and
@@ -730,6 +741,10 @@ static void task_done(sim *s, size_t id) {
   rank_state *rs = &s->ranks[t->rank];
   t->done = 1;
   rs->in_system--;
+  if (t->ran >= 0) {
+    rs->load[t->place].tasks++;
+    rs->load[t->place].task_seconds += t->ran;
+  }
   rs->finish = s->now;
   if (t->kind == K_LEVEL) {
     t->held = 1;

@@ -87,19 +87,31 @@ enum { WSISA_KIND_CPU, WSISA_KIND_OPENCL, WSISA_KINDS };
 
 /* The earliest-finish rule of unit placement, for the executor and its
  * simulation (engine/estimate/simulate.c): per kind, the cost in flight
- * (units given, not finished), the cost finished and the seconds the kind
- * had work in flight. A unit of cost c goes to the kind k with the least
- * (in_flight[k] + c) x seconds[k], seconds[k] = busy[k] / done[k] the
- * seconds per unit of cost the kind has shown; before it has finished a
- * unit, `prior` (seconds per unit of cost of the kind as a whole, by the
- * performance models; 0: none), and without one the kind gets a unit when
- * it has none in flight (its first unit measures it) and is left out while
- * it has. */
+ * (units given, not finished) and the kind's speed. A unit of cost c goes
+ * to the kind k with the least (in_flight[k] + c) x seconds[k], seconds[k]
+ * the seconds per unit of cost of the kind as a whole: measured, once its
+ * workers have ended WSISA_EXEC_KIND_MEASURED tasks of its units, as the
+ * seconds those tasks took on them each (from the worker taking the task to
+ * its end: waits for another kind's inputs do not count) x tasks_per_cost
+ * (tasks submitted per unit of cost, over both kinds) / its workers; before,
+ * `prior` (the same by the performance models; 0: none) scaled by a measured
+ * kind's measure over its prior (the models give the kinds' ratio, the
+ * measure their scale: a model's prior against the other kind's measure
+ * kept a kind the models put 1.1x faster per task than one CPU out of
+ * every unit on a node), and without one the kind gets a unit when it has
+ * none in flight (its first unit measures it) and is left out while it
+ * has. A unit's wall time is no measure: a kind with one worker and one
+ * unit in flight waits on the other kind's tile stage and counts, and one
+ * slow unit would keep it out for good. */
 typedef struct wsisa_exec_kind_load {
-  double in_flight, done, busy, prior;
+  double in_flight, prior;
+  double task_seconds, tasks; /* its units' tasks ended on its workers, their seconds */
+  int workers;
   size_t units_in_flight;
 } wsisa_exec_kind_load;
-int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost);
+#define WSISA_EXEC_KIND_MEASURED 16
+int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost,
+                                double tasks_per_cost);
 /* A unit's cost for the rule: its tasks (the tree's nodes, a measure per
  * leaf), and a tile stage's when the unit opens its tile. */
 double wsisa_exec_unit_cost(const wsisa_reuse_tree *tree);

@@ -29,18 +29,34 @@ int wsisa_placement_parse(const char *name, wsisa_placement *out) {
   return WSISA_EUSAGE;
 }
 
-int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost) {
+/* A kind's seconds per unit of cost as measured (0: not measured yet). */
+static double measured_per_cost(const wsisa_exec_kind_load *l, double tasks_per_cost) {
+  if (l->tasks < WSISA_EXEC_KIND_MEASURED || !(l->task_seconds > 0) || !(tasks_per_cost > 0) ||
+      l->workers <= 0)
+    return 0;
+  return l->task_seconds / l->tasks * tasks_per_cost / l->workers;
+}
+
+int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost,
+                                double tasks_per_cost) {
+  /* the models' scale against a measured kind's: a prior alone is taken at it */
+  double scale = 1;
+  for (int k = WSISA_KINDS - 1; k >= 0; k--) {
+    const double m = measured_per_cost(&load[k], tasks_per_cost);
+    if (m > 0 && load[k].prior > 0) scale = m / load[k].prior;
+  }
   int best = -1;
   double best_end = 0;
   for (int k = 0; k < WSISA_KINDS; k++) {
-    const int measured = load[k].done > 0 && load[k].busy > 0;
-    if (!measured && !(load[k].prior > 0)) {
+    const wsisa_exec_kind_load *l = &load[k];
+    const double m = measured_per_cost(l, tasks_per_cost);
+    if (!(m > 0) && !(l->prior > 0)) {
       /* nothing to go by: its first unit measures it */
-      if (!load[k].units_in_flight) return k;
+      if (!l->units_in_flight) return k;
       continue;
     }
-    const double per_cost = measured ? load[k].busy / load[k].done : load[k].prior;
-    const double end = (load[k].in_flight + cost) * per_cost;
+    const double per_cost = m > 0 ? m : l->prior * scale;
+    const double end = (l->in_flight + cost) * per_cost;
     if (best < 0 || end < best_end) best = k, best_end = end;
   }
   if (best >= 0) return best;
@@ -65,10 +81,10 @@ typedef struct paths {
   pthread_mutex_t lock;
   pthread_cond_t cond;
   size_t active, peak;
-  /* unit placement: per kind, what is in flight and done (wsisa_exec_placement_choose),
-   * and since when the kind has had a unit in flight */
+  /* unit placement: per kind, what is in flight (wsisa_exec_placement_choose;
+   * its speed is read off the kinds' scopes), and the cost of the units given */
   wsisa_exec_kind_load load[WSISA_KINDS];
-  double busy_since[WSISA_KINDS];
+  double cost_given;
   /* the submitting thread's waits for a free path, and their seconds */
   uint64_t waits;
   double waited;
@@ -133,18 +149,17 @@ struct unit {
 static void unit_started(paths *p, unit *u) {
   if (u->kind < 0) return;
   wsisa_exec_kind_load *k = &p->load[u->kind];
-  if (!k->units_in_flight++) p->busy_since[u->kind] = wsisa_now();
+  k->units_in_flight++;
   k->in_flight += u->cost;
+  p->cost_given += u->cost;
 }
 
-/* Every leaf of a unit given to a kind has arrived, p->lock held: the kind's
- * measure of its speed grows by the unit. */
+/* Every leaf of a unit given to a kind has arrived, p->lock held. */
 static void unit_ended(paths *p, unit *u) {
   if (u->kind < 0) return;
   wsisa_exec_kind_load *k = &p->load[u->kind];
   k->in_flight -= u->cost;
-  k->done += u->cost;
-  if (!--k->units_in_flight) k->busy += wsisa_now() - p->busy_since[u->kind];
+  k->units_in_flight--;
 }
 
 static void leaf_arrived(leaf *l) {
@@ -1002,7 +1017,10 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   /* the models' seconds per task, over the kind's workers */
   const int workers[WSISA_KINDS] = {wsisa_runtime_ncpu(), wsisa_runtime_nopencl()};
   for (int k = 0; k < WSISA_KINDS; k++)
-    if (workers[k] > 0) s->ps.load[k].prior = opts->kind_task_seconds[k] / workers[k];
+    if (workers[k] > 0) {
+      s->ps.load[k].prior = opts->kind_task_seconds[k] / workers[k];
+      s->ps.load[k].workers = workers[k];
+    }
   s->scope[WSISA_KIND_CPU].where = STARPU_CPU;
   s->scope[WSISA_KIND_OPENCL].where = STARPU_OPENCL;
   s->scope[ANY_KIND].where = both;
@@ -1122,8 +1140,17 @@ static int session_kind(wsisa_exec_session *s, double cost, wsisa_codelets_scope
     *scope = &s->scope[ANY_KIND];
     return -1;
   }
+  /* each kind's speed: the tasks of its units its workers have ended */
+  const wsisa_codelets_scope *cpu = &s->scope[WSISA_KIND_CPU],
+                             *ocl = &s->scope[WSISA_KIND_OPENCL];
   pthread_mutex_lock(&s->ps.lock);
-  int k = wsisa_exec_placement_choose(s->ps.load, cost);
+  s->ps.load[WSISA_KIND_CPU].tasks = (double)atomic_load(&cpu->on_cpu);
+  s->ps.load[WSISA_KIND_CPU].task_seconds = (double)atomic_load(&cpu->ns_on_cpu) * 1e-9;
+  s->ps.load[WSISA_KIND_OPENCL].tasks = (double)atomic_load(&ocl->on_opencl);
+  s->ps.load[WSISA_KIND_OPENCL].task_seconds = (double)atomic_load(&ocl->ns_on_opencl) * 1e-9;
+  const double placed = (double)(atomic_load(&cpu->placed) + atomic_load(&ocl->placed));
+  const double per_cost = s->ps.cost_given > 0 ? placed / s->ps.cost_given : 0;
+  int k = wsisa_exec_placement_choose(s->ps.load, cost, per_cost);
   pthread_mutex_unlock(&s->ps.lock);
   *scope = &s->scope[k];
   return k;
