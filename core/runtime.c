@@ -243,7 +243,20 @@ void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {
    * worker per core it sees, less one per accelerator it drives, so the
    * machine's cores are the yardstick. */
   int want = c->asked >= 0 ? c->asked : k->machine - c->opencl;
-  if (c->started >= want) return;
+  if (c->started >= want) {
+    /* enough CPU workers, but with the OpenCL workers beyond the cores: an
+     * OpenCL worker's thread drives its device and waits on it, on a core */
+    if (c->opencl > 0 && c->started + c->opencl > k->offered)
+      snprintf(w, cap,
+               "%d CPU worker%s and %d OpenCL worker%s on %d cores: each OpenCL worker's "
+               "thread needs a core of its own, so a core runs two workers; ask for %d CPU "
+               "workers (STARPU_NCPU=%d, or leave STARPU_NCPU unset: StarPU leaves a core per "
+               "device)",
+               c->started, c->started == 1 ? "" : "s", c->opencl, c->opencl == 1 ? "" : "s",
+               k->offered, k->offered - c->opencl > 0 ? k->offered - c->opencl : 1,
+               k->offered - c->opencl > 0 ? k->offered - c->opencl : 1);
+    return;
+  }
   int n = c->asked >= 0
               ? snprintf(w, cap, "StarPU started %d CPU worker%s of the %d asked: ", c->started,
                          c->started == 1 ? "" : "s", c->asked)

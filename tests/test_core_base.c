@@ -130,6 +130,13 @@ Test(runtime, fewer_cpu_workers_say_why) {
   cr_expect_str_empty(explain(-1, 16, 256, 0, 16, 16, 0));
   cr_expect_str_empty(explain(-1, 15, 256, 1, 16, 16, 0));
   cr_expect_str_empty(explain(1, 1, 256, 0, 16, 16, 0));
+  /* a GPU's worker beside a CPU worker on every core: one core runs two */
+  w = explain(16, 16, 256, 1, 16, 16, 0);
+  cr_expect(strstr(w, "16 CPU workers and 1 OpenCL worker on 16 cores") != NULL, "%s", w);
+  cr_expect(strstr(w, "STARPU_NCPU=15") != NULL, "%s", w);
+  w = explain(4, 4, 256, 1, 16, 4, 0);
+  cr_expect(strstr(w, "on 4 cores") != NULL && strstr(w, "STARPU_NCPU=3") != NULL, "%s", w);
+  cr_expect_str_empty(explain(15, 15, 256, 1, 16, 16, 0));
 }
 
 Test(runtime, describes_the_starpu_in_use) {
