@@ -157,8 +157,7 @@ typedef struct wsisa_exec_stats {
   uint64_t clusters_seen, clusters_reused, groups_seen, groups_reused;
   uint64_t object_evictions, object_store_peak;
   /* the submitting thread: how often and how long (seconds) it waited for a
-   * free path (RMSR's bound) and for the oldest unit to end (the unit
-   * credit) */
+   * free path (RMSR's bound) and for a unit to end (the unit credit) */
   uint64_t path_waits, unit_waits;
   double path_wait_s, unit_wait_s;
   /* with CPU and OpenCL workers (else all 0): the placement in force (1 unit,
@@ -204,14 +203,15 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
  * are reported through on_unit), which then closes. */
 int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
                               wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e);
-/* Report the units that have finished, oldest first, until at most `keep`
- * are in flight: with `wait`, waiting for them, else stopping at the first
- * that has not finished; *in_flight (may be NULL) is what remains. */
+/* Report the units that have finished, whichever end first (the oldest first
+ * among those ended), until at most `keep` are in flight: with `wait`,
+ * waiting for one to end when none has, else stopping when none has;
+ * *in_flight (may be NULL) is what remains. */
 int wsisa_exec_session_poll(wsisa_exec_session *s, size_t keep, int wait,
                             wsisa_exec_unit_fn on_unit, void *ctx, size_t *in_flight,
                             wsisa_err *e);
-/* Nothing to do for now: wait up to `seconds` for the oldest unit in flight to
- * end (a unit's end wakes the caller at once), or sleep when none is. For a
+/* Nothing to do for now: wait up to `seconds` for a unit in flight to end
+ * (a unit's end wakes the caller at once), or sleep when none is. For a
  * caller that also waits for messages and must not spin. */
 void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds);
 /* While a submission waits for a free path (RMSR's bound) or a call waits

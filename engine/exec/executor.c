@@ -1033,29 +1033,44 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   return 0;
 }
 
-static int unit_finished(unit *u) {
-  pthread_mutex_lock(&u->paths->lock);
-  int done = u->pending == 0;
-  pthread_mutex_unlock(&u->paths->lock);
-  return done;
+/* The first unit of the queue whose leaves have all arrived, oldest first;
+ * s->nq when none has. s->ps.lock held. */
+static size_t first_finished(const wsisa_exec_session *s) {
+  size_t i = 0;
+  while (i < s->nq && s->queue[i]->pending) i++;
+  return i;
 }
 
-/* Report finished units, oldest first, until at most `keep` are in flight;
- * with `wait`, wait for them, else stop at the first unfinished one. */
+/* first_finished; with `wait`, waits until one has (the queue not empty). */
+static size_t session_finished(wsisa_exec_session *s, int wait) {
+  pthread_mutex_lock(&s->ps.lock);
+  size_t i;
+  while ((i = first_finished(s)) == s->nq && wait) paths_wait_step(&s->ps);
+  pthread_mutex_unlock(&s->ps.lock);
+  return i;
+}
+
+/* Report finished units until at most `keep` are in flight, whichever end
+ * first (the oldest first among those ended); with `wait`, wait for one to
+ * end when none has, else stop. Not the oldest unit first: with one unit
+ * per worker in flight, a long unit at the head kept the workers that had
+ * ended theirs without a next one until it ended too. */
 static int session_report(wsisa_exec_session *s, size_t keep, int wait,
                           wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e) {
   int rc = 0;
   while (s->nq > keep && !rc) {
-    if (!unit_finished(s->queue[0])) {
+    size_t i = session_finished(s, 0);
+    if (i == s->nq) {
       if (!wait) break;
       double since = wsisa_now();
-      unit_wait(s->queue[0]);
+      i = session_finished(s, 1);
       s->stats.unit_waits++;
       s->stats.unit_wait_s += wsisa_now() - since;
     }
-    rc = unit_report(s->queue[0], on_unit, ctx, e);
-    unit_free(s->queue[0]);
-    memmove(s->queue, s->queue + 1, --s->nq * sizeof *s->queue);
+    rc = unit_report(s->queue[i], on_unit, ctx, e);
+    unit_free(s->queue[i]);
+    s->nq--;
+    memmove(s->queue + i, s->queue + i + 1, (s->nq - i) * sizeof *s->queue);
   }
   return rc;
 }
@@ -1121,8 +1136,8 @@ static int session_open(wsisa_exec_session *s, size_t tile, size_t *place, int *
   *opened = 0;
   while (at < WSISA_EXEC_OPEN_TILES && s->tile[at] != tile) at++;
   if (at == WSISA_EXEC_OPEN_TILES) {
-    /* a tile's pixels must outlive every unit that reads them: the oldest
-     * units are waited for until an open tile has none left */
+    /* a tile's pixels must outlive every unit that reads them: units are
+     * waited for, whichever end first, until an open tile has none left */
     while ((at = session_place(s)) == (size_t)-1)
       if ((rc = wsisa_exec_session_poll(s, s->nq - 1, 1, on_unit, ctx, NULL, e))) return rc;
     *opened = 1;
@@ -1260,9 +1275,9 @@ void wsisa_exec_session_on_wait(wsisa_exec_session *s, void (*fn)(void *), void 
 void wsisa_exec_session_idle(wsisa_exec_session *s, double seconds) {
   struct timespec until = deadline_in(seconds);
   pthread_mutex_lock(&s->ps.lock);
-  /* a leaf's end broadcasts: the oldest unit's end wakes this thread at once */
+  /* a leaf's end broadcasts: a unit's end wakes this thread at once */
   if (s->nq)
-    while (s->queue[0]->pending &&
+    while (first_finished(s) == s->nq &&
            pthread_cond_timedwait(&s->ps.cond, &s->ps.lock, &until) != ETIMEDOUT) {
     }
   pthread_mutex_unlock(&s->ps.lock);

@@ -314,7 +314,7 @@ static int drive(queue *q, wsisa_exec_session *self, wsisa_err *e) {
       break;
     }
     if (q->nranks == 1) {
-      /* alone: wait for the oldest unit when full (hand_out_from filled this
+      /* alone: wait for a unit to end when full (hand_out_from filled this
        * rank unless no unit is left), else for every unit in flight */
       size_t credit = q->ranks[0].credit;
       size_t keep = !stopping && q->ranks[0].n >= credit ? credit - 1 : 0;
