@@ -581,9 +581,9 @@ static void unit_priors(const sim *s, rank_state *rs) {
 }
 
 /* A unit given to a kind starts or ends: the kind's load (the executor's
- * unit_started and unit_ended, on the simulated clock). */
-static void unit_load(sim *s, rank_state *rs, const unit_slot *us, int starts) {
-  (void)s;
+ * unit_started and unit_ended); its speed is counted as its tasks end
+ * (task_done). */
+static void unit_load(rank_state *rs, const unit_slot *us, int starts) {
   if (us->kind < 0) return;
   wsisa_exec_kind_load *k = &rs->load[us->kind];
   if (starts) {
@@ -640,7 +640,7 @@ static void next_unit(sim *s, int r) {
                                opener ? rs->opened_kind : unit_kind(s, rs, cost),
                                opener ? rs->opened_cost : cost};
   rs->opened_for = NONE;
-  unit_load(s, rs, &rs->slot[slot], 1);
+  unit_load(rs, &rs->slot[slot], 1);
   rs->placing = rs->slot[slot].kind;
   rs->walking = slot;
   rs->node = 1;
@@ -731,7 +731,7 @@ static void unit_finished(sim *s, int r, size_t slot) {
   }
   us->tasks = NONE;
   us->used = 0;
-  unit_load(s, rs, us, 0);
+  unit_load(rs, us, 0);
   refill(s, r);
   if (rs->state == S_DONE && rs->nassigned) rs->state = S_NEXT;
 }

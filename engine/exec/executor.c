@@ -39,7 +39,8 @@ static double measured_per_cost(const wsisa_exec_kind_load *l, double tasks_per_
 
 int wsisa_exec_placement_choose(const wsisa_exec_kind_load load[WSISA_KINDS], double cost,
                                 double tasks_per_cost) {
-  /* the models' scale against a measured kind's: a prior alone is taken at it */
+  /* a measured kind's measure over its prior (the CPU kind's when both are
+   * measured, when no prior is used): a prior alone is taken at that scale */
   double scale = 1;
   for (int k = WSISA_KINDS - 1; k >= 0; k--) {
     const double m = measured_per_cost(&load[k], tasks_per_cost);
