@@ -28,8 +28,9 @@ static void own_objects_opencl(void *buffers[], void *cl_arg) {
   const cl_int height = (cl_int)STARPU_MATRIX_GET_NY(buffers[0]);
   const size_t pixels = (size_t)width * (size_t)height;
   /* the largest label: work-groups of a power of two items, at most 256 */
+  const size_t items = wsisa__cl_group_items(k[MAX], 256);
   size_t local = 256;
-  while (local > wsisa__cl_group_items(k[MAX], 256)) local /= 2;
+  while (local > items) local /= 2;
   size_t groups = (pixels + local - 1) / local;
   if (groups > 1024) groups = 1024;
   const size_t global = groups * local;

@@ -246,6 +246,7 @@ void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {
   if (c->started >= want) {
     /* enough CPU workers, but with the OpenCL workers beyond the cores: an
      * OpenCL worker's thread drives its device and waits on it, on a core */
+    const int ask = k->offered - c->opencl > 0 ? k->offered - c->opencl : 1;
     if (c->opencl > 0 && c->started + c->opencl > k->offered)
       snprintf(w, cap,
                "%d CPU worker%s and %d OpenCL worker%s on %d cores: each OpenCL worker's "
@@ -253,8 +254,7 @@ void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {
                "workers (STARPU_NCPU=%d, or leave STARPU_NCPU unset: StarPU leaves a core per "
                "device)",
                c->started, c->started == 1 ? "" : "s", c->opencl, c->opencl == 1 ? "" : "s",
-               k->offered, k->offered - c->opencl > 0 ? k->offered - c->opencl : 1,
-               k->offered - c->opencl > 0 ? k->offered - c->opencl : 1);
+               k->offered, ask, ask);
     return;
   }
   int n = c->asked >= 0
