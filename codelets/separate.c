@@ -19,7 +19,7 @@
 
 /* Their time depends on what the store holds, not only on the size: the
  * history per size, and its spread, tell the schedulers so. */
-WSISA__CODELET(separate, 3, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_W);
+WSISA__CODELET(separate, 4, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_W);
 WSISA__CODELET(final_size, 3, WSISA__PLAIN, STARPU_R, STARPU_W);
 
 struct object_args {

@@ -4,17 +4,27 @@
 #include "codelets/codelets_private.h"
 #include "codelets/cpu/cpu.h"
 
-WSISA__CODELET(watershed, 4, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W);
+WSISA__CODELET(watershed, 5, WSISA__PLAIN, STARPU_R, STARPU_R, STARPU_R, STARPU_W, STARPU_W);
 
 WSISA__CPU_TASK(watershed, void,
                 wsisa_cpu_watershed(WSISA__IMAGE(0, U8), WSISA__IMAGE(1, I32),
                                     WSISA__IMAGE(2, U8), WSISA__IMAGE(3, I32),
                                     WSISA__IMAGE(4, U8)))
 
-/* Work-groups of the flood, and how many: each takes parts until none is
- * left, so a few per compute unit keep them all busy (PoCL builds a kernel
- * anew for every work-group size it is given: a fixed one). */
-enum { FLOOD_GROUP = 64, FLOOD_GROUPS = 1024 };
+/* The flood's two launches: parts of fewer than BIG_PART pixels by
+ * FLOOD_GROUPS work-groups of FLOOD_GROUP items, each taking parts until none
+ * is left, so a few per compute unit keep them all busy; the larger parts by
+ * BIG_GROUPS work-groups of up to BIG_GROUP items (what the device runs of
+ * the kernel): a large part's front and waves hold thousands of pixels at a
+ * step, and its one work-group is the flood's longest path (PoCL builds a
+ * kernel anew for every work-group size it is given: fixed ones). */
+enum {
+  FLOOD_GROUP = 64,
+  FLOOD_GROUPS = 1024,
+  BIG_PART = 2048,
+  BIG_GROUP = 1024,
+  BIG_GROUPS = 64
+};
 
 /* Kernel arguments mems[0..n-1], then width and height; run over the image of
  * matrix buffer `shape` and wait. */
@@ -31,12 +41,13 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   const cl_int width = (cl_int)STARPU_MATRIX_GET_NX(mask);
   const cl_int height = (cl_int)STARPU_MATRIX_GET_NY(mask);
   const size_t bytes = (size_t)width * (size_t)height * sizeof(cl_int);
-  /* parent and size serve the search for parts, then the flood's wave lists */
+  /* parent and size serve the search for parts, then the flood's wave lists;
+   * front marks the pixels its parts' fronts list */
   cl_mem lab = wsisa__cl_buffer(bytes, NULL), next = wsisa__cl_buffer(bytes, NULL);
   cl_mem stamp = wsisa__cl_buffer(bytes, NULL), parent = wsisa__cl_buffer(bytes, NULL);
   cl_mem size = wsisa__cl_zeros(bytes), parts = wsisa__cl_buffer(2 * bytes, NULL);
   cl_mem pixels = wsisa__cl_buffer(bytes, NULL), spare = wsisa__cl_buffer(bytes, NULL);
-  cl_mem counters = wsisa__cl_zeros(3 * sizeof(cl_int));
+  cl_mem front = wsisa__cl_buffer(bytes, NULL), counters = wsisa__cl_zeros(4 * sizeof(cl_int));
   cl_command_queue queue;
   enum { INIT, UNION, COUNT, PLACE, LIST, FLOOD, FINISH, NKERNELS };
   static const char *const names[NKERNELS] = {
@@ -47,7 +58,7 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   for (int i = 0; i < NKERNELS; i++)
     wsisa__cl_kernel(&wsisa__watershed_program, names[i], &k[i], &queue);
   /* the flood's arguments after the images, and every work buffer */
-  const cl_mem work[] = {lab, next, stamp, parts, counters, pixels, spare, parent, size};
+  const cl_mem work[] = {lab, next, stamp, parts, counters, pixels, spare, parent, size, front};
   enum { NWORK = sizeof work / sizeof work[0] };
   cl_uint a = 0;
 #define ARG(kernel, mem) wsisa__cl_arg(kernel, &a, sizeof(cl_mem), &(mem))
@@ -66,10 +77,18 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   wsisa__cl_arg_matrix(k[FLOOD], &a, rgb);
   wsisa__cl_arg_matrix(k[FLOOD], &a, mask);
   for (int i = 0; i < NWORK; i++) ARG(k[FLOOD], work[i]);
-  wsisa__cl_arg(k[FLOOD], &a, sizeof width, &width);
-  wsisa__cl_arg(k[FLOOD], &a, sizeof height, &height);
-  const size_t global[1] = {(size_t)FLOOD_GROUP * FLOOD_GROUPS}, local[1] = {FLOOD_GROUP};
-  wsisa__cl_run(k[FLOOD], queue, 1, global, local);
+  const cl_int big_from = BIG_PART;
+  wsisa__cl_arg(k[FLOOD], &a, sizeof big_from, &big_from);
+  const cl_uint big_arg = a;
+  for (cl_int big = 0; big <= 1; big++) {
+    a = big_arg;
+    wsisa__cl_arg(k[FLOOD], &a, sizeof big, &big);
+    wsisa__cl_arg(k[FLOOD], &a, sizeof width, &width);
+    wsisa__cl_arg(k[FLOOD], &a, sizeof height, &height);
+    const size_t items = big ? wsisa__cl_group_items(k[FLOOD], BIG_GROUP) : FLOOD_GROUP;
+    const size_t global[1] = {items * (big ? BIG_GROUPS : FLOOD_GROUPS)}, local[1] = {items};
+    wsisa__cl_run(k[FLOOD], queue, 1, global, local);
+  }
 
   a = 0;
   ARG(k[FINISH], lab);

@@ -25,10 +25,13 @@ execute_process(
 if(NOT rc_warm EQUAL 0)
   message(FATAL_ERROR "segment on the OpenCL worker failed (${rc_warm}): ${err_warm}")
 endif()
+# Counted with each launch timed (WSISA_CLCOUNT_TIME=1: two more columns), and
+# through `timeout`, which loads the library too and must leave the table of
+# the process measured in place.
 execute_process(
   COMMAND ${CMAKE_COMMAND} -E env STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=0 STARPU_NOPENCL=1
-          LD_PRELOAD=${CLCOUNT} WSISA_CLCOUNT=${WORK}/counts.csv
-          ${WSISA} segment ${SLIDE} ${region} -o ${WORK}/opencl.png
+          LD_PRELOAD=${CLCOUNT} WSISA_CLCOUNT=${WORK}/counts.csv WSISA_CLCOUNT_TIME=1
+          timeout 900 ${WSISA} segment ${SLIDE} ${region} -o ${WORK}/opencl.png
   RESULT_VARIABLE rc_ocl OUTPUT_QUIET ERROR_VARIABLE err_ocl)
 if(NOT rc_ocl EQUAL 0)
   message(FATAL_ERROR "segment on the OpenCL worker failed (${rc_ocl}): ${err_ocl}")
@@ -45,9 +48,17 @@ file(SHA256 ${WORK}/cpu.png h_cpu)
 if(NOT h_ocl STREQUAL h_cpu)
   message(FATAL_ERROR "the OpenCL worker's mask differs from the CPU worker's")
 endif()
+file(STRINGS ${WORK}/counts.csv header REGEX "^kernel,")
+if(NOT header STREQUAL "kernel,launches,reads,blocking_reads,read_bytes,writes,write_bytes,kernel_ms,max_ms")
+  message(FATAL_ERROR "${WORK}/counts.csv: not the timed table's header: ${header}")
+endif()
 file(STRINGS ${WORK}/counts.csv total REGEX "^total,")
-if(NOT total MATCHES "^total,([0-9]+),([0-9]+),([0-9]+),([0-9]+),([0-9]+),([0-9]+)$")
-  message(FATAL_ERROR "no total line in ${WORK}/counts.csv")
+if(NOT total MATCHES
+   "^total,([0-9]+),([0-9]+),([0-9]+),([0-9]+),([0-9]+),([0-9]+),([0-9]+\\.[0-9]+),([0-9]+\\.[0-9]+)$")
+  message(FATAL_ERROR "no total line in ${WORK}/counts.csv: ${total}")
+endif()
+if(CMAKE_MATCH_7 EQUAL 0 OR CMAKE_MATCH_8 GREATER CMAKE_MATCH_7)
+  message(FATAL_ERROR "kernel time ${CMAKE_MATCH_7} ms (longest ${CMAKE_MATCH_8}): not a measure")
 endif()
 set(launches ${CMAKE_MATCH_1})
 set(reads ${CMAKE_MATCH_2})

@@ -16,10 +16,18 @@
  * At exit it writes one CSV line per kernel to the file named by
  * WSISA_CLCOUNT (stderr when unset):
  *   kernel,launches,reads,blocking_reads,read_bytes,writes,write_bytes
- * and a last line "total,...". wsisa-bench ops and the tests read it. Only the
- * process that loaded it writes: a child forked by the OpenCL library (or by
- * anything else) inherits the preload, and its exit would otherwise replace the
- * table with the child's own, empty one.
+ * and a last line "total,...". With WSISA_CLCOUNT_TIME=1 it also times each
+ * launch: it waits for the queue to finish after the launch (clFinish) and
+ * adds two columns, kernel_ms (the wall time from the launch to that finish,
+ * summed) and max_ms (the longest one). wsisa's codelets wait on each kernel
+ * before they go on, so the wait adds no serialization they do not have; what
+ * was queued before the launch on the same queue is charged to it too.
+ * wsisa-bench ops and the tests read the file. Only the
+ * process that loaded it writes, and only if it asked OpenCL for anything the
+ * library counts: a child forked by the OpenCL library (or by anything else)
+ * inherits the preload, and so do the programs around the one measured (a
+ * `timeout` in front of it, the linker PoCL runs to build a kernel); their
+ * exits would otherwise replace the table with their own, empty one.
  *
  * A process it is loaded into may also ask for the running totals, looking
  * wsisa_clcount_totals and wsisa_clcount_bytes up with dlsym(RTLD_DEFAULT,
@@ -30,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CL_TARGET_OPENCL_VERSION 120
@@ -41,6 +50,7 @@ typedef struct {
   char name[64];
   unsigned long launches, reads, blocking_reads, writes;
   unsigned long long read_bytes, write_bytes;
+  unsigned long long ns, max_ns; /* launch to finish, WSISA_CLCOUNT_TIME=1 */
 } clcount_row;
 
 static clcount_row rows[CLCOUNT_MAX];
@@ -48,8 +58,19 @@ static int nrows;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static _Thread_local int last_row = -1;
 static pid_t owner; /* the process the library was loaded into */
+static int timed;   /* WSISA_CLCOUNT_TIME=1: each launch waited on and timed */
 
-__attribute__((constructor)) static void clcount_start(void) { owner = getpid(); }
+__attribute__((constructor)) static void clcount_start(void) {
+  owner = getpid();
+  const char *t = getenv("WSISA_CLCOUNT_TIME");
+  timed = t && strcmp(t, "1") == 0;
+}
+
+static unsigned long long now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (unsigned long long)t.tv_sec * 1000000000ull + (unsigned long long)t.tv_nsec;
+}
 
 /* the next definition of a symbol (the OpenCL library's), stored through the object
  * pointer view of a function pointer, as POSIX's dlsym asks */
@@ -94,17 +115,29 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim, cons
   static cl_int (*next)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
                         const size_t *, cl_uint, const cl_event *, cl_event *);
   static cl_int (*info)(cl_kernel, cl_kernel_info, size_t, void *, size_t *);
+  static cl_int (*finish)(cl_command_queue);
   if (!next) {
     next_symbol(&next, "clEnqueueNDRangeKernel");
     next_symbol(&info, "clGetKernelInfo");
+    next_symbol(&finish, "clFinish");
   }
   char name[64] = "?";
   if (info(k, CL_KERNEL_FUNCTION_NAME, sizeof name, name, NULL) != CL_SUCCESS) strcpy(name, "?");
   pthread_mutex_lock(&lock);
   last_row = row_of(name);
-  rows[last_row].launches++;
+  const int row = last_row;
+  rows[row].launches++;
   pthread_mutex_unlock(&lock);
-  return next(q, k, dim, off, gws, lws, nw, wl, ev);
+  if (!timed) return next(q, k, dim, off, gws, lws, nw, wl, ev);
+  const unsigned long long t0 = now_ns();
+  cl_int rc = next(q, k, dim, off, gws, lws, nw, wl, ev);
+  if (rc == CL_SUCCESS) finish(q);
+  const unsigned long long dt = now_ns() - t0;
+  pthread_mutex_lock(&lock);
+  rows[row].ns += dt;
+  if (dt > rows[row].max_ns) rows[row].max_ns = dt;
+  pthread_mutex_unlock(&lock);
+  return rc;
 }
 
 cl_int clEnqueueReadBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, size_t off, size_t n,
@@ -200,16 +233,21 @@ void wsisa_clcount_bytes(unsigned long long out[4]) {
 }
 
 __attribute__((destructor)) static void clcount_report(void) {
-  if (getpid() != owner) return;
+  if (getpid() != owner || nrows == 0) return;
   const char *path = getenv("WSISA_CLCOUNT");
   FILE *f = path && *path ? fopen(path, "w") : stderr;
   if (!f) f = stderr;
   clcount_row t = {.name = "total"};
   pthread_mutex_lock(&lock);
-  fprintf(f, "kernel,launches,reads,blocking_reads,read_bytes,writes,write_bytes\n");
+  fprintf(f, "kernel,launches,reads,blocking_reads,read_bytes,writes,write_bytes%s\n",
+          timed ? ",kernel_ms,max_ms" : "");
   for (int i = 0; i < nrows; i++) {
-    fprintf(f, "%s,%lu,%lu,%lu,%llu,%lu,%llu\n", rows[i].name, rows[i].launches, rows[i].reads,
+    fprintf(f, "%s,%lu,%lu,%lu,%llu,%lu,%llu", rows[i].name, rows[i].launches, rows[i].reads,
             rows[i].blocking_reads, rows[i].read_bytes, rows[i].writes, rows[i].write_bytes);
+    if (timed) fprintf(f, ",%.3f,%.3f", rows[i].ns / 1e6, rows[i].max_ns / 1e6);
+    fputc('\n', f);
+    t.ns += rows[i].ns;
+    if (rows[i].max_ns > t.max_ns) t.max_ns = rows[i].max_ns;
     t.launches += rows[i].launches;
     t.reads += rows[i].reads;
     t.blocking_reads += rows[i].blocking_reads;
@@ -217,8 +255,10 @@ __attribute__((destructor)) static void clcount_report(void) {
     t.writes += rows[i].writes;
     t.write_bytes += rows[i].write_bytes;
   }
-  fprintf(f, "total,%lu,%lu,%lu,%llu,%lu,%llu\n", t.launches, t.reads, t.blocking_reads,
+  fprintf(f, "total,%lu,%lu,%lu,%llu,%lu,%llu", t.launches, t.reads, t.blocking_reads,
           t.read_bytes, t.writes, t.write_bytes);
+  if (timed) fprintf(f, ",%.3f,%.3f", t.ns / 1e6, t.max_ns / 1e6);
+  fputc('\n', f);
   pthread_mutex_unlock(&lock);
   if (f != stderr) fclose(f);
 }

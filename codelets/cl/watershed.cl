@@ -9,7 +9,7 @@
  * between the steps, no host round trip. finish: labels, and mask_out = the
  * mask's pixels in a region. Images are (buffer, byte offset, byte stride);
  * lab, next and the other work arrays are dense width x height, lists hold
- * pixel indices. Seven launches in all, whatever the image. */
+ * pixel indices. Eight launches in all, whatever the image. */
 
 #define LINE (-1)
 
@@ -214,15 +214,24 @@ int settled(image_arg im, __global const int *next, int i, int x, int y, int wid
   return d;
 }
 
-/* Work-groups take parts in turn (counters[2]) until none is left. A part's
+/* Work-groups take parts in turn (counters[2], or counters[3] when big) until
+ * none is left, each flooding the parts of its launch's class: of at least
+ * big_from pixels when big, of fewer otherwise (a launch of small work-groups
+ * for the many small parts, one of the largest work-groups the device runs
+ * for the few large ones, whose steps each have many pixels). A part's
  * pixels never meet another part's, so a work-group floods its part alone,
- * level by level and wave by wave, barriers between the steps: per level, the
- * part's still unknown pixels are compacted (pixels <-> spare) while their
- * lowest relief to a label gives the level; the first wave is every unknown
+ * level by level and wave by wave, barriers between the steps. It keeps the
+ * part's front: its unknown pixels with a labelled 4-neighbour, each listed
+ * once (front[i] set when listed), as only they can be reached at any level.
+ * The front starts as the pixels of the part next to a label; per level, the
+ * front's still unknown pixels are compacted (pixels <-> spare) while their
+ * lowest relief to a label gives the level; the first wave is every front
  * pixel the rule reaches at it; then per wave, over the wave's list only
  * (wave <-> queue): decide into next, settle into lab while listing once
- * (stamp) the unknown pixels the new labels reach at this level, bring next
- * up to date. */
+ * (stamp) the unknown pixels the new labels reach at this level and adding
+ * to the front those they reach only higher up, bring next up to date. A
+ * level costs the front, not the part: the part's inner pixels are not swept
+ * again at every level. */
 __kernel void wsisa_watershed_flood(__global const uchar *rgb, uint rgb_off,
                                     uint rgb_stride, __global const uchar *mask,
                                     uint mask_off, uint mask_stride, __global int *lab,
@@ -230,21 +239,34 @@ __kernel void wsisa_watershed_flood(__global const uchar *rgb, uint rgb_off,
                                     __global const int *parts, __global int *counters,
                                     __global int *pixels, __global int *spare,
                                     __global int *wave_list, __global int *queue_list,
+                                    __global int *front, int big_from, int big,
                                     int width, int height) {
-  __local int part, lowest, count;
+  __local int part, lowest, count, fronts;
   const int lid = get_local_id(0), group = get_local_size(0);
   image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
   const int nparts = counters[0];
   for (;;) {
-    if (lid == 0) part = atomic_inc(&counters[2]);
+    if (lid == 0) part = atomic_inc(&counters[2 + big]);
     barrier(CLK_LOCAL_MEM_FENCE);
     const int p = part;
     if (p >= nparts) return;
     const int start = parts[2 * p];
-    int n = parts[2 * p + 1];
-    __global int *todo = pixels + start, *other = spare + start;
+    const int size = parts[2 * p + 1];
+    if ((size >= big_from) != big) continue;
+    __global int *todo = spare + start, *other = pixels + start;
     __global int *wave = wave_list + start, *queue = queue_list + start;
-    for (int k = lid; k < n; k += group) stamp[todo[k]] = -1;
+    if (lid == 0) fronts = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* the front at the start: the part's pixels next to a label */
+    for (int k = lid; k < size; k += group) {
+      int i = other[k];
+      stamp[i] = -1;
+      int in = lowest_relief(im, lab, i % width, i / width, width, height) < 256;
+      front[i] = in;
+      if (in) todo[atomic_inc(&fronts)] = i;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    int n = fronts;
     int w = 0;
     for (;;) {
       if (lid == 0) {
@@ -267,7 +289,10 @@ __kernel void wsisa_watershed_flood(__global const uchar *rgb, uint rgb_off,
       other = t;
       barrier(CLK_LOCAL_MEM_FENCE);
       if (level >= 256) break;
-      if (lid == 0) count = 0;
+      if (lid == 0) {
+        count = 0;
+        fronts = n;
+      }
       barrier(CLK_LOCAL_MEM_FENCE);
       for (int k = lid; k < n; k += group) {
         int i = todo[k];
@@ -294,8 +319,12 @@ __kernel void wsisa_watershed_flood(__global const uchar *rgb, uint rgb_off,
             int qx = x + DX[e], qy = y + DY[e];
             if (qx < 0 || qy < 0 || qx >= width || qy >= height) continue;
             int q = qy * width + qx;
-            if (next[q] != 0 || relief(c, colour(im, qx, qy)) > level) continue;
-            if (atomic_xchg(&stamp[q], w) != w) queue[atomic_inc(&count)] = q;
+            if (next[q] != 0) continue;
+            if (relief(c, colour(im, qx, qy)) > level) {
+              if (atomic_xchg(&front[q], 1) == 0) todo[atomic_inc(&fronts)] = q;
+            } else if (atomic_xchg(&stamp[q], w) != w) {
+              queue[atomic_inc(&count)] = q;
+            }
           }
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -307,6 +336,7 @@ __kernel void wsisa_watershed_flood(__global const uchar *rgb, uint rgb_off,
         w++;
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
       }
+      n = fronts;
     }
   }
 }
