@@ -246,6 +246,8 @@ __kernel void wsisa_watershed_flood(__global const uchar *rgb, uint rgb_off,
   image_arg im = {rgb, rgb_off, rgb_stride, mask, mask_off, mask_stride};
   const int nparts = counters[0];
   for (;;) {
+    /* every item has read the last part before the next one is taken */
+    barrier(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) part = atomic_inc(&counters[2 + big]);
     barrier(CLK_LOCAL_MEM_FENCE);
     const int p = part;
