@@ -319,6 +319,14 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   cr_assert_not_null(run);
   cr_expect_eq(json_integer_value(json_object_get(run, "tiles")), 2);
   cr_expect_eq(json_integer_value(json_object_get(run, "tiles_opened_ahead")), 1);
+  /* the submitting thread's CPU seconds during the units' run: some, and no
+   * more than one core's worth of the run's wall time */
+  json_t *seconds = json_object_get(run, "seconds");
+  json_t *submitter = json_object_get(seconds, "submitter_cpu");
+  cr_expect(json_is_real(submitter), "run.json seconds.submitter_cpu");
+  const double execute = json_real_value(json_object_get(seconds, "execute"));
+  cr_expect(json_real_value(submitter) > 0 && json_real_value(submitter) <= execute + 0.01,
+            "submitter_cpu %g s over an execute of %g s", json_real_value(submitter), execute);
   json_decref(run);
   snprintf(path, sizeof path, "%s/best.json", dir);
   char *best = tu_slurp(path, NULL);
