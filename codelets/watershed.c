@@ -49,11 +49,14 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   cl_mem pixels = wsisa__cl_buffer(bytes, NULL), spare = wsisa__cl_buffer(bytes, NULL);
   cl_mem front = wsisa__cl_buffer(bytes, NULL), counters = wsisa__cl_zeros(4 * sizeof(cl_int));
   cl_command_queue queue;
-  enum { INIT, UNION, COUNT, PLACE, LIST, FLOOD, FINISH, NKERNELS };
+  /* the flood's two launches on two kernel objects, each run at one size
+   * (PoCL keeps what it builds for a kernel object's second size past the
+   * object's release) */
+  enum { INIT, UNION, COUNT, PLACE, LIST, FLOOD, FLOOD_LARGE, FINISH, NKERNELS };
   static const char *const names[NKERNELS] = {
       "wsisa_watershed_init",  "wsisa_watershed_union", "wsisa_watershed_count",
       "wsisa_watershed_place", "wsisa_watershed_list",  "wsisa_watershed_flood",
-      "wsisa_watershed_finish"};
+      "wsisa_watershed_flood", "wsisa_watershed_finish"};
   cl_kernel k[NKERNELS];
   for (int i = 0; i < NKERNELS; i++)
     wsisa__cl_kernel(&wsisa__watershed_program, names[i], &k[i], &queue);
@@ -73,21 +76,20 @@ static void watershed_opencl(void *buffers[], void *cl_arg) {
   run_mems(k[PLACE], queue, mask, 5, (cl_mem[]){lab, parent, size, parts, counters});
   run_mems(k[LIST], queue, mask, 4, (cl_mem[]){lab, parent, size, pixels});
 
-  a = 0;
-  wsisa__cl_arg_matrix(k[FLOOD], &a, rgb);
-  wsisa__cl_arg_matrix(k[FLOOD], &a, mask);
-  for (int i = 0; i < NWORK; i++) ARG(k[FLOOD], work[i]);
   const cl_int big_from = BIG_PART;
-  wsisa__cl_arg(k[FLOOD], &a, sizeof big_from, &big_from);
-  const cl_uint big_arg = a;
   for (cl_int big = 0; big <= 1; big++) {
-    a = big_arg;
-    wsisa__cl_arg(k[FLOOD], &a, sizeof big, &big);
-    wsisa__cl_arg(k[FLOOD], &a, sizeof width, &width);
-    wsisa__cl_arg(k[FLOOD], &a, sizeof height, &height);
-    const size_t items = big ? wsisa__cl_group_items(k[FLOOD], BIG_GROUP) : FLOOD_GROUP;
+    cl_kernel flood = k[big ? FLOOD_LARGE : FLOOD];
+    a = 0;
+    wsisa__cl_arg_matrix(flood, &a, rgb);
+    wsisa__cl_arg_matrix(flood, &a, mask);
+    for (int i = 0; i < NWORK; i++) ARG(flood, work[i]);
+    wsisa__cl_arg(flood, &a, sizeof big_from, &big_from);
+    wsisa__cl_arg(flood, &a, sizeof big, &big);
+    wsisa__cl_arg(flood, &a, sizeof width, &width);
+    wsisa__cl_arg(flood, &a, sizeof height, &height);
+    const size_t items = big ? wsisa__cl_group_items(flood, BIG_GROUP) : FLOOD_GROUP;
     const size_t global[1] = {items * (big ? BIG_GROUPS : FLOOD_GROUPS)}, local[1] = {items};
-    wsisa__cl_run(k[FLOOD], queue, 1, global, local);
+    wsisa__cl_run(flood, queue, 1, global, local);
   }
 
   a = 0;
