@@ -160,6 +160,8 @@ typedef struct wsisa_exec_stats {
    * free path (RMSR's bound) and for a unit to end (the unit credit) */
   uint64_t path_waits, unit_waits;
   double path_wait_s, unit_wait_s;
+  /* this rank's submitting thread: CPU seconds while the units ran */
+  double submitter_cpu_s;
   /* with CPU and OpenCL workers (else all 0): the placement in force (1 unit,
    * 0 task); units and tile stages per kind they were given to (unit
    * placement); the tasks submitted and ended, those of codelets with both

@@ -398,6 +398,7 @@ out:
     wsisa_exec_stats st;
     wsisa_exec_session_stats(self, &st);
     stats_add(&q.stats, &st);
+    q.stats.submitter_cpu_s = cpu;
     wsisa_exec_session_free(self);
     /* what this rank's submitting thread cost and what held it back: at
      * many workers a busy or waiting submitter leaves them idle */

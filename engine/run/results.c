@@ -615,7 +615,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   json_object_set_new(root, "tiles_opened_ahead",
                       json_integer((json_int_t)s->stats.tiles_opened_ahead));
   json_object_set_new(json_object_get(root, "seconds"), "submitter_cpu",
-                      json_real(s->submitter_cpu));
+                      json_real(s->stats.submitter_cpu_s));
   /* the CPU workers against those asked and the cores offered (core/runtime.c) */
   const wsisa_runtime_cpus *rc_cpus = wsisa_runtime_cpus_started();
   json_t *wk = json_object_get(root, "workers");

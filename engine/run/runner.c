@@ -345,16 +345,6 @@ static int tile_reading(wsisa__study_run *s, wsisa_exec_opts *eo, wsisa_err *e) 
 
 /* Every unit not done, each journaled as it ends; the folder is made (a new
  * run) once nothing is left to refuse. */
-/* CPU seconds the calling thread has used: measured around the units' run,
- * the submitting thread's share of a core (it reads the tiles, submits the
- * tasks and records the units that end), which the workers do not get when
- * they fill the cores. */
-static double thread_cpu_seconds(void) {
-  struct timespec t;
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0) return 0.0;
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   uint8_t *done = units_done(s);
   if (!done) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -389,11 +379,10 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
                 "unit placement's prior: %.4f s a level task on a CPU worker, %.4f s on an "
                 "OpenCL worker (the models)",
                 eo.kind_task_seconds[WSISA_KIND_CPU], eo.kind_task_seconds[WSISA_KIND_OPENCL]);
-    double t0 = wsisa_now(), c0 = thread_cpu_seconds();
+    double t0 = wsisa_now();
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);
     s->t_exec = wsisa_now() - t0;
-    s->submitter_cpu = thread_cpu_seconds() - c0;
   }
   if (rc == WSISA_EINTERRUPTED) rc = interrupted(s, have_folder, before, total, e);
   free(done);

@@ -280,7 +280,6 @@ typedef struct wsisa__study_run {
   uint8_t *have;            /* nruns x ntiles: counts known */
   FILE *journal;
   double t_plan, t_exec, t_start;
-  double submitter_cpu;      /* CPU seconds of the submitting thread during t_exec */
   wsisa_exec_stats stats;
   uint64_t tasks_no_reuse;
   uint64_t object_store_bytes; /* a tile's object store at most (rank 0); 0: object reuse off */
