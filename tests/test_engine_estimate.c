@@ -32,27 +32,29 @@ Test(engine_estimate, interpolates_per_unit_cost_in_log_size) {
 
 /* ---- the schedule on known costs ------------------------------------------------- */
 
-/* Two runs that differ from level 1 on, each its own bucket: two units per
- * tile, seven tasks each; level l costs l seconds, a measure 2, opening a
- * tile 10, a new (B, G, R) 0.5, the tile stage alone 3. */
+/* Two runs (or up to four) that differ from level 1 on, each its own bucket
+ * under `stage`: a unit per run and tile, seven tasks each; level l costs l
+ * seconds, a measure 2, opening a tile 10, a new (B, G, R) 0.5, the tile
+ * stage alone 3. */
+#define FIXTURE_RUNS 4
 typedef struct fixture {
   wsisa_reuse_design *d;
   wsisa_reuse_buckets *b;
-  double params[2 * WSISA_SEG_NPARAMS];
+  double params[FIXTURE_RUNS * WSISA_SEG_NPARAMS];
   double open, open_path, stage, measure, background, level[WSISA_SEG_LEVELS * 2];
-  int variant[2 * WSISA_SEG_LEVELS];
+  int variant[FIXTURE_RUNS * WSISA_SEG_LEVELS];
   size_t shape[4];
 } fixture;
 
-static void fixture_make(fixture *f, wsisa_reuse_strategy s) {
+static void fixture_make_runs(fixture *f, wsisa_reuse_strategy s, int nruns) {
   memset(f, 0, sizeof *f);
-  uint64_t keys[2 * WSISA_SEG_LEVELS];
-  for (int r = 0; r < 2; r++)
+  uint64_t keys[FIXTURE_RUNS * WSISA_SEG_LEVELS];
+  for (int r = 0; r < nruns; r++)
     for (int l = 0; l < WSISA_SEG_LEVELS; l++) keys[r * WSISA_SEG_LEVELS + l] = (uint64_t)(10 * r + l + 1);
-  cr_assert_eq(wsisa_reuse_design_new(keys, 2, WSISA_SEG_LEVELS, &f->d), 0);
+  cr_assert_eq(wsisa_reuse_design_new(keys, (size_t)nruns, WSISA_SEG_LEVELS, &f->d), 0);
   wsisa_reuse_opts o = {.strategy = s, .max_bucket_size = 8, .max_buckets = 1};
   cr_assert_eq(wsisa_reuse_merge(f->d, &o, &f->b), 0);
-  for (int r = 0; r < 2; r++)
+  for (int r = 0; r < nruns; r++)
     memcpy(f->params + r * WSISA_SEG_NPARAMS, wsisa_seg_defaults(), WSISA_SEG_NPARAMS * sizeof(double));
   f->open = f->open_path = 10;
   f->stage = 3;
@@ -63,6 +65,8 @@ static void fixture_make(fixture *f, wsisa_reuse_strategy s) {
     f->level[l * 2 + 1] = 2 * (l + 1); /* variant 1 */
   }
 }
+
+static void fixture_make(fixture *f, wsisa_reuse_strategy s) { fixture_make_runs(f, s, 2); }
 
 static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t k, int share,
                        const uint8_t *done, wsisa_sim_result *r) {
@@ -857,6 +861,31 @@ static void objects_model_make(wsisa__objects_model *m) {
   }
 }
 
+/* Every level-6/7 task of the plan priced in bucket order, each tree depth
+ * first, in one store (one rank holding the tile): scale[k][i] per node
+ * (1 above level 6), and the share of the reusable work reused. */
+static void price_in_one_store(const wsisa__objects_model *m, const fixture *f,
+                               const double *run_time, double scale[][16], double *share) {
+  wsisa__objects_pricer pr;
+  wsisa__objects_pricer_init(&pr, m, f->b, f->params, run_time);
+  wsisa__objects_seen seen;
+  memset(&seen, 0, sizeof seen);
+  double computed = 0, all = 0;
+  for (size_t k = 0; k < f->b->n_buckets; k++) {
+    const wsisa_reuse_tree *t = f->b->trees[k];
+    cr_assert_leq(t->n_nodes, 16);
+    for (size_t i = 0; i < t->n_nodes; i++) {
+      const wsisa_reuse_node *n = &t->nodes[i];
+      scale[k][i] = n->level < 6 ? 1
+                                 : wsisa__objects_price(&pr, &seen, t->instances[n->first_instance],
+                                                        n->level, &computed, &all);
+      cr_assert_geq(scale[k][i], 0, "out of memory");
+    }
+  }
+  *share = all > 0 ? 1 - computed / all : 0;
+  wsisa__objects_seen_free(&seen);
+}
+
 /* Object reuse: the first level-6/7 task of a tile computes every unit, a
  * later one what the parameters it differs in leave, by their measured
  * shares; a level-7 parameter changed misses every group. */
@@ -866,9 +895,9 @@ Test(engine_estimate, object_reuse_prices_the_units_a_tile_has_seen) {
   f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
   wsisa__objects_model m;
   objects_model_make(&m);
-  double **scale = NULL, share = -1;
-  wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
+  double scale[8][16], share = -1;
+  cr_assert_leq(f.b->n_buckets, 8);
+  price_in_one_store(&m, &f, NULL, scale, &share);
   double seen[2][4];
   int n[2] = {0, 0};
   for (size_t k = 0; k < f.b->n_buckets; k++)
@@ -884,16 +913,14 @@ Test(engine_estimate, object_reuse_prices_the_units_a_tile_has_seen) {
     cr_expect_float_eq(seen[l][1], 0.2 + 0.3 * 0.9, 1e-12, "level %d, after T1 moved", l + 6);
   }
   cr_expect_float_eq(share, 1 - (1 + 0.3) / 2, 1e-12);
-  wsisa__objects_scale_free(scale, f.b->n_buckets);
   /* a level-7 parameter changed: every group computed */
   f.params[WSISA_SEG_NPARAMS + WSISA_P_MIN_SIZE_SEG] += 1;
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
+  price_in_one_store(&m, &f, NULL, scale, &share);
   n[1] = 0;
   for (size_t k = 0; k < f.b->n_buckets; k++)
     for (size_t i = 0; i < f.b->trees[k]->n_nodes; i++)
       if (f.b->trees[k]->nodes[i].level == 7) seen[1][n[1]++] = scale[k][i];
   cr_expect_float_eq(seen[1][1], 1.1, 1e-12);
-  wsisa__objects_scale_free(scale, f.b->n_buckets);
   fixture_free(&f);
 }
 
@@ -915,10 +942,9 @@ Test(engine_estimate, object_reuse_ratios_follow_the_run_level_time) {
    * times (beyond the costliest: its ratios) */
   double run_time[2 * WSISA_SEG_LEVELS];
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) run_time[l] = 2, run_time[WSISA_SEG_LEVELS + l] = 8;
-  double **scale = NULL, share = -1;
-  wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, run_time, &scale, &share, &e), 0, "%s",
-               e.msg);
+  double scale[8][16], share = -1;
+  cr_assert_leq(f.b->n_buckets, 8);
+  price_in_one_store(&m, &f, run_time, scale, &share);
   double seen[2][2];
   int n[2] = {0, 0};
   for (size_t k = 0; k < f.b->n_buckets; k++)
@@ -935,11 +961,46 @@ Test(engine_estimate, object_reuse_ratios_follow_the_run_level_time) {
   /* the share reused weighs each task's reusable work at its own time */
   double computed = 1.2 * 2 + 0.3 * 1.5 * 8, all = 1.2 * 2 + 1.5 * 8;
   cr_expect_float_eq(share, 1 - computed / all, 1e-12, "share %g", share);
-  wsisa__objects_scale_free(scale, f.b->n_buckets);
   /* without the runs' times: the defaults' ratios */
-  cr_assert_eq(wsisa__objects_scale(&m, f.b, f.params, NULL, &scale, &share, &e), 0, "%s", e.msg);
+  price_in_one_store(&m, &f, NULL, scale, &share);
   cr_expect_float_eq(share, 1 - (1 + 0.3) / 2, 1e-12);
-  wsisa__objects_scale_free(scale, f.b->n_buckets);
+  fixture_free(&f);
+}
+
+/* Ranks share no object store: in the simulation each level-6/7 task is
+ * priced by what its tile's store on its own rank has seen. One tile, four
+ * units (a run each; runs 1 and 3 have T1 moved): on one rank, run 1 computes
+ * what T1's change misses and runs 2 and 3 find their twins; on two ranks,
+ * each takes two units in turn (its credit, engine/exec/units.c) and its
+ * store has seen neither twin. */
+Test(engine_estimate, object_stores_are_per_rank_in_the_simulation) {
+  fixture f;
+  fixture_make_runs(&f, WSISA_REUSE_STAGE, 4);
+  cr_assert_eq(f.b->n_buckets, 4, "one run a bucket");
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  f.params[3 * WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  wsisa__objects_model m;
+  objects_model_make(&m);
+  wsisa__objects_pricer pr;
+  wsisa__objects_pricer_init(&pr, &m, f.b, f.params, NULL);
+  wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+                       f.level, f.variant, NULL, NULL, NULL, NULL, NULL};
+  const double after_t1 = 0.2 + 0.3 * 0.9;
+  const double want_share[] = {1 - 1.3 / 4, 1 - 2.6 / 4};
+  const double want_units6[] = {1.1 + after_t1 + 0.2 + 0.2, 2 * (1.1 + after_t1)};
+  for (int ranks = 1; ranks <= 2; ranks++) {
+    wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, ranks, 1, &pr, 0,
+                       WSISA_PLACEMENT_TASK};
+    wsisa_sim_result r;
+    wsisa_err e = WSISA_ERR_INIT;
+    cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+    double share = 1 - r.objects_computed / r.objects_reusable, units6 = 0;
+    for (size_t v = 0; v < 2; v++) units6 += r.level_units[5 * 2 + v];
+    cr_expect_float_eq(share, want_share[ranks - 1], 1e-12, "%d ranks: share %g", ranks, share);
+    cr_expect_float_eq(units6, want_units6[ranks - 1], 1e-12, "%d ranks: level 6 %g", ranks,
+                       units6);
+    wsisa_sim_result_free(&r);
+  }
   fixture_free(&f);
 }
 

@@ -1012,7 +1012,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
          *background = calloc(2 * ns, sizeof *background),
          *by_op = calloc(wsisa_n_ops * WSISA_EST_NCLASSES, sizeof *by_op);
   int *one_worker = calloc(est->narch ? est->narch : 1, sizeof *one_worker);
-  double **scale = NULL;
+  wsisa__objects_pricer pricer;
   int rc = 0;
   if (!open || !open_path || !ref || !ref_path || !read || !stage || !measure || !background ||
       !level || !by_op || !one_worker) {
@@ -1093,11 +1093,9 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
    * to hold, when calibration measured it */
   out->object_share = -1;
   if (plan->object_reuse && est->objects.loaded && est->params) {
-    if ((rc = wsisa__objects_scale(&est->objects, plan->buckets, est->params,
-                                   est->run_scale ? est->run_time : NULL, &scale,
-                                   &out->object_share, e)))
-      goto out;
-    j.node_scale = scale;
+    wsisa__objects_pricer_init(&pricer, &est->objects, plan->buckets, est->params,
+                               est->run_scale ? est->run_time : NULL);
+    j.objects = &pricer;
     snprintf(out->object_source, sizeof out->object_source, "%s", est->objects.source);
   } else if (plan->object_reuse) {
     snprintf(out->object_source, sizeof out->object_source, "%s",
@@ -1105,6 +1103,10 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
              "reuse, an upper bound");
   }
   if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
+  if (j.objects)
+    out->object_share = out->sim.objects_reusable > 0
+                            ? 1 - out->sim.objects_computed / out->sim.objects_reusable
+                            : 0;
   out->ranks = plan->ranks;
   out->workers = total;
   out->active_paths = plan->active_paths;
@@ -1165,7 +1167,6 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
                                            (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
 out:
-  wsisa__objects_scale_free(scale, plan->buckets->n_buckets);
   free(workers);
   free(one_worker);
   free(open);

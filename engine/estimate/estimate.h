@@ -85,9 +85,10 @@ typedef struct wsisa_sim_job {
   size_t active_paths;        /* RMSR's K per rank; 0: unbounded */
   const uint8_t *done;        /* ntiles x n_buckets units already done, or NULL */
   int ranks, workers;         /* N ranks of W workers */
-  /* object reuse: per bucket, per node of its tree, its task's cost as a
-   * multiple of the level's (levels 6 and 7); NULL: 1 */
-  double *const *node_scale;
+  /* object reuse: levels 6 and 7 priced by what their tile's store on
+   * their rank holds when they are submitted (engine/estimate/objects.c);
+   * NULL: at the level's cost */
+  const struct wsisa__objects_pricer *objects;
   int opencl_workers;         /* of the W, how many are OpenCL workers (costs->opencl) */
   /* with CPU and OpenCL workers, a wsisa_placement: unit, each unit's tasks
    * on the kind the executor's rule gives it (wsisa_exec_placement_choose,
@@ -108,8 +109,12 @@ typedef struct wsisa_sim_result {
   /* per shape: units, opens, ...; level tasks per (shape, level, variant) as
    * in wsisa_sim_costs.level; malloc'd, freed by wsisa_sim_result_free */
   uint64_t *shape_opens, *shape_stages, *shape_leaves, *shape_backgrounds, *level_tasks;
-  /* ... and those tasks in units of the level's cost (run_scale x node_scale summed) */
+  /* ... and those tasks in units of the level's cost (run_scale x the
+   * object stores' multiple, summed) */
   double *level_units;
+  /* object reuse: seconds of levels 6-7's reusable work (calibration's
+   * tile) computed, and all of it */
+  double objects_computed, objects_reusable;
   /* per rank: the tile shapes it opened (ranks x nshapes flags) */
   uint8_t *rank_shapes;
 } wsisa_sim_result;
@@ -275,14 +280,32 @@ int wsisa__objects_probe(const wsisa_tile_ref *tile, const double *rows, size_t 
                          const double *vectors, size_t nvec, wsisa_err *e);
 /* Read them; -1 when calibration has not measured them. */
 int wsisa__objects_load(wsisa__objects_model *m);
-/* Each level-6/7 task's cost multiple in a plan (for wsisa_sim_job.node_scale)
- * and the share of the reusable work expected to be reused; run_time: each
- * run's level times on calibration's tile (wsisa__levels_scale), which pick
- * its cold and hit ratios, or NULL: the defaults'. */
-int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
-                         const double *params, const double *run_time, double ***scale,
-                         double *share, wsisa_err *e);
-void wsisa__objects_scale_free(double **scale, size_t nb);
+/* Pricing level-6/7 tasks by what their tile's store holds, as the
+ * simulation walks them: the plan's runs (params) and their level times on
+ * calibration's tile (wsisa__levels_scale, which pick each task's cold and
+ * hit ratios; NULL: the defaults'), and per parameter the curve nearest the
+ * design's runs. */
+typedef struct wsisa__objects_pricer {
+  const wsisa__objects_model *m;
+  const double *params, *run_time;
+  int curve[WSISA_SEG_NPARAMS];
+} wsisa__objects_pricer;
+/* One store: the runs of the level-6 [0] and level-7 [1] tasks it has seen,
+ * oldest first (zeroed: empty). */
+typedef struct wsisa__objects_seen {
+  size_t *run[2];
+  size_t n[2], cap[2];
+} wsisa__objects_seen;
+void wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
+                                const wsisa_reuse_buckets *b, const double *params,
+                                const double *run_time);
+/* Run `run`'s task of level 6 or 7 after the tasks `seen` holds: its cost as
+ * a multiple of its level's fine-grain cost, and it joins `seen`; adds the
+ * seconds of reusable work it computes and could have reused (calibration's
+ * tile) to *computed and *reusable; -1: out of memory. */
+double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen,
+                            size_t run, int level, double *computed, double *reusable);
+void wsisa__objects_seen_free(wsisa__objects_seen *seen);
 
 /* ---- workers busy at once (engine/estimate/busy.c) --------------------------- */
 

@@ -10,11 +10,13 @@
  * store holding one run's units leaves to compute for a run that differs in
  * that parameter alone, by its design range and by halves of it (from a run
  * where the design changes it alone, else from the defaults).
- * The estimate then walks the plan's trees in the executor's order and gives
- * each level-6/7 task the share of its nearest earlier task on the tile: the
- * parameters they differ in above it (each leaving its measured share, the
- * shares combined as independent), a change of a level-7 parameter missing
- * every group (they are in its key). */
+ * The simulation (engine/estimate/simulate.c) then gives each level-6/7
+ * task, as it walks a unit on a rank, the share of its nearest earlier task
+ * in the store of its tile on that rank (a rank's own: ranks share no store,
+ * and a tile opened again starts an empty one): the parameters they differ
+ * in above it (each leaving its measured share, the shares combined as
+ * independent), a change of a level-7 parameter missing every group (they
+ * are in its key). */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -384,67 +386,51 @@ static void pick_curves(const wsisa__objects_model *m, const double *params, siz
   }
 }
 
-int wsisa__objects_scale(const wsisa__objects_model *m, const wsisa_reuse_buckets *b,
-                         const double *params, const double *run_time, double ***scale,
-                         double *share, wsisa_err *e) {
-  size_t nb = b->n_buckets, cap = 0;
-  *scale = calloc(nb ? nb : 1, sizeof **scale);
-  size_t *seen[2] = {NULL, NULL}, nseen[2] = {0, 0};
-  for (size_t k = 0; k < nb; k++) cap += b->trees[k]->n_nodes;
-  seen[0] = malloc((cap ? cap : 1) * sizeof *seen[0]);
-  seen[1] = malloc((cap ? cap : 1) * sizeof *seen[1]);
-  if (!*scale || !seen[0] || !seen[1]) goto nomem;
+void wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
+                                const wsisa_reuse_buckets *b, const double *params,
+                                const double *run_time) {
+  pr->m = m;
+  pr->params = params;
+  pr->run_time = run_time;
   size_t nruns = 0;
-  for (size_t i = 0; i < b->start[nb]; i++)
+  for (size_t i = 0; i < b->start[b->n_buckets]; i++)
     if (b->instances[i] + 1 > nruns) nruns = b->instances[i] + 1;
-  int curve[WSISA_SEG_NPARAMS];
-  pick_curves(m, params, nruns, curve);
-  double computed = 0, all = 0;
-  /* every unit of a tile in bucket order, each tree depth first: the
-   * executor's order on a rank that holds the tile */
-  for (size_t k = 0; k < nb; k++) {
-    const wsisa_reuse_tree *t = b->trees[k];
-    double *s = (*scale)[k] = malloc((t->n_nodes ? t->n_nodes : 1) * sizeof *s);
-    if (!s) goto nomem;
-    for (size_t i = 0; i < t->n_nodes; i++) {
-      const wsisa_reuse_node *n = &t->nodes[i];
-      s[i] = 1;
-      if (n->level < 6) continue;
-      int l = n->level - 6;
-      size_t run = t->instances[n->first_instance];
-      const double *r = params + run * WSISA_SEG_NPARAMS;
-      double miss = 1;
-      for (size_t j = nseen[l], w = 0; j-- > 0 && w < WINDOW && miss > 0; w++) {
-        const double *q = params + seen[l][j] * WSISA_SEG_NPARAMS;
-        /* level 7's parameters are in every group's key */
-        int same7 = 1;
-        for (int p = 0; l == 1 && p < WSISA_SEG_NPARAMS; p++)
-          if (wsisa_seg_param_level(p) == 7 && r[p] != q[p]) same7 = 0;
-        if (same7) miss = fmin(miss, miss_after(m, curve, l, r, q, 6));
-      }
-      seen[l][nseen[l]++] = run;
-      double t = run_time ? run_time[run * WSISA_SEG_LEVELS + 5 + (size_t)l] : 0, cold, hit;
-      if (!(t > 0)) t = m->fine[l];
-      ratios_at(m, l, t, &cold, &hit);
-      s[i] = hit + miss * (cold - hit);
-      double reusable = (cold - hit) * t;
-      computed += miss * reusable;
-      all += reusable;
-    }
-  }
-  *share = all > 0 ? 1 - computed / all : 0;
-  free(seen[0]);
-  free(seen[1]);
-  return 0;
-nomem:
-  free(seen[0]);
-  free(seen[1]);
-  wsisa__objects_scale_free(*scale, nb);
-  *scale = NULL;
-  return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  pick_curves(m, params, nruns, pr->curve);
 }
 
-void wsisa__objects_scale_free(double **scale, size_t nb) {
-  for (size_t k = 0; scale && k < nb; k++) free(scale[k]);
-  free(scale);
+double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen,
+                            size_t run, int level, double *computed, double *reusable) {
+  const wsisa__objects_model *m = pr->m;
+  int l = level - 6;
+  if (seen->n[l] == seen->cap[l]) {
+    size_t cap = seen->cap[l] ? 2 * seen->cap[l] : 64;
+    size_t *grown = realloc(seen->run[l], cap * sizeof *grown);
+    if (!grown) return -1;
+    seen->run[l] = grown;
+    seen->cap[l] = cap;
+  }
+  const double *r = pr->params + run * WSISA_SEG_NPARAMS;
+  double miss = 1;
+  for (size_t j = seen->n[l], w = 0; j-- > 0 && w < WINDOW && miss > 0; w++) {
+    const double *q = pr->params + seen->run[l][j] * WSISA_SEG_NPARAMS;
+    /* level 7's parameters are in every group's key */
+    int same7 = 1;
+    for (int p = 0; l == 1 && p < WSISA_SEG_NPARAMS; p++)
+      if (wsisa_seg_param_level(p) == 7 && r[p] != q[p]) same7 = 0;
+    if (same7) miss = fmin(miss, miss_after(m, pr->curve, l, r, q, 6));
+  }
+  seen->run[l][seen->n[l]++] = run;
+  double t = pr->run_time ? pr->run_time[run * WSISA_SEG_LEVELS + 5 + (size_t)l] : 0, cold, hit;
+  if (!(t > 0)) t = m->fine[l];
+  ratios_at(m, l, t, &cold, &hit);
+  double reuse = (cold - hit) * t;
+  *computed += miss * reuse;
+  *reusable += reuse;
+  return hit + miss * (cold - hit);
+}
+
+void wsisa__objects_seen_free(wsisa__objects_seen *seen) {
+  free(seen->run[0]);
+  free(seen->run[1]);
+  memset(seen, 0, sizeof *seen);
 }

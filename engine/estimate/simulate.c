@@ -100,6 +100,7 @@ typedef struct open_tile {
                              * measure), or NONE */
   int ahead;                /* opened ahead of its first unit, none walked yet */
   size_t opened;            /* when it was opened, in opens of the rank */
+  wsisa__objects_seen seen; /* its object store: the level-6/7 tasks it saw */
 } open_tile;
 
 typedef struct rank_state {
@@ -437,8 +438,15 @@ static void walk(sim *s, int r) {
     double dur = by_values * cost_level(s->c, s, shape, n->level, run);
     double dur_ocl =
         s->c->opencl ? by_values * cost_level(s->c->opencl, s, shape, n->level, run) : dur;
-    if (s->j->node_scale && n->level >= 6) {
-      dur *= s->j->node_scale[us->bucket][rs->node];
+    double by_store = 1;
+    if (s->j->objects && n->level >= 6) {
+      by_store = wsisa__objects_price(s->j->objects, &rs->open[us->open].seen, run, n->level,
+                                      &s->r->objects_computed, &s->r->objects_reusable);
+      if (by_store < 0) {
+        s->failed = 1;
+        return;
+      }
+      dur *= by_store;
       dur_ocl = INFINITY; /* object by object: CPU workers only */
     }
     size_t id = submit(s, r, K_LEVEL, dur, dur_ocl, after, rs->walking);
@@ -447,7 +455,7 @@ static void walk(sim *s, int r) {
     int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + n->level - 1] : 0;
     s->r->level_tasks[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v]++;
     s->r->level_units[(shape * WSISA_SEG_LEVELS + n->level - 1) * s->nv + (size_t)v] +=
-        by_values * (s->j->node_scale && n->level >= 6 ? s->j->node_scale[us->bucket][rs->node] : 1);
+        by_values * by_store;
     rs->level_task[n->level] = id;
     if (leaf) {
       size_t m = submit(s, r, K_MEASURE, s->c->measure[shape], OCL(s, measure, shape), id,
@@ -528,6 +536,7 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile, int ahead) {
   }
   ot->tile = tile;
   ot->opened = rs->opens++;
+  ot->seen.n[0] = ot->seen.n[1] = 0; /* the tile's store starts empty */
   ot->bg_left = 0;
   s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
   s->r->opens++;
@@ -892,7 +901,10 @@ out:
     free(s.ranks[q].avail);
     free(s.ranks[q].assigned);
     free(s.ranks[q].slot);
-    for (size_t o = 0; o < OPEN; o++) free(s.ranks[q].open[o].bg);
+    for (size_t o = 0; o < OPEN; o++) {
+      free(s.ranks[q].open[o].bg);
+      wsisa__objects_seen_free(&s.ranks[q].open[o].seen);
+    }
   }
   free(s.run_bgr);
   free(s.ranks);
