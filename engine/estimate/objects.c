@@ -301,7 +301,8 @@ int wsisa__objects_load(wsisa__objects_model *m) {
            "calibration on a %dx%d tile: levels 6-7 with an empty store %.2f x and a full one "
            "%.2f x their fine-grain time at the defaults, %.2f x and %.2f x at the costliest of "
            "%d segmentations (a run's ratios at its level time, interpolated in log between "
-           "them), %d parameters' changes measured; %s",
+           "them), %d parameters' changes measured; each level-6/7 task priced by what the "
+           "store of its tile on its rank has seen; %s",
            m->width, m->height, (m->cold[0] * f[0] + m->cold[1] * f[1]) / (f[0] + f[1]),
            (m->hit[0] * f[0] + m->hit[1] * f[1]) / (f[0] + f[1]), top_c / top_f, top_h / top_f,
            m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured, path);
