@@ -101,6 +101,8 @@ static json_t *estimate_json(const wsisa_plan_report *o) {
   json_object_set_new(est, "busy_factor", json_real(f->busy_factor));
   json_object_set_new(est, "busy_workers_how", json_string(f->busy_source));
   json_object_set_new(est, "tile_reads_how", json_string(f->read_source));
+  json_object_set_new(est, "fresh_memory_s", json_real(f->fresh_seconds));
+  json_object_set_new(est, "fresh_memory_how", json_string(f->fresh_source));
   json_object_set_new(est, "efficiency", json_real(f->sim.efficiency));
   json_object_set_new(est, "cpu_hours", json_real(f->cpu_hours));
   json_object_set_new(est, "peak_rss_bytes", json_integer((json_int_t)f->peak_rss));

@@ -632,6 +632,35 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
            home);
   cr_assert_eq(system(rm), 0);
 
+  /* ... and a page's first write: a rank's working set (peak over
+   * baseline) at that rate over its workers, in the makespan */
+  root = estimate(home, study, NULL);
+  est = json_object_get(root, "estimate");
+  const char *fresh = json_string_value(json_object_get(est, "fresh_memory_how"));
+  cr_expect(fresh && strstr(fresh, "calibration:"), "%s", fresh ? fresh : "(none)");
+  cr_expect_gt(num(est, "fresh_memory_s"), 0);
+  json_decref(root);
+  char path[4300];
+  snprintf(path, sizeof path, "%s/.starpu/sampling/wsisa_fresh_memory.json", home);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f, "{ \"bytes\": 1048576, \"maps\": 5, \"seconds\": 0.001 }\n");
+  fclose(f);
+  root = estimate(home, study, NULL);
+  est = json_object_get(root, "estimate");
+  double set = num(est, "fresh_memory_s"), with = num(est, "makespan_s");
+  double ws = num(est, "peak_rss_bytes") - num(est, "baseline_rss_bytes");
+  cr_expect_float_eq(set, ws / 1048576.0 * 0.001 / 2, 1e-9, "fresh %g for %g bytes", set, ws);
+  json_decref(root);
+  cr_assert_eq(remove(path), 0);
+  root = estimate(home, study, NULL);
+  est = json_object_get(root, "estimate");
+  fresh = json_string_value(json_object_get(est, "fresh_memory_how"));
+  cr_expect(fresh && strstr(fresh, "not measured"), "%s", fresh ? fresh : "(none)");
+  cr_expect_float_eq(num(est, "fresh_memory_s"), 0, 1e-12);
+  cr_expect_float_eq(num(est, "makespan_s"), with - set, 1e-9);
+  json_decref(root);
+
   /* the watershed's model gone: its time is a guess, and said to be */
   char cmd[8600];
   snprintf(cmd, sizeof cmd, "rm -f '%s'/.starpu/sampling/codelets/*/wsisa_watershed_v*", home);

@@ -351,6 +351,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   }
   /* ... how long reading a tile holds the submitting thread */
   if (!rc) rc = wsisa__reads_probe(pick, out->ntiles, halo, e);
+  /* ... what a page written for the first time costs */
+  if (!rc) rc = wsisa__fresh_probe(e);
   /* ... and how much slower a task is with the other cores' workers busy */
   if (!rc) {
     wsisa_machine_cores cores;

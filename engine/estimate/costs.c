@@ -147,6 +147,7 @@ struct wsisa_estimate {
   wsisa__levels_model levels;   /* ... and of the levels' times by parameter values */
   wsisa__busy_model busy;       /* ... and of a task's slowdown with the workers busy */
   wsisa__reads_model reads;     /* ... and of reading a tile */
+  wsisa__fresh_model fresh;     /* ... and of a page's first write */
   double *run_scale;            /* from it: nruns x 7, or NULL */
   double *run_time;             /* ... the runs' level times on calibration's tile (s) */
   char level_source[4600];      /* how (empty: not measured) */
@@ -775,6 +776,7 @@ int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, ws
   wsisa__objects_load(&est->objects);
   wsisa__busy_load(&est->busy);
   wsisa__reads_load(&est->reads);
+  wsisa__fresh_load(&est->fresh);
   if ((rc = find_variants(est, est->shape[0][0], est->shape[0][1], e))) goto fail;
   if (wsisa__levels_load(&est->levels) == 0 && (rc = level_scales(est, e))) goto fail;
   est->prof = calloc(est->nshapes, sizeof *est->prof);
@@ -1166,6 +1168,19 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
         peak = fmax(peak, wsisa_exec_bytes(k_paths, sr->peak_outputs, (size_t)total,
                                            (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
+  /* a rank's working set written for the first time, inside its tasks:
+   * spread over its workers, in the makespan and against the efficiency */
+  out->fresh_seconds = wsisa__fresh_seconds(&est->fresh, out->peak_rss, est->baseline_rss) / total;
+  snprintf(out->fresh_source, sizeof out->fresh_source, "%s",
+           est->fresh.loaded ? est->fresh.source
+                             : "not measured (wsisa calibrate measures it): a page's first "
+                               "write not priced");
+  if (out->fresh_seconds > 0) {
+    double before = out->sim.makespan;
+    out->sim.makespan += out->fresh_seconds;
+    out->sim.efficiency *= before / out->sim.makespan;
+    out->cpu_hours = out->sim.makespan * plan->ranks * total / 3600.0;
+  }
 out:
   free(workers);
   free(one_worker);

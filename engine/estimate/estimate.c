@@ -145,6 +145,8 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   p->busy_factor = f.busy_factor;
   snprintf(p->busy_source, sizeof p->busy_source, "%s", f.busy_source);
   snprintf(p->read_source, sizeof p->read_source, "%s", f.read_source);
+  p->fresh_seconds = f.fresh_seconds;
+  snprintf(p->fresh_source, sizeof p->fresh_source, "%s", f.fresh_source);
   size_t n = 0;
   for (size_t i = 0; i < f.nlisted && n < sizeof p->uncalibrated_ops; i++) {
     int w = snprintf(p->uncalibrated_ops + n, sizeof p->uncalibrated_ops - n, "%s%s (%s) %.1f%%",

@@ -223,6 +223,9 @@ typedef struct wsisa_estimate_figures {
                              * against calibration's */
   char busy_source[4800];   /* how it was obtained */
   char read_source[4800];   /* how a tile's read was priced */
+  double fresh_seconds;     /* a rank's first writes of its working set, over its
+                             * workers, in the makespan */
+  char fresh_source[4900];  /* how they were priced */
   uint64_t peak_rss;        /* bytes, per rank */
   uint64_t baseline_rss;    /* the process before any tile */
   double class_share[WSISA_EST_NCLASSES]; /* of the work, by evidence */
@@ -340,6 +343,9 @@ double wsisa__busy_factor(const wsisa__busy_model *m, int workers);
  * a model). */
 double wsisa__busy_ratio(const wsisa__busy_model *m, int workers);
 
+/* qsort's ascending order of doubles (the probes' medians). */
+int wsisa__by_value(const void *a, const void *b);
+
 /* ---- reading a tile (engine/estimate/reads.c) ---------------------------------- */
 
 /* What calibration measured of reading its tiles on the submitting thread. */
@@ -358,6 +364,24 @@ int wsisa__reads_probe(const wsisa_tile_ref *tiles, size_t n, int halo, wsisa_er
 int wsisa__reads_load(wsisa__reads_model *m);
 /* Seconds to read a tile of width x height (0 without a model). */
 double wsisa__reads_seconds(const wsisa__reads_model *m, int width, int height);
+
+/* ---- fresh memory (engine/estimate/fresh.c) ------------------------------------ */
+
+/* What calibration measured of writing a page for the first time. */
+typedef struct wsisa__fresh_model {
+  int loaded;
+  double seconds_per_byte;
+  char source[4800];
+} wsisa__fresh_model;
+
+/* Calibration: time the first write of each page of fresh mappings, into a
+ * file beside the performance models. */
+int wsisa__fresh_probe(wsisa_err *e);
+/* Read it; -1 when calibration has not measured it. */
+int wsisa__fresh_load(wsisa__fresh_model *m);
+/* Seconds a rank spends writing its working set for the first time: its
+ * peak memory over its baseline, in bytes (0 without a model). */
+double wsisa__fresh_seconds(const wsisa__fresh_model *m, uint64_t peak, uint64_t baseline);
 
 /* ---- level costs by parameter values (engine/estimate/levels.c) ------------- */
 

@@ -184,11 +184,6 @@ static int times_read(json_t *a, double dt[WSISA_SEG_LEVELS]) {
   return 0;
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Each level's median over every timing of the defaults a probe file holds. */
 static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   enum { MAX = 1 + WSISA__LEVELS_VECTORS + WSISA_SEG_NPARAMS * WSISA__LEVELS_POINTS };
@@ -209,7 +204,7 @@ static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
     double col[MAX];
     for (size_t i = 0; i < n; i++) col[i] = t[i][l];
-    qsort(col, n, sizeof col[0], by_value);
+    qsort(col, n, sizeof col[0], wsisa__by_value);
     out[l] = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
   }
 }

@@ -15,7 +15,7 @@
 
 #define READS 5
 
-static int by_value(const void *a, const void *b) {
+int wsisa__by_value(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
@@ -34,7 +34,7 @@ int wsisa__reads_probe(const wsisa_tile_ref *tiles, size_t n, int halo, wsisa_er
       wsisa_image_free(rgb);
     }
     if (rc) break;
-    qsort(t, READS, sizeof *t, by_value);
+    qsort(t, READS, sizeof *t, wsisa__by_value);
     json_array_append_new(list, json_pack("{s:i, s:i, s:f}", "width", tiles[i].width, "height",
                                           tiles[i].height, "seconds", t[READS / 2]));
   }

@@ -433,6 +433,10 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
                       json_string(p->busy_source));
   json_object_set_new(json_object_get(o, "predicted"), "tile_reads_how",
                       json_string(p->read_source));
+  json_object_set_new(json_object_get(o, "predicted"), "fresh_memory_s",
+                      json_real(p->fresh_seconds));
+  json_object_set_new(json_object_get(o, "predicted"), "fresh_memory_how",
+                      json_string(p->fresh_source));
   return o;
 }
 

@@ -233,6 +233,8 @@ typedef struct wsisa__run_estimate {
   double busy_factor;         /* the CPU task times x this: the workers busy at once */
   char busy_source[4800];     /* how it was obtained */
   char read_source[4800];     /* how a tile's read was priced */
+  double fresh_seconds;       /* the working set's first writes, in the makespan */
+  char fresh_source[4900];    /* how they were priced */
 } wsisa__run_estimate;
 /* One input (slide or image) of a run: how it was read and what the checks
  * saw, for run.json. */
