@@ -12,7 +12,12 @@
 # and samples the slide's statistics over its tissue blocks, each block sent
 # to the device once: more pixels in, the same graph. Run by ctest: cmake -DWSISA=... -DCLCOUNT=...
 # -DSLIDE=... -DWORK=... -DMAX_LAUNCHES=... -DMAX_READS=... -DSLACK_BYTES=...
-# -P opencl_counts.cmake
+# -DTILE=... -P opencl_counts.cmake
+# Every OpenCL buffer, kernel and program made is released by the process's
+# end, there and in a small study run on the OpenCL worker alone (levels 6-7
+# with the object store): the library counts those alive at exit. This is the
+# check of wsisa's OpenCL objects that the sanitizer build leaves out
+# (tests/lsan.supp).
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 set(region --region 0,0,2048,2048 --halo 0 --normalization tile)
@@ -64,6 +69,10 @@ set(launches ${CMAKE_MATCH_1})
 set(reads ${CMAKE_MATCH_2})
 set(read_bytes ${CMAKE_MATCH_4})
 set(write_bytes ${CMAKE_MATCH_6})
+file(STRINGS ${WORK}/counts.csv live REGEX "^live,")
+if(NOT live STREQUAL "live,buffers=0,kernels=0,programs=0")
+  message(FATAL_ERROR "segment: OpenCL objects alive at exit: ${live}")
+endif()
 # the pixels segmented: the mask PNG's width and height (its IHDR, bytes 16-23)
 file(READ ${WORK}/opencl.png ihdr OFFSET 16 LIMIT 8 HEX)
 string(SUBSTRING ${ihdr} 0 8 width_hex)
@@ -78,4 +87,27 @@ if(launches GREATER MAX_LAUNCHES OR reads GREATER MAX_READS OR
    write_bytes GREATER max_to_device OR read_bytes GREATER max_to_host)
   file(READ ${WORK}/counts.csv rows)
   message(FATAL_ERROR "over budget: ${launches} launches (at most ${MAX_LAUNCHES}), ${reads} reads (at most ${MAX_READS}), ${write_bytes} bytes to the device (at most ${max_to_device}), ${read_bytes} bytes back to the host (at most ${max_to_host})\n${rows}")
+endif()
+
+# A study on the OpenCL worker alone: every object released at exit too.
+file(WRITE ${WORK}/study.json
+     "{ \"inputs\": { \"images\": [\"${TILE}\"] },\n"
+     "  \"parameters\": { \"G1\": {}, \"min_size\": {} },\n"
+     "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+     "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 }, \"metric\": \"dice\" }\n")
+execute_process(
+  COMMAND ${CMAKE_COMMAND} -E env STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=0 STARPU_NOPENCL=1
+          LD_PRELOAD=${CLCOUNT} WSISA_CLCOUNT=${WORK}/run_counts.csv
+          timeout 900 ${WSISA} run --study ${WORK}/study.json -o ${WORK}/run
+  RESULT_VARIABLE rc_run OUTPUT_QUIET ERROR_VARIABLE err_run)
+if(NOT rc_run EQUAL 0)
+  message(FATAL_ERROR "run on the OpenCL worker failed (${rc_run}): ${err_run}")
+endif()
+file(STRINGS ${WORK}/run_counts.csv run_total REGEX "^total,")
+file(STRINGS ${WORK}/run_counts.csv run_live REGEX "^live,")
+if(NOT run_total MATCHES "^total,([1-9][0-9]*),")
+  message(FATAL_ERROR "run: no kernel launched on the OpenCL worker: ${run_total}")
+endif()
+if(NOT run_live STREQUAL "live,buffers=0,kernels=0,programs=0")
+  message(FATAL_ERROR "run: OpenCL objects alive at exit: ${run_live}")
 endif()

@@ -16,7 +16,10 @@
  * At exit it writes one CSV line per kernel to the file named by
  * WSISA_CLCOUNT (stderr when unset):
  *   kernel,launches,reads,blocking_reads,read_bytes,writes,write_bytes
- * and a last line "total,...". With WSISA_CLCOUNT_TIME=1 it also times each
+ * and a line "total,...", then "live,buffers=N,kernels=N,programs=N": the OpenCL
+ * memory objects, kernels and programs created or retained and not released
+ * by then (0 when the process released all it made). With
+ * WSISA_CLCOUNT_TIME=1 it also times each
  * launch: it waits for the queue to finish after the launch (clFinish) and
  * adds two columns, kernel_ms (the wall time from the launch to that finish,
  * summed) and max_ms (the longest one). wsisa's codelets wait on each kernel
@@ -196,13 +199,80 @@ void *clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool blocking, cl_map_
   return next(q, b, blocking, fl, off, n, nw, wl, ev, err);
 }
 
+/* OpenCL objects alive: created or retained, less released. */
+enum { LIVE_BUFFERS, LIVE_KERNELS, LIVE_PROGRAMS, LIVE_KINDS };
+static long live[LIVE_KINDS];
+
+static void count_live(int kind, int by, const void *object) {
+  if (!object) return;
+  pthread_mutex_lock(&lock);
+  live[kind] += by;
+  pthread_mutex_unlock(&lock);
+}
+
 /* A buffer created from host memory is a transfer to the device. */
 cl_mem clCreateBuffer(cl_context c, cl_mem_flags fl, size_t n, void *p, cl_int *err) {
   static cl_mem (*next)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
   if (!next) next_symbol(&next, "clCreateBuffer");
   if (fl & CL_MEM_COPY_HOST_PTR) count_write(n);
-  return next(c, fl, n, p, err);
+  cl_mem b = next(c, fl, n, p, err);
+  count_live(LIVE_BUFFERS, 1, b);
+  return b;
 }
+
+cl_mem clCreateSubBuffer(cl_mem b, cl_mem_flags fl, cl_buffer_create_type t, const void *info,
+                         cl_int *err) {
+  static cl_mem (*next)(cl_mem, cl_mem_flags, cl_buffer_create_type, const void *, cl_int *);
+  if (!next) next_symbol(&next, "clCreateSubBuffer");
+  cl_mem sub = next(b, fl, t, info, err);
+  count_live(LIVE_BUFFERS, 1, sub);
+  return sub;
+}
+
+cl_kernel clCreateKernel(cl_program p, const char *name, cl_int *err) {
+  static cl_kernel (*next)(cl_program, const char *, cl_int *);
+  if (!next) next_symbol(&next, "clCreateKernel");
+  cl_kernel k = next(p, name, err);
+  count_live(LIVE_KERNELS, 1, k);
+  return k;
+}
+
+cl_program clCreateProgramWithSource(cl_context c, cl_uint n, const char **src, const size_t *len,
+                                     cl_int *err) {
+  static cl_program (*next)(cl_context, cl_uint, const char **, const size_t *, cl_int *);
+  if (!next) next_symbol(&next, "clCreateProgramWithSource");
+  cl_program p = next(c, n, src, len, err);
+  count_live(LIVE_PROGRAMS, 1, p);
+  return p;
+}
+
+cl_program clCreateProgramWithBinary(cl_context c, cl_uint n, const cl_device_id *d,
+                                     const size_t *len, const unsigned char **bin,
+                                     cl_int *status, cl_int *err) {
+  static cl_program (*next)(cl_context, cl_uint, const cl_device_id *, const size_t *,
+                            const unsigned char **, cl_int *, cl_int *);
+  if (!next) next_symbol(&next, "clCreateProgramWithBinary");
+  cl_program p = next(c, n, d, len, bin, status, err);
+  count_live(LIVE_PROGRAMS, 1, p);
+  return p;
+}
+
+/* clRetain* and clRelease* of one kind of object: passed on, and counted
+ * when they succeed */
+#define COUNTED_REFERENCE(fn, type, kind, by)                                                      \
+  cl_int fn(type x) {                                                                              \
+    static cl_int (*next)(type);                                                                   \
+    if (!next) next_symbol(&next, #fn);                                                            \
+    cl_int rc = next(x);                                                                           \
+    if (rc == CL_SUCCESS) count_live(kind, by, x);                                                 \
+    return rc;                                                                                     \
+  }
+COUNTED_REFERENCE(clRetainMemObject, cl_mem, LIVE_BUFFERS, 1)
+COUNTED_REFERENCE(clReleaseMemObject, cl_mem, LIVE_BUFFERS, -1)
+COUNTED_REFERENCE(clRetainKernel, cl_kernel, LIVE_KERNELS, 1)
+COUNTED_REFERENCE(clReleaseKernel, cl_kernel, LIVE_KERNELS, -1)
+COUNTED_REFERENCE(clRetainProgram, cl_program, LIVE_PROGRAMS, 1)
+COUNTED_REFERENCE(clReleaseProgram, cl_program, LIVE_PROGRAMS, -1)
 
 /* The totals so far: launches, reads, blocking reads. */
 void wsisa_clcount_totals(unsigned long out[3]);
@@ -259,6 +329,8 @@ __attribute__((destructor)) static void clcount_report(void) {
           t.read_bytes, t.writes, t.write_bytes);
   if (timed) fprintf(f, ",%.3f,%.3f", t.ns / 1e6, t.max_ns / 1e6);
   fputc('\n', f);
+  fprintf(f, "live,buffers=%ld,kernels=%ld,programs=%ld\n", live[LIVE_BUFFERS],
+          live[LIVE_KERNELS], live[LIVE_PROGRAMS]);
   pthread_mutex_unlock(&lock);
   if (f != stderr) fclose(f);
 }
