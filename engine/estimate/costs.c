@@ -1130,12 +1130,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   double work = 0;
   for (int k = 0; k < WSISA_EST_NCLASSES; k++) work += by_class[k];
   for (int k = 0; k < WSISA_EST_NCLASSES; k++) out->class_share[k] = work > 0 ? by_class[k] / work : 0;
-  /* ... as slow as the simulation ran it; the efficiency over one worker
-   * alone (T1 / (p x Tp)): a task slower with the others busy counts against it */
+  /* ... as slow as the simulation ran it */
   out->sim.work = work * out->busy_factor;
-  double capacity = sr->makespan * plan->ranks * total;
-  out->sim.efficiency = capacity > 0 ? work * alone / capacity : 1.0;
-  out->cpu_hours = sr->makespan * plan->ranks * total / 3600.0;
   /* the uncalibrated codelets, largest share first */
   for (size_t op = 0; op < wsisa_n_ops; op++)
     for (int k = WSISA_EST_FEW; k < WSISA_EST_NCLASSES; k++) {
@@ -1169,18 +1165,18 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
                                            (double)est->shape[s][0] * est->shape[s][1], &eo));
   out->peak_rss = est->baseline_rss + (uint64_t)peak;
   /* a rank's working set written for the first time, inside its tasks:
-   * spread over its workers, in the makespan and against the efficiency */
+   * spread over its workers, in the makespan */
   out->fresh_seconds = wsisa__fresh_seconds(&est->fresh, out->peak_rss, est->baseline_rss) / total;
   snprintf(out->fresh_source, sizeof out->fresh_source, "%s",
            est->fresh.loaded ? est->fresh.source
                              : "not measured (wsisa calibrate measures it): a page's first "
                                "write not priced");
-  if (out->fresh_seconds > 0) {
-    double before = out->sim.makespan;
-    out->sim.makespan += out->fresh_seconds;
-    out->sim.efficiency *= before / out->sim.makespan;
-    out->cpu_hours = out->sim.makespan * plan->ranks * total / 3600.0;
-  }
+  out->sim.makespan += out->fresh_seconds;
+  /* the efficiency over one worker alone (T1 / (p x Tp)): a task slower
+   * with the others busy, and the first writes, count against it */
+  double capacity = out->sim.makespan * plan->ranks * total;
+  out->sim.efficiency = capacity > 0 ? work * alone / capacity : 1.0;
+  out->cpu_hours = capacity / 3600.0;
 out:
   free(workers);
   free(one_worker);
