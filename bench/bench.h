@@ -44,6 +44,9 @@ typedef struct bench_opts {
  * (they do not vary between runs). */
 typedef struct bench_run {
   bench_stats wall, exec, rss; /* seconds, seconds, KiB */
+  /* CPU seconds (user + system) of the command and every process it started
+   * (mpirun's ranks too), start-up and exit included */
+  bench_stats cpu;
   double execute, executed, no_reuse, buckets, rss_kib, peak_paths;
   double objects_seen, objects_reused; /* run.json objects: units of levels 6-7 */
   /* run.json placement: with CPU and OpenCL workers, the placement in force

@@ -402,7 +402,9 @@ static void scale_usage(FILE *f) {
           "scale.csv: ranks (0: one process, no mpirun), workers_per_rank,\n"
           "cpu_workers (over all ranks), started_per_rank, makespan_s, makespan_min,\n"
           "makespan_max, wall_s, wall_min, wall_max, speedup, efficiency,\n"
-          "oversubscribed (0 | 1); scale.svg: the makespans.\n");
+          "oversubscribed (0 | 1), cpu_s, cpu_min, cpu_max (CPU seconds, user +\n"
+          "system, of the whole command: every rank, start-up and exit included;\n"
+          "idle workers that poll their queues show here); scale.svg: the makespans.\n");
 }
 
 /* --workers LIST out of argv (bench_parse knows only the common flags):
@@ -508,15 +510,15 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
   if ((rc = bench_csv_open(&o, "scale",
                            "ranks,workers_per_rank,cpu_workers,started_per_rank,makespan_s,"
                            "makespan_min,makespan_max,wall_s,wall_min,wall_max,speedup,"
-                           "efficiency,oversubscribed",
+                           "efficiency,oversubscribed,cpu_s,cpu_min,cpu_max",
                            &w, e)))
     return rc;
   bench_print_runs_context(&o, &res[0], NULL);
   printf("# MOAT %d trajectories (%d runs), CPU only; efficiency = T1 / (p x Tp), T1 = 1 CPU "
          "worker, p = CPU workers over all ranks; %d cores here (limited by the %s)\n",
          traj, 16 * traj, cores.offered, cores.limit);
-  printf("%-24s %7s %-24s %-24s %8s %10s\n", "configuration", "started", "makespan s", "wall s",
-         "speedup", "efficiency");
+  printf("%-24s %7s %-24s %-24s %-24s %8s %10s\n", "configuration", "started", "makespan s",
+         "wall s", "CPU s", "speedup", "efficiency");
   double val[SCALE_MAX_ROWS], lo[SCALE_MAX_ROWS], hi[SCALE_MAX_ROWS];
   const char *lp[SCALE_MAX_ROWS];
   for (int c = 0; c < nr; c++) {
@@ -524,10 +526,10 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
     int p = (rows[c].ranks ? rows[c].ranks : 1) * rows[c].cpus;
     int over = p > cores.offered;
     double speedup = res[0].exec.median / r->exec.median, eff = speedup / p;
-    char a[64], b[64];
-    printf("%-24s %7d %-24s %-24s %7.2fx %10.2f%s\n", rows[c].label, r->ncpu,
-           bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2), speedup,
-           eff, over ? "  oversubscribed" : "");
+    char a[64], b[64], d[64];
+    printf("%-24s %7d %-24s %-24s %-24s %7.2fx %10.2f%s\n", rows[c].label, r->ncpu,
+           bench_fmt(a, sizeof a, r->exec, 1, 2), bench_fmt(b, sizeof b, r->wall, 1, 2),
+           bench_fmt(d, sizeof d, r->cpu, 1, 2), speedup, eff, over ? "  oversubscribed" : "");
     wsisa_csv_uint(w, (uint64_t)rows[c].ranks);
     wsisa_csv_uint(w, (uint64_t)rows[c].cpus);
     wsisa_csv_uint(w, (uint64_t)p);
@@ -537,6 +539,7 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
     wsisa_csv_num(w, speedup);
     wsisa_csv_num(w, eff);
     wsisa_csv_uint(w, (uint64_t)over);
+    bench_csv_stats(w, r->cpu, 1);
     wsisa_csv_end_row(w);
     val[c] = r->exec.median;
     lo[c] = r->exec.min;

@@ -262,6 +262,9 @@ typedef struct wsisa_runtime_cpus {
   int asked;   /* the caller's count, else STARPU_NCPU; -1: StarPU's choice */
   int started; /* CPU workers */
   int maxcpus; /* STARPU_MAXCPUS of the StarPU wsisa is built against */
+  /* 1: that StarPU was configured with --enable-blocking-drivers (an idle
+   * worker sleeps); 0: its idle workers poll their queues on a core */
+  int blocking_drivers;
   int opencl;  /* OpenCL workers */
   wsisa_machine_cores cores;
   /* where the CPU workers run: "affinity mask" (wsisa bound them to the
@@ -279,8 +282,12 @@ const wsisa_runtime_cpus *wsisa_runtime_cpus_started(void);
 /* The warning of `c` from its counts, into c->warning (shared-internal: the
  * runtime and its tests). */
 void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c);
+/* 1 when the StarPU wsisa is built against has blocking drivers (its
+ * starpu_config.h leaves STARPU_NON_BLOCKING_DRIVERS undefined). */
+int wsisa__runtime_blocking_drivers(void);
 /* "StarPU 1.3.10 (LIBRARY): STARPU_MAXCPUS 256, STARPU_MAXOPENCLDEVS 8, MPI
- * yes": the StarPU in use and the limits it was built with. */
+ * yes (starpumpi), idle workers sleep (blocking drivers)": the StarPU in use
+ * and the limits it was built with. */
 void wsisa_runtime_describe(char *buf, size_t cap);
 /* The StarPU version in use (StarPU's starpu_get_version). */
 void wsisa_runtime_version(int *major, int *minor, int *release);

@@ -6,15 +6,20 @@
 # workers whatever the machine. This script builds the same StarPU from
 # Debian's own source package with --enable-maxcpus=256 into a cache outside
 # the checkout, which CMake finds before the system's (cmake/WsisaDeps.cmake).
+# It is also configured with --enable-blocking-drivers: StarPU 1.3's default
+# keeps every idle worker polling its queue on a core (a CPU worker while the
+# submitting thread opens a tile, every worker beyond the cores asked for,
+# both workers while PoCL builds the OpenCL programs); with it an idle worker
+# sleeps until a task is pushed to it (StarPU keeps the last one awake).
 #
 #   scripts/starpu.sh            build the cache unless it is already complete
 #   scripts/starpu.sh --prefix   print where the cache is (built or not)
 #
 # Where: $WSISA_CACHE_DIR, else /var/cache/wsisa as root, else
 # ${XDG_CACHE_HOME:-~/.cache}/wsisa; the StarPU goes under
-# starpu-1.3.10-maxcpus256/. The stamp file .wsisa-stamp is written last, so a
+# starpu-1.3.10-maxcpus256-blocking/. The stamp file .wsisa-stamp is written last, so a
 # half-built cache is never trusted: it is removed and built again. A lock
-# (flock on starpu-1.3.10-maxcpus256.lock) keeps two builds from colliding.
+# (flock on starpu-1.3.10-maxcpus256-blocking.lock) keeps two builds from colliding.
 #
 # The source is verified twice over: apt-get source checks every file it
 # fetches against the checksums of the Sources index, itself signed through
@@ -27,9 +32,10 @@ src_package=starpu
 src_version=1.3.10+dfsg-2
 dsc_sha256=dfbcc64d917fb0c6241d5b2d1bbe763e315ebe6b1a3c8e8004bf73f74be36c15
 maxcpus=256
-name=starpu-1.3.10-maxcpus${maxcpus}
+name=starpu-1.3.10-maxcpus${maxcpus}-blocking
 configure_flags=(
   --enable-maxcpus=$maxcpus
+  --enable-blocking-drivers # idle workers sleep instead of polling a core
   --disable-cuda            # a CUDA toolkit in /usr/local/cuda breaks StarPU 1.3's CUDA driver
   --disable-build-examples --disable-build-tests --disable-build-doc
   --disable-fortran --disable-starpufft --disable-socl --disable-opengl-render
@@ -80,7 +86,7 @@ EOF
   apt-get update -q >/dev/null
 fi
 
-echo "wsisa: building StarPU $src_version with --enable-maxcpus=$maxcpus into $prefix (once per machine, a few minutes)" >&2
+echo "wsisa: building StarPU $src_version with --enable-maxcpus=$maxcpus --enable-blocking-drivers into $prefix (once per machine, a few minutes)" >&2
 start=$(date +%s)
 rm -rf "$prefix"
 work=$(mktemp -d "$cache/$name.build.XXXXXX")
@@ -105,6 +111,8 @@ grep -q '^#define STARPU_USE_MPI 1' include/starpu_config.h ||
   { echo "wsisa: StarPU's configure found no MPI (libopenmpi-dev)" >&2; exit 1; }
 grep -q '^#define STARPU_USE_OPENCL 1' include/starpu_config.h ||
   { echo "wsisa: StarPU's configure found no OpenCL (ocl-icd-opencl-dev)" >&2; exit 1; }
+! grep -q '^#define STARPU_NON_BLOCKING_DRIVERS' include/starpu_config.h ||
+  { echo "wsisa: StarPU's configure kept its polling drivers despite --enable-blocking-drivers" >&2; exit 1; }
 make -j"$jobs" >"$work/make.log" 2>&1 ||
   { tail -30 "$work/make.log" >&2; echo "wsisa: building StarPU failed" >&2; exit 1; }
 stage=$work/stage

@@ -149,6 +149,14 @@ Test(runtime, describes_the_starpu_in_use) {
   cr_expect(strstr(text, "libstarpu-1.3.so") != NULL, "%s", text);
   cr_expect(strstr(text, limits) != NULL, "%s", text);
   cr_expect(strstr(text, "MPI ") != NULL, "%s", text);
+  /* how an idle worker waits, from the headers built against */
+#ifdef STARPU_NON_BLOCKING_DRIVERS
+  cr_expect(strstr(text, ", idle workers poll a core each") != NULL, "%s", text);
+  cr_expect_eq(wsisa__runtime_blocking_drivers(), 0);
+#else
+  cr_expect(strstr(text, ", idle workers sleep (blocking drivers)") != NULL, "%s", text);
+  cr_expect_eq(wsisa__runtime_blocking_drivers(), 1);
+#endif
 }
 
 /* Where a worker runs: its thread's affinity mask, as the kernel has it. */

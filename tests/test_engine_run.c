@@ -453,6 +453,11 @@ Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
   cr_expect_eq(json_number(workers, "cpu_asked"), 16, "%.400s", workers);
   cr_expect_geq(json_number(workers, "cores"), 1, "%.400s", workers);
   cr_expect_geq(json_number(workers, "starpu_maxcpus"), 16, "%.400s", workers);
+#ifdef STARPU_NON_BLOCKING_DRIVERS
+  cr_expect(strstr(workers, "\"starpu_blocking_drivers\": false") != NULL, "%.600s", workers);
+#else
+  cr_expect(strstr(workers, "\"starpu_blocking_drivers\": true") != NULL, "%.600s", workers);
+#endif
   cr_expect(strstr(prov, "StarPU started") == NULL, "a warning: %s", strstr(prov, "StarPU started"));
   free(prov);
   int taskset = system("command -v taskset >/dev/null 2>&1") == 0;
