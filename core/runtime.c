@@ -188,7 +188,13 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   wsisa__runtime_cpus_explain(&cpus);
   if (cpus.warning[0]) wsisa_log(WSISA_LOG_WARN, "runtime", "%s", cpus.warning);
   if (starpu_opencl_worker_get_count() > 0 && opts && opts->load_programs) {
-    if (opts->load_programs(e)) {
+    /* no task can run before the programs are built: the workers wait
+     * asleep meanwhile, not polling beside the OpenCL compiler (StarPU keeps
+     * one awake and polling otherwise, even with blocking drivers) */
+    starpu_pause();
+    int failed = opts->load_programs(e);
+    starpu_resume();
+    if (failed) {
       wsisa_runtime_shutdown();
       return e && e->code ? e->code : WSISA_ERUNTIME;
     }
