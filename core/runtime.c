@@ -178,6 +178,18 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   if (ret != 0)
     return wsisa_error(e, WSISA_ERUNTIME, "StarPU failed to start (%s)", strerror(-ret));
   active = 1;
+  /* heteroprio puts each task in a bucket by its priority, and asserts that
+   * every kind of worker of that bucket can run it: wsisa's tasks have no
+   * priorities and some run on CPU workers only, so with both kinds StarPU
+   * would abort at the first such push */
+  if (sched && strcmp(sched, "heteroprio") == 0 && starpu_cpu_worker_get_count() > 0 &&
+      starpu_opencl_worker_get_count() > 0) {
+    wsisa_runtime_shutdown();
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "STARPU_SCHED=heteroprio: not with CPU and OpenCL workers together (its "
+                       "buckets need task priorities by kind of worker); use dmda, dmdas or "
+                       "pats, or heteroprio with one kind of worker");
+  }
   snprintf(sched_name, sizeof sched_name, "%s", sched ? sched : "lws");
   cpus.asked = opts && opts->ncpu >= 0 ? opts->ncpu : env.ncpu;
   cpus.started = (int)starpu_cpu_worker_get_count();

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <starpu.h>
@@ -57,6 +58,26 @@ Test(runtime, typo_in_scheduler_is_refused) {
   cr_expect_eq(wsisa_runtime_init(&opts, &e), WSISA_EUSAGE);
   cr_expect(strstr(e.msg, "dmdaa: unknown scheduler") != NULL, "%s", e.msg);
   cr_expect(!wsisa_runtime_active());
+}
+
+/* heteroprio with CPU and OpenCL workers together would abort at the first
+ * CPU-only task (its buckets need priorities by kind of worker): refused in
+ * one line, StarPU down again; with CPU workers alone it runs. */
+Test(runtime, heteroprio_with_both_kinds_is_refused) {
+  setenv("STARPU_OPENCL_ON_CPUS", "1", 1);
+  wsisa_runtime_opts both = {.sched = "heteroprio", .ncpu = 1, .nopencl = 1};
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_runtime_init(&both, &e), WSISA_EUSAGE, "%s", e.msg);
+  cr_expect(strstr(e.msg, "STARPU_SCHED=heteroprio: not with CPU and OpenCL workers together") !=
+                NULL,
+            "%s", e.msg);
+  cr_expect(strstr(e.msg, "dmda, dmdas or pats") != NULL, "%s", e.msg);
+  cr_expect(!wsisa_runtime_active());
+  wsisa_runtime_opts cpu = {.sched = "heteroprio", .ncpu = 1, .nopencl = 0};
+  wsisa_err e2 = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_runtime_init(&cpu, &e2), 0, "%s", e2.msg);
+  cr_expect(wsisa_runtime_active());
+  wsisa_runtime_shutdown();
 }
 
 /* keep_buffers: a block StarPU frees comes back to its next allocation of
