@@ -4,20 +4,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 
 #include "bench/bench.h"
 #include "io/svg.h"
 
 #define ANALYZE_K 8 /* parameters */
-
-/* CPU seconds (user + system) the finished children have used so far */
-static double children_cpu(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_CHILDREN, &ru);
-  return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-         ru.ru_stime.tv_usec * 1e-6;
-}
 
 /* A deterministic model: linear terms of decreasing weight and one interaction. */
 static double model(const double *x) {
@@ -108,10 +99,10 @@ int bench_analyze(int argc, char **argv, wsisa_err *e) {
                problem, methods[m], samples, outputs, out);
       double wall[BENCH_MAX_REPEATS], cpu[BENCH_MAX_REPEATS];
       for (int r = 0; r < o.repeats; r++) {
-        const double t0 = wsisa_now(), c0 = children_cpu();
+        const double t0 = wsisa_now(), c0 = bench_children_cpu();
         if ((rc = bench_wsisa(NULL, args, log, e))) goto fail;
         wall[r] = wsisa_now() - t0;
-        cpu[r] = children_cpu() - c0;
+        cpu[r] = bench_children_cpu() - c0;
       }
       bench_stats sw = bench_summarize(wall, o.repeats), sc = bench_summarize(cpu, o.repeats);
       char a[64], b[64];

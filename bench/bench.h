@@ -16,6 +16,9 @@ typedef struct bench_stats {
 
 /* Median, min and max of n samples (sorts them). */
 bench_stats bench_summarize(double *samples, int n);
+/* CPU seconds (user + system) of the children waited for so far, theirs and
+ * their own children's (a shell waits for its command, mpirun for its ranks). */
+double bench_children_cpu(void);
 /* The machine, StarPU version, scheduler and workers, printed with each table. */
 void bench_print_context(FILE *f);
 

@@ -1,6 +1,7 @@
 /* Timing and reporting helpers shared by the experiments. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -8,19 +9,21 @@
 
 #include "bench/bench.h"
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 bench_stats bench_summarize(double *samples, int n) {
   bench_stats s = {0, 0, 0};
   if (n <= 0) return s;
-  qsort(samples, (size_t)n, sizeof *samples, cmp_double);
+  qsort(samples, (size_t)n, sizeof *samples, wsisa_compare_doubles);
   s.min = samples[0];
   s.max = samples[n - 1];
   s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
   return s;
+}
+
+double bench_children_cpu(void) {
+  struct rusage u;
+  if (getrusage(RUSAGE_CHILDREN, &u)) return 0;
+  return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
+         (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
 }
 
 void bench_print_context(FILE *f) {

@@ -5,7 +5,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -129,15 +128,6 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   return 0;
 }
 
-/* CPU seconds of the children waited for so far (theirs and their own
- * children's: a shell waits for the command, mpirun for its ranks). */
-static double children_cpu(void) {
-  struct rusage u;
-  if (getrusage(RUSAGE_CHILDREN, &u)) return 0;
-  return (double)u.ru_utime.tv_sec + 1e-6 * (double)u.ru_utime.tv_usec +
-         (double)u.ru_stime.tv_sec + 1e-6 * (double)u.ru_stime.tv_usec;
-}
-
 int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, const char *args,
                     bench_run *r, wsisa_err *e) {
   double wall[BENCH_MAX_REPEATS], exec[BENCH_MAX_REPEATS], rss[BENCH_MAX_REPEATS];
@@ -154,10 +144,10 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
              "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' run --study '%s' -o '%s' %s "
              ">'%s.log' 2>&1",
              env ? env : "", bench_wsisa_exe(), study, out, args ? args : "", out);
-    double t0 = wsisa_now(), c0 = children_cpu();
+    double t0 = wsisa_now(), c0 = bench_children_cpu();
     int st = system(cmd);
     wall[i] = wsisa_now() - t0;
-    cpu[i] = children_cpu() - c0;
+    cpu[i] = bench_children_cpu() - c0;
     if (st != 0)
       return wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s.log)", cmd, out);
     snprintf(path, sizeof path, "%s/run.json", out);

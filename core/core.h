@@ -99,6 +99,8 @@ static inline void *wsisa_image_row(const wsisa_image *img, int y) {
  * otherwise. Quiet when WSISA_LOG is error. */
 /* Seconds on a monotonic clock: for durations, not dates. */
 double wsisa_now(void);
+/* qsort's ascending order of doubles (the medians of timings and values). */
+int wsisa_compare_doubles(const void *a, const void *b);
 
 typedef struct wsisa_progress wsisa_progress;
 wsisa_progress *wsisa_progress_start(const char *label, uint64_t total);
@@ -262,9 +264,6 @@ typedef struct wsisa_runtime_cpus {
   int asked;   /* the caller's count, else STARPU_NCPU; -1: StarPU's choice */
   int started; /* CPU workers */
   int maxcpus; /* STARPU_MAXCPUS of the StarPU wsisa is built against */
-  /* 1: that StarPU was configured with --enable-blocking-drivers (an idle
-   * worker sleeps); 0: its idle workers poll their queues on a core */
-  int blocking_drivers;
   int opencl;  /* OpenCL workers */
   wsisa_machine_cores cores;
   /* where the CPU workers run: "affinity mask" (wsisa bound them to the
@@ -283,8 +282,9 @@ const wsisa_runtime_cpus *wsisa_runtime_cpus_started(void);
  * runtime and its tests). */
 void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c);
 /* 1 when the StarPU wsisa is built against has blocking drivers (its
- * starpu_config.h leaves STARPU_NON_BLOCKING_DRIVERS undefined). */
-int wsisa__runtime_blocking_drivers(void);
+ * starpu_config.h leaves STARPU_NON_BLOCKING_DRIVERS undefined: an idle
+ * worker sleeps); 0 when its idle workers poll their queues on a core. */
+int wsisa_runtime_blocking_drivers(void);
 /* "StarPU 1.3.10 (LIBRARY): STARPU_MAXCPUS 256, STARPU_MAXOPENCLDEVS 8, MPI
  * yes (starpumpi), idle workers sleep (blocking drivers)": the StarPU in use
  * and the limits it was built with. */

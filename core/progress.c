@@ -18,6 +18,11 @@ struct wsisa_progress {
   pthread_mutex_t lock;
 };
 
+int wsisa_compare_doubles(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
 double wsisa_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -195,7 +195,6 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   cpus.started = (int)starpu_cpu_worker_get_count();
   cpus.opencl = (int)starpu_opencl_worker_get_count();
   cpus.maxcpus = STARPU_MAXCPUS;
-  cpus.blocking_drivers = wsisa__runtime_blocking_drivers();
   bound_read(&cpus, &pus);
   wsisa__runtime_cpus_explain(&cpus);
   if (cpus.warning[0]) wsisa_log(WSISA_LOG_WARN, "runtime", "%s", cpus.warning);
@@ -303,7 +302,7 @@ void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {
              ranks);
 }
 
-int wsisa__runtime_blocking_drivers(void) {
+int wsisa_runtime_blocking_drivers(void) {
 #ifdef STARPU_NON_BLOCKING_DRIVERS
   return 0;
 #else
@@ -335,7 +334,7 @@ void wsisa_runtime_describe(char *buf, size_t cap) {
   snprintf(buf, cap,
            "StarPU %d.%d.%d (%s): STARPU_MAXCPUS %d, STARPU_MAXOPENCLDEVS %d, MPI %s, %s", major,
            minor, release, library, STARPU_MAXCPUS, STARPU_MAXOPENCLDEVS, mpi,
-           wsisa__runtime_blocking_drivers()
+           wsisa_runtime_blocking_drivers()
                ? "idle workers sleep (blocking drivers)"
                : "idle workers poll a core each (built without --enable-blocking-drivers)");
 }

@@ -173,10 +173,10 @@ Test(runtime, describes_the_starpu_in_use) {
   /* how an idle worker waits, from the headers built against */
 #ifdef STARPU_NON_BLOCKING_DRIVERS
   cr_expect(strstr(text, ", idle workers poll a core each") != NULL, "%s", text);
-  cr_expect_eq(wsisa__runtime_blocking_drivers(), 0);
+  cr_expect_eq(wsisa_runtime_blocking_drivers(), 0);
 #else
   cr_expect(strstr(text, ", idle workers sleep (blocking drivers)") != NULL, "%s", text);
-  cr_expect_eq(wsisa__runtime_blocking_drivers(), 1);
+  cr_expect_eq(wsisa_runtime_blocking_drivers(), 1);
 #endif
 }
 

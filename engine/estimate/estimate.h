@@ -343,9 +343,6 @@ double wsisa__busy_factor(const wsisa__busy_model *m, int workers);
  * a model). */
 double wsisa__busy_ratio(const wsisa__busy_model *m, int workers);
 
-/* qsort's ascending order of doubles (the probes' medians). */
-int wsisa__by_value(const void *a, const void *b);
-
 /* ---- reading a tile (engine/estimate/reads.c) ---------------------------------- */
 
 /* What calibration measured of reading its tiles on the submitting thread. */

@@ -36,7 +36,7 @@ int wsisa__fresh_probe(wsisa_err *e) {
     t[k] = wsisa_now() - t0;
     munmap(p, MAP_BYTES);
   }
-  qsort(t, MAPS, sizeof *t, wsisa__by_value);
+  qsort(t, MAPS, sizeof *t, wsisa_compare_doubles);
   return wsisa__probe_write(json_pack("{s:I, s:i, s:f}", "bytes", (json_int_t)MAP_BYTES, "maps",
                                       MAPS, "seconds", t[MAPS / 2]),
                             "wsisa_fresh_memory.json", e);

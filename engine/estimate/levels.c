@@ -204,7 +204,7 @@ static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
     double col[MAX];
     for (size_t i = 0; i < n; i++) col[i] = t[i][l];
-    qsort(col, n, sizeof col[0], wsisa__by_value);
+    qsort(col, n, sizeof col[0], wsisa_compare_doubles);
     out[l] = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
   }
 }

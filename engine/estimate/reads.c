@@ -15,11 +15,6 @@
 
 #define READS 5
 
-int wsisa__by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 int wsisa__reads_probe(const wsisa_tile_ref *tiles, size_t n, int halo, wsisa_err *e) {
   json_t *list = json_array();
   int rc = list ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -34,7 +29,7 @@ int wsisa__reads_probe(const wsisa_tile_ref *tiles, size_t n, int halo, wsisa_er
       wsisa_image_free(rgb);
     }
     if (rc) break;
-    qsort(t, READS, sizeof *t, wsisa__by_value);
+    qsort(t, READS, sizeof *t, wsisa_compare_doubles);
     json_array_append_new(list, json_pack("{s:i, s:i, s:f}", "width", tiles[i].width, "height",
                                           tiles[i].height, "seconds", t[READS / 2]));
   }

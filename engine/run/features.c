@@ -228,11 +228,6 @@ int wsisa__run_features_read(wsisa__run_features *f, uint8_t *have, int repair, 
   return 0;
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* A run's (or the reference's) values of column k over every tile, sorted. */
 static double *pooled(wsisa__run_features *f, int ref, size_t run, size_t k, size_t *n) {
   *n = 0;
@@ -245,7 +240,7 @@ static double *pooled(wsisa__run_features *f, int ref, size_t run, size_t k, siz
     memcpy(all + at, v->v, v->n * sizeof *all);
     at += v->n;
   }
-  qsort(all, *n, sizeof *all, by_value);
+  qsort(all, *n, sizeof *all, wsisa_compare_doubles);
   return all;
 }
 
