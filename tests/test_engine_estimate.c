@@ -612,6 +612,22 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
   const char *busy = json_string_value(json_object_get(est, "busy_workers_how"));
   cr_expect(busy && strstr(busy, "calibration:"), "%s", busy ? busy : "(none)");
   cr_expect_gt(num(est, "busy_factor"), 0);
+  /* ... on its own round (the design's segmentations), one worker against
+   * the two it ran with */
+  char bpath[4400];
+  snprintf(bpath, sizeof bpath, "%s/.starpu/sampling/wsisa_busy_workers.json", home);
+  json_t *bw = json_load_file(bpath, 0, NULL);
+  cr_assert_not_null(bw, "%s", bpath);
+  cr_expect_eq(json_integer_value(json_object_get(bw, "calibrated_cpu_workers")), 2);
+  cr_expect_geq(json_integer_value(json_object_get(bw, "segmentations")), 1);
+  cr_expect_gt(num(bw, "alone_s"), 0);
+  json_t *pts = json_object_get(bw, "factors");
+  cr_assert_geq(json_array_size(pts), 1);
+  cr_expect_eq(json_integer_value(json_array_get(json_array_get(pts, 0), 0)), 1);
+  cr_expect_float_eq(json_real_value(json_array_get(json_array_get(pts, 0), 1)), 1.0, 1e-12);
+  for (size_t i = 0; i < json_array_size(pts); i++)
+    cr_expect_gt(json_real_value(json_array_get(json_array_get(pts, i), 1)), 0);
+  json_decref(bw);
   /* ... and a tile's read, which holds the submitter before its stage: the
    * estimate without it is shorter */
   const char *reads = json_string_value(json_object_get(est, "tile_reads_how"));

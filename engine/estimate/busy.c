@@ -3,17 +3,18 @@
  * it (they share the memory bandwidth and the caches; on a 16-core node every
  * task took 1.43 x its time alone with 16 workers busy), and StarPU's models
  * hold the times of the worker set calibration ran, busy as it was.
- * Calibration runs the same segmentation (the defaults, levels 1-7 on its
- * largest tile) alone on one CPU worker and as k copies on k CPU workers at
- * once, k = 1, 2, 4, ... up to the cores offered, and keeps each k's work per
- * copy over the one alone's (the widths measured in turns: a shared
- * machine's load drifts between them less), with the CPU workers its rounds
- * ran on; the estimate scales its CPU workers' task times by the factor at
- * the CPU workers busy over the factor at calibration's, so at calibration's
- * own width the models stand as measured. Timed by the seconds the workers
+ * Calibration runs its own round (the tile's stage, the reference and the
+ * design's segmentations, measured: the mix of tasks the models were filled
+ * with, and a run's mix, with its waits on dependencies) on one CPU worker
+ * and on k CPU workers, k = 1, 2, 4, ... up to the cores offered, and keeps
+ * each k's seconds in tasks over the one worker's (the widths in turns, the
+ * median of the ratios of each turn: a shared machine's speed drifts
+ * between turns, less within one), with the CPU workers its rounds ran on;
+ * the estimate scales its CPU workers' task times by the factor at the CPU
+ * workers busy over the factor at calibration's, so at calibration's own
+ * width the models stand as measured. Timed by the seconds the workers
  * spend in tasks (StarPU's worker profiling): waiting for a task does not
- * count, a stall on memory does; a steady load from other processes weighs
- * on every width alike and leaves the ratios. */
+ * count, a stall on memory does. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,16 +24,15 @@
 #include "engine/estimate/estimate.h"
 
 #define REPEATS 3
-#define ROUNDS 8
 
 /* ---- the measurement --------------------------------------------------------- */
 
 /* The seconds the CPU workers spent in tasks since the last call (StarPU's
  * worker profiling, which it then resets): a worker waiting for a task does
  * not count, whether it sleeps or polls. */
-static double workers_executing(int n) {
+static double workers_executing(void) {
   double sum = 0;
-  for (int w = 0; w < n; w++) {
+  for (int w = 0; w < (int)starpu_worker_get_count(); w++) {
     struct starpu_profiling_worker_info info;
     if (starpu_worker_get_type(w) != STARPU_CPU_WORKER ||
         starpu_profiling_worker_get_info(w, &info) != 0)
@@ -42,73 +42,53 @@ static double workers_executing(int n) {
   return sum;
 }
 
-/* k segmentations at the defaults on the tile at once (paths of their own),
- * ROUNDS times over (a single one lasts tens of milliseconds, too short to
- * time two widths apart): the workers' seconds in tasks per copy and round,
- * at most `least` so far. The release of a round's outputs is timed too, as
- * the runs do it. */
-static int copies_work(const wsisa_tile_data *tile, int n, int k, wsisa_task_data *paths,
-                       double *least, wsisa_err *e) {
-  starpu_task_wait_for_all(); /* the tile's stage out of it */
-  workers_executing(n);
-  int rc = 0;
-  for (int r = 0; r < ROUNDS && !rc; r++) {
-    memset(paths, 0, (size_t)k * sizeof *paths);
-    /* level by level across the copies: the k chains ready side by side */
-    for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++)
-      for (int c = 0; c < k && !rc; c++)
-        rc = wsisa_workflow_task_submit(l, wsisa_seg_defaults(), tile, &paths[c], NULL, e);
-    starpu_task_wait_for_all();
-    for (int c = 0; c < k; c++)
-      for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &paths[c]);
-    starpu_task_wait_for_all();
-  }
-  double dt = workers_executing(n);
-  if (!rc) *least = fmin(*least, dt / (k * ROUNDS));
-  return rc;
-}
-
-/* k copies at once under StarPU with k CPU workers, at most `least` so far:
- * each k has a StarPU of its own whose workers all have a copy. */
-static int session(const wsisa_tile_ref *ref, const char *sched, int k, double *least,
+/* Calibration's round on k CPU workers under a StarPU of its own: a round
+ * untimed first (the process's pages and the programs' first calls: a run's
+ * first writes are priced apart), then the seconds in tasks of one. */
+static int session(const wsisa__busy_work *w, const char *sched, int k, double *secs,
                    wsisa_err *e) {
   wsisa_runtime_opts o = {.sched = sched, .ncpu = k, .nopencl = 0};
   int rc = wsisa_codelets_start(&o, e);
   if (rc) return rc;
   starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-  wsisa_task_data *paths = calloc((size_t)k, sizeof *paths);
-  wsisa__probe_tile pt;
-  if (!paths) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc && !(rc = wsisa__probe_tile_open(ref, &pt, e))) {
-    rc = copies_work(&pt.tile, (int)starpu_worker_get_count(), k, paths, least, e);
-    wsisa__probe_tile_close(&pt);
+  for (int r = 0; r < 2 && !rc; r++) {
+    workers_executing();
+    rc = wsisa__calibration_round(w->tile, w->halo, w->vectors, w->nvec, w->object_match,
+                                  w->features, e);
+    *secs = workers_executing();
   }
-  free(paths);
   starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
   wsisa_runtime_shutdown();
   return rc;
 }
 
-int wsisa__busy_probe(const wsisa_tile_ref *ref, const char *sched, int cores, int calibrated_with,
+int wsisa__busy_probe(const wsisa__busy_work *w, const char *sched, int cores, int calibrated_with,
                       wsisa_err *e) {
   int ks[WSISA__BUSY_POINTS], n = 0;
   for (int k = 1; k <= cores && n < WSISA__BUSY_POINTS; k *= 2) ks[n++] = k;
-  double least[WSISA__BUSY_POINTS];
-  for (int i = 0; i < n; i++) least[i] = INFINITY;
+  double t[REPEATS][WSISA__BUSY_POINTS], ratio[WSISA__BUSY_POINTS][REPEATS], alone[REPEATS];
   int rc = 0;
-  /* the widths in turns, REPEATS rounds: a shared machine's load drifts
-   * between them less than between one width's rounds and the next's */
+  /* the widths in turns: a shared machine's load drifts between them less
+   * than between one width's rounds and the next's */
   for (int r = 0; r < REPEATS && !rc; r++)
-    for (int i = 0; i < n && !rc; i++) rc = session(ref, sched, ks[i], &least[i], e);
+    for (int i = 0; i < n && !rc; i++) rc = session(w, sched, ks[i], &t[r][i], e);
   if (rc) return rc;
-  if (!(least[0] > 0 && isfinite(least[0])))
-    return wsisa_error(e, WSISA_ERUNTIME, "busy workers: nothing measured");
+  for (int r = 0; r < REPEATS; r++) {
+    if (!(t[r][0] > 0))
+      return wsisa_error(e, WSISA_ERUNTIME, "busy workers: nothing measured on one worker");
+    alone[r] = t[r][0];
+    for (int i = 0; i < n; i++) ratio[i][r] = t[r][i] / t[r][0];
+  }
   json_t *points = json_array();
-  for (int i = 0; i < n; i++)
-    json_array_append_new(points, json_pack("[i, f]", ks[i], i ? least[i] / least[0] : 1.0));
-  return wsisa__probe_write(json_pack("{s:i, s:i, s:f, s:o}", "cores", cores,
-                                      "calibrated_cpu_workers", calibrated_with, "alone",
-                                      least[0], "factors", points),
+  for (int i = 0; i < n; i++) {
+    qsort(ratio[i], REPEATS, sizeof ratio[i][0], wsisa_compare_doubles);
+    json_array_append_new(points, json_pack("[i, f]", ks[i], ratio[i][REPEATS / 2]));
+  }
+  qsort(alone, REPEATS, sizeof alone[0], wsisa_compare_doubles);
+  return wsisa__probe_write(json_pack("{s:i, s:i, s:i, s:f, s:o}", "cores", cores,
+                                      "calibrated_cpu_workers", calibrated_with, "segmentations",
+                                      (int)w->nvec, "alone_s", alone[REPEATS / 2], "factors",
+                                      points),
                             "wsisa_busy_workers.json", e);
 }
 
@@ -148,8 +128,8 @@ int wsisa__busy_load(wsisa__busy_model *m) {
     used += (size_t)snprintf(list + used, sizeof list - used, "%s%d: %.2f", i ? ", " : "",
                              m->workers[i], m->factor[i]);
   snprintf(m->source, sizeof m->source,
-           "calibration: a segmentation's work per copy with k CPU workers busy at once over "
-           "it alone (%s), the models filled with %d CPU workers; the CPU task times x the "
+           "calibration: the seconds in tasks of its round on k CPU workers over those on "
+           "one (%s), the models filled with %d CPU workers; the CPU task times x the "
            "factor at the CPU workers busy over the factor at %d, interpolated linearly in "
            "log(workers), the nearest's outside them; %s",
            list, m->calibrated_with, m->calibrated_with, path);

@@ -99,10 +99,7 @@ static int leaf_finish(const wsisa_tile_data *tile, leaf_home *l, int features, 
   return rc;
 }
 
-/* One round on one tile, read as a run reads it (`halo` pixels around it,
- * its colour statistics): its stage, the reference, and one segmentation per
- * calibration vector; waits for all of it. */
-static int round_on_tile(const wsisa_tile_ref *ref_tile, int halo, const double *vectors,
+int wsisa__calibration_round(const wsisa_tile_ref *ref_tile, int halo, const double *vectors,
                          size_t nvec, int object_match, int features, wsisa_err *e) {
   wsisa_image *rgb = NULL;
   starpu_data_handle_t h_rgb = NULL, ref = NULL, ref_labels = NULL;
@@ -306,7 +303,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     }
     have_stats = 1;
     wsisa_estimate *est = NULL;
-    /* the calibration rounds read the tiles as the run does (round_on_tile) */
+    /* the calibration rounds read the tiles as the run does (wsisa__calibration_round) */
     wsisa_estimate_request q = {pick, out->ntiles, rows, nruns, object_match, features, halo};
     if (!rc) rc = wsisa_estimate_new(&q, &est, e);
     size_t missing = 0;
@@ -328,7 +325,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
       if (pass > 0 && rounds < 2) rounds = 2;
       for (int k = 0; k < rounds && !rc; k++) {
         for (size_t t = 0; t < out->ntiles && !rc; t++)
-          rc = round_on_tile(&pick[t], halo, vectors, nvec, object_match, features, e);
+          rc = wsisa__calibration_round(&pick[t], halo, vectors, nvec, object_match, features, e);
         out->rounds++;
       }
       out->passes++;
@@ -357,7 +354,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   if (!rc) {
     wsisa_machine_cores cores;
     wsisa_machine_cores_read(&cores);
-    rc = wsisa__busy_probe(&pick[0], sched, cores.offered > 0 ? cores.offered : 1,
+    wsisa__busy_work work = {&pick[0], halo, vectors, nvec, object_match, features};
+    rc = wsisa__busy_probe(&work, sched, cores.offered > 0 ? cores.offered : 1,
                            cal_cpu > 0 ? cal_cpu : 1, e);
   }
   wsisa_runtime_default_home();

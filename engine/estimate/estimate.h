@@ -313,8 +313,8 @@ void wsisa__objects_seen_free(wsisa__objects_seen *seen);
 /* ---- workers busy at once (engine/estimate/busy.c) --------------------------- */
 
 /* What calibration measured of a task's slowdown with k CPU workers busy
- * at once: the work per copy of a segmentation run as k copies on k
- * workers over it alone (factor[0] = 1 at k = 1), k = 1, 2, 4, ... up to the
+ * at once: the seconds in tasks of its own round (below) on k CPU workers
+ * over those on one (factor[0] = 1 at k = 1), k = 1, 2, 4, ... up to the
  * cores offered. */
 #define WSISA__BUSY_POINTS 16
 typedef struct wsisa__busy_model {
@@ -325,13 +325,28 @@ typedef struct wsisa__busy_model {
   char source[4800];
 } wsisa__busy_model;
 
-/* Calibration: measure it on one tile for k = 1, 2, 4, ... up to `cores`
- * (StarPU started and stopped for each k, with k CPU workers under
- * `sched`), into a file beside the performance models, with the CPU workers
- * the models were filled with (`calibrated_with`). StarPU must not be
- * running. */
-int wsisa__busy_probe(const wsisa_tile_ref *tile, const char *sched, int cores, int calibrated_with,
-                      wsisa_err *e);
+/* One calibration round on one tile, read as a run reads it (`halo` pixels
+ * around it, its colour statistics): its stage, the reference, and one
+ * segmentation per calibration vector, measured as the study measures;
+ * waits for all of it. StarPU must be running. */
+int wsisa__calibration_round(const wsisa_tile_ref *tile, int halo, const double *vectors,
+                             size_t nvec, int object_match, int features, wsisa_err *e);
+
+/* The round the busy probe times: calibration's own. */
+typedef struct wsisa__busy_work {
+  const wsisa_tile_ref *tile;
+  int halo;
+  const double *vectors;
+  size_t nvec;
+  int object_match, features;
+} wsisa__busy_work;
+
+/* Calibration: measure it for k = 1, 2, 4, ... up to `cores` (StarPU
+ * started and stopped for each k, with k CPU workers under `sched`), into a
+ * file beside the performance models, with the CPU workers the models were
+ * filled with (`calibrated_with`). StarPU must not be running. */
+int wsisa__busy_probe(const wsisa__busy_work *work, const char *sched, int cores,
+                      int calibrated_with, wsisa_err *e);
 /* Read it; -1 when calibration has not measured it. */
 int wsisa__busy_load(wsisa__busy_model *m);
 /* The factor at `workers` CPU workers busy: interpolated linearly in
