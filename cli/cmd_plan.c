@@ -99,6 +99,7 @@ static json_t *estimate_json(const wsisa_plan_report *o) {
   json_object_set_new(est, "makespan_s", json_real(f->sim.makespan));
   json_object_set_new(est, "work_s", json_real(f->sim.work));
   json_object_set_new(est, "busy_factor", json_real(f->busy_factor));
+  json_object_set_new(est, "busy_workers", json_real(f->busy_workers));
   json_object_set_new(est, "busy_workers_how", json_string(f->busy_source));
   json_object_set_new(est, "tile_reads_how", json_string(f->read_source));
   json_object_set_new(est, "fresh_memory_s", json_real(f->fresh_seconds));

@@ -344,8 +344,9 @@ Test(engine_estimate, active_paths_hold_the_second_leaf) {
   fixture_free(&f);
 }
 
-/* Workers busy at once: the factor measured at 1, 2 and 8 workers,
- * interpolated in log(workers) between them, the nearest's outside. */
+/* Workers busy at once: the factor measured at 1, 2 and 8 workers, each
+ * round keeping all its workers busy, interpolated in log(busy) between
+ * them, flat past the widest. */
 Test(engine_estimate, busy_workers_factor_between_those_measured) {
   wsisa__busy_model m;
   memset(&m, 0, sizeof m);
@@ -354,7 +355,7 @@ Test(engine_estimate, busy_workers_factor_between_those_measured) {
   m.n = 3;
   const int k[] = {1, 2, 8};
   const double f[] = {1, 1.1, 1.4};
-  for (int i = 0; i < 3; i++) m.workers[i] = k[i], m.factor[i] = f[i];
+  for (int i = 0; i < 3; i++) m.workers[i] = k[i], m.factor[i] = f[i], m.busy[i] = k[i];
   cr_expect_float_eq(wsisa__busy_factor(&m, 1), 1, 1e-12);
   cr_expect_float_eq(wsisa__busy_factor(&m, 2), 1.1, 1e-12);
   cr_expect_float_eq(wsisa__busy_factor(&m, 4), 1.1 + 0.5 * 0.3, 1e-12);
@@ -367,6 +368,58 @@ Test(engine_estimate, busy_workers_factor_between_those_measured) {
   cr_expect_float_eq(wsisa__busy_ratio(&m, 8), 1.4 / 1.1, 1e-12);
   m.loaded = 0;
   cr_expect_float_eq(wsisa__busy_ratio(&m, 8), 1, 1e-12);
+}
+
+/* A round that kept 1.3 of its 2 workers busy on average: the factor it
+ * measured stands at 1.3 busy, the line from one worker on past it up to 2,
+ * flat beyond; the models (filled at 2 workers) stand at 1.3 busy. */
+Test(engine_estimate, busy_workers_factor_by_the_workers_kept_busy) {
+  wsisa__busy_model m;
+  memset(&m, 0, sizeof m);
+  m.loaded = 1;
+  m.n = 2;
+  m.workers[0] = 1, m.factor[0] = 1, m.busy[0] = 1;
+  m.workers[1] = 2, m.factor[1] = 1.08, m.busy[1] = 1.3;
+  m.calibrated_with = 2;
+  cr_expect_float_eq(wsisa__busy_at_width(&m, 1), 1, 1e-12);
+  cr_expect_float_eq(wsisa__busy_at_width(&m, 2), 1.3, 1e-12);
+  cr_expect_float_eq(wsisa__busy_at_width(&m, 4), 2.6, 1e-12, "past the widest: its share");
+  cr_expect_float_eq(wsisa__busy_factor(&m, 1.3), 1.08, 1e-12);
+  double at2 = 1 + 0.08 * log(2.0) / log(1.3);
+  cr_expect_float_eq(wsisa__busy_factor(&m, 2), at2, 1e-12);
+  cr_expect_float_eq(wsisa__busy_factor(&m, 3), at2, 1e-12, "flat past the widest width");
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 1.3), 1, 1e-12);
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 1), 1 / 1.08, 1e-12);
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 2), at2 / 1.08, 1e-12);
+}
+
+/* The probe's file as the estimate reads it: one worker the unit, a factor
+ * below the one before read as none (the machine's drift), calibration's
+ * rounds' busy workers kept. */
+Test(engine_estimate, busy_workers_file_read_back) {
+  const char *dir = tu_tmpdir("estimate-busy-file");
+  char path[4400];
+  snprintf(path, sizeof path, "%s/.starpu/sampling", dir);
+  char cmd[4500];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
+  cr_assert_eq(system(cmd), 0);
+  snprintf(path, sizeof path, "%s/.starpu/sampling/wsisa_busy_workers.json", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("{\"cores\": 2, \"calibrated_cpu_workers\": 2, \"factors\": [[1, 1.0], [2, 0.94]],"
+        " \"busy_on_average\": [[1, 0.98], [2, 1.7]], \"calibration_busy_on_average\": 1.3}",
+        f);
+  fclose(f);
+  setenv("STARPU_HOME", dir, 1);
+  wsisa__busy_model m;
+  cr_assert_eq(wsisa__busy_load(&m), 0);
+  cr_expect_eq(m.n, 2);
+  cr_expect_float_eq(m.busy[0], 1, 1e-12);
+  cr_expect_float_eq(m.busy[1], 1.7, 1e-12);
+  cr_expect_float_eq(m.factor[1], 1, 1e-12, "no faster with more workers busy");
+  cr_expect_float_eq(m.calibration_busy, 1.3, 1e-12);
+  cr_expect_float_eq(wsisa__busy_ratio(&m, 1), 1, 1e-12);
+  cr_expect(strstr(m.source, "1.30 busy on average in its rounds"), "%s", m.source);
 }
 
 /* Paths share their prefixes: two runs alike up to level 6 are one tree,
@@ -612,6 +665,9 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
   const char *busy = json_string_value(json_object_get(est, "busy_workers_how"));
   cr_expect(busy && strstr(busy, "calibration:"), "%s", busy ? busy : "(none)");
   cr_expect_gt(num(est, "busy_factor"), 0);
+  /* at the workers its simulation kept busy: one at least, two at most */
+  cr_expect_geq(num(est, "busy_workers"), 1);
+  cr_expect_leq(num(est, "busy_workers"), 2 + 1e-9);
   /* ... on its own round (the design's segmentations), one worker against
    * the two it ran with */
   char bpath[4400];

@@ -2,19 +2,19 @@
  * estimate"): a task is slower when the other workers of the node run beside
  * it (they share the memory bandwidth and the caches; on a 16-core node every
  * task took 1.43 x its time alone with 16 workers busy), and StarPU's models
- * hold the times of the worker set calibration ran, busy as it was.
- * Calibration runs its own round (the tile's stage, the reference and the
- * design's segmentations, measured: the mix of tasks the models were filled
- * with, and a run's mix, with its waits on dependencies) on one CPU worker
- * and on k CPU workers, k = 1, 2, 4, ... up to the cores offered, and keeps
- * each k's seconds in tasks over the one worker's (the widths in turns, the
- * median of the ratios of each turn: a shared machine's speed drifts
- * between turns, less within one), with the CPU workers its rounds ran on;
- * the estimate scales its CPU workers' task times by the factor at the CPU
- * workers busy over the factor at calibration's, so at calibration's own
- * width the models stand as measured. Timed by the seconds the workers
- * spend in tasks (StarPU's worker profiling): waiting for a task does not
- * count, a stall on memory does. */
+ * hold the times of the worker set calibration ran, as busy as its rounds
+ * kept it. Calibration times a set of its own segmentations (the design's
+ * variants, a chain each, at least a chain per worker) on one CPU worker and
+ * on k, k = 1, 2, 4, ... up to the cores offered, and keeps each k's seconds
+ * in tasks over the one worker's, with the workers the set kept busy on
+ * average (its seconds in tasks over its wall time; the widths in turns, the
+ * median of the turns': a shared machine's speed drifts between turns, less
+ * within one); and how busy its own rounds kept the workers the models were
+ * filled with. The estimate scales its CPU workers' task times by the factor
+ * at the workers its simulation keeps busy on average over the factor at
+ * calibration's rounds', so a run as busy as calibration stands as measured.
+ * Timed by the seconds the workers spend in tasks (StarPU's worker
+ * profiling): waiting for a task does not count, a stall on memory does. */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -23,14 +23,15 @@
 #include "codelets/codelets.h"
 #include "engine/estimate/estimate.h"
 
-#define REPEATS 3
+#define REPEATS 5
+#define ROUNDS 2
 
 /* ---- the measurement --------------------------------------------------------- */
 
 /* The seconds the CPU workers spent in tasks since the last call (StarPU's
  * worker profiling, which it then resets): a worker waiting for a task does
  * not count, whether it sleeps or polls. */
-static double workers_executing(void) {
+double wsisa__workers_executing(void) {
   double sum = 0;
   for (int w = 0; w < (int)starpu_worker_get_count(); w++) {
     struct starpu_profiling_worker_info info;
@@ -42,21 +43,53 @@ static double workers_executing(void) {
   return sum;
 }
 
-/* Calibration's round on k CPU workers under a StarPU of its own: a round
- * untimed first (the process's pages and the programs' first calls: a run's
- * first writes are priced apart), then the seconds in tasks of one. */
-static int session(const wsisa__busy_work *w, const char *sched, int k, double *secs,
-                   wsisa_err *e) {
+/* The same set of segmentations at every width: `copies` chains, chain c at
+ * calibration's segmentation c modulo their number (the design's variants,
+ * the mix of tasks a run meets), all ready side by side, so that the
+ * workers stay busy but for the set's tail; its seconds in tasks and its
+ * wall time added to *secs and *wall. The release of a round's outputs is
+ * timed too, as the runs do it. */
+static int set_work(const wsisa_tile_data *tile, const wsisa__busy_work *w, int copies,
+                    wsisa_task_data *paths, double *secs, double *wall, wsisa_err *e) {
+  starpu_task_wait_for_all(); /* the tile's stage out of it */
+  wsisa__workers_executing();
+  double t0 = wsisa_now();
+  int rc = 0;
+  memset(paths, 0, (size_t)copies * sizeof *paths);
+  /* level by level across the chains */
+  for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++)
+    for (int c = 0; c < copies && !rc; c++)
+      rc = wsisa_workflow_task_submit(l, w->vectors + (size_t)c % w->nvec * WSISA_SEG_NPARAMS,
+                                      tile, &paths[c], NULL, e);
+  starpu_task_wait_for_all();
+  for (int c = 0; c < copies; c++)
+    for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &paths[c]);
+  starpu_task_wait_for_all();
+  *wall += wsisa_now() - t0;
+  *secs += wsisa__workers_executing();
+  return rc;
+}
+
+/* The set on k CPU workers under a StarPU of its own: once untimed (the
+ * process's pages: a run's first writes are priced apart), then ROUNDS
+ * times, added up. */
+static int session(const wsisa__busy_work *w, const char *sched, int k, int copies, double *secs,
+                   double *wall, wsisa_err *e) {
   wsisa_runtime_opts o = {.sched = sched, .ncpu = k, .nopencl = 0};
   int rc = wsisa_codelets_start(&o, e);
   if (rc) return rc;
   starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-  for (int r = 0; r < 2 && !rc; r++) {
-    workers_executing();
-    rc = wsisa__calibration_round(w->tile, w->halo, w->vectors, w->nvec, w->object_match,
-                                  w->features, e);
-    *secs = workers_executing();
+  wsisa_task_data *paths = calloc((size_t)copies, sizeof *paths);
+  wsisa__probe_tile pt;
+  if (!paths) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc && !(rc = wsisa__probe_tile_open(w->tile, &pt, e))) {
+    double s0 = 0, w0 = 0;
+    rc = set_work(&pt.tile, w, copies, paths, &s0, &w0, e);
+    *secs = *wall = 0;
+    for (int r = 0; r < ROUNDS && !rc; r++) rc = set_work(&pt.tile, w, copies, paths, secs, wall, e);
+    wsisa__probe_tile_close(&pt);
   }
+  free(paths);
   starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
   wsisa_runtime_shutdown();
   return rc;
@@ -66,33 +99,72 @@ int wsisa__busy_probe(const wsisa__busy_work *w, const char *sched, int cores, i
                       wsisa_err *e) {
   int ks[WSISA__BUSY_POINTS], n = 0;
   for (int k = 1; k <= cores && n < WSISA__BUSY_POINTS; k *= 2) ks[n++] = k;
-  double t[REPEATS][WSISA__BUSY_POINTS], ratio[WSISA__BUSY_POINTS][REPEATS], alone[REPEATS];
+  /* a chain per worker of the widest width at least, and every segmentation */
+  int copies = w->nvec > (size_t)ks[n - 1] ? (int)w->nvec : ks[n - 1];
+  double t[REPEATS][WSISA__BUSY_POINTS], wall[REPEATS][WSISA__BUSY_POINTS];
+  double ratio[WSISA__BUSY_POINTS][REPEATS], busy[WSISA__BUSY_POINTS][REPEATS], alone[REPEATS];
   int rc = 0;
   /* the widths in turns: a shared machine's load drifts between them less
    * than between one width's rounds and the next's */
   for (int r = 0; r < REPEATS && !rc; r++)
-    for (int i = 0; i < n && !rc; i++) rc = session(w, sched, ks[i], &t[r][i], e);
+    for (int i = 0; i < n && !rc; i++)
+      rc = session(w, sched, ks[i], copies, &t[r][i], &wall[r][i], e);
   if (rc) return rc;
   for (int r = 0; r < REPEATS; r++) {
     if (!(t[r][0] > 0))
       return wsisa_error(e, WSISA_ERUNTIME, "busy workers: nothing measured on one worker");
-    alone[r] = t[r][0];
-    for (int i = 0; i < n; i++) ratio[i][r] = t[r][i] / t[r][0];
+    alone[r] = t[r][0] / (ROUNDS * copies);
+    for (int i = 0; i < n; i++) {
+      ratio[i][r] = t[r][i] / t[r][0];
+      busy[i][r] = wall[r][i] > 0 ? t[r][i] / wall[r][i] : 0;
+    }
   }
-  json_t *points = json_array();
+  /* [k, factor], and the workers the set kept busy on average (its seconds
+   * in tasks over its wall time) to read them by: the median of the turns' */
+  json_t *points = json_array(), *average = json_array();
   for (int i = 0; i < n; i++) {
     qsort(ratio[i], REPEATS, sizeof ratio[i][0], wsisa_compare_doubles);
+    qsort(busy[i], REPEATS, sizeof busy[i][0], wsisa_compare_doubles);
     json_array_append_new(points, json_pack("[i, f]", ks[i], ratio[i][REPEATS / 2]));
+    json_array_append_new(average, json_pack("[i, f]", ks[i], busy[i][REPEATS / 2]));
   }
   qsort(alone, REPEATS, sizeof alone[0], wsisa_compare_doubles);
-  return wsisa__probe_write(json_pack("{s:i, s:i, s:i, s:f, s:o}", "cores", cores,
-                                      "calibrated_cpu_workers", calibrated_with, "segmentations",
-                                      (int)w->nvec, "alone_s", alone[REPEATS / 2], "factors",
-                                      points),
-                            "wsisa_busy_workers.json", e);
+  json_t *root = json_pack("{s:i, s:i, s:i, s:i, s:f, s:o, s:o}", "cores", cores,
+                           "calibrated_cpu_workers", calibrated_with, "segmentations", (int)w->nvec,
+                           "chains", copies, "alone_s", alone[REPEATS / 2], "factors", points,
+                           "busy_on_average", average);
+  /* calibration's rounds: measured now, or, when this calibration ran none
+   * (the models held every task), as the one that filled them measured */
+  double cal_busy = w->calibration_busy;
+  if (!(cal_busy > 0)) {
+    char path[4200];
+    json_t *before = wsisa__probe_read("wsisa_busy_workers.json", path, sizeof path);
+    if (json_integer_value(json_object_get(before, "calibrated_cpu_workers")) == calibrated_with)
+      cal_busy = json_number_value(json_object_get(before, "calibration_busy_on_average"));
+    json_decref(before);
+  }
+  if (cal_busy > 0)
+    json_object_set_new(root, "calibration_busy_on_average", json_real(cal_busy));
+  return wsisa__probe_write(root, "wsisa_busy_workers.json", e);
 }
 
 /* ---- the model ---------------------------------------------------------------- */
+
+/* [k, value] pairs of `root`'s `key` at the widths of `m` (1 where the file
+ * has none: a file without them is read as if every width kept all its
+ * workers busy). */
+static void by_width(const wsisa__busy_model *m, json_t *root, const char *key, double *out) {
+  json_t *pairs = json_object_get(root, key);
+  for (int i = 0; i < m->n; i++) {
+    out[i] = m->workers[i];
+    for (size_t p = 0; p < json_array_size(pairs); p++) {
+      int k;
+      double v;
+      if (!json_unpack(json_array_get(pairs, p), "[i, F]", &k, &v) && k == m->workers[i] && v > 0)
+        out[i] = v;
+    }
+  }
+}
 
 int wsisa__busy_load(wsisa__busy_model *m) {
   memset(m, 0, sizeof *m);
@@ -115,42 +187,78 @@ int wsisa__busy_load(wsisa__busy_model *m) {
     m->workers[at] = k;
     m->factor[at] = f;
   }
+  by_width(m, root, "busy_on_average", m->busy);
+  m->calibration_busy = json_number_value(json_object_get(root, "calibration_busy_on_average"));
   json_decref(root);
   /* without the width the models were filled at, a ratio cannot be taken */
   if (!m->n || m->calibrated_with < 1) {
     m->n = 0;
     return -1;
   }
-  char list[256];
+  /* one worker is the factor's unit, whatever its set's waits; the workers
+   * busy grow with the width; and more of them busy cannot make a task
+   * faster: a factor below the one before is the machine's drift between
+   * widths, read as no slowdown */
+  if (m->workers[0] == 1) m->busy[0] = 1;
+  for (int i = 1; i < m->n; i++) {
+    if (!(m->busy[i] > m->busy[i - 1] * 1.001)) m->busy[i] = m->busy[i - 1] * 1.001;
+    if (m->factor[i] < m->factor[i - 1]) m->factor[i] = m->factor[i - 1];
+  }
+  char list[512];
   size_t used = 0;
   list[0] = 0;
   for (int i = 0; i < m->n && used < sizeof list; i++)
-    used += (size_t)snprintf(list + used, sizeof list - used, "%s%d: %.2f", i ? ", " : "",
-                             m->workers[i], m->factor[i]);
+    used += (size_t)snprintf(list + used, sizeof list - used, "%s%d: %.2f at %.2f busy",
+                             i ? ", " : "", m->workers[i], m->factor[i], m->busy[i]);
+  char cal[96];
+  if (m->calibration_busy > 0)
+    snprintf(cal, sizeof cal, "%.2f busy on average in its rounds", m->calibration_busy);
+  else
+    snprintf(cal, sizeof cal, "its rounds' busy workers not measured: taken as the set's");
   snprintf(m->source, sizeof m->source,
-           "calibration: the seconds in tasks of its round on k CPU workers over those on "
-           "one (%s), the models filled with %d CPU workers; the CPU task times x the "
-           "factor at the CPU workers busy over the factor at %d, interpolated linearly in "
-           "log(workers), the nearest's outside them; %s",
-           list, m->calibrated_with, m->calibrated_with, path);
+           "calibration: the seconds in tasks of a set of its segmentations on k CPU workers "
+           "over those on one, with the workers the set kept busy on average (%s); the models "
+           "filled with %d CPU workers, %s; the CPU task times x the factor at the run's CPU "
+           "workers busy on average (its simulation's CPU task seconds over its makespan, "
+           "per machine; at least a worker a rank, which StarPU keeps awake) over the "
+           "factor at the models', interpolated linearly in log(busy), the last two's line "
+           "past them up to the widest width measured; %.3400s",
+           list, m->calibrated_with, cal, path);
   m->loaded = 1;
   return 0;
 }
 
-double wsisa__busy_factor(const wsisa__busy_model *m, int workers) {
-  if (!m->loaded || m->n < 1 || workers < 1) return 1;
-  const int *k = m->workers;
-  if (workers <= k[0]) return m->factor[0];
-  for (int i = 1; i < m->n; i++)
-    if (workers <= k[i]) {
-      double w = log((double)workers / k[i - 1]) / log((double)k[i] / k[i - 1]);
-      return m->factor[i - 1] + w * (m->factor[i] - m->factor[i - 1]);
-    }
-  return m->factor[m->n - 1];
+/* Linear in log(x) between points (x[i], y[i]), x increasing; below the
+ * first, its y; past the last, the last two's line up to `cap`, then flat. */
+static double log_line(const double *x, const double *y, int n, double at, double cap) {
+  if (n < 1) return 1;
+  if (at <= x[0] || n < 2) return y[0];
+  int i = 1;
+  while (i < n - 1 && at > x[i]) i++;
+  if (at > x[n - 1]) at = fmin(at, fmax(cap, x[n - 1]));
+  double w = log(at / x[i - 1]) / log(x[i] / x[i - 1]);
+  return y[i - 1] + w * (y[i] - y[i - 1]);
 }
 
-double wsisa__busy_ratio(const wsisa__busy_model *m, int workers) {
-  if (!m->loaded || workers < 1) return 1;
-  double at = wsisa__busy_factor(m, m->calibrated_with);
-  return at > 0 ? wsisa__busy_factor(m, workers) / at : 1;
+double wsisa__busy_factor(const wsisa__busy_model *m, double busy) {
+  if (!m->loaded || m->n < 1 || !(busy > 0)) return 1;
+  return log_line(m->busy, m->factor, m->n, busy, (double)m->workers[m->n - 1]);
+}
+
+double wsisa__busy_at_width(const wsisa__busy_model *m, int workers) {
+  if (!m->loaded || m->n < 1 || workers < 1) return workers > 0 ? workers : 1;
+  double k[WSISA__BUSY_POINTS];
+  for (int i = 0; i < m->n; i++) k[i] = m->workers[i];
+  /* past the widest measured, the same share of the workers busy */
+  if (workers > m->workers[m->n - 1])
+    return m->busy[m->n - 1] * workers / m->workers[m->n - 1];
+  return log_line(k, m->busy, m->n, workers, k[m->n - 1]);
+}
+
+double wsisa__busy_ratio(const wsisa__busy_model *m, double busy) {
+  if (!m->loaded || !(busy > 0)) return 1;
+  double at = wsisa__busy_factor(m, m->calibration_busy > 0
+                                        ? m->calibration_busy
+                                        : wsisa__busy_at_width(m, m->calibrated_with));
+  return at > 0 ? wsisa__busy_factor(m, busy) / at : 1;
 }

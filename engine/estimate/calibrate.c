@@ -99,7 +99,10 @@ static int leaf_finish(const wsisa_tile_data *tile, leaf_home *l, int features, 
   return rc;
 }
 
-int wsisa__calibration_round(const wsisa_tile_ref *ref_tile, int halo, const double *vectors,
+/* One round on one tile, read as a run reads it (`halo` pixels around it,
+ * its colour statistics): its stage, the reference, and one segmentation per
+ * calibration vector; waits for all of it. */
+static int round_on_tile(const wsisa_tile_ref *ref_tile, int halo, const double *vectors,
                          size_t nvec, int object_match, int features, wsisa_err *e) {
   wsisa_image *rgb = NULL;
   starpu_data_handle_t h_rgb = NULL, ref = NULL, ref_labels = NULL;
@@ -288,6 +291,9 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
                       : env.sched                ? env.sched
                                                  : "dmda";
   int cal_cpu = 1; /* the CPU workers the models are filled with */
+  /* ... and how busy its rounds kept them: their seconds in tasks over
+   * their wall time */
+  double in_tasks = 0, rounds_wall = 0;
   for (int pass = 0; !rc && pass <= MAX_PASSES; pass++) {
     wsisa_runtime_opts o = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 2};
     if ((rc = wsisa_codelets_start(&o, e))) break;
@@ -303,7 +309,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     }
     have_stats = 1;
     wsisa_estimate *est = NULL;
-    /* the calibration rounds read the tiles as the run does (wsisa__calibration_round) */
+    /* the calibration rounds read the tiles as the run does (round_on_tile) */
     wsisa_estimate_request q = {pick, out->ntiles, rows, nruns, object_match, features, halo};
     if (!rc) rc = wsisa_estimate_new(&q, &est, e);
     size_t missing = 0;
@@ -323,11 +329,18 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
        * samples it refused as outliers (STARPU_HISTORY_MAX_ERROR) */
       int rounds = missing ? (int)(out->minimum + 1 - (fewest < out->minimum ? fewest : 0)) : 1;
       if (pass > 0 && rounds < 2) rounds = 2;
+      starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
       for (int k = 0; k < rounds && !rc; k++) {
-        for (size_t t = 0; t < out->ntiles && !rc; t++)
-          rc = wsisa__calibration_round(&pick[t], halo, vectors, nvec, object_match, features, e);
+        for (size_t t = 0; t < out->ntiles && !rc; t++) {
+          wsisa__workers_executing();
+          double t0 = wsisa_now();
+          rc = round_on_tile(&pick[t], halo, vectors, nvec, object_match, features, e);
+          rounds_wall += wsisa_now() - t0;
+          in_tasks += wsisa__workers_executing();
+        }
         out->rounds++;
       }
+      starpu_profiling_status_set(STARPU_PROFILING_DISABLE);
       out->passes++;
     }
     wsisa_estimate_free(est);
@@ -354,7 +367,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   if (!rc) {
     wsisa_machine_cores cores;
     wsisa_machine_cores_read(&cores);
-    wsisa__busy_work work = {&pick[0], halo, vectors, nvec, object_match, features};
+    wsisa__busy_work work = {&pick[0], vectors, nvec, in_tasks > 0 && rounds_wall > 0 ? in_tasks / rounds_wall : 0};
     rc = wsisa__busy_probe(&work, sched, cores.offered > 0 ? cores.offered : 1,
                            cal_cpu > 0 ? cal_cpu : 1, e);
   }

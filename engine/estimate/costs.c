@@ -956,6 +956,24 @@ static void steps_cost(const wsisa_estimate *est, size_t s, const size_t *steps,
   free(wr);
 }
 
+
+/* The CPU workers' costs x `by`: a tile's opening and reference (on the whole
+ * set), and the CPU's column of every other piece. */
+static void scale_cpu(size_t ns, size_t nv, double by, double *open, double *open_path,
+                      double *ref, double *ref_path, double *stage, double *measure,
+                      double *background, double *level) {
+  for (size_t s = 0; s < ns; s++) {
+    open[s] *= by;
+    open_path[s] *= by;
+    ref[s] *= by;
+    ref_path[s] *= by;
+    stage[s] *= by;
+    measure[s] *= by;
+    background[s] *= by;
+    for (size_t i = 0; i < WSISA_SEG_LEVELS * nv; i++) level[s * WSISA_SEG_LEVELS * nv + i] *= by;
+  }
+}
+
 /* The work of each evidence class and codelet in `count` runs of a step. */
 static void account(const wsisa_estimate *est, size_t s, size_t st, double count, const int *workers,
                     int total, double *by_class, double *by_op_class) {
@@ -1052,13 +1070,17 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
     }
   }
   /* the CPU workers' tasks as slow as with the CPU workers busy at once
-   * against the models' (filled at calibration's width): a rank's, times the
-   * ranks sharing its machine (mpirun's local ranks in a run; plan's ranks
-   * taken to share this machine) */
+   * against the models' (filled at calibration's width, as busy as its
+   * round kept them): first at the busy share calibration's round had at a
+   * rank's width times the ranks sharing its machine (mpirun's local ranks
+   * in a run; plan's ranks taken to share this machine), then again at
+   * what that simulation kept busy */
   int ncpu = est->arch[cpu_arch(est)].is_cpu ? workers[cpu_arch(est)] : 0;
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   int sharing = local && atoi(local) > 0 ? atoi(local) : plan->ranks > 0 ? plan->ranks : 1;
-  out->busy_factor = wsisa__busy_ratio(&est->busy, ncpu * sharing);
+  if (sharing > plan->ranks) sharing = plan->ranks;
+  out->busy_workers = wsisa__busy_at_width(&est->busy, ncpu * sharing);
+  out->busy_factor = wsisa__busy_ratio(&est->busy, out->busy_workers);
   double alone = wsisa__busy_ratio(&est->busy, 1);
   snprintf(out->read_source, sizeof out->read_source, "%s",
            est->reads.loaded ? est->reads.source
@@ -1068,17 +1090,8 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
            est->busy.loaded ? est->busy.source
                             : "not measured (wsisa calibrate measures it): the models' times at "
                               "any number of workers busy");
-  for (size_t s = 0; s < ns; s++) {
-    open[s] *= out->busy_factor;
-    open_path[s] *= out->busy_factor;
-    ref[s] *= out->busy_factor;
-    ref_path[s] *= out->busy_factor;
-    stage[s] *= out->busy_factor;
-    measure[s] *= out->busy_factor;
-    background[s] *= out->busy_factor;
-    for (size_t i = 0; i < WSISA_SEG_LEVELS * nv; i++)
-      level[s * WSISA_SEG_LEVELS * nv + i] *= out->busy_factor;
-  }
+  scale_cpu(ns, nv, out->busy_factor, open, open_path, ref, ref_path, stage, measure, background,
+            level);
   wsisa_sim_costs ocl = {ns, nv, open, open_path, stage + ns, measure + ns, background + ns,
                          level + ns * WSISA_SEG_LEVELS * nv, est->run_variant, NULL, est->run_scale,
                          NULL, NULL, NULL};
@@ -1105,6 +1118,22 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
              "reuse, an upper bound");
   }
   if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
+  if (est->busy.loaded && ncpu > 0 && out->sim.makespan > 0) {
+    /* the CPU workers that simulation kept busy on a machine, on average;
+     * StarPU keeps a worker of each rank awake, polling when idle */
+    double busy = out->sim.work_cpu / out->sim.makespan * sharing / plan->ranks;
+    busy = fmin(fmax(busy, (double)sharing), (double)(ncpu * sharing));
+    double again = wsisa__busy_ratio(&est->busy, busy);
+    if (fabs(again / out->busy_factor - 1) > 1e-9) {
+      scale_cpu(ns, nv, again / out->busy_factor, open, open_path, ref, ref_path, stage, measure,
+                background, level);
+      out->busy_factor = again;
+      out->busy_workers = busy;
+      wsisa_sim_result_free(&out->sim);
+      memset(&out->sim, 0, sizeof out->sim);
+      if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
+    }
+  }
   if (j.objects)
     out->object_share = out->sim.objects_reusable > 0
                             ? 1 - out->sim.objects_computed / out->sim.objects_reusable

@@ -143,6 +143,7 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
            f.object_source[0] ? f.object_source : "object reuse off");
   snprintf(p->level_source, sizeof p->level_source, "%s", f.level_source);
   p->busy_factor = f.busy_factor;
+  p->busy_workers = f.busy_workers;
   snprintf(p->busy_source, sizeof p->busy_source, "%s", f.busy_source);
   snprintf(p->read_source, sizeof p->read_source, "%s", f.read_source);
   p->fresh_seconds = f.fresh_seconds;

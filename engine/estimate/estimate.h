@@ -100,6 +100,7 @@ typedef struct wsisa_sim_job {
 typedef struct wsisa_sim_result {
   double makespan;     /* seconds */
   double work;         /* worker-seconds of every task */
+  double work_cpu;     /* ... of those on CPU workers */
   double efficiency;   /* work / (makespan x ranks x workers) */
   uint64_t units, tasks, leaves, opens, stages, backgrounds;
   uint64_t opens_ahead; /* of the opens, tiles opened ahead of their first unit */
@@ -221,6 +222,7 @@ typedef struct wsisa_estimate_figures {
   char level_source[4600];  /* how the level tasks follow their runs' parameter values */
   double busy_factor;       /* the CPU workers' task times x this: the workers busy at once
                              * against calibration's */
+  double busy_workers;      /* ... the CPU workers busy on average on a machine, it taken at */
   char busy_source[4800];   /* how it was obtained */
   char read_source[4800];   /* how a tile's read was priced */
   double fresh_seconds;     /* a rank's first writes of its working set, over its
@@ -313,32 +315,33 @@ void wsisa__objects_seen_free(wsisa__objects_seen *seen);
 /* ---- workers busy at once (engine/estimate/busy.c) --------------------------- */
 
 /* What calibration measured of a task's slowdown with k CPU workers busy
- * at once: the seconds in tasks of its own round (below) on k CPU workers
- * over those on one (factor[0] = 1 at k = 1), k = 1, 2, 4, ... up to the
- * cores offered. */
+ * at once: the seconds in tasks of a set of its segmentations on k CPU
+ * workers over those on one (factor[0] = 1 at k = 1), k = 1, 2, 4, ... up
+ * to the cores offered, with the workers the set kept busy on average. */
 #define WSISA__BUSY_POINTS 16
 typedef struct wsisa__busy_model {
   int loaded, n;
   int calibrated_with; /* the CPU workers calibration's rounds ran on */
   int workers[WSISA__BUSY_POINTS];
   double factor[WSISA__BUSY_POINTS];
+  double busy[WSISA__BUSY_POINTS]; /* the workers the set kept busy on average
+                                    * (1 at one worker; k without the figure) */
+  double calibration_busy;          /* ... and calibration's rounds (0: not measured) */
   char source[4800];
 } wsisa__busy_model;
 
-/* One calibration round on one tile, read as a run reads it (`halo` pixels
- * around it, its colour statistics): its stage, the reference, and one
- * segmentation per calibration vector, measured as the study measures;
- * waits for all of it. StarPU must be running. */
-int wsisa__calibration_round(const wsisa_tile_ref *tile, int halo, const double *vectors,
-                             size_t nvec, int object_match, int features, wsisa_err *e);
+/* The seconds the CPU workers spent in tasks since the last call (StarPU's
+ * worker profiling, which must be on; it then resets them). */
+double wsisa__workers_executing(void);
 
-/* The round the busy probe times: calibration's own. */
+/* What the busy probe runs: calibration's segmentations on its largest tile;
+ * and the CPU workers calibration's rounds kept busy on average (0: not
+ * measured). */
 typedef struct wsisa__busy_work {
   const wsisa_tile_ref *tile;
-  int halo;
   const double *vectors;
   size_t nvec;
-  int object_match, features;
+  double calibration_busy;
 } wsisa__busy_work;
 
 /* Calibration: measure it for k = 1, 2, 4, ... up to `cores` (StarPU
@@ -349,14 +352,18 @@ int wsisa__busy_probe(const wsisa__busy_work *work, const char *sched, int cores
                       int calibrated_with, wsisa_err *e);
 /* Read it; -1 when calibration has not measured it. */
 int wsisa__busy_load(wsisa__busy_model *m);
-/* The factor at `workers` CPU workers busy: interpolated linearly in
- * log(workers) between those measured, the nearest's outside them; 1
+/* The factor with `busy` CPU workers busy on average: linear in log(busy)
+ * between the widths measured (each at the workers its round kept busy),
+ * the last two's line past them up to the widest width, flat beyond; 1
  * without a model. */
-double wsisa__busy_factor(const wsisa__busy_model *m, int workers);
-/* What a model's CPU time is multiplied by with `workers` CPU workers busy:
- * the factor there over the factor at the width calibration ran (1 without
- * a model). */
-double wsisa__busy_ratio(const wsisa__busy_model *m, int workers);
+double wsisa__busy_factor(const wsisa__busy_model *m, double busy);
+/* The CPU workers the probe's set kept busy on average with `workers` CPU
+ * workers (between the widths measured; past them, the widest's share). */
+double wsisa__busy_at_width(const wsisa__busy_model *m, int workers);
+/* What a model's CPU time is multiplied by with `busy` CPU workers busy on
+ * average: the factor there over the factor at the workers calibration's
+ * rounds kept busy (1 without a model). */
+double wsisa__busy_ratio(const wsisa__busy_model *m, double busy);
 
 /* ---- reading a tile (engine/estimate/reads.c) ---------------------------------- */
 

@@ -271,6 +271,7 @@ static void dispatch(sim *s, rank_state *rs) {
     rs->avail[best] = best_end;
     heap_push(s, best_end, id);
     s->r->work += best_dur;
+    if (best < ncpu) s->r->work_cpu += best_dur;
   }
 }
 

@@ -429,6 +429,7 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
   json_object_set_new(json_object_get(o, "predicted"), "level_costs_how",
                       json_string(p->level_source));
   json_object_set_new(json_object_get(o, "predicted"), "busy_factor", json_real(p->busy_factor));
+  json_object_set_new(json_object_get(o, "predicted"), "busy_workers", json_real(p->busy_workers));
   json_object_set_new(json_object_get(o, "predicted"), "busy_workers_how",
                       json_string(p->busy_source));
   json_object_set_new(json_object_get(o, "predicted"), "tile_reads_how",

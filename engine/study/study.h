@@ -231,6 +231,7 @@ typedef struct wsisa__run_estimate {
   char object_source[4600];   /* how that share was obtained */
   char level_source[4600];    /* how the level tasks follow their runs' parameter values */
   double busy_factor;         /* the CPU task times x this: the workers busy at once */
+  double busy_workers;        /* ... on average on a machine, the factor taken at */
   char busy_source[4800];     /* how it was obtained */
   char read_source[4800];     /* how a tile's read was priced */
   double fresh_seconds;       /* the working set's first writes, in the makespan */
