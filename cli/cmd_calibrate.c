@@ -45,9 +45,9 @@ static void usage(void) {
          "submits the tasks (STARPU_HOME/.starpu/sampling/wsisa_tile_reads.json),\n"
          "and the first write of each page of fresh memory, which a run pays for its\n"
          "working set (STARPU_HOME/.starpu/sampling/wsisa_fresh_memory.json).\n"
-         "Last, a segmentation alone on one CPU worker and as k copies on k CPU\n"
-         "workers at once, k = 1, 2, 4, ... up to the cores: how much slower a task\n"
-         "is with the workers busy\n"
+         "Last, those segmentations on one CPU worker and on k, k = 1, 2, 4, ... up\n"
+         "to the cores, and how many workers they and the rounds kept busy on\n"
+         "average: how much slower a task is with the workers busy\n"
          "(STARPU_HOME/.starpu/sampling/wsisa_busy_workers.json).\n"
          "Models go to STARPU_HOME (default ~/.cache/wsisa), per host.\n");
 }
