@@ -86,7 +86,8 @@ static int session(const wsisa__busy_work *w, const char *sched, int k, int copi
     double s0 = 0, w0 = 0;
     rc = set_work(&pt.tile, w, copies, paths, &s0, &w0, e);
     *secs = *wall = 0;
-    for (int r = 0; r < ROUNDS && !rc; r++) rc = set_work(&pt.tile, w, copies, paths, secs, wall, e);
+    for (int r = 0; r < ROUNDS && !rc; r++)
+      rc = set_work(&pt.tile, w, copies, paths, secs, wall, e);
     wsisa__probe_tile_close(&pt);
   }
   free(paths);

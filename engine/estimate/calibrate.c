@@ -367,7 +367,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   if (!rc) {
     wsisa_machine_cores cores;
     wsisa_machine_cores_read(&cores);
-    wsisa__busy_work work = {&pick[0], vectors, nvec, in_tasks > 0 && rounds_wall > 0 ? in_tasks / rounds_wall : 0};
+    wsisa__busy_work work = {&pick[0], vectors, nvec,
+                             in_tasks > 0 && rounds_wall > 0 ? in_tasks / rounds_wall : 0};
     rc = wsisa__busy_probe(&work, sched, cores.offered > 0 ? cores.offered : 1,
                            cal_cpu > 0 ? cal_cpu : 1, e);
   }

@@ -956,7 +956,6 @@ static void steps_cost(const wsisa_estimate *est, size_t s, const size_t *steps,
   free(wr);
 }
 
-
 /* The CPU workers' costs x `by`: a tile's opening and reference (on the whole
  * set), and the CPU's column of every other piece. */
 static void scale_cpu(size_t ns, size_t nv, double by, double *open, double *open_path,
@@ -1124,11 +1123,11 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
     double busy = out->sim.work_cpu / out->sim.makespan * sharing / plan->ranks;
     busy = fmin(fmax(busy, (double)sharing), (double)(ncpu * sharing));
     double again = wsisa__busy_ratio(&est->busy, busy);
+    out->busy_workers = busy;
     if (fabs(again / out->busy_factor - 1) > 1e-9) {
       scale_cpu(ns, nv, again / out->busy_factor, open, open_path, ref, ref_path, stage, measure,
                 background, level);
       out->busy_factor = again;
-      out->busy_workers = busy;
       wsisa_sim_result_free(&out->sim);
       memset(&out->sim, 0, sizeof out->sim);
       if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
