@@ -220,8 +220,9 @@ int wsisa__busy_load(wsisa__busy_model *m) {
            "calibration: the seconds in tasks of a set of its segmentations on k CPU workers "
            "over those on one, with the workers the set kept busy on average (%s); the models "
            "filled with %d CPU workers, %s; the CPU task times x the factor at the run's CPU "
-           "workers busy on average (its simulation's CPU task seconds over its makespan, "
-           "per machine; at least a worker a rank, which StarPU keeps awake) over the "
+           "workers busy on average (all of a machine's, or its simulation's CPU task "
+           "seconds over its makespan where that moves the factor by more than 1 %%; at "
+           "least a worker a rank, which StarPU keeps awake) over the "
            "factor at the models', interpolated linearly in log(busy), the last two's line "
            "past them up to the widest width measured; %.3400s",
            list, m->calibrated_with, cal, path);

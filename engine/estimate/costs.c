@@ -956,6 +956,12 @@ static void steps_cost(const wsisa_estimate *est, size_t s, const size_t *steps,
   free(wr);
 }
 
+/* A second simulation only when the workers the first kept busy move the
+ * busy factor by more than this share: under it, the makespan moves by less
+ * than the factor's own spread between calibrations, and a simulation is
+ * most of `plan --estimate`'s time. */
+#define BUSY_AGAIN 0.01
+
 /* The CPU workers' costs x `by`: a tile's opening and reference (on the whole
  * set), and the CPU's column of every other piece. */
 static void scale_cpu(size_t ns, size_t nv, double by, double *open, double *open_path,
@@ -1070,15 +1076,16 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   }
   /* the CPU workers' tasks as slow as with the CPU workers busy at once
    * against the models' (filled at calibration's width, as busy as its
-   * round kept them): first at the busy share calibration's round had at a
-   * rank's width times the ranks sharing its machine (mpirun's local ranks
-   * in a run; plan's ranks taken to share this machine), then again at
-   * what that simulation kept busy */
+   * rounds kept them): first with every CPU worker of the machine busy, a
+   * rank's times the ranks sharing its machine (mpirun's local ranks in a
+   * run; plan's ranks taken to share this machine), then, when what that
+   * simulation kept busy moves the factor by more than BUSY_AGAIN, again
+   * at that */
   int ncpu = est->arch[cpu_arch(est)].is_cpu ? workers[cpu_arch(est)] : 0;
   const char *local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
   int sharing = local && atoi(local) > 0 ? atoi(local) : plan->ranks > 0 ? plan->ranks : 1;
   if (sharing > plan->ranks) sharing = plan->ranks;
-  out->busy_workers = wsisa__busy_at_width(&est->busy, ncpu * sharing);
+  out->busy_workers = ncpu * sharing;
   out->busy_factor = wsisa__busy_ratio(&est->busy, out->busy_workers);
   double alone = wsisa__busy_ratio(&est->busy, 1);
   snprintf(out->read_source, sizeof out->read_source, "%s",
@@ -1123,11 +1130,11 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
     double busy = out->sim.work_cpu / out->sim.makespan * sharing / plan->ranks;
     busy = fmin(fmax(busy, (double)sharing), (double)(ncpu * sharing));
     double again = wsisa__busy_ratio(&est->busy, busy);
-    out->busy_workers = busy;
-    if (fabs(again / out->busy_factor - 1) > 1e-9) {
+    if (fabs(again / out->busy_factor - 1) > BUSY_AGAIN) {
       scale_cpu(ns, nv, again / out->busy_factor, open, open_path, ref, ref_path, stage, measure,
                 background, level);
       out->busy_factor = again;
+      out->busy_workers = busy;
       wsisa_sim_result_free(&out->sim);
       memset(&out->sim, 0, sizeof out->sim);
       if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;

@@ -353,7 +353,7 @@ int wsisa__busy_probe(const wsisa__busy_work *work, const char *sched, int cores
 /* Read it; -1 when calibration has not measured it. */
 int wsisa__busy_load(wsisa__busy_model *m);
 /* The factor with `busy` CPU workers busy on average: linear in log(busy)
- * between the widths measured (each at the workers its round kept busy),
+ * between the widths measured (each at the workers its set kept busy),
  * the last two's line past them up to the widest width, flat beyond; 1
  * without a model. */
 double wsisa__busy_factor(const wsisa__busy_model *m, double busy);
