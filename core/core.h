@@ -285,9 +285,14 @@ void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c);
  * starpu_config.h leaves STARPU_NON_BLOCKING_DRIVERS undefined: an idle
  * worker sleeps); 0 when its idle workers poll their queues on a core. */
 int wsisa_runtime_blocking_drivers(void);
+/* 1 when, besides, the last awake worker of a context sleeps too (the StarPU
+ * scripts/starpu.sh builds, patched: its starpu_config.h defines
+ * WSISA_STARPU_LAST_WORKER_SLEEPS); 0 when StarPU keeps that one polling, so
+ * a process of one worker polls whenever it has nothing to run. */
+int wsisa_runtime_last_worker_sleeps(void);
 /* "StarPU 1.3.10 (LIBRARY): STARPU_MAXCPUS 256, STARPU_MAXOPENCLDEVS 8, MPI
- * yes (starpumpi), idle workers sleep (blocking drivers)": the StarPU in use
- * and the limits it was built with. */
+ * yes (starpumpi), idle workers sleep (blocking drivers, the last awake one
+ * too)": the StarPU in use and the limits it was built with. */
 void wsisa_runtime_describe(char *buf, size_t cap);
 /* The StarPU version in use (StarPU's starpu_get_version). */
 void wsisa_runtime_version(int *major, int *minor, int *release);

@@ -200,8 +200,9 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   if (cpus.warning[0]) wsisa_log(WSISA_LOG_WARN, "runtime", "%s", cpus.warning);
   if (starpu_opencl_worker_get_count() > 0 && opts && opts->load_programs) {
     /* no task can run before the programs are built: the workers wait
-     * asleep meanwhile, not polling beside the OpenCL compiler (StarPU keeps
-     * one awake and polling otherwise, even with blocking drivers) */
+     * asleep meanwhile, not polling beside the OpenCL compiler (a StarPU
+     * other than scripts/starpu.sh's keeps one awake and polling otherwise,
+     * even with blocking drivers) */
     starpu_pause();
     int failed = opts->load_programs(e);
     starpu_resume();
@@ -310,6 +311,14 @@ int wsisa_runtime_blocking_drivers(void) {
 #endif
 }
 
+int wsisa_runtime_last_worker_sleeps(void) {
+#if defined(WSISA_STARPU_LAST_WORKER_SLEEPS) && !defined(STARPU_NON_BLOCKING_DRIVERS)
+  return 1;
+#else
+  return 0;
+#endif
+}
+
 void wsisa_runtime_version(int *major, int *minor, int *release) {
   starpu_get_version(major, minor, release);
 }
@@ -334,7 +343,9 @@ void wsisa_runtime_describe(char *buf, size_t cap) {
   snprintf(buf, cap,
            "StarPU %d.%d.%d (%s): STARPU_MAXCPUS %d, STARPU_MAXOPENCLDEVS %d, MPI %s, %s", major,
            minor, release, library, STARPU_MAXCPUS, STARPU_MAXOPENCLDEVS, mpi,
-           wsisa_runtime_blocking_drivers()
-               ? "idle workers sleep (blocking drivers)"
-               : "idle workers poll a core each (built without --enable-blocking-drivers)");
+           !wsisa_runtime_blocking_drivers()
+               ? "idle workers poll a core each (built without --enable-blocking-drivers)"
+           : wsisa_runtime_last_worker_sleeps()
+               ? "idle workers sleep (blocking drivers, the last awake one too)"
+               : "idle workers sleep (blocking drivers) but the last awake one polls a core");
 }

@@ -2,10 +2,12 @@
  * the workers' binding. */
 #define _GNU_SOURCE /* sched_setaffinity, CPU_SET: the test's own mask */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <starpu.h>
 
@@ -174,9 +176,57 @@ Test(runtime, describes_the_starpu_in_use) {
 #ifdef STARPU_NON_BLOCKING_DRIVERS
   cr_expect(strstr(text, ", idle workers poll a core each") != NULL, "%s", text);
   cr_expect_eq(wsisa_runtime_blocking_drivers(), 0);
-#else
-  cr_expect(strstr(text, ", idle workers sleep (blocking drivers)") != NULL, "%s", text);
+  cr_expect_eq(wsisa_runtime_last_worker_sleeps(), 0);
+#elif defined(WSISA_STARPU_LAST_WORKER_SLEEPS)
+  cr_expect(strstr(text, ", idle workers sleep (blocking drivers, the last awake one too)") != NULL,
+            "%s", text);
   cr_expect_eq(wsisa_runtime_blocking_drivers(), 1);
+  cr_expect_eq(wsisa_runtime_last_worker_sleeps(), 1);
+#else
+  cr_expect(strstr(text, ", idle workers sleep (blocking drivers) but the last awake one polls") !=
+                NULL,
+            "%s", text);
+  cr_expect_eq(wsisa_runtime_blocking_drivers(), 1);
+  cr_expect_eq(wsisa_runtime_last_worker_sleeps(), 0);
+#endif
+}
+
+/* A worker's thread: its CPU clock, to read from the main thread. */
+static void record_clock(void *buffers[], void *arg) {
+  (void)buffers;
+  pthread_getcpuclockid(pthread_self(), (clockid_t *)arg);
+}
+
+static double thread_cpu_s(clockid_t c) {
+  struct timespec t;
+  cr_assert_eq(clock_gettime(c, &t), 0);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* A process of one CPU worker (each rank of mpirun -np R with STARPU_NCPU=1):
+ * with nothing to run, its worker sleeps, though it is the last one awake,
+ * where StarPU unpatched keeps that one spinning on its core. */
+Test(runtime, a_lone_idle_worker_sleeps) {
+#if !defined(WSISA_STARPU_LAST_WORKER_SLEEPS) || defined(STARPU_NON_BLOCKING_DRIVERS)
+  cr_skip_test("this StarPU keeps its last awake worker polling (not scripts/starpu.sh's)");
+#else
+  unsetenv("STARPU_NCPU");
+  wsisa_runtime_opts opts = {.ncpu = 1, .nopencl = 0};
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_runtime_init(&opts, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_runtime_ncpu(), 1);
+  static struct starpu_codelet cl = {.cpu_funcs = {record_clock}, .nbuffers = 0};
+  clockid_t worker;
+  struct starpu_task *t = starpu_task_create();
+  t->cl = &cl;
+  t->cl_arg = &worker;
+  t->synchronous = 1;
+  cr_assert_eq(starpu_task_submit(t), 0);
+  const double before = thread_cpu_s(worker);
+  nanosleep(&(struct timespec){0, 500000000}, NULL);
+  const double idle = thread_cpu_s(worker) - before;
+  wsisa_runtime_shutdown();
+  cr_expect_lt(idle, 0.1, "the idle worker used %.3f CPU-s in 0.5 s", idle);
 #endif
 }
 

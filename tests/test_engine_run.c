@@ -458,6 +458,11 @@ Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
 #else
   cr_expect(strstr(workers, "\"starpu_blocking_drivers\": true") != NULL, "%.600s", workers);
 #endif
+#ifdef WSISA_STARPU_LAST_WORKER_SLEEPS
+  cr_expect(strstr(workers, "\"starpu_last_worker_sleeps\": true") != NULL, "%.600s", workers);
+#else
+  cr_expect(strstr(workers, "\"starpu_last_worker_sleeps\": false") != NULL, "%.600s", workers);
+#endif
   cr_expect(strstr(prov, "StarPU started") == NULL, "a warning: %s", strstr(prov, "StarPU started"));
   free(prov);
   int taskset = system("command -v taskset >/dev/null 2>&1") == 0;

@@ -222,10 +222,14 @@ int wsisa__busy_load(wsisa__busy_model *m) {
            "filled with %d CPU workers, %s; the CPU task times x the factor at the run's CPU "
            "workers busy on average (all of a machine's, or its simulation's CPU task "
            "seconds over its makespan where that moves the factor by more than 1 %%; at "
-           "least a worker a rank, which StarPU keeps awake) over the "
+           "least %s) over the "
            "factor at the models', interpolated linearly in log(busy), the last two's line "
            "past them up to the widest width measured; %.3400s",
-           list, m->calibrated_with, cal, path);
+           list, m->calibrated_with, cal,
+           wsisa_runtime_last_worker_sleeps()
+               ? "one worker (an idle one sleeps, the last awake of a rank too)"
+               : "a worker a rank, which StarPU keeps awake and polling",
+           path);
   m->loaded = 1;
   return 0;
 }

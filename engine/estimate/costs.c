@@ -1126,9 +1126,11 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   if ((rc = wsisa_sim_run(&c, &j, &out->sim, e))) goto out;
   if (est->busy.loaded && ncpu > 0 && out->sim.makespan > 0) {
     /* the CPU workers that simulation kept busy on a machine, on average;
-     * StarPU keeps a worker of each rank awake, polling when idle */
+     * a StarPU that keeps the last awake worker of each rank polling when
+     * idle keeps at least one a rank busy */
     double busy = out->sim.work_cpu / out->sim.makespan * sharing / plan->ranks;
-    busy = fmin(fmax(busy, (double)sharing), (double)(ncpu * sharing));
+    const int floor_busy = wsisa_runtime_last_worker_sleeps() ? 1 : sharing;
+    busy = fmin(fmax(busy, (double)floor_busy), (double)(ncpu * sharing));
     double again = wsisa__busy_ratio(&est->busy, busy);
     if (fabs(again / out->busy_factor - 1) > BUSY_AGAIN) {
       scale_cpu(ns, nv, again / out->busy_factor, open, open_path, ref, ref_path, stage, measure,

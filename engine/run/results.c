@@ -629,6 +629,8 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   json_object_set_new(wk, "cores_limited_by", json_string(rc_cpus->cores.limit));
   json_object_set_new(wk, "starpu_maxcpus", json_integer(rc_cpus->maxcpus));
   json_object_set_new(wk, "starpu_blocking_drivers", json_boolean(wsisa_runtime_blocking_drivers()));
+  json_object_set_new(wk, "starpu_last_worker_sleeps",
+                      json_boolean(wsisa_runtime_last_worker_sleeps()));
   /* where the CPU workers run (OS core numbers, as taskset's): by the
    * affinity mask, StarPU's own binding, the user's, or unbound */
   json_object_set_new(wk, "binding", json_string(rc_cpus->binding ? rc_cpus->binding : "StarPU"));
