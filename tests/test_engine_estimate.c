@@ -641,6 +641,15 @@ static const char *calibrated_home(const char *dir, const char *study) {
   return home;
 }
 
+/* A calibration probe's file beside the models set aside (`aside` 1), out of
+ * the estimate's sight, or put back (0). */
+static void set_aside(const char *home, const char *file, int aside) {
+  char models[4400], away[4400];
+  snprintf(models, sizeof models, "%s/.starpu/sampling/%s", home, file);
+  snprintf(away, sizeof away, "%s/%s.aside", home, file);
+  cr_assert_eq(aside ? rename(models, away) : rename(away, models), 0, "%s", file);
+}
+
 static json_t *estimate(const char *home, const char *study, const char *more) {
   char args[4400];
   snprintf(args, sizeof args, "plan --study '%s' --estimate --json %s", study, more ? more : "");
@@ -691,31 +700,22 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
   const char *reads = json_string_value(json_object_get(est, "tile_reads_how"));
   cr_expect(reads && strstr(reads, "calibration:"), "%s", reads ? reads : "(none)");
   json_decref(root);
-  char rm[8600];
-  snprintf(rm, sizeof rm, "mv '%s'/.starpu/sampling/wsisa_busy_workers.json '%s'/busy.json", home,
-           home);
-  cr_assert_eq(system(rm), 0);
+  set_aside(home, "wsisa_busy_workers.json", 1);
   root = estimate(home, study, NULL);
   est = json_object_get(root, "estimate");
   busy = json_string_value(json_object_get(est, "busy_workers_how"));
   cr_expect(busy && strstr(busy, "not measured"), "%s", busy ? busy : "(none)");
   double makespan = num(est, "makespan_s");
   json_decref(root);
-  snprintf(rm, sizeof rm, "mv '%s'/.starpu/sampling/wsisa_tile_reads.json '%s'/reads.json", home,
-           home);
-  cr_assert_eq(system(rm), 0);
+  set_aside(home, "wsisa_tile_reads.json", 1);
   root = estimate(home, study, NULL);
   est = json_object_get(root, "estimate");
   reads = json_string_value(json_object_get(est, "tile_reads_how"));
   cr_expect(reads && strstr(reads, "not measured"), "%s", reads ? reads : "(none)");
   cr_expect_lt(num(est, "makespan_s"), makespan);
   json_decref(root);
-  snprintf(rm, sizeof rm, "mv '%s'/reads.json '%s'/.starpu/sampling/wsisa_tile_reads.json", home,
-           home);
-  cr_assert_eq(system(rm), 0);
-  snprintf(rm, sizeof rm, "mv '%s'/busy.json '%s'/.starpu/sampling/wsisa_busy_workers.json", home,
-           home);
-  cr_assert_eq(system(rm), 0);
+  set_aside(home, "wsisa_tile_reads.json", 0);
+  set_aside(home, "wsisa_busy_workers.json", 0);
 
   /* ... and a page's first write: a rank's working set (peak over
    * baseline) at that rate over its workers, in the makespan */

@@ -137,13 +137,10 @@ int wsisa__busy_probe(const wsisa__busy_work *w, const char *sched, int cores, i
   /* calibration's rounds: measured now, or, when this calibration ran none
    * (the models held every task), as the one that filled them measured */
   double cal_busy = w->calibration_busy;
-  if (!(cal_busy > 0)) {
-    char path[4200];
-    json_t *before = wsisa__probe_read("wsisa_busy_workers.json", path, sizeof path);
-    if (json_integer_value(json_object_get(before, "calibrated_cpu_workers")) == calibrated_with)
-      cal_busy = json_number_value(json_object_get(before, "calibration_busy_on_average"));
-    json_decref(before);
-  }
+  wsisa__busy_model before;
+  if (!(cal_busy > 0) && wsisa__busy_load(&before) == 0 &&
+      before.calibrated_with == calibrated_with)
+    cal_busy = before.calibration_busy;
   if (cal_busy > 0)
     json_object_set_new(root, "calibration_busy_on_average", json_real(cal_busy));
   return wsisa__probe_write(root, "wsisa_busy_workers.json", e);
@@ -151,7 +148,7 @@ int wsisa__busy_probe(const wsisa__busy_work *w, const char *sched, int cores, i
 
 /* ---- the model ---------------------------------------------------------------- */
 
-/* [k, value] pairs of `root`'s `key` at the widths of `m` (1 where the file
+/* [k, value] pairs of `root`'s `key` at the widths of `m` (k where the file
  * has none: a file without them is read as if every width kept all its
  * workers busy). */
 static void by_width(const wsisa__busy_model *m, json_t *root, const char *key, double *out) {
