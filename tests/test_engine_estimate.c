@@ -247,17 +247,70 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++)
     cr_expect_float_eq(scale[l], l >= 4 ? 0.5 : 1, 1e-12, "level %d: %g", l + 1, scale[l]);
   cr_expect(strstr(how, "curves' product") != NULL, "%s", how);
-  /* halfway along G2's range to the calibration's segmentation: halfway
-   * between the curve (1.5) and the models' mean (2) */
+  /* halfway along G2's range to the calibration's segmentation, which moved
+   * G2 alone: its curve (1.5) */
   double x[WSISA_SEG_NPARAMS];
   memcpy(x, wsisa_seg_defaults(), sizeof x);
   x[WSISA_P_G2] = 23.5;
   cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, NULL, how, sizeof how), 0);
-  cr_expect_float_eq(scale[6], (0.5 * 1.5 + 0.5 * 2) / 2, 1e-12, "level 7: %g", scale[6]);
+  cr_expect_float_eq(scale[6], 1.5 / 2, 1e-12, "level 7: %g", scale[6]);
   cr_expect_float_eq(scale[3], 1, 1e-12, "level 4: %g", scale[3]);
   /* the calibration's own segmentation costs what the models say */
   cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, NULL, how, sizeof how), 0);
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) cr_expect_float_eq(scale[l], 1, 1e-12);
+}
+
+/* Two parameters moved together cost what neither curve says: calibration's
+ * segmentation with G1 = 5 and G2 = 2 took 4 s on levels 5-7, where the
+ * curves' product is 1 (G2's 2x, G1's 0.5x at 5). A run that moves one of
+ * them is its curve; the segmentation itself its measured time; a run that
+ * moves both part of the way lies between the product and that. */
+Test(engine_estimate, level_costs_take_the_interplay_measured) {
+  wsisa__levels_model m;
+  levels_model_make(&m);
+  m.vector[0][WSISA_P_G1] = 5;
+  for (int l = 4; l < WSISA_SEG_LEVELS; l++) m.vector_time[0][l] = 4;
+  m.npoints[WSISA_P_G1] = 2;
+  m.value[WSISA_P_G1][0] = 5;
+  m.value[WSISA_P_G1][1] = 80;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    m.ratio[WSISA_P_G1][0][l] = l >= 2 ? 0.5 : 1;
+    m.ratio[WSISA_P_G1][1][l] = 1;
+  }
+  uint8_t same[WSISA_SEG_LEVELS];
+  memset(same, 1, sizeof same);
+  double t[WSISA_SEG_LEVELS], scale[WSISA_SEG_LEVELS], x[WSISA_SEG_NPARAMS];
+  char how[1024];
+  memcpy(x, wsisa_seg_defaults(), sizeof x);
+  x[WSISA_P_G1] = 5;
+  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, t, how, sizeof how), 0);
+  cr_expect_float_eq(t[5], 0.5, 1e-12, "G1 alone, level 6: %g", t[5]);
+  cr_expect(strstr(how, "interplay") != NULL, "%s", how);
+  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, t, how, sizeof how), 0);
+  for (int l = 4; l < WSISA_SEG_LEVELS; l++)
+    cr_expect_float_eq(t[l], 4, 1e-9, "the segmentation, level %d: %g", l + 1, t[l]);
+  x[WSISA_P_G1] = 42.5;
+  x[WSISA_P_G2] = 23.5;
+  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, t, how, sizeof how), 0);
+  double product = wsisa__levels_product(&m, 6, x);
+  cr_expect_float_eq(product, 0.75 * 1.5, 1e-12, "%g", product);
+  cr_expect(t[5] > product + 1e-6 && t[5] < 4, "both halfway, level 6: %g", t[5]);
+  /* the pair timed together over its grid replaces its two curves on the
+   * levels both reach: 3x at G1 = 5 and G2 = 2, the curves' on its axes */
+  m.pair[0] = WSISA_P_G2;
+  m.pair[1] = WSISA_P_G1;
+  for (int i = 0; i < 2; i++)
+    for (int j = 0; j < 2; j++)
+      for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+        m.pair_ratio[i][j][l] = m.ratio[WSISA_P_G2][i][l] * m.ratio[WSISA_P_G1][j][l];
+  for (int l = 4; l < WSISA_SEG_LEVELS; l++) m.pair_ratio[0][0][l] = 3;
+  cr_expect_float_eq(wsisa__levels_product(&m, 6, m.vector[0]), 3, 1e-12);
+  cr_expect_float_eq(wsisa__levels_product(&m, 3, m.vector[0]), 0.5, 1e-12, "level 3: G1 alone");
+  /* bilinear between the grid's corners: (3 + 2 + 0.5 + 1) / 4 */
+  cr_expect_float_eq(wsisa__levels_product(&m, 6, x), 6.5 / 4, 1e-12, "%g",
+                     wsisa__levels_product(&m, 6, x));
+  x[WSISA_P_G2] = 45;
+  cr_expect_float_eq(wsisa__levels_product(&m, 6, x), 0.75, 1e-12, "G1's curve on its axis");
 }
 
 /* The probe's file as a machine whose speed drifted writes it: the defaults
@@ -297,6 +350,16 @@ Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) 
       "defaults_beside", ones, "min_size", "value", 15.0, "times", ones, "defaults_beside", ones,
       "max_size", "value", 1100.0, "times", ones, "defaults_beside", ones);
   cr_assert_not_null(root);
+  /* G2 and G1 timed together at 2 and 30: 6 s on levels 5-7 (2 s above)
+   * while the defaults beside them took 2 s, 3x against the curves' 2x */
+  json_t *six = json_array();
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) json_array_append_new(six, json_real(l >= 4 ? 6 : 2));
+  cr_assert_eq(json_object_set_new(
+                   root, "pair",
+                   json_pack("{s:[], s:[s, s], s:[{s:[f, f], s:o, s:O}]}", "screened",
+                             "parameters", "G2", "G1", "points", "values", 2.0, 30.0, "times", six,
+                             "defaults_beside", twos)),
+               0);
   snprintf(path, sizeof path, "%s/wsisa_level_costs.json", dir);
   cr_assert_eq(json_dump_file(root, path, 0), 0);
   json_decref(root);
@@ -328,6 +391,19 @@ Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) 
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++)
     cr_expect_float_eq(wsisa__levels_product(&m, l, x), l >= 5 ? 2 : 1, 1e-12, "level %d: %g", l,
                        wsisa__levels_product(&m, l, x));
+  /* the pair's grid: 3x at (2, 30) on the levels both reach, G1's curve
+   * (flat) on level 3, and halfway to G1's default 2.5x */
+  cr_expect_eq(m.pair[0], WSISA_P_G2);
+  cr_expect_eq(m.pair[1], WSISA_P_G1);
+  cr_expect(strstr(m.source, "G2 and G1 together") != NULL, "%s", m.source);
+  double y[WSISA_SEG_NPARAMS];
+  memcpy(y, x, sizeof y);
+  y[WSISA_P_G1] = 30;
+  cr_expect_float_eq(wsisa__levels_product(&m, 6, y), 3, 1e-12, "%g", wsisa__levels_product(&m, 6, y));
+  cr_expect_float_eq(wsisa__levels_product(&m, 3, y), 1, 1e-12);
+  y[WSISA_P_G1] = 55;
+  cr_expect_float_eq(wsisa__levels_product(&m, 6, y), 2.5, 1e-12, "%g",
+                     wsisa__levels_product(&m, 6, y));
 }
 
 Test(engine_estimate, active_paths_hold_the_second_leaf) {
@@ -693,6 +769,24 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
   for (size_t i = 0; i < json_array_size(pts); i++)
     cr_expect_gt(json_real_value(json_array_get(json_array_get(pts, i), 1)), 0);
   json_decref(bw);
+  /* the levels' probe screened pairs of parameters for their interplay, and
+   * timed the pair it chose over the grid of their sweeps' values */
+  snprintf(bpath, sizeof bpath, "%s/.starpu/sampling/wsisa_level_costs.json", home);
+  json_t *lc = json_load_file(bpath, 0, NULL);
+  cr_assert_not_null(lc, "%s", bpath);
+  json_t *pair = json_object_get(lc, "pair"), *screened = json_object_get(pair, "screened");
+  cr_assert(json_is_array(screened), "%s: no pair.screened", bpath);
+  for (size_t i = 0; i < json_array_size(screened); i++)
+    cr_expect_gt(num(json_array_get(screened, i), "over_product"), 0);
+  json_t *names = json_object_get(pair, "parameters");
+  if (names) {
+    json_t *sweeps = json_object_get(lc, "parameters");
+    size_t n0 = json_array_size(json_object_get(sweeps, json_string_value(json_array_get(names, 0))));
+    size_t n1 = json_array_size(json_object_get(sweeps, json_string_value(json_array_get(names, 1))));
+    cr_expect_gt(n0 * n1, 0);
+    cr_expect_eq(json_array_size(json_object_get(pair, "points")), n0 * n1);
+  }
+  json_decref(lc);
   /* ... and a tile's read, which holds the submitter before its stage: the
    * estimate without it is shorter. The busy factor is set aside for both:
    * the workers a simulation keeps busy move with the read, and a move under

@@ -428,6 +428,12 @@ typedef struct wsisa__levels_model {
   int npoints[WSISA_SEG_NPARAMS];
   double value[WSISA_SEG_NPARAMS][WSISA__LEVELS_POINTS];
   double ratio[WSISA_SEG_NPARAMS][WSISA__LEVELS_POINTS][WSISA_SEG_LEVELS];
+  /* the two parameters that move a segmentation the most (-1: none), timed
+   * together over the grid of their curves' values: pair_ratio[i][j], at
+   * value[pair[0]][i] and value[pair[1]][j], the level's time over the
+   * defaults' (the curves' where one of them is at its default) */
+  int pair[2];
+  double pair_ratio[WSISA__LEVELS_POINTS][WSISA__LEVELS_POINTS][WSISA_SEG_LEVELS];
   char source[4400];
 } wsisa__levels_model;
 
@@ -439,13 +445,15 @@ int wsisa__levels_probe(const wsisa_tile_ref *tile, const double *rows, size_t n
 /* Read them; -1 when calibration has not measured them. */
 int wsisa__levels_load(wsisa__levels_model *m);
 /* Level `level`'s time at x by the curves: the defaults' times the product
- * of each parameter's ratio at its value. */
+ * of each parameter's ratio at its value, the pair's ratio (interpolated
+ * over its grid) for the two parameters timed together, on the levels
+ * both reach. */
 double wsisa__levels_product(const wsisa__levels_model *m, int level, const double *x);
 /* Each run's level tasks as multiples of the models' time (nruns x
  * WSISA_SEG_LEVELS into scale): the curves' product at the run, corrected
- * for the parameters' interplay (the calibration segmentations' measured
- * time over their product, in proportion to the run's distance from the
- * defaults against theirs), over the mean measured time of the calibration
+ * for the interplay of the parameters it moves together (the calibration
+ * segmentations' measured time over their product, by the share of each
+ * one's joint move the run makes), over the mean measured time of the calibration
  * segmentations whose level-l footprints are the run's
  * (same_variant[(r * WSISA_SEG_LEVELS + l - 1) * nvectors + i]); time, unless
  * NULL: the same runs' level times in seconds on calibration's tile (the

@@ -5,10 +5,13 @@
  * footprint, made of the calibration's few segmentations. Calibration times
  * each level on its largest tile, with one CPU worker, at the defaults, at
  * each of its segmentations, and for each parameter across its SA range with
- * the others at the defaults; the estimate prices a run's level task at the
- * models' time times the curves' product for the run over their mean for the
- * calibration segmentations that measured the same footprints. Timed by the
- * one CPU worker's CPU clock, which a shared machine's load leaves alone. */
+ * the others at the defaults, and the two parameters whose interplay the
+ * curves' product misses the most over the grid of their values; the
+ * estimate prices a run's level task at the models' time times the curves'
+ * product for the run (the pair's grid in place of its two curves), times
+ * the interplay left that the calibration segmentations measured, over
+ * their mean for those that measured the same footprints. Timed by the one
+ * CPU worker's CPU clock, which a shared machine's load leaves alone. */
 #include <jansson.h>
 #include <math.h>
 #include <pthread.h>
@@ -21,6 +24,9 @@
 
 #define REPEATS 3
 #define SPLITS 3 /* a parameter's range in thirds: its ends and two values between */
+#define SCREEN 4 /* parameters screened for their interplay, two by two */
+#define SCREEN_REPEATS 2
+#define INTERPLAY 0.05 /* the least interplay timed over a grid (5 %) */
 
 /* ---- the measurement --------------------------------------------------------- */
 
@@ -62,18 +68,23 @@ static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t cloc
  * turn with it, the least of theirs there: a machine's speed drifts over the
  * probe (other processes, its clock), and a time is then taken against the
  * defaults' beside it. */
-static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t clock,
-                       double dt[WSISA_SEG_LEVELS], double *ref, wsisa_err *e) {
+static int level_times_n(const wsisa_tile_data *tile, const double *p, clockid_t clock,
+                         double dt[WSISA_SEG_LEVELS], double *ref, int repeats, wsisa_err *e) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
     dt[l] = INFINITY;
     if (ref) ref[l] = INFINITY;
   }
   int rc = 0;
-  for (int k = 0; k < REPEATS && !rc; k++) {
+  for (int k = 0; k < repeats && !rc; k++) {
     if (ref) rc = one_pass(tile, wsisa_seg_defaults(), clock, ref, e);
     if (!rc) rc = one_pass(tile, p, clock, dt, e);
   }
   return rc;
+}
+
+static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t clock,
+                       double dt[WSISA_SEG_LEVELS], double *ref, wsisa_err *e) {
+  return level_times_n(tile, p, clock, dt, ref, REPEATS, e);
 }
 
 static json_t *times_json(const double dt[WSISA_SEG_LEVELS]) {
@@ -145,32 +156,126 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
    * estimate multiplies a run's ratios over every parameter it sets, and a
    * slow spell of the machine under one sweep would otherwise enter them
    * all */
+  double values[WSISA_SEG_NPARAMS][SPLITS + 1], spread[WSISA_SEG_NPARAMS] = {0};
+  int nvalues[WSISA_SEG_NPARAMS] = {0};
+  double whole = 0; /* a segmentation at the defaults, all levels */
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) whole += at_defaults[l];
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (p == WSISA_P_B || p == WSISA_P_G || p == WSISA_P_R) continue;
-    double values[SPLITS + 1];
-    int n = values_of(p, rows, nruns, values);
+    int n = nvalues[p] = values_of(p, rows, nruns, values[p]);
     json_t *points = json_array();
+    double lo = whole, hi = whole;
     for (int k = 0; k < n && !rc; k++) {
       double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
       memcpy(v, v0, sizeof v);
-      v[p] = values[k];
-      if (!(rc = level_times(tile, v, clock, dt, ref, e)))
-        json_array_append_new(points, json_pack("{s:f, s:o, s:o}", "value", values[k], "times",
+      v[p] = values[p][k];
+      if (!(rc = level_times(tile, v, clock, dt, ref, e))) {
+        json_array_append_new(points, json_pack("{s:f, s:o, s:o}", "value", values[p][k], "times",
                                                 times_json(dt), "defaults_beside",
                                                 times_json(ref)));
+        double t = 0;
+        for (int l = 0; l < WSISA_SEG_LEVELS; l++) t += at_defaults[l] * dt[l] / ref[l];
+        lo = fmin(lo, t);
+        hi = fmax(hi, t);
+      }
     }
+    spread[p] = (hi - lo) / whole;
     json_object_set_new(params, wsisa_seg_param_name(p), points);
   }
-  wsisa__probe_tile_close(&pt);
   if (rc) {
+    wsisa__probe_tile_close(&pt);
     json_decref(params);
     json_decref(vecs);
     return rc;
   }
-  return wsisa__probe_write(json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height",
-                                      pt.height, "defaults", times_json(at_defaults), "vectors",
-                                      vecs, "parameters", params),
-                            "wsisa_level_costs.json", e);
+  json_t *root = json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height", pt.height,
+                           "defaults", times_json(at_defaults), "vectors", vecs, "parameters",
+                           params);
+  json_incref(root);
+  if ((rc = wsisa__probe_write(root, "wsisa_level_costs.json", e))) {
+    wsisa__probe_tile_close(&pt);
+    json_decref(root);
+    return rc;
+  }
+  /* The pair of parameters whose interplay the curves' product misses the
+   * most (a low G1 and a low G2 together cost more than each alone), timed
+   * over the grid of their values: found at the calibration segmentation
+   * the product misses the most (by INTERPLAY at least), among the SCREEN
+   * parameters it moves that move a segmentation's time the most alone,
+   * each two of them at its values with the others at the defaults. */
+  wsisa__levels_model m;
+  int pair[2] = {-1, -1};
+  json_t *screen = json_array(), *grid = NULL;
+  if (wsisa__levels_load(&m) == 0) {
+    const double *worst = NULL;
+    double apart = log(1 + INTERPLAY);
+    for (size_t i = 0; i < m.nvectors; i++) {
+      double t = 0, product = 0;
+      for (int l = 1; l <= WSISA_SEG_LEVELS; l++)
+        t += m.vector_time[i][l - 1], product += wsisa__levels_product(&m, l, m.vector[i]);
+      if (fabs(log(t / product)) > apart) apart = fabs(log(t / product)), worst = m.vector[i];
+    }
+    int top[SCREEN], ntop = 0, taken[WSISA_SEG_NPARAMS] = {0};
+    while (worst && ntop < SCREEN) {
+      int best = -1;
+      for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
+        if (!taken[p] && worst[p] != v0[p] && spread[p] > 0 &&
+            (best < 0 || spread[p] > spread[best]))
+          best = p;
+      if (best < 0) break;
+      taken[best] = 1;
+      top[ntop++] = best;
+    }
+    apart = log(1 + INTERPLAY);
+    for (int i = 0; i < ntop && !rc; i++)
+      for (int j = i + 1; j < ntop && !rc; j++) {
+        double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+        memcpy(v, v0, sizeof v);
+        v[top[i]] = worst[top[i]];
+        v[top[j]] = worst[top[j]];
+        if ((rc = level_times_n(tile, v, clock, dt, ref, SCREEN_REPEATS, e))) break;
+        double t = 0, product = 0;
+        for (int l = 1; l <= WSISA_SEG_LEVELS; l++)
+          t += m.at_defaults[l - 1] * dt[l - 1] / ref[l - 1],
+              product += wsisa__levels_product(&m, l, v);
+        json_array_append_new(screen, json_pack("{s:[s, s], s:[f, f], s:f}", "parameters",
+                                                wsisa_seg_param_name(top[i]),
+                                                wsisa_seg_param_name(top[j]), "values", v[top[i]],
+                                                v[top[j]], "over_product", t / product));
+        if (fabs(log(t / product)) > apart) {
+          apart = fabs(log(t / product));
+          pair[0] = top[i];
+          pair[1] = top[j];
+        }
+      }
+  }
+  if (pair[1] >= 0 && !rc) {
+    json_t *points = json_array();
+    for (int i = 0; i < nvalues[pair[0]] && !rc; i++)
+      for (int j = 0; j < nvalues[pair[1]] && !rc; j++) {
+        double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+        memcpy(v, v0, sizeof v);
+        v[pair[0]] = values[pair[0]][i];
+        v[pair[1]] = values[pair[1]][j];
+        if (!(rc = level_times(tile, v, clock, dt, ref, e)))
+          json_array_append_new(points,
+                                json_pack("{s:[f, f], s:o, s:o}", "values", v[pair[0]], v[pair[1]],
+                                          "times", times_json(dt), "defaults_beside",
+                                          times_json(ref)));
+      }
+    grid = json_pack("{s:[s, s], s:o}", "parameters", wsisa_seg_param_name(pair[0]),
+                     wsisa_seg_param_name(pair[1]), "points", points);
+  }
+  wsisa__probe_tile_close(&pt);
+  json_t *chosen = json_pack("{s:o}", "screened", screen);
+  if (grid) json_object_update(chosen, grid), json_decref(grid);
+  if (rc) {
+    json_decref(root);
+    json_decref(chosen);
+    return rc;
+  }
+  json_object_set_new(root, "pair", chosen);
+  return wsisa__probe_write(root, "wsisa_level_costs.json", e);
 }
 
 /* ---- the model ---------------------------------------------------------------- */
@@ -209,8 +314,52 @@ static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   }
 }
 
+/* The pair's grid from the probe file's "pair" (absent: none): each point
+ * against the defaults timed beside it; a point of the grid the file lacks
+ * is the curves' product. -1 leaves m->pair at none. */
+static int pair_load(wsisa__levels_model *m, json_t *pair, const double *first) {
+  json_t *names = json_object_get(pair, "parameters"), *points = json_object_get(pair, "points");
+  if (json_array_size(names) != 2) return -1;
+  int pq[2];
+  for (int k = 0; k < 2; k++) {
+    pq[k] = -1;
+    const char *name = json_string_value(json_array_get(names, (size_t)k));
+    for (int p = 0; name && p < WSISA_SEG_NPARAMS; p++)
+      if (strcmp(name, wsisa_seg_param_name(p)) == 0) pq[k] = p;
+    if (pq[k] < 0 || m->npoints[pq[k]] < 2) return -1;
+  }
+  if (pq[0] == pq[1]) return -1;
+  const double *d = wsisa_seg_defaults();
+  for (int i = 0; i < m->npoints[pq[0]]; i++)
+    for (int j = 0; j < m->npoints[pq[1]]; j++)
+      for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+        m->pair_ratio[i][j][l] = m->ratio[pq[0]][i][l] * m->ratio[pq[1]][j][l];
+  for (size_t k = 0; k < json_array_size(points); k++) {
+    json_t *pt = json_array_get(points, k), *values = json_object_get(pt, "values");
+    double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+    if (json_array_size(values) != 2 || times_read(json_object_get(pt, "times"), dt)) continue;
+    if (times_read(json_object_get(pt, "defaults_beside"), ref)) memcpy(ref, first, sizeof ref);
+    double a = json_number_value(json_array_get(values, 0));
+    double b = json_number_value(json_array_get(values, 1));
+    if (a == d[pq[0]] || b == d[pq[1]]) continue; /* the curves hold those */
+    for (int i = 0; i < m->npoints[pq[0]]; i++)
+      for (int j = 0; j < m->npoints[pq[1]]; j++)
+        if (m->value[pq[0]][i] == a && m->value[pq[1]][j] == b)
+          for (int l = 0; l < WSISA_SEG_LEVELS; l++)
+            /* a level above both parameters' own runs the same tasks */
+            m->pair_ratio[i][j][l] = l + 1 < wsisa_seg_param_level(pq[0]) &&
+                                             l + 1 < wsisa_seg_param_level(pq[1])
+                                         ? 1
+                                         : dt[l] / ref[l];
+  }
+  m->pair[0] = pq[0];
+  m->pair[1] = pq[1];
+  return 0;
+}
+
 int wsisa__levels_load(wsisa__levels_model *m) {
   memset(m, 0, sizeof *m);
+  m->pair[0] = m->pair[1] = -1;
   char path[4200];
   json_t *root = wsisa__probe_read("wsisa_level_costs.json", path, sizeof path);
   if (!root) return -1;
@@ -278,12 +427,17 @@ int wsisa__levels_load(wsisa__levels_model *m) {
     m->npoints[p] = n;
     measured += n > 1;
   }
+  int paired = ok && pair_load(m, json_object_get(root, "pair"), first) == 0;
   json_decref(root);
   if (!ok) return -1;
+  char pair_how[128] = "";
+  if (paired)
+    snprintf(pair_how, sizeof pair_how, ", %s and %s together over their values' grid",
+             wsisa_seg_param_name(m->pair[0]), wsisa_seg_param_name(m->pair[1]));
   snprintf(m->source, sizeof m->source,
            "calibration on a %dx%d tile: each level timed at its %zu segmentations (the "
-           "reference's defaults among them) and across %d parameters' ranges; %s",
-           m->width, m->height, m->nvectors, measured, path);
+           "reference's defaults among them), across %d parameters' ranges%s; %s",
+           m->width, m->height, m->nvectors, measured, pair_how, path);
   m->loaded = 1;
   return 0;
 }
@@ -301,51 +455,112 @@ static double ratio_at(const wsisa__levels_model *m, int p, int l, double x) {
   return m->ratio[p][n - 1][l];
 }
 
+/* Where x lies among a parameter's values: the cell [*k, *k + 1] and the
+ * share t of the way across it (the ends outside them). */
+static void cell_of(const wsisa__levels_model *m, int p, double x, int *k, double *t) {
+  int n = m->npoints[p];
+  const double *v = m->value[p];
+  *k = 0;
+  *t = 0;
+  if (x <= v[0]) return;
+  if (x >= v[n - 1]) {
+    *k = n - 2;
+    *t = 1;
+    return;
+  }
+  while (*k < n - 2 && x > v[*k + 1]) (*k)++;
+  *t = (x - v[*k]) / (v[*k + 1] - v[*k]);
+}
+
+/* The pair's ratio at x on level l (0-based), bilinear over its grid. */
+static double pair_at(const wsisa__levels_model *m, int l, const double *x) {
+  int i, j;
+  double s, t;
+  cell_of(m, m->pair[0], x[m->pair[0]], &i, &s);
+  cell_of(m, m->pair[1], x[m->pair[1]], &j, &t);
+  return (1 - s) * (1 - t) * m->pair_ratio[i][j][l] + s * (1 - t) * m->pair_ratio[i + 1][j][l] +
+         (1 - s) * t * m->pair_ratio[i][j + 1][l] + s * t * m->pair_ratio[i + 1][j + 1][l];
+}
+
 double wsisa__levels_product(const wsisa__levels_model *m, int level, const double *x) {
   double t = m->at_defaults[level - 1];
+  /* the pair together on the levels both reach, each alone on those only
+   * one reaches */
+  int paired = m->pair[0] >= 0 && m->pair[1] >= 0 && m->pair[0] != m->pair[1] &&
+               wsisa_seg_param_level(m->pair[0]) <= level &&
+               wsisa_seg_param_level(m->pair[1]) <= level;
+  if (paired) t *= pair_at(m, level - 1, x);
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
-    if (wsisa_seg_param_level(p) <= level) t *= ratio_at(m, p, level - 1, x[p]);
+    if (wsisa_seg_param_level(p) <= level && !(paired && (p == m->pair[0] || p == m->pair[1])))
+      t *= ratio_at(m, p, level - 1, x[p]);
   return t;
 }
 
-/* How far apart two runs are for level l's time: each parameter's change
- * over its SA range, weighted by how much its curve moves the level (the
- * largest |log ratio| measured), so the parameters that leave the level's
- * cost alone do not count. */
-static double distance(const wsisa__levels_model *m, int l, const double *x, const double *y) {
-  double d = 0;
+/* How much parameter p moves level l's time: the largest |log ratio| its
+ * curve measured (0: it leaves the level alone). */
+static double moves(const wsisa__levels_model *m, int p, int l) {
+  double mv = 0;
+  for (int k = 0; k < m->npoints[p]; k++) mv = fmax(mv, fabs(log(m->ratio[p][k][l - 1])));
+  return mv;
+}
+
+/* How much of a calibration segmentation v's joint move from the defaults
+ * run x makes, for level l's time (0..1). Each parameter v moves weighs
+ * what it moves the level (its curve) times its change over its SA range;
+ * x shares a parameter's move by how far it goes the same way (a
+ * connectivity: the same value or not). One parameter alone is what its
+ * curve measured: only what x shares beyond v's largest shared move
+ * counts, over v's own beyond its largest: 0 when x moves at most one of
+ * v's parameters, 1 at v. */
+static double joint_share(const wsisa__levels_model *m, int l, const double *x, const double *v) {
+  const double *d = wsisa_seg_defaults();
+  double sum_v = 0, max_v = 0, sum_x = 0, max_x = 0;
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    if (v[p] == d[p]) continue;
     const wsisa_sa_seg_param *sp = &wsisa_sa_seg_params[p];
-    if (x[p] == y[p]) continue;
-    double moves = 0;
-    for (int k = 0; k < m->npoints[p]; k++)
-      moves = fmax(moves, fabs(log(m->ratio[p][k][l - 1])));
-    d += moves * (sp->hi > sp->lo ? fmin(1, fabs(x[p] - y[p]) / (sp->hi - sp->lo)) : 1);
+    double span = sp->kind == WSISA_SA_CATEGORICAL || !(sp->hi > sp->lo)
+                      ? 1
+                      : fmin(1, fabs(v[p] - d[p]) / (sp->hi - sp->lo));
+    double wv = moves(m, p, l) * span;
+    double share = sp->kind == WSISA_SA_CATEGORICAL ? x[p] == v[p]
+                                                    : fmin(1, fmax(0, (x[p] - d[p]) / (v[p] - d[p])));
+    sum_v += wv;
+    max_v = fmax(max_v, wv);
+    sum_x += wv * share;
+    max_x = fmax(max_x, wv * share);
   }
-  return d;
+  return sum_v - max_v > 0 ? fmin(1, fmax(0, (sum_x - max_x) / (sum_v - max_v))) : 0;
+}
+
+/* Level l's time at x: the curves' product, times the interplay of the
+ * parameters x moves together (a low G1 and a low G2 together cost more
+ * than each alone, a product of one-at-a-time curves misses it). Each
+ * calibration segmentation measured its own: its time over its product.
+ * x takes their geometric mean weighted by the share of each one's joint
+ * move it makes, to the power of its largest share: the product where x
+ * moves one parameter (the curves measured that), a segmentation's own
+ * time at it. */
+static double level_time(const wsisa__levels_model *m, int l, const double *x) {
+  double product = wsisa__levels_product(m, l, x), log_sum = 0, w_sum = 0, w_max = 0;
+  for (size_t i = 0; i < m->nvectors; i++) {
+    double rho = m->vector_time[i][l - 1] / wsisa__levels_product(m, l, m->vector[i]);
+    double w = joint_share(m, l, x, m->vector[i]);
+    if (!(w > 0) || !isfinite(rho) || !(rho > 0)) continue;
+    log_sum += w * log(rho);
+    w_sum += w;
+    w_max = fmax(w_max, w);
+  }
+  return w_sum > 0 ? product * exp(w_max * log_sum / w_sum) : product;
 }
 
 int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size_t nruns,
                         const uint8_t *same_variant, double *scale, double *time, char *how,
                         size_t cap) {
-  const double *v0 = wsisa_seg_defaults();
-  /* the curves hold near the defaults, where they were measured; far from
-   * them the parameters' interplay (a low G1 and a low G2 together cost more
-   * than each alone) leaves them short, and a run as far from the defaults
-   * as the calibration's own segmentations costs what those took, the
-   * models' mean: a run is priced between the two by its distance from the
-   * defaults against theirs */
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) {
-    double reach = 0;
-    size_t away = 0;
-    for (size_t i = 0; i < m->nvectors; i++)
-      if (distance(m, l, m->vector[i], v0) > 0) reach += distance(m, l, m->vector[i], v0), away++;
-    reach = away ? reach / (double)away : 0;
     for (size_t r = 0; r < nruns; r++) {
       const double *x = params + r * WSISA_SEG_NPARAMS;
-      double w = reach > 0 ? fmin(1, distance(m, l, x, v0) / reach) : 0;
       /* the calibration segmentations that measured this run's footprints of
-       * the level (every one where none did) */
+       * the level (every one where none did): the models' mean is theirs */
       double sum = 0;
       size_t n = 0;
       for (int pass = 0; pass < 2 && !n; pass++)
@@ -356,17 +571,16 @@ int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size
           n++;
         }
       double mean = n ? sum / (double)n : 0;
-      double t = mean > 0 ? (1 - w) * wsisa__levels_product(m, l, x) + w * mean
-                          : wsisa__levels_product(m, l, x);
+      double t = level_time(m, l, x);
       double s = mean > 0 ? t / mean : 1;
       scale[r * WSISA_SEG_LEVELS + (size_t)l - 1] = isfinite(s) && s > 0 ? s : 1;
       if (time) time[r * WSISA_SEG_LEVELS + (size_t)l - 1] = isfinite(t) && t > 0 ? t : 0;
     }
   }
   snprintf(how, cap,
-           "%s; a run's level time: the curves' product at its values near the defaults, the "
-           "models' mean as far from them as the calibration's segmentations, between the two by "
-           "its distance, over the mean of those whose footprints it shares",
+           "%s; a run's level time: the curves' product at its values, times the interplay "
+           "the calibration's segmentations measured (their time over their product) by the share "
+           "of their joint move it makes, over the mean of those whose footprints it shares",
            m->source);
   return 0;
 }
