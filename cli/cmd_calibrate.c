@@ -31,10 +31,12 @@ static void usage(void) {
          "the reference, and one segmentation per variant of the levels), with StarPU\n"
          "measuring every task, until each codelet task has StarPU's calibration minimum\n"
          "of samples (STARPU_CALIBRATE_MINIMUM, 10; the first sample is dropped: 11\n"
-         "rounds) on every kind of worker; about 25 s for a 1024x1024 tile on 2 cores.\n"
-         "It then times each level, on the largest tile with one CPU worker, at those\n"
-         "segmentations and along each parameter's range from the defaults, which the\n"
-         "estimate prices each run's level tasks at its parameter values by\n"
+         "rounds) on every kind of worker. It then times each level, on the largest tile\n"
+         "with one CPU worker, at those segmentations, along each parameter's range from\n"
+         "the defaults, and over the grid of the two parameters whose interplay the\n"
+         "product of those one-at-a-time curves misses the most (screened two by two at\n"
+         "the segmentation it misses the most), which the estimate prices each run's\n"
+         "level tasks at its parameter values by\n"
          "(STARPU_HOME/.starpu/sampling/wsisa_level_costs.json). With object reuse (the\n"
          "study's reuse.object_reuse, on by default) it also measures, on that tile,\n"
          "levels 6-7 with an empty and a full object store, at the defaults and at\n"
@@ -49,6 +51,7 @@ static void usage(void) {
          "to the cores, and how many workers they and the rounds kept busy on\n"
          "average: how much slower a task is with the workers busy\n"
          "(STARPU_HOME/.starpu/sampling/wsisa_busy_workers.json).\n"
+         "About 40 s in all for a 1024x1024 tile on 2 cores.\n"
          "Models go to STARPU_HOME (default ~/.cache/wsisa), per host.\n");
 }
 
