@@ -150,7 +150,7 @@ struct wsisa_estimate {
   wsisa__fresh_model fresh;     /* ... and of a page's first write */
   double *run_scale;            /* from it: nruns x 7, or NULL */
   double *run_time;             /* ... the runs' level times on calibration's tile (s) */
-  char level_source[4600];      /* how (empty: not measured) */
+  char level_source[4900];      /* how (empty: not measured) */
 };
 
 /* The measure of a mask against the reference, as the executor submits it:

@@ -219,7 +219,7 @@ typedef struct wsisa_estimate_figures {
    * it was obtained */
   double object_share;
   char object_source[4600]; /* empty: object reuse off */
-  char level_source[4600];  /* how the level tasks follow their runs' parameter values */
+  char level_source[4900];  /* how the level tasks follow their runs' parameter values */
   double busy_factor;       /* the CPU workers' task times x this: the workers busy at once
                              * against calibration's */
   double busy_workers;      /* ... the CPU workers busy on average on a machine, it taken at */
@@ -434,7 +434,7 @@ typedef struct wsisa__levels_model {
    * defaults' (the curves' where one of them is at its default) */
   int pair[2];
   double pair_ratio[WSISA__LEVELS_POINTS][WSISA__LEVELS_POINTS][WSISA_SEG_LEVELS];
-  char source[4400];
+  char source[4600];
 } wsisa__levels_model;
 
 /* Calibration: measure them on one tile (StarPU up with one CPU worker) for
