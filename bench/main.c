@@ -40,7 +40,8 @@ static const experiment experiments[] = {
      "calibrate on one study, then predicted (run.json estimate) against measured makespan "
      "and peak RSS for studies that differ: runs, method/sampler, tile size, strategy, "
      "1..N CPU workers up to the cores, ranks, CPU + OpenCL workers where an OpenCL device "
-     "is; object reuse on and off; the repeats in rounds over the configurations"},
+     "is; object reuse on and off; the repeats in rounds over the configurations, and each "
+     "round's measured over predicted (the machine's pace moves every row alike)"},
     {"balance", bench_balance,
      "RTMA (bucket size 10) against TRTMA (3 x workers buckets) as workers grow: measured "
      "at 1-2 workers and 1-4 ranks, predicted to 256; TRTMA balanced by task count against "

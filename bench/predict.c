@@ -152,6 +152,15 @@ static void summarize(double *err, int n, double *median, double *worst) {
   *worst = n ? fabs(err[n - 1]) : NAN_;
 }
 
+/* The geometric mean of a[i] / b[i] over the pairs both positive. */
+static double geomean_ratio(const double *a, const double *b, size_t n) {
+  double sum = 0;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (a[i] > 0 && b[i] > 0) sum += log(a[i] / b[i]), m++;
+  return m ? exp(sum / (double)m) : NAN_;
+}
+
 int bench_predict(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "predict", &o, e);
@@ -303,6 +312,19 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
              med_t, worst_t, med_m, worst_m,
              k || !only ? "" : " (seed 004: mean 1.1-2.3% for tasks seen, up to 15% for similar ones)");
     }
+  /* how the machine's pace moved over the rounds: the models are frozen,
+   * so a round whose every configuration ran slower than predicted is the
+   * machine's, not the estimate's */
+  printf("# measured / predicted by round (geometric mean over the configurations with an "
+         "estimate):");
+  for (int k = 0; k < o.repeats; k++) {
+    double measured[MAX_CONFIGS], predicted[MAX_CONFIGS];
+    size_t m = 0;
+    for (size_t c = 0; c < nconfigs; c++)
+      if (have[c]) measured[m] = exec[c][k], predicted[m++] = res[c].pred_makespan;
+    printf("%s %.3f", k ? "," : "", geomean_ratio(measured, predicted, m));
+  }
+  printf("\n");
   if (missing)
     printf("# %d configuration%s without an estimate in run.json\n", missing, missing > 1 ? "s" : "");
   wsisa_svg_series st[2] = {{"predicted", pt, NULL, NULL}, {"measured", mt, NULL, NULL}};
