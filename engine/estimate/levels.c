@@ -28,6 +28,8 @@
 #define SCREEN_REPEATS 2
 #define INTERPLAY 0.05 /* the least interplay timed over a grid (5 %) */
 
+static int levels_from(json_t *root, const char *path, wsisa__levels_model *m);
+
 /* ---- the measurement --------------------------------------------------------- */
 
 /* The CPU clock of the one CPU worker, and seconds on a clock. */
@@ -64,12 +66,12 @@ static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t cloc
   return rc;
 }
 
-/* Each level of p, the least of REPEATS; with `ref`, the defaults timed in
+/* Each level of p, the least of `repeats`; with `ref`, the defaults timed in
  * turn with it, the least of theirs there: a machine's speed drifts over the
  * probe (other processes, its clock), and a time is then taken against the
  * defaults' beside it. */
-static int level_times_n(const wsisa_tile_data *tile, const double *p, clockid_t clock,
-                         double dt[WSISA_SEG_LEVELS], double *ref, int repeats, wsisa_err *e) {
+static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t clock,
+                       double dt[WSISA_SEG_LEVELS], double *ref, int repeats, wsisa_err *e) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
     dt[l] = INFINITY;
     if (ref) ref[l] = INFINITY;
@@ -80,11 +82,6 @@ static int level_times_n(const wsisa_tile_data *tile, const double *p, clockid_t
     if (!rc) rc = one_pass(tile, p, clock, dt, e);
   }
   return rc;
-}
-
-static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t clock,
-                       double dt[WSISA_SEG_LEVELS], double *ref, wsisa_err *e) {
-  return level_times_n(tile, p, clock, dt, ref, REPEATS, e);
 }
 
 static json_t *times_json(const double dt[WSISA_SEG_LEVELS]) {
@@ -136,8 +133,8 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
   clockid_t clock = wsisa__worker_clock();
   /* once untimed: the first segmentation pays for StarPU's buffers, which
    * it keeps for the next ones */
-  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, e);
-  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, e);
+  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, REPEATS, e);
+  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, REPEATS, e);
   /* the calibration's segmentations: each round's reference (the defaults)
    * and its vectors, which the models' means are made of; each timed in
    * turn with the defaults */
@@ -146,7 +143,7 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
                                           times_json(at_defaults)));
   for (size_t i = 0; i < nvec && i + 1 < WSISA__LEVELS_VECTORS && !rc; i++) {
     double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
-    if (!(rc = level_times(tile, vectors + i * WSISA_SEG_NPARAMS, clock, dt, ref, e)))
+    if (!(rc = level_times(tile, vectors + i * WSISA_SEG_NPARAMS, clock, dt, ref, REPEATS, e)))
       json_array_append_new(vecs, json_pack("{s:o, s:o, s:o}", "values",
                                             values_json(vectors + i * WSISA_SEG_NPARAMS), "times",
                                             times_json(dt), "defaults_beside", times_json(ref)));
@@ -169,7 +166,7 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
       double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
       memcpy(v, v0, sizeof v);
       v[p] = values[p][k];
-      if (!(rc = level_times(tile, v, clock, dt, ref, e))) {
+      if (!(rc = level_times(tile, v, clock, dt, ref, REPEATS, e))) {
         json_array_append_new(points, json_pack("{s:f, s:o, s:o}", "value", values[p][k], "times",
                                                 times_json(dt), "defaults_beside",
                                                 times_json(ref)));
@@ -191,12 +188,6 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
   json_t *root = json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height", pt.height,
                            "defaults", times_json(at_defaults), "vectors", vecs, "parameters",
                            params);
-  json_incref(root);
-  if ((rc = wsisa__probe_write(root, "wsisa_level_costs.json", e))) {
-    wsisa__probe_tile_close(&pt);
-    json_decref(root);
-    return rc;
-  }
   /* The pair of parameters whose interplay the curves' product misses the
    * most (a low G1 and a low G2 together cost more than each alone), timed
    * over the grid of their values: found at the calibration segmentation
@@ -206,7 +197,9 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
   wsisa__levels_model m;
   int pair[2] = {-1, -1};
   json_t *screen = json_array(), *grid = NULL;
-  if (wsisa__levels_load(&m) == 0) {
+  char path[4200];
+  wsisa__probe_path("wsisa_level_costs.json", path, sizeof path);
+  if (root && levels_from(root, path, &m) == 0) {
     const double *worst = NULL;
     double apart = log(1 + INTERPLAY);
     for (size_t i = 0; i < m.nvectors; i++) {
@@ -233,7 +226,7 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
         memcpy(v, v0, sizeof v);
         v[top[i]] = worst[top[i]];
         v[top[j]] = worst[top[j]];
-        if ((rc = level_times_n(tile, v, clock, dt, ref, SCREEN_REPEATS, e))) break;
+        if ((rc = level_times(tile, v, clock, dt, ref, SCREEN_REPEATS, e))) break;
         double t = 0, product = 0;
         for (int l = 1; l <= WSISA_SEG_LEVELS; l++)
           t += m.at_defaults[l - 1] * dt[l - 1] / ref[l - 1],
@@ -257,7 +250,7 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
         memcpy(v, v0, sizeof v);
         v[pair[0]] = values[pair[0]][i];
         v[pair[1]] = values[pair[1]][j];
-        if (!(rc = level_times(tile, v, clock, dt, ref, e)))
+        if (!(rc = level_times(tile, v, clock, dt, ref, REPEATS, e)))
           json_array_append_new(points,
                                 json_pack("{s:[f, f], s:o, s:o}", "values", v[pair[0]], v[pair[1]],
                                           "times", times_json(dt), "defaults_beside",
@@ -274,7 +267,8 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
     json_decref(chosen);
     return rc;
   }
-  json_object_set_new(root, "pair", chosen);
+  if (root) json_object_set_new(root, "pair", chosen);
+  else json_decref(chosen);
   return wsisa__probe_write(root, "wsisa_level_costs.json", e);
 }
 
@@ -357,12 +351,11 @@ static int pair_load(wsisa__levels_model *m, json_t *pair, const double *first) 
   return 0;
 }
 
-int wsisa__levels_load(wsisa__levels_model *m) {
+/* The model from the probe's JSON (root, kept; path: where it lies, for
+ * the model's words); -1 when it is not whole. */
+static int levels_from(json_t *root, const char *path, wsisa__levels_model *m) {
   memset(m, 0, sizeof *m);
   m->pair[0] = m->pair[1] = -1;
-  char path[4200];
-  json_t *root = wsisa__probe_read("wsisa_level_costs.json", path, sizeof path);
-  if (!root) return -1;
   json_t *defaults = NULL, *vecs = NULL, *params = NULL;
   int ok = json_unpack(root, "{s:i, s:i, s:o, s:o, s:o}", "width", &m->width, "height", &m->height,
                        "defaults", &defaults, "vectors", &vecs, "parameters", &params) == 0 &&
@@ -428,7 +421,6 @@ int wsisa__levels_load(wsisa__levels_model *m) {
     measured += n > 1;
   }
   int paired = ok && pair_load(m, json_object_get(root, "pair"), first) == 0;
-  json_decref(root);
   if (!ok) return -1;
   char pair_how[128] = "";
   if (paired)
@@ -440,6 +432,15 @@ int wsisa__levels_load(wsisa__levels_model *m) {
            m->width, m->height, m->nvectors, measured, pair_how, path);
   m->loaded = 1;
   return 0;
+}
+
+int wsisa__levels_load(wsisa__levels_model *m) {
+  char path[4200];
+  json_t *root = wsisa__probe_read("wsisa_level_costs.json", path, sizeof path);
+  int rc = root ? levels_from(root, path, m) : -1;
+  json_decref(root);
+  if (!root) memset(m, 0, sizeof *m);
+  return rc;
 }
 
 /* Level l's time at p = x relative to the defaults', interpolated linearly
@@ -496,23 +497,36 @@ double wsisa__levels_product(const wsisa__levels_model *m, int level, const doub
   return t;
 }
 
-/* How much parameter p moves level l's time: the largest |log ratio| its
- * curve measured (0: it leaves the level alone). */
-static double moves(const wsisa__levels_model *m, int p, int l) {
-  double mv = 0;
-  for (int k = 0; k < m->npoints[p]; k++) mv = fmax(mv, fabs(log(m->ratio[p][k][l - 1])));
-  return mv;
+/* What level l's interplay rests on, the same for every run: how much each
+ * parameter moves the level (the largest |log ratio| its curve measured;
+ * 0: it leaves the level alone), and each calibration segmentation's
+ * measured time over its curves' product. */
+typedef struct interplay {
+  int l;
+  double moves[WSISA_SEG_NPARAMS];
+  double rho[WSISA__LEVELS_VECTORS];
+} interplay;
+
+static void interplay_at(const wsisa__levels_model *m, int l, interplay *ip) {
+  ip->l = l;
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    ip->moves[p] = 0;
+    for (int k = 0; k < m->npoints[p]; k++)
+      ip->moves[p] = fmax(ip->moves[p], fabs(log(m->ratio[p][k][l - 1])));
+  }
+  for (size_t i = 0; i < m->nvectors; i++)
+    ip->rho[i] = m->vector_time[i][l - 1] / wsisa__levels_product(m, l, m->vector[i]);
 }
 
 /* How much of a calibration segmentation v's joint move from the defaults
- * run x makes, for level l's time (0..1). Each parameter v moves weighs
+ * run x makes, for the level's time (0..1). Each parameter v moves weighs
  * what it moves the level (its curve) times its change over its SA range;
  * x shares a parameter's move by how far it goes the same way (a
  * connectivity: the same value or not). One parameter alone is what its
  * curve measured: only what x shares beyond v's largest shared move
  * counts, over v's own beyond its largest: 0 when x moves at most one of
  * v's parameters, 1 at v. */
-static double joint_share(const wsisa__levels_model *m, int l, const double *x, const double *v) {
+static double joint_share(const interplay *ip, const double *x, const double *v) {
   const double *d = wsisa_seg_defaults();
   double sum_v = 0, max_v = 0, sum_x = 0, max_x = 0;
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
@@ -521,7 +535,7 @@ static double joint_share(const wsisa__levels_model *m, int l, const double *x, 
     double span = sp->kind == WSISA_SA_CATEGORICAL || !(sp->hi > sp->lo)
                       ? 1
                       : fmin(1, fabs(v[p] - d[p]) / (sp->hi - sp->lo));
-    double wv = moves(m, p, l) * span;
+    double wv = ip->moves[p] * span;
     double share = sp->kind == WSISA_SA_CATEGORICAL ? x[p] == v[p]
                                                     : fmin(1, fmax(0, (x[p] - d[p]) / (v[p] - d[p])));
     sum_v += wv;
@@ -532,7 +546,7 @@ static double joint_share(const wsisa__levels_model *m, int l, const double *x, 
   return sum_v - max_v > 0 ? fmin(1, fmax(0, (sum_x - max_x) / (sum_v - max_v))) : 0;
 }
 
-/* Level l's time at x: the curves' product, times the interplay of the
+/* The level's time at x: the curves' product, times the interplay of the
  * parameters x moves together (a low G1 and a low G2 together cost more
  * than each alone, a product of one-at-a-time curves misses it). Each
  * calibration segmentation measured its own: its time over its product.
@@ -540,13 +554,12 @@ static double joint_share(const wsisa__levels_model *m, int l, const double *x, 
  * move it makes, to the power of its largest share: the product where x
  * moves one parameter (the curves measured that), a segmentation's own
  * time at it. */
-static double level_time(const wsisa__levels_model *m, int l, const double *x) {
-  double product = wsisa__levels_product(m, l, x), log_sum = 0, w_sum = 0, w_max = 0;
+static double level_time(const wsisa__levels_model *m, const interplay *ip, const double *x) {
+  double product = wsisa__levels_product(m, ip->l, x), log_sum = 0, w_sum = 0, w_max = 0;
   for (size_t i = 0; i < m->nvectors; i++) {
-    double rho = m->vector_time[i][l - 1] / wsisa__levels_product(m, l, m->vector[i]);
-    double w = joint_share(m, l, x, m->vector[i]);
-    if (!(w > 0) || !isfinite(rho) || !(rho > 0)) continue;
-    log_sum += w * log(rho);
+    double w = joint_share(ip, x, m->vector[i]);
+    if (!(w > 0) || !isfinite(ip->rho[i]) || !(ip->rho[i] > 0)) continue;
+    log_sum += w * log(ip->rho[i]);
     w_sum += w;
     w_max = fmax(w_max, w);
   }
@@ -557,6 +570,8 @@ int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size
                         const uint8_t *same_variant, double *scale, double *time, char *how,
                         size_t cap) {
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) {
+    interplay ip;
+    interplay_at(m, l, &ip);
     for (size_t r = 0; r < nruns; r++) {
       const double *x = params + r * WSISA_SEG_NPARAMS;
       /* the calibration segmentations that measured this run's footprints of
@@ -571,7 +586,7 @@ int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size
           n++;
         }
       double mean = n ? sum / (double)n : 0;
-      double t = level_time(m, l, x);
+      double t = level_time(m, &ip, x);
       double s = mean > 0 ? t / mean : 1;
       scale[r * WSISA_SEG_LEVELS + (size_t)l - 1] = isfinite(s) && s > 0 ? s : 1;
       if (time) time[r * WSISA_SEG_LEVELS + (size_t)l - 1] = isfinite(t) && t > 0 ? t : 0;
