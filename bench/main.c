@@ -40,8 +40,9 @@ static const experiment experiments[] = {
      "calibrate on one study, then predicted (run.json estimate) against measured makespan "
      "and peak RSS for studies that differ: runs, method/sampler, tile size, strategy, "
      "1..N CPU workers up to the cores, ranks, CPU + OpenCL workers where an OpenCL device "
-     "is; object reuse on and off; the repeats in rounds over the configurations, and each "
-     "round's measured over predicted (the machine's pace moves every row alike)"},
+     "is; object reuse on and off; the repeats in rounds over the configurations; beside each "
+     "run a small reference study times the machine's pace, and each error is given as "
+     "measured and with the run's slow or fast spell taken out (paced)"},
     {"balance", bench_balance,
      "RTMA (bucket size 10) against TRTMA (3 x workers buckets) as workers grow: measured "
      "at 1-2 workers and 1-4 ranks, predicted to 256; TRTMA balanced by task count against "
@@ -116,7 +117,10 @@ static void usage(FILE *f) {
         "  predict.csv: config, varies, object_reuse, predicted_s, measured_s,\n"
         "              measured_min, measured_max, makespan_error_pct, predicted_rss_mib,\n"
         "              measured_rss_mib, rss_error_pct, uncalibrated_pct,\n"
-        "              interpolated_pct, calibrated_sizes (under 1% interpolated)\n"
+        "              interpolated_pct, calibrated_sizes (under 1% interpolated),\n"
+        "              pace (the reference study's seconds on either side of the\n"
+        "              run over their median over every run; median over the rounds),\n"
+        "              paced_measured_s (the median of measured / pace), paced_error_pct\n"
         "              (with a STARPU_HOME of its own, calibrated first; --quick on\n"
         "              tests/data images, else on the sample slide)\n"
         "  balance.csv: config, ranks, workers, total_workers, source (measured |\n"

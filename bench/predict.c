@@ -4,7 +4,9 @@
  * strategy, 1..N CPU workers up to the cores present, two ranks, CPU +
  * OpenCL workers where an OpenCL device is; object reuse on, the default,
  * and off) with the models frozen, and set each run's prediction (run.json,
- * made at its start from the models) against what it measured. */
+ * made at its start from the models) against what it measured. Beside
+ * every run, a small reference study times the machine's pace, so a slow
+ * spell of a shared machine is told apart from the estimate's error. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,11 @@ static const study_spec specs[] = {
      "\"parameters\": { \"G1\": {}, \"min_size\": {}, \"T1\": {}, \"watershed_conn\": {} },\n"
      "  \"method\": { \"name\": \"vbd\", \"samples\": 16 },\n"
      "  \"sampler\": { \"name\": \"lhs\", \"seed\": 3 }, \"metric\": \"dice\""},
+    /* the pace reference: 8 runs, 3 parameters, about 0.5 s with 2 workers */
+    {"pace", "{ \"images\": [\"%s/tests/data/tile_1024.png\"] }", SLIDE "1024 }",
+     "\"parameters\": { \"G1\": {}, \"T1\": {}, \"min_size\": {} },\n"
+     "  \"method\": { \"name\": \"correlation\", \"samples\": 8 },\n"
+     "  \"sampler\": { \"name\": \"lhs\", \"seed\": 11 }, \"metric\": \"dice\""},
     {"tile_small", "{ \"images\": [\"%s/tests/data/tile_256.png\", \"%s/tests/data/tile_256_b.png\"] }",
      SLIDE "512 }",
      "\"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
@@ -195,13 +202,23 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
 
   static bench_run res[MAX_CONFIGS];
   int have[MAX_CONFIGS] = {0};
+  bench_opts once = o;
+  once.repeats = 1;
+  /* the pace reference, CPU workers with the models frozen: one run before
+   * each configuration's run and one after the last */
+  size_t sp = 0;
+  while (sp < NSPECS && strcmp(specs[sp].name, "pace") != 0) sp++;
+  char pace_env[4400];
+  snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%s' STARPU_CALIBRATE=0", home[0]);
+  bench_run pr;
+  static double ref[MAX_CONFIGS * BENCH_MAX_REPEATS + 1];
+  static size_t at[MAX_CONFIGS][BENCH_MAX_REPEATS];
+  size_t nref = 0;
   /* the repeats in turns, one run of every configuration a round: a shared
    * machine's speed drifts over minutes, and a slow spell then falls on
    * every configuration alike instead of on one configuration's repeats */
   static double wall[MAX_CONFIGS][BENCH_MAX_REPEATS], exec[MAX_CONFIGS][BENCH_MAX_REPEATS],
       rss[MAX_CONFIGS][BENCH_MAX_REPEATS];
-  bench_opts once = o;
-  once.repeats = 1;
   for (int k = 0; k < o.repeats; k++)
     for (size_t c = 0; c < nconfigs; c++) {
 #ifndef WSISA_WITH_MPI
@@ -211,6 +228,9 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       while (s < NSPECS && strcmp(specs[s].name, configs[c].study) != 0) s++;
       fprintf(stderr, "wsisa-bench predict: %s (round %d of %d)\n", configs[c].label, k + 1,
               o.repeats);
+      if ((rc = bench_run_wsisa(&once, pace_env, study[sp], "", &pr, e))) return rc;
+      at[c][k] = nref;
+      ref[nref++] = pr.exec.median;
       /* the models stay as calibrated: no run adds to them */
       snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s",
                home[configs[c].opencl], configs[c].env);
@@ -222,18 +242,42 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       rss[c][k] = res[c].rss.median;
       have[c] = 1;
     }
+  if ((rc = bench_run_wsisa(&once, pace_env, study[sp], "", &pr, e))) return rc;
+  ref[nref] = pr.exec.median;
+  /* a run's pace: the references on either side of it (geometric mean) over
+   * the references' median; its time at the median pace, measured / pace.
+   * The base is not the reference right after calibration: that one runs
+   * 6-14 % slower than the same reference minutes later, and the models
+   * (made over the whole calibration) agree with the later ones */
+  static double sorted[MAX_CONFIGS * BENCH_MAX_REPEATS + 1];
+  memcpy(sorted, ref, (nref + 1) * sizeof *ref);
+  double base = bench_summarize(sorted, (int)nref + 1).median;
+  static double pace[MAX_CONFIGS][BENCH_MAX_REPEATS], paced[MAX_CONFIGS][BENCH_MAX_REPEATS];
+  static bench_stats paced_s[MAX_CONFIGS], pace_s[MAX_CONFIGS];
+  double tmp[BENCH_MAX_REPEATS];
+  size_t npace = 0;
   for (size_t c = 0; c < nconfigs; c++)
     if (have[c]) {
-      res[c].wall = bench_summarize(wall[c], o.repeats);
-      res[c].exec = bench_summarize(exec[c], o.repeats);
-      res[c].rss = bench_summarize(rss[c], o.repeats);
+      for (int k = 0; k < o.repeats; k++) {
+        pace[c][k] = sqrt(ref[at[c][k]] * ref[at[c][k] + 1]) / base;
+        paced[c][k] = exec[c][k] / pace[c][k];
+        sorted[npace++] = pace[c][k];
+      }
+      /* bench_summarize sorts: copies, so that [k] stays round k */
+      memcpy(tmp, paced[c], sizeof tmp), paced_s[c] = bench_summarize(tmp, o.repeats);
+      memcpy(tmp, pace[c], sizeof tmp), pace_s[c] = bench_summarize(tmp, o.repeats);
+      memcpy(tmp, wall[c], sizeof tmp), res[c].wall = bench_summarize(tmp, o.repeats);
+      memcpy(tmp, exec[c], sizeof tmp), res[c].exec = bench_summarize(tmp, o.repeats);
+      memcpy(tmp, rss[c], sizeof tmp), res[c].rss = bench_summarize(tmp, o.repeats);
     }
+  bench_stats pace_all = bench_summarize(sorted, (int)npace);
 
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "predict",
                            "config,varies,object_reuse,predicted_s,measured_s,measured_min,"
                            "measured_max,makespan_error_pct,predicted_rss_mib,measured_rss_mib,"
-                           "rss_error_pct,uncalibrated_pct,interpolated_pct,calibrated_sizes",
+                           "rss_error_pct,uncalibrated_pct,interpolated_pct,calibrated_sizes,"
+                           "pace,paced_measured_s,paced_error_pct",
                            &w, e)))
     return rc;
   bench_print_runs_context(&o, &res[0], NULL);
@@ -247,10 +291,15 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
          "timed from other tile sizes (per pixel), * = at tile sizes calibration ran (under "
          "%.0f%%)\n",
          100 * AT_CALIBRATED_SIZES);
-  printf("%-12s %-40s %9s %22s %7s %8s %8s %7s %6s %7s\n", "config", "differs in", "pred s",
-         "measured s", "err%", "pred MiB", "meas MiB", "err%", "uncal%", "interp%");
+  printf("# pace = the seconds of a reference study (%s, median %.2f s) on either side of the "
+         "run over their median over every run, median over the rounds; paced s = measured / "
+         "pace, the run at the median pace (a slow spell taken out), and its error\n",
+         "correlation, 8 runs on tile_1024.png, 2 CPU workers", base);
+  printf("%-12s %-40s %9s %22s %7s %5s %7s %7s %8s %8s %7s %6s %7s\n", "config", "differs in",
+         "pred s", "measured s", "err%", "pace", "paced s", "err%", "pred MiB", "meas MiB", "err%",
+         "uncal%", "interp%");
   /* [reuse off][at calibrated sizes only] */
-  static double err_t[2][2][MAX_CONFIGS], err_m[2][2][MAX_CONFIGS];
+  static double err_t[2][2][MAX_CONFIGS], err_p[2][2][MAX_CONFIGS], err_m[2][2][MAX_CONFIGS];
   static double pt[MAX_CONFIGS], mt[MAX_CONFIGS], pm[MAX_CONFIGS], mm[MAX_CONFIGS];
   static const char *lp[MAX_CONFIGS];
   int n[2][2] = {{0, 0}, {0, 0}}, missing = 0;
@@ -266,14 +315,16 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       continue;
     }
     double et = 100 * (r->pred_makespan - r->exec.median) / r->exec.median;
+    double ep = 100 * (r->pred_makespan - paced_s[c].median) / paced_s[c].median;
     double em = 100 * (r->pred_rss_kib - r->rss.median) / r->rss.median;
     char a[64];
     /* a run.json from before the share was written counts as calibrated */
     int sized = !(r->interpolated >= AT_CALIBRATED_SIZES);
-    printf("%-12s %-40s %9.2f %22s %+6.1f%% %8.1f %8.1f %+6.1f%% %6.1f %6.1f%s\n",
+    printf("%-12s %-40s %9.2f %22s %+6.1f%% %5.2f %7.2f %+6.1f%% %8.1f %8.1f %+6.1f%% %6.1f "
+           "%6.1f%s\n",
            configs[c].label, configs[c].varies, r->pred_makespan,
-           bench_fmt(a, sizeof a, r->exec, 1, 2), et, r->pred_rss_kib / 1024, r->rss.median / 1024,
-           em, 100 * r->uncalibrated, isnan(r->interpolated) ? 0 : 100 * r->interpolated,
+           bench_fmt(a, sizeof a, r->exec, 1, 2), et, pace_s[c].median, paced_s[c].median, ep,
+           r->pred_rss_kib / 1024, r->rss.median / 1024, em, 100 * r->uncalibrated, isnan(r->interpolated) ? 0 : 100 * r->interpolated,
            sized ? "*" : "");
     wsisa_csv_text(w, configs[c].label);
     wsisa_csv_text(w, configs[c].varies);
@@ -287,11 +338,15 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
     wsisa_csv_num(w, 100 * r->uncalibrated);
     wsisa_csv_num(w, 100 * r->interpolated);
     wsisa_csv_text(w, sized ? "yes" : "no");
+    wsisa_csv_num(w, pace_s[c].median);
+    wsisa_csv_num(w, paced_s[c].median);
+    wsisa_csv_num(w, ep);
     wsisa_csv_end_row(w);
     int k = configs[c].reuse_off;
     for (int only = 0; only < 2 && !isnan(et); only++)
       if (!only || sized) {
         err_t[k][only][n[k][only]] = et, err_m[k][only][n[k][only]] = em;
+        err_p[k][only][n[k][only]] = ep;
         n[k][only]++;
       }
     pt[c] = r->pred_makespan;
@@ -303,28 +358,33 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   /* first the bar: object reuse on, at tile sizes calibrated */
   for (int k = 0; k < 2; k++)
     for (int only = 1; only >= 0; only--) {
-      double med_t, worst_t, med_m, worst_m;
+      double med_t, worst_t, med_p, worst_p, med_m, worst_m;
       summarize(err_t[k][only], n[k][only], &med_t, &worst_t);
+      summarize(err_p[k][only], n[k][only], &med_p, &worst_p);
       summarize(err_m[k][only], n[k][only], &med_m, &worst_m);
       printf("# object reuse %s, %d configurations%s: makespan |error| median %.1f%%, worst "
-             "%.1f%%; peak RSS |error| median %.1f%%, worst %.1f%%%s\n",
+             "%.1f%% (paced: median %.1f%%, worst %.1f%%); peak RSS |error| median %.1f%%, worst "
+             "%.1f%%%s\n",
              k ? "off" : "on", n[k][only], only ? " at calibrated tile sizes (*)" : " in all",
-             med_t, worst_t, med_m, worst_m,
+             med_t, worst_t, med_p, worst_p, med_m, worst_m,
              k || !only ? "" : " (seed 004: mean 1.1-2.3% for tasks seen, up to 15% for similar ones)");
     }
   /* how the machine's pace moved over the rounds: the models are frozen,
    * so a round whose every configuration ran slower than predicted is the
-   * machine's, not the estimate's */
-  printf("# measured / predicted by round (geometric mean over the configurations with an "
-         "estimate):");
+   * machine's, not the estimate's; the reference tells it apart */
+  printf("# by round: measured / predicted (geometric mean over the configurations with an "
+         "estimate), the reference's pace (median):");
   for (int k = 0; k < o.repeats; k++) {
-    double measured[MAX_CONFIGS], predicted[MAX_CONFIGS];
+    double measured[MAX_CONFIGS], predicted[MAX_CONFIGS], p[MAX_CONFIGS];
     size_t m = 0;
     for (size_t c = 0; c < nconfigs; c++)
-      if (have[c]) measured[m] = exec[c][k], predicted[m++] = res[c].pred_makespan;
-    printf("%s %.3f", k ? "," : "", geomean_ratio(measured, predicted, m));
+      if (have[c] && !isnan(res[c].pred_makespan))
+        p[m] = pace[c][k], measured[m] = exec[c][k], predicted[m++] = res[c].pred_makespan;
+    printf("%s %.3f %.3f", k ? "," : "", geomean_ratio(measured, predicted, m),
+           bench_summarize(p, (int)m).median);
   }
-  printf("\n");
+  printf("; the pace over every run: %.3f (%.3f..%.3f)\n", pace_all.median, pace_all.min,
+         pace_all.max);
   if (missing)
     printf("# %d configuration%s without an estimate in run.json\n", missing, missing > 1 ? "s" : "");
   wsisa_svg_series st[2] = {{"predicted", pt, NULL, NULL}, {"measured", mt, NULL, NULL}};
