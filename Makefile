@@ -3,6 +3,9 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc)
+# tests at once: a second fills the first's idle time (process start-up,
+# mpirun, files); more would crowd each test's StarPU workers on small machines
+TEST_JOBS ?= 2
 PREFIX ?= /usr/local
 # The StarPU scripts/starpu.sh builds once per machine (scripts/deps.sh runs it);
 # a build folder configured before it existed is configured again.
@@ -28,7 +31,7 @@ demo: build
 	@scripts/demo.sh $(BUILD)
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure
+	cd $(BUILD) && ctest -j $(TEST_JOBS) --output-on-failure
 
 # PREFIX/bin/wsisa, PREFIX/bin/wsisa-bench and the sample in PREFIX/share/wsisa
 install: build
