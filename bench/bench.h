@@ -14,8 +14,8 @@ typedef struct bench_stats {
   double median, min, max;
 } bench_stats;
 
-/* Median, min and max of n samples (sorts them). */
-bench_stats bench_summarize(double *samples, int n);
+/* Median, min and max of n samples (left in their order). */
+bench_stats bench_summarize(const double *samples, int n);
 /* CPU seconds (user + system) of the children waited for so far, theirs and
  * their own children's (a shell waits for its command, mpirun for its ranks). */
 double bench_children_cpu(void);

@@ -1,4 +1,5 @@
 /* Timing and reporting helpers shared by the experiments. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -9,13 +10,17 @@
 
 #include "bench/bench.h"
 
-bench_stats bench_summarize(double *samples, int n) {
+bench_stats bench_summarize(const double *samples, int n) {
   bench_stats s = {0, 0, 0};
   if (n <= 0) return s;
-  qsort(samples, (size_t)n, sizeof *samples, wsisa_compare_doubles);
-  s.min = samples[0];
-  s.max = samples[n - 1];
-  s.median = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  double *v = malloc((size_t)n * sizeof *v);
+  if (!v) return (bench_stats){NAN, NAN, NAN};
+  memcpy(v, samples, (size_t)n * sizeof *v);
+  qsort(v, (size_t)n, sizeof *v, wsisa_compare_doubles);
+  s.min = v[0];
+  s.max = v[n - 1];
+  s.median = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  free(v);
   return s;
 }
 

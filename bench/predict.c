@@ -249,28 +249,25 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
    * The base is not the reference right after calibration: that one runs
    * 6-14 % slower than the same reference minutes later, and the models
    * (made over the whole calibration) agree with the later ones */
-  static double sorted[MAX_CONFIGS * BENCH_MAX_REPEATS + 1];
-  memcpy(sorted, ref, (nref + 1) * sizeof *ref);
-  double base = bench_summarize(sorted, (int)nref + 1).median;
+  double base = bench_summarize(ref, (int)nref + 1).median;
   static double pace[MAX_CONFIGS][BENCH_MAX_REPEATS], paced[MAX_CONFIGS][BENCH_MAX_REPEATS];
+  static double every_pace[MAX_CONFIGS * BENCH_MAX_REPEATS];
   static bench_stats paced_s[MAX_CONFIGS], pace_s[MAX_CONFIGS];
-  double tmp[BENCH_MAX_REPEATS];
   size_t npace = 0;
   for (size_t c = 0; c < nconfigs; c++)
     if (have[c]) {
       for (int k = 0; k < o.repeats; k++) {
         pace[c][k] = sqrt(ref[at[c][k]] * ref[at[c][k] + 1]) / base;
         paced[c][k] = exec[c][k] / pace[c][k];
-        sorted[npace++] = pace[c][k];
+        every_pace[npace++] = pace[c][k];
       }
-      /* bench_summarize sorts: copies, so that [k] stays round k */
-      memcpy(tmp, paced[c], sizeof tmp), paced_s[c] = bench_summarize(tmp, o.repeats);
-      memcpy(tmp, pace[c], sizeof tmp), pace_s[c] = bench_summarize(tmp, o.repeats);
-      memcpy(tmp, wall[c], sizeof tmp), res[c].wall = bench_summarize(tmp, o.repeats);
-      memcpy(tmp, exec[c], sizeof tmp), res[c].exec = bench_summarize(tmp, o.repeats);
-      memcpy(tmp, rss[c], sizeof tmp), res[c].rss = bench_summarize(tmp, o.repeats);
+      paced_s[c] = bench_summarize(paced[c], o.repeats);
+      pace_s[c] = bench_summarize(pace[c], o.repeats);
+      res[c].wall = bench_summarize(wall[c], o.repeats);
+      res[c].exec = bench_summarize(exec[c], o.repeats);
+      res[c].rss = bench_summarize(rss[c], o.repeats);
     }
-  bench_stats pace_all = bench_summarize(sorted, (int)npace);
+  bench_stats pace_all = bench_summarize(every_pace, (int)npace);
 
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "predict",
@@ -291,10 +288,11 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
          "timed from other tile sizes (per pixel), * = at tile sizes calibration ran (under "
          "%.0f%%)\n",
          100 * AT_CALIBRATED_SIZES);
-  printf("# pace = the seconds of a reference study (%s, median %.2f s) on either side of the "
-         "run over their median over every run, median over the rounds; paced s = measured / "
-         "pace, the run at the median pace (a slow spell taken out), and its error\n",
-         "correlation, 8 runs on tile_1024.png, 2 CPU workers", base);
+  printf("# pace = the seconds of a reference study (correlation, 8 runs on %s, 2 CPU workers, "
+         "median %.2f s) on either side of the run over their median over every run, median over "
+         "the rounds; paced s = measured / pace, the run at the median pace (a slow spell taken "
+         "out), and its error\n",
+         o.quick ? "tile_1024.png" : "the sample slide's tiles at 1024", base);
   printf("%-12s %-40s %9s %22s %7s %5s %7s %7s %8s %8s %7s %6s %7s\n", "config", "differs in",
          "pred s", "measured s", "err%", "pace", "paced s", "err%", "pred MiB", "meas MiB", "err%",
          "uncal%", "interp%");
@@ -324,8 +322,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
            "%6.1f%s\n",
            configs[c].label, configs[c].varies, r->pred_makespan,
            bench_fmt(a, sizeof a, r->exec, 1, 2), et, pace_s[c].median, paced_s[c].median, ep,
-           r->pred_rss_kib / 1024, r->rss.median / 1024, em, 100 * r->uncalibrated, isnan(r->interpolated) ? 0 : 100 * r->interpolated,
-           sized ? "*" : "");
+           r->pred_rss_kib / 1024, r->rss.median / 1024, em, 100 * r->uncalibrated,
+           isnan(r->interpolated) ? 0 : 100 * r->interpolated, sized ? "*" : "");
     wsisa_csv_text(w, configs[c].label);
     wsisa_csv_text(w, configs[c].varies);
     wsisa_csv_text(w, configs[c].reuse_off ? "off" : "on");

@@ -84,6 +84,22 @@ static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t c
   return rc;
 }
 
+/* A segmentation's time over its levels, each level taken against the
+ * defaults timed beside it (dt / ref) at the defaults' time `at`. */
+static double time_against(const double at[WSISA_SEG_LEVELS], const double dt[WSISA_SEG_LEVELS],
+                           const double ref[WSISA_SEG_LEVELS]) {
+  double t = 0;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) t += at[l] * dt[l] / ref[l];
+  return t;
+}
+
+/* The curves' product at x, over the levels. */
+static double product_over_levels(const wsisa__levels_model *m, const double *x) {
+  double t = 0;
+  for (int l = 1; l <= WSISA_SEG_LEVELS; l++) t += wsisa__levels_product(m, l, x);
+  return t;
+}
+
 static json_t *times_json(const double dt[WSISA_SEG_LEVELS]) {
   json_t *a = json_array();
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) json_array_append_new(a, json_real(dt[l]));
@@ -170,8 +186,7 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
         json_array_append_new(points, json_pack("{s:f, s:o, s:o}", "value", values[p][k], "times",
                                                 times_json(dt), "defaults_beside",
                                                 times_json(ref)));
-        double t = 0;
-        for (int l = 0; l < WSISA_SEG_LEVELS; l++) t += at_defaults[l] * dt[l] / ref[l];
+        double t = time_against(at_defaults, dt, ref);
         lo = fmin(lo, t);
         hi = fmax(hi, t);
       }
@@ -203,9 +218,8 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
     const double *worst = NULL;
     double apart = log(1 + INTERPLAY);
     for (size_t i = 0; i < m.nvectors; i++) {
-      double t = 0, product = 0;
-      for (int l = 1; l <= WSISA_SEG_LEVELS; l++)
-        t += m.vector_time[i][l - 1], product += wsisa__levels_product(&m, l, m.vector[i]);
+      double t = 0, product = product_over_levels(&m, m.vector[i]);
+      for (int l = 0; l < WSISA_SEG_LEVELS; l++) t += m.vector_time[i][l];
       if (fabs(log(t / product)) > apart) apart = fabs(log(t / product)), worst = m.vector[i];
     }
     int top[SCREEN], ntop = 0, taken[WSISA_SEG_NPARAMS] = {0};
@@ -227,10 +241,7 @@ int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nr
         v[top[i]] = worst[top[i]];
         v[top[j]] = worst[top[j]];
         if ((rc = level_times(tile, v, clock, dt, ref, SCREEN_REPEATS, e))) break;
-        double t = 0, product = 0;
-        for (int l = 1; l <= WSISA_SEG_LEVELS; l++)
-          t += m.at_defaults[l - 1] * dt[l - 1] / ref[l - 1],
-              product += wsisa__levels_product(&m, l, v);
+        double t = time_against(m.at_defaults, dt, ref), product = product_over_levels(&m, v);
         json_array_append_new(screen, json_pack("{s:[s, s], s:[f, f], s:f}", "parameters",
                                                 wsisa_seg_param_name(top[i]),
                                                 wsisa_seg_param_name(top[j]), "values", v[top[i]],
