@@ -47,10 +47,11 @@ typedef struct bench_opts {
  * (they do not vary between runs). */
 typedef struct bench_run {
   bench_stats wall, exec, rss; /* seconds, seconds, KiB */
+  bench_stats faults; /* run.json page_faults.minor: while the units ran */
   /* CPU seconds (user + system) of the command and every process it started
    * (mpirun's ranks too), start-up and exit included */
   bench_stats cpu;
-  double execute, executed, no_reuse, buckets, rss_kib, peak_paths;
+  double execute, executed, no_reuse, buckets, rss_kib, peak_paths, minor_faults;
   double objects_seen, objects_reused; /* run.json objects: units of levels 6-7 */
   /* run.json placement: with CPU and OpenCL workers, the placement in force
    * ("" with one kind), the units per kind, and MB (10^6 bytes) to and from

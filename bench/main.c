@@ -26,7 +26,8 @@ static const experiment experiments[] = {
      "speedup over none"},
     {"memory", bench_memory,
      "RTMA bucket size K against bucket 28 + RMSR --active-paths K, K = 1, 2, 4: peak RSS, "
-     "makespan"},
+     "makespan; the C library's allocator as it comes against freed memory kept (the "
+     "default): makespan, peak RSS, page faults"},
     {"sched", bench_sched,
      "eager, lws, dmda, dmdas, modular-heft, pats on N CPUs, N + 1 CPUs and N CPUs + 1 "
      "OpenCL worker (a GPU, else PoCL; --cpus N, default 1) with unit and task placement: "
@@ -92,6 +93,10 @@ static void usage(FILE *f) {
           "              active_paths (empty: default), peak_rss_mib, rss_min, rss_max,\n"
           "              makespan_s, makespan_min, makespan_max, buckets,\n"
           "              peak_active_paths, tasks_executed\n"
+          "  allocator.csv (memory): allocator (libc: WSISA_MALLOC=libc | keep: the\n"
+          "              default), makespan_s, makespan_min, makespan_max, peak_rss_mib,\n"
+          "              rss_min, rss_max, minor_faults, faults_min, faults_max (run.json\n"
+          "              page_faults.minor), makespan_over_keep\n"
           "  sched.csv:  policy, setting (cpu: N CPU workers | cpu_plus_one: N + 1 |\n"
           "              hybrid: N CPU + 1 OpenCL worker, a GPU when one is found, else\n"
           "              PoCL; no hybrid rows without an OpenCL device or with\n"

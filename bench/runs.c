@@ -101,6 +101,7 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
   json_t *root = json_load_file(path, 0, &je);
   if (!root) return wsisa_error(e, WSISA_EIO, "%s: %s", path, je.text);
   r->execute = num(root, "seconds", "execute");
+  r->minor_faults = num(root, "page_faults", "minor");
   r->executed = num(root, "tasks", "executed");
   r->no_reuse = num(root, "tasks", "no_reuse");
   r->buckets = num(root, "reuse", "buckets");
@@ -131,7 +132,7 @@ static int read_run_json(const char *path, bench_run *r, wsisa_err *e) {
 int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, const char *args,
                     bench_run *r, wsisa_err *e) {
   double wall[BENCH_MAX_REPEATS], exec[BENCH_MAX_REPEATS], rss[BENCH_MAX_REPEATS];
-  double cpu[BENCH_MAX_REPEATS];
+  double cpu[BENCH_MAX_REPEATS], faults[BENCH_MAX_REPEATS];
   char out[4200], cmd[12800], path[4300];
   snprintf(out, sizeof out, "%s/run", o->dir);
   for (int i = 0; i < o->repeats; i++) {
@@ -155,11 +156,13 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
     if (rc) return rc;
     exec[i] = r->execute;
     rss[i] = r->rss_kib;
+    faults[i] = r->minor_faults;
   }
   r->wall = bench_summarize(wall, o->repeats);
   r->exec = bench_summarize(exec, o->repeats);
   r->rss = bench_summarize(rss, o->repeats);
   r->cpu = bench_summarize(cpu, o->repeats);
+  r->faults = bench_summarize(faults, o->repeats);
   return 0;
 }
 

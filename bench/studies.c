@@ -121,6 +121,58 @@ int bench_reuse(int argc, char **argv, wsisa_err *e) {
 
 /* ---- memory ----------------------------------------------------------------- */
 
+/* The same study with the C library's allocator as it comes (WSISA_MALLOC=
+ * libc) and as wsisa sets it (freed memory kept for reuse), one run of each
+ * a round so that a drift of the machine falls on both alike. */
+static int allocator_rows(const bench_opts *o, const char *study, wsisa_err *e) {
+  static const char *const modes[] = {"libc", "keep"};
+  double exec[2][BENCH_MAX_REPEATS], rss[2][BENCH_MAX_REPEATS], faults[2][BENCH_MAX_REPEATS];
+  bench_opts once = *o;
+  once.repeats = 1;
+  bench_run r;
+  int rc = 0;
+  for (int k = 0; k < o->repeats && !rc; k++)
+    for (int m = 0; m < 2 && !rc; m++) {
+      char env[32];
+      snprintf(env, sizeof env, "WSISA_MALLOC=%s", modes[m]);
+      fprintf(stderr, "wsisa-bench memory: %s (round %d of %d)\n", env, k + 1, o->repeats);
+      if (!(rc = bench_run_wsisa(&once, env, study, "", &r, e))) {
+        exec[m][k] = r.exec.median;
+        rss[m][k] = r.rss.median / 1024;
+        faults[m][k] = r.faults.median;
+      }
+    }
+  if (rc) return rc;
+  wsisa_csv_writer *w;
+  if ((rc = bench_csv_open(o, "allocator",
+                           "allocator,makespan_s,makespan_min,makespan_max,peak_rss_mib,rss_min,"
+                           "rss_max,minor_faults,faults_min,faults_max,makespan_over_keep",
+                           &w, e)))
+    return rc;
+  bench_stats st[2][3];
+  for (int m = 0; m < 2; m++) {
+    st[m][0] = bench_summarize(exec[m], o->repeats);
+    st[m][1] = bench_summarize(rss[m], o->repeats);
+    st[m][2] = bench_summarize(faults[m], o->repeats);
+  }
+  printf("# the C library's allocator: libc = as it comes (WSISA_MALLOC=libc), keep = freed "
+         "memory kept for reuse (the default); the default strategy; one run of each a round; "
+         "minor faults = run.json page_faults.minor, while the units ran\n");
+  printf("%-8s %-24s %-26s %-28s %8s\n", "malloc", "makespan s", "peak RSS MiB", "minor faults",
+         "/ keep");
+  for (int m = 0; m < 2; m++) {
+    char a[64], b[64], c[64];
+    double ratio = st[m][0].median / st[1][0].median;
+    printf("%-8s %-24s %-26s %-28s %8.3f\n", modes[m], bench_fmt(a, sizeof a, st[m][0], 1, 2),
+           bench_fmt(b, sizeof b, st[m][1], 1, 1), bench_fmt(c, sizeof c, st[m][2], 1, 0), ratio);
+    wsisa_csv_text(w, modes[m]);
+    for (int q = 0; q < 3; q++) bench_csv_stats(w, st[m][q], 1);
+    wsisa_csv_num(w, ratio);
+    wsisa_csv_end_row(w);
+  }
+  return wsisa_csv_close(w, e);
+}
+
 int bench_memory(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "memory", &o, e);
@@ -183,8 +235,10 @@ int bench_memory(int argc, char **argv, wsisa_err *e) {
                                 {"RTMA bucket 28 + RMSR, K active paths", val[1], lo[1], hi[1]}};
   char path[4200];
   bench_svg_path(&o, "memory", path, sizeof path);
-  return wsisa_svg_bars(path, "Peak RSS: bucket size against active paths", "MiB", NK, lp, 2,
-                        series, e);
+  if ((rc = wsisa_svg_bars(path, "Peak RSS: bucket size against active paths", "MiB", NK, lp, 2,
+                           series, e)))
+    return rc;
+  return allocator_rows(&o, study, e);
 }
 
 /* ---- sched ------------------------------------------------------------------ */

@@ -12,6 +12,7 @@
  * output). */
 #define _GNU_SOURCE /* madvise, malloc_usable_size */
 #include <errno.h>
+#include <limits.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -108,4 +109,38 @@ void wsisa__buffers_release(void) {
   nkept = 0;
   kept_bytes = kept_limit = 0;
   pthread_mutex_unlock(&lock);
+}
+
+/* The C library's allocator, told once per process to keep what the
+ * process frees. By default glibc hands a block of 128 KiB and more back to
+ * the kernel when it is freed (munmap), raises that bound as it sees larger
+ * blocks freed, and trims its heaps' free tops of over twice the bound: a
+ * run's intermediates, freed and allocated again all through it, are
+ * written to fresh pages again and again (a page fault and a cleared page
+ * for every 4 KiB). With blocks up to 32 MiB (glibc's largest bound) taken
+ * from the heaps and the heaps never trimmed, a freed block is reused; the
+ * process's peak memory is the same, as a kept block is one it held before.
+ * A user's own setting (GLIBC_TUNABLES's glibc.malloc.*, MALLOC_*_) wins,
+ * and WSISA_MALLOC=libc leaves the allocator as it is. */
+#define KEEP_MMAP_THRESHOLD (32 << 20)
+#define KEEP_TRIM_THRESHOLD INT_MAX
+
+static char allocator_how[160];
+
+const char *wsisa__malloc_keep(int keep, const char *user) {
+  pthread_mutex_lock(&lock);
+  if (!allocator_how[0]) {
+    if (!keep)
+      snprintf(allocator_how, sizeof allocator_how, "the C library's defaults (WSISA_MALLOC=libc)");
+    else if (user)
+      snprintf(allocator_how, sizeof allocator_how, "the C library's, as %s sets it", user);
+    else if (mallopt(M_MMAP_THRESHOLD, KEEP_MMAP_THRESHOLD) && mallopt(M_TRIM_THRESHOLD, KEEP_TRIM_THRESHOLD))
+      snprintf(allocator_how, sizeof allocator_how,
+               "freed memory kept for reuse (blocks up to %d MiB from the heaps, never trimmed)",
+               KEEP_MMAP_THRESHOLD >> 20);
+    else
+      snprintf(allocator_how, sizeof allocator_how, "the C library's defaults (it refused the setting)");
+  }
+  pthread_mutex_unlock(&lock);
+  return allocator_how;
 }

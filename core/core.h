@@ -124,6 +124,9 @@ typedef struct wsisa_env {
   int calibrate_minimum;    /* STARPU_CALIBRATE_MINIMUM; -1 when unset (StarPU: 10) */
   int history_max_error;    /* STARPU_HISTORY_MAX_ERROR is set */
   int ncpu;                 /* STARPU_NCPU; -1 when unset */
+  const char *malloc;       /* WSISA_MALLOC: keep (the default) or libc; NULL when unset */
+  const char *malloc_user;  /* the variable that sets the C library's allocator
+                             * (GLIBC_TUNABLES with glibc.malloc.*, MALLOC_*_); NULL: none */
 } wsisa_env;
 
 void wsisa_env_read(wsisa_env *env);
@@ -235,6 +238,9 @@ const char *wsisa_sched_names(void);
  * ($XDG_CACHE_HOME/wsisa or ~/.cache/wsisa) unless the user set it; StarPU
  * start-up does it too. */
 void wsisa_runtime_default_home(void);
+/* The environment the runtime reads, checked (WSISA_MALLOC); init checks it
+ * too, a command may ask before it does any work. */
+int wsisa_runtime_env_check(wsisa_err *e);
 /* Start StarPU (validating the scheduler, which StarPU does not) and load the
  * OpenCL programs of opts. One call per process. */
 int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e);
@@ -294,6 +300,10 @@ int wsisa_runtime_last_worker_sleeps(void);
  * yes (starpumpi), idle workers sleep (blocking drivers, the last awake one
  * too)": the StarPU in use and the limits it was built with. */
 void wsisa_runtime_describe(char *buf, size_t cap);
+/* How the C library's allocator is set for this process, in words (set at
+ * the first start: freed memory kept for reuse unless WSISA_MALLOC=libc or
+ * the user's own GLIBC_TUNABLES / MALLOC_*_ setting); "" before. */
+const char *wsisa_runtime_allocator(void);
 /* The StarPU version in use (StarPU's starpu_get_version). */
 void wsisa_runtime_version(int *major, int *minor, int *release);
 

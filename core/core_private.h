@@ -20,5 +20,10 @@ int wsisa__runtime_models_check(wsisa_err *e);
  * the C library's either way. */
 void wsisa__buffers_keep(size_t limit);
 void wsisa__buffers_release(void);
+/* keep: the C library's allocator told, once per process, to keep freed
+ * memory for reuse instead of handing it back to the kernel, unless the user
+ * set it (user: the variable that does; core/buffers.c); 0: left as it is. What holds, in words (the first
+ * call decides). */
+const char *wsisa__malloc_keep(int keep, const char *user);
 
 #endif

@@ -21,6 +21,14 @@ void wsisa_env_read(wsisa_env *env) {
   env->mpi_world_size = s ? atoi(s) : 0;
   s = getenv("WSISA_UNIT_TIMEOUT");
   env->unit_timeout = (s && *s) ? s : NULL;
+  s = getenv("WSISA_MALLOC");
+  env->malloc = (s && *s) ? s : NULL;
+  static const char *const vars[] = {"MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
+                                     "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_", "MALLOC_ARENA_MAX"};
+  s = getenv("GLIBC_TUNABLES");
+  env->malloc_user = s && strstr(s, "glibc.malloc.") ? "GLIBC_TUNABLES" : NULL;
+  for (size_t i = 0; i < sizeof vars / sizeof *vars && !env->malloc_user; i++)
+    if (getenv(vars[i])) env->malloc_user = vars[i];
   env->starpu_binding = getenv("STARPU_WORKERS_CPUID") || getenv("STARPU_WORKERS_GETBIND") ||
                         getenv("STARPU_WORKERS_NOBIND");
   s = getenv("STARPU_CALIBRATE");

@@ -327,13 +327,20 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   const double execute = json_real_value(json_object_get(seconds, "execute"));
   cr_expect(json_real_value(submitter) > 0 && json_real_value(submitter) <= execute + 0.01,
             "submitter_cpu %g s over an execute of %g s", json_real_value(submitter), execute);
+  /* the allocator as wsisa sets it (freed memory kept), and the page faults
+   * the units' run took: some (its working set is written for the first time) */
+  const char *alloc = json_string_value(json_object_get(run, "allocator"));
+  cr_expect(alloc && strncmp(alloc, "freed memory kept for reuse", 27) == 0, "allocator: %s",
+            alloc ? alloc : "(none)");
+  json_t *minor = json_object_get(json_object_get(run, "page_faults"), "minor");
+  cr_expect(json_is_integer(minor) && json_integer_value(minor) > 0, "run.json page_faults.minor");
   json_decref(run);
   snprintf(path, sizeof path, "%s/best.json", dir);
   char *best = tu_slurp(path, NULL);
   cr_assert_not_null(best);
   cr_expect(strstr(best, "\"chosen_by\": \"aji\""), "%s", best);
   static const char *const variants[][2] = {
-      {"STARPU_SCHED=eager", "--reuse none"},
+      {"STARPU_SCHED=eager WSISA_MALLOC=libc", "--reuse none"},
       {"STARPU_SCHED=lws", "--reuse trtma --max-buckets 2 --active-paths 1"},
       {"STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
       {"STARPU_SCHED=eager STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse none"}};
@@ -344,6 +351,13 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
     char *b = tu_slurp(path, NULL);
     cr_expect_str_eq(b ? b : "", best, "%s %s: best.json differs", variants[i][0], variants[i][1]);
     free(b);
+    if (i == 0) { /* the C library's allocator as it comes, and run.json says so */
+      snprintf(path, sizeof path, "%s/run.json", dir);
+      json_t *r = json_load_file(path, 0, NULL);
+      const char *a = json_string_value(json_object_get(r, "allocator"));
+      cr_expect(a && strstr(a, "WSISA_MALLOC=libc"), "allocator: %s", a ? a : "(none)");
+      json_decref(r);
+    }
     free(m);
   }
   free(best);

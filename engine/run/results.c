@@ -621,6 +621,13 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
                       json_integer((json_int_t)s->stats.tiles_opened_ahead));
   json_object_set_new(json_object_get(root, "seconds"), "submitter_cpu",
                       json_real(s->stats.submitter_cpu_s));
+  /* how the C library's allocator was set (core/buffers.c), and the page
+   * faults while the units ran: a freed buffer handed back to the kernel is
+   * faulted in again at its next use */
+  json_object_set_new(root, "allocator", json_string(wsisa_runtime_allocator()));
+  json_object_set_new(root, "page_faults",
+                      json_pack("{s:I, s:I}", "minor", (json_int_t)s->faults_minor, "major",
+                                (json_int_t)s->faults_major));
   /* the CPU workers against those asked and the cores offered (core/runtime.c) */
   const wsisa_runtime_cpus *rc_cpus = wsisa_runtime_cpus_started();
   json_t *wk = json_object_get(root, "workers");

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -152,6 +153,8 @@ static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *
     return wsisa_error(e, WSISA_EUSAGE, "%s: execution.scheduler: %s: unknown (one of: %s)",
                        study_path, *sched, wsisa_sched_names());
   if (!*sched) *sched = env.sched;
+  int rc_env = wsisa_runtime_env_check(e);
+  if (rc_env) return rc_env;
   if (*sched && !wsisa_sched_valid(*sched))
     return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED: scheduler %s: unknown (one of: %s)",
                        *sched, wsisa_sched_names());
@@ -380,9 +383,14 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
                 "OpenCL worker (the models)",
                 eo.kind_task_seconds[WSISA_KIND_CPU], eo.kind_task_seconds[WSISA_KIND_OPENCL]);
     double t0 = wsisa_now();
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);
     s->t_exec = wsisa_now() - t0;
+    getrusage(RUSAGE_SELF, &u1);
+    s->faults_minor = u1.ru_minflt - u0.ru_minflt;
+    s->faults_major = u1.ru_majflt - u0.ru_majflt;
   }
   if (rc == WSISA_EINTERRUPTED) rc = interrupted(s, have_folder, before, total, e);
   free(done);

@@ -283,6 +283,9 @@ typedef struct wsisa__study_run {
   uint8_t *have;            /* nruns x ntiles: counts known */
   FILE *journal;
   double t_plan, t_exec, t_start;
+  /* the process's page faults while the units ran (minor: a page first
+   * written or mapped again; major: read from disk) */
+  long faults_minor, faults_major;
   wsisa_exec_stats stats;
   uint64_t tasks_no_reuse;
   uint64_t object_store_bytes; /* a tile's object store at most (rank 0); 0: object reuse off */
