@@ -139,7 +139,8 @@ const char *wsisa__malloc_keep(int keep, const char *user) {
                "freed memory kept for reuse (blocks up to %d MiB from the heaps, never trimmed)",
                KEEP_MMAP_THRESHOLD >> 20);
     else
-      snprintf(allocator_how, sizeof allocator_how, "the C library's defaults (it refused the setting)");
+      /* an allocator other than glibc's (a sanitizer's) declines mallopt */
+      snprintf(allocator_how, sizeof allocator_how, "the allocator's own (it refused the setting)");
   }
   pthread_mutex_unlock(&lock);
   return allocator_how;
