@@ -127,7 +127,7 @@ void wsisa__buffers_release(void) {
 
 static char allocator_how[160];
 
-const char *wsisa__malloc_keep(int keep, const char *user) {
+void wsisa__malloc_keep(int keep, const char *user) {
   pthread_mutex_lock(&lock);
   if (!allocator_how[0]) {
     if (!keep)
@@ -143,5 +143,7 @@ const char *wsisa__malloc_keep(int keep, const char *user) {
       snprintf(allocator_how, sizeof allocator_how, "the allocator's own (it refused the setting)");
   }
   pthread_mutex_unlock(&lock);
-  return allocator_how;
 }
+
+/* Set before StarPU starts its threads, read after. */
+const char *wsisa_runtime_allocator(void) { return allocator_how; }

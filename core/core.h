@@ -124,7 +124,8 @@ typedef struct wsisa_env {
   int calibrate_minimum;    /* STARPU_CALIBRATE_MINIMUM; -1 when unset (StarPU: 10) */
   int history_max_error;    /* STARPU_HISTORY_MAX_ERROR is set */
   int ncpu;                 /* STARPU_NCPU; -1 when unset */
-  const char *malloc;       /* WSISA_MALLOC: keep (the default) or libc; NULL when unset */
+  const char *malloc;       /* WSISA_MALLOC as set; NULL when unset */
+  int malloc_keep;          /* 1: keep (the default), 0: libc, -1: another value */
   const char *malloc_user;  /* the variable that sets the C library's allocator
                              * (GLIBC_TUNABLES with glibc.malloc.*, MALLOC_*_); NULL: none */
 } wsisa_env;
@@ -238,9 +239,10 @@ const char *wsisa_sched_names(void);
  * ($XDG_CACHE_HOME/wsisa or ~/.cache/wsisa) unless the user set it; StarPU
  * start-up does it too. */
 void wsisa_runtime_default_home(void);
-/* The environment the runtime reads, checked (WSISA_MALLOC); init checks it
- * too, a command may ask before it does any work. */
-int wsisa_runtime_env_check(wsisa_err *e);
+/* The environment the runtime reads (env, as wsisa_env_read gives it),
+ * checked (WSISA_MALLOC); init checks it too, a command may ask before it
+ * does any work. */
+int wsisa_runtime_env_check(const wsisa_env *env, wsisa_err *e);
 /* Start StarPU (validating the scheduler, which StarPU does not) and load the
  * OpenCL programs of opts. One call per process. */
 int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e);

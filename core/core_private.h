@@ -22,8 +22,8 @@ void wsisa__buffers_keep(size_t limit);
 void wsisa__buffers_release(void);
 /* keep: the C library's allocator told, once per process, to keep freed
  * memory for reuse instead of handing it back to the kernel, unless the user
- * set it (user: the variable that does; core/buffers.c); 0: left as it is. What holds, in words (the first
- * call decides). */
-const char *wsisa__malloc_keep(int keep, const char *user);
+ * set it (user: the variable that does; core/buffers.c); 0: left as it is.
+ * The first call decides; wsisa_runtime_allocator says what holds. */
+void wsisa__malloc_keep(int keep, const char *user);
 
 #endif

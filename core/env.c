@@ -23,6 +23,7 @@ void wsisa_env_read(wsisa_env *env) {
   env->unit_timeout = (s && *s) ? s : NULL;
   s = getenv("WSISA_MALLOC");
   env->malloc = (s && *s) ? s : NULL;
+  env->malloc_keep = !env->malloc || strcmp(s, "keep") == 0 ? 1 : strcmp(s, "libc") == 0 ? 0 : -1;
   static const char *const vars[] = {"MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
                                      "MALLOC_TOP_PAD_", "MALLOC_MMAP_MAX_", "MALLOC_ARENA_MAX"};
   s = getenv("GLIBC_TUNABLES");

@@ -22,7 +22,6 @@ static char sched_name[64];
 /* the caller's OpenCL programs: loaded after init, unloaded before shutdown */
 static void (*unload_programs)(void);
 static wsisa_runtime_cpus cpus;
-static const char *allocator = "";
 
 int wsisa_sched_valid(const char *name) {
   if (!name || !*name) return 0;
@@ -125,14 +124,12 @@ static void bound_text(const wsisa_runtime_cpus *c, char *buf, size_t cap) {
   if (n > 0 && (size_t)n < cap) snprintf(buf + n, cap - (size_t)n, " (%s)", c->binding);
 }
 
-int wsisa_runtime_env_check(wsisa_err *e) {
-  wsisa_env env;
-  wsisa_env_read(&env);
-  if (env.malloc && strcmp(env.malloc, "keep") != 0 && strcmp(env.malloc, "libc") != 0)
+int wsisa_runtime_env_check(const wsisa_env *env, wsisa_err *e) {
+  if (env->malloc_keep < 0)
     return wsisa_error(e, WSISA_EUSAGE,
                        "WSISA_MALLOC=%s: unknown (keep: freed memory kept for reuse, the "
                        "default; libc: the C library's own handling)",
-                       env.malloc);
+                       env->malloc);
   return 0;
 }
 
@@ -145,7 +142,7 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
     return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED=%s: unknown scheduler (one of: %s)",
                        sched, wsisa_sched_names());
 
-  int rc = wsisa_runtime_env_check(e);
+  int rc = wsisa_runtime_env_check(&env, e);
   if (rc) return rc;
   wsisa_runtime_default_home();
   rc = wsisa__runtime_models_check(e);
@@ -184,7 +181,7 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   memset(&cpus, 0, sizeof cpus);
   cpus.cores = cores;
   cpus.binding = bind_workers(&conf, &env, &pus);
-  allocator = wsisa__malloc_keep(!env.malloc || strcmp(env.malloc, "libc") != 0, env.malloc_user);
+  wsisa__malloc_keep(env.malloc_keep, env.malloc_user);
   if (opts && opts->keep_buffers) wsisa__buffers_keep(opts->keep_buffers);
   int ret = starpu_init(&conf);
   if (ret) wsisa__buffers_release();
@@ -245,7 +242,6 @@ void wsisa_runtime_shutdown(void) {
 }
 
 int wsisa_runtime_active(void) { return active; }
-const char *wsisa_runtime_allocator(void) { return allocator; }
 int wsisa_runtime_ncpu(void) { return active ? (int)starpu_cpu_worker_get_count() : 0; }
 int wsisa_runtime_nopencl(void) {
   return active ? (int)starpu_opencl_worker_get_count() : 0;

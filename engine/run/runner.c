@@ -153,7 +153,7 @@ static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *
     return wsisa_error(e, WSISA_EUSAGE, "%s: execution.scheduler: %s: unknown (one of: %s)",
                        study_path, *sched, wsisa_sched_names());
   if (!*sched) *sched = env.sched;
-  int rc_env = wsisa_runtime_env_check(e);
+  int rc_env = wsisa_runtime_env_check(&env, e);
   if (rc_env) return rc_env;
   if (*sched && !wsisa_sched_valid(*sched))
     return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED: scheduler %s: unknown (one of: %s)",
