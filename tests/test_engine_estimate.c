@@ -1077,7 +1077,7 @@ static void objects_model_make(wsisa__objects_model *m) {
 static void price_in_one_store(const wsisa__objects_model *m, const fixture *f,
                                const double *run_time, double scale[][16], double *share) {
   wsisa__objects_pricer pr;
-  wsisa__objects_pricer_init(&pr, m, f->b, f->params, run_time);
+  cr_assert_eq(wsisa__objects_pricer_init(&pr, m, f->b, f->params, run_time), 0);
   wsisa__objects_seen seen;
   memset(&seen, 0, sizeof seen);
   double computed = 0, all = 0;
@@ -1094,6 +1094,7 @@ static void price_in_one_store(const wsisa__objects_model *m, const fixture *f,
   }
   *share = all > 0 ? 1 - computed / all : 0;
   wsisa__objects_seen_free(&seen);
+  wsisa__objects_pricer_free(&pr);
 }
 
 /* Object reuse: the first level-6/7 task of a tile computes every unit, a
@@ -1177,6 +1178,74 @@ Test(engine_estimate, object_reuse_ratios_follow_the_run_level_time) {
   fixture_free(&f);
 }
 
+/* Per run, the share of level 6's stand-ins its task missed (the model of
+ * objects_model_make: 0.2 + 0.9 miss). */
+static void level6_miss(const fixture *f, double scale[][16], double *miss) {
+  for (size_t k = 0; k < f->b->n_buckets; k++)
+    for (size_t i = 0; i < f->b->trees[k]->n_nodes; i++) {
+      const wsisa_reuse_node *n = &f->b->trees[k]->nodes[i];
+      if (n->level == 6) miss[f->b->trees[k]->instances[n->first_instance]] = (scale[k][i] - 0.2) / 0.9;
+    }
+}
+
+/* A stand-in is found in any earlier task of the store, not only the
+ * nearest: runs A, B (T1 and G1 moved) and AB (T1 moved alone, as a VBD
+ * design's rows are). Each change misses 0.3 of the stand-ins, each
+ * parameter its own: B misses 1 - 0.7^2 = 0.51 of them; AB misses only
+ * those moved by T1 (not in A) and by G1 (not in B), about 0.3^2 = 0.09,
+ * where the nearest earlier task alone would leave 0.3. */
+Test(engine_estimate, object_reuse_finds_a_unit_in_any_earlier_task) {
+  fixture f;
+  fixture_make_runs(&f, WSISA_REUSE_STAGE, 3);
+  cr_assert_eq(f.b->n_buckets, 3, "one run a bucket");
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_G1] += 1;
+  f.params[2 * WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  wsisa__objects_model m;
+  objects_model_make(&m);
+  double scale[8][16], share = -1, miss[3] = {-1, -1, -1};
+  price_in_one_store(&m, &f, NULL, scale, &share);
+  level6_miss(&f, scale, miss);
+  cr_expect_float_eq(miss[0], 1, 1e-12, "A: %g", miss[0]);
+  cr_expect_float_eq(miss[1], 0.51, 0.03, "B: %g", miss[1]);
+  cr_expect_float_eq(miss[2], 0.09, 0.03, "AB: %g", miss[2]);
+  fixture_free(&f);
+}
+
+/* A parameter's measured curve, miss(d) = 0.6 (1 - exp(-0.5 d)) at changes
+ * of 0.5 to 4: the stand-ins follow it, 0.6 of them moved at all, at cuts
+ * 0.5 apart on average; a change of 1 then misses about 0.236 of them. */
+Test(engine_estimate, object_stand_ins_follow_the_measured_curve) {
+  fixture f;
+  fixture_make_runs(&f, WSISA_REUSE_STAGE, 3);
+  wsisa__objects_model m;
+  objects_model_make(&m);
+  const int p = WSISA_P_T1;
+  m.ncurves[p] = 1;
+  m.npoints[0][p] = 4;
+  for (int k = 0; k < 4; k++) {
+    m.step[0][p][k] = 0.5 * (1 << k);
+    for (int l = 0; l < 2; l++) m.at[0][l][p][k] = 0.6 * -expm1(-0.5 * m.step[0][p][k]);
+  }
+  memcpy(m.base[0][p], wsisa_seg_defaults(), sizeof m.base[0][p]);
+  /* T1 spans 4 in the design; run 2 is 1 from run 0 */
+  f.params[WSISA_SEG_NPARAMS + p] += 4;
+  f.params[2 * WSISA_SEG_NPARAMS + p] += 1;
+  wsisa__objects_pricer pr;
+  cr_assert_eq(wsisa__objects_pricer_init(&pr, &m, f.b, f.params, NULL), 0);
+  cr_expect_float_eq(pr.sens[0][p], 0.6, 0.05, "share moved %g", pr.sens[0][p]);
+  cr_expect(pr.rate[0][p] > 0.5 / 1.4 && pr.rate[0][p] < 0.5 * 1.4, "density %g", pr.rate[0][p]);
+  wsisa__objects_pricer_free(&pr);
+  double scale[8][16], share = -1, miss[3] = {-1, -1, -1};
+  price_in_one_store(&m, &f, NULL, scale, &share);
+  level6_miss(&f, scale, miss);
+  /* run 1 (a change of 4) misses about 0.6 (1 - e^-2) = 0.52; run 2 (1
+   * from run 0, 3 from run 1) what neither holds */
+  cr_expect_float_eq(miss[1], 0.6 * -expm1(-2.0), 0.06, "a change of 4: %g", miss[1]);
+  cr_expect(miss[2] > 0.1 && miss[2] < 0.236 + 0.04, "a change of 1 after both: %g", miss[2]);
+  fixture_free(&f);
+}
+
 /* Ranks share no object store: in the simulation each level-6/7 task is
  * priced by what its tile's store on its own rank has seen. One tile, four
  * units (a run each; runs 1 and 3 have T1 moved): on one rank, run 1 computes
@@ -1192,7 +1261,7 @@ Test(engine_estimate, object_stores_are_per_rank_in_the_simulation) {
   wsisa__objects_model m;
   objects_model_make(&m);
   wsisa__objects_pricer pr;
-  wsisa__objects_pricer_init(&pr, &m, f.b, f.params, NULL);
+  cr_assert_eq(wsisa__objects_pricer_init(&pr, &m, f.b, f.params, NULL), 0);
   wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                        f.level, f.variant, NULL, NULL, NULL, NULL, NULL};
   const double after_t1 = 0.2 + 0.3 * 0.9;
@@ -1211,6 +1280,7 @@ Test(engine_estimate, object_stores_are_per_rank_in_the_simulation) {
                        units6);
     wsisa_sim_result_free(&r);
   }
+  wsisa__objects_pricer_free(&pr);
   fixture_free(&f);
 }
 

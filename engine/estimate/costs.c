@@ -1038,6 +1038,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
          *by_op = calloc(wsisa_n_ops * WSISA_EST_NCLASSES, sizeof *by_op);
   int *one_worker = calloc(est->narch ? est->narch : 1, sizeof *one_worker);
   wsisa__objects_pricer pricer;
+  memset(&pricer, 0, sizeof pricer);
   int rc = 0;
   if (!open || !open_path || !ref || !ref_path || !read || !stage || !measure || !background ||
       !level || !by_op || !one_worker) {
@@ -1114,8 +1115,11 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
    * to hold, when calibration measured it */
   out->object_share = -1;
   if (plan->object_reuse && est->objects.loaded && est->params) {
-    wsisa__objects_pricer_init(&pricer, &est->objects, plan->buckets, est->params,
-                               est->run_scale ? est->run_time : NULL);
+    if (wsisa__objects_pricer_init(&pricer, &est->objects, plan->buckets, est->params,
+                                   est->run_scale ? est->run_time : NULL)) {
+      rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+      goto out;
+    }
     j.objects = &pricer;
     snprintf(out->object_source, sizeof out->object_source, "%s", est->objects.source);
   } else if (plan->object_reuse) {
@@ -1215,6 +1219,7 @@ int wsisa_estimate_compute(const wsisa_estimate *est, const wsisa_estimate_plan 
   out->sim.efficiency = capacity > 0 ? work * alone / capacity : 1.0;
   out->cpu_hours = capacity / 3600.0;
 out:
+  wsisa__objects_pricer_free(&pricer);
   free(workers);
   free(one_worker);
   free(open);

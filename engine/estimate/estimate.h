@@ -218,7 +218,7 @@ typedef struct wsisa_estimate_figures {
    * tiles' stores (-1: off, or no calibration of it: priced without) and how
    * it was obtained */
   double object_share;
-  char object_source[4600]; /* empty: object reuse off */
+  char object_source[4800]; /* empty: object reuse off */
   char level_source[4900];  /* how the level tasks follow their runs' parameter values */
   double busy_factor;       /* the CPU workers' task times x this: the workers busy at once
                              * against calibration's */
@@ -275,7 +275,7 @@ typedef struct wsisa__objects_model {
   double at[2][2][WSISA_SEG_NPARAMS][WSISA__OBJECTS_POINTS]; /* [curve][level][p][point] */
   double miss[2][WSISA_SEG_NPARAMS]; /* at the largest change, or its level's mean */
   int fill[2][WSISA_SEG_NPARAMS];
-  char source[4600];
+  char source[4800];
 } wsisa__objects_model;
 
 /* Calibration: measure them on one tile (StarPU up with one CPU worker) for
@@ -289,27 +289,48 @@ int wsisa__objects_load(wsisa__objects_model *m);
  * simulation walks them: the plan's runs (params) and their level times on
  * calibration's tile (wsisa__levels_scale, which pick each task's cold and
  * hit ratios; NULL: the defaults'), and per parameter the curve nearest the
- * design's runs. */
+ * design's runs. A store is followed through WSISA__OBJECTS_STANDINS
+ * stand-in objects a level: each changes, along each parameter of levels
+ * 1-6 the design varies, at a few values drawn so that a change of that
+ * parameter alone misses, over the stand-ins, the share calibration
+ * measured (a share sens of them change at all, at cuts spread with
+ * density rate over the parameter's values; rate infinite: at every
+ * change). A stand-in is found when an earlier task of the store gave it
+ * the same cell along every parameter (and, for groups, the same level-7
+ * values, which are in their key). */
+#define WSISA__OBJECTS_STANDINS 400
 typedef struct wsisa__objects_pricer {
   const wsisa__objects_model *m;
   const double *params, *run_time;
   int curve[WSISA_SEG_NPARAMS];
+  double sens[2][WSISA_SEG_NPARAMS], rate[2][WSISA_SEG_NPARAMS]; /* per level, fitted */
+  int nvar, var[WSISA_SEG_NPARAMS];   /* the parameters of levels 1-6 the design varies */
+  int nvar7, var7[WSISA_SEG_NPARAMS]; /* and of level 7 */
+  /* per level, stand-in and varied parameter ([l][o][v]): its cuts,
+   * ncut of them from cuts + first (-1: at every change, 0: none) */
+  int *ncut;
+  size_t *first;
+  double *cuts;
 } wsisa__objects_pricer;
-/* One store: the runs of the level-6 [0] and level-7 [1] tasks it has seen,
- * oldest first (zeroed: empty). */
+/* One store: per level (6 [0], 7 [1]), the stand-ins' cells it holds, a
+ * hash set (zeroed: empty). */
 typedef struct wsisa__objects_seen {
-  size_t *run[2];
+  uint64_t *key[2];
   size_t n[2], cap[2];
 } wsisa__objects_seen;
-void wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
-                                const wsisa_reuse_buckets *b, const double *params,
-                                const double *run_time);
+/* 0, or -1: out of memory. */
+int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
+                               const wsisa_reuse_buckets *b, const double *params,
+                               const double *run_time);
+void wsisa__objects_pricer_free(wsisa__objects_pricer *pr);
 /* Run `run`'s task of level 6 or 7 after the tasks `seen` holds: its cost as
  * a multiple of its level's fine-grain cost, and it joins `seen`; adds the
  * seconds of reusable work it computes and could have reused (calibration's
  * tile) to *computed and *reusable; -1: out of memory. */
 double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen,
                             size_t run, int level, double *computed, double *reusable);
+/* Empty it (a tile opened again starts an empty store). */
+void wsisa__objects_seen_clear(wsisa__objects_seen *seen);
 void wsisa__objects_seen_free(wsisa__objects_seen *seen);
 
 /* ---- workers busy at once (engine/estimate/busy.c) --------------------------- */

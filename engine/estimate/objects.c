@@ -10,13 +10,18 @@
  * store holding one run's units leaves to compute for a run that differs in
  * that parameter alone, by its design range and by halves of it (from a run
  * where the design changes it alone, else from the defaults).
- * The simulation (engine/estimate/simulate.c) then gives each level-6/7
- * task, as it walks a unit on a rank, the share of its nearest earlier task
- * in the store of its tile on that rank (a rank's own: ranks share no store,
- * and a tile opened again starts an empty one): the parameters they differ
- * in above it (each leaving its measured share, the shares combined as
- * independent), a change of a level-7 parameter missing every group (they
- * are in its key). */
+ * The simulation (engine/estimate/simulate.c) then prices each level-6/7
+ * task, as it walks a unit on a rank, by what the store of its tile on that
+ * rank holds (a rank's own: ranks share no store, and a tile opened again
+ * starts an empty one). The store is followed through stand-in objects:
+ * each parameter's measured curve is fitted as a share of objects it moves
+ * at all, at values spread with a density over its design range, and each
+ * stand-in draws, parameter by parameter (independently), whether it moves
+ * and where. A stand-in is found when any earlier task of the store put it
+ * in the same cell of every parameter (for groups, with the same level-7
+ * values, which are in their key): in any earlier task, not only the
+ * nearest (a VBD row that differs from two earlier rows in one parameter
+ * each finds a unit in either). */
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,7 +32,6 @@
 
 #define REPEATS 3
 #define STEPS 4    /* a parameter's change: its design range, then halves of it */
-#define WINDOW 256 /* earlier tasks compared with, most recent first */
 
 /* ---- the measurement --------------------------------------------------------- */
 
@@ -302,26 +306,14 @@ int wsisa__objects_load(wsisa__objects_model *m) {
            "%.2f x their fine-grain time at the defaults, %.2f x and %.2f x at the costliest of "
            "%d segmentations (a run's ratios at its level time, interpolated in log between "
            "them), %d parameters' changes measured; each level-6/7 task priced by what the "
-           "store of its tile on its rank has seen; %s",
+           "store of its tile on its rank holds, followed through %d stand-in objects whose "
+           "changes follow those measured; %s",
            m->width, m->height, (m->cold[0] * f[0] + m->cold[1] * f[1]) / (f[0] + f[1]),
            (m->hit[0] * f[0] + m->hit[1] * f[1]) / (f[0] + f[1]), top_c / top_f, top_h / top_f,
-           m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured, path);
+           m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured,
+           WSISA__OBJECTS_STANDINS, path);
   m->loaded = 1;
   return 0;
-}
-
-/* The share of level l's units a change of parameter p by d misses: the
- * measured points interpolated linearly in the change, toward none at no
- * change below the smallest, the largest's above it; not measured: its
- * level's mean. */
-static double miss_of(const wsisa__objects_model *m, int l, int p, int c, double d) {
-  int n = m->ncurves[p] ? m->npoints[c][p] : 0;
-  const double *x = m->step[c][p], *y = m->at[c][l][p];
-  if (!n) return m->miss[l][p];
-  if (d <= x[0]) return y[0] * d / x[0];
-  for (int k = 1; k < n; k++)
-    if (d <= x[k]) return y[k - 1] + (y[k] - y[k - 1]) * (d - x[k - 1]) / (x[k] - x[k - 1]);
-  return y[n - 1];
 }
 
 /* Level l's cold and hit ratios for a task whose fine-grain time is t
@@ -344,18 +336,6 @@ static void ratios_at(const wsisa__objects_model *m, int l, double t, double *co
   double w = log(t / x[k - 1]) / log(x[k] / x[k - 1]);
   *cold = m->seg_cold[l][k - 1] + w * (m->seg_cold[l][k] - m->seg_cold[l][k - 1]);
   *hit = m->seg_hit[l][k - 1] + w * (m->seg_hit[l][k] - m->seg_hit[l][k - 1]);
-}
-
-/* The share of a task's units left to compute after an earlier task on the
- * tile whose run is q (this one's is r): 1 - prod(1 - miss_p) over the
- * parameters of levels 1..top they differ in. */
-static double miss_after(const wsisa__objects_model *m, const int *curve, int l, const double *r,
-                         const double *q, int top) {
-  double keep = 1;
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
-    if (wsisa_seg_param_level(p) <= top && r[p] != q[p])
-      keep *= 1 - miss_of(m, l, p, curve[p], fabs(r[p] - q[p]));
-  return 1 - keep;
 }
 
 /* Per parameter, the curve measured from the place nearest the design's
@@ -387,9 +367,78 @@ static void pick_curves(const wsisa__objects_model *m, const double *params, siz
   }
 }
 
-void wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
-                                const wsisa_reuse_buckets *b, const double *params,
-                                const double *run_time) {
+/* ---- the stand-ins ------------------------------------------------------------ */
+
+/* A fixed stream of pseudo-random numbers (splitmix64): the estimate is the
+ * same at every call. */
+static uint64_t mix(uint64_t x) {
+  x += UINT64_C(0x9e3779b97f4a7c15);
+  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+static double uniform(uint64_t *state) {
+  *state = mix(*state);
+  return (double)(*state >> 11) * 0x1.0p-53;
+}
+
+/* The share sens of the stand-ins that a parameter moves at all, and the
+ * density of the values where each of them changes (rate, per unit of the
+ * parameter): miss(d) = sens (1 - exp(-rate d)) fitted by least squares to
+ * the changes d measured; one change measured, or none (its level's mean):
+ * every change misses sens. */
+static void fit(const double *d, const double *y, int n, double *sens, double *rate) {
+  *rate = INFINITY;
+  *sens = 0;
+  for (int k = 0; k < n; k++) *sens += y[k] / n;
+  if (n < 2) return;
+  double best = 0, top = 0;
+  for (int k = 0; k < n; k++) {
+    best += (y[k] - *sens) * (y[k] - *sens);
+    top = fmax(top, d[k]);
+  }
+  /* densities from a tenth of a cut over the largest change to 1000 of
+   * them, eight a decade */
+  for (int i = -8; i <= 24; i++) {
+    double r = pow(10, i / 8.0) / top, gy = 0, gg = 0, sse = 0;
+    for (int k = 0; k < n; k++) {
+      double g = -expm1(-r * d[k]);
+      gy += g * y[k], gg += g * g;
+    }
+    double f = gg > 0 ? fmin(1, fmax(0, gy / gg)) : 0;
+    for (int k = 0; k < n; k++) {
+      double e = y[k] - f * -expm1(-r * d[k]);
+      sse += e * e;
+    }
+    if (sse < best - 1e-15) best = sse, *sens = f, *rate = r;
+  }
+}
+
+/* A Poisson count of mean mu (mu at most CUTS). */
+#define CUTS 64
+static int poisson(uint64_t *state, double mu) {
+  double limit = exp(-mu), prod = uniform(state);
+  int k = 0;
+  while (prod > limit && k < CUTS) prod *= uniform(state), k++;
+  return k;
+}
+
+static int by_value(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void wsisa__objects_pricer_free(wsisa__objects_pricer *pr) {
+  free(pr->ncut);
+  free(pr->first);
+  free(pr->cuts);
+  pr->ncut = NULL, pr->first = NULL, pr->cuts = NULL;
+}
+
+int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
+                               const wsisa_reuse_buckets *b, const double *params,
+                               const double *run_time) {
+  memset(pr, 0, sizeof *pr);
   pr->m = m;
   pr->params = params;
   pr->run_time = run_time;
@@ -397,30 +446,130 @@ void wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_
   for (size_t i = 0; i < b->start[b->n_buckets]; i++)
     if (b->instances[i] + 1 > nruns) nruns = b->instances[i] + 1;
   pick_curves(m, params, nruns, pr->curve);
+  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS];
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    lo[p] = INFINITY, hi[p] = -INFINITY;
+    for (size_t r = 0; r < nruns; r++) {
+      lo[p] = fmin(lo[p], params[r * WSISA_SEG_NPARAMS + p]);
+      hi[p] = fmax(hi[p], params[r * WSISA_SEG_NPARAMS + p]);
+    }
+    if (!(hi[p] > lo[p])) continue;
+    if (wsisa_seg_param_level(p) <= 6) pr->var[pr->nvar++] = p;
+    else pr->var7[pr->nvar7++] = p;
+  }
+  for (int l = 0; l < 2; l++)
+    for (int v = 0; v < pr->nvar; v++) {
+      int p = pr->var[v], c = pr->curve[p], n = m->ncurves[p] ? m->npoints[c][p] : 0;
+      if (n) fit(m->step[c][p], m->at[c][l][p], n, &pr->sens[l][p], &pr->rate[l][p]);
+      else pr->sens[l][p] = m->miss[l][p], pr->rate[l][p] = INFINITY;
+    }
+  const size_t K = WSISA__OBJECTS_STANDINS, cells = 2 * K * (size_t)pr->nvar;
+  size_t ncuts = 0, capcuts = 0;
+  pr->ncut = malloc((cells ? cells : 1) * sizeof *pr->ncut);
+  pr->first = malloc((cells ? cells : 1) * sizeof *pr->first);
+  int *rank = malloc(K * sizeof *rank);
+  int rc = pr->ncut && pr->first && rank ? 0 : -1;
+  for (int l = 0; l < 2 && !rc; l++)
+    for (int v = 0; v < pr->nvar && !rc; v++) {
+      int p = pr->var[v];
+      uint64_t state = mix(UINT64_C(0x77736973) ^ (uint64_t)(l * WSISA_SEG_NPARAMS + p));
+      /* which stand-ins the parameter moves: a share sens of them, in a
+       * shuffled order of its own (the parameters independent) */
+      for (size_t o = 0; o < K; o++) rank[o] = (int)o;
+      for (size_t o = K - 1; o > 0; o--) {
+        size_t k = (size_t)(uniform(&state) * (double)(o + 1));
+        int t = rank[o];
+        rank[o] = rank[k], rank[k] = t;
+      }
+      double mu = pr->rate[l][p] * (hi[p] - lo[p]);
+      for (size_t o = 0; o < K && !rc; o++) {
+        size_t at = ((size_t)l * K + o) * (size_t)pr->nvar + (size_t)v;
+        pr->first[at] = ncuts;
+        pr->ncut[at] = 0;
+        if (!((rank[o] + 0.5) / (double)K < pr->sens[l][p])) continue;
+        if (!(mu <= CUTS)) {
+          pr->ncut[at] = -1;
+          continue;
+        }
+        int k = poisson(&state, mu);
+        if (ncuts + (size_t)k > capcuts) {
+          size_t cap = capcuts ? 2 * capcuts : 1024;
+          while (cap < ncuts + (size_t)k) cap *= 2;
+          double *grown = realloc(pr->cuts, cap * sizeof *grown);
+          if (!grown) {
+            rc = -1;
+            break;
+          }
+          pr->cuts = grown, capcuts = cap;
+        }
+        for (int i = 0; i < k; i++) pr->cuts[ncuts + (size_t)i] = lo[p] + uniform(&state) * (hi[p] - lo[p]);
+        qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, by_value);
+        pr->ncut[at] = k;
+        ncuts += (size_t)k;
+      }
+    }
+  free(rank);
+  if (rc) wsisa__objects_pricer_free(pr);
+  return rc;
+}
+
+/* Stand-in o's cell at run r, level l: a key, never 0. */
+static uint64_t cell(const wsisa__objects_pricer *pr, int l, size_t o, const double *r) {
+  uint64_t h = mix(((uint64_t)l << 32) + o + 1);
+  const size_t K = WSISA__OBJECTS_STANDINS;
+  for (int v = 0; v < pr->nvar; v++) {
+    size_t at = ((size_t)l * K + o) * (size_t)pr->nvar + (size_t)v;
+    double x = r[pr->var[v]];
+    uint64_t c = 0;
+    if (pr->ncut[at] < 0) {
+      memcpy(&c, &x, sizeof c);
+    } else {
+      const double *cut = pr->cuts + pr->first[at];
+      while (c < (uint64_t)pr->ncut[at] && cut[c] < x) c++;
+    }
+    h = mix(h ^ c);
+  }
+  for (int v = 0; l == 1 && v < pr->nvar7; v++) {
+    uint64_t c;
+    memcpy(&c, &r[pr->var7[v]], sizeof c);
+    h = mix(h ^ c);
+  }
+  return h ? h : 1;
+}
+
+/* Whether key is in level l's set of the store; puts it there. */
+static int seen_before(wsisa__objects_seen *s, int l, uint64_t key) {
+  size_t mask = s->cap[l] - 1, i = (size_t)(key ^ (key >> 29)) & mask;
+  while (s->key[l][i]) {
+    if (s->key[l][i] == key) return 1;
+    i = (i + 1) & mask;
+  }
+  s->key[l][i] = key;
+  s->n[l]++;
+  return 0;
 }
 
 double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen,
                             size_t run, int level, double *computed, double *reusable) {
   const wsisa__objects_model *m = pr->m;
+  const size_t K = WSISA__OBJECTS_STANDINS;
   int l = level - 6;
-  if (seen->n[l] == seen->cap[l]) {
-    size_t cap = seen->cap[l] ? 2 * seen->cap[l] : 64;
-    size_t *grown = realloc(seen->run[l], cap * sizeof *grown);
+  /* at most half full after this task */
+  if (2 * (seen->n[l] + K) > seen->cap[l]) {
+    size_t cap = seen->cap[l] ? 2 * seen->cap[l] : 1024; /* a power of 2 */
+    while (2 * (seen->n[l] + K) > cap) cap *= 2;
+    uint64_t *old = seen->key[l], *grown = calloc(cap, sizeof *grown);
     if (!grown) return -1;
-    seen->run[l] = grown;
-    seen->cap[l] = cap;
+    size_t oldcap = seen->cap[l];
+    seen->key[l] = grown, seen->cap[l] = cap, seen->n[l] = 0;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old[i]) seen_before(seen, l, old[i]);
+    free(old);
   }
   const double *r = pr->params + run * WSISA_SEG_NPARAMS;
-  double miss = 1;
-  for (size_t j = seen->n[l], w = 0; j-- > 0 && w < WINDOW && miss > 0; w++) {
-    const double *q = pr->params + seen->run[l][j] * WSISA_SEG_NPARAMS;
-    /* level 7's parameters are in every group's key */
-    int same7 = 1;
-    for (int p = 0; l == 1 && p < WSISA_SEG_NPARAMS; p++)
-      if (wsisa_seg_param_level(p) == 7 && r[p] != q[p]) same7 = 0;
-    if (same7) miss = fmin(miss, miss_after(m, pr->curve, l, r, q, 6));
-  }
-  seen->run[l][seen->n[l]++] = run;
+  size_t missed = 0;
+  for (size_t o = 0; o < K; o++) missed += !seen_before(seen, l, cell(pr, l, o, r));
+  double miss = (double)missed / (double)K;
   double t = pr->run_time ? pr->run_time[run * WSISA_SEG_LEVELS + 5 + (size_t)l] : 0, cold, hit;
   if (!(t > 0)) t = m->fine[l];
   ratios_at(m, l, t, &cold, &hit);
@@ -430,8 +579,15 @@ double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen
   return hit + miss * (cold - hit);
 }
 
+void wsisa__objects_seen_clear(wsisa__objects_seen *seen) {
+  for (int l = 0; l < 2; l++) {
+    if (seen->key[l]) memset(seen->key[l], 0, seen->cap[l] * sizeof *seen->key[l]);
+    seen->n[l] = 0;
+  }
+}
+
 void wsisa__objects_seen_free(wsisa__objects_seen *seen) {
-  free(seen->run[0]);
-  free(seen->run[1]);
+  free(seen->key[0]);
+  free(seen->key[1]);
   memset(seen, 0, sizeof *seen);
 }

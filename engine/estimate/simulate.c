@@ -537,7 +537,7 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile, int ahead) {
   }
   ot->tile = tile;
   ot->opened = rs->opens++;
-  ot->seen.n[0] = ot->seen.n[1] = 0; /* the tile's store starts empty */
+  wsisa__objects_seen_clear(&ot->seen); /* the tile's store starts empty */
   ot->bg_left = 0;
   s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
   s->r->opens++;

@@ -228,7 +228,7 @@ typedef struct wsisa__run_estimate {
   char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
   int object_reuse;           /* the run's */
   double object_share;        /* levels 6-7's reusable work expected reused; -1: not priced */
-  char object_source[4600];   /* how that share was obtained */
+  char object_source[4800];   /* how that share was obtained */
   char level_source[4900];    /* how the level tasks follow their runs' parameter values */
   double busy_factor;         /* the CPU task times x this: the workers busy at once */
   double busy_workers;        /* ... on average on a machine, the factor taken at */
