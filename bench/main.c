@@ -41,9 +41,10 @@ static const experiment experiments[] = {
      "calibrate on one study, then predicted (run.json estimate) against measured makespan "
      "and peak RSS for studies that differ: runs, method/sampler, tile size, strategy, "
      "1..N CPU workers up to the cores, ranks, CPU + OpenCL workers where an OpenCL device "
-     "is; object reuse on and off; the repeats in rounds over the configurations; beside each "
-     "run a small reference study times the machine's pace, and each error is given as "
-     "measured and with the run's slow or fast spell taken out (paced)"},
+     "is; object reuse on and off; the repeats in rounds, each calibrating afresh and then "
+     "running every configuration once, an error being the median over the rounds of each "
+     "round's own; beside each run a small reference study times the machine's pace, and each "
+     "error is given as measured and with the run's slow or fast spell taken out (paced)"},
     {"balance", bench_balance,
      "RTMA (bucket size 10) against TRTMA (3 x workers buckets) as workers grow: measured "
      "at 1-2 workers and 1-4 ranks, predicted to 256; TRTMA balanced by task count against "
@@ -119,9 +120,11 @@ static void usage(FILE *f) {
         "              the whole command); the rank series needs Open MPI's mpirun\n"
         "  algo.csv:   trajectories, runs, max_buckets, strategy, analysis_ms,\n"
         "              analysis_min, analysis_max, buckets, reuse_pct\n"
-        "  predict.csv: config, varies, object_reuse, predicted_s, measured_s,\n"
-        "              measured_min, measured_max, makespan_error_pct, predicted_rss_mib,\n"
-        "              measured_rss_mib, rss_error_pct, uncalibrated_pct,\n"
+        "  predict.csv: config, varies, object_reuse, predicted_s (median over the\n"
+        "              rounds, each with its own calibration), measured_s,\n"
+        "              measured_min, measured_max, makespan_error_pct (each round's\n"
+        "              prediction against its run, median over the rounds),\n"
+        "              predicted_rss_mib, measured_rss_mib, rss_error_pct, uncalibrated_pct,\n"
         "              interpolated_pct, calibrated_sizes (under 1% interpolated),\n"
         "              pace (the reference study's seconds on either side of the\n"
         "              run over their median over every run; median over the rounds),\n"

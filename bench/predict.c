@@ -4,9 +4,13 @@
  * strategy, 1..N CPU workers up to the cores present, two ranks, CPU +
  * OpenCL workers where an OpenCL device is; object reuse on, the default,
  * and off) with the models frozen, and set each run's prediction (run.json,
- * made at its start from the models) against what it measured. Beside
- * every run, a small reference study times the machine's pace, so a slow
- * spell of a shared machine is told apart from the estimate's error. */
+ * made at its start from the models) against what it measured. The repeats
+ * are rounds, each calibrating afresh in a STARPU_HOME of its own and then
+ * running every configuration once: a calibration is one sample of the
+ * machine's pace, so each round's predictions are set against its own runs
+ * and a configuration's error is the median over the rounds. Beside every
+ * run, a small reference study times the machine's pace, so a slow spell of
+ * a shared machine is told apart from the estimate's error. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,28 +181,24 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   int have_cl = !o.no_opencl && opencl_present();
   static config configs[MAX_CONFIGS];
   size_t nconfigs = make_configs(configs, cores, have_cl);
-  char home[2][4300], env[9000], log[4300], study[NSPECS][4300], args[12800];
-  /* models of their own: the estimate rests on this calibration only; with
-   * an OpenCL device, a second calibration with its worker beside the CPU's */
-  for (int h = 0; h < 1 + have_cl; h++) {
-    snprintf(home[h], sizeof home[h], "%s/starpu_home%s", o.dir, h ? "_opencl" : "");
-    snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[h], home[h]);
-    if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[h]);
-  }
+  static char home[BENCH_MAX_REPEATS][2][4300];
+  char env[9000], log[4300], study[NSPECS][4300], args[12800];
+  /* models of their own, a set a round: a round's estimates rest on its
+   * calibration only; with an OpenCL device, a second calibration with its
+   * worker beside the CPU's */
+  for (int k = 0; k < o.repeats; k++)
+    for (int h = 0; h < 1 + have_cl; h++) {
+      char round[16] = "";
+      if (k) snprintf(round, sizeof round, "_%d", k + 1);
+      snprintf(home[k][h], sizeof home[k][h], "%s/starpu_home%s%s", o.dir, round,
+               h ? "_opencl" : "");
+      snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[k][h],
+               home[k][h]);
+      if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[k][h]);
+    }
   for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], sizeof study[i], e);
   if (rc) return rc;
   double t_cal = 0;
-  for (int h = 0; h < 1 + have_cl; h++) {
-    fprintf(stderr, "wsisa-bench predict: calibrating on %s%s\n", study[0],
-            h ? " with an OpenCL worker" : "");
-    snprintf(env, sizeof env, "STARPU_HOME='%s'%s", home[h],
-             h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
-    snprintf(args, sizeof args, "calibrate --study '%s'", study[0]);
-    snprintf(log, sizeof log, "%s/calibrate%s.log", o.dir, h ? "_opencl" : "");
-    double t0 = wsisa_now();
-    if ((rc = bench_wsisa(env, args, log, e))) return rc;
-    t_cal += wsisa_now() - t0;
-  }
 
   static bench_run res[MAX_CONFIGS];
   int have[MAX_CONFIGS] = {0};
@@ -209,17 +209,33 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   size_t sp = 0;
   while (sp < NSPECS && strcmp(specs[sp].name, "pace") != 0) sp++;
   char pace_env[4400];
-  snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%s' STARPU_CALIBRATE=0", home[0]);
   bench_run pr;
-  static double ref[MAX_CONFIGS * BENCH_MAX_REPEATS + 1];
+  static double ref[MAX_CONFIGS * BENCH_MAX_REPEATS + 1], cal_s[BENCH_MAX_REPEATS];
   static size_t at[MAX_CONFIGS][BENCH_MAX_REPEATS];
   size_t nref = 0;
   /* the repeats in turns, one run of every configuration a round: a shared
    * machine's speed drifts over minutes, and a slow spell then falls on
    * every configuration alike instead of on one configuration's repeats */
   static double wall[MAX_CONFIGS][BENCH_MAX_REPEATS], exec[MAX_CONFIGS][BENCH_MAX_REPEATS],
-      rss[MAX_CONFIGS][BENCH_MAX_REPEATS];
-  for (int k = 0; k < o.repeats; k++)
+      rss[MAX_CONFIGS][BENCH_MAX_REPEATS], pred[MAX_CONFIGS][BENCH_MAX_REPEATS],
+      pred_rss[MAX_CONFIGS][BENCH_MAX_REPEATS];
+  for (int k = 0; k < o.repeats; k++) {
+    cal_s[k] = 0;
+    for (int h = 0; h < 1 + have_cl; h++) {
+      fprintf(stderr, "wsisa-bench predict: calibrating on %s%s (round %d of %d)\n", study[0],
+              h ? " with an OpenCL worker" : "", k + 1, o.repeats);
+      snprintf(env, sizeof env, "STARPU_HOME='%.4299s'%s", home[k][h],
+               h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
+      snprintf(args, sizeof args, "calibrate --study '%s'", study[0]);
+      char round[16] = "";
+      if (k) snprintf(round, sizeof round, "_%d", k + 1);
+      snprintf(log, sizeof log, "%s/calibrate%s%s.log", o.dir, round, h ? "_opencl" : "");
+      double t0 = wsisa_now();
+      if ((rc = bench_wsisa(env, args, log, e))) return rc;
+      cal_s[k] += wsisa_now() - t0;
+    }
+    t_cal += cal_s[k];
+    snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0", home[k][0]);
     for (size_t c = 0; c < nconfigs; c++) {
 #ifndef WSISA_WITH_MPI
       if (configs[c].mpi) continue;
@@ -232,16 +248,19 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       at[c][k] = nref;
       ref[nref++] = pr.exec.median;
       /* the models stay as calibrated: no run adds to them */
-      snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s",
-               home[configs[c].opencl], configs[c].env);
+      snprintf(env, sizeof env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0 %s",
+               home[k][configs[c].opencl], configs[c].env);
       snprintf(args, sizeof args, "%s%s", configs[c].args,
                configs[c].reuse_off ? " --object-reuse off" : "");
       if ((rc = bench_run_wsisa(&once, env, study[s], args, &res[c], e))) return rc;
       wall[c][k] = res[c].wall.median;
       exec[c][k] = res[c].exec.median;
       rss[c][k] = res[c].rss.median;
+      pred[c][k] = res[c].pred_makespan;
+      pred_rss[c][k] = res[c].pred_rss_kib;
       have[c] = 1;
     }
+  }
   if ((rc = bench_run_wsisa(&once, pace_env, study[sp], "", &pr, e))) return rc;
   ref[nref] = pr.exec.median;
   /* a run's pace: the references on either side of it (geometric mean) over
@@ -278,12 +297,16 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
                            &w, e)))
     return rc;
   bench_print_runs_context(&o, &res[0], NULL);
-  printf("# calibration: wsisa calibrate on the first study (%.0f s%s); then every run with the "
-         "models frozen (STARPU_CALIBRATE=0); predicted = run.json estimate, made at the run's "
-         "start; %d cores; the repeats in rounds, one run of each configuration a round\n",
-         t_cal, have_cl ? ", once with CPU workers and once with an OpenCL worker beside them" : "",
+  printf("# the repeats in rounds: each round runs wsisa calibrate on the first study in a "
+         "STARPU_HOME of its own (%d calibration%s, %.0f s in all%s), then one run of each "
+         "configuration with the models frozen (STARPU_CALIBRATE=0); predicted = run.json "
+         "estimate, made at the run's start; %d cores\n",
+         o.repeats, o.repeats > 1 ? "s" : "", t_cal,
+         have_cl ? "; each once with CPU workers and once with an OpenCL worker beside them" : "",
          cores);
-  printf("# error = (predicted - measured) / measured; makespan = seconds.execute; RSS = peak of "
+  printf("# error = (predicted - measured) / measured, each round's prediction against its own "
+         "run, median over the rounds; pred = median prediction; makespan = seconds.execute; RSS "
+         "= peak of "
          "rank 0; object reuse on unless the label ends in _off; interp%% = the work the estimate "
          "timed from other tile sizes (per pixel), * = at tile sizes calibration ran (under "
          "%.0f%%)\n",
@@ -300,6 +323,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   static double err_t[2][2][MAX_CONFIGS], err_p[2][2][MAX_CONFIGS], err_m[2][2][MAX_CONFIGS];
   static double pt[MAX_CONFIGS], mt[MAX_CONFIGS], pm[MAX_CONFIGS], mm[MAX_CONFIGS];
   static const char *lp[MAX_CONFIGS];
+  static double round_err[MAX_CONFIGS][BENCH_MAX_REPEATS];
+  static int in_bar[MAX_CONFIGS];
   int n[2][2] = {{0, 0}, {0, 0}}, missing = 0;
   for (size_t c = 0; c < nconfigs; c++) {
     pt[c] = mt[c] = pm[c] = mm[c] = NAN_;
@@ -307,30 +332,41 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
     if (!have[c]) continue;
     const bench_run *r = &res[c];
     /* every run is to carry its estimate (run.json's estimate.error_percent) */
-    if (isnan(r->pred_makespan)) {
+    int no_estimate = 0;
+    for (int k = 0; k < o.repeats; k++) no_estimate |= isnan(pred[c][k]) || isnan(pred_rss[c][k]);
+    if (no_estimate) {
       printf("%-12s %-40s no estimate in run.json\n", configs[c].label, configs[c].varies);
       missing++;
       continue;
     }
-    double et = 100 * (r->pred_makespan - r->exec.median) / r->exec.median;
-    double ep = 100 * (r->pred_makespan - paced_s[c].median) / paced_s[c].median;
-    double em = 100 * (r->pred_rss_kib - r->rss.median) / r->rss.median;
+    /* each round's prediction against its own run, then the median over
+     * the rounds */
+    double rt[BENCH_MAX_REPEATS], rp[BENCH_MAX_REPEATS], rm[BENCH_MAX_REPEATS];
+    for (int k = 0; k < o.repeats; k++) {
+      rt[k] = round_err[c][k] = 100 * (pred[c][k] - exec[c][k]) / exec[c][k];
+      rp[k] = 100 * (pred[c][k] - paced[c][k]) / paced[c][k];
+      rm[k] = 100 * (pred_rss[c][k] - rss[c][k]) / rss[c][k];
+    }
+    double et = bench_summarize(rt, o.repeats).median, ep = bench_summarize(rp, o.repeats).median,
+           em = bench_summarize(rm, o.repeats).median;
+    double pmake = bench_summarize(pred[c], o.repeats).median,
+           prss = bench_summarize(pred_rss[c], o.repeats).median;
     char a[64];
     /* a run.json from before the share was written counts as calibrated */
     int sized = !(r->interpolated >= AT_CALIBRATED_SIZES);
     printf("%-12s %-40s %9.2f %22s %+6.1f%% %5.2f %7.2f %+6.1f%% %8.1f %8.1f %+6.1f%% %6.1f "
            "%6.1f%s\n",
-           configs[c].label, configs[c].varies, r->pred_makespan,
+           configs[c].label, configs[c].varies, pmake,
            bench_fmt(a, sizeof a, r->exec, 1, 2), et, pace_s[c].median, paced_s[c].median, ep,
-           r->pred_rss_kib / 1024, r->rss.median / 1024, em, 100 * r->uncalibrated,
+           prss / 1024, r->rss.median / 1024, em, 100 * r->uncalibrated,
            isnan(r->interpolated) ? 0 : 100 * r->interpolated, sized ? "*" : "");
     wsisa_csv_text(w, configs[c].label);
     wsisa_csv_text(w, configs[c].varies);
     wsisa_csv_text(w, configs[c].reuse_off ? "off" : "on");
-    wsisa_csv_num(w, r->pred_makespan);
+    wsisa_csv_num(w, pmake);
     bench_csv_stats(w, r->exec, 1);
     wsisa_csv_num(w, et);
-    wsisa_csv_num(w, r->pred_rss_kib / 1024);
+    wsisa_csv_num(w, prss / 1024);
     wsisa_csv_num(w, r->rss.median / 1024);
     wsisa_csv_num(w, em);
     wsisa_csv_num(w, 100 * r->uncalibrated);
@@ -341,15 +377,16 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
     wsisa_csv_num(w, ep);
     wsisa_csv_end_row(w);
     int k = configs[c].reuse_off;
+    in_bar[c] = !k && sized;
     for (int only = 0; only < 2 && !isnan(et); only++)
       if (!only || sized) {
         err_t[k][only][n[k][only]] = et, err_m[k][only][n[k][only]] = em;
         err_p[k][only][n[k][only]] = ep;
         n[k][only]++;
       }
-    pt[c] = r->pred_makespan;
+    pt[c] = pmake;
     mt[c] = r->exec.median;
-    pm[c] = r->pred_rss_kib / 1024;
+    pm[c] = prss / 1024;
     mm[c] = r->rss.median / 1024;
   }
   if ((rc = wsisa_csv_close(w, e))) return rc;
@@ -370,16 +407,22 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   /* how the machine's pace moved over the rounds: the models are frozen,
    * so a round whose every configuration ran slower than predicted is the
    * machine's, not the estimate's; the reference tells it apart */
-  printf("# by round: measured / predicted (geometric mean over the configurations with an "
-         "estimate), the reference's pace (median):");
+  printf("# by round (its calibration's seconds; measured / predicted, geometric mean over the "
+         "configurations with an estimate; the reference's pace, median; |error| median and "
+         "worst, object reuse on at calibrated tile sizes, this calibration alone):");
   for (int k = 0; k < o.repeats; k++) {
-    double measured[MAX_CONFIGS], predicted[MAX_CONFIGS], p[MAX_CONFIGS];
+    double measured[MAX_CONFIGS], predicted[MAX_CONFIGS], p[MAX_CONFIGS], bar[MAX_CONFIGS];
     size_t m = 0;
+    int nb = 0;
     for (size_t c = 0; c < nconfigs; c++)
-      if (have[c] && !isnan(res[c].pred_makespan))
-        p[m] = pace[c][k], measured[m] = exec[c][k], predicted[m++] = res[c].pred_makespan;
-    printf("%s %.3f %.3f", k ? "," : "", geomean_ratio(measured, predicted, m),
-           bench_summarize(p, (int)m).median);
+      if (have[c] && !isnan(pred[c][k])) {
+        p[m] = pace[c][k], measured[m] = exec[c][k], predicted[m++] = pred[c][k];
+        if (in_bar[c]) bar[nb++] = round_err[c][k];
+      }
+    double med, worst;
+    summarize(bar, nb, &med, &worst);
+    printf("%s %.0f s %.3f %.3f %.1f%% %.1f%%", k ? ";" : "", cal_s[k],
+           geomean_ratio(measured, predicted, m), bench_summarize(p, (int)m).median, med, worst);
   }
   printf("; the pace over every run: %.3f (%.3f..%.3f)\n", pace_all.median, pace_all.min,
          pace_all.max);
