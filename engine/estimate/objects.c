@@ -503,7 +503,7 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
           pr->cuts = grown, capcuts = cap;
         }
         for (int i = 0; i < k; i++) pr->cuts[ncuts + (size_t)i] = lo[p] + uniform(&state) * (hi[p] - lo[p]);
-        qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, by_value);
+        if (k > 1) qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, by_value);
         pr->ncut[at] = k;
         ncuts += (size_t)k;
       }
@@ -523,7 +523,7 @@ static uint64_t cell(const wsisa__objects_pricer *pr, int l, size_t o, const dou
     uint64_t c = 0;
     if (pr->ncut[at] < 0) {
       memcpy(&c, &x, sizeof c);
-    } else {
+    } else if (pr->ncut[at] > 0) {
       const double *cut = pr->cuts + pr->first[at];
       while (c < (uint64_t)pr->ncut[at] && cut[c] < x) c++;
     }
