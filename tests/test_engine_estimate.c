@@ -1212,6 +1212,48 @@ Test(engine_estimate, object_reuse_finds_a_unit_in_any_earlier_task) {
   fixture_free(&f);
 }
 
+/* Stores that saw the same runs in the same order share their answers: a
+ * second tile's store takes the first's, and when it sees a run the first
+ * did not, its stand-ins are brought up to the runs it saw first. Every
+ * answer is the one a pricer of its own gives. */
+Test(engine_estimate, object_stores_seeing_the_same_runs_share_answers) {
+  fixture f;
+  fixture_make_runs(&f, WSISA_REUSE_STAGE, 4);
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_G1] += 1;
+  f.params[2 * WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  f.params[3 * WSISA_SEG_NPARAMS + WSISA_P_G1] += 1;
+  wsisa__objects_model m;
+  objects_model_make(&m);
+  /* the order each store sees: the first and second alike, then apart */
+  const size_t order[3][3] = {{0, 1, 2}, {0, 1, 3}, {0, 1, 3}};
+  wsisa__objects_pricer shared;
+  cr_assert_eq(wsisa__objects_pricer_init(&shared, &m, f.b, f.params, NULL), 0);
+  wsisa__objects_seen seen[3];
+  memset(seen, 0, sizeof seen);
+  for (int s = 0; s < 3; s++) {
+    wsisa__objects_pricer own;
+    cr_assert_eq(wsisa__objects_pricer_init(&own, &m, f.b, f.params, NULL), 0);
+    wsisa__objects_seen alone;
+    memset(&alone, 0, sizeof alone);
+    for (int i = 0; i < 3; i++) {
+      double c = 0, a = 0, c1 = 0, a1 = 0;
+      double x = wsisa__objects_price(&shared, &seen[s], order[s][i], 6, &c, &a);
+      double y = wsisa__objects_price(&own, &alone, order[s][i], 6, &c1, &a1);
+      cr_expect_float_eq(x, y, 1e-12, "store %d, task %d: %g against %g", s, i, x, y);
+    }
+    wsisa__objects_seen_free(&alone);
+    wsisa__objects_pricer_free(&own);
+  }
+  /* a store emptied (its tile opened again) starts over */
+  wsisa__objects_seen_clear(&seen[0]);
+  double c = 0, a = 0;
+  cr_expect_float_eq(wsisa__objects_price(&shared, &seen[0], 3, 6, &c, &a), 1.1, 1e-12);
+  for (int s = 0; s < 3; s++) wsisa__objects_seen_free(&seen[s]);
+  wsisa__objects_pricer_free(&shared);
+  fixture_free(&f);
+}
+
 /* A parameter's measured curve, miss(d) = 0.6 (1 - exp(-0.5 d)) at changes
  * of 0.5 to 4: the stand-ins follow it, 0.6 of them moved at all, at cuts
  * 0.5 apart on average; a change of 1 then misses about 0.236 of them. */

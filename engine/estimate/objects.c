@@ -429,6 +429,8 @@ static int by_value(const void *a, const void *b) {
 }
 
 void wsisa__objects_pricer_free(wsisa__objects_pricer *pr) {
+  if (pr->memo) free(pr->memo->at), free(pr->memo->miss), free(pr->memo);
+  pr->memo = NULL;
   free(pr->ncut);
   free(pr->first);
   free(pr->cuts);
@@ -465,10 +467,11 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
     }
   const size_t K = WSISA__OBJECTS_STANDINS, cells = 2 * K * (size_t)pr->nvar;
   size_t ncuts = 0, capcuts = 0;
+  pr->memo = calloc(1, sizeof *pr->memo);
   pr->ncut = malloc((cells ? cells : 1) * sizeof *pr->ncut);
   pr->first = malloc((cells ? cells : 1) * sizeof *pr->first);
   int *rank = malloc(K * sizeof *rank);
-  int rc = pr->ncut && pr->first && rank ? 0 : -1;
+  int rc = pr->memo && pr->ncut && pr->first && rank ? 0 : -1;
   for (int l = 0; l < 2 && !rc; l++)
     for (int v = 0; v < pr->nvar && !rc; v++) {
       int p = pr->var[v];
@@ -549,27 +552,91 @@ static int seen_before(wsisa__objects_seen *s, int l, uint64_t key) {
   return 0;
 }
 
+/* Room for `more` keys in level l's set, at most half full. */
+static int room(wsisa__objects_seen *seen, int l, size_t more) {
+  if (2 * (seen->n[l] + more) <= seen->cap[l]) return 0;
+  size_t cap = seen->cap[l] ? 2 * seen->cap[l] : 1024; /* a power of 2 */
+  while (2 * (seen->n[l] + more) > cap) cap *= 2;
+  uint64_t *old = seen->key[l], *grown = calloc(cap, sizeof *grown);
+  if (!grown) return -1;
+  size_t oldcap = seen->cap[l];
+  seen->key[l] = grown, seen->cap[l] = cap, seen->n[l] = 0;
+  for (size_t i = 0; i < oldcap; i++)
+    if (old[i]) seen_before(seen, l, old[i]);
+  free(old);
+  return 0;
+}
+
+/* Run r's stand-ins into level l's set: how many were not there. */
+static size_t put(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen, int l, size_t run) {
+  const double *r = pr->params + run * WSISA_SEG_NPARAMS;
+  size_t missed = 0;
+  for (size_t o = 0; o < WSISA__OBJECTS_STANDINS; o++) missed += !seen_before(seen, l, cell(pr, l, o, r));
+  return missed;
+}
+
+/* The share missed by the task after a store's sequence `at` (a hash of
+ * the runs it saw, in order): -1 when not known yet. Every tile's store
+ * of a rank mostly sees the same runs in the same order, so the stand-ins
+ * are followed through one of them and the others take its answers. */
+static double memo_get(const wsisa__objects_memo *mm, uint64_t at) {
+  if (!mm->cap) return -1;
+  for (size_t i = (size_t)(at ^ (at >> 31)) & (mm->cap - 1); mm->at[i]; i = (i + 1) & (mm->cap - 1))
+    if (mm->at[i] == at) return mm->miss[i];
+  return -1;
+}
+static int memo_put(wsisa__objects_memo *mm, uint64_t at, double miss) {
+  if (2 * (mm->n + 1) > mm->cap) {
+    size_t cap = mm->cap ? 2 * mm->cap : 1024, oldcap = mm->cap;
+    uint64_t *old_at = mm->at, *grown = calloc(cap, sizeof *grown);
+    double *old_miss = mm->miss, *grown_miss = malloc(cap * sizeof *grown_miss);
+    if (!grown || !grown_miss) {
+      free(grown), free(grown_miss);
+      return -1;
+    }
+    mm->at = grown, mm->miss = grown_miss, mm->cap = cap, mm->n = 0;
+    for (size_t i = 0; i < oldcap; i++)
+      if (old_at[i]) memo_put(mm, old_at[i], old_miss[i]);
+    free(old_at), free(old_miss);
+  }
+  size_t i = (size_t)(at ^ (at >> 31)) & (mm->cap - 1);
+  while (mm->at[i] && mm->at[i] != at) i = (i + 1) & (mm->cap - 1);
+  mm->n += !mm->at[i];
+  mm->at[i] = at, mm->miss[i] = miss;
+  return 0;
+}
+
 double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen,
                             size_t run, int level, double *computed, double *reusable) {
   const wsisa__objects_model *m = pr->m;
   const size_t K = WSISA__OBJECTS_STANDINS;
   int l = level - 6;
-  /* at most half full after this task */
-  if (2 * (seen->n[l] + K) > seen->cap[l]) {
-    size_t cap = seen->cap[l] ? 2 * seen->cap[l] : 1024; /* a power of 2 */
-    while (2 * (seen->n[l] + K) > cap) cap *= 2;
-    uint64_t *old = seen->key[l], *grown = calloc(cap, sizeof *grown);
+  if (seen->nruns[l] == seen->capruns[l]) {
+    size_t cap = seen->capruns[l] ? 2 * seen->capruns[l] : 64;
+    size_t *grown = realloc(seen->runs[l], cap * sizeof *grown);
     if (!grown) return -1;
-    size_t oldcap = seen->cap[l];
-    seen->key[l] = grown, seen->cap[l] = cap, seen->n[l] = 0;
-    for (size_t i = 0; i < oldcap; i++)
-      if (old[i]) seen_before(seen, l, old[i]);
-    free(old);
+    seen->runs[l] = grown, seen->capruns[l] = cap;
   }
-  const double *r = pr->params + run * WSISA_SEG_NPARAMS;
-  size_t missed = 0;
-  for (size_t o = 0; o < K; o++) missed += !seen_before(seen, l, cell(pr, l, o, r));
-  double miss = (double)missed / (double)K;
+  uint64_t at = mix(seen->seq[l] ^ mix(((uint64_t)run << 1) | (uint64_t)l));
+  double miss = memo_get(pr->memo, at);
+  if (miss < 0) {
+    /* the set follows the runs seen only when it was last used: bring it
+     * up to them */
+    if (seen->built[l] != seen->nruns[l] + 1) {
+      if (seen->key[l]) memset(seen->key[l], 0, seen->cap[l] * sizeof *seen->key[l]);
+      seen->n[l] = 0;
+      for (size_t i = 0; i < seen->nruns[l]; i++) {
+        if (room(seen, l, K)) return -1;
+        put(pr, seen, l, seen->runs[l][i]);
+      }
+    }
+    if (room(seen, l, K)) return -1;
+    miss = (double)put(pr, seen, l, run) / (double)K;
+    seen->built[l] = seen->nruns[l] + 2; /* with this run, appended below */
+    if (memo_put(pr->memo, at, miss)) return -1;
+  }
+  seen->runs[l][seen->nruns[l]++] = run;
+  seen->seq[l] = at;
   double t = pr->run_time ? pr->run_time[run * WSISA_SEG_LEVELS + 5 + (size_t)l] : 0, cold, hit;
   if (!(t > 0)) t = m->fine[l];
   ratios_at(m, l, t, &cold, &hit);
@@ -580,14 +647,10 @@ double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen
 }
 
 void wsisa__objects_seen_clear(wsisa__objects_seen *seen) {
-  for (int l = 0; l < 2; l++) {
-    if (seen->key[l]) memset(seen->key[l], 0, seen->cap[l] * sizeof *seen->key[l]);
-    seen->n[l] = 0;
-  }
+  for (int l = 0; l < 2; l++) seen->nruns[l] = 0, seen->built[l] = 0, seen->seq[l] = 0;
 }
 
 void wsisa__objects_seen_free(wsisa__objects_seen *seen) {
-  free(seen->key[0]);
-  free(seen->key[1]);
+  for (int l = 0; l < 2; l++) free(seen->key[l]), free(seen->runs[l]);
   memset(seen, 0, sizeof *seen);
 }
