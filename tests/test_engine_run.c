@@ -177,6 +177,11 @@ Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
         if (on) {
           cr_expect_gt(seen, 100, "%s %s: %g groups seen", workers[w], flags, seen);
           cr_expect_gt(reused, 0, "%s %s: no group reused", workers[w], flags);
+          /* level 6's clusters in pixels too: some taken, never more than seen */
+          double area = json_number(prov, "area"), area_reused = json_number(prov, "area_reused");
+          cr_expect_gt(area_reused, 0, "%s %s: no pixels reused", workers[w], flags);
+          cr_expect_leq(area_reused, area, "%s %s: %g of %g pixels reused", workers[w], flags,
+                        area_reused, area);
         } else {
           cr_expect_eq(seen, 0, "%s %s: %g groups seen", workers[w], flags, seen);
         }

@@ -713,6 +713,10 @@ static void objects_count(tile_state *ts, wsisa_exec_stats *stats) {
   stats->clusters_reused += now.reused[0] - ts->counted.reused[0];
   stats->groups_seen += now.seen[1] - ts->counted.seen[1];
   stats->groups_reused += now.reused[1] - ts->counted.reused[1];
+  stats->clusters_area += now.area[0] - ts->counted.area[0];
+  stats->clusters_area_reused += now.area_reused[0] - ts->counted.area_reused[0];
+  stats->groups_area += now.area[1] - ts->counted.area[1];
+  stats->groups_area_reused += now.area_reused[1] - ts->counted.area_reused[1];
   stats->object_evictions += now.evictions - ts->counted.evictions;
   if (now.bytes_peak > stats->object_store_peak) stats->object_store_peak = now.bytes_peak;
   ts->counted = now;

@@ -93,6 +93,10 @@ static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->clusters_reused += s->clusters_reused;
   to->groups_seen += s->groups_seen;
   to->groups_reused += s->groups_reused;
+  to->clusters_area += s->clusters_area;
+  to->clusters_area_reused += s->clusters_area_reused;
+  to->groups_area += s->groups_area;
+  to->groups_area_reused += s->groups_area_reused;
   to->object_evictions += s->object_evictions;
   if (s->object_store_peak > to->object_store_peak) to->object_store_peak = s->object_store_peak;
   to->path_waits += s->path_waits;

@@ -650,12 +650,15 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   const wsisa_exec_stats *st = &s->stats;
   json_object_set_new(
       root, "objects",
-      json_pack("{s:b, s:I, s:I, s:{s:I, s:I}, s:{s:I, s:I}, s:I, s:I, s:I}", "object_reuse",
-                ro->object_reuse, "seen", (json_int_t)(st->clusters_seen + st->groups_seen),
-                "reused", (json_int_t)(st->clusters_reused + st->groups_reused), "level6_clusters",
-                "seen", (json_int_t)st->clusters_seen, "reused", (json_int_t)st->clusters_reused,
+      json_pack("{s:b, s:I, s:I, s:{s:I, s:I, s:I, s:I}, s:{s:I, s:I, s:I, s:I}, s:I, s:I, s:I}",
+                "object_reuse", ro->object_reuse, "seen",
+                (json_int_t)(st->clusters_seen + st->groups_seen), "reused",
+                (json_int_t)(st->clusters_reused + st->groups_reused), "level6_clusters", "seen",
+                (json_int_t)st->clusters_seen, "reused", (json_int_t)st->clusters_reused, "area",
+                (json_int_t)st->clusters_area, "area_reused", (json_int_t)st->clusters_area_reused,
                 "level7_groups", "seen", (json_int_t)st->groups_seen, "reused",
-                (json_int_t)st->groups_reused, "store_bytes_peak",
+                (json_int_t)st->groups_reused, "area", (json_int_t)st->groups_area, "area_reused",
+                (json_int_t)st->groups_area_reused, "store_bytes_peak",
                 (json_int_t)st->object_store_peak, "store_bytes_limit",
                 (json_int_t)s->object_store_bytes, "evictions",
                 (json_int_t)st->object_evictions));
