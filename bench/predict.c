@@ -181,21 +181,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   int have_cl = !o.no_opencl && opencl_present();
   static config configs[MAX_CONFIGS];
   size_t nconfigs = make_configs(configs, cores, have_cl);
-  static char home[BENCH_MAX_REPEATS][2][4300];
-  char env[9000], log[4300], study[NSPECS][4300], args[12800];
-  /* models of their own, a set a round: a round's estimates rest on its
-   * calibration only; with an OpenCL device, a second calibration with its
-   * worker beside the CPU's */
-  for (int k = 0; k < o.repeats; k++)
-    for (int h = 0; h < 1 + have_cl; h++) {
-      char round[16] = "";
-      if (k) snprintf(round, sizeof round, "_%d", k + 1);
-      snprintf(home[k][h], sizeof home[k][h], "%s/starpu_home%s%s", o.dir, round,
-               h ? "_opencl" : "");
-      snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[k][h],
-               home[k][h]);
-      if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[k][h]);
-    }
+  char home[2][4300], env[9000], log[4300], study[NSPECS][4300], args[12800];
   for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], sizeof study[i], e);
   if (rc) return rc;
   double t_cal = 0;
@@ -221,21 +207,27 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       pred_rss[MAX_CONFIGS][BENCH_MAX_REPEATS];
   for (int k = 0; k < o.repeats; k++) {
     cal_s[k] = 0;
+    /* models of their own, a set a round: the round's estimates rest on
+     * its calibration only; with an OpenCL device, a second calibration
+     * with its worker beside the CPU's */
+    char round[16] = "";
+    if (k) snprintf(round, sizeof round, "_%d", k + 1);
     for (int h = 0; h < 1 + have_cl; h++) {
+      snprintf(home[h], sizeof home[h], "%s/starpu_home%s%s", o.dir, round, h ? "_opencl" : "");
+      snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[h], home[h]);
+      if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[h]);
       fprintf(stderr, "wsisa-bench predict: calibrating on %s%s (round %d of %d)\n", study[0],
               h ? " with an OpenCL worker" : "", k + 1, o.repeats);
-      snprintf(env, sizeof env, "STARPU_HOME='%.4299s'%s", home[k][h],
+      snprintf(env, sizeof env, "STARPU_HOME='%.4299s'%s", home[h],
                h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
       snprintf(args, sizeof args, "calibrate --study '%s'", study[0]);
-      char round[16] = "";
-      if (k) snprintf(round, sizeof round, "_%d", k + 1);
       snprintf(log, sizeof log, "%s/calibrate%s%s.log", o.dir, round, h ? "_opencl" : "");
       double t0 = wsisa_now();
       if ((rc = bench_wsisa(env, args, log, e))) return rc;
       cal_s[k] += wsisa_now() - t0;
     }
     t_cal += cal_s[k];
-    snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0", home[k][0]);
+    snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0", home[0]);
     for (size_t c = 0; c < nconfigs; c++) {
 #ifndef WSISA_WITH_MPI
       if (configs[c].mpi) continue;
@@ -249,7 +241,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       ref[nref++] = pr.exec.median;
       /* the models stay as calibrated: no run adds to them */
       snprintf(env, sizeof env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0 %s",
-               home[k][configs[c].opencl], configs[c].env);
+               home[configs[c].opencl], configs[c].env);
       snprintf(args, sizeof args, "%s%s", configs[c].args,
                configs[c].reuse_off ? " --object-reuse off" : "");
       if ((rc = bench_run_wsisa(&once, env, study[s], args, &res[c], e))) return rc;

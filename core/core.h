@@ -89,6 +89,14 @@ int wsisa_image_clone(const wsisa_image *src, wsisa_image **out, wsisa_err *e);
 void wsisa_image_free(wsisa_image *img);
 size_t wsisa_image_pixel_bytes(const wsisa_image *img);
 
+/* splitmix64's finaliser: a cheap bijective mix for hash keys. */
+static inline uint64_t wsisa_mix64(uint64_t x) {
+  x += UINT64_C(0x9e3779b97f4a7c15);
+  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return x ^ (x >> 31);
+}
+
 static inline void *wsisa_image_row(const wsisa_image *img, int y) {
   return (char *)img->data + (size_t)y * img->stride;
 }

@@ -270,17 +270,10 @@ static void profile_clear(profile *pr, size_t nsteps) {
 
 /* ---- level variants ----------------------------------------------------------- */
 
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 static uint64_t signature(const recording *r) {
   uint64_t h = 0x51;
   for (size_t i = 0; i < r->n; i++)
-    h = mix64(h ^ ((uint64_t)(unsigned)r->t[i].op << 32 | r->t[i].footprint));
+    h = wsisa_mix64(h ^ ((uint64_t)(unsigned)r->t[i].op << 32 | r->t[i].footprint));
   return h;
 }
 

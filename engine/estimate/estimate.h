@@ -299,14 +299,13 @@ int wsisa__objects_load(wsisa__objects_model *m);
  * the same cell along every parameter (and, for groups, the same level-7
  * values, which are in their key). */
 #define WSISA__OBJECTS_STANDINS 400
-/* The shares found so far, by the runs a store saw before (a hash of their
- * sequence) and the task's run: stores that saw the same runs in the same
- * order get the same answer. */
-typedef struct wsisa__objects_memo {
-  uint64_t *at;
-  double *miss;
+/* An open-addressing table of 64-bit keys (0: empty; a power-of-2 cap),
+ * with a value a key where vals is kept. */
+typedef struct wsisa__objects_table {
+  uint64_t *keys;
+  double *vals;
   size_t n, cap;
-} wsisa__objects_memo;
+} wsisa__objects_table;
 typedef struct wsisa__objects_pricer {
   const wsisa__objects_model *m;
   const double *params, *run_time;
@@ -319,17 +318,18 @@ typedef struct wsisa__objects_pricer {
   int *ncut;
   size_t *first;
   double *cuts;
-  wsisa__objects_memo *memo;
+  /* the share missed by a task, by the hash of the runs its store saw in
+   * order and its own: stores that saw the same runs get the same answer */
+  wsisa__objects_table *memo;
 } wsisa__objects_pricer;
 /* One store, per level (6 [0], 7 [1]): the runs of the tasks it saw, in
- * order, and a hash of that sequence; the stand-ins' cells it holds, a hash
- * set brought up to those runs when a task's answer is not in the memo
- * (built: the runs it holds + 1, 0: none). Zeroed: empty. */
+ * order, and a hash of that sequence; the set of stand-ins' cells held by
+ * its first `held` runs (a task the memo answers leaves it behind, the next
+ * one it does not brings it up to date). Zeroed: empty. */
 typedef struct wsisa__objects_seen {
-  uint64_t *key[2];
-  size_t n[2], cap[2];
+  wsisa__objects_table set[2];
   size_t *runs[2];
-  size_t nruns[2], capruns[2], built[2];
+  size_t nruns[2], capruns[2], held[2];
   uint64_t seq[2];
 } wsisa__objects_seen;
 /* 0, or -1: out of memory. */

@@ -29,6 +29,7 @@
 
 #include "codelets/codelets.h"
 #include "engine/estimate/estimate.h"
+#include "sa/sa.h"
 
 #define REPEATS 3
 #define STEPS 4    /* a parameter's change: its design range, then halves of it */
@@ -340,17 +341,9 @@ static void ratios_at(const wsisa__objects_model *m, int l, double t, double *co
 
 /* Per parameter, the curve measured from the place nearest the design's
  * runs (the mean over them of the parameters' changes, each over its range
- * in the design). */
+ * in the design, lo..hi). */
 static void pick_curves(const wsisa__objects_model *m, const double *params, size_t nruns,
-                        int curve[WSISA_SEG_NPARAMS]) {
-  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS];
-  for (int q = 0; q < WSISA_SEG_NPARAMS; q++) {
-    lo[q] = INFINITY, hi[q] = -INFINITY;
-    for (size_t r = 0; r < nruns; r++) {
-      lo[q] = fmin(lo[q], params[r * WSISA_SEG_NPARAMS + q]);
-      hi[q] = fmax(hi[q], params[r * WSISA_SEG_NPARAMS + q]);
-    }
-  }
+                        const double *lo, const double *hi, int curve[WSISA_SEG_NPARAMS]) {
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
     curve[p] = 0;
     double best = INFINITY;
@@ -367,20 +360,54 @@ static void pick_curves(const wsisa__objects_model *m, const double *params, siz
   }
 }
 
-/* ---- the stand-ins ------------------------------------------------------------ */
+/* ---- the stores and the memo: open-addressing tables of 64-bit keys (0:
+ * empty), with a value each where vals is kept ----------------------------- */
 
-/* A fixed stream of pseudo-random numbers (splitmix64): the estimate is the
- * same at every call. */
-static uint64_t mix(uint64_t x) {
-  x += UINT64_C(0x9e3779b97f4a7c15);
-  x = (x ^ (x >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-  x = (x ^ (x >> 27)) * UINT64_C(0x94d049bb133111eb);
-  return x ^ (x >> 31);
+/* The slot of key: where it is, or the empty one where it would go. */
+static size_t slot(const wsisa__objects_table *t, uint64_t key) {
+  size_t mask = t->cap - 1, i = (size_t)(key ^ (key >> 29)) & mask;
+  while (t->keys[i] && t->keys[i] != key) i = (i + 1) & mask;
+  return i;
 }
-static double uniform(uint64_t *state) {
-  *state = mix(*state);
-  return (double)(*state >> 11) * 0x1.0p-53;
+
+/* Room for `more` keys, the table at most half full; -1: out of memory. */
+static int table_room(wsisa__objects_table *t, size_t more, int with_values) {
+  if (2 * (t->n + more) <= t->cap) return 0;
+  size_t cap = t->cap ? 2 * t->cap : 1024; /* a power of 2 */
+  while (2 * (t->n + more) > cap) cap *= 2;
+  wsisa__objects_table g = {calloc(cap, sizeof *g.keys),
+                            with_values ? malloc(cap * sizeof *g.vals) : NULL, 0, cap};
+  if (!g.keys || (with_values && !g.vals)) {
+    free(g.keys), free(g.vals);
+    return -1;
+  }
+  for (size_t i = 0; i < t->cap; i++)
+    if (t->keys[i]) {
+      size_t j = slot(&g, t->keys[i]);
+      g.keys[j] = t->keys[i];
+      if (g.vals) g.vals[j] = t->vals[i];
+      g.n++;
+    }
+  free(t->keys), free(t->vals);
+  *t = g;
+  return 0;
 }
+
+/* Whether key was there; puts it there (room made first). */
+static int table_put(wsisa__objects_table *t, uint64_t key) {
+  size_t i = slot(t, key);
+  if (t->keys[i]) return 1;
+  t->keys[i] = key;
+  t->n++;
+  return 0;
+}
+
+static void table_free(wsisa__objects_table *t) {
+  free(t->keys), free(t->vals);
+  memset(t, 0, sizeof *t);
+}
+
+/* ---- the stand-ins ------------------------------------------------------------ */
 
 /* The share sens of the stand-ins that a parameter moves at all, and the
  * density of the values where each of them changes (rate, per unit of the
@@ -416,10 +443,10 @@ static void fit(const double *d, const double *y, int n, double *sens, double *r
 
 /* A Poisson count of mean mu (mu at most CUTS). */
 #define CUTS 64
-static int poisson(uint64_t *state, double mu) {
-  double limit = exp(-mu), prod = uniform(state);
+static int poisson(wsisa_sa_rng *rng, double mu) {
+  double limit = exp(-mu), prod = wsisa_sa_rng_uniform(rng);
   int k = 0;
-  while (prod > limit && k < CUTS) prod *= uniform(state), k++;
+  while (prod > limit && k < CUTS) prod *= wsisa_sa_rng_uniform(rng), k++;
   return k;
 }
 
@@ -429,7 +456,7 @@ static int by_value(const void *a, const void *b) {
 }
 
 void wsisa__objects_pricer_free(wsisa__objects_pricer *pr) {
-  if (pr->memo) free(pr->memo->at), free(pr->memo->miss), free(pr->memo);
+  if (pr->memo) table_free(pr->memo), free(pr->memo);
   pr->memo = NULL;
   free(pr->ncut);
   free(pr->first);
@@ -447,7 +474,6 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
   size_t nruns = 0;
   for (size_t i = 0; i < b->start[b->n_buckets]; i++)
     if (b->instances[i] + 1 > nruns) nruns = b->instances[i] + 1;
-  pick_curves(m, params, nruns, pr->curve);
   double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS];
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
     lo[p] = INFINITY, hi[p] = -INFINITY;
@@ -459,6 +485,7 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
     if (wsisa_seg_param_level(p) <= 6) pr->var[pr->nvar++] = p;
     else pr->var7[pr->nvar7++] = p;
   }
+  pick_curves(m, params, nruns, lo, hi, pr->curve);
   for (int l = 0; l < 2; l++)
     for (int v = 0; v < pr->nvar; v++) {
       int p = pr->var[v], c = pr->curve[p], n = m->ncurves[p] ? m->npoints[c][p] : 0;
@@ -475,12 +502,14 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
   for (int l = 0; l < 2 && !rc; l++)
     for (int v = 0; v < pr->nvar && !rc; v++) {
       int p = pr->var[v];
-      uint64_t state = mix(UINT64_C(0x77736973) ^ (uint64_t)(l * WSISA_SEG_NPARAMS + p));
+      /* a fixed stream a parameter: the estimate is the same at every call */
+      wsisa_sa_rng rng;
+      wsisa_sa_rng_seed(&rng, UINT64_C(0x77736973), (uint64_t)(l * WSISA_SEG_NPARAMS + p));
       /* which stand-ins the parameter moves: a share sens of them, in a
        * shuffled order of its own (the parameters independent) */
       for (size_t o = 0; o < K; o++) rank[o] = (int)o;
       for (size_t o = K - 1; o > 0; o--) {
-        size_t k = (size_t)(uniform(&state) * (double)(o + 1));
+        size_t k = (size_t)wsisa_sa_rng_below(&rng, o + 1);
         int t = rank[o];
         rank[o] = rank[k], rank[k] = t;
       }
@@ -494,7 +523,7 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
           pr->ncut[at] = -1;
           continue;
         }
-        int k = poisson(&state, mu);
+        int k = poisson(&rng, mu);
         if (ncuts + (size_t)k > capcuts) {
           size_t cap = capcuts ? 2 * capcuts : 1024;
           while (cap < ncuts + (size_t)k) cap *= 2;
@@ -505,7 +534,8 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
           }
           pr->cuts = grown, capcuts = cap;
         }
-        for (int i = 0; i < k; i++) pr->cuts[ncuts + (size_t)i] = lo[p] + uniform(&state) * (hi[p] - lo[p]);
+        for (int i = 0; i < k; i++)
+          pr->cuts[ncuts + (size_t)i] = lo[p] + wsisa_sa_rng_uniform(&rng) * (hi[p] - lo[p]);
         if (k > 1) qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, by_value);
         pr->ncut[at] = k;
         ncuts += (size_t)k;
@@ -518,7 +548,7 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
 
 /* Stand-in o's cell at run r, level l: a key, never 0. */
 static uint64_t cell(const wsisa__objects_pricer *pr, int l, size_t o, const double *r) {
-  uint64_t h = mix(((uint64_t)l << 32) + o + 1);
+  uint64_t h = wsisa_mix64(((uint64_t)l << 32) + o + 1);
   const size_t K = WSISA__OBJECTS_STANDINS;
   for (int v = 0; v < pr->nvar; v++) {
     size_t at = ((size_t)l * K + o) * (size_t)pr->nvar + (size_t)v;
@@ -530,86 +560,30 @@ static uint64_t cell(const wsisa__objects_pricer *pr, int l, size_t o, const dou
       const double *cut = pr->cuts + pr->first[at];
       while (c < (uint64_t)pr->ncut[at] && cut[c] < x) c++;
     }
-    h = mix(h ^ c);
+    h = wsisa_mix64(h ^ c);
   }
   for (int v = 0; l == 1 && v < pr->nvar7; v++) {
     uint64_t c;
     memcpy(&c, &r[pr->var7[v]], sizeof c);
-    h = mix(h ^ c);
+    h = wsisa_mix64(h ^ c);
   }
   return h ? h : 1;
 }
 
-/* Whether key is in level l's set of the store; puts it there. */
-static int seen_before(wsisa__objects_seen *s, int l, uint64_t key) {
-  size_t mask = s->cap[l] - 1, i = (size_t)(key ^ (key >> 29)) & mask;
-  while (s->key[l][i]) {
-    if (s->key[l][i] == key) return 1;
-    i = (i + 1) & mask;
-  }
-  s->key[l][i] = key;
-  s->n[l]++;
-  return 0;
-}
-
-/* Room for `more` keys in level l's set, at most half full. */
-static int room(wsisa__objects_seen *seen, int l, size_t more) {
-  if (2 * (seen->n[l] + more) <= seen->cap[l]) return 0;
-  size_t cap = seen->cap[l] ? 2 * seen->cap[l] : 1024; /* a power of 2 */
-  while (2 * (seen->n[l] + more) > cap) cap *= 2;
-  uint64_t *old = seen->key[l], *grown = calloc(cap, sizeof *grown);
-  if (!grown) return -1;
-  size_t oldcap = seen->cap[l];
-  seen->key[l] = grown, seen->cap[l] = cap, seen->n[l] = 0;
-  for (size_t i = 0; i < oldcap; i++)
-    if (old[i]) seen_before(seen, l, old[i]);
-  free(old);
-  return 0;
-}
-
-/* Run r's stand-ins into level l's set: how many were not there. */
-static size_t put(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen, int l, size_t run) {
+/* Run r's stand-ins into level l's set of the store: how many were not
+ * there; -1: out of memory. */
+static long put(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen, int l, size_t run) {
+  if (table_room(&seen->set[l], WSISA__OBJECTS_STANDINS, 0)) return -1;
   const double *r = pr->params + run * WSISA_SEG_NPARAMS;
-  size_t missed = 0;
-  for (size_t o = 0; o < WSISA__OBJECTS_STANDINS; o++) missed += !seen_before(seen, l, cell(pr, l, o, r));
+  long missed = 0;
+  for (size_t o = 0; o < WSISA__OBJECTS_STANDINS; o++)
+    missed += !table_put(&seen->set[l], cell(pr, l, o, r));
   return missed;
-}
-
-/* The share missed by the task after a store's sequence `at` (a hash of
- * the runs it saw, in order): -1 when not known yet. Every tile's store
- * of a rank mostly sees the same runs in the same order, so the stand-ins
- * are followed through one of them and the others take its answers. */
-static double memo_get(const wsisa__objects_memo *mm, uint64_t at) {
-  if (!mm->cap) return -1;
-  for (size_t i = (size_t)(at ^ (at >> 31)) & (mm->cap - 1); mm->at[i]; i = (i + 1) & (mm->cap - 1))
-    if (mm->at[i] == at) return mm->miss[i];
-  return -1;
-}
-static int memo_put(wsisa__objects_memo *mm, uint64_t at, double miss) {
-  if (2 * (mm->n + 1) > mm->cap) {
-    size_t cap = mm->cap ? 2 * mm->cap : 1024, oldcap = mm->cap;
-    uint64_t *old_at = mm->at, *grown = calloc(cap, sizeof *grown);
-    double *old_miss = mm->miss, *grown_miss = malloc(cap * sizeof *grown_miss);
-    if (!grown || !grown_miss) {
-      free(grown), free(grown_miss);
-      return -1;
-    }
-    mm->at = grown, mm->miss = grown_miss, mm->cap = cap, mm->n = 0;
-    for (size_t i = 0; i < oldcap; i++)
-      if (old_at[i]) memo_put(mm, old_at[i], old_miss[i]);
-    free(old_at), free(old_miss);
-  }
-  size_t i = (size_t)(at ^ (at >> 31)) & (mm->cap - 1);
-  while (mm->at[i] && mm->at[i] != at) i = (i + 1) & (mm->cap - 1);
-  mm->n += !mm->at[i];
-  mm->at[i] = at, mm->miss[i] = miss;
-  return 0;
 }
 
 double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen,
                             size_t run, int level, double *computed, double *reusable) {
   const wsisa__objects_model *m = pr->m;
-  const size_t K = WSISA__OBJECTS_STANDINS;
   int l = level - 6;
   if (seen->nruns[l] == seen->capruns[l]) {
     size_t cap = seen->capruns[l] ? 2 * seen->capruns[l] : 64;
@@ -617,23 +591,27 @@ double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen
     if (!grown) return -1;
     seen->runs[l] = grown, seen->capruns[l] = cap;
   }
-  uint64_t at = mix(seen->seq[l] ^ mix(((uint64_t)run << 1) | (uint64_t)l));
-  double miss = memo_get(pr->memo, at);
-  if (miss < 0) {
-    /* the set follows the runs seen only when it was last used: bring it
-     * up to them */
-    if (seen->built[l] != seen->nruns[l] + 1) {
-      if (seen->key[l]) memset(seen->key[l], 0, seen->cap[l] * sizeof *seen->key[l]);
-      seen->n[l] = 0;
-      for (size_t i = 0; i < seen->nruns[l]; i++) {
-        if (room(seen, l, K)) return -1;
-        put(pr, seen, l, seen->runs[l][i]);
-      }
-    }
-    if (room(seen, l, K)) return -1;
-    miss = (double)put(pr, seen, l, run) / (double)K;
-    seen->built[l] = seen->nruns[l] + 2; /* with this run, appended below */
-    if (memo_put(pr->memo, at, miss)) return -1;
+  /* the memo answers by the runs the store saw, in order, and this one:
+   * every tile's store of a rank mostly sees the same runs in the same
+   * order, so the stand-ins are followed through one of them */
+  uint64_t at = wsisa_mix64(seen->seq[l] ^ wsisa_mix64(((uint64_t)run << 1) | (uint64_t)l));
+  wsisa__objects_table *memo = pr->memo;
+  double miss;
+  size_t i = memo->cap ? slot(memo, at) : 0;
+  if (memo->cap && memo->keys[i]) {
+    miss = memo->vals[i];
+  } else {
+    /* the store's set holds the stand-ins of its first `held` runs: it
+     * catches up with the runs it saw through the memo, then takes this */
+    long missed = 0;
+    for (; seen->held[l] < seen->nruns[l] && missed >= 0; seen->held[l]++)
+      missed = put(pr, seen, l, seen->runs[l][seen->held[l]]);
+    if (missed >= 0) missed = put(pr, seen, l, run);
+    if (missed < 0 || table_room(memo, 1, 1)) return -1;
+    seen->held[l]++;
+    miss = (double)missed / WSISA__OBJECTS_STANDINS;
+    i = slot(memo, at);
+    memo->keys[i] = at, memo->vals[i] = miss, memo->n++;
   }
   seen->runs[l][seen->nruns[l]++] = run;
   seen->seq[l] = at;
@@ -647,10 +625,16 @@ double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen
 }
 
 void wsisa__objects_seen_clear(wsisa__objects_seen *seen) {
-  for (int l = 0; l < 2; l++) seen->nruns[l] = 0, seen->built[l] = 0, seen->seq[l] = 0;
+  for (int l = 0; l < 2; l++) {
+    wsisa__objects_table *t = &seen->set[l];
+    if (t->n) memset(t->keys, 0, t->cap * sizeof *t->keys);
+    t->n = 0;
+    seen->nruns[l] = seen->held[l] = 0;
+    seen->seq[l] = 0;
+  }
 }
 
 void wsisa__objects_seen_free(wsisa__objects_seen *seen) {
-  for (int l = 0; l < 2; l++) free(seen->key[l]), free(seen->runs[l]);
+  for (int l = 0; l < 2; l++) table_free(&seen->set[l]), free(seen->runs[l]);
   memset(seen, 0, sizeof *seen);
 }

@@ -154,8 +154,8 @@ typedef struct wsisa_exec_stats {
   /* object reuse: level 6's clusters and level 7's groups looked at, and
    * those taken from the store, in units and in pixels of their crops;
    * entries evicted; the most bytes one tile's store held */
-  uint64_t clusters_seen, clusters_reused, groups_seen, groups_reused;
-  uint64_t clusters_area, clusters_area_reused, groups_area, groups_area_reused;
+  uint64_t objects_seen[2], objects_reused[2]; /* [0] level 6's clusters, [1] level 7's groups */
+  uint64_t objects_area[2], objects_area_reused[2];
   uint64_t object_evictions, object_store_peak;
   /* the submitting thread: how often and how long (seconds) it waited for a
    * free path (RMSR's bound) and for a unit to end (the unit credit) */

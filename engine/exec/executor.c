@@ -709,14 +709,12 @@ static void objects_count(tile_state *ts, wsisa_exec_stats *stats) {
   if (!ts->objects) return;
   wsisa_object_tally now;
   wsisa_object_store_tally(ts->objects, &now);
-  stats->clusters_seen += now.seen[0] - ts->counted.seen[0];
-  stats->clusters_reused += now.reused[0] - ts->counted.reused[0];
-  stats->groups_seen += now.seen[1] - ts->counted.seen[1];
-  stats->groups_reused += now.reused[1] - ts->counted.reused[1];
-  stats->clusters_area += now.area[0] - ts->counted.area[0];
-  stats->clusters_area_reused += now.area_reused[0] - ts->counted.area_reused[0];
-  stats->groups_area += now.area[1] - ts->counted.area[1];
-  stats->groups_area_reused += now.area_reused[1] - ts->counted.area_reused[1];
+  for (int l = 0; l < 2; l++) {
+    stats->objects_seen[l] += now.seen[l] - ts->counted.seen[l];
+    stats->objects_reused[l] += now.reused[l] - ts->counted.reused[l];
+    stats->objects_area[l] += now.area[l] - ts->counted.area[l];
+    stats->objects_area_reused[l] += now.area_reused[l] - ts->counted.area_reused[l];
+  }
   stats->object_evictions += now.evictions - ts->counted.evictions;
   if (now.bytes_peak > stats->object_store_peak) stats->object_store_peak = now.bytes_peak;
   ts->counted = now;

@@ -89,14 +89,12 @@ static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->tiles_opened_ahead += s->tiles_opened_ahead;
   to->skipped += s->skipped;
   if (s->peak_paths > to->peak_paths) to->peak_paths = s->peak_paths;
-  to->clusters_seen += s->clusters_seen;
-  to->clusters_reused += s->clusters_reused;
-  to->groups_seen += s->groups_seen;
-  to->groups_reused += s->groups_reused;
-  to->clusters_area += s->clusters_area;
-  to->clusters_area_reused += s->clusters_area_reused;
-  to->groups_area += s->groups_area;
-  to->groups_area_reused += s->groups_area_reused;
+  for (int l = 0; l < 2; l++) {
+    to->objects_seen[l] += s->objects_seen[l];
+    to->objects_reused[l] += s->objects_reused[l];
+    to->objects_area[l] += s->objects_area[l];
+    to->objects_area_reused[l] += s->objects_area_reused[l];
+  }
   to->object_evictions += s->object_evictions;
   if (s->object_store_peak > to->object_store_peak) to->object_store_peak = s->object_store_peak;
   to->path_waits += s->path_waits;
