@@ -128,6 +128,59 @@ static void expect_both(const wsisa_image *sep, const wsisa_image *final, wsisa_
   wsisa_image_free(got_final);
 }
 
+/* Two stores compared unit by unit (calibration's measure of how much a
+ * parameter's change moves the units): a mask's units, then the same with
+ * one more nucleus apart from the others. The second store lacks none of
+ * the first's; the first lacks the new nucleus's crop at each level, in
+ * pixels what the tallies say the second saw more. */
+Test(separate, stores_compared_unit_by_unit) {
+  const int w = 96, h = 64;
+  uint64_t seed = 7;
+  wsisa_image *rgb = random_rgb(w, h, &seed), *mask[2];
+  for (int k = 0; k < 2; k++) {
+    mask[k] = new_image(w, h, 1, WSISA_U8);
+    for (int y = 0; y < h; y++)
+      for (int x = 0; x < w; x++) {
+        int in = (x - 12) * (x - 12) + (y - 12) * (y - 12) <= 16 ||
+                 (x - 40) * (x - 40) + (y - 40) * (y - 40) <= 25 ||
+                 (x - 46) * (x - 46) + (y - 40) * (y - 40) <= 25 ||
+                 (k && (x - 78) * (x - 78) + (y - 20) * (y - 20) <= 9);
+        *u8(mask[k], x, y) = in ? 255 : 0;
+      }
+  }
+  const params p = {8, 2, 1000, 4};
+  wsisa_object_store *store[2];
+  wsisa_object_tally t[2][2];
+  for (int k = 0; k < 2; k++) {
+    cr_assert_eq(wsisa_object_store_new(64 << 20, &store[k]), 0);
+    wsisa_image *sep, *final;
+    by_objects(rgb, mask[k], &p, store[k], &t[k][0], &t[k][1], &sep, &final);
+    wsisa_image_free(sep);
+    wsisa_image_free(final);
+  }
+  uint64_t area[2], missing[2];
+  wsisa_object_store_missing(store[0], store[1], area, missing);
+  for (int l = 0; l < 2; l++) {
+    cr_expect_eq(area[l], t[0][l].area[l], "level %d: %llu pixels held, %llu seen", l + 6,
+                 (unsigned long long)area[l], (unsigned long long)t[0][l].area[l]);
+    cr_expect_eq(missing[l], 0, "level %d: the second store lacks %llu pixels", l + 6,
+                 (unsigned long long)missing[l]);
+  }
+  wsisa_object_store_missing(store[1], store[0], area, missing);
+  for (int l = 0; l < 2; l++) {
+    uint64_t more = t[1][l].area[l] - t[0][l].area[l];
+    cr_expect(more > 0 && missing[l] == more, "level %d: %llu pixels missing, %llu more seen",
+              l + 6, (unsigned long long)missing[l], (unsigned long long)more);
+  }
+  wsisa_object_store_missing(store[1], store[1], area, missing);
+  cr_expect(missing[0] == 0 && missing[1] == 0);
+  for (int k = 0; k < 2; k++) {
+    wsisa_object_store_free(store[k]);
+    wsisa_image_free(mask[k]);
+  }
+  wsisa_image_free(rgb);
+}
+
 /* mask shifted by (dx, dy) >= 0, what leaves the image dropped */
 static wsisa_image *shifted(const wsisa_image *m, int dx, int dy) {
   wsisa_image *out = new_image(m->width, m->height, 1, WSISA_U8);

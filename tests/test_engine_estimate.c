@@ -801,6 +801,44 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
     cr_expect_eq(json_array_size(json_object_get(pair, "points")), n0 * n1);
   }
   json_decref(lc);
+  /* the object-reuse probe ran each parameter at values spread over its
+   * design range and compared every two: a point a distance apart, the
+   * widest the whole range, each a share of pixels */
+  snprintf(bpath, sizeof bpath, "%s/.starpu/sampling/wsisa_object_reuse.json", home);
+  json_t *orj = json_load_file(bpath, 0, NULL);
+  cr_assert_not_null(orj, "%s", bpath);
+  const char *pname;
+  json_t *pv;
+  int moved = 0;
+  json_object_foreach(json_object_get(orj, "parameters"), pname, pv) {
+    json_t *curves = json_object_get(pv, "curves");
+    cr_expect_geq(json_array_size(curves), 1, "%s: no curve", pname);
+    for (size_t c = 0; c < json_array_size(curves); c++) {
+      json_t *cv = json_array_get(curves, c), *vals = json_object_get(cv, "values"),
+             *points = json_object_get(cv, "points");
+      size_t n = json_array_size(vals);
+      cr_assert(n >= 2 && n <= 9, "%s: %zu values", pname, n);
+      cr_expect_eq(json_array_size(points), n - 1, "%s: a point a gap", pname);
+      double last = 0;
+      for (size_t k = 0; k < json_array_size(points); k++) {
+        json_t *pt = json_array_get(points, k);
+        double d = json_number_value(json_array_get(pt, 0));
+        cr_expect_gt(d, last, "%s: distances grow", pname);
+        last = d;
+        for (size_t l = 1; l <= 2; l++) {
+          double miss = json_number_value(json_array_get(pt, l));
+          cr_expect(miss >= 0 && miss <= 1, "%s: share %g", pname, miss);
+          moved |= l == 1 && miss > 0;
+        }
+      }
+      double span = json_number_value(json_array_get(vals, n - 1)) -
+                    json_number_value(json_array_get(vals, 0));
+      cr_expect_float_eq(last, span, 1e-9, "%s: the widest point, %g, the range, %g", pname,
+                         last, span);
+    }
+  }
+  cr_expect(moved, "no parameter's change moved a cluster");
+  json_decref(orj);
   /* ... and a tile's read, which holds the submitter before its stage: the
    * estimate without it is shorter. The busy factor is set aside for both:
    * the workers a simulation keeps busy move with the read, and a move under
@@ -1254,6 +1292,18 @@ Test(engine_estimate, object_stores_seeing_the_same_runs_share_answers) {
   fixture_free(&f);
 }
 
+/* Parameter p's measured curve, miss(d) = 0.6 (1 - exp(-0.5 d)) at changes
+ * of 0.5 to 4, from the defaults. */
+static void curve_0_6(wsisa__objects_model *m, int p) {
+  m->ncurves[p] = 1;
+  m->npoints[0][p] = 4;
+  for (int k = 0; k < 4; k++) {
+    m->step[0][p][k] = 0.5 * (1 << k);
+    for (int l = 0; l < 2; l++) m->at[0][l][p][k] = 0.6 * -expm1(-0.5 * m->step[0][p][k]);
+  }
+  memcpy(m->base[0][p], wsisa_seg_defaults(), sizeof m->base[0][p]);
+}
+
 /* A parameter's measured curve, miss(d) = 0.6 (1 - exp(-0.5 d)) at changes
  * of 0.5 to 4: the stand-ins follow it, 0.6 of them moved at all, at cuts
  * 0.5 apart on average; a change of 1 then misses about 0.236 of them. */
@@ -1263,13 +1313,7 @@ Test(engine_estimate, object_stand_ins_follow_the_measured_curve) {
   wsisa__objects_model m;
   objects_model_make(&m);
   const int p = WSISA_P_T1;
-  m.ncurves[p] = 1;
-  m.npoints[0][p] = 4;
-  for (int k = 0; k < 4; k++) {
-    m.step[0][p][k] = 0.5 * (1 << k);
-    for (int l = 0; l < 2; l++) m.at[0][l][p][k] = 0.6 * -expm1(-0.5 * m.step[0][p][k]);
-  }
-  memcpy(m.base[0][p], wsisa_seg_defaults(), sizeof m.base[0][p]);
+  curve_0_6(&m, p);
   /* T1 spans 4 in the design; run 2 is 1 from run 0 */
   f.params[WSISA_SEG_NPARAMS + p] += 4;
   f.params[2 * WSISA_SEG_NPARAMS + p] += 1;
@@ -1285,6 +1329,53 @@ Test(engine_estimate, object_stand_ins_follow_the_measured_curve) {
    * from run 0, 3 from run 1) what neither holds */
   cr_expect_float_eq(miss[1], 0.6 * -expm1(-2.0), 0.06, "a change of 4: %g", miss[1]);
   cr_expect(miss[2] > 0.1 && miss[2] < 0.236 + 0.04, "a change of 1 after both: %g", miss[2]);
+  fixture_free(&f);
+}
+
+/* Run `run`'s level-l task priced after the reference alone (a store that
+ * saw the tile's reference segmentation first): the share of its stand-ins
+ * missed (the model of objects_model_make: 0.2 + 0.9 miss). */
+static double after_reference(const wsisa__objects_model *m, const fixture *f, size_t run, int l) {
+  wsisa__objects_pricer pr;
+  cr_assert_eq(wsisa__objects_pricer_init(&pr, m, f->b, f->params, NULL), 0);
+  wsisa__objects_seen seen;
+  memset(&seen, 0, sizeof seen);
+  cr_assert_eq(wsisa__objects_seen_reference(&seen), 0);
+  double c = 0, a = 0, x = wsisa__objects_price(&pr, &seen, run, l, &c, &a);
+  wsisa__objects_seen_free(&seen);
+  wsisa__objects_pricer_free(&pr);
+  return (x - 0.2) / 0.9;
+}
+
+/* The tile's reference segmentation (the defaults) fills its store first: a
+ * run at the defaults finds every unit there, one with T1 moved misses what
+ * T1's change does. A parameter the design holds away from the defaults
+ * moves the reference's stand-ins as a change that long does, and so does a
+ * default outside the range the design varies a parameter over. */
+Test(engine_estimate, object_store_starts_with_the_reference) {
+  fixture f;
+  fixture_make_runs(&f, WSISA_REUSE_STAGE, 2);
+  f.params[WSISA_SEG_NPARAMS + WSISA_P_T1] += 1;
+  wsisa__objects_model m;
+  objects_model_make(&m);
+  for (int l = 6; l <= 7; l++) {
+    cr_expect_float_eq(after_reference(&m, &f, 0, l), 0, 1e-12, "level %d at the defaults", l);
+    cr_expect_float_eq(after_reference(&m, &f, 1, l), 0.3, 1e-12, "level %d, T1 moved", l);
+  }
+  /* G1 held one step from the defaults: 0.3 of the stand-ins, drawn */
+  for (int r = 0; r < 2; r++) f.params[r * WSISA_SEG_NPARAMS + WSISA_P_G1] += 5;
+  double held = after_reference(&m, &f, 0, 6);
+  cr_expect_float_eq(held, 0.3, 0.07, "G1 held away: %g", held);
+  /* T1 varied over 4 to 5 from the defaults, its curve 0.6 (1 - exp(-0.5 d)):
+   * the run at 4 misses about what a change of 4 does, 0.6 (1 - e^-2) */
+  for (int r = 0; r < 2; r++) f.params[r * WSISA_SEG_NPARAMS + WSISA_P_G1] -= 5;
+  const int p = WSISA_P_T1;
+  curve_0_6(&m, p);
+  f.params[p] += 4;
+  f.params[WSISA_SEG_NPARAMS + p] += 4;
+  double outside = after_reference(&m, &f, 0, 6);
+  cr_expect_float_eq(outside, 0.6 * -expm1(-2.0), 0.08, "the defaults 4 below the range: %g",
+                     outside);
   fixture_free(&f);
 }
 
@@ -1309,19 +1400,31 @@ Test(engine_estimate, object_stores_are_per_rank_in_the_simulation) {
   const double after_t1 = 0.2 + 0.3 * 0.9;
   const double want_share[] = {1 - 1.3 / 4, 1 - 2.6 / 4};
   const double want_units6[] = {1.1 + after_t1 + 0.2 + 0.2, 2 * (1.1 + after_t1)};
-  for (int ranks = 1; ranks <= 2; ranks++) {
-    wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, ranks, 1, &pr, 0,
-                       WSISA_PLACEMENT_TASK};
-    wsisa_sim_result r;
-    wsisa_err e = WSISA_ERR_INIT;
-    cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
-    double share = 1 - r.objects_computed / r.objects_reusable, units6 = 0;
-    for (size_t v = 0; v < 2; v++) units6 += r.level_units[5 * 2 + v];
-    cr_expect_float_eq(share, want_share[ranks - 1], 1e-12, "%d ranks: share %g", ranks, share);
-    cr_expect_float_eq(units6, want_units6[ranks - 1], 1e-12, "%d ranks: level 6 %g", ranks,
-                       units6);
-    wsisa_sim_result_free(&r);
-  }
+  /* then with the tile's reference segmentation on each rank, first into
+   * its store: the runs at the defaults find every unit, those with T1
+   * moved miss what its change does */
+  const double ref = 5;
+  for (int with_ref = 0; with_ref < 2; with_ref++)
+    for (int ranks = 1; ranks <= 2; ranks++) {
+      c.reference = c.reference_path = with_ref ? &ref : NULL;
+      wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, ranks, 1, &pr, 0,
+                         WSISA_PLACEMENT_TASK};
+      wsisa_sim_result r;
+      wsisa_err e = WSISA_ERR_INIT;
+      cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+      double share = 1 - r.objects_computed / r.objects_reusable, units6 = 0;
+      for (size_t v = 0; v < 2; v++) units6 += r.level_units[5 * 2 + v];
+      if (with_ref) {
+        cr_expect_float_eq(share, 1 - 0.3 * ranks / 4, 1e-12,
+                           "%d ranks, the reference first: share %g", ranks, share);
+      } else {
+        cr_expect_float_eq(share, want_share[ranks - 1], 1e-12, "%d ranks: share %g", ranks,
+                           share);
+        cr_expect_float_eq(units6, want_units6[ranks - 1], 1e-12, "%d ranks: level 6 %g", ranks,
+                           units6);
+      }
+      wsisa_sim_result_free(&r);
+    }
   wsisa__objects_pricer_free(&pr);
   fixture_free(&f);
 }

@@ -178,6 +178,19 @@ int wsisa_object_store_put(wsisa_object_store *s, const void *key, size_t key_le
   return 0;
 }
 
+void wsisa_object_store_each(wsisa_object_store *s, wsisa_object_visit visit, void *ctx) {
+  pthread_mutex_lock(&s->lock);
+  for (entry *e = s->newest; e; e = e->older) visit(e->bytes, e->key_len, e->hash, ctx);
+  pthread_mutex_unlock(&s->lock);
+}
+
+int wsisa_object_store_has(wsisa_object_store *s, const void *key, size_t key_len, uint64_t hash) {
+  pthread_mutex_lock(&s->lock);
+  int held = *slot_of(s, hash, key, key_len) != NULL;
+  pthread_mutex_unlock(&s->lock);
+  return held;
+}
+
 void wsisa_object_store_count(wsisa_object_store *s, const wsisa_object_tally *add) {
   pthread_mutex_lock(&s->lock);
   for (int l = 0; l < 2; l++) {

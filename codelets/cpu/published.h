@@ -46,6 +46,17 @@ int wsisa_object_store_get(wsisa_object_store *s, const void *key, size_t key_le
  * memory is left (nothing kept). */
 int wsisa_object_store_put(wsisa_object_store *s, const void *key, size_t key_len,
                            uint64_t hash, const void *value, size_t value_len);
+/* Each key held, newest first, to visit (the store locked meanwhile: visit
+ * must not call on it). */
+typedef void (*wsisa_object_visit)(const void *key, size_t key_len, uint64_t hash, void *ctx);
+void wsisa_object_store_each(wsisa_object_store *s, wsisa_object_visit visit, void *ctx);
+/* 1 when key is held (its recency unchanged), else 0. */
+int wsisa_object_store_has(wsisa_object_store *s, const void *key, size_t key_len, uint64_t hash);
+/* The pixels of the units of levels 6 and 7 ([0], [1]) that `of` holds, in
+ * `area`, and of those `in` does not hold, in `missing` (codelets/cpu/separate.c:
+ * a unit's level and crop from its key). */
+void wsisa_object_store_missing(wsisa_object_store *of, wsisa_object_store *in, uint64_t area[2],
+                                uint64_t missing[2]);
 /* Add a call's seen and reused (units and their pixels) to the store's tally. */
 void wsisa_object_store_count(wsisa_object_store *s, const wsisa_object_tally *add);
 /* The tally so far, with the bytes and entries held now. */

@@ -518,6 +518,31 @@ static int from_store(crop *c, int level, wsisa_object_store *store, wsisa_objec
   return 1;
 }
 
+/* wsisa_object_store_missing: each unit of `of` against `in`. */
+typedef struct {
+  wsisa_object_store *in;
+  uint64_t *area, *missing;
+} missing_walk;
+
+static void missing_visit(const void *key, size_t key_len, uint64_t hash, void *ctx) {
+  missing_walk *w = ctx;
+  int32_t head[5];
+  if (key_len < sizeof head) return;
+  memcpy(head, key, sizeof head);
+  int l = head[0] == KEY_MAGIC6 ? 0 : head[0] == KEY_MAGIC7 ? 1 : -1;
+  if (l < 0) return;
+  uint64_t px = (uint64_t)head[3] * (uint64_t)head[4];
+  w->area[l] += px;
+  if (w->in && !wsisa_object_store_has(w->in, key, key_len, hash)) w->missing[l] += px;
+}
+
+void wsisa_object_store_missing(wsisa_object_store *of, wsisa_object_store *in, uint64_t area[2],
+                                uint64_t missing[2]) {
+  area[0] = area[1] = missing[0] = missing[1] = 0;
+  missing_walk w = {of == in ? NULL : in, area, missing}; /* a store lacks none of its own */
+  wsisa_object_store_each(of, missing_visit, &w);
+}
+
 /* One unit: from the store, or computed (and stored). */
 static int do_unit(crop *c, int level, const wsisa__runs *runs8, const int32_t *run_y,
                    const wsisa_separate_params *p, wsisa_object_store *store,

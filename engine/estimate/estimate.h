@@ -312,9 +312,11 @@ typedef struct wsisa__objects_pricer {
   int curve[WSISA_SEG_NPARAMS];
   double sens[2][WSISA_SEG_NPARAMS], rate[2][WSISA_SEG_NPARAMS]; /* per level, fitted */
   int nvar, var[WSISA_SEG_NPARAMS];   /* the parameters of levels 1-6 the design varies */
-  int nvar7, var7[WSISA_SEG_NPARAMS]; /* and of level 7 */
-  /* per level, stand-in and varied parameter ([l][o][v]): its cuts,
-   * ncut of them from cuts + first (-1: at every change, 0: none) */
+  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS]; /* their range in the design */
+  /* per level, stand-in and varied parameter ([l][o][v]): whether it moves
+   * the stand-in at all, and its cuts, ncut of them from cuts + first (-1:
+   * at every change, 0: none) */
+  unsigned char *moves;
   int *ncut;
   size_t *first;
   double *cuts;
@@ -345,6 +347,13 @@ double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen
                             size_t run, int level, double *computed, double *reusable);
 /* Empty it (a tile opened again starts an empty store). */
 void wsisa__objects_seen_clear(wsisa__objects_seen *seen);
+/* The tile's reference segmentation (the defaults) into the store, first:
+ * it runs before the tile's units, into the same store, and is priced on
+ * its own (engine/estimate/simulate.c). A value of the defaults outside the
+ * design's range, or a parameter the design holds at another value, moves a
+ * stand-in as a change that long does (the parameter's fitted curve).
+ * 0, or -1: out of memory. */
+int wsisa__objects_seen_reference(wsisa__objects_seen *seen);
 void wsisa__objects_seen_free(wsisa__objects_seen *seen);
 
 /* ---- workers busy at once (engine/estimate/busy.c) --------------------------- */

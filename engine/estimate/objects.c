@@ -8,12 +8,14 @@
  * its level time, engine/estimate/levels.c); and, for each
  * parameter of levels 1-6, the share of the clusters' and groups' pixels a
  * store holding one run's units leaves to compute for a run that differs in
- * that parameter alone, by its design range and by halves of it (from a run
- * where the design changes it alone, else from the defaults).
+ * that parameter alone, by how far: its values spread over its design range,
+ * every two compared (from a run where the design changes it alone, and from
+ * the defaults).
  * The simulation (engine/estimate/simulate.c) then prices each level-6/7
  * task, as it walks a unit on a rank, by what the store of its tile on that
  * rank holds (a rank's own: ranks share no store, and a tile opened again
- * starts an empty one). The store is followed through stand-in objects:
+ * starts an empty one, which the tile's reference segmentation at the
+ * defaults fills first). The store is followed through stand-in objects:
  * each parameter's measured curve is fitted as a share of objects it moves
  * at all, at values spread with a density over its design range, and each
  * stand-in draws, parameter by parameter (independently), whether it moves
@@ -32,7 +34,7 @@
 #include "sa/sa.h"
 
 #define REPEATS 3
-#define STEPS 4    /* a parameter's change: its design range, then halves of it */
+#define SPLITS 8   /* a parameter's values: its design range in eighths */
 
 /* ---- the measurement --------------------------------------------------------- */
 
@@ -78,24 +80,42 @@ static int least(const wsisa_tile_data *tile, const double *p, int with_store,
   return rc;
 }
 
-/* The share of the crops' pixels of levels 6 and 7 that p computes (does
- * not find) in a fresh store holding the defaults' units: deterministic, as
- * the store's content does not depend on the timing here. */
-static int miss_share(const wsisa_tile_data *tile, const double *v0, const double *p,
-                      double miss[2], wsisa_err *e) {
-  wsisa_object_store *s = NULL;
-  if (wsisa_object_store_new(UINT64_C(1) << 30, &s)) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  double dt[2];
-  wsisa_object_tally a, b;
-  int rc = timed(tile, v0, s, dt, e);
-  wsisa_object_store_tally(s, &a);
-  if (!rc) rc = timed(tile, p, s, dt, e);
-  wsisa_object_store_tally(s, &b);
-  wsisa_object_store_free(s);
-  for (int l = 0; l < 2; l++) {
-    uint64_t area = b.area[l] - a.area[l], reused = b.area_reused[l] - a.area_reused[l];
-    miss[l] = area ? 1.0 - (double)reused / (double)area : 0.0;
+/* How much a change of parameter p moves the units: p run at each of
+ * values[0..n) (the rest of base), each into a fresh store of its own; then
+ * for every two of them k apart in the list, the share of the pixels of
+ * either's units the other's store does not hold. A point a distance: the
+ * mean change between them and the mean of their shares, by level; the
+ * values spread over the range, so the changes are taken all along it, not
+ * from one place. */
+static int walk(const wsisa_tile_data *tile, const double *base, int p, const double *values,
+                int n, json_t *points, wsisa_err *e) {
+  wsisa_object_store *s[SPLITS + 1] = {NULL};
+  int rc = 0;
+  for (int k = 0; k < n && !rc; k++) {
+    double v[WSISA_SEG_NPARAMS], dt[2];
+    memcpy(v, base, sizeof v);
+    v[p] = values[k];
+    if (wsisa_object_store_new(UINT64_C(1) << 30, &s[k]))
+      rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    else
+      rc = timed(tile, v, s[k], dt, e);
   }
+  for (int gap = 1; gap < n && !rc; gap++) {
+    double d = 0, miss[2] = {0, 0};
+    int pairs = 0;
+    for (int i = 0; i + gap < n; i++)
+      for (int way = 0; way < 2; way++) {
+        wsisa_object_store *of = s[way ? i : i + gap], *in = s[way ? i + gap : i];
+        uint64_t area[2], missing[2];
+        wsisa_object_store_missing(of, in, area, missing);
+        for (int l = 0; l < 2; l++) miss[l] += area[l] ? (double)missing[l] / (double)area[l] : 0;
+        d += fabs(values[i + gap] - values[i]);
+        pairs++;
+      }
+    json_array_append_new(points, json_pack("[f, f, f]", d / pairs, miss[0] / pairs,
+                                            miss[1] / pairs));
+  }
+  for (int k = 0; k < n; k++) wsisa_object_store_free(s[k]);
   return rc;
 }
 
@@ -163,27 +183,21 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
       if (!base) continue;
       json_t *points = json_array(), *at = json_array();
       for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(at, json_real(base[q]));
-      /* the range, then halves of it: how much a change misses grows with it */
-      double last = -1;
-      for (int k = 0; k < STEPS && !rc; k++) {
-        double want = (hi - lo) / (double)(1 << k);
-        double to = base[p] + want <= hi ? base[p] + want : base[p] - want;
-        if (integral) to = round(to);
-        /* a connectivity is 4 or 8: the design's other value */
-        double v[WSISA_SEG_NPARAMS], miss[2] = {1, 1}, near = to;
-        for (size_t r = 0; conn && r < nruns; r++)
-          if (rows[r * WSISA_SEG_NPARAMS + p] != base[p]) near = rows[r * WSISA_SEG_NPARAMS + p];
-        double step = fabs(near - base[p]);
-        if (!(step > 0) || step == last) continue;
-        memcpy(v, base, sizeof v);
-        v[p] = near;
-        last = step;
-        if (!(rc = miss_share(tile, base, v, miss, e)))
-          json_array_append_new(points, json_pack("[f, f, f]", step, miss[0], miss[1]));
+      /* its values over the design's range: eighths of it (a connectivity:
+       * its two values) */
+      double values[SPLITS + 1];
+      int n = 0;
+      for (int k = 0; k <= (conn ? 1 : SPLITS); k++) {
+        double x = conn ? (k ? hi : lo) : lo + (hi - lo) * k / SPLITS;
+        if (integral) x = round(x);
+        if (!n || x != values[n - 1]) values[n++] = x;
       }
-      json_array_append_new(curves, json_pack("{s:s, s:o, s:o}", "from",
+      json_t *vs = json_array();
+      for (int k = 0; k < n; k++) json_array_append_new(vs, json_real(values[k]));
+      rc = walk(tile, base, p, values, n, points, e);
+      json_array_append_new(curves, json_pack("{s:s, s:o, s:o, s:o}", "from",
                                               c ? "defaults" : "design pair", "base", at,
-                                              "points", points));
+                                              "values", vs, "points", points));
     }
     json_object_set_new(params, wsisa_seg_param_name(p), json_pack("{s:o}", "curves", curves));
   }
@@ -458,10 +472,11 @@ static int by_value(const void *a, const void *b) {
 void wsisa__objects_pricer_free(wsisa__objects_pricer *pr) {
   if (pr->memo) table_free(pr->memo), free(pr->memo);
   pr->memo = NULL;
+  free(pr->moves);
   free(pr->ncut);
   free(pr->first);
   free(pr->cuts);
-  pr->ncut = NULL, pr->first = NULL, pr->cuts = NULL;
+  pr->moves = NULL, pr->ncut = NULL, pr->first = NULL, pr->cuts = NULL;
 }
 
 int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
@@ -474,31 +489,33 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
   size_t nruns = 0;
   for (size_t i = 0; i < b->start[b->n_buckets]; i++)
     if (b->instances[i] + 1 > nruns) nruns = b->instances[i] + 1;
-  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS];
+  double *lo = pr->lo, *hi = pr->hi;
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
     lo[p] = INFINITY, hi[p] = -INFINITY;
     for (size_t r = 0; r < nruns; r++) {
       lo[p] = fmin(lo[p], params[r * WSISA_SEG_NPARAMS + p]);
       hi[p] = fmax(hi[p], params[r * WSISA_SEG_NPARAMS + p]);
     }
-    if (!(hi[p] > lo[p])) continue;
-    if (wsisa_seg_param_level(p) <= 6) pr->var[pr->nvar++] = p;
-    else pr->var7[pr->nvar7++] = p;
+    if (hi[p] > lo[p] && wsisa_seg_param_level(p) <= 6) pr->var[pr->nvar++] = p;
   }
   pick_curves(m, params, nruns, lo, hi, pr->curve);
+  /* every parameter of levels 1-6: those the design holds move the
+   * reference's stand-ins where it differs from them */
   for (int l = 0; l < 2; l++)
-    for (int v = 0; v < pr->nvar; v++) {
-      int p = pr->var[v], c = pr->curve[p], n = m->ncurves[p] ? m->npoints[c][p] : 0;
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+      if (wsisa_seg_param_level(p) > 6) continue;
+      int c = pr->curve[p], n = m->ncurves[p] ? m->npoints[c][p] : 0;
       if (n) fit(m->step[c][p], m->at[c][l][p], n, &pr->sens[l][p], &pr->rate[l][p]);
       else pr->sens[l][p] = m->miss[l][p], pr->rate[l][p] = INFINITY;
     }
   const size_t K = WSISA__OBJECTS_STANDINS, cells = 2 * K * (size_t)pr->nvar;
   size_t ncuts = 0, capcuts = 0;
   pr->memo = calloc(1, sizeof *pr->memo);
+  pr->moves = calloc(cells ? cells : 1, sizeof *pr->moves);
   pr->ncut = malloc((cells ? cells : 1) * sizeof *pr->ncut);
   pr->first = malloc((cells ? cells : 1) * sizeof *pr->first);
   int *rank = malloc(K * sizeof *rank);
-  int rc = pr->memo && pr->ncut && pr->first && rank ? 0 : -1;
+  int rc = pr->memo && pr->moves && pr->ncut && pr->first && rank ? 0 : -1;
   for (int l = 0; l < 2 && !rc; l++)
     for (int v = 0; v < pr->nvar && !rc; v++) {
       int p = pr->var[v];
@@ -519,6 +536,7 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
         pr->first[at] = ncuts;
         pr->ncut[at] = 0;
         if (!((rank[o] + 0.5) / (double)K < pr->sens[l][p])) continue;
+        pr->moves[at] = 1;
         if (!(mu <= CUTS)) {
           pr->ncut[at] = -1;
           continue;
@@ -546,55 +564,102 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
   return rc;
 }
 
-/* Stand-in o's cell at run r, level l: a key, never 0. */
+/* Whether a change of parameter p by d, outside what the design's cuts
+ * say (the reference's values), moves stand-in o: with the probability the
+ * fitted curve gives (given, for a varied parameter, that it moves it at
+ * all), drawn from o, l and p alone. */
+static int moved_outside(const wsisa__objects_pricer *pr, int l, size_t o, int p, double d,
+                         int given) {
+  double rate = pr->rate[l][p], chance = isinf(rate) ? 1 : -expm1(-rate * d);
+  if (!given) chance *= pr->sens[l][p];
+  uint64_t u = wsisa_mix64(UINT64_C(0x726566) ^ ((uint64_t)l << 48) ^ ((uint64_t)o << 8) ^
+                           (uint64_t)p);
+  return (double)(u >> 11) * 0x1p-53 < chance;
+}
+
+/* Stand-in o's cell at values r, level l: a key, never 0. */
 static uint64_t cell(const wsisa__objects_pricer *pr, int l, size_t o, const double *r) {
   uint64_t h = wsisa_mix64(((uint64_t)l << 32) + o + 1);
   const size_t K = WSISA__OBJECTS_STANDINS;
   for (int v = 0; v < pr->nvar; v++) {
     size_t at = ((size_t)l * K + o) * (size_t)pr->nvar + (size_t)v;
-    double x = r[pr->var[v]];
+    int p = pr->var[v];
+    double x = r[p];
     uint64_t c = 0;
     if (pr->ncut[at] < 0) {
       memcpy(&c, &x, sizeof c);
+    } else if (pr->moves[at] && (x < pr->lo[p] || x > pr->hi[p]) &&
+               moved_outside(pr, l, o, p, x < pr->lo[p] ? pr->lo[p] - x : x - pr->hi[p], 1)) {
+      c = x < pr->lo[p] ? UINT64_MAX : UINT64_MAX - 1; /* past every cut, and then one */
     } else if (pr->ncut[at] > 0) {
       const double *cut = pr->cuts + pr->first[at];
       while (c < (uint64_t)pr->ncut[at] && cut[c] < x) c++;
     }
     h = wsisa_mix64(h ^ c);
   }
-  for (int v = 0; l == 1 && v < pr->nvar7; v++) {
-    uint64_t c;
-    memcpy(&c, &r[pr->var7[v]], sizeof c);
-    h = wsisa_mix64(h ^ c);
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
+    if (wsisa_seg_param_level(p) <= 6) {
+      /* held by the design: only the reference can differ */
+      if (!(pr->hi[p] > pr->lo[p]) && r[p] != pr->lo[p] &&
+          moved_outside(pr, l, o, p, fabs(r[p] - pr->lo[p]), 0))
+        h = wsisa_mix64(h ^ (UINT64_C(0x686f6c64) + (uint64_t)p));
+    } else if (l == 1) {
+      /* level 7's values are in a group's key */
+      uint64_t c;
+      memcpy(&c, &r[p], sizeof c);
+      h = wsisa_mix64(h ^ c);
+    }
   }
   return h ? h : 1;
 }
+
+/* The run id of the tile's reference segmentation in a store's runs. */
+#define REFERENCE SIZE_MAX
 
 /* Run r's stand-ins into level l's set of the store: how many were not
  * there; -1: out of memory. */
 static long put(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen, int l, size_t run) {
   if (table_room(&seen->set[l], WSISA__OBJECTS_STANDINS, 0)) return -1;
-  const double *r = pr->params + run * WSISA_SEG_NPARAMS;
+  const double *r = run == REFERENCE ? wsisa_seg_defaults() : pr->params + run * WSISA_SEG_NPARAMS;
   long missed = 0;
   for (size_t o = 0; o < WSISA__OBJECTS_STANDINS; o++)
     missed += !table_put(&seen->set[l], cell(pr, l, o, r));
   return missed;
 }
 
+/* Room in seen's runs of level l for one more; -1: out of memory. */
+static int room_for_run(wsisa__objects_seen *seen, int l) {
+  if (seen->nruns[l] < seen->capruns[l]) return 0;
+  size_t cap = seen->capruns[l] ? 2 * seen->capruns[l] : 64;
+  size_t *grown = realloc(seen->runs[l], cap * sizeof *grown);
+  if (!grown) return -1;
+  seen->runs[l] = grown, seen->capruns[l] = cap;
+  return 0;
+}
+
+/* The hash of the runs the store saw, in order, and then run. */
+static uint64_t next_seq(const wsisa__objects_seen *seen, int l, size_t run) {
+  return wsisa_mix64(seen->seq[l] ^ wsisa_mix64(((uint64_t)run << 1) | (uint64_t)l));
+}
+
+int wsisa__objects_seen_reference(wsisa__objects_seen *seen) {
+  for (int l = 0; l < 2; l++) {
+    if (room_for_run(seen, l)) return -1;
+    seen->seq[l] = next_seq(seen, l, REFERENCE);
+    seen->runs[l][seen->nruns[l]++] = REFERENCE;
+  }
+  return 0;
+}
+
 double wsisa__objects_price(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen,
                             size_t run, int level, double *computed, double *reusable) {
   const wsisa__objects_model *m = pr->m;
   int l = level - 6;
-  if (seen->nruns[l] == seen->capruns[l]) {
-    size_t cap = seen->capruns[l] ? 2 * seen->capruns[l] : 64;
-    size_t *grown = realloc(seen->runs[l], cap * sizeof *grown);
-    if (!grown) return -1;
-    seen->runs[l] = grown, seen->capruns[l] = cap;
-  }
+  if (room_for_run(seen, l)) return -1;
   /* the memo answers by the runs the store saw, in order, and this one:
    * every tile's store of a rank mostly sees the same runs in the same
    * order, so the stand-ins are followed through one of them */
-  uint64_t at = wsisa_mix64(seen->seq[l] ^ wsisa_mix64(((uint64_t)run << 1) | (uint64_t)l));
+  uint64_t at = next_seq(seen, l, run);
   wsisa__objects_table *memo = pr->memo;
   double miss;
   size_t i = memo->cap ? slot(memo, at) : 0;

@@ -537,7 +537,13 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile, int ahead) {
   }
   ot->tile = tile;
   ot->opened = rs->opens++;
-  wsisa__objects_seen_clear(&ot->seen); /* the tile's store starts empty */
+  /* the tile's store starts empty, and the reference's segmentation fills
+   * it first */
+  wsisa__objects_seen_clear(&ot->seen);
+  if (s->j->objects && s->c->reference && wsisa__objects_seen_reference(&ot->seen)) {
+    s->failed = 1;
+    return;
+  }
   ot->bg_left = 0;
   s->r->rank_shapes[(size_t)r * s->nshapes + shape] = 1;
   s->r->opens++;
