@@ -54,7 +54,7 @@ void wsisa_object_store_each(wsisa_object_store *s, wsisa_object_visit visit, vo
 int wsisa_object_store_has(wsisa_object_store *s, const void *key, size_t key_len, uint64_t hash);
 /* The pixels of the units of levels 6 and 7 ([0], [1]) that `of` holds, in
  * `area`, and of those `in` does not hold, in `missing` (codelets/cpu/separate.c:
- * a unit's level and crop from its key). */
+ * a unit's level and crop from its key; a store lacks none of its own). */
 void wsisa_object_store_missing(wsisa_object_store *of, wsisa_object_store *in, uint64_t area[2],
                                 uint64_t missing[2]);
 /* Add a call's seen and reused (units and their pixels) to the store's tally. */

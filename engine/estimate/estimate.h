@@ -312,11 +312,12 @@ typedef struct wsisa__objects_pricer {
   int curve[WSISA_SEG_NPARAMS];
   double sens[2][WSISA_SEG_NPARAMS], rate[2][WSISA_SEG_NPARAMS]; /* per level, fitted */
   int nvar, var[WSISA_SEG_NPARAMS];   /* the parameters of levels 1-6 the design varies */
-  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS]; /* their range in the design */
-  /* per level, stand-in and varied parameter ([l][o][v]): whether it moves
-   * the stand-in at all, and its cuts, ncut of them from cuts + first (-1:
-   * at every change, 0: none) */
-  unsigned char *moves;
+  int nheld, held[WSISA_SEG_NPARAMS]; /* ... and holds (the reference may differ) */
+  int nlev7, lev7[WSISA_SEG_NPARAMS]; /* the parameters of level 7 */
+  double lo[WSISA_SEG_NPARAMS], hi[WSISA_SEG_NPARAMS]; /* every parameter's range in the design */
+  /* per level, stand-in and varied parameter ([l][o][v]): its cuts, ncut of
+   * them from cuts + first (-1: at every change, -2: the parameter does not
+   * move it at all; 0: it does, at no cut in the design's range) */
   int *ncut;
   size_t *first;
   double *cuts;

@@ -457,6 +457,10 @@ static void fit(const double *d, const double *y, int n, double *sens, double *r
 
 /* A Poisson count of mean mu (mu at most CUTS). */
 #define CUTS 64
+/* A stand-in's ncut along a parameter: one that moves it at every change,
+ * one that does not move it at all */
+#define EVERY_CHANGE (-1)
+#define NOT_MOVED (-2)
 static int poisson(wsisa_sa_rng *rng, double mu) {
   double limit = exp(-mu), prod = wsisa_sa_rng_uniform(rng);
   int k = 0;
@@ -472,11 +476,10 @@ static int by_value(const void *a, const void *b) {
 void wsisa__objects_pricer_free(wsisa__objects_pricer *pr) {
   if (pr->memo) table_free(pr->memo), free(pr->memo);
   pr->memo = NULL;
-  free(pr->moves);
   free(pr->ncut);
   free(pr->first);
   free(pr->cuts);
-  pr->moves = NULL, pr->ncut = NULL, pr->first = NULL, pr->cuts = NULL;
+  pr->ncut = NULL, pr->first = NULL, pr->cuts = NULL;
 }
 
 int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_model *m,
@@ -496,14 +499,16 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
       lo[p] = fmin(lo[p], params[r * WSISA_SEG_NPARAMS + p]);
       hi[p] = fmax(hi[p], params[r * WSISA_SEG_NPARAMS + p]);
     }
-    if (hi[p] > lo[p] && wsisa_seg_param_level(p) <= 6) pr->var[pr->nvar++] = p;
+    if (wsisa_seg_param_level(p) > 6) pr->lev7[pr->nlev7++] = p;
+    else if (hi[p] > lo[p]) pr->var[pr->nvar++] = p;
+    else pr->held[pr->nheld++] = p;
   }
   pick_curves(m, params, nruns, lo, hi, pr->curve);
   /* every parameter of levels 1-6: those the design holds move the
    * reference's stand-ins where it differs from them */
   for (int l = 0; l < 2; l++)
-    for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
-      if (wsisa_seg_param_level(p) > 6) continue;
+    for (int v = 0; v < pr->nvar + pr->nheld; v++) {
+      int p = v < pr->nvar ? pr->var[v] : pr->held[v - pr->nvar];
       int c = pr->curve[p], n = m->ncurves[p] ? m->npoints[c][p] : 0;
       if (n) fit(m->step[c][p], m->at[c][l][p], n, &pr->sens[l][p], &pr->rate[l][p]);
       else pr->sens[l][p] = m->miss[l][p], pr->rate[l][p] = INFINITY;
@@ -511,11 +516,10 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
   const size_t K = WSISA__OBJECTS_STANDINS, cells = 2 * K * (size_t)pr->nvar;
   size_t ncuts = 0, capcuts = 0;
   pr->memo = calloc(1, sizeof *pr->memo);
-  pr->moves = calloc(cells ? cells : 1, sizeof *pr->moves);
   pr->ncut = malloc((cells ? cells : 1) * sizeof *pr->ncut);
   pr->first = malloc((cells ? cells : 1) * sizeof *pr->first);
   int *rank = malloc(K * sizeof *rank);
-  int rc = pr->memo && pr->moves && pr->ncut && pr->first && rank ? 0 : -1;
+  int rc = pr->memo && pr->ncut && pr->first && rank ? 0 : -1;
   for (int l = 0; l < 2 && !rc; l++)
     for (int v = 0; v < pr->nvar && !rc; v++) {
       int p = pr->var[v];
@@ -534,11 +538,10 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
       for (size_t o = 0; o < K && !rc; o++) {
         size_t at = ((size_t)l * K + o) * (size_t)pr->nvar + (size_t)v;
         pr->first[at] = ncuts;
-        pr->ncut[at] = 0;
+        pr->ncut[at] = NOT_MOVED;
         if (!((rank[o] + 0.5) / (double)K < pr->sens[l][p])) continue;
-        pr->moves[at] = 1;
         if (!(mu <= CUTS)) {
-          pr->ncut[at] = -1;
+          pr->ncut[at] = EVERY_CHANGE;
           continue;
         }
         int k = poisson(&rng, mu);
@@ -586,9 +589,9 @@ static uint64_t cell(const wsisa__objects_pricer *pr, int l, size_t o, const dou
     int p = pr->var[v];
     double x = r[p];
     uint64_t c = 0;
-    if (pr->ncut[at] < 0) {
+    if (pr->ncut[at] == EVERY_CHANGE) {
       memcpy(&c, &x, sizeof c);
-    } else if (pr->moves[at] && (x < pr->lo[p] || x > pr->hi[p]) &&
+    } else if (pr->ncut[at] != NOT_MOVED && (x < pr->lo[p] || x > pr->hi[p]) &&
                moved_outside(pr, l, o, p, x < pr->lo[p] ? pr->lo[p] - x : x - pr->hi[p], 1)) {
       c = x < pr->lo[p] ? UINT64_MAX : UINT64_MAX - 1; /* past every cut, and then one */
     } else if (pr->ncut[at] > 0) {
@@ -597,18 +600,17 @@ static uint64_t cell(const wsisa__objects_pricer *pr, int l, size_t o, const dou
     }
     h = wsisa_mix64(h ^ c);
   }
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
-    if (wsisa_seg_param_level(p) <= 6) {
-      /* held by the design: only the reference can differ */
-      if (!(pr->hi[p] > pr->lo[p]) && r[p] != pr->lo[p] &&
-          moved_outside(pr, l, o, p, fabs(r[p] - pr->lo[p]), 0))
-        h = wsisa_mix64(h ^ (UINT64_C(0x686f6c64) + (uint64_t)p));
-    } else if (l == 1) {
-      /* level 7's values are in a group's key */
-      uint64_t c;
-      memcpy(&c, &r[p], sizeof c);
-      h = wsisa_mix64(h ^ c);
-    }
+  /* held by the design: only the reference can differ */
+  for (int v = 0; v < pr->nheld; v++) {
+    int p = pr->held[v];
+    if (r[p] != pr->lo[p] && moved_outside(pr, l, o, p, fabs(r[p] - pr->lo[p]), 0))
+      h = wsisa_mix64(h ^ (UINT64_C(0x686f6c64) + (uint64_t)p));
+  }
+  /* level 7's values are in a group's key */
+  for (int v = 0; l == 1 && v < pr->nlev7; v++) {
+    uint64_t c;
+    memcpy(&c, &r[pr->lev7[v]], sizeof c);
+    h = wsisa_mix64(h ^ c);
   }
   return h ? h : 1;
 }
