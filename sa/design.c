@@ -310,7 +310,7 @@ int wsisa_sa_design_make(const wsisa_sa_space *space, const wsisa_sa_opts *o,
       rc = wsisa_error(e, WSISA_EUSAGE,
                        "%s: MOAT's grid ends are the quantiles 0 and 1, which a %s dist does "
                        "not have (they are infinite); give it a bounded dist (truncnorm, "
-                       "triang, unif), or use vbd or correlation",
+                       "triang, logunif, unif), or use vbd or correlation",
                        p->name, wsisa_sa_dist_name(p->dist));
       goto fail;
     }

@@ -2,6 +2,7 @@
  * z = Phi^-1(1/2 + confidence/2)), and the dists of continuous parameters,
  * their quantiles (unit coordinate to value) and CDFs (value to unit). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "sa/sa_private.h"
@@ -43,26 +44,47 @@ double wsisa_sa_normal_quantile(double p) {
 
 /* ---- parameter distributions (SALib's names and bounds) ---------------------------- */
 
-static const char *const dist_names[] = {"unif", "norm", "truncnorm", "lognorm", "triang"};
-static const size_t dist_nbounds[] = {2, 2, 4, 2, 3};
+/* One row per dist, in the enum's order: its name, how many bounds it takes
+ * and what they are. */
+static const struct {
+  const char *name;
+  size_t nbounds;
+  const char *bounds;
+} dists[] = {
+    {"unif", 2, "low, high"},
+    {"norm", 2, "mean, sd"},
+    {"truncnorm", 4, "low, high, mean, sd"},
+    {"lognorm", 2, "mean, sd of ln x"},
+    {"triang", 3, "low, high, peak as a fraction of the width"},
+    {"logunif", 2, "low, high, both above 0"},
+};
 
 const char *wsisa_sa_dist_name(wsisa_sa_dist dist) {
-  return (unsigned)dist < WSISA_SA_NDISTS ? dist_names[dist] : "?";
+  return (unsigned)dist < WSISA_SA_NDISTS ? dists[dist].name : "?";
 }
 
 int wsisa_sa_dist_from_name(const char *name) {
   for (int i = 0; i < WSISA_SA_NDISTS; i++)
-    if (strcmp(name, dist_names[i]) == 0) return i;
+    if (strcmp(name, dists[i].name) == 0) return i;
   return -1;
 }
 
+const char *wsisa_sa_dist_names(void) {
+  static char list[128];
+  if (!list[0])
+    for (int i = 0; i < WSISA_SA_NDISTS; i++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+               dists[i].name);
+  return list;
+}
+
 size_t wsisa_sa_dist_nbounds(wsisa_sa_dist dist) {
-  return (unsigned)dist < WSISA_SA_NDISTS ? dist_nbounds[dist] : 0;
+  return (unsigned)dist < WSISA_SA_NDISTS ? dists[dist].nbounds : 0;
 }
 
 static double normal_cdf(double z) { return 0.5 * erfc(-z / sqrt(2)); }
 
-int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double *b,
+int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double *given,
                             size_t nb, wsisa_err *e) {
   const char *n = p->name, *dn = wsisa_sa_dist_name(dist);
   if ((unsigned)dist >= WSISA_SA_NDISTS)
@@ -73,17 +95,21 @@ int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double 
                        "values each own an equal share of [0, 1]: give it a continuous "
                        "range, or keep it uniform)",
                        n, dn, n, wsisa_sa_kind_name(p->kind));
-  if (nb != dist_nbounds[dist])
+  /* SALib's older triang [hi, c] starts at 0 (its two-value form, which a
+   * SALib parameter file, two bounds a line, can only give) */
+  double b[4] = {0, 0, 0, 0};
+  int older = dist == WSISA_SA_TRIANG && nb == 2;
+  if (older) {
+    b[1] = given[0];
+    b[2] = given[1];
+  } else {
+    memcpy(b, given, (nb < 4 ? nb : 4) * sizeof *b);
+  }
+  if (!older && nb != dists[dist].nbounds)
     return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: %s takes %zu bounds (%s), not %zu", n, dn,
-                       dist_nbounds[dist],
-                       dist == WSISA_SA_UNIF        ? "low, high"
-                       : dist == WSISA_SA_TRUNCNORM ? "low, high, mean, sd"
-                       : dist == WSISA_SA_TRIANG    ? "low, high, peak as a fraction of the width"
-                       : dist == WSISA_SA_LOGNORM   ? "mean, sd of ln x"
-                                                    : "mean, sd",
-                       nb);
+                       dists[dist].nbounds, dists[dist].bounds, nb);
   for (size_t i = 0; i < nb; i++)
-    if (!isfinite(b[i]))
+    if (!isfinite(given[i]))
       return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: bound %zu of %s is not a finite number", n,
                          i + 1, dn);
   double lo = b[0], hi = b[1];
@@ -91,9 +117,14 @@ int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double 
     case WSISA_SA_UNIF:
     case WSISA_SA_TRIANG:
     case WSISA_SA_TRUNCNORM:
+    case WSISA_SA_LOGUNIF:
       if (!(lo < hi))
-        return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: %s needs low < high, not %g, %g", n, dn,
-                           lo, hi);
+        return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: %s needs low < high, not %g, %g%s", n, dn,
+                           lo, hi, older ? " (its two-bound form [high, peak] starts at 0)" : "");
+      if (dist == WSISA_SA_LOGUNIF && !(lo > 0))
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "%s.bounds: logunif's low %g is not above 0 (ln x must be defined)", n,
+                           lo);
       if (dist == WSISA_SA_TRIANG && !(b[2] >= 0 && b[2] <= 1))
         return wsisa_error(e, WSISA_EUSAGE,
                            "%s.bounds: triang's peak %g is not a fraction of the width (0 to 1)",
@@ -118,7 +149,7 @@ int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double 
   }
   p->dist = dist;
   memset(p->bounds, 0, sizeof p->bounds);
-  if (dist != WSISA_SA_UNIF) memcpy(p->bounds, b, nb * sizeof *b);
+  if (dist != WSISA_SA_UNIF) memcpy(p->bounds, b, dists[dist].nbounds * sizeof *b);
   p->lo = lo;
   p->hi = hi;
   return 0;
@@ -156,6 +187,12 @@ double wsisa_sa_param_quantile(const wsisa_sa_param *p, double u) {
       double x = u < c ? b[0] + w * sqrt(u * c) : b[1] - w * sqrt((1 - u) * (1 - c));
       return x < b[0] ? b[0] : x > b[1] ? b[1] : x;
     }
+    case WSISA_SA_LOGUNIF: { /* lo (hi / lo)^u, the ends exact */
+      u = u < 0 ? 0 : u > 1 ? 1 : u;
+      if (u == 0 || u == 1) return u == 0 ? b[0] : b[1];
+      double x = exp(log(b[0]) + u * (log(b[1]) - log(b[0])));
+      return x < b[0] ? b[0] : x > b[1] ? b[1] : x;
+    }
   }
   return wsisa_sa_param_clamp(p, p->lo + u * (p->hi - p->lo));
 }
@@ -182,6 +219,7 @@ double wsisa_sa_param_cdf(const wsisa_sa_param *p, double v) {
       u = t <= c ? (c > 0 ? t * t / c : 0) : 1 - (1 - t) * (1 - t) / (1 - c);
       break;
     }
+    case WSISA_SA_LOGUNIF: u = v > 0 ? log(v / b[0]) / log(b[1] / b[0]) : 0; break;
     default: u = (v - p->lo) / (p->hi - p->lo); break;
   }
   return u < 0 ? 0 : u > 1 ? 1 : u;

@@ -134,17 +134,20 @@ typedef enum {
  *   norm       [mean, sd]
  *   truncnorm  [lo, hi, mean, sd]: the normal cut to [lo, hi]
  *   lognorm    [mean, sd] of ln x
- *   triang     [lo, hi, c]: peak at lo + c (hi - lo), 0 <= c <= 1
+ *   triang     [lo, hi, c]: peak at lo + c (hi - lo), 0 <= c <= 1; SALib's
+ *              older [hi, c] (lo = 0) is read as [0, hi, c]
+ *   logunif    [lo, hi], 0 < lo < hi: ln x uniform on [ln lo, ln hi]
  * applied to the unit coordinate by the inverse CDF (quantile). */
 typedef enum {
   WSISA_SA_UNIF = 0,
   WSISA_SA_NORM,
   WSISA_SA_TRUNCNORM,
   WSISA_SA_LOGNORM,
-  WSISA_SA_TRIANG
+  WSISA_SA_TRIANG,
+  WSISA_SA_LOGUNIF
 } wsisa_sa_dist;
 
-#define WSISA_SA_NDISTS 5
+#define WSISA_SA_NDISTS 6
 
 typedef struct wsisa_sa_param {
   char name[WSISA_SA_NAME_MAX];
@@ -184,11 +187,15 @@ double wsisa_sa_normal_quantile(double p);
 /* "unif", "norm", ...; -1 for an unknown name. */
 const char *wsisa_sa_dist_name(wsisa_sa_dist dist);
 int wsisa_sa_dist_from_name(const char *name);
-/* How many bounds a dist takes (SALib's). */
+/* Every dist's name, "unif, norm, ...", for messages. */
+const char *wsisa_sa_dist_names(void);
+/* How many bounds a dist takes (SALib's; triang also reads 2, SALib's older
+ * form). */
 size_t wsisa_sa_dist_nbounds(wsisa_sa_dist dist);
 /* Give a continuous parameter a dist with SALib's bounds, checked: a message
  * names the parameter and the fault (an integer, discrete or categorical
- * parameter is refused: its K values each own 1/K of the unit interval). */
+ * parameter is refused: its K values each own 1/K of the unit interval).
+ * triang's two-bound form [hi, c] is kept as [0, hi, c]. */
 int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double *bounds,
                             size_t nbounds, wsisa_err *e);
 /* A continuous parameter's quantile at u in [0, 1] and its CDF at v. An

@@ -445,13 +445,12 @@ static int parse_dist(ctx *c, const char *path, const char *name, json_t *spec,
       return fail(c, at, "does not go with dist and bounds (a dist's bounds give its range)");
     }
   snprintf(at, sizeof at, "%s.dist", path);
-  if (!dist) return fail(c, at, "required with bounds (unif, norm, truncnorm, lognorm, triang)");
+  if (!dist) return fail(c, at, "required with bounds (%s)", wsisa_sa_dist_names());
   const char *dname;
   int rc = get_string(c, dist, at, &dname), d;
   if (rc) return rc;
   if ((d = wsisa_sa_dist_from_name(dname)) < 0)
-    return fail(c, at, "'%s' is not a distribution (unif, norm, truncnorm, lognorm, triang)",
-                dname);
+    return fail(c, at, "'%s' is not a distribution (%s)", dname, wsisa_sa_dist_names());
   snprintf(at, sizeof at, "%s.bounds", path);
   if (!bounds) return fail(c, at, "required with dist");
   size_t nb = json_is_array(bounds) ? json_array_size(bounds) : 0;
