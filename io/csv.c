@@ -24,14 +24,24 @@ typedef struct parser {
   char *w;        /* next byte to write: fields shrink, so w <= r */
   char *end;
   size_t line;
+  char delim;     /* ',', '\t', or ' ' for a run of blanks (numpy's savetxt) */
+  int comments;   /* skip lines that start with '#' (numpy's comments) */
 } parser;
 
 static int is_blank(char c) { return c == ' ' || c == '\t'; }
 
+/* Blanks around a field: spaces and tabs, but a tab is a field's end in a
+ * tab-delimited table. */
+static int is_pad(const parser *p, char c) { return c == ' ' || (c == '\t' && p->delim != '\t'); }
+
+static int ends_field(const parser *p, char c) {
+  return c == '\n' || (p->delim == ' ' ? is_blank(c) : c == p->delim);
+}
+
 /* One field at the parser's position, NUL-terminated in place; *last tells
  * whether it ended its record. */
 static int parse_field(parser *p, char **field, int *last, wsisa_err *e) {
-  while (p->r < p->end && is_blank(*p->r)) p->r++;
+  while (p->r < p->end && is_pad(p, *p->r)) p->r++;
   char *start = p->w;
   if (p->r < p->end && *p->r == '"') {
     size_t open_line = p->line;
@@ -52,17 +62,21 @@ static int parse_field(parser *p, char **field, int *last, wsisa_err *e) {
       if (c == '\n') p->line++;
       *p->w++ = c;
     }
-    while (p->r < p->end && (is_blank(*p->r) || *p->r == '\r')) p->r++;
-    if (p->r < p->end && *p->r != ',' && *p->r != '\n')
+    const char *after = p->r;
+    while (p->r < p->end && (is_pad(p, *p->r) || *p->r == '\r')) p->r++;
+    if (p->r < p->end && *p->r != '\n' &&
+        (p->delim == ' ' ? p->r == after : *p->r != p->delim))
       return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: text after a closing quote", p->path,
                          p->line);
   } else {
-    while (p->r < p->end && *p->r != ',' && *p->r != '\n') *p->w++ = *p->r++;
-    while (p->w > start && (is_blank(p->w[-1]) || p->w[-1] == '\r')) p->w--;
+    while (p->r < p->end && !ends_field(p, *p->r)) *p->w++ = *p->r++;
+    while (p->w > start && (is_pad(p, p->w[-1]) || p->w[-1] == '\r')) p->w--;
   }
   /* Read the delimiter before the terminator may overwrite it. */
+  if (p->delim == ' ')
+    while (p->r < p->end && (is_blank(*p->r) || *p->r == '\r')) p->r++;
   *last = p->r >= p->end || *p->r == '\n';
-  if (p->r < p->end) {
+  if (p->r < p->end && (p->delim != ' ' || *last)) {
     if (*p->r == '\n') p->line++;
     p->r++;
   }
@@ -71,16 +85,44 @@ static int parse_field(parser *p, char **field, int *last, wsisa_err *e) {
   return 0;
 }
 
-/* Skip lines holding only blanks; 0 at the end of the file. */
+/* Skip lines holding only blanks (and comment lines, where the table has
+ * them); 0 at the end of the file. */
 static int next_record(parser *p) {
   for (;;) {
     char *q = p->r;
     while (q < p->end && (is_blank(*q) || *q == '\r')) q++;
     if (q >= p->end) return 0;
-    if (*q != '\n') return 1;
-    p->r = q + 1;
+    if (*q != '\n' && !(p->comments && *q == '#')) return 1;
+    while (q < p->end && *q != '\n') q++;
+    p->r = q < p->end ? q + 1 : q;
     p->line++;
   }
+}
+
+/* The delimiter of a table of any shape, from its first two lines: a comma
+ * (CSV), else a tab, else runs of blanks (numpy's savetxt default). */
+static char sniff(const char *r, const char *end) {
+  int tab = 0;
+  for (int lines = 0; r < end && lines < 2; r++) {
+    if (*r == ',') return ',';
+    tab |= *r == '\t';
+    if (*r == '\n') {
+      const char *q = r + 1;
+      while (q < end && (is_blank(*q) || *q == '\r')) q++;
+      lines += q < end && *q != '\n';
+    }
+  }
+  return tab ? '\t' : ' ';
+}
+
+/* Does a field read as a number (what wsisa_csv_number takes, the empty
+ * field aside)? A first line of numbers is data, never a header. */
+static int is_number(const char *s) {
+  if (!s[0]) return 0;
+  if (strcasecmp(s, "na") == 0) return 1;
+  char *end;
+  (void)strtod(s, &end);
+  return end != s && !*end;
 }
 
 static int grow(void **arr, size_t *cap, size_t need, size_t size, wsisa_err *e) {
@@ -108,6 +150,19 @@ int wsisa_csv_read(const char *path, wsisa_csv **out, wsisa_err *e) {
   return wsisa_csv_read_table(path, "run_id", out, e);
 }
 
+/* One record's fields into *fields (grown as needed); their count. */
+static int parse_record(parser *p, char ***fields, size_t *cap, size_t *n, wsisa_err *e) {
+  *n = 0;
+  for (int last = 0; !last;) {
+    char *field;
+    int rc = parse_field(p, &field, &last, e);
+    if (!rc) rc = grow((void **)fields, cap, *n + 1, sizeof **fields, e);
+    if (rc) return rc;
+    (*fields)[(*n)++] = field;
+  }
+  return 0;
+}
+
 int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, wsisa_err *e) {
   *out = NULL;
   wsisa_csv *c = calloc(1, sizeof *c);
@@ -120,33 +175,46 @@ int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, w
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto fail;
   }
-  parser p = {path, c->text, c->text, c->text + len, 1};
+  parser p = {path, c->text, c->text, c->text + len, 1, ',', 0};
   if (len >= 3 && memcmp(c->text, "\xEF\xBB\xBF", 3) == 0) p.r += 3;
+  /* any table: CSV or numpy's text, its delimiter sniffed */
+  if (!first) p.delim = sniff(p.r, p.end);
   if (!next_record(&p)) {
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s: empty file (expected a header row starting with run_id)",
-                     path);
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: empty file (expected a header row starting with %s)",
+                     path, first ? first : "the column names, or a row of numbers");
     goto fail;
   }
-  c->header_line = p.line;
-  for (int last = 0; !last;) {
-    char *field;
-    if ((rc = parse_field(&p, &field, &last, e))) goto fail;
-    if ((rc = grow((void **)&c->header, &head_cap, c->ncols + 1, sizeof *c->header, e)))
+  c->has_header = 1;
+  for (;;) {
+    c->header_line = p.line;
+    /* numpy's savetxt writes its header after "# " */
+    int hashed = !first && *p.r == '#';
+    if (hashed) {
+      p.r++;
+      while (p.r < p.end && *p.r == ' ') p.r++;
+    }
+    if ((rc = parse_record(&p, &c->header, &head_cap, &c->ncols, e))) goto fail;
+    size_t numbers = 0;
+    for (size_t i = 0; !first && i < c->ncols; i++) numbers += is_number(c->header[i]);
+    if (first || numbers < c->ncols) break;
+    if (!hashed) { /* a first line of numbers is the first row */
+      c->has_header = 0;
+      break;
+    }
+    /* "# 1 2 3": one of numpy's comments, not a header */
+    p.comments = 1;
+    if (!next_record(&p)) {
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s: no rows, only comments", path);
       goto fail;
-    c->header[c->ncols++] = field;
-  }
-  /* any first column: numpy's savetxt writes its header after "# ", and
-   * pandas' to_csv gives its index column no name */
-  if (!first && c->header[0][0] == '#') {
-    c->header[0]++;
-    while (*c->header[0] == ' ') c->header[0]++;
+    }
+    p.comments = 0;
   }
   if (first && strcmp(c->header[0], first) != 0) {
     rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: the first column is '%s'; it must be %s", path,
                      c->header_line, c->header[0], first);
     goto fail;
   }
-  for (size_t i = 0; i < c->ncols; i++) {
+  for (size_t i = 0; c->has_header && i < c->ncols; i++) {
     if (!c->header[i][0] && (first || i > 0)) {
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column %zu has no name", path, c->header_line,
                        i + 1);
@@ -159,6 +227,18 @@ int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, w
         goto fail;
       }
   }
+  if (!c->has_header) { /* the first row's fields are its cells; the columns have no names */
+    size_t n = c->ncols;
+    if ((rc = grow((void **)&c->cells, &cell_cap, n, sizeof *c->cells, e)) ||
+        (rc = grow((void **)&c->lines, &line_cap, 1, sizeof *c->lines, e)))
+      goto fail;
+    memcpy(c->cells, c->header, n * sizeof *c->cells);
+    for (size_t i = 0; i < n; i++) c->header[i] = (char *)"";
+    c->lines[c->nrows++] = c->header_line;
+    c->header_line = 0;
+  }
+  p.comments = !first;
+  const char *against = c->has_header ? "the header has" : "the first row has";
   while (next_record(&p)) {
     size_t line = p.line, n = 0;
     if ((rc = grow((void **)&c->lines, &line_cap, c->nrows + 1, sizeof *c->lines, e))) goto fail;
@@ -168,8 +248,8 @@ int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, w
       if (n == c->ncols) {
         while (!last && !(rc = parse_field(&p, &field, &last, e))) n++;
         rc = rc ? rc
-                : wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %zu fields, the header has %zu", path,
-                              line, n + 1, c->ncols);
+                : wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %zu fields, %s %zu", path, line, n + 1,
+                              against, c->ncols);
         goto fail;
       }
       size_t at = c->nrows * c->ncols + n++;
@@ -177,8 +257,8 @@ int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, w
       c->cells[at] = field;
     }
     if (n != c->ncols) {
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %zu field%s, the header has %zu", path, line, n,
-                       n == 1 ? "" : "s", c->ncols);
+      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %zu field%s, %s %zu", path, line, n,
+                       n == 1 ? "" : "s", against, c->ncols);
       goto fail;
     }
     c->lines[c->nrows++] = line;
@@ -188,6 +268,20 @@ int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, w
 fail:
   wsisa_csv_free(c);
   return rc;
+}
+
+void wsisa_csv_rows(const wsisa_csv *c, char *buf, size_t cap) {
+  char head[64];
+  if (c->has_header)
+    snprintf(head, sizeof head, "after the header on line %zu", c->header_line);
+  else
+    snprintf(head, sizeof head, "no header");
+  if (!c->nrows)
+    snprintf(buf, cap, "no rows, %s", head);
+  else if (c->nrows == 1)
+    snprintf(buf, cap, "line %zu, %s", c->lines[0], head);
+  else
+    snprintf(buf, cap, "lines %zu-%zu, %s", c->lines[0], c->lines[c->nrows - 1], head);
 }
 
 long wsisa_csv_column(const wsisa_csv *c, const char *name) {
@@ -207,6 +301,9 @@ int wsisa_csv_number(const wsisa_csv *c, size_t row, size_t col, double *out, ws
   errno = 0;
   double v = strtod(s, &end);
   /* strtod also reads hex and "infinity"; overflow to inf is a real value too. */
+  if ((end == s || *end) && !c->has_header)
+    return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: field %zu: '%s' is not a number", c->path,
+                       c->lines[row], col + 1, s);
   if (end == s || *end)
     return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s': '%s' is not a number", c->path,
                        c->lines[row], c->header[col], s);

@@ -1,5 +1,6 @@
 /* CSV files of designs, outputs and indices: a header row, `run_id` first,
- * quoted fields tolerated; and output files staged so nothing is half-written. */
+ * quoted fields tolerated; tables of any shape (numpy's text, with or without
+ * a header); and output files staged so nothing is half-written. */
 #ifndef WSISA_IO_CSV_H
 #define WSISA_IO_CSV_H
 
@@ -14,10 +15,11 @@
 typedef struct wsisa_csv {
   char *path;
   size_t ncols, nrows;
-  char **header;   /* ncols names */
+  char **header;   /* ncols names ("" each without a header) */
   char **cells;    /* nrows x ncols, never NULL ("" for an empty field) */
   size_t *lines;   /* line of the file where each row starts (1-based) */
-  size_t header_line;
+  size_t header_line; /* 0 without a header */
+  int has_header;
   char *text;      /* the file's bytes; fields are decoded in place */
 } wsisa_csv;
 
@@ -28,9 +30,16 @@ typedef struct wsisa_csv {
  * Errors name the file and line: "y.csv:7: 3 fields, the header has 4". */
 int wsisa_csv_read(const char *path, wsisa_csv **out, wsisa_err *e);
 /* The same for a table whose first column is `first`, such as indices.csv
- * (first column "output"); NULL: any first column, which may then be unnamed
- * (pandas' index) and may follow "# " (numpy's savetxt header). */
+ * (first column "output"). NULL: a table of any shape, as numpy's savetxt or
+ * a CSV writer leaves it: delimited by commas, else tabs, else runs of blanks
+ * (from its first two lines); any first column, which may be unnamed (pandas'
+ * index); a header after "# " (numpy's) or none: a first line of numbers is
+ * the first row, never a header (has_header 0, names ""); later lines that
+ * start with '#' are comments. */
 int wsisa_csv_read_table(const char *path, const char *first, wsisa_csv **out, wsisa_err *e);
+/* Which lines the rows are, for messages: "lines 1-320, no header",
+ * "lines 2-65, after the header on line 1". */
+void wsisa_csv_rows(const wsisa_csv *c, char *buf, size_t cap);
 void wsisa_csv_free(wsisa_csv *csv);
 
 static inline const char *wsisa_csv_cell(const wsisa_csv *c, size_t row, size_t col) {
