@@ -1,6 +1,8 @@
 /* `wsisa analyze --study S.json --samples samples.csv --outputs y.csv [-o DIR]`,
  * or `--problem P.json --method M` instead of --study for a design made
- * elsewhere: sensitivity indices of every output column (engine/study/analysis.c). */
+ * elsewhere (SALib's problem as JSON or its text parameter file): sensitivity
+ * indices of every output column, or of those --column picks
+ * (engine/study/analysis.c). */
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,11 +14,16 @@
 static const wsisa_cli_flag flags[] = {
     {"study", 's', .arg = "S.json", .help = "the study the samples came from"},
     {"problem", 'P', .arg = "P.json",
-     .help = "instead of a study: SALib's problem (names, bounds, optional groups and dists)"},
+     .help = "instead of a study: SALib's problem, a JSON dict (names,\n"
+             "bounds, optional groups and dists, and the keys SALib adds)\n"
+             "or its parameter file (name lower upper [group [dist]] a line)"},
     {"method", 'm', .arg = "M", .help = "with --problem: morris, sobol or correlation"},
     {"samples", 'S', .arg = "samples.csv",
-     .help = "the design, run_id first or no id column (rows 0, 1, ...;\n"
-             "other columns are ignored with a warning): the one\n"
+     .help = "the design, CSV or numpy's text (comma, tab or space\n"
+             "delimited), run_id first or no id column (rows 0, 1, ...;\n"
+             "other columns are ignored with a warning, but not after\n"
+             "run_id); without a header, the varying parameters in\n"
+             "order: the one\n"
              "`wsisa sample` wrote (checked row by\n"
              "row against the study), or one made elsewhere whose rows\n"
              "suit the study's method: MOAT trajectories (one\n"
@@ -26,9 +33,13 @@ static const wsisa_cli_flag flags[] = {
     {"outputs", 'y', .arg = "y.csv",
      .help = "run_id (or no id column), then one or more output\n"
              "columns, one row per run\n"
-             "in the design's order; an empty cell is a missing output.\n"
+             "in the design's order; an empty cell or nan is a missing\n"
+             "output; without a header the columns are y0, y1, ...\n"
              "The study's metric columns are analysed (a pure SA study\n"
              "without metric: every column)"},
+    {"column", 'c', .arg = "K", .short_flag = 1,
+     .help = "analyse output column K only (0-based after any id\n"
+             "column, as SALib's -c); repeat for several"},
     {"output-dir", 'o', .arg = "DIR", .short_flag = 1,
      .help = "where indices.csv, indices.json and the SVG plots go (default .)"},
     {"select", 'p', .arg = "P,...", .help = "two_phase studies: analyse the phase-2 (VBD) design"},
@@ -36,13 +47,15 @@ static const wsisa_cli_flag flags[] = {
      .help = "VBD: drop base samples with a missing output instead of refusing"},
     {.name = "help", .key = 'h', .short_flag = 1},
     {0}};
-static const char *const forms[] = {"--study --samples --outputs [-o]",
-                                    "--problem --method --samples --outputs [-o]", NULL};
+static const char *const forms[] = {"--study --samples --outputs [-c]... [-o]",
+                                    "--problem --method --samples --outputs [-c]... [-o]", NULL};
 const wsisa_cli_command wsisa_cli_analyze = {"analyze", wsisa_cmd_analyze, forms,
                                              "sensitivity indices", flags};
 
 int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
   wsisa_analysis_request a = {.dir = "."};
+  size_t columns[64];
+  long k;
   int opt, rc;
   opterr = 0;
   optind = 1;
@@ -56,6 +69,14 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
       case 'd': a.drop_missing = 1; break;
       case 'P': a.problem_path = optarg; break;
       case 'm': a.method = optarg; break;
+      case 'c':
+        if ((rc = wsisa_cli_long("--column", optarg, &k, e))) return rc;
+        if (k < 0) return wsisa_error(e, WSISA_EUSAGE, "--column %ld: a column number from 0", k);
+        if (a.ncolumns == sizeof columns / sizeof *columns)
+          return wsisa_error(e, WSISA_EUSAGE, "--column: at most %zu", a.ncolumns);
+        columns[a.ncolumns++] = (size_t)k;
+        a.columns = columns;
+        break;
       case 'h': wsisa_cli_usage(stdout, &wsisa_cli_analyze); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }

@@ -88,6 +88,42 @@ static long moved_factor(const wsisa_sa_design *d, size_t a, size_t b) {
   return moved;
 }
 
+/* A design written with few digits (SALib's files carry 9 significant
+ * ones) puts its grid levels a little off k/(p - 1), by 10^-9 of a value's
+ * size over its range: more than a strict comparison of steps allows, less
+ * than this. */
+#define GRID_TOL 1e-5
+
+/* When every step of a MOAT design is one Delta = p/(2(p - 1)) of an even p
+ * and every coordinate a level k/(p - 1), each within GRID_TOL, the
+ * coordinates become those levels: the effects are then dy / Delta, as on
+ * the grid the design was made on, and a group's members move by one step. */
+static void snap_to_grid(wsisa_sa_design *d) {
+  size_t k = d->ndims, n = d->nrows;
+  double delta = 0;
+  for (size_t r = 1; r < n; r++) {
+    if (r % d->group_size == 0) continue; /* a new trajectory */
+    for (size_t i = 0; i < k; i++) {
+      double du = fabs(d->unit[r * k + i] - d->unit[(r - 1) * k + i]);
+      if (du == 0) continue;
+      if (delta == 0) delta = du;
+      if (!(fabs(du - delta) <= GRID_TOL)) return;
+    }
+  }
+  /* the p whose Delta is this close; the levels tell neighbours apart */
+  for (unsigned p = 2; delta > 0.5 - GRID_TOL && (p - 1) * GRID_TOL < 0.01; p += 2) {
+    if (!(fabs(delta - p / (2.0 * (p - 1))) <= GRID_TOL)) continue;
+    int fits = 1;
+    for (size_t at = 0; fits && at < n * k; at++) {
+      double level = round(d->unit[at] * (p - 1)) / (p - 1);
+      fits = fabs(d->unit[at] - level) <= GRID_TOL;
+    }
+    if (!fits) continue;
+    for (size_t at = 0; at < n * k; at++) d->unit[at] = round(d->unit[at] * (p - 1)) / (p - 1);
+    return;
+  }
+}
+
 static int check_moat(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err *e) {
   size_t k = d->nfactors, g = k + 1;
   const char *what = k < d->ndims ? "G + 1" : "k + 1";
@@ -123,6 +159,7 @@ static int check_moat(const wsisa_sa_space *space, wsisa_sa_design *d, wsisa_err
   if (!rc) {
     d->groups = d->nrows / g;
     d->group_size = g;
+    snap_to_grid(d);
   }
   return rc;
 }

@@ -45,7 +45,7 @@ static const struct {
     {"a_column_in_any_order", "run_id,G2,G1\n3,45,80\n", 0, NULL},
     {"a_parameter_the_study_does_not_list", "run_id,G1,G2,T2\n0,80,45,3\n", 0, NULL},
     {"not_a_parameter", "run_id,G1,G2,G9\n0,80,45,1\n", 1,
-     ":1: column 'G9' is not a segmentation parameter"},
+     ":1: column 'G9' is no parameter of the segmentation"},
     {"outside_the_range", "run_id,G1,G2\n0,80,45\n1,300,45\n", 1, ":3: G1=300"},
     {"not_a_number", "run_id,G1,G2\n0,eighty,45\n", 1, ":2:"},
     {"no_value", "run_id,G1,G2\n0,,45\n", 1, ":2: G1 has no value"},

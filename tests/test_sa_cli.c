@@ -673,8 +673,13 @@ Test(sa_cli, groups_and_dists_refused_with_one_line) {
        "'gamma' is not a distribution"},
       {"{\"parameters\": {\"a\": {\"dist\": \"norm\", \"bounds\": [1, -2]}}, \"method\": \"vbd\"}",
        "a.bounds: norm's sd -2 is not positive"},
-      {"{\"parameters\": {\"a\": {\"dist\": \"triang\", \"bounds\": [0, 1]}}, \"method\": \"vbd\"}",
+      {"{\"parameters\": {\"a\": {\"dist\": \"triang\", \"bounds\": [0, 1, 0.5, 2]}}, "
+       "\"method\": \"vbd\"}",
        "a.bounds: triang takes 3 bounds"},
+      {"{\"parameters\": {\"a\": {\"dist\": \"triang\", \"bounds\": [-1, 0.5]}}, \"method\": \"vbd\"}",
+       "a.bounds: triang needs low < high, not 0, -1 (its two-bound form [high, peak] starts at 0)"},
+      {"{\"parameters\": {\"a\": {\"dist\": \"logunif\", \"bounds\": [0, 10]}}, \"method\": \"vbd\"}",
+       "a.bounds: logunif's low 0 is not above 0"},
       {"{\"parameters\": {\"a\": {\"dist\": \"truncnorm\", \"bounds\": [2, 1, 0, 1]}}, "
        "\"method\": \"vbd\"}",
        "truncnorm needs low < high"},

@@ -49,6 +49,10 @@ typedef struct analysis {
   const char *source;        /* the study's or the problem's path, for messages */
   int foreign;               /* the samples are a design made elsewhere */
   uint64_t *ids;             /* its run ids, row by row (NULL: 0..n-1) */
+  char samples_rows[128];    /* which lines of the samples are rows, for messages */
+  const size_t *columns;     /* --column: output columns by position (0-based) */
+  size_t ncolumns;
+  char (*numbered)[24];      /* names of the columns of outputs without a header */
 } analysis;
 
 /* SALib's *_conf columns last: half-widths z * se (docs/study-file.md) */
@@ -91,10 +95,12 @@ static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const dou
   const wsisa_sa_space *sp = a->space;
   why[0] = '\0';
   if (s->nrows != d->nrows) {
+    char rows[128];
+    wsisa_csv_rows(s, rows, sizeof rows);
     snprintf(why, cap,
-             "%s: %zu runs, but the design of %s has %zu (was the study changed after "
+             "%s: %zu run%s (%s), but the design of %s has %zu (was the study changed after "
              "sampling?)",
-             s->path, s->nrows, a->study->path, d->nrows);
+             s->path, s->nrows, s->nrows == 1 ? "" : "s", rows, a->study->path, d->nrows);
     return;
   }
   for (size_t r = 0; r < s->nrows; r++)
@@ -117,62 +123,37 @@ static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const dou
     }
 }
 
-/* Does a first column hold run ids? run_id (wsisa), an unnamed one (pandas'
- * index), id or index. */
-static int is_id_column(const char *name) {
-  return !name[0] || !strcmp(name, "run_id") || !strcmp(name, "id") || !strcmp(name, "index");
-}
-
 /* The samples are the study's own design (checked row by row), or a design
  * made elsewhere whose layout suits the method (then it replaces the study's
- * design and keeps its run ids). Without a run id column the rows are runs
- * 0, 1, ...; columns that are no parameter are named and ignored. */
+ * design and keeps its run ids), read by the one reader of design files
+ * (wsisa__design_read): a fixed parameter's column may be absent, and a file
+ * without a header holds the varying parameters in order. */
 static int check_samples(analysis *a, wsisa_err *e) {
-  wsisa_csv *s = NULL;
   const wsisa_sa_space *sp = a->space;
-  long *col = calloc(sp->nparams, sizeof *col);
-  uint64_t *ids = NULL;
-  double *values = NULL;
-  int rc = col ? wsisa_csv_read_table(a->samples_path, NULL, &s, e)
-               : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (rc) goto done;
-  size_t first = is_id_column(s->header[0]) ? 1 : 0;
-  char extra[512] = "";
-  size_t nextra = 0;
-  for (size_t c = first; c < s->ncols; c++)
-    if (wsisa_sa_space_find(sp, s->header[c]) < 0 && strlen(extra) + strlen(s->header[c]) < 400)
-      snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s'%s'", nextra++ ? ", " : "",
-               s->header[c]);
-  if (nextra)
-    fprintf(a->report, "warning: %s: column%s %s %s no parameter of %s; ignored\n", s->path,
-            nextra == 1 ? "" : "s", extra, nextra == 1 ? "is" : "are", a->source);
-  /* a fixed parameter's column may be absent: it holds the fixed value */
-  for (size_t p = 0; p < sp->nparams && !rc; p++)
-    if ((col[p] = wsisa_csv_column(s, sp->params[p].name)) < 0 &&
-        sp->params[p].kind != WSISA_SA_FIXED)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a parameter of %s)", s->path,
-                       s->header_line, sp->params[p].name, a->source);
-  if (!rc && s->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", s->path);
-  if (!rc && (!(ids = calloc(s->nrows + 1, sizeof *ids)) ||
-              !(values = malloc(s->nrows * sp->nparams * sizeof *values + 1))))
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc && first) rc = wsisa_csv_run_ids(s, ids, e);
-  for (size_t r = 0; r < s->nrows && !rc && !first; r++) ids[r] = r;
-  for (size_t r = 0; r < s->nrows && !rc; r++)
-    for (size_t p = 0; p < sp->nparams && !rc; p++) {
-      double *v = &values[r * sp->nparams + p];
-      if (col[p] < 0) *v = sp->params[p].value;
-      else rc = wsisa_csv_number(s, r, (size_t)col[p], v, e);
-    }
+  size_t np = sp->nparams;
+  const char **names = calloc(np + 1, sizeof *names);
+  double *fill = calloc(np + 1, sizeof *fill);
+  unsigned char *plain = calloc(np + 1, 1);
+  wsisa__design_file f = {0};
+  int rc = names && fill && plain ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t p = 0; !rc && p < np; p++) {
+    names[p] = sp->params[p].name;
+    fill[p] = sp->params[p].kind == WSISA_SA_FIXED ? sp->params[p].value : NAN;
+    plain[p] = sp->params[p].kind != WSISA_SA_FIXED;
+  }
+  wsisa__design_columns cols = {np, names, fill, plain, a->source};
+  if (!rc) rc = wsisa__design_read(a->samples_path, &cols, a->report, &f, e);
+  const wsisa_csv *s = f.table;
+  if (!rc) wsisa_csv_rows(s, a->samples_rows, sizeof a->samples_rows);
   char why[1024] = "";
-  if (!rc && a->design) own_design_mismatch(a, s, values, ids, why, sizeof why);
+  if (!rc && a->design) own_design_mismatch(a, s, f.values, f.ids, why, sizeof why);
   if (!rc && (!a->design || why[0])) {
     /* not the study's design: one made elsewhere, if its rows suit the method */
     wsisa_sa_design *foreign = NULL;
     wsisa_err fe = WSISA_ERR_INIT;
     wsisa_sa_method method = a->design ? a->design->method : a->opts.method;
     int same_rows = a->design && s->nrows == a->design->nrows;
-    if (wsisa_sa_design_from_values(sp, method, a->design ? a->design->second_order : 0, values,
+    if (wsisa_sa_design_from_values(sp, method, a->design ? a->design->second_order : 0, f.values,
                                     s->nrows, &foreign, &fe))
       rc = a->design ? wsisa_error(e, WSISA_EFORMAT, "%s; nor is it a %s design made elsewhere: %s",
                                    why, wsisa_sa_method_name(method), fe.msg)
@@ -183,16 +164,15 @@ static int check_samples(analysis *a, wsisa_err *e) {
     if (!rc) {
       wsisa_sa_design_free(a->design);
       a->design = foreign;
-      a->ids = ids;
-      ids = NULL;
+      a->ids = f.ids;
+      f.ids = NULL;
       a->foreign = 1;
     }
   }
-done:
-  free(col);
-  free(ids);
-  free(values);
-  wsisa_csv_free(s);
+  free(names);
+  free(fill);
+  free(plain);
+  wsisa__design_file_free(&f);
   return rc;
 }
 
@@ -236,13 +216,57 @@ static long row_of(const analysis *a, const id_row *index, uint64_t id) {
   return lo < a->design->nrows && index[lo].id == id ? (long)index[lo].row : -1;
 }
 
+/* Which output columns: --column's positions (0-based after any id column,
+ * as SALib's -c counts them), else the study's metrics by name, else all. */
+static int pick_outputs(analysis *a, size_t first, wsisa_err *e) {
+  const wsisa_csv *y = a->outputs;
+  const wsisa_study *st = a->study;
+  size_t nmetrics = st ? st->nmetrics : 0, avail = y->ncols - first;
+  a->nout = a->ncolumns ? a->ncolumns : nmetrics ? nmetrics : avail;
+  if (a->nout == 0)
+    return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no output column after its id column",
+                       y->path, y->header_line);
+  if (!(a->out_cols = calloc(a->nout, sizeof *a->out_cols)))
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < a->nout; i++) {
+    if (a->ncolumns) {
+      size_t k = a->columns[i];
+      if (k >= avail)
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "--column %zu: %s has %zu output column%s (0 to %zu%s)", k, y->path,
+                           avail, avail == 1 ? "" : "s", avail - 1,
+                           first ? ", after its id column" : "");
+      for (size_t j = 0; j < i; j++)
+        if (a->columns[j] == k) return wsisa_error(e, WSISA_EUSAGE, "--column %zu: given twice", k);
+      a->out_cols[i] = k + first;
+      continue;
+    }
+    long c = nmetrics ? wsisa_csv_column(y, st->metrics[i]) : (long)(i + first);
+    if (c < 0)
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a metric %s names)%s", y->path,
+                         y->header_line, st->metrics[i], st->path,
+                         y->has_header ? "" : "; the file has no header");
+    a->out_cols[i] = (size_t)c;
+  }
+  return 0;
+}
+
 static int check_outputs(analysis *a, wsisa_err *e) {
   size_t n = a->design->nrows;
   int rc = wsisa_csv_read_table(a->outputs_path, NULL, &a->outputs, e);
   if (rc) return rc;
   wsisa_csv *y = a->outputs;
+  /* without a header the columns are numbered from 0, as SALib's -c counts */
+  if (!y->has_header && !(a->numbered = calloc(y->ncols, sizeof *a->numbered)))
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t c = 0; !y->has_header && c < y->ncols; c++) {
+    snprintf(a->numbered[c], sizeof a->numbered[c], "y%zu", c);
+    y->header[c] = a->numbered[c];
+  }
   /* without a run id column, row r is run r */
-  size_t first = is_id_column(y->header[0]) ? 1 : 0;
+  size_t first = wsisa__design_id_column(y) ? 1 : 0;
+  char rows[128];
+  wsisa_csv_rows(y, rows, sizeof rows);
   uint64_t *ids = calloc(y->nrows + 1, sizeof *ids);
   size_t *absent = calloc(n + 1, sizeof *absent);
   unsigned char *seen = calloc(n + 1, 1);
@@ -253,9 +277,10 @@ static int check_outputs(analysis *a, wsisa_err *e) {
   for (size_t r = 0; r < y->nrows && !rc && !first; r++) ids[r] = a->ids ? a->ids[r] : r;
   if (!rc && !first && y->nrows != n)
     rc = wsisa_error(e, WSISA_EFORMAT,
-                     "%s: %zu rows for the %zu runs of %s (without a run_id column, rows are "
-                     "matched to runs in order)",
-                     y->path, y->nrows, n, a->samples_path);
+                     "%s: %zu row%s (%s) for the %zu runs of %s (%s); without a run id column, "
+                     "rows are matched to runs in order",
+                     y->path, y->nrows, y->nrows == 1 ? "" : "s", rows, n, a->samples_path,
+                     a->samples_rows);
   for (size_t r = 0; r < y->nrows && !rc; r++) {
     long at = row_of(a, index, ids[r]);
     if (at < 0 && !a->ids)
@@ -274,9 +299,10 @@ static int check_outputs(analysis *a, wsisa_err *e) {
     char list[256];
     run_list(absent, nabsent, list, sizeof list);
     rc = wsisa_error(e, WSISA_EFORMAT,
-                     "%s: %zu rows for the %zu runs of %s; no row for run%s %s (a run without "
-                     "output is a row with an empty cell)",
-                     y->path, y->nrows, n, a->samples_path, nabsent == 1 ? "" : "s", list);
+                     "%s: %zu row%s (%s) for the %zu runs of %s; no row for run%s %s (a run "
+                     "without output is a row with an empty cell)",
+                     y->path, y->nrows, y->nrows == 1 ? "" : "s", rows, n, a->samples_path,
+                     nabsent == 1 ? "" : "s", list);
   }
   for (size_t r = 0; r < y->nrows && !rc; r++)
     if (row_of(a, index, ids[r]) != (long)r)
@@ -284,23 +310,7 @@ static int check_outputs(analysis *a, wsisa_err *e) {
                        "%s:%zu: run_id %" PRIu64 " where %s has run %" PRIu64 " (rows must "
                        "follow the design's order)",
                        y->path, y->lines[r], ids[r], a->samples_path, a->ids ? a->ids[r] : r);
-  /* Which columns: the study's metrics when it names them, else all. */
-  const wsisa_study *st = a->study;
-  size_t nmetrics = st ? st->nmetrics : 0;
-  a->nout = nmetrics ? nmetrics : y->ncols - first;
-  if (!rc && a->nout == 0)
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no output column after run_id", y->path,
-                     y->header_line);
-  if (!rc && !(a->out_cols = calloc(a->nout, sizeof *a->out_cols)))
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t i = 0; i < a->nout && !rc; i++) {
-    long c = nmetrics ? wsisa_csv_column(y, st->metrics[i]) : (long)(i + first);
-    if (c < 0)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a metric %s names)", y->path,
-                       y->header_line, st->metrics[i], st->path);
-    else
-      a->out_cols[i] = (size_t)c;
-  }
+  if (!rc) rc = pick_outputs(a, first, e);
   if (!rc && !(a->y = calloc(a->nout * n + 1, sizeof *a->y)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t i = 0; i < a->nout && !rc; i++)
@@ -827,110 +837,6 @@ static int run(analysis *a, wsisa_err *e) {
   return rc;
 }
 
-/* ---- a problem file in SALib's shape ------------------------------------------------ */
-
-/* {"names": [...], "bounds": [[lo, hi], ...]} and optionally "num_vars",
- * "groups" (a group name per parameter), "dists" (a distribution per
- * parameter; bounds as SALib reads them under each) and "outputs" (SALib's
- * keys): continuous parameters. */
-static int load_problem(const char *path, wsisa_sa_space **out, wsisa_err *e) {
-  *out = NULL;
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je);
-  if (!root)
-    return wsisa_error(e, WSISA_EFORMAT, "%s:%d: %s", path, je.line, je.text);
-  static const char *const keys[] = {"names", "bounds", "num_vars", "groups", "dists",
-                                     "outputs"};
-  json_t *names = json_object_get(root, "names"), *bounds = json_object_get(root, "bounds");
-  json_t *nvars = json_object_get(root, "num_vars");
-  int rc = json_is_object(root) ? 0
-                                : wsisa_error(e, WSISA_EFORMAT, "%s: not a JSON object", path);
-  const char *key;
-  json_t *v;
-  if (!rc)
-    json_object_foreach(root, key, v) {
-      size_t i = 0;
-      while (i < COUNT(keys) && strcmp(key, keys[i])) i++;
-      if (i == COUNT(keys) && !rc)
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s: unknown key '%s' (a problem has names, bounds, "
-                         "and optionally num_vars, groups, dists, outputs)", path, key);
-    }
-  size_t k = json_array_size(names);
-  if (!rc && (!json_is_array(names) || k == 0))
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s: names: a list of parameter names is required", path);
-  if (!rc && (!json_is_array(bounds) || json_array_size(bounds) != k))
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds: one [low, high] per name (%zu) is required",
-                     path, k);
-  if (!rc && nvars && (!json_is_integer(nvars) || json_integer_value(nvars) != (json_int_t)k))
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s: num_vars: %zu names are given", path, k);
-  wsisa_sa_space *space = rc ? NULL : wsisa_sa_space_new();
-  if (!rc && !space) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  json_t *dists = json_object_get(root, "dists"), *groups = json_object_get(root, "groups");
-  if (json_is_null(dists)) dists = NULL;
-  if (json_is_null(groups)) groups = NULL;
-  if (!rc && dists && (!json_is_array(dists) || json_array_size(dists) != k))
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s: dists: one distribution name per name (%zu)", path, k);
-  if (!rc && groups && (!json_is_array(groups) || json_array_size(groups) != k))
-    rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups: one group name per name (%zu)", path, k);
-  for (size_t i = 0; i < k && !rc; i++) {
-    json_t *name = json_array_get(names, i), *b = json_array_get(bounds, i);
-    wsisa_sa_param p;
-    memset(&p, 0, sizeof p);
-    p.kind = WSISA_SA_CONTINUOUS;
-    int dist = WSISA_SA_UNIF;
-    const char *dname = dists ? json_string_value(json_array_get(dists, i)) : "unif";
-    double bv[4];
-    size_t nb = json_is_array(b) ? json_array_size(b) : 0;
-    if (!json_is_string(name) || json_string_length(name) >= sizeof p.name)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: names[%zu]: not a name of at most %zu bytes", path,
-                       i, sizeof p.name - 1);
-    else if (!dname || (dist = wsisa_sa_dist_from_name(dname)) < 0)
-      rc = wsisa_error(e, WSISA_EFORMAT,
-                       "%s: dists[%zu]: %s%s%s is not a distribution (unif, norm, truncnorm, "
-                       "lognorm, triang)",
-                       path, i, dname ? "'" : "", dname ? dname : "not a string", dname ? "'" : "");
-    else if (nb < 2 || nb > 4)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds[%zu]: not a list of %zu numbers (%s)", path,
-                       i, wsisa_sa_dist_nbounds((wsisa_sa_dist)dist), dname);
-    for (size_t j = 0; j < nb && !rc; j++) {
-      if (!json_is_number(json_array_get(b, j)))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s: bounds[%zu][%zu]: not a number", path, i, j);
-      else
-        bv[j] = json_number_value(json_array_get(b, j));
-    }
-    if (rc) break;
-    snprintf(p.name, sizeof p.name, "%s", json_string_value(name));
-    wsisa_err pe = WSISA_ERR_INIT;
-    if (wsisa_sa_param_set_dist(&p, (wsisa_sa_dist)dist, bv, nb, &pe)) {
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: %s", path, pe.msg);
-      break;
-    }
-    p.value = wsisa_sa_param_midpoint(&p);
-    if (wsisa_sa_space_add(space, &p, &pe))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: %s", path, pe.msg);
-  }
-  for (size_t i = 0; groups && i < k && !rc; i++) {
-    json_t *g = json_array_get(groups, i);
-    wsisa_err pe = WSISA_ERR_INIT;
-    if (!json_is_string(g))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups[%zu]: not a group name", path, i);
-    else if (wsisa_sa_space_group(space, json_string_value(g), space->params[i].name, &pe))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups[%zu]: %s", path, i, pe.msg);
-  }
-  if (!rc && groups) {
-    wsisa_err pe = WSISA_ERR_INIT;
-    if (wsisa_sa_space_check_groups(space, &pe))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: groups: %s", path, pe.msg);
-  }
-  json_decref(root);
-  if (rc) {
-    wsisa_sa_space_free(space);
-    return rc;
-  }
-  *out = space;
-  return 0;
-}
-
 /* SALib's method names and wsisa's. */
 static int method_of(const char *name) {
   if (!strcmp(name, "morris") || !strcmp(name, "moat")) return WSISA_SA_MOAT;
@@ -948,7 +854,10 @@ int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
   a.select = r->select;
   a.drop_missing = r->drop_missing;
   a.problem_path = r->problem_path;
+  a.columns = r->columns;
+  a.ncolumns = r->ncolumns;
   wsisa_study *study = NULL;
+  char *problem_note = NULL;
   int rc = 0;
   if (r->problem_path) {
     /* no study: the problem's parameters, the method's defaults, and the
@@ -958,7 +867,9 @@ int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
     if (method < 0)
       rc = wsisa_error(e, WSISA_EUSAGE, "--method %s: not morris, sobol or correlation",
                        r->method ? r->method : "(none)");
-    if (!rc) rc = load_problem(r->problem_path, &a.space, e);
+    char note[512];
+    if (!rc) rc = wsisa__problem_load(r->problem_path, &a.space, note, sizeof note, e);
+    if (!rc && note[0]) problem_note = strdup(note);
     if (!rc) wsisa_sa_opts_default(&a.opts, (wsisa_sa_method)method);
   } else {
     rc = wsisa_study_load(r->study_path, &study, e);
@@ -969,6 +880,8 @@ int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
   }
   if (!rc && !(a.report = open_memstream(&a.report_text, &a.report_len)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc && problem_note) fputs(problem_note, a.report);
+  free(problem_note);
   if (!rc) rc = run(&a, e);
   if (a.report) fclose(a.report);
   /* the report once everything is written: a failed analysis prints nothing */
@@ -978,6 +891,7 @@ int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e) {
   free(a.labels);
   free(a.ids);
   free(a.out_cols);
+  free(a.numbered);
   free(a.y);
   wsisa_csv_free(a.outputs);
   wsisa_sa_design_free(a.design);

@@ -1,5 +1,6 @@
 /* A study's design as `wsisa run` and `wsisa plan` take it: the study's own
- * sampler's, or a design CSV (--samples), as rows of parameter values. */
+ * sampler's, or a design file (--samples), as rows of parameter values; and
+ * the one reader of design files, which `wsisa analyze` uses too. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,64 +9,157 @@
 #include "engine/study/study.h"
 #include "io/csv.h"
 
-/* The one reader of a design CSV, for `wsisa run` and `wsisa plan` alike (and
- * calibration): one row per run, run_id first, then segmentation parameters
- * by their canonical names, in any order. A parameter without a column keeps
- * the study's value for it (its `default`, or its fixed value), or the
- * segmentation default when the study does not list it: a design over some
- * of the parameters, as `wsisa sample --select` writes for phase 2, runs
- * with the others where the study puts them. Any fault of the file is
- * WSISA_EFORMAT, with the line; only more runs than max_runs (0: no limit)
- * is WSISA_EUSAGE, as --force lifts it. Rows of the 15 parameters in
- * canonical order, and the run ids. */
+/* ---- design files: the one reader ------------------------------------------------- */
+
+int wsisa__design_id_column(const wsisa_csv *t) {
+  const char *name = t->header[0];
+  return t->has_header && (!name[0] || !strcmp(name, "run_id") || !strcmp(name, "id") ||
+                           !strcmp(name, "index"));
+}
+
+void wsisa__design_file_free(wsisa__design_file *f) {
+  wsisa_csv_free(f->table);
+  free(f->values);
+  free(f->ids);
+  memset(f, 0, sizeof *f);
+}
+
+/* Where each parameter's values are in the table: a column, or -1 (its fill). */
+static int map_columns(const wsisa_csv *t, const wsisa__design_columns *cols, FILE *warn,
+                       long *col, wsisa_err *e) {
+  if (!t->has_header) {
+    size_t nplain = 0, c = 0;
+    char names[512] = "";
+    for (size_t i = 0; i < cols->n; i++)
+      if (cols->plain[i] && strlen(names) + strlen(cols->names[i]) < 400)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", nplain++ ? ", " : "",
+                 cols->names[i]);
+    if (t->ncols != nplain)
+      return wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: %zu column%s and no header, but a file without one holds the "
+                         "%zu parameters of %s in order (%s)",
+                         t->path, t->lines[0], t->ncols, t->ncols == 1 ? "" : "s", nplain,
+                         cols->owner, names);
+    for (size_t i = 0; i < cols->n; i++) col[i] = cols->plain[i] ? (long)c++ : -1;
+    return 0;
+  }
+  size_t first = wsisa__design_id_column(t) ? 1 : 0;
+  int strict = first && !strcmp(t->header[0], "run_id");
+  char extra[512] = "";
+  size_t nextra = 0;
+  for (size_t i = 0; i < cols->n; i++)
+    if ((col[i] = wsisa_csv_column(t, cols->names[i])) < 0 && isnan(cols->fill[i]))
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a parameter of %s)", t->path,
+                         t->header_line, cols->names[i], cols->owner);
+  for (size_t c = first; c < t->ncols; c++) {
+    size_t i = 0;
+    while (i < cols->n && strcmp(t->header[c], cols->names[i])) i++;
+    if (i < cols->n) continue;
+    if (strict)
+      return wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: column '%s' is no parameter of %s (after run_id, every column "
+                         "of a design is a parameter)",
+                         t->path, t->header_line, t->header[c], cols->owner);
+    if (strlen(extra) + strlen(t->header[c]) < 400)
+      snprintf(extra + strlen(extra), sizeof extra - strlen(extra), "%s'%s'", nextra ? ", " : "",
+               t->header[c]);
+    nextra++;
+  }
+  if (nextra && warn)
+    fprintf(warn, "warning: %s: column%s %s %s no parameter of %s; ignored\n", t->path,
+            nextra == 1 ? "" : "s", extra, nextra == 1 ? "is" : "are", cols->owner);
+  return 0;
+}
+
+int wsisa__design_read(const char *path, const wsisa__design_columns *cols, FILE *warn,
+                       wsisa__design_file *out, wsisa_err *e) {
+  memset(out, 0, sizeof *out);
+  wsisa_csv *t = NULL;
+  long *col = calloc(cols->n + 1, sizeof *col);
+  int rc = col ? wsisa_csv_read_table(path, NULL, &t, e)
+               : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) rc = map_columns(t, cols, warn, col, e);
+  if (!rc && t->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", path);
+  if (!rc && (!(out->ids = calloc(t->nrows + 1, sizeof *out->ids)) ||
+              !(out->values = malloc(t->nrows * cols->n * sizeof *out->values + 1))))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  out->has_ids = !rc && wsisa__design_id_column(t);
+  if (!rc && out->has_ids) rc = wsisa_csv_run_ids(t, out->ids, e);
+  for (size_t r = 0; !rc && !out->has_ids && r < t->nrows; r++) out->ids[r] = r;
+  for (size_t r = 0; !rc && r < t->nrows; r++)
+    for (size_t i = 0; !rc && i < cols->n; i++) {
+      double *v = &out->values[r * cols->n + i];
+      *v = cols->fill[i];
+      if (col[i] < 0) continue;
+      rc = wsisa_csv_number(t, r, (size_t)col[i], v, e);
+      if (!rc && isnan(*v))
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", path, t->lines[r],
+                         cols->names[i]);
+    }
+  free(col);
+  out->table = t;
+  if (rc) wsisa__design_file_free(out);
+  return rc;
+}
+
+/* ---- the design `wsisa run` and `wsisa plan` take -------------------------------- */
+
+/* A design file over the segmentation: its parameters are the study's (in
+ * its order: a file without a header holds its varying ones) and then the
+ * other segmentation parameters, each at the study's value or its default
+ * when it has no column. Values are checked against what the segmentation
+ * accepts; more runs than max_runs (0: no limit) is WSISA_EUSAGE, as --force
+ * lifts it. Rows of the 15 parameters in canonical order, and the run ids. */
 static int read_samples(const char *path, const wsisa_study *study, size_t max_runs,
                         double **rows, uint64_t **run_ids, size_t *nrows, wsisa_err *e) {
-  wsisa_csv *c = NULL;
-  int rc = wsisa_csv_read(path, &c, e);
-  if (rc) return rc;
-  long col_of[WSISA_SEG_NPARAMS];
+  const char *names[WSISA_SEG_NPARAMS];
   double fill[WSISA_SEG_NPARAMS];
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
-    const char *name = wsisa_seg_param_name(p);
-    long q = wsisa_sa_space_find(study->space, name);
-    col_of[p] = wsisa_csv_column(c, name);
-    fill[p] = q >= 0 ? study->space->params[q].value : wsisa_seg_defaults()[p];
+  unsigned char plain[WSISA_SEG_NPARAMS];
+  int seg[WSISA_SEG_NPARAMS]; /* canonical index of each column of the list */
+  size_t n = 0;
+  const wsisa_sa_space *sp = study->space;
+  for (size_t q = 0; q < sp->nparams && n < WSISA_SEG_NPARAMS; q++) {
+    const wsisa_sa_seg_param *s = wsisa_sa_seg_find(sp->params[q].name);
+    if (!s) continue;
+    seg[n] = (int)(s - wsisa_sa_seg_params);
+    names[n] = s->name;
+    fill[n] = sp->params[q].value;
+    plain[n++] = sp->params[q].kind != WSISA_SA_FIXED;
   }
-  for (size_t k = 1; k < c->ncols && !rc; k++)
-    if (!wsisa_sa_seg_find(c->header[k]))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: column '%s' is not a segmentation parameter",
-                       c->path, c->header_line, c->header[k]);
-  if (!rc && c->nrows == 0) rc = wsisa_error(e, WSISA_EFORMAT, "%s: no runs", c->path);
-  if (!rc && max_runs && c->nrows > max_runs)
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
+    if (wsisa_sa_space_find(sp, wsisa_seg_param_name(p)) < 0) {
+      seg[n] = p;
+      names[n] = wsisa_seg_param_name(p);
+      fill[n] = wsisa_seg_defaults()[p];
+      plain[n++] = 0;
+    }
+  wsisa__design_columns cols = {n, names, fill, plain, "the segmentation"};
+  wsisa__design_file f;
+  int rc = wsisa__design_read(path, &cols, stderr, &f, e);
+  if (rc) return rc;
+  const wsisa_csv *t = f.table;
+  if (max_runs && t->nrows > max_runs)
     rc = wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs, more than %zu (--force goes on if the "
-                     "machine can hold them)", c->path, c->nrows, max_runs);
-  uint64_t *ids = rc ? NULL : malloc(c->nrows * sizeof *ids);
-  double *v = rc ? NULL : malloc(c->nrows * WSISA_SEG_NPARAMS * sizeof *v);
-  if (!rc && (!ids || !v)) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc) rc = wsisa_csv_run_ids(c, ids, e);
-  for (size_t r = 0; !rc && r < c->nrows; r++)
-    for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
-      double *x = &v[r * WSISA_SEG_NPARAMS + p];
-      *x = fill[p];
-      if (col_of[p] < 0) continue;
+                     "machine can hold them)", path, t->nrows, max_runs);
+  double *v = rc ? NULL : malloc(t->nrows * WSISA_SEG_NPARAMS * sizeof *v);
+  if (!rc && !v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t r = 0; !rc && r < t->nrows; r++)
+    for (size_t i = 0; i < n && !rc; i++) {
+      double x = f.values[r * n + i];
       wsisa_err why = WSISA_ERR_INIT;
-      if ((rc = wsisa_csv_number(c, r, (size_t)col_of[p], x, e))) break;
-      if (isnan(*x))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s has no value", c->path, c->lines[r],
-                         wsisa_seg_param_name(p));
-      else if (wsisa_sa_seg_validate(wsisa_seg_param_name(p), *x, &why))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", c->path, c->lines[r], why.msg);
+      v[r * WSISA_SEG_NPARAMS + seg[i]] = x;
+      if (wsisa_sa_seg_validate(names[i], x, &why))
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", path, t->lines[r], why.msg);
     }
   if (!rc) {
     *rows = v;
-    *run_ids = ids;
-    *nrows = c->nrows;
+    *run_ids = f.ids;
+    *nrows = t->nrows;
     v = NULL;
-    ids = NULL;
+    f.ids = NULL;
   }
   free(v);
-  free(ids);
-  wsisa_csv_free(c);
+  wsisa__design_file_free(&f);
   return rc;
 }
 

@@ -12,6 +12,7 @@
 
 #include "core/core.h"
 #include "engine/exec/exec.h"
+#include "io/csv.h"
 #include "io/io.h"
 #include "reuse/reuse.h"
 #include "sa/sa.h"
@@ -204,7 +205,19 @@ typedef struct wsisa_analysis_request {
   int drop_missing;         /* VBD: drop base samples with a missing output */
   const char *problem_path; /* instead of a study: a problem file in SALib's shape */
   const char *method;       /* with a problem: morris, sobol or correlation */
+  const size_t *columns;    /* output columns to analyse by position, 0-based after
+                               any id column (SALib's -c); NULL: the study's
+                               metrics, else every column */
+  size_t ncolumns;
 } wsisa_analysis_request;
+
+/* SALib's problem into a space of continuous parameters (engine/study/
+ * problem.c): a JSON dict with SALib's keys (names, bounds; num_vars, groups,
+ * dists, outputs, sample_scaled; groups and dists may be null) or SALib's
+ * text parameter file (`name lower upper [group [dist]]` a line), told apart
+ * by the content. `note` receives a warning to show, or "". */
+int wsisa__problem_load(const char *path, wsisa_sa_space **out, char *note, size_t note_cap,
+                        wsisa_err *e);
 
 /* Check samples and outputs against the study's design, compute the indices
  * of every output, write them (all or nothing), and print the report. */
@@ -333,6 +346,41 @@ void wsisa__study_tiles_free(wsisa__study_run *s);
 
 /* ---- its design (engine/study/design.c) -------------------------------------- */
 
+/* A design file as every command reads it (`wsisa run`, `plan`, `analyze`,
+ * calibration): the one reader, so a file is taken or refused alike
+ * everywhere. Its parameters: */
+typedef struct wsisa__design_columns {
+  size_t n;
+  const char *const *names;
+  const double *fill;          /* a parameter without a column takes fill[i];
+                                  NaN: it needs one */
+  const unsigned char *plain;  /* the columns of a file without a header, in
+                                  this order */
+  const char *owner;           /* whose parameters, in messages ("S.json") */
+} wsisa__design_columns;
+
+typedef struct wsisa__design_file {
+  wsisa_csv *table;  /* the file as read: path, lines, wsisa_csv_rows */
+  double *values;    /* nrows x n, fills where a column is absent */
+  uint64_t *ids;     /* the id column's run ids, or 0, 1, ... */
+  int has_ids;
+} wsisa__design_file;
+
+/* Read a design: CSV or numpy's text (wsisa_csv_read_table with any shape),
+ * one row per run. With a header: an id column first (run_id, an unnamed
+ * one as pandas writes, id or index) or none (rows are runs 0, 1, ...), then
+ * parameters by name in any order; a column that is no parameter is refused
+ * after a run_id column (wsisa's own design, every column a parameter) and
+ * otherwise ignored with a warning on `warn`. Without a header the columns
+ * are the `plain` parameters in order. A parameter cell must hold a number.
+ * Faults of the file are WSISA_EFORMAT with the file and line. */
+int wsisa__design_read(const char *path, const wsisa__design_columns *cols, FILE *warn,
+                       wsisa__design_file *out, wsisa_err *e);
+void wsisa__design_file_free(wsisa__design_file *f);
+/* Does a table's first column hold run ids? run_id (wsisa), an unnamed one
+ * (pandas' index), id or index. */
+int wsisa__design_id_column(const wsisa_csv *table);
+
 /* Rows of the 15 segmentation parameters in canonical order from values in
  * the study's parameter order; those it does not list keep their defaults. */
 int wsisa__study_canonical_rows(const wsisa_study *study, const double *values, size_t n,
@@ -346,10 +394,10 @@ int wsisa__study_design_rows(const wsisa_study *study, const char *samples, cons
                              double **rows, size_t *nruns, char *source, size_t cap,
                              wsisa_err *e);
 /* `wsisa run`'s design into s (nruns, params, run_ids; space, sa, design):
- * the study's sampler's, or the CSV `samples` (run_id first, segmentation
- * parameters by their canonical names, the others at the study's values or
- * their defaults; the reader `wsisa plan` uses), of at most max_runs runs
- * (0: no cap). */
+ * the study's sampler's, or the design file `samples` (wsisa__design_read:
+ * segmentation parameters by their canonical names, the others at the
+ * study's values or their defaults; without a header, the study's varying
+ * parameters in its order), of at most max_runs runs (0: no cap). */
 int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t max_runs,
                              wsisa_err *e);
 
