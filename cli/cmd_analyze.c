@@ -19,24 +19,22 @@ static const wsisa_cli_flag flags[] = {
              "or its parameter file (name lower upper [group [dist]] a line)"},
     {"method", 'm', .arg = "M", .help = "with --problem: morris, sobol or correlation"},
     {"samples", 'S', .arg = "samples.csv",
-     .help = "the design, CSV or numpy's text (comma, tab or space\n"
-             "delimited), run_id first or no id column (rows 0, 1, ...;\n"
-             "other columns are ignored with a warning, but not after\n"
-             "run_id); without a header, the varying parameters in\n"
-             "order: the one\n"
-             "`wsisa sample` wrote (checked row by\n"
-             "row against the study), or one made elsewhere whose rows\n"
+     .help = "the design, CSV or numpy's text (comma, tab or blank\n"
+             "delimited): run_id first or no id column (rows 0, 1, ...);\n"
+             "other columns are ignored with a warning, but refused\n"
+             "after run_id; without a header, the varying parameters in\n"
+             "order. The one `wsisa sample` wrote (checked row by row\n"
+             "against the study), or one made elsewhere whose rows\n"
              "suit the study's method: MOAT trajectories (one\n"
              "parameter moving per step), VBD in Saltelli's layout\n"
              "(A, AB_1..AB_k, [BA_1..BA_k,] B per base sample), any\n"
              "rows for correlation"},
     {"outputs", 'y', .arg = "y.csv",
      .help = "run_id (or no id column), then one or more output\n"
-             "columns, one row per run\n"
-             "in the design's order; an empty cell or nan is a missing\n"
-             "output; without a header the columns are y0, y1, ...\n"
-             "The study's metric columns are analysed (a pure SA study\n"
-             "without metric: every column)"},
+             "columns, one row per run in the design's order; an empty\n"
+             "cell or nan is a missing output; without a header the\n"
+             "columns are y0, y1, ... The study's metric columns are\n"
+             "analysed (a pure SA study without metric: every column)"},
     {"column", 'c', .arg = "K", .short_flag = 1,
      .help = "analyse output column K only (0-based after any id\n"
              "column, as SALib's -c); repeat for several"},

@@ -298,9 +298,9 @@ static const wsisa_cli_flag flags[] = {
     {"study", 's', .arg = "S.json",
      .help = "a segmentation study (its reuse settings set the limits)"},
     {"samples", 'S', .arg = "design.csv",
-     .help = "plan this design (CSV: run_id, then parameter columns;\n"
-             "a fixed parameter's column may be absent) instead of\n"
-             "the study's own"},
+     .help = "plan this design (read as wsisa run reads it: run_id or\n"
+             "no id column, then parameter columns, any of them may be\n"
+             "absent) instead of the study's own"},
     {"select", 'L', .arg = "P,...", .help = "two_phase studies: plan the phase-2 design"},
     {"json", 'j', .help = "the report as JSON"},
     {"workers", 'w', .arg = "W",

@@ -35,8 +35,10 @@ static const wsisa_cli_flag flags[] = {
              "as the study and the journal give them; exit 0 only when\n"
              "the folder is whole"},
     {"samples", 'S', .arg = "CSV",
-     .help = "the design from a CSV (run_id, then parameter columns) made\n"
-             "by wsisa sample or another SA tool, instead of the sampler"},
+     .help = "the design from a file (CSV or numpy's text: run_id or no\n"
+             "id column, then parameter columns; no header: the study's\n"
+             "varying parameters in order) made by wsisa sample or\n"
+             "another SA tool, instead of the sampler"},
     {"reuse", 'u', .arg = "S",
      .help = "%s (overrides the study)",
      .words = wsisa_reuse_strategy_names, .nwords = WSISA_REUSE_NSTRATEGIES},

@@ -797,3 +797,241 @@ Test(sa_cli, study_groups_and_dists) {
   cr_expect(index_of(res, "y", "G", "ST") > 0 && index_of(res, "y", "c", "ST") > 0);
   cr_expect(isnan(index_of(res, "y", "a", "ST")), "no row for a grouped parameter");
 }
+
+/* ---- SALib's own files (tests/golden/salib/make_salib_cli.py) ------------------------- */
+
+/* A number of tests/golden/salib/cli_expected.json by its path of keys (an
+ * array's item by its index as a key); NaN where the file has none. */
+static double cli_expected(const char *const *keys, size_t n) {
+  json_error_t err;
+  json_t *root = json_load_file(tu_src("tests/golden/salib/cli_expected.json"), 0, &err);
+  cr_assert_not_null(root, "%s", err.text);
+  json_t *v = root;
+  for (size_t i = 0; v && i < n; i++)
+    v = json_is_array(v) ? json_array_get(v, (size_t)atoi(keys[i])) : json_object_get(v, keys[i]);
+  double want = json_is_number(v) ? json_number_value(v) : NAN;
+  json_decref(root);
+  return want;
+}
+
+static const char *cli_file(const char *name) {
+  char rel[256];
+  snprintf(rel, sizeof rel, "tests/golden/salib/%s", name);
+  return tu_src(rel);
+}
+
+/* One S2 of indices_s2.csv. */
+static double s2_of(const char *dir, const char *output, const char *p1, const char *p2) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/indices_s2.csv", dir);
+  wsisa_csv *c = NULL;
+  cr_assert_eq(wsisa_csv_read_table(path, "output", &c, NULL), 0, "%s", path);
+  double v = NAN;
+  for (size_t r = 0; r < c->nrows; r++)
+    if (!strcmp(wsisa_csv_cell(c, r, 0), output) && !strcmp(wsisa_csv_cell(c, r, 1), p1) &&
+        !strcmp(wsisa_csv_cell(c, r, 2), p2))
+      v = col(c, r, "S2");
+  wsisa_csv_free(c);
+  return v;
+}
+
+/* The Sobol' indices of one output of the Ishigami design, wsisa's and the
+ * reference's (wsisa's centring) to 1e-9; ST is SALib's own too (centring
+ * does not move it). `file_output` is the column's name in the outputs. */
+static void expect_cli_sobol(const char *res, const char *file_output, const char *output) {
+  const char *names[] = {"x1", "x2", "x3"}, *idx[] = {"0", "1", "2"};
+  for (int i = 0; i < 3; i++) {
+    const char *s1[] = {"sobol", output, "wsisa", "S1", idx[i]};
+    const char *st[] = {"sobol", output, "salib", "ST", idx[i]};
+    expect_close(index_of(res, file_output, names[i], "S1"), cli_expected(s1, 5), names[i]);
+    expect_close(index_of(res, file_output, names[i], "ST"), cli_expected(st, 5), names[i]);
+  }
+  const char *pairs[][3] = {{"x1", "x2", "0,1"}, {"x1", "x3", "0,2"}, {"x2", "x3", "1,2"}};
+  for (int p = 0; p < 3; p++) {
+    const char *s2[] = {"sobol", output, "wsisa", "S2", pairs[p][2]};
+    expect_close(s2_of(res, file_output, pairs[p][0], pairs[p][1]), cli_expected(s2, 5), "S2");
+  }
+}
+
+/* The problem dicts SALib leaves: json.dump(problem) after saltelli.sample
+ * ("sample_scaled": true, groups and dists null) and a ProblemSpec's keys
+ * (groups = names, outputs, sample_scaled), each read with SALib's own
+ * command-line design and outputs (numpy's text, no header); and SALib's
+ * text parameter file for the same design. A key SALib never writes is
+ * refused in one line; one group for every parameter is no groups, as SALib
+ * reads it. */
+Test(sa_cli, salib_problem_dicts_as_salib_leaves_them) {
+  const char *dir = tu_tmpdir("salib_dicts");
+  char x[4200], y[4200], res[4400], path[4400], args[20000];
+  snprintf(x, sizeof x, "%s", cli_file("cli_sobol_X.txt"));
+  snprintf(y, sizeof y, "%s", cli_file("cli_sobol_Y.txt"));
+  const char *problems[] = {"cli_sobol_problem.json", "cli_sobol_problemspec.json",
+                            "cli_params.txt"};
+  for (int p = 0; p < 3; p++) {
+    snprintf(res, sizeof res, "%s/p%d", dir, p);
+    char *out = run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
+                       cli_file(problems[p]), x, y, res);
+    cr_expect(strstr(out, "32 base samples in Saltelli's layout (second order)"), "%s", out);
+    free(out);
+    expect_cli_sobol(res, "y0", "y0");
+    expect_cli_sobol(res, "y1", "y1");
+  }
+  snprintf(res, sizeof res, "%s/spec_morris", dir);
+  free(run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
+              cli_file("cli_morris_problemspec.json"), cli_file("cli_morris_X.txt"),
+              cli_file("cli_morris_Y.txt"), res));
+  const char *g1[] = {"morris", "y0", "G1", "mu_star"};
+  expect_close(index_of(res, "y0", "G1", "mu_star"), cli_expected(g1, 4), "G1 mu*");
+  /* keys SALib never writes, and values of the wrong kind */
+  const char *bad[][2] = {
+      {"\"bound\": [[0, 1], [0, 1], [0, 1]]", "unknown key 'bound' (a SALib problem has names, "
+                                              "bounds, and optionally num_vars, groups, dists, "
+                                              "outputs, sample_scaled)"},
+      {"\"samples\": [[0, 0, 0]]", "unknown key 'samples'"},
+      {"\"sample_scaled\": \"yes\"", "sample_scaled: true or false"},
+      {"\"outputs\": \"Y\"", "outputs: a list of output names, or null"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(path, sizeof path, "%s/bad%zu.json", dir, i);
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"names\": [\"x1\", \"x2\", \"x3\"], \"bounds\": [[-3.14159265359, 3.14159265359], "
+             "[-3.14159265359, 3.14159265359], [-3.14159265359, 3.14159265359]], %s}",
+             bad[i][0]);
+    write_study(path, text);
+    snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s -o %s/x",
+             path, x, y, dir);
+    expect_one_line_error(args, bad[i][1]);
+  }
+  snprintf(path, sizeof path, "%s/one_group.json", dir);
+  write_study(path, "{\"names\": [\"x1\", \"x2\", \"x3\"], \"groups\": [\"G\", \"G\", \"G\"], "
+                    "\"bounds\": [[-3.14159265359, 3.14159265359], [-3.14159265359, 3.14159265359], "
+                    "[-3.14159265359, 3.14159265359]], \"sample_scaled\": true}");
+  snprintf(res, sizeof res, "%s/one_group", dir);
+  char *out = run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", path,
+                     x, y, res);
+  cr_expect(strstr(out, "every parameter is in group 'G'; read as no groups"), "%s", out);
+  free(out);
+  expect_cli_sobol(res, "y0", "y0");
+}
+
+/* SALib's text parameter files, the format told by the content: comma-
+ * delimited with a comment, groups and NA (grouped Morris trajectories of
+ * SALib's sampler), tab-delimited with dists at two bounds a line (logunif,
+ * the older triang, lognorm); and what SALib's reader refuses, or what a
+ * JSON problem would be refused for, refused in one line naming the line. */
+Test(sa_cli, salib_parameter_files) {
+  const char *dir = tu_tmpdir("salib_params");
+  char res[4400], path[4400], args[20000];
+  snprintf(res, sizeof res, "%s/morris", dir);
+  free(run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
+              cli_file("cli_groups_params.txt"), cli_file("cli_morris_X.txt"),
+              cli_file("cli_morris_Y.txt"), res));
+  const char *factors[] = {"G1", "x3", "G2"}, *stats[] = {"mu", "mu_star", "sigma"};
+  for (int f = 0; f < 3; f++)
+    for (int s = 0; s < 3; s++) {
+      const char *keys[] = {"morris", "y0", factors[f], stats[s]};
+      double want = cli_expected(keys, 4), got = index_of(res, "y0", factors[f], stats[s]);
+      if (f == 0 && s != 1) /* a group of two: mu* alone; SALib's mu is finite, its sigma NaN */
+        cr_expect(isnan(got) && (s == 2 ? isnan(want) : isfinite(want)), "G1 %s", stats[s]);
+      else
+        expect_close(got, want, factors[f]);
+    }
+  json_t *j = load_json(res);
+  cr_expect_eq(json_integer_value(json_object_get(json_object_get(j, "conventions"), "levels")), 4,
+               "SALib's 9 digits still show the 4-level grid");
+  cr_expect_eq(json_array_size(json_object_get(json_object_get(j, "groups"), "G1")), 2);
+  json_decref(j);
+  snprintf(res, sizeof res, "%s/dists", dir);
+  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
+              cli_file("cli_dists_params.txt"), cli_file("cli_dists_X.txt"),
+              cli_file("cli_dists_Y.txt"), res));
+  const char *names[] = {"a", "b", "c", "d"}, *idx[] = {"0", "1", "2", "3"};
+  for (int i = 0; i < 4; i++) {
+    const char *s1[] = {"dists", "y0", "wsisa", "S1", idx[i]}, *st[] = {"dists", "y0", "wsisa",
+                                                                          "ST", idx[i]};
+    expect_close(index_of(res, "y0", names[i], "S1"), cli_expected(s1, 5), names[i]);
+    expect_close(index_of(res, "y0", names[i], "ST"), cli_expected(st, 5), names[i]);
+  }
+  j = load_json(res);
+  json_t *b = json_object_get(json_object_get(j, "dists"), "b");
+  cr_expect_str_eq(json_string_value(json_object_get(b, "dist")), "triang");
+  cr_expect_float_eq(json_number_value(json_array_get(json_object_get(b, "bounds"), 1)), 2, 0,
+                     "SALib's [2, 0.25] is [0, 2, 0.25]");
+  cr_expect_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(j, "dists"),
+                                                                     "a"), "dist")),
+                   "logunif");
+  json_decref(j);
+  const char *bad[][2] = {
+      {"x1 0 1\nx2 0\n", "p0.txt:2: 2 fields; a parameter line is: name lower upper [group [dist]]"},
+      {"x1,0,1\nx2,0,one\n", "p1.txt:2: x2: 'one' is not a number (its second bound)"},
+      {"x1 0 1 G\n# x2 in G too\nx2 0 1 G\n", "p2.txt: every parameter is in group 'G'"},
+      {"x1\t0\t1\tNA\tgamma\nx2\t0\t1\tNA\tunif\n", "p3.txt:1: 'gamma' is not a distribution"},
+      {"x1 0 1 NA truncnorm\nx2 0 1 NA unif\n",
+       "p4.txt:1: truncnorm takes 4 bounds, and a parameter file gives 2"},
+      {"x1 1 0\nx2 0 1\n", "p5.txt:1: x1.bounds: unif needs low < high, not 1, 0"},
+      {"# x1 0 1\n\n", "p6.txt: no parameter lines"},
+      {"x1 0 1 G1 unif 7\nx2 0 1\n", "p7.txt:1: more than 5 fields"},
+      {"x1 0 1 G1\nx1 0 1 G2\n", "p8.txt:2: "},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(path, sizeof path, "%s/p%zu.txt", dir, i);
+    write_study(path, bad[i][0]);
+    snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s -o %s/x",
+             path, cli_file("cli_sobol_X.txt"), cli_file("cli_sobol_Y.txt"), dir);
+    expect_one_line_error(args, bad[i][1]);
+  }
+}
+
+/* numpy's text as SALib's command line reads and writes it: space-, tab- and
+ * comma-delimited, with and without a header; outputs without one are y0,
+ * y1, ...; --column K (0-based, SALib's -c) picks one, several pick several;
+ * a first line of numbers is a row; a count of rows says which lines it
+ * counted. */
+Test(sa_cli, numpy_text_samples_and_outputs) {
+  const char *dir = tu_tmpdir("salib_numpy");
+  char problem[4200], x[4200], res[4400], path[4400], args[20000];
+  snprintf(problem, sizeof problem, "%s", cli_file("cli_params.txt"));
+  snprintf(x, sizeof x, "%s", cli_file("cli_sobol_X.txt"));
+  /* a tab-delimited design with a header, comma-delimited outputs under "# f,g" */
+  snprintf(res, sizeof res, "%s/named", dir);
+  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", problem,
+              cli_file("cli_sobol_X_tab.txt"), cli_file("cli_sobol_Y_comma.txt"), res));
+  expect_cli_sobol(res, "f", "y0");
+  expect_cli_sobol(res, "g", "y1");
+  /* one column, then two in the order given */
+  snprintf(res, sizeof res, "%s/column1", dir);
+  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -c 1 -o %s", problem,
+              x, cli_file("cli_sobol_Y.txt"), res));
+  expect_cli_sobol(res, "y1", "y1");
+  cr_expect(isnan(index_of(res, "y0", "x1", "S1")), "-c 1 analyses y1 alone");
+  snprintf(res, sizeof res, "%s/columns", dir);
+  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s --column 1 "
+              "--column 0 -o %s",
+              problem, x, cli_file("cli_sobol_Y_comma.txt"), res));
+  expect_cli_sobol(res, "f", "y0");
+  expect_cli_sobol(res, "g", "y1");
+  snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s -c 2",
+           problem, x, cli_file("cli_sobol_Y.txt"));
+  char *err = NULL;
+  cr_expect_eq(tu_run(args, NULL, &err), 2, "a column the file lacks is a usage error");
+  cr_expect(err && strstr(err, "--column 2: ") && strstr(err, "has 2 output columns (0 to 1)"),
+            "%s", err ? err : "");
+  free(err);
+  /* the outputs one row short: which rows were counted, in both files */
+  snprintf(path, sizeof path, "%s/short_Y.txt", dir);
+  snprintf(args, sizeof args, "head -n 255 '%s' > '%s'", cli_file("cli_sobol_Y.txt"), path);
+  cr_assert_eq(system(args), 0);
+  snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s",
+           problem, x, path);
+  expect_one_line_error(args, "short_Y.txt: 255 rows (lines 1-255, no header) for the 256 runs of");
+  expect_one_line_error(args, "cli_sobol_X.txt (lines 1-256, no header)");
+  /* a design without a header holds every parameter, in order */
+  snprintf(path, sizeof path, "%s/two_columns.txt", dir);
+  snprintf(args, sizeof args, "cut -d ' ' -f 1,2 '%s' > '%s'", x, path);
+  cr_assert_eq(system(args), 0);
+  snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s",
+           problem, path, cli_file("cli_sobol_Y.txt"));
+  expect_one_line_error(args, "two_columns.txt:1: 2 columns and no header, but a file without one "
+                              "holds the 3 parameters of");
+}

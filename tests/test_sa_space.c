@@ -345,6 +345,39 @@ Test(sa_space, dist_quantiles_match_python_and_invert) {
   json_decref(j);
 }
 
+/* SALib's logunif [1, 100] and its older two-bound triang [2, 0.25] (0 to 2,
+ * peak at 0.5) against tests/golden/salib/cli_expected.json (scipy's ppf
+ * formulas, by make_salib_cli.py): the quantiles, and the CDF back to u. */
+Test(sa_space, logunif_and_the_older_triang_match_salib) {
+  json_error_t err;
+  json_t *j = json_load_file(tu_src("tests/golden/salib/cli_expected.json"), 0, &err);
+  cr_assert_not_null(j, "%s", err.text);
+  json_t *q = json_object_get(j, "quantiles");
+  const struct {
+    const char *key;
+    wsisa_sa_dist dist;
+    double bounds[2];
+  } cases[] = {{"logunif [1, 100]", WSISA_SA_LOGUNIF, {1, 100}},
+               {"triang [2, 0.25]", WSISA_SA_TRIANG, {2, 0.25}}};
+  for (size_t c = 0; c < 2; c++) {
+    wsisa_sa_param p = make("x", WSISA_SA_CONTINUOUS, 0, 1, 0);
+    cr_assert_eq(wsisa_sa_param_set_dist(&p, cases[c].dist, cases[c].bounds, 2, NULL), 0);
+    cr_assert_eq(wsisa_sa_param_check(&p, NULL), 0);
+    const char *us;
+    json_t *want;
+    size_t n = 0;
+    json_object_foreach(json_object_get(q, cases[c].key), us, want) {
+      double u = strtod(us, NULL), got = wsisa_sa_param_quantile(&p, u);
+      cr_expect(fabs(got - json_number_value(want)) <= 1e-13 * fmax(1, fabs(got)),
+                "%s at %g: %.17g, scipy's %.17g", cases[c].key, u, got, json_number_value(want));
+      cr_expect(fabs(wsisa_sa_param_cdf(&p, got) - u) <= 1e-13, "%s: cdf at %g", cases[c].key, got);
+      n++;
+    }
+    cr_expect_eq(n, 5);
+  }
+  json_decref(j);
+}
+
 Test(sa_space, dists_refused_for_finite_kinds_and_bad_bounds) {
   wsisa_err e = WSISA_ERR_INIT;
   double nb[] = {5, 1};
@@ -363,6 +396,10 @@ Test(sa_space, dists_refused_for_finite_kinds_and_bad_bounds) {
                 0, "no probability in [50, 60]");
   cr_expect(strstr(e3.msg, "holds no probability"), "%s", e3.msg);
   cr_expect_eq(wsisa_sa_dist_from_name("gamma"), -1);
+  wsisa_err e4 = WSISA_ERR_INIT;
+  cr_expect_neq(wsisa_sa_param_set_dist(&p, WSISA_SA_LOGUNIF, (double[]){-1, 10}, 2, &e4), 0);
+  cr_expect(strstr(e4.msg, "x.bounds: logunif's low -1 is not above 0"), "%s", e4.msg);
+  cr_expect_neq(wsisa_sa_param_set_dist(&p, WSISA_SA_LOGUNIF, (double[]){1, 10, 3}, 3, NULL), 0);
   /* an unbounded dist's ends stay finite: 2^-53 inside */
   cr_assert_eq(wsisa_sa_param_set_dist(&p, WSISA_SA_NORM, (double[]){0, 1}, 2, NULL), 0);
   cr_expect(isfinite(wsisa_sa_param_quantile(&p, 0)) && wsisa_sa_param_quantile(&p, 0) < -8);
