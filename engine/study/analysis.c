@@ -157,7 +157,8 @@ static int check_samples(analysis *a, wsisa_err *e) {
                                     s->nrows, &foreign, &fe))
       rc = a->design ? wsisa_error(e, WSISA_EFORMAT, "%s; nor is it a %s design made elsewhere: %s",
                                    why, wsisa_sa_method_name(method), fe.msg)
-                     : wsisa_error(e, WSISA_EFORMAT, "%s: %s", s->path, fe.msg);
+                     : wsisa_error(e, WSISA_EFORMAT, "%s (%s): %s", s->path, a->samples_rows,
+                                   fe.msg);
     else if (same_rows && strstr(why, "run_id"))
       /* the study's rows renumbered: a slip, not another design */
       rc = wsisa_error(e, WSISA_EFORMAT, "%s", why), wsisa_sa_design_free(foreign);
@@ -242,10 +243,14 @@ static int pick_outputs(analysis *a, size_t first, wsisa_err *e) {
       continue;
     }
     long c = nmetrics ? wsisa_csv_column(y, st->metrics[i]) : (long)(i + first);
+    if (c < 0 && !y->has_header)
+      return wsisa_error(e, WSISA_EFORMAT,
+                         "%s: no header, so no column '%s' (a metric %s names): name the "
+                         "columns, or pick them with --column",
+                         y->path, st->metrics[i], st->path);
     if (c < 0)
-      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a metric %s names)%s", y->path,
-                         y->header_line, st->metrics[i], st->path,
-                         y->has_header ? "" : "; the file has no header");
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a metric %s names)", y->path,
+                         y->header_line, st->metrics[i], st->path);
     a->out_cols[i] = (size_t)c;
   }
   return 0;

@@ -138,9 +138,11 @@ static int read_samples(const char *path, const wsisa_study *study, size_t max_r
   int rc = wsisa__design_read(path, &cols, stderr, &f, e);
   if (rc) return rc;
   const wsisa_csv *t = f.table;
+  char counted[128];
+  wsisa_csv_rows(t, counted, sizeof counted);
   if (max_runs && t->nrows > max_runs)
-    rc = wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs, more than %zu (--force goes on if the "
-                     "machine can hold them)", path, t->nrows, max_runs);
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs (%s), more than %zu (--force goes on if "
+                     "the machine can hold them)", path, t->nrows, counted, max_runs);
   double *v = rc ? NULL : malloc(t->nrows * WSISA_SEG_NPARAMS * sizeof *v);
   if (!rc && !v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t r = 0; !rc && r < t->nrows; r++)

@@ -193,10 +193,11 @@ static int build(const char *path, json_t *root, const size_t *lines, wsisa_sa_s
   if (!rc && scaled && !json_is_boolean(scaled))
     rc = wsisa_error(e, WSISA_EFORMAT, "%s: sample_scaled: true or false (SALib's mark of a "
                      "sampled problem)", path);
-  for (size_t i = 0; !rc && outputs && !json_is_null(outputs) && i <= json_array_size(outputs); i++)
-    if (!json_is_array(outputs) || (i < json_array_size(outputs) &&
-                                    !json_is_string(json_array_get(outputs, i))))
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: outputs: a list of output names, or null", path);
+  int named = !outputs || json_is_null(outputs) || json_is_array(outputs);
+  for (size_t i = 0; named && i < json_array_size(outputs); i++)
+    named = json_is_string(json_array_get(outputs, i));
+  if (!rc && !named)
+    rc = wsisa_error(e, WSISA_EFORMAT, "%s: outputs: a list of output names, or null", path);
   wsisa_sa_space *space = rc ? NULL : wsisa_sa_space_new();
   if (!rc && !space) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   json_t *dists = json_object_get(root, "dists"), *groups = json_object_get(root, "groups");
