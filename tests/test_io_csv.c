@@ -1,5 +1,6 @@
-/* CSV: quoting, line endings and line numbers when reading; every malformed
- * input refused with file:line; exact numbers when writing; staged files. */
+/* CSV: quoting, line endings and line numbers when reading; tables of any
+ * shape (numpy's text); every malformed input refused with file:line; exact
+ * numbers when writing; staged files. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -92,6 +93,56 @@ static const struct {
     {"run_id,y\n0,\"open\n1,2\n", "b.csv:2: a quoted field is not closed"},
     {"run_id,y\n0,\"a\"b\n", "b.csv:2: text after a closing quote"},
 };
+
+/* Tables as numpy's savetxt and CSV writers leave them: the delimiter found
+ * from the first lines, a header or none (a first line of numbers is a row),
+ * numpy's "# " header and comments; and which lines the rows are. */
+Test(io_csv, tables_of_any_shape) {
+  const struct {
+    const char *text;
+    int header;
+    size_t ncols, nrows, first_line;
+    const char *first, *last, *rows;
+  } cases[] = {
+      {"1.0e+00 -2.5e-01\n3.0e+00  4.0e+00 \n", 0, 2, 2, 1, "1.0e+00", "4.0e+00",
+       "lines 1-2, no header"},
+      {"# x1 x2\n1 2\n\n# a comment\n3 4\n", 1, 2, 2, 2, "1", "4",
+       "lines 2-5, after the header on line 1"},
+      {"x1\tx2\n1\t\n", 1, 2, 1, 2, "1", "", "line 2, after the header on line 1"},
+      {"# f,g\r\n1.5,nan\r\n", 1, 2, 1, 2, "1.5", "nan", "line 2, after the header on line 1"},
+      {",x1\n0,7\n", 1, 2, 1, 2, "0", "7", "line 2, after the header on line 1"},
+      {"\n# 1 2\n5\t6\n", 0, 2, 1, 3, "5", "6", "line 3, no header"},
+      {"NA 2\n3 4\n", 0, 2, 2, 1, "NA", "4", "lines 1-2, no header"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    wsisa_csv *c = NULL;
+    wsisa_err e = WSISA_ERR_INIT;
+    cr_assert_eq(wsisa_csv_read_table(write_file("t.txt", cases[i].text), NULL, &c, &e), 0,
+                 "case %zu: %s", i, e.msg);
+    cr_expect_eq(c->has_header, cases[i].header, "case %zu", i);
+    cr_expect_eq(c->ncols, cases[i].ncols, "case %zu", i);
+    cr_expect_eq(c->nrows, cases[i].nrows, "case %zu", i);
+    cr_expect_eq(c->lines[0], cases[i].first_line, "case %zu", i);
+    cr_expect_str_eq(wsisa_csv_cell(c, 0, 0), cases[i].first, "case %zu", i);
+    cr_expect_str_eq(wsisa_csv_cell(c, c->nrows - 1, c->ncols - 1), cases[i].last, "case %zu", i);
+    char rows[128];
+    wsisa_csv_rows(c, rows, sizeof rows);
+    cr_expect_str_eq(rows, cases[i].rows, "case %zu", i);
+    wsisa_csv_free(c);
+  }
+  /* a row of another width names the first row's, and a field without a header its place */
+  wsisa_csv *c = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_csv_read_table(write_file("w.txt", "1 2\n3 4 5\n"), NULL, &c, &e),
+               WSISA_EFORMAT);
+  cr_expect(strstr(e.msg, "w.txt:2: 3 fields, the first row has 2"), "%s", e.msg);
+  cr_assert_eq(wsisa_csv_read_table(write_file("n.txt", "1 2\n3 x\n"), NULL, &c, NULL), 0);
+  double v;
+  wsisa_err e2 = WSISA_ERR_INIT;
+  cr_expect_eq(wsisa_csv_number(c, 1, 1, &v, &e2), WSISA_EFORMAT);
+  cr_expect(strstr(e2.msg, "n.txt:2: field 2: 'x' is not a number"), "%s", e2.msg);
+  wsisa_csv_free(c);
+}
 
 Test(io_csv, malformed_files_are_refused_with_file_and_line) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {

@@ -95,9 +95,10 @@ static int read_text(const char *path, char *text, json_t **out, size_t **lines_
     }
     if (nf < 3 || nf > 5)
       rc = wsisa_error(e, WSISA_EFORMAT,
-                       "%s:%zu: %s%zu fields; a parameter line is: name lower upper [group "
+                       "%s:%zu: %s%zu field%s; a parameter line is: name lower upper [group "
                        "[dist]]",
-                       path, lines[i], nf > 5 ? "more than " : "", nf > 5 ? (size_t)5 : nf);
+                       path, lines[i], nf > 5 ? "more than " : "", nf > 5 ? (size_t)5 : nf,
+                       nf == 1 ? "" : "s");
     else if (!field[0][0])
       rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: a parameter without a name", path, lines[i]);
     double b[2];
