@@ -104,7 +104,7 @@ static json_t *estimate_json(const wsisa_plan_report *o) {
   json_object_set_new(est, "tile_reads_how", json_string(f->read_source));
   json_object_set_new(est, "fresh_memory_s", json_real(f->fresh_seconds));
   json_object_set_new(est, "fresh_memory_how", json_string(f->fresh_source));
-  json_object_set_new(est, "efficiency", json_real(f->sim.efficiency));
+  json_object_set_new(est, "efficiency", json_real(f->efficiency));
   json_object_set_new(est, "cpu_hours", json_real(f->cpu_hours));
   json_object_set_new(est, "peak_rss_bytes", json_integer((json_int_t)f->peak_rss));
   json_object_set_new(est, "baseline_rss_bytes", json_integer((json_int_t)f->baseline_rss));
@@ -184,7 +184,7 @@ static void print_estimate(const wsisa_plan_report *o) {
          o->strategy, f->ranks, f->ranks > 1 ? "s" : "", f->workers, f->workers > 1 ? "s" : "",
          o->cpu_workers, o->opencl_workers, o->starpu_home);
   printf("  makespan      %s (%.0f worker-s of work, efficiency %.2f)\n",
-         fmt_seconds(a, sizeof a, f->sim.makespan), f->sim.work, f->sim.efficiency);
+         fmt_seconds(a, sizeof a, f->sim.makespan), f->sim.work, f->efficiency);
   printf("  CPU-hours     %.3g (%d x %d workers x makespan)\n", f->cpu_hours, f->ranks, f->workers);
   printf("  peak memory   %s per rank (process %s, K = %zu active paths; memory limit %s)\n",
          fmt_bytes(a, sizeof a, (double)f->peak_rss), fmt_bytes(b, sizeof b, (double)f->baseline_rss),

@@ -31,7 +31,7 @@ function(code_of path out)
   string(REGEX REPLACE "/\\*([^*]|\\*+[^*/])*\\*+/" " " text "${text}")
   string(REGEX REPLACE "//[^\n]*" "" text "${text}")
   string(REGEX REPLACE "\"([^\"\\\\\n]|\\\\.)*\"" "\"\"" text "${text}")
-  set(${out} "${text}" PARENT_SCOPE)
+  set(${out} "\n${text}" PARENT_SCOPE)
 endfunction()
 
 set(failed "")
