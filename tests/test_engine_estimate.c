@@ -255,7 +255,8 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   wsisa__models all;
   all.levels = m;
   const char *how = how_of(&wsisa__probe_levels, &all);
-  cr_expect(strstr(how, "curves' product") != NULL, "%s", how);
+  cr_expect(strstr(how, "at 1 segmentation and along the ranges of 1 parameter;") != NULL, "%s",
+            how);
   /* halfway along G2's range to the calibration's segmentation, which moved
    * G2 alone: its curve (1.5) */
   double x[WSISA_SEG_NPARAMS];
@@ -296,7 +297,7 @@ Test(engine_estimate, level_costs_take_the_interplay_measured) {
   wsisa__models all;
   all.levels = m;
   const char *how = how_of(&wsisa__probe_levels, &all);
-  cr_expect(strstr(how, "interplay") != NULL, "%s", how);
+  cr_expect(strstr(how, "the ranges of 2 parameters;") != NULL, "%s", how);
   wsisa__levels_scale(&m, m.vector[0], 1, same, scale, t);
   for (int l = 4; l < WSISA_SEG_LEVELS; l++)
     cr_expect_float_eq(t[l], 4, 1e-9, "the segmentation, level %d: %g", l + 1, t[l]);
@@ -510,7 +511,7 @@ Test(engine_estimate, busy_workers_file_read_back) {
   cr_expect_float_eq(m.calibration_busy, 1.3, 1e-12);
   cr_expect_float_eq(wsisa__busy_ratio(&m, 1), 1, 1e-12);
   const char *how = how_of(&wsisa__probe_busy, &all);
-  cr_expect(strstr(how, "1.30 busy on average in its rounds"), "%s", how);
+  cr_expect(strstr(how, "the models filled at 2 (1.30 busy)"), "%s", how);
 }
 
 /* Paths share their prefixes: two runs alike up to level 6 are one tree,

@@ -179,33 +179,14 @@ static int load(json_t *root, wsisa__models *models) {
 static int describe(const wsisa__models *models, char *how, size_t cap) {
   const wsisa__busy_model *m = &models->busy;
   if (!m->loaded) return -1;
-  char path[4200];
-  wsisa__probe_path(FILE_NAME, path, sizeof path);
-  char list[512];
-  size_t used = 0;
-  list[0] = 0;
-  for (int i = 0; i < m->n && used < sizeof list; i++)
-    used += (size_t)snprintf(list + used, sizeof list - used, "%s%d: %.2f at %.2f busy",
-                             i ? ", " : "", m->workers[i], m->factor[i], m->busy[i]);
-  char cal[96];
-  if (m->calibration_busy > 0)
-    snprintf(cal, sizeof cal, "%.2f busy on average in its rounds", m->calibration_busy);
-  else
-    snprintf(cal, sizeof cal, "its rounds' busy workers not measured: taken as the set's");
-  snprintf(how, cap,
-           "calibration: the seconds in tasks of a set of its segmentations on k CPU workers "
-           "over those on one, with the workers the set kept busy on average (%s); the models "
-           "filled with %d CPU workers, %s; the CPU task times x the factor at the run's CPU "
-           "workers busy on average (all of a machine's, or its simulation's CPU task "
-           "seconds over its makespan where that moves the factor by more than 1 %%; at "
-           "least %s) over the "
-           "factor at the models', interpolated linearly in log(busy), the last two's line "
-           "past them up to the widest width measured; %.3400s",
-           list, m->calibrated_with, cal,
-           wsisa_runtime_last_worker_sleeps()
-               ? "one worker (an idle one sleeps, the last awake of a rank too)"
-               : "a worker a rank, which StarPU keeps awake and polling",
-           path);
+  size_t used = (size_t)snprintf(how, cap, "a task at k CPU workers:");
+  for (int i = 0; i < m->n && used < cap; i++)
+    used += (size_t)snprintf(how + used, cap - used, "%s %.2fx at %d (%.2f busy)", i ? "," : "",
+                             m->factor[i], m->workers[i], m->busy[i]);
+  if (used < cap)
+    snprintf(how + used, cap - used, "; the models filled at %d (%.2f busy)", m->calibrated_with,
+             m->calibration_busy > 0 ? m->calibration_busy
+                                     : wsisa__busy_at_width(m, m->calibrated_with));
   return 0;
 }
 

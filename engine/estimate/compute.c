@@ -313,8 +313,9 @@ static void figures(const wsisa_estimate *est, const wsisa_estimate_plan *plan,
    * the first writes, count against it */
   out->sim.work = work * out->busy_factor;
   double capacity = out->sim.makespan * plan->ranks * ps->total;
-  out->efficiency =
-      capacity > 0 ? work * wsisa__busy_ratio(&est->models.busy, 1) / capacity : 1.0;
+  double alone = wsisa__busy_ratio(&est->models.busy, 1);
+  out->busy_slowdown = alone > 0 ? out->busy_factor / alone : 1;
+  out->efficiency = capacity > 0 ? work * alone / capacity : 1.0;
   out->sim.efficiency = capacity > 0 ? out->sim.work / capacity : 1.0;
   out->cpu_hours = capacity / 3600.0;
 }

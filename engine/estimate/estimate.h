@@ -109,7 +109,7 @@ typedef struct wsisa_estimate_plan {
 } wsisa_estimate_plan;
 
 /* How a calibration probe's measure entered the estimate, in a line. */
-#define WSISA_EST_HOW 4800
+#define WSISA_EST_HOW 512
 #define WSISA_EST_MAX_LISTED 8
 typedef struct wsisa_estimate_figures {
   wsisa_sim_result sim;     /* makespan (with the first writes), work (as slow as
@@ -125,6 +125,7 @@ typedef struct wsisa_estimate_figures {
   double busy_factor;       /* the CPU task times x this: the workers busy at once
                              * against calibration's */
   double busy_workers;      /* ... the CPU workers busy on average on a machine, it taken at */
+  double busy_slowdown;     /* ... a CPU task's time then over its time alone */
   double fresh_seconds;     /* a rank's first writes of its working set, over its
                              * workers, in the makespan */
   /* how each probe's measure was taken in (object_source empty: object

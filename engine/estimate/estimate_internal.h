@@ -128,7 +128,6 @@ typedef struct wsisa__reads_model {
 typedef struct wsisa__fresh_model {
   int loaded;
   double seconds_per_byte;
-  long long map_mib; /* the mappings timed */
 } wsisa__fresh_model;
 
 /* Each level's time (CPU seconds of one CPU worker, calibration's largest

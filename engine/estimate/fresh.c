@@ -44,7 +44,6 @@ static int load(json_t *root, wsisa__models *models) {
       !(s >= 0) || !isfinite(s))
     return -1;
   m->seconds_per_byte = s / (double)bytes;
-  m->map_mib = (long long)(bytes >> 20);
   m->loaded = 1;
   return 0;
 }
@@ -52,13 +51,7 @@ static int load(json_t *root, wsisa__models *models) {
 static int describe(const wsisa__models *models, char *how, size_t cap) {
   const wsisa__fresh_model *m = &models->fresh;
   if (!m->loaded) return -1;
-  char path[4200];
-  wsisa__probe_path(FILE_NAME, path, sizeof path);
-  snprintf(how, cap,
-           "calibration: a page's first write %.2f s/GiB (median of %d maps of %lld MiB); a "
-           "rank's working set (peak memory over the process before any tile) at that rate, "
-           "spread over its workers; %s",
-           m->seconds_per_byte * (double)(1 << 30), MAPS, m->map_mib, path);
+  snprintf(how, cap, "a page's first write %.2f s/GiB", m->seconds_per_byte * (double)(1 << 30));
   return 0;
 }
 

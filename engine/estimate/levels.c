@@ -431,18 +431,15 @@ static int describe(const wsisa__models *models, char *how, size_t cap) {
   if (!m->loaded) return -1;
   int measured = 0;
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) measured += m->npoints[p] > 1;
-  char pair_how[128] = "", path[4200];
-  if (m->pair[0] >= 0)
-    snprintf(pair_how, sizeof pair_how, ", %s and %s together over their values' grid",
+  char pair_how[128] = "";
+  if (m->pair[0] >= 0 && m->pair[1] >= 0 && m->pair[0] != m->pair[1])
+    snprintf(pair_how, sizeof pair_how, ", %s and %s together over their grid",
              wsisa_seg_param_name(m->pair[0]), wsisa_seg_param_name(m->pair[1]));
-  wsisa__probe_path(FILE_NAME, path, sizeof path);
   snprintf(how, cap,
-           "calibration on a %dx%d tile: each level timed at its %zu segmentations (the "
-           "reference's defaults among them), across %d parameters' ranges%s; %s; a run's level "
-           "time: the curves' product at its values, times the interplay the calibration's "
-           "segmentations measured (their time over their product) by the share of their joint "
-           "move it makes, over the mean of those whose footprints it shares",
-           m->width, m->height, m->nvectors, measured, pair_how, path);
+           "each level on a %dx%d tile at %zu segmentation%s and along the ranges of %d "
+           "parameter%s%s; a run's level tasks at its values",
+           m->width, m->height, m->nvectors, m->nvectors == 1 ? "" : "s", measured,
+           measured == 1 ? "" : "s", pair_how);
   return 0;
 }
 

@@ -311,19 +311,13 @@ static int describe(const wsisa__models *models, char *how, size_t cap) {
     top_c += m->seg_cold[l][k] * m->seg_fine[l][k];
     top_h += m->seg_hit[l][k] * m->seg_fine[l][k];
   }
-  char path[4200];
-  wsisa__probe_path(FILE_NAME, path, sizeof path);
   snprintf(how, cap,
-           "calibration on a %dx%d tile: levels 6-7 with an empty store %.2f x and a full one "
-           "%.2f x their fine-grain time at the defaults, %.2f x and %.2f x at the costliest of "
-           "%d segmentations (a run's ratios at its level time, interpolated in log between "
-           "them), %d parameters' changes measured; each level-6/7 task priced by what the "
-           "store of its tile on its rank holds, followed through %d stand-in objects whose "
-           "changes follow those measured; %s",
+           "levels 6-7 on a %dx%d tile %.2fx their fine-grain time with an empty store, %.2fx "
+           "with a full one (%.2fx, %.2fx at the costliest of %d segmentations), %d parameters' "
+           "changes; a task by what its tile's store holds",
            m->width, m->height, (m->cold[0] * f[0] + m->cold[1] * f[1]) / (f[0] + f[1]),
            (m->hit[0] * f[0] + m->hit[1] * f[1]) / (f[0] + f[1]), top_c / top_f, top_h / top_f,
-           m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured,
-           WSISA__OBJECTS_STANDINS, path);
+           m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured);
   return 0;
 }
 

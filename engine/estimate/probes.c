@@ -43,8 +43,10 @@ void wsisa__probes_load(wsisa__models *m) {
 
 void wsisa__probes_describe(const wsisa__models *m, wsisa_estimate_figures *f) {
   for (size_t i = 0; i < NPROBES; i++) {
-    char *how = (char *)f + probes[i]->how;
-    if (probes[i]->describe(m, how, WSISA_EST_HOW))
+    char *how = (char *)f + probes[i]->how, line[WSISA_EST_HOW];
+    if (probes[i]->describe(m, line, sizeof line) == 0)
+      snprintf(how, WSISA_EST_HOW, "calibration: %.400s; %s", line, probes[i]->file);
+    else
       snprintf(how, WSISA_EST_HOW, "not measured (wsisa calibrate measures it): %s",
                probes[i]->unmeasured);
   }

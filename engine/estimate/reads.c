@@ -56,18 +56,10 @@ static int load(json_t *root, wsisa__models *models) {
 static int describe(const wsisa__models *models, char *how, size_t cap) {
   const wsisa__reads_model *m = &models->reads;
   if (!m->loaded) return -1;
-  char list[256], path[4200];
-  size_t used = 0;
-  list[0] = 0;
-  for (int i = 0; i < m->n && used < sizeof list; i++)
-    used += (size_t)snprintf(list + used, sizeof list - used, "%s%.1f ms at %.2f Mpx",
-                             i ? ", " : "", 1e3 * m->seconds[i], m->pixels[i] / 1e6);
-  wsisa__probe_path(FILE_NAME, path, sizeof path);
-  snprintf(how, cap,
-           "calibration: a tile's read as a run reads it (its halo, its colour statistics; "
-           "median of %d) on the submitting thread, %s; a tile's by the calibrated one nearest "
-           "in pixels, per pixel; %s",
-           READS, list, path);
+  size_t used = (size_t)snprintf(how, cap, "a tile's read");
+  for (int i = 0; i < m->n && used < cap; i++)
+    used += (size_t)snprintf(how + used, cap - used, "%s %.1f ms at %.2f Mpx", i ? "," : "",
+                             1e3 * m->seconds[i], m->pixels[i] / 1e6);
   return 0;
 }
 
