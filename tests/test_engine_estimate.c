@@ -1062,7 +1062,8 @@ Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
   fixture_make(&f, WSISA_REUSE_STAGE);
   double inf = INFINITY, never[WSISA_SEG_LEVELS * 2];
   for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf;
-  wsisa__sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL, NULL, NULL, NULL};
+  wsisa__sim_costs none = {1,     2,         &f.open, &f.open_path, &inf, &inf, &inf,
+                           never, f.variant, NULL,    NULL,         NULL, NULL, NULL};
   wsisa__sim_costs same = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                           f.level, f.variant, NULL, NULL, NULL, NULL, NULL};
   const wsisa__sim_costs *ocl[] = {&none, &same};
@@ -1089,7 +1090,8 @@ Test(engine_estimate, unit_placement_keeps_a_unit_on_its_kind) {
   for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf, slow[i] = 2 * f.level[i];
   const double slow_stage = 2 * f.stage, slow_measure = 2 * f.measure,
                slow_background = 2 * f.background;
-  wsisa__sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL, NULL, NULL, NULL};
+  wsisa__sim_costs none = {1,     2,         &f.open, &f.open_path, &inf, &inf, &inf,
+                           never, f.variant, NULL,    NULL,         NULL, NULL, NULL};
   wsisa__sim_costs twice = {1, 2, &f.open, &f.open_path, &slow_stage, &slow_measure,
                            &slow_background, slow, f.variant, NULL, NULL, NULL, NULL, NULL};
   const wsisa__sim_costs *ocl[] = {&none, &twice};

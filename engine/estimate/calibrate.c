@@ -283,8 +283,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
                           wsisa_calibrate_report *out, wsisa_err *e) {
   memset(out, 0, sizeof *out);
   if (!study->segmentation)
-    return wsisa_error(e, WSISA_EUSAGE, "%s: no inputs: a pure SA study has no workflow to calibrate",
-                       study->path);
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: no inputs: a pure SA study has no workflow to calibrate", study->path);
   double t0 = wsisa_now();
   double *rows = NULL;
   size_t nruns = 0;

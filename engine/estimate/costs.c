@@ -1,14 +1,11 @@
-/* The estimate's costs (seed 004; docs/architecture.md, "The estimate"): what
- * each piece of a study's workflow costs on each of its tile shapes, on each
- * kind of worker StarPU started, read from this host's history performance
- * models. The workflow is dry-run (wsisa_codelets_record): every codelet task
- * it would submit is built, its footprint and data size taken as StarPU's
- * models see them, and looked up in the models. A footprint never measured
- * is interpolated: the same task measured on other tile shapes (found by
- * recomputing its footprint on every shape whose pixel count matches a
- * model entry's size) gives a per-pixel cost across sizes; failing that,
- * the codelet's other footprints give a per-byte cost (seed 004 §3.2: "the
- * closest simulations in terms of the total number of grid points"). */
+/* The estimate's costs (seed 004; docs/architecture.md, "The estimate in
+ * detail"): what each piece of a study's workflow costs on each of its tile
+ * shapes and kinds of worker. The workflow is dry-run (wsisa_codelets_record)
+ * and each codelet task's footprint and size looked up in this host's history
+ * models; a footprint never measured is interpolated per pixel from the same
+ * task on other tile shapes, else per byte from the codelet's other
+ * footprints (seed 004 §3.2: "the closest simulations in terms of the total
+ * number of grid points"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,8 +78,8 @@ static void recording_clear(wsisa__recording *r) {
 
 /* The measure of a mask against the reference, as the executor submits it:
  * comparison, objects, [object matching], [the feature reduction]. */
-static int dry_measure(const wsisa_estimate *est, wsisa__recording *rec, const wsisa_tile_data *tile,
-                       starpu_data_handle_t mask, starpu_data_handle_t ref,
+static int dry_measure(const wsisa_estimate *est, wsisa__recording *rec,
+                       const wsisa_tile_data *tile, starpu_data_handle_t mask, starpu_data_handle_t ref,
                        starpu_data_handle_t ref_labels, int reference,
                        starpu_data_handle_t *labels_out, wsisa_err *e) {
   uint64_t counts[3] = {0}, nuclei = 0, match[WSISA_MATCH_FIELDS] = {0};
@@ -160,7 +157,8 @@ static int dry_shape(const wsisa_estimate *est, int w, int h, wsisa__profile *pr
   if (!rc && est->features) rc = wsisa_workflow_channels_submit(&tile, 1, e);
   wsisa_codelets_record(record_task, &pr->step[WSISA__ST_REFERENCE]);
   if (!rc) rc = wsisa_workflow_segment_submit(&tile, wsisa_seg_defaults(), ref, e);
-  if (!rc) rc = dry_measure(est, &pr->step[WSISA__ST_REFERENCE], &tile, ref, ref, NULL, 1, &ref_labels, e);
+  if (!rc)
+    rc = dry_measure(est, &pr->step[WSISA__ST_REFERENCE], &tile, ref, ref, NULL, 1, &ref_labels, e);
   wsisa_codelets_record(record_task, &pr->step[WSISA__ST_BACKGROUND]);
   int skip = 0;
   if (!rc) rc = wsisa_workflow_background_skip(&tile, wsisa_seg_defaults(), &skip, e);
@@ -173,7 +171,8 @@ static int dry_shape(const wsisa_estimate *est, int w, int h, wsisa__profile *pr
       wsisa_workflow_task_release(l, &p); /* only the level's own output is new */
     }
   wsisa_codelets_record(record_task, &pr->step[WSISA__ST_MEASURE]);
-  if (!rc) rc = dry_measure(est, &pr->step[WSISA__ST_MEASURE], &tile, mask, ref, ref_labels, 0, NULL, e);
+  if (!rc)
+    rc = dry_measure(est, &pr->step[WSISA__ST_MEASURE], &tile, mask, ref, ref_labels, 0, NULL, e);
 out:
   wsisa_codelets_record(NULL, NULL);
   for (size_t i = 0; i < est->nsteps; i++)
@@ -517,8 +516,8 @@ static int lookup(wsisa_estimate *est, const wsisa__profile *pr, size_t st, size
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   /* the task's bytes: a fixed part and a part per pixel */
-  const wsisa__rec_task *p0 = st < est->nsteps && i < est->probe[0].step[st].n ? &est->probe[0].step[st].t[i] : NULL;
-  const wsisa__rec_task *p1 = st < est->nsteps && i < est->probe[1].step[st].n ? &est->probe[1].step[st].t[i] : NULL;
+  const wsisa__rec_task *p0 = i < est->probe[0].step[st].n ? &est->probe[0].step[st].t[i] : NULL;
+  const wsisa__rec_task *p1 = i < est->probe[1].step[st].n ? &est->probe[1].step[st].t[i] : NULL;
   double bpp = p0 && p1 ? (p1->size - p0->size) / 64.0 : 0;
   double fixed = p0 ? p0->size - bpp * 64.0 * 64.0 : 0;
   double npix = (double)pr->w * pr->h;

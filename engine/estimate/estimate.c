@@ -75,7 +75,8 @@ int wsisa__estimate_run_costs(wsisa_study *study, const wsisa_estimate_request *
                               const char **cost_source, double level_cost[WSISA_SEG_LEVELS],
                               wsisa_estimate **est, wsisa_err *e) {
   *est = NULL;
-  int want_models = strcmp(*cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
+  int want_models =
+      strcmp(*cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
   if (wsisa_estimate_models_present()) {
     wsisa_err why = WSISA_ERR_INIT;
     /* an estimate that cannot be made leaves the run as it was */

@@ -86,7 +86,6 @@ void wsisa__probe_tile_close(wsisa__probe_tile *t);
 /* A probe's file FILE beside the performance models,
  * $STARPU_HOME/.starpu/sampling/FILE; read: NULL when absent or not JSON;
  * write: root taken (NULL: out of memory). */
-void wsisa__probe_path(const char *file, char *path, size_t cap);
 json_t *wsisa__probe_read(const char *file);
 int wsisa__probe_write(json_t *root, const char *file, wsisa_err *e);
 /* The one CPU worker's thread CPU clock: its work whatever else the machine

@@ -31,7 +31,8 @@ void wsisa__probe_tile_close(wsisa__probe_tile *t) {
   t->rgb = NULL;
 }
 
-void wsisa__probe_path(const char *file, char *path, size_t cap) {
+/* $STARPU_HOME/.starpu/sampling/FILE */
+static void file_path(const char *file, char *path, size_t cap) {
   wsisa_runtime_default_home();
   const char *home = getenv("STARPU_HOME");
   snprintf(path, cap, "%s/.starpu/sampling/%s", home ? home : ".", file);
@@ -39,13 +40,13 @@ void wsisa__probe_path(const char *file, char *path, size_t cap) {
 
 json_t *wsisa__probe_read(const char *file) {
   char path[4200];
-  wsisa__probe_path(file, path, sizeof path);
+  file_path(file, path, sizeof path);
   return json_load_file(path, 0, NULL);
 }
 
 int wsisa__probe_write(json_t *root, const char *file, wsisa_err *e) {
   char path[4200];
-  wsisa__probe_path(file, path, sizeof path);
+  file_path(file, path, sizeof path);
   int rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
                ? 0
                : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);

@@ -30,6 +30,7 @@ int wsisa__probes_run(const wsisa__probe_input *in, wsisa_err *e) {
       wsisa_runtime_shutdown();
       up = 0;
     }
+    wsisa_log(WSISA_LOG_INFO, "calibrate", "probe: %s (%s)", p->name, p->file);
     json_t *root = NULL;
     if (!(rc = p->probe(in, &root, e))) rc = wsisa__probe_write(root, p->file, e);
   }

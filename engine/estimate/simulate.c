@@ -1,20 +1,9 @@
-/* The estimate's schedule (docs/architecture.md, "The estimate"): a study's
- * units on N ranks of W workers as a discrete-event simulation of the unit
- * queue (engine/exec/units.c) and the executor (engine/exec/executor.c), with the
- * costs of each piece of work given; and the searches built on it. The
- * simulation knows the points where the executor waits: a rank keeps
- * WSISA_EXEC_OPEN_TILES tiles open, so a unit of another tile waits for the
- * units in flight of the tile opened first (then closed), and the opening
- * reads the tile on the submitting thread (no worker's time) and waits for
- * the tile's stage; after the stage come the background counts of
- * every distinct (B, G, R) of the study and the tile's reference, which runs
- * while the tile's units are submitted (a leaf's measure reads it); a level-1
- * node waits for its count if it has not finished; a leaf waits
- * while K paths are active; a rank holds its credit of units at most
- * (wsisa__units_credit: one per worker, two at least). Everything else is
- * list scheduling: ready tasks, first come first served, each on the worker
- * where it would finish first (dmda's placement): CPU workers and OpenCL
- * workers at their own costs. */
+/* The estimate's schedule (docs/architecture.md, "The estimate in detail"):
+ * a study's units on N ranks of W workers as a discrete-event simulation of
+ * the unit queue (engine/exec/units.c) and the executor
+ * (engine/exec/executor.c) at the points where they wait, over the costs of
+ * each piece of work; else list scheduling, each ready task on the worker
+ * where it would finish first (dmda's placement). And deadline -> ranks. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
