@@ -21,6 +21,33 @@ static const char *how_of(const wsisa__probe *p, const wsisa__models *m) {
   return how;
 }
 
+/* The probes' table: each figure's line says how its probe's measure was
+ * taken in, or that calibration did not measure it; the object probe runs
+ * only for a study with object reuse. */
+Test(engine_estimate, each_probe_says_how_it_was_taken_in) {
+  wsisa__models m;
+  memset(&m, 0, sizeof m);
+  wsisa_estimate_figures f;
+  memset(&f, 0, sizeof f);
+  wsisa__probes_describe(&m, &f);
+  const char *lines[] = {f.level_source, f.object_source, f.busy_source, f.read_source,
+                         f.fresh_source};
+  for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+    cr_expect(strncmp(lines[i], "not measured (wsisa calibrate measures it): ", 44) == 0, "%s",
+              lines[i]);
+  m.fresh.loaded = 1;
+  m.fresh.seconds_per_byte = 2.0 / (1 << 30);
+  wsisa__probes_describe(&m, &f);
+  cr_expect_str_eq(f.fresh_source, "calibration: a page's first write 2.00 s/GiB; "
+                                   "wsisa_fresh_memory.json");
+  cr_expect(strncmp(f.read_source, "not measured", 12) == 0, "%s", f.read_source);
+  wsisa__probe_input in;
+  memset(&in, 0, sizeof in);
+  cr_expect(!wsisa__probe_objects.wanted(&in), "object reuse off: no object probe");
+  in.object_reuse = 1;
+  cr_expect(wsisa__probe_objects.wanted(&in));
+}
+
 /* ---- interpolation across sizes ------------------------------------------------ */
 
 Test(engine_estimate, interpolates_per_unit_cost_in_log_size) {

@@ -1,8 +1,9 @@
 /* engine/estimate's own declarations, shared by its files and included from
  * engine/estimate/ alone (and its test suite): the simulation, the probes
- * and their models, the costs. Its files call down this list's order:
- * calibrate, estimate -> compute -> costs -> probes (the table) -> busy,
- * fresh, levels, objects, reads -> probe (their ground); simulate -> objects. */
+ * and their models, the costs. Its files call only down this order
+ * (cmake/check_calls.cmake): calibrate, estimate; compute; simulate, costs;
+ * probes (the table); levels, objects, reads, fresh, busy; probe (their
+ * ground). */
 #ifndef WSISA_ENGINE_ESTIMATE_INTERNAL_H
 #define WSISA_ENGINE_ESTIMATE_INTERNAL_H
 
