@@ -104,7 +104,7 @@ static json_t *estimate_json(const wsisa_plan_report *o) {
   json_object_set_new(est, "tile_reads_how", json_string(f->read_source));
   json_object_set_new(est, "fresh_memory_s", json_real(f->fresh_seconds));
   json_object_set_new(est, "fresh_memory_how", json_string(f->fresh_source));
-  json_object_set_new(est, "efficiency", json_real(f->sim.efficiency));
+  json_object_set_new(est, "efficiency", json_real(f->efficiency));
   json_object_set_new(est, "cpu_hours", json_real(f->cpu_hours));
   json_object_set_new(est, "peak_rss_bytes", json_integer((json_int_t)f->peak_rss));
   json_object_set_new(est, "baseline_rss_bytes", json_integer((json_int_t)f->baseline_rss));
@@ -183,8 +183,13 @@ static void print_estimate(const wsisa_plan_report *o) {
          "models (STARPU_HOME=%s)\n",
          o->strategy, f->ranks, f->ranks > 1 ? "s" : "", f->workers, f->workers > 1 ? "s" : "",
          o->cpu_workers, o->opencl_workers, o->starpu_home);
-  printf("  makespan      %s (%.0f worker-s of work, efficiency %.2f)\n",
-         fmt_seconds(a, sizeof a, f->sim.makespan), f->sim.work, f->sim.efficiency);
+  printf("  makespan      %s (%.0f worker-s of work: the workers busy %.0f%% of it)\n",
+         fmt_seconds(a, sizeof a, f->sim.makespan), f->sim.work, 100 * f->sim.efficiency);
+  printf("  efficiency    %.2f over one worker alone (T1 / (p x Tp))", f->efficiency);
+  if (f->busy_slowdown != 1)
+    printf(": a CPU task %.2fx its time alone with %.1f CPU workers busy", f->busy_slowdown,
+           f->busy_workers);
+  printf("\n");
   printf("  CPU-hours     %.3g (%d x %d workers x makespan)\n", f->cpu_hours, f->ranks, f->workers);
   printf("  peak memory   %s per rank (process %s, K = %zu active paths; memory limit %s)\n",
          fmt_bytes(a, sizeof a, (double)f->peak_rss), fmt_bytes(b, sizeof b, (double)f->baseline_rss),

@@ -8,6 +8,9 @@
 # starpu.h, or one other than io/ OpenSlide. Inside engine/, each room (a
 # sub-folder with one header) includes only its own header and the headers
 # of the rooms below it, in engine_rooms' order: no circle between rooms.
+# A room may keep its own declarations in <room>/<room>_internal.h, which
+# only its own files include (and its test suite, tests/test_<room>*.c with
+# the room's path joined by _).
 cmake_minimum_required(VERSION 3.18)
 if(NOT SOURCE_DIR)
   message(FATAL_ERROR "check_layers: give -DSOURCE_DIR=<the source tree>")
@@ -71,6 +74,8 @@ foreach(dir ${folders})
             string(APPEND problems "\n  ${f}: includes ${header}: not a room of engine/ (${engine_rooms})")
           elseif(to_index GREATER from_index)
             string(APPEND problems "\n  ${f}: includes ${header}: engine/${from_room}/ may not use engine/${to_room}/, a room above it")
+          elseif(header STREQUAL "engine/${to_room}/${to_room}_internal.h")
+            # its own room's: checked with every internal header below
           elseif(NOT header STREQUAL "engine/${to_room}/${to_room}.h")
             string(APPEND problems "\n  ${f}: includes ${header}: a room has one header, engine/${to_room}/${to_room}.h")
           endif()
@@ -103,24 +108,44 @@ if(IS_DIRECTORY ${SOURCE_DIR}/engine)
   endforeach()
   foreach(room ${engine_rooms})
     file(GLOB headers RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/engine/${room}/*.h)
-    list(REMOVE_ITEM headers engine/${room}/${room}.h)
+    list(REMOVE_ITEM headers engine/${room}/${room}.h engine/${room}/${room}_internal.h)
     foreach(h ${headers})
-      string(APPEND problems "\n  ${h}: engine/${room}/ has one header, ${room}.h")
+      string(APPEND problems "\n  ${h}: engine/${room}/ has one header, ${room}.h (and its own ${room}_internal.h)")
     endforeach()
   endforeach()
 endif()
+# A room's internal header, <dir>/<name>_internal.h with <name> its folder's
+# name, is its own: included from <dir>/ and from its suite alone.
+set(product "")
+foreach(dir ${folders})
+  file(GLOB_RECURSE found RELATIVE ${SOURCE_DIR}
+       ${SOURCE_DIR}/${dir}/*.c ${SOURCE_DIR}/${dir}/*.h ${SOURCE_DIR}/${dir}/*.cpp)
+  list(APPEND product ${found})
+endforeach()
+file(GLOB_RECURSE suites RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/tests/*.c ${SOURCE_DIR}/tests/*.h)
+foreach(f ${product} ${suites})
+  file(STRINGS ${SOURCE_DIR}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"[^\"]*_internal\\.h\"")
+  foreach(line ${lines})
+    string(REGEX REPLACE ".*\"([^\"]+)\".*" "\\1" header "${line}")
+    get_filename_component(room ${header} DIRECTORY)
+    get_filename_component(name ${header} NAME)
+    get_filename_component(last "${room}" NAME)
+    if(NOT name STREQUAL "${last}_internal.h")
+      continue()
+    endif()
+    string(REPLACE "/" "_" suite "${room}")
+    if(NOT f MATCHES "^${room}/" AND NOT f MATCHES "^tests/test_${suite}(_[a-z0-9_]+)?\\.c$")
+      string(APPEND problems "\n  ${f}: includes ${header}: ${room}/'s own, for its files and tests/test_${suite}*.c alone")
+    endif()
+  endforeach()
+endforeach()
+
 # codelets/: codelets.h is its one public header. Outside codelets/, no file
 # includes its kernels' header or anything else of codelets/cpu/ (what the
 # rest of the program may use of them, codelets.h publishes); inside,
 # codelets/ocl/ (the OpenCL plumbing) includes nothing of codelets/ outside
 # itself, so the plumbing knows no operation.
-set(codelets_users "")
-foreach(dir ${folders})
-  file(GLOB_RECURSE found RELATIVE ${SOURCE_DIR}
-       ${SOURCE_DIR}/${dir}/*.c ${SOURCE_DIR}/${dir}/*.h ${SOURCE_DIR}/${dir}/*.cpp)
-  list(APPEND codelets_users ${found})
-endforeach()
-foreach(f ${codelets_users})
+foreach(f ${product})
   file(STRINGS ${SOURCE_DIR}/${f} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"codelets/")
   foreach(line ${lines})
     string(REGEX REPLACE ".*\"(codelets/[^\"]+)\".*" "\\1" header "${line}")

@@ -10,24 +10,58 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 #include "io/io.h"
 #include "testutil.h"
+
+/* A probe's line on the models m. */
+static const char *how_of(const wsisa__probe *p, const wsisa__models *m) {
+  static char how[WSISA_EST_HOW];
+  cr_assert_eq(p->describe(m, how, sizeof how), 0, "%s: not measured", p->name);
+  return how;
+}
+
+/* The probes' table: each figure's line says how its probe's measure was
+ * taken in, or that calibration did not measure it; the object probe runs
+ * only for a study with object reuse. */
+Test(engine_estimate, each_probe_says_how_it_was_taken_in) {
+  wsisa__models m;
+  memset(&m, 0, sizeof m);
+  wsisa_estimate_figures f;
+  memset(&f, 0, sizeof f);
+  wsisa__probes_describe(&m, &f);
+  const char *lines[] = {f.level_source, f.object_source, f.busy_source, f.read_source,
+                         f.fresh_source};
+  for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+    cr_expect(strncmp(lines[i], "not measured (wsisa calibrate measures it): ", 44) == 0, "%s",
+              lines[i]);
+  m.fresh.loaded = 1;
+  m.fresh.seconds_per_byte = 2.0 / (1 << 30);
+  wsisa__probes_describe(&m, &f);
+  cr_expect_str_eq(f.fresh_source, "calibration: a page's first write 2.00 s/GiB; "
+                                   "wsisa_fresh_memory.json");
+  cr_expect(strncmp(f.read_source, "not measured", 12) == 0, "%s", f.read_source);
+  wsisa__probe_input in;
+  memset(&in, 0, sizeof in);
+  cr_expect(!wsisa__probe_objects.wanted(&in), "object reuse off: no object probe");
+  in.object_reuse = 1;
+  cr_expect(wsisa__probe_objects.wanted(&in));
+}
 
 /* ---- interpolation across sizes ------------------------------------------------ */
 
 Test(engine_estimate, interpolates_per_unit_cost_in_log_size) {
   const double x[] = {4e6, 1e6}, t[] = {8, 1}; /* 2 and 1 µs per pixel */
   /* halfway in log size: 1.5 per pixel */
-  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 2e6), 3.0, 1e-9);
+  cr_expect_float_eq(wsisa__est_interpolate(x, t, 2, 2e6), 3.0, 1e-9);
   /* on a point: its own time */
-  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 1e6), 1.0, 1e-12);
+  cr_expect_float_eq(wsisa__est_interpolate(x, t, 2, 1e6), 1.0, 1e-12);
   /* outside the sizes seen: the nearest one's cost per pixel, no trend */
-  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 8e6), 16.0, 1e-9);
-  cr_expect_float_eq(wsisa_est_interpolate(x, t, 2, 5e5), 0.5, 1e-12);
+  cr_expect_float_eq(wsisa__est_interpolate(x, t, 2, 8e6), 16.0, 1e-9);
+  cr_expect_float_eq(wsisa__est_interpolate(x, t, 2, 5e5), 0.5, 1e-12);
   /* one point: proportional */
-  cr_expect_float_eq(wsisa_est_interpolate(x, t, 1, 1e6), 2.0, 1e-12);
-  cr_expect(isnan(wsisa_est_interpolate(x, t, 0, 1e6)));
+  cr_expect_float_eq(wsisa__est_interpolate(x, t, 1, 1e6), 2.0, 1e-12);
+  cr_expect(isnan(wsisa__est_interpolate(x, t, 0, 1e6)));
 }
 
 /* ---- the schedule on known costs ------------------------------------------------- */
@@ -70,12 +104,12 @@ static void fixture_make(fixture *f, wsisa_reuse_strategy s) { fixture_make_runs
 
 static double simulate(fixture *f, size_t ntiles, int ranks, int workers, size_t k, int share,
                        const uint8_t *done, wsisa_sim_result *r) {
-  wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
+  wsisa__sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
                        f->level, f->variant, NULL, NULL, NULL, NULL, NULL};
-  wsisa_sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL, 0,
+  wsisa__sim_job j = {ntiles, f->shape, f->b, f->params, share, k, done, ranks, workers, NULL, 0,
                      WSISA_PLACEMENT_TASK};
   wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__sim_run(&c, &j, r, &e), 0, "%s", e.msg);
   return r->makespan;
 }
 
@@ -126,13 +160,13 @@ Test(engine_estimate, the_reference_runs_while_the_units_are_submitted) {
   fixture_make(&f, WSISA_REUSE_STAGE);
   const double reference[] = {40, 70};
   for (int i = 0; i < 2; i++) {
-    wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+    wsisa__sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                          f.level, f.variant, NULL, NULL, &reference[i], &reference[i], NULL};
-    wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 2, NULL, 0,
+    wsisa__sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 2, NULL, 0,
                        WSISA_PLACEMENT_TASK};
     wsisa_sim_result r;
     wsisa_err e = WSISA_ERR_INIT;
-    cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+    cr_assert_eq(wsisa__sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
     /* worker 0: the stage, the count, then both chains in turn while worker
      * 1 holds the reference from 10 s. Reference 40 s: levels 1-6 end at
      * 46.5 and 52.5 on worker 0; the first chain's level 7 and measure go to
@@ -155,12 +189,12 @@ Test(engine_estimate, a_tile_read_holds_the_submitter_not_a_worker) {
   fixture f;
   fixture_make(&f, WSISA_REUSE_STAGE);
   const double read = 5;
-  wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+  wsisa__sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                        f.level, f.variant, NULL, NULL, NULL, NULL, &read};
-  wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0, WSISA_PLACEMENT_TASK};
+  wsisa__sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0, WSISA_PLACEMENT_TASK};
   wsisa_sim_result r;
   wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
   /* one_worker_runs_everything_in_turn's 70.5 s after the read */
   cr_expect_float_eq(r.makespan, 5 + 70.5, 1e-9, "makespan %g", r.makespan);
   cr_expect_float_eq(r.work, 70.5, 1e-9, "work %g", r.work);
@@ -199,12 +233,12 @@ Test(engine_estimate, each_run_is_priced_at_its_parameter_values) {
    * lets more of the tile through) */
   double scale[2 * WSISA_SEG_LEVELS];
   for (int i = 0; i < 2 * WSISA_SEG_LEVELS; i++) scale[i] = i < WSISA_SEG_LEVELS ? 1 : 2;
-  wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+  wsisa__sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                        f.level, f.variant, NULL, scale, NULL, NULL, NULL};
-  wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0, WSISA_PLACEMENT_TASK};
+  wsisa__sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, 1, 1, NULL, 0, WSISA_PLACEMENT_TASK};
   wsisa_sim_result r;
   wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
   /* open, count, then (28 + 2) and (2 x 28 + 2) */
   cr_expect_float_eq(r.makespan, 10 + 0.5 + 30 + 58, 1e-9, "makespan %g", r.makespan);
   cr_expect_eq(r.level_tasks[0], 2);
@@ -239,24 +273,27 @@ Test(engine_estimate, level_costs_follow_the_parameters_measured) {
   uint8_t same[WSISA_SEG_LEVELS];
   memset(same, 1, sizeof same);
   double scale[WSISA_SEG_LEVELS];
-  char how[1024];
   /* a run at the defaults, where the curves were measured: the models' mean
    * is the G2 = 2 segmentation's, so levels 5-7 cost half of it; G2 leaves
    * levels 1-4 alone */
-  cr_assert_eq(wsisa__levels_scale(&m, wsisa_seg_defaults(), 1, same, scale, NULL, how, sizeof how), 0);
+  wsisa__levels_scale(&m, wsisa_seg_defaults(), 1, same, scale, NULL);
   for (int l = 0; l < WSISA_SEG_LEVELS; l++)
     cr_expect_float_eq(scale[l], l >= 4 ? 0.5 : 1, 1e-12, "level %d: %g", l + 1, scale[l]);
-  cr_expect(strstr(how, "curves' product") != NULL, "%s", how);
+  wsisa__models all;
+  all.levels = m;
+  const char *how = how_of(&wsisa__probe_levels, &all);
+  cr_expect(strstr(how, "at 1 segmentation and along the ranges of 1 parameter;") != NULL, "%s",
+            how);
   /* halfway along G2's range to the calibration's segmentation, which moved
    * G2 alone: its curve (1.5) */
   double x[WSISA_SEG_NPARAMS];
   memcpy(x, wsisa_seg_defaults(), sizeof x);
   x[WSISA_P_G2] = 23.5;
-  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, NULL, how, sizeof how), 0);
+  wsisa__levels_scale(&m, x, 1, same, scale, NULL);
   cr_expect_float_eq(scale[6], 1.5 / 2, 1e-12, "level 7: %g", scale[6]);
   cr_expect_float_eq(scale[3], 1, 1e-12, "level 4: %g", scale[3]);
   /* the calibration's own segmentation costs what the models say */
-  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, NULL, how, sizeof how), 0);
+  wsisa__levels_scale(&m, m.vector[0], 1, same, scale, NULL);
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) cr_expect_float_eq(scale[l], 1, 1e-12);
 }
 
@@ -280,18 +317,20 @@ Test(engine_estimate, level_costs_take_the_interplay_measured) {
   uint8_t same[WSISA_SEG_LEVELS];
   memset(same, 1, sizeof same);
   double t[WSISA_SEG_LEVELS], scale[WSISA_SEG_LEVELS], x[WSISA_SEG_NPARAMS];
-  char how[1024];
   memcpy(x, wsisa_seg_defaults(), sizeof x);
   x[WSISA_P_G1] = 5;
-  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, t, how, sizeof how), 0);
+  wsisa__levels_scale(&m, x, 1, same, scale, t);
   cr_expect_float_eq(t[5], 0.5, 1e-12, "G1 alone, level 6: %g", t[5]);
-  cr_expect(strstr(how, "interplay") != NULL, "%s", how);
-  cr_assert_eq(wsisa__levels_scale(&m, m.vector[0], 1, same, scale, t, how, sizeof how), 0);
+  wsisa__models all;
+  all.levels = m;
+  const char *how = how_of(&wsisa__probe_levels, &all);
+  cr_expect(strstr(how, "the ranges of 2 parameters;") != NULL, "%s", how);
+  wsisa__levels_scale(&m, m.vector[0], 1, same, scale, t);
   for (int l = 4; l < WSISA_SEG_LEVELS; l++)
     cr_expect_float_eq(t[l], 4, 1e-9, "the segmentation, level %d: %g", l + 1, t[l]);
   x[WSISA_P_G1] = 42.5;
   x[WSISA_P_G2] = 23.5;
-  cr_assert_eq(wsisa__levels_scale(&m, x, 1, same, scale, t, how, sizeof how), 0);
+  wsisa__levels_scale(&m, x, 1, same, scale, t);
   double product = wsisa__levels_product(&m, 6, x);
   cr_expect_float_eq(product, 0.75 * 1.5, 1e-12, "%g", product);
   cr_expect(t[5] > product + 1e-6 && t[5] < 4, "both halfway, level 6: %g", t[5]);
@@ -369,8 +408,9 @@ Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) 
   json_decref(slow);
   char *saved = getenv("STARPU_HOME") ? strdup(getenv("STARPU_HOME")) : NULL;
   setenv("STARPU_HOME", home, 1);
-  wsisa__levels_model m, want;
-  int rc = wsisa__levels_load(&m);
+  wsisa__models all;
+  int rc = wsisa__probe_load(&wsisa__probe_levels, &all);
+  wsisa__levels_model m = all.levels, want;
   if (saved) setenv("STARPU_HOME", saved, 1);
   else unsetenv("STARPU_HOME");
   free(saved);
@@ -395,7 +435,8 @@ Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) 
    * (flat) on level 3, and halfway to G1's default 2.5x */
   cr_expect_eq(m.pair[0], WSISA_P_G2);
   cr_expect_eq(m.pair[1], WSISA_P_G1);
-  cr_expect(strstr(m.source, "G2 and G1 together") != NULL, "%s", m.source);
+  const char *how = how_of(&wsisa__probe_levels, &all);
+  cr_expect(strstr(how, "G2 and G1 together") != NULL, "%s", how);
   double y[WSISA_SEG_NPARAMS];
   memcpy(y, x, sizeof y);
   y[WSISA_P_G1] = 30;
@@ -487,15 +528,17 @@ Test(engine_estimate, busy_workers_file_read_back) {
         f);
   fclose(f);
   setenv("STARPU_HOME", dir, 1);
-  wsisa__busy_model m;
-  cr_assert_eq(wsisa__busy_load(&m), 0);
+  wsisa__models all;
+  cr_assert_eq(wsisa__probe_load(&wsisa__probe_busy, &all), 0);
+  const wsisa__busy_model m = all.busy;
   cr_expect_eq(m.n, 2);
   cr_expect_float_eq(m.busy[0], 1, 1e-12);
   cr_expect_float_eq(m.busy[1], 1.7, 1e-12);
   cr_expect_float_eq(m.factor[1], 1, 1e-12, "no faster with more workers busy");
   cr_expect_float_eq(m.calibration_busy, 1.3, 1e-12);
   cr_expect_float_eq(wsisa__busy_ratio(&m, 1), 1, 1e-12);
-  cr_expect(strstr(m.source, "1.30 busy on average in its rounds"), "%s", m.source);
+  const char *how = how_of(&wsisa__probe_busy, &all);
+  cr_expect(strstr(how, "the models filled at 2 (1.30 busy)"), "%s", how);
 }
 
 /* Paths share their prefixes: two runs alike up to level 6 are one tree,
@@ -1030,13 +1073,13 @@ Test(engine_estimate, cost_aware_reuse_leaves_the_metrics_alone) {
 }
 
 /* The fixture's tile on 1 CPU + 1 OpenCL worker at the costs `ocl`. */
-static void simulate_hybrid(fixture *f, const wsisa_sim_costs *ocl, wsisa_placement placement,
+static void simulate_hybrid(fixture *f, const wsisa__sim_costs *ocl, wsisa_placement placement,
                             wsisa_sim_result *r) {
-  wsisa_sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
+  wsisa__sim_costs c = {1, 2, &f->open, &f->open_path, &f->stage, &f->measure, &f->background,
                        f->level, f->variant, ocl, NULL, NULL, NULL, NULL};
-  wsisa_sim_job j = {1, f->shape, f->b, f->params, 1, 0, NULL, 1, 2, NULL, 1, (int)placement};
+  wsisa__sim_job j = {1, f->shape, f->b, f->params, 1, 0, NULL, 1, 2, NULL, 1, (int)placement};
   wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_sim_run(&c, &j, r, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa__sim_run(&c, &j, r, &e), 0, "%s", e.msg);
 }
 
 /* OpenCL workers at their own costs: a kind that can run nothing leaves the
@@ -1046,10 +1089,11 @@ Test(engine_estimate, opencl_workers_take_what_they_finish_first) {
   fixture_make(&f, WSISA_REUSE_STAGE);
   double inf = INFINITY, never[WSISA_SEG_LEVELS * 2];
   for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf;
-  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL, NULL, NULL, NULL};
-  wsisa_sim_costs same = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+  wsisa__sim_costs none = {1,     2,         &f.open, &f.open_path, &inf, &inf, &inf,
+                           never, f.variant, NULL,    NULL,         NULL, NULL, NULL};
+  wsisa__sim_costs same = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                           f.level, f.variant, NULL, NULL, NULL, NULL, NULL};
-  const wsisa_sim_costs *ocl[] = {&none, &same};
+  const wsisa__sim_costs *ocl[] = {&none, &same};
   const double want[] = {10 + 0.5 + 2 * 30, 40.5};
   for (int k = 0; k < 2; k++) {
     wsisa_sim_result r;
@@ -1073,10 +1117,11 @@ Test(engine_estimate, unit_placement_keeps_a_unit_on_its_kind) {
   for (int i = 0; i < WSISA_SEG_LEVELS * 2; i++) never[i] = inf, slow[i] = 2 * f.level[i];
   const double slow_stage = 2 * f.stage, slow_measure = 2 * f.measure,
                slow_background = 2 * f.background;
-  wsisa_sim_costs none = {1, 2, &f.open, &f.open_path, &inf, &inf, &inf, never, f.variant, NULL, NULL, NULL, NULL, NULL};
-  wsisa_sim_costs twice = {1, 2, &f.open, &f.open_path, &slow_stage, &slow_measure,
+  wsisa__sim_costs none = {1,     2,         &f.open, &f.open_path, &inf, &inf, &inf,
+                           never, f.variant, NULL,    NULL,         NULL, NULL, NULL};
+  wsisa__sim_costs twice = {1, 2, &f.open, &f.open_path, &slow_stage, &slow_measure,
                            &slow_background, slow, f.variant, NULL, NULL, NULL, NULL, NULL};
-  const wsisa_sim_costs *ocl[] = {&none, &twice};
+  const wsisa__sim_costs *ocl[] = {&none, &twice};
   /* open and count on the CPU (10.5); then a chain of 30 s on the CPU and
    * one of 30 s there too (the OpenCL kind runs none of it), or of 60 s on
    * the OpenCL worker */
@@ -1395,7 +1440,7 @@ Test(engine_estimate, object_stores_are_per_rank_in_the_simulation) {
   objects_model_make(&m);
   wsisa__objects_pricer pr;
   cr_assert_eq(wsisa__objects_pricer_init(&pr, &m, f.b, f.params, NULL), 0);
-  wsisa_sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
+  wsisa__sim_costs c = {1, 2, &f.open, &f.open_path, &f.stage, &f.measure, &f.background,
                        f.level, f.variant, NULL, NULL, NULL, NULL, NULL};
   const double after_t1 = 0.2 + 0.3 * 0.9;
   const double want_share[] = {1 - 1.3 / 4, 1 - 2.6 / 4};
@@ -1407,11 +1452,11 @@ Test(engine_estimate, object_stores_are_per_rank_in_the_simulation) {
   for (int with_ref = 0; with_ref < 2; with_ref++)
     for (int ranks = 1; ranks <= 2; ranks++) {
       c.reference = c.reference_path = with_ref ? &ref : NULL;
-      wsisa_sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, ranks, 1, &pr, 0,
+      wsisa__sim_job j = {1, f.shape, f.b, f.params, 1, 0, NULL, ranks, 1, &pr, 0,
                          WSISA_PLACEMENT_TASK};
       wsisa_sim_result r;
       wsisa_err e = WSISA_ERR_INIT;
-      cr_assert_eq(wsisa_sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
+      cr_assert_eq(wsisa__sim_run(&c, &j, &r, &e), 0, "%s", e.msg);
       double share = 1 - r.objects_computed / r.objects_reusable, units6 = 0;
       for (size_t v = 0; v < 2; v++) units6 += r.level_units[5 * 2 + v];
       if (with_ref) {

@@ -1,47 +1,22 @@
 /* Workers busy at once in the estimate (docs/architecture.md, "The
  * estimate"): a task is slower when the other workers of the node run beside
- * it (they share the memory bandwidth and the caches; on a 16-core node every
- * task took 1.43 x its time alone with 16 workers busy), and StarPU's models
- * hold the times of the worker set calibration ran, as busy as its rounds
- * kept it. Calibration times a set of its own segmentations (the design's
- * variants, a chain each, at least a chain per worker) on one CPU worker and
- * on k, k = 1, 2, 4, ... up to the cores offered, and keeps each k's seconds
- * in tasks over the one worker's, with the workers the set kept busy on
- * average (its seconds in tasks over its wall time; the widths in turns, the
- * median of the turns': a shared machine's speed drifts between turns, less
- * within one); and how busy its own rounds kept the workers the models were
- * filled with. The estimate scales its CPU workers' task times by the factor
- * at the workers its simulation keeps busy on average over the factor at
- * calibration's rounds', so a run as busy as calibration stands as measured.
- * Timed by the seconds the workers spend in tasks (StarPU's worker
- * profiling): waiting for a task does not count, a stall on memory does. */
-#include <jansson.h>
+ * it (memory bandwidth, caches), and the models hold the times of
+ * calibration's worker set, as busy as its rounds kept it. Calibration times
+ * a set of its segmentations on k CPU workers, k = 1, 2, 4, ... up to the
+ * cores, by the seconds the workers spend in tasks (StarPU's worker
+ * profiling: waiting does not count, a stall on memory does). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelets/codelets.h"
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 
+#define FILE_NAME "wsisa_busy_workers.json"
 #define REPEATS 5
 #define ROUNDS 2
 
-/* ---- the measurement --------------------------------------------------------- */
-
-/* The seconds the CPU workers spent in tasks since the last call (StarPU's
- * worker profiling, which it then resets): a worker waiting for a task does
- * not count, whether it sleeps or polls. */
-double wsisa__workers_executing(void) {
-  double sum = 0;
-  for (int w = 0; w < (int)starpu_worker_get_count(); w++) {
-    struct starpu_profiling_worker_info info;
-    if (starpu_worker_get_type(w) != STARPU_CPU_WORKER ||
-        starpu_profiling_worker_get_info(w, &info) != 0)
-      continue;
-    sum += (double)info.executing_time.tv_sec + 1e-9 * (double)info.executing_time.tv_nsec;
-  }
-  return sum;
-}
+static int load(json_t *root, wsisa__models *models);
 
 /* The same set of segmentations at every width: `copies` chains, chain c at
  * calibration's segmentation c modulo their number (the design's variants,
@@ -49,7 +24,7 @@ double wsisa__workers_executing(void) {
  * workers stay busy but for the set's tail; its seconds in tasks and its
  * wall time added to *secs and *wall. The release of a round's outputs is
  * timed too, as the runs do it. */
-static int set_work(const wsisa_tile_data *tile, const wsisa__busy_work *w, int copies,
+static int set_work(const wsisa_tile_data *tile, const wsisa__probe_input *w, int copies,
                     wsisa_task_data *paths, double *secs, double *wall, wsisa_err *e) {
   starpu_task_wait_for_all(); /* the tile's stage out of it */
   wsisa__workers_executing();
@@ -73,16 +48,16 @@ static int set_work(const wsisa_tile_data *tile, const wsisa__busy_work *w, int 
 /* The set on k CPU workers under a StarPU of its own: once untimed (the
  * process's pages: a run's first writes are priced apart), then ROUNDS
  * times, added up. */
-static int session(const wsisa__busy_work *w, const char *sched, int k, int copies, double *secs,
-                   double *wall, wsisa_err *e) {
-  wsisa_runtime_opts o = {.sched = sched, .ncpu = k, .nopencl = 0};
+static int session(const wsisa__probe_input *w, int k, int copies, double *secs, double *wall,
+                   wsisa_err *e) {
+  wsisa_runtime_opts o = {.sched = w->sched, .ncpu = k, .nopencl = 0};
   int rc = wsisa_codelets_start(&o, e);
   if (rc) return rc;
   starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
   wsisa_task_data *paths = calloc((size_t)copies, sizeof *paths);
   wsisa__probe_tile pt;
   if (!paths) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc && !(rc = wsisa__probe_tile_open(w->tile, &pt, e))) {
+  if (!rc && !(rc = wsisa__probe_tile_open(&w->tiles[0], &pt, e))) {
     double s0 = 0, w0 = 0;
     rc = set_work(&pt.tile, w, copies, paths, &s0, &w0, e);
     *secs = *wall = 0;
@@ -96,10 +71,9 @@ static int session(const wsisa__busy_work *w, const char *sched, int k, int copi
   return rc;
 }
 
-int wsisa__busy_probe(const wsisa__busy_work *w, const char *sched, int cores, int calibrated_with,
-                      wsisa_err *e) {
+static int probe(const wsisa__probe_input *w, json_t **out, wsisa_err *e) {
   int ks[WSISA__BUSY_POINTS], n = 0;
-  for (int k = 1; k <= cores && n < WSISA__BUSY_POINTS; k *= 2) ks[n++] = k;
+  for (int k = 1; k <= w->cores && n < WSISA__BUSY_POINTS; k *= 2) ks[n++] = k;
   /* a chain per worker of the widest width at least, and every segmentation */
   int copies = w->nvec > (size_t)ks[n - 1] ? (int)w->nvec : ks[n - 1];
   double t[REPEATS][WSISA__BUSY_POINTS], wall[REPEATS][WSISA__BUSY_POINTS];
@@ -108,8 +82,7 @@ int wsisa__busy_probe(const wsisa__busy_work *w, const char *sched, int cores, i
   /* the widths in turns: a shared machine's load drifts between them less
    * than between one width's rounds and the next's */
   for (int r = 0; r < REPEATS && !rc; r++)
-    for (int i = 0; i < n && !rc; i++)
-      rc = session(w, sched, ks[i], copies, &t[r][i], &wall[r][i], e);
+    for (int i = 0; i < n && !rc; i++) rc = session(w, ks[i], copies, &t[r][i], &wall[r][i], e);
   if (rc) return rc;
   for (int r = 0; r < REPEATS; r++) {
     if (!(t[r][0] > 0))
@@ -124,28 +97,27 @@ int wsisa__busy_probe(const wsisa__busy_work *w, const char *sched, int cores, i
    * in tasks over its wall time) to read them by: the median of the turns' */
   json_t *points = json_array(), *average = json_array();
   for (int i = 0; i < n; i++) {
-    qsort(ratio[i], REPEATS, sizeof ratio[i][0], wsisa_compare_doubles);
-    qsort(busy[i], REPEATS, sizeof busy[i][0], wsisa_compare_doubles);
-    json_array_append_new(points, json_pack("[i, f]", ks[i], ratio[i][REPEATS / 2]));
-    json_array_append_new(average, json_pack("[i, f]", ks[i], busy[i][REPEATS / 2]));
+    json_array_append_new(points, json_pack("[i, f]", ks[i], wsisa__median(ratio[i], REPEATS)));
+    json_array_append_new(average, json_pack("[i, f]", ks[i], wsisa__median(busy[i], REPEATS)));
   }
-  qsort(alone, REPEATS, sizeof alone[0], wsisa_compare_doubles);
-  json_t *root = json_pack("{s:i, s:i, s:i, s:i, s:f, s:o, s:o}", "cores", cores,
-                           "calibrated_cpu_workers", calibrated_with, "segmentations", (int)w->nvec,
-                           "chains", copies, "alone_s", alone[REPEATS / 2], "factors", points,
-                           "busy_on_average", average);
+  json_t *root = json_pack("{s:i, s:i, s:i, s:i, s:f, s:o, s:o}", "cores", w->cores,
+                           "calibrated_cpu_workers", w->calibrated_with, "segmentations",
+                           (int)w->nvec, "chains", copies, "alone_s", wsisa__median(alone, REPEATS),
+                           "factors", points, "busy_on_average", average);
   /* calibration's rounds: measured now, or, when this calibration ran none
    * (the models held every task), as the one that filled them measured */
   double cal_busy = w->calibration_busy;
-  wsisa__busy_model before;
-  if (!(cal_busy > 0) && wsisa__busy_load(&before) == 0 &&
-      before.calibrated_with == calibrated_with)
-    cal_busy = before.calibration_busy;
-  if (cal_busy > 0)
+  wsisa__models before;
+  json_t *was = wsisa__probe_read(FILE_NAME);
+  if (!(cal_busy > 0) && load(was, &before) == 0 &&
+      before.busy.calibrated_with == w->calibrated_with)
+    cal_busy = before.busy.calibration_busy;
+  json_decref(was);
+  if (cal_busy > 0 && root)
     json_object_set_new(root, "calibration_busy_on_average", json_real(cal_busy));
-  return wsisa__probe_write(root, "wsisa_busy_workers.json", e);
+  *out = root;
+  return 0;
 }
-
 /* ---- the model ---------------------------------------------------------------- */
 
 /* [k, value] pairs of `root`'s `key` at the widths of `m` (k where the file
@@ -164,10 +136,9 @@ static void by_width(const wsisa__busy_model *m, json_t *root, const char *key, 
   }
 }
 
-int wsisa__busy_load(wsisa__busy_model *m) {
+static int load(json_t *root, wsisa__models *models) {
+  wsisa__busy_model *m = &models->busy;
   memset(m, 0, sizeof *m);
-  char path[4200];
-  json_t *root = wsisa__probe_read("wsisa_busy_workers.json", path, sizeof path);
   if (!root) return -1;
   json_t *points = json_object_get(root, "factors");
   m->calibrated_with = (int)json_integer_value(json_object_get(root, "calibrated_cpu_workers"));
@@ -187,7 +158,6 @@ int wsisa__busy_load(wsisa__busy_model *m) {
   }
   by_width(m, root, "busy_on_average", m->busy);
   m->calibration_busy = json_number_value(json_object_get(root, "calibration_busy_on_average"));
-  json_decref(root);
   /* without the width the models were filled at, a ratio cannot be taken */
   if (!m->n || m->calibrated_with < 1) {
     m->n = 0;
@@ -202,34 +172,28 @@ int wsisa__busy_load(wsisa__busy_model *m) {
     if (!(m->busy[i] > m->busy[i - 1] * 1.001)) m->busy[i] = m->busy[i - 1] * 1.001;
     if (m->factor[i] < m->factor[i - 1]) m->factor[i] = m->factor[i - 1];
   }
-  char list[512];
-  size_t used = 0;
-  list[0] = 0;
-  for (int i = 0; i < m->n && used < sizeof list; i++)
-    used += (size_t)snprintf(list + used, sizeof list - used, "%s%d: %.2f at %.2f busy",
-                             i ? ", " : "", m->workers[i], m->factor[i], m->busy[i]);
-  char cal[96];
-  if (m->calibration_busy > 0)
-    snprintf(cal, sizeof cal, "%.2f busy on average in its rounds", m->calibration_busy);
-  else
-    snprintf(cal, sizeof cal, "its rounds' busy workers not measured: taken as the set's");
-  snprintf(m->source, sizeof m->source,
-           "calibration: the seconds in tasks of a set of its segmentations on k CPU workers "
-           "over those on one, with the workers the set kept busy on average (%s); the models "
-           "filled with %d CPU workers, %s; the CPU task times x the factor at the run's CPU "
-           "workers busy on average (all of a machine's, or its simulation's CPU task "
-           "seconds over its makespan where that moves the factor by more than 1 %%; at "
-           "least %s) over the "
-           "factor at the models', interpolated linearly in log(busy), the last two's line "
-           "past them up to the widest width measured; %.3400s",
-           list, m->calibrated_with, cal,
-           wsisa_runtime_last_worker_sleeps()
-               ? "one worker (an idle one sleeps, the last awake of a rank too)"
-               : "a worker a rank, which StarPU keeps awake and polling",
-           path);
   m->loaded = 1;
   return 0;
 }
+
+static int describe(const wsisa__models *models, char *how, size_t cap) {
+  const wsisa__busy_model *m = &models->busy;
+  if (!m->loaded) return -1;
+  size_t used = (size_t)snprintf(how, cap, "a task at k CPU workers:");
+  for (int i = 0; i < m->n && used < cap; i++)
+    used += (size_t)snprintf(how + used, cap - used, "%s %.2fx at %d (%.2f busy)", i ? "," : "",
+                             m->factor[i], m->workers[i], m->busy[i]);
+  if (used < cap)
+    snprintf(how + used, cap - used, "; the models filled at %d (%.2f busy)", m->calibrated_with,
+             m->calibration_busy > 0 ? m->calibration_busy
+                                     : wsisa__busy_at_width(m, m->calibrated_with));
+  return 0;
+}
+
+const wsisa__probe wsisa__probe_busy = {
+    "busy workers", FILE_NAME, 0, NULL, probe, load, describe,
+    offsetof(wsisa_estimate_figures, busy_source),
+    "the models' times at any number of workers busy"};
 
 /* Linear in log(x) between points (x[i], y[i]), x increasing; below the
  * first, its y; past the last, the last two's line up to `cap`, then flat. */

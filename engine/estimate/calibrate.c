@@ -9,57 +9,9 @@
 #include <string.h>
 
 #include "codelets/codelets.h"
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 
 #define MAX_PASSES 3
-
-/* ---- the probes' tile and files -------------------------------------------------- */
-
-int wsisa__probe_tile_open(const wsisa_tile_ref *ref, wsisa__probe_tile *t, wsisa_err *e) {
-  memset(t, 0, sizeof *t);
-  int rc = wsisa_tile_load(ref, &t->rgb, e);
-  if (!rc) rc = wsisa_image_register(t->rgb, &t->handle, e);
-  if (!rc) {
-    t->width = t->rgb->width;
-    t->height = t->rgb->height;
-    /* with both of level 2's reconstructions in its stage, as a run's tile
-     * has those its runs ask for: level 2 then costs what it costs there */
-    const wsisa_tile_frame both = {.recon_conns = 3};
-    rc = wsisa_workflow_tile_submit_framed(t->handle, t->width, t->height, WSISA_TARGET_MPP, 1,
-                                           &both, &t->tile, e);
-  }
-  return rc;
-}
-
-void wsisa__probe_tile_close(wsisa__probe_tile *t) {
-  if (t->tile.rc) wsisa_workflow_tile_release(&t->tile, 1);
-  starpu_task_wait_for_all();
-  if (t->handle) starpu_data_unregister(t->handle);
-  wsisa_image_free(t->rgb);
-  t->handle = NULL;
-  t->rgb = NULL;
-}
-
-void wsisa__probe_path(const char *name, char *path, size_t cap) {
-  wsisa_runtime_default_home();
-  const char *home = getenv("STARPU_HOME");
-  snprintf(path, cap, "%s/.starpu/sampling/%s", home ? home : ".", name);
-}
-
-json_t *wsisa__probe_read(const char *name, char *path, size_t cap) {
-  wsisa__probe_path(name, path, cap);
-  return json_load_file(path, 0, NULL);
-}
-
-int wsisa__probe_write(json_t *root, const char *name, wsisa_err *e) {
-  char path[4200];
-  wsisa__probe_path(name, path, sizeof path);
-  int rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
-               ? 0
-               : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
-  json_decref(root);
-  return rc;
-}
 
 /* One measured segmentation of a round, its results at home. */
 typedef struct leaf_home {
@@ -247,57 +199,31 @@ static size_t pick_tiles(const wsisa_tile_ref *tiles, size_t n, wsisa_tile_ref o
   return 2;
 }
 
-int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
-                          wsisa_calibrate_report *out, wsisa_err *e) {
-  memset(out, 0, sizeof *out);
-  if (!study->segmentation)
-    return wsisa_error(e, WSISA_EUSAGE, "%s: no inputs: a pure SA study has no workflow to calibrate",
-                       study->path);
-  double t0 = wsisa_now();
-  double *rows = NULL, *vectors = NULL;
-  size_t nruns = 0, nvec = 0;
-  wsisa__study_run all;
-  memset(&all, 0, sizeof all);
-  all.study = study;
-  char source[512];
-  int rc = wsisa__study_design_rows(study, r->samples_path, r->select, &rows, &nruns, source,
-                                    sizeof source, e);
-  if (!rc) rc = wsisa__study_tiles(&all, e);
+/* What the rounds work on, and what they found. */
+typedef struct rounds {
   wsisa_tile_ref pick[2];
-  if (!rc) out->ntiles = pick_tiles(all.tiles, all.ntiles, pick);
-  /* the tile picked has the least background of those scanned: if even it
-   * is background, no segmentation task would run (as run refuses a slide
-   * without tissue) */
-  if (!rc && background_share(&pick[0]) >= 0.95)
-    rc = wsisa_error(e, WSISA_EUSAGE,
-                     "%s: inputs: no tissue found (%s: 95 %% or more background by the "
-                     "default B, G, R): nothing to calibrate the segmentation on",
-                     study->path, pick[0].path);
-  for (size_t i = 0; i < out->ntiles; i++) {
-    out->shape[i][0] = pick[i].width;
-    out->shape[i][1] = pick[i].height;
-  }
-  /* the rounds read the tiles as `wsisa run` does: with the study's halo and
-   * (below, StarPU running) their slide's colour statistics */
-  const int halo = rc ? 0 : wsisa__study_halo_for(study, rows, nruns);
-  int have_stats = study->inputs.tile_stats;
-  int object_match, features;
-  wsisa__study_needs(study, &object_match, &features);
-  wsisa_env env;
-  wsisa_env_read(&env);
-  /* dmda sends a task without calibrated time to the kind of worker lacking
-   * it; a scheduler the user chose stays */
-  const char *sched = study->execution.scheduler ? study->execution.scheduler
-                      : env.sched                ? env.sched
-                                                 : "dmda";
-  int cal_cpu = 1; /* the CPU workers the models are filled with */
-  /* ... and how busy its rounds kept them: their seconds in tasks over
-   * their wall time */
-  double in_tasks = 0, rounds_wall = 0;
+  const double *rows;
+  size_t nruns;
+  double *vectors;          /* the segmentations every round runs */
+  size_t nvec;
+  int halo, object_match, features;
+  const char *sched;
+  int cal_cpu;              /* the CPU workers the models are filled with */
+  double in_tasks, wall;    /* ... their seconds in tasks and the rounds' wall time */
+} rounds;
+
+/* Passes of rounds, each under a StarPU of its own (which saves the models
+ * at its end), until every task is calibrated or the last pass only
+ * checked. The rounds read the tiles as `wsisa run` does: with the study's
+ * halo and their slide's colour statistics. */
+static int fill_models(rounds *rd, int have_stats, int force, wsisa_calibrate_report *out,
+                       wsisa_err *e) {
+  int rc = 0;
   for (int pass = 0; !rc && pass <= MAX_PASSES; pass++) {
-    wsisa_runtime_opts o = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 2};
+    wsisa_runtime_opts o = {.sched = rd->sched, .ncpu = -1, .nopencl = -1, .calibrate = 2};
     if ((rc = wsisa_codelets_start(&o, e))) break;
-    cal_cpu = wsisa_runtime_ncpu();
+    rd->cal_cpu = wsisa_runtime_ncpu();
+    wsisa_tile_ref *pick = rd->pick;
     for (size_t i = 0; i < out->ntiles && !have_stats && !rc; i++) {
       if (pick[i].kind != WSISA_INPUT_SLIDE) continue;
       if (i > 0 && strcmp(pick[i].path, pick[0].path) == 0 && pick[0].has_stats) {
@@ -309,8 +235,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     }
     have_stats = 1;
     wsisa_estimate *est = NULL;
-    /* the calibration rounds read the tiles as the run does (round_on_tile) */
-    wsisa_estimate_request q = {pick, out->ntiles, rows, nruns, object_match, features, halo};
+    wsisa_estimate_request q = {pick,          out->ntiles,  rd->rows, rd->nruns,
+                                rd->object_match, rd->features, rd->halo};
     if (!rc) rc = wsisa_estimate_new(&q, &est, e);
     size_t missing = 0;
     unsigned fewest = 0;
@@ -321,22 +247,25 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
       out->missing_after = missing;
     }
     /* done: calibrated, or the last pass only checked */
-    int run = !rc && pass < MAX_PASSES && (missing || (pass == 0 && r->force));
+    int run = !rc && pass < MAX_PASSES && (missing || (pass == 0 && force));
     /* the same segmentations every pass (the design's variants) */
-    if (!rc && !vectors) rc = vectors_of(est, rows, &vectors, &nvec, e);
+    if (!rc && !rd->vectors) rc = vectors_of(est, rd->rows, &rd->vectors, &rd->nvec, e);
     if (run && !rc) {
       /* StarPU drops a footprint's first sample; later passes top up the
        * samples it refused as outliers (STARPU_HISTORY_MAX_ERROR) */
-      int rounds = missing ? (int)(out->minimum + 1 - (fewest < out->minimum ? fewest : 0)) : 1;
-      if (pass > 0 && rounds < 2) rounds = 2;
+      int n = missing ? (int)(out->minimum + 1 - (fewest < out->minimum ? fewest : 0)) : 1;
+      if (pass > 0 && n < 2) n = 2;
+      /* ... and how busy the rounds keep the workers: their seconds in
+       * tasks over their wall time */
       starpu_profiling_status_set(STARPU_PROFILING_ENABLE);
-      for (int k = 0; k < rounds && !rc; k++) {
+      for (int k = 0; k < n && !rc; k++) {
         for (size_t t = 0; t < out->ntiles && !rc; t++) {
           wsisa__workers_executing();
           double t0 = wsisa_now();
-          rc = round_on_tile(&pick[t], halo, vectors, nvec, object_match, features, e);
-          rounds_wall += wsisa_now() - t0;
-          in_tasks += wsisa__workers_executing();
+          rc = round_on_tile(&pick[t], rd->halo, rd->vectors, rd->nvec, rd->object_match,
+                             rd->features, e);
+          rd->wall += wsisa_now() - t0;
+          rd->in_tasks += wsisa__workers_executing();
         }
         out->rounds++;
       }
@@ -347,37 +276,77 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
     wsisa_runtime_shutdown(); /* StarPU saves the models */
     if (!run) break;
   }
-  /* each level's time by parameter values and, with object reuse, what a
-   * tile's store saves on levels 6-7: measured on the largest tile with one
-   * CPU worker, so the wall clock is the work */
-  if (!rc) {
-    wsisa_runtime_opts o = {.sched = sched, .ncpu = 1, .nopencl = 0};
-    if (!(rc = wsisa_codelets_start(&o, e))) {
-      rc = wsisa__levels_probe(&pick[0], rows, nruns, vectors, nvec, e);
-      if (!rc && study->reuse.object_reuse)
-        rc = wsisa__objects_probe(&pick[0], rows, nruns, vectors, nvec, e);
-      wsisa_runtime_shutdown();
-    }
+  return rc;
+}
+
+int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
+                          wsisa_calibrate_report *out, wsisa_err *e) {
+  memset(out, 0, sizeof *out);
+  if (!study->segmentation)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "%s: no inputs: a pure SA study has no workflow to calibrate", study->path);
+  double t0 = wsisa_now();
+  double *rows = NULL;
+  size_t nruns = 0;
+  rounds rd;
+  memset(&rd, 0, sizeof rd);
+  wsisa__study_run all;
+  memset(&all, 0, sizeof all);
+  all.study = study;
+  char source[512];
+  int rc = wsisa__study_design_rows(study, r->samples_path, r->select, &rows, &nruns, source,
+                                    sizeof source, e);
+  if (!rc) rc = wsisa__study_tiles(&all, e);
+  if (!rc) out->ntiles = pick_tiles(all.tiles, all.ntiles, rd.pick);
+  /* the tile picked has the least background of those scanned: if even it
+   * is background, no segmentation task would run (as run refuses a slide
+   * without tissue) */
+  if (!rc && background_share(&rd.pick[0]) >= 0.95)
+    rc = wsisa_error(e, WSISA_EUSAGE,
+                     "%s: inputs: no tissue found (%s: 95 %% or more background by the "
+                     "default B, G, R): nothing to calibrate the segmentation on",
+                     study->path, rd.pick[0].path);
+  for (size_t i = 0; i < out->ntiles; i++) {
+    out->shape[i][0] = rd.pick[i].width;
+    out->shape[i][1] = rd.pick[i].height;
   }
-  /* ... how long reading a tile holds the submitting thread */
-  if (!rc) rc = wsisa__reads_probe(pick, out->ntiles, halo, e);
-  /* ... what a page written for the first time costs */
-  if (!rc) rc = wsisa__fresh_probe(e);
-  /* ... and how much slower a task is with the other cores' workers busy */
+  rd.rows = rows;
+  rd.nruns = nruns;
+  rd.halo = rc ? 0 : wsisa__study_halo_for(study, rows, nruns);
+  wsisa__study_needs(study, &rd.object_match, &rd.features);
+  wsisa_env env;
+  wsisa_env_read(&env);
+  /* dmda sends a task without calibrated time to the kind of worker lacking
+   * it; a scheduler the user chose stays */
+  rd.sched = study->execution.scheduler ? study->execution.scheduler
+             : env.sched                ? env.sched
+                                        : "dmda";
+  rd.cal_cpu = 1;
+  if (!rc) rc = fill_models(&rd, study->inputs.tile_stats, r->force, out, e);
+  /* then the probes, on the largest tile (engine/estimate/probes.c) */
   if (!rc) {
     wsisa_machine_cores cores;
     wsisa_machine_cores_read(&cores);
-    wsisa__busy_work work = {&pick[0], vectors, nvec,
-                             in_tasks > 0 && rounds_wall > 0 ? in_tasks / rounds_wall : 0};
-    rc = wsisa__busy_probe(&work, sched, cores.offered > 0 ? cores.offered : 1,
-                           cal_cpu > 0 ? cal_cpu : 1, e);
+    wsisa__probe_input in = {rd.pick,
+                             out->ntiles,
+                             rd.halo,
+                             rows,
+                             nruns,
+                             rd.vectors,
+                             rd.nvec,
+                             study->reuse.object_reuse,
+                             rd.sched,
+                             cores.offered > 0 ? cores.offered : 1,
+                             rd.cal_cpu > 0 ? rd.cal_cpu : 1,
+                             rd.in_tasks > 0 && rd.wall > 0 ? rd.in_tasks / rd.wall : 0};
+    rc = wsisa__probes_run(&in, e);
   }
   wsisa_runtime_default_home();
   const char *home = getenv("STARPU_HOME");
   snprintf(out->starpu_home, sizeof out->starpu_home, "%s", home ? home : "(unset)");
   out->seconds = wsisa_now() - t0;
   free(rows);
-  free(vectors);
+  free(rd.vectors);
   wsisa__study_tiles_free(&all);
   return rc;
 }

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "codelets/codelets.h"
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 
 int wsisa_estimate_models_present(void) {
   wsisa_runtime_default_home();
@@ -71,27 +71,26 @@ size_t wsisa__estimate_study_paths(const wsisa__estimate_study *f, size_t asked,
 
 /* ---- the estimate at the start of `wsisa run` ------------------------------------ */
 
-int wsisa__estimate_run_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_err *e) {
+int wsisa__estimate_run_costs(wsisa_study *study, const wsisa_estimate_request *r,
+                              const char **cost_source, double level_cost[WSISA_SEG_LEVELS],
+                              wsisa_estimate **est, wsisa_err *e) {
   *est = NULL;
-  wsisa_study *study = s->study;
-  int want_models = strcmp(s->cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
+  int want_models =
+      strcmp(*cost_source, "tasks") == 0 && study->reuse.cost != WSISA_STUDY_COST_TASKS;
   if (wsisa_estimate_models_present()) {
     wsisa_err why = WSISA_ERR_INIT;
-    wsisa_estimate_request r = {s->tiles,        s->ntiles,           s->params,
-                                s->nruns,        s->object_match,     s->features != NULL,
-                                wsisa__study_halo(s)};
     /* an estimate that cannot be made leaves the run as it was */
-    if (wsisa_estimate_new(&r, est, &why))
+    if (wsisa_estimate_new(r, est, &why))
       wsisa_log(WSISA_LOG_WARN, "estimate", "no estimate: %s", why.msg);
-    else if (want_models && wsisa_estimate_level_costs(*est, s->level_cost) == 0) {
-      s->cost_source = "models";
+    else if (want_models && wsisa_estimate_level_costs(*est, level_cost) == 0) {
+      *cost_source = "models";
       /* the resolved study.json keeps them: a resume plans the same buckets,
        * whatever the models learn meanwhile */
       study->reuse.nlevel_costs = WSISA_SEG_LEVELS;
-      memcpy(study->reuse.level_costs, s->level_cost, sizeof s->level_cost);
+      memcpy(study->reuse.level_costs, level_cost, WSISA_SEG_LEVELS * sizeof *level_cost);
     }
   }
-  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && strcmp(s->cost_source, "tasks") == 0) {
+  if (study->reuse.cost == WSISA_STUDY_COST_MEASURED && strcmp(*cost_source, "tasks") == 0) {
     const char *home = getenv("STARPU_HOME");
     wsisa_estimate_free(*est);
     *est = NULL;
@@ -104,9 +103,8 @@ int wsisa__estimate_run_costs(wsisa__study_run *s, wsisa_estimate **est, wsisa_e
   return 0;
 }
 
-void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
-                                 const wsisa_exec_opts *eo, const uint8_t *done) {
-  wsisa__run_estimate *p = &s->estimated;
+void wsisa__estimate_run(const wsisa_estimate *est, const wsisa_estimate_plan *plan,
+                         wsisa__run_estimate *p) {
   memset(p, 0, sizeof *p);
   if (!est || !wsisa_estimate_calibrated(est)) {
     const char *home = getenv("STARPU_HOME");
@@ -115,20 +113,17 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
               home ? home : "STARPU_HOME");
     return;
   }
-  /* every rank as this one: its workers, its K */
-  int ranks = wsisa_dist_size();
-  wsisa_estimate_plan plan = {s->buckets, eo->share_tile_stage, eo->active_paths, done, ranks, -1,
-                              -1, eo->object_reuse, eo->placement};
   wsisa_estimate_figures f;
   wsisa_err why = WSISA_ERR_INIT;
-  if (wsisa_estimate_compute(est, &plan, &f, &why)) {
+  if (wsisa_estimate_compute(est, plan, &f, &why)) {
     wsisa_log(WSISA_LOG_WARN, "estimate", "no estimate: %s", why.msg);
+    wsisa_estimate_figures_free(&f);
     return;
   }
   p->made = 1;
   p->makespan = f.sim.makespan;
   p->work = f.sim.work;
-  p->efficiency = f.sim.efficiency;
+  p->efficiency = f.efficiency;
   p->cpu_hours = f.cpu_hours;
   p->uncalibrated = wsisa_estimate_uncalibrated_share(&f);
   p->interpolated = f.class_share[WSISA_EST_INTERPOLATED];
@@ -137,7 +132,7 @@ void wsisa__estimate_run(wsisa__study_run *s, const wsisa_estimate *est,
   p->ranks = f.ranks;
   p->workers = f.workers;
   p->active_paths = f.active_paths;
-  p->object_reuse = eo->object_reuse;
+  p->object_reuse = plan->object_reuse;
   p->object_share = f.object_share;
   snprintf(p->object_source, sizeof p->object_source, "%s",
            f.object_source[0] ? f.object_source : "object reuse off");

@@ -1,28 +1,22 @@
 /* Fresh memory in the estimate (docs/architecture.md, "The estimate"): a run
- * is a new process, and every page of its working set is written for the
- * first time inside a task, a page fault each; the performance models,
- * filled by calibration's process once its memory is warm, hold none of
- * that. On bare metal a fault costs a fraction of a microsecond; on a
- * virtual machine whose host backs guest memory lazily (or takes it back
- * while it is free) it can cost tens of microseconds, and a run of 1.8 s on
- * one worker spent 0.3 s in them. Calibration times writing one byte to each
- * page of freshly mapped memory (median of a few maps); the estimate prices
- * a rank's working set, its peak memory over the process before any tile,
- * at that rate, spread over the rank's workers. */
+ * writes its working set for the first time inside its tasks, a page fault
+ * each, which the models (filled by calibration's warm process) do not
+ * hold. Calibration times the first write of each page of fresh mappings. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
-#include <jansson.h>
 #include <math.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 
+#define FILE_NAME "wsisa_fresh_memory.json"
 #define MAPS 5
 #define MAP_BYTES ((size_t)64 << 20)
 
-int wsisa__fresh_probe(wsisa_err *e) {
+static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
+  (void)in;
   long page = sysconf(_SC_PAGESIZE);
   size_t step = page > 0 ? (size_t)page : 4096;
   double t[MAPS];
@@ -36,32 +30,34 @@ int wsisa__fresh_probe(wsisa_err *e) {
     t[k] = wsisa_now() - t0;
     munmap(p, MAP_BYTES);
   }
-  qsort(t, MAPS, sizeof *t, wsisa_compare_doubles);
-  return wsisa__probe_write(json_pack("{s:I, s:i, s:f}", "bytes", (json_int_t)MAP_BYTES, "maps",
-                                      MAPS, "seconds", t[MAPS / 2]),
-                            "wsisa_fresh_memory.json", e);
+  *root = json_pack("{s:I, s:i, s:f}", "bytes", (json_int_t)MAP_BYTES, "maps", MAPS, "seconds",
+                    wsisa__median(t, MAPS));
+  return 0;
 }
 
-int wsisa__fresh_load(wsisa__fresh_model *m) {
+static int load(json_t *root, wsisa__models *models) {
+  wsisa__fresh_model *m = &models->fresh;
   memset(m, 0, sizeof *m);
-  char path[4200];
-  json_t *root = wsisa__probe_read("wsisa_fresh_memory.json", path, sizeof path);
-  if (!root) return -1;
   json_int_t bytes = 0;
   double s = -1;
-  int bad = json_unpack(root, "{s:I, s:F}", "bytes", &bytes, "seconds", &s) || bytes < 1 ||
-            !(s >= 0) || !isfinite(s);
-  json_decref(root);
-  if (bad) return -1;
+  if (!root || json_unpack(root, "{s:I, s:F}", "bytes", &bytes, "seconds", &s) || bytes < 1 ||
+      !(s >= 0) || !isfinite(s))
+    return -1;
   m->seconds_per_byte = s / (double)bytes;
-  snprintf(m->source, sizeof m->source,
-           "calibration: a page's first write %.2f s/GiB (median of %d maps of %lld MiB); a "
-           "rank's working set (peak memory over the process before any tile) at that rate, "
-           "spread over its workers; %s",
-           m->seconds_per_byte * (double)(1 << 30), MAPS, (long long)(bytes >> 20), path);
   m->loaded = 1;
   return 0;
 }
+
+static int describe(const wsisa__models *models, char *how, size_t cap) {
+  const wsisa__fresh_model *m = &models->fresh;
+  if (!m->loaded) return -1;
+  snprintf(how, cap, "a page's first write %.2f s/GiB", m->seconds_per_byte * (double)(1 << 30));
+  return 0;
+}
+
+const wsisa__probe wsisa__probe_fresh = {
+    "fresh memory", FILE_NAME, 0, NULL, probe, load, describe,
+    offsetof(wsisa_estimate_figures, fresh_source), "a page's first write not priced"};
 
 double wsisa__fresh_seconds(const wsisa__fresh_model *m, uint64_t peak, uint64_t baseline) {
   if (!m->loaded || peak <= baseline) return 0;

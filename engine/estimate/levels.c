@@ -1,53 +1,28 @@
 /* Level costs by parameter values (docs/architecture.md, "The estimate"): a
  * level's task costs what the pixels reaching it cost, and those follow the
- * parameters above it (a lower G2 lets more of the tile into hysteresis,
- * separation and the final size), while StarPU's models keep one mean per
- * footprint, made of the calibration's few segmentations. Calibration times
- * each level on its largest tile, with one CPU worker, at the defaults, at
- * each of its segmentations, and for each parameter across its SA range with
- * the others at the defaults, and the two parameters whose interplay the
- * curves' product misses the most over the grid of their values; the
- * estimate prices a run's level task at the models' time times the curves'
- * product for the run (the pair's grid in place of its two curves), times
- * the interplay left that the calibration segmentations measured, over
- * their mean for those that measured the same footprints. Timed by the one
- * CPU worker's CPU clock, which a shared machine's load leaves alone. */
-#include <jansson.h>
+ * parameters above it, while StarPU's models keep one mean per footprint,
+ * made of calibration's few segmentations. Calibration times each level on
+ * its largest tile (one CPU worker, its thread's CPU clock) at the defaults,
+ * at its segmentations, along each parameter's range and over the grid of
+ * the two parameters whose interplay the curves' product misses the most;
+ * the estimate prices each run's level tasks at its values. */
 #include <math.h>
-#include <pthread.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "codelets/codelets.h"
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 
+#define FILE_NAME "wsisa_level_costs.json"
 #define REPEATS 3
 #define SPLITS 3 /* a parameter's range in thirds: its ends and two values between */
 #define SCREEN 4 /* parameters screened for their interplay, two by two */
 #define SCREEN_REPEATS 2
 #define INTERPLAY 0.05 /* the least interplay timed over a grid (5 %) */
 
-static int levels_from(json_t *root, const char *path, wsisa__levels_model *m);
+static int load(json_t *root, wsisa__models *models);
 
 /* ---- the measurement --------------------------------------------------------- */
-
-/* The CPU clock of the one CPU worker, and seconds on a clock. */
-static void worker_clock(void *arg) {
-  if (pthread_getcpuclockid(pthread_self(), arg)) *(clockid_t *)arg = CLOCK_MONOTONIC;
-}
-
-clockid_t wsisa__worker_clock(void) {
-  clockid_t clock = CLOCK_MONOTONIC;
-  starpu_execute_on_each_worker(worker_clock, &clock, STARPU_CPU);
-  return clock;
-}
-
-double wsisa__clock_seconds(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* Each level of p, timed one after the other, each at most its dt so far. */
 static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t clock,
@@ -106,12 +81,6 @@ static json_t *times_json(const double dt[WSISA_SEG_LEVELS]) {
   return a;
 }
 
-static json_t *values_json(const double *v) {
-  json_t *a = json_array();
-  for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(a, json_real(v[q]));
-  return a;
-}
-
 /* The values a parameter is timed at: its range (the SA range and the
  * design's) in thirds, or a connectivity's other value; the defaults' own is
  * timed once for all. */
@@ -138,149 +107,170 @@ static int values_of(int p, const double *rows, size_t nruns, double *out) {
   return n;
 }
 
-int wsisa__levels_probe(const wsisa_tile_ref *ref, const double *rows, size_t nruns,
-                        const double *vectors, size_t nvec, wsisa_err *e) {
-  wsisa__probe_tile pt;
-  int rc = wsisa__probe_tile_open(ref, &pt, e);
-  const wsisa_tile_data *tile = &pt.tile;
-  const double *v0 = wsisa_seg_defaults();
+/* The probe's tile, clock and what its sweeps found: each parameter's
+ * values and how far it moves a segmentation's time alone (spread). */
+typedef struct sweeps {
+  const wsisa_tile_data *tile;
+  clockid_t clock;
   double at_defaults[WSISA_SEG_LEVELS];
-  json_t *params = json_object(), *vecs = json_array();
-  clockid_t clock = wsisa__worker_clock();
+  double values[WSISA_SEG_NPARAMS][SPLITS + 1], spread[WSISA_SEG_NPARAMS];
+  int nvalues[WSISA_SEG_NPARAMS];
+} sweeps;
+
+/* x timed in turn with the defaults (dt, ref); into `list` as {key: what,
+ * times, defaults_beside} (what taken). */
+static int time_beside(const sweeps *sw, const double *x, int repeats, json_t *list,
+                       const char *key, json_t *what, double dt[WSISA_SEG_LEVELS],
+                       double ref[WSISA_SEG_LEVELS], wsisa_err *e) {
+  int rc = level_times(sw->tile, x, sw->clock, dt, ref, repeats, e);
+  if (rc) json_decref(what);
+  else
+    json_array_append_new(list, json_pack("{s:o, s:o, s:o}", key, what, "times", times_json(dt),
+                                          "defaults_beside", times_json(ref)));
+  return rc;
+}
+
+/* The defaults, calibration's segmentations (each round's reference and
+ * its vectors, which the models' means are made of) and each parameter's
+ * sweep, each timed in turn with the defaults: the estimate multiplies a
+ * run's ratios over every parameter it sets, and a slow spell of the
+ * machine under one sweep would otherwise enter them all. */
+static int curves(sweeps *sw, const wsisa__probe_input *in, json_t *vecs, json_t *params,
+                  wsisa_err *e) {
+  const double *v0 = wsisa_seg_defaults();
+  double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
   /* once untimed: the first segmentation pays for StarPU's buffers, which
    * it keeps for the next ones */
-  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, REPEATS, e);
-  if (!rc) rc = level_times(tile, v0, clock, at_defaults, NULL, REPEATS, e);
-  /* the calibration's segmentations: each round's reference (the defaults)
-   * and its vectors, which the models' means are made of; each timed in
-   * turn with the defaults */
+  int rc = level_times(sw->tile, v0, sw->clock, sw->at_defaults, NULL, REPEATS, e);
+  if (!rc) rc = level_times(sw->tile, v0, sw->clock, sw->at_defaults, NULL, REPEATS, e);
   if (!rc)
-    json_array_append_new(vecs, json_pack("{s:o, s:o}", "values", values_json(v0), "times",
-                                          times_json(at_defaults)));
-  for (size_t i = 0; i < nvec && i + 1 < WSISA__LEVELS_VECTORS && !rc; i++) {
-    double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
-    if (!(rc = level_times(tile, vectors + i * WSISA_SEG_NPARAMS, clock, dt, ref, REPEATS, e)))
-      json_array_append_new(vecs, json_pack("{s:o, s:o, s:o}", "values",
-                                            values_json(vectors + i * WSISA_SEG_NPARAMS), "times",
-                                            times_json(dt), "defaults_beside", times_json(ref)));
+    json_array_append_new(vecs, json_pack("{s:o, s:o}", "values", wsisa__params_json(v0), "times",
+                                          times_json(sw->at_defaults)));
+  for (size_t i = 0; i < in->nvec && i + 1 < WSISA__LEVELS_VECTORS && !rc; i++) {
+    const double *x = in->vectors + i * WSISA_SEG_NPARAMS;
+    rc = time_beside(sw, x, REPEATS, vecs, "values", wsisa__params_json(x), dt, ref, e);
   }
-  /* B, G and R decide the background rule, not what the levels cost. Each
-   * point of a parameter's sweep timed in turn with the defaults: the
-   * estimate multiplies a run's ratios over every parameter it sets, and a
-   * slow spell of the machine under one sweep would otherwise enter them
-   * all */
-  double values[WSISA_SEG_NPARAMS][SPLITS + 1], spread[WSISA_SEG_NPARAMS] = {0};
-  int nvalues[WSISA_SEG_NPARAMS] = {0};
+  /* B, G and R decide the background rule, not what the levels cost */
   double whole = 0; /* a segmentation at the defaults, all levels */
-  for (int l = 0; l < WSISA_SEG_LEVELS; l++) whole += at_defaults[l];
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) whole += sw->at_defaults[l];
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
     if (p == WSISA_P_B || p == WSISA_P_G || p == WSISA_P_R) continue;
-    int n = nvalues[p] = values_of(p, rows, nruns, values[p]);
+    int n = sw->nvalues[p] = values_of(p, in->rows, in->nruns, sw->values[p]);
     json_t *points = json_array();
     double lo = whole, hi = whole;
     for (int k = 0; k < n && !rc; k++) {
-      double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+      double v[WSISA_SEG_NPARAMS];
       memcpy(v, v0, sizeof v);
-      v[p] = values[p][k];
-      if (!(rc = level_times(tile, v, clock, dt, ref, REPEATS, e))) {
-        json_array_append_new(points, json_pack("{s:f, s:o, s:o}", "value", values[p][k], "times",
-                                                times_json(dt), "defaults_beside",
-                                                times_json(ref)));
-        double t = time_against(at_defaults, dt, ref);
+      v[p] = sw->values[p][k];
+      if (!(rc = time_beside(sw, v, REPEATS, points, "value", json_real(v[p]), dt, ref, e))) {
+        double t = time_against(sw->at_defaults, dt, ref);
         lo = fmin(lo, t);
         hi = fmax(hi, t);
       }
     }
-    spread[p] = (hi - lo) / whole;
+    sw->spread[p] = (hi - lo) / whole;
     json_object_set_new(params, wsisa_seg_param_name(p), points);
   }
-  if (rc) {
-    wsisa__probe_tile_close(&pt);
-    json_decref(params);
-    json_decref(vecs);
-    return rc;
+  return rc;
+}
+
+/* The pair of parameters whose interplay the curves' product misses the
+ * most (a low G1 and a low G2 together cost more than each alone): found at
+ * the calibration segmentation the product misses the most (by INTERPLAY at
+ * least), among the SCREEN parameters it moves that move a segmentation's
+ * time the most alone, each two of them at its values with the others at
+ * the defaults (into `screen`); pair[1] -1: none. */
+static int screen_pairs(const sweeps *sw, const wsisa__levels_model *m, json_t *screen,
+                        int pair[2], wsisa_err *e) {
+  const double *v0 = wsisa_seg_defaults(), *worst = NULL;
+  double apart = log(1 + INTERPLAY);
+  for (size_t i = 0; i < m->nvectors; i++) {
+    double t = 0, product = product_over_levels(m, m->vector[i]);
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) t += m->vector_time[i][l];
+    if (fabs(log(t / product)) > apart) apart = fabs(log(t / product)), worst = m->vector[i];
   }
-  json_t *root = json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height", pt.height,
-                           "defaults", times_json(at_defaults), "vectors", vecs, "parameters",
-                           params);
-  /* The pair of parameters whose interplay the curves' product misses the
-   * most (a low G1 and a low G2 together cost more than each alone), timed
-   * over the grid of their values: found at the calibration segmentation
-   * the product misses the most (by INTERPLAY at least), among the SCREEN
-   * parameters it moves that move a segmentation's time the most alone,
-   * each two of them at its values with the others at the defaults. */
-  wsisa__levels_model m;
+  int top[SCREEN], ntop = 0, taken[WSISA_SEG_NPARAMS] = {0}, rc = 0;
+  while (worst && ntop < SCREEN) {
+    int best = -1;
+    for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
+      if (!taken[p] && worst[p] != v0[p] && sw->spread[p] > 0 &&
+          (best < 0 || sw->spread[p] > sw->spread[best]))
+        best = p;
+    if (best < 0) break;
+    taken[best] = 1;
+    top[ntop++] = best;
+  }
+  apart = log(1 + INTERPLAY);
+  for (int i = 0; i < ntop && !rc; i++)
+    for (int j = i + 1; j < ntop && !rc; j++) {
+      double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+      memcpy(v, v0, sizeof v);
+      v[top[i]] = worst[top[i]];
+      v[top[j]] = worst[top[j]];
+      if ((rc = level_times(sw->tile, v, sw->clock, dt, ref, SCREEN_REPEATS, e))) break;
+      double t = time_against(m->at_defaults, dt, ref), product = product_over_levels(m, v);
+      json_array_append_new(screen, json_pack("{s:[s, s], s:[f, f], s:f}", "parameters",
+                                              wsisa_seg_param_name(top[i]),
+                                              wsisa_seg_param_name(top[j]), "values", v[top[i]],
+                                              v[top[j]], "over_product", t / product));
+      if (fabs(log(t / product)) > apart) {
+        apart = fabs(log(t / product));
+        pair[0] = top[i];
+        pair[1] = top[j];
+      }
+    }
+  return rc;
+}
+
+/* The pair timed over the grid of its sweeps' values. */
+static int pair_grid(const sweeps *sw, const int pair[2], json_t **grid, wsisa_err *e) {
+  json_t *points = json_array();
+  int rc = 0;
+  for (int i = 0; i < sw->nvalues[pair[0]] && !rc; i++)
+    for (int j = 0; j < sw->nvalues[pair[1]] && !rc; j++) {
+      double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+      memcpy(v, wsisa_seg_defaults(), sizeof v);
+      v[pair[0]] = sw->values[pair[0]][i];
+      v[pair[1]] = sw->values[pair[1]][j];
+      rc = time_beside(sw, v, REPEATS, points, "values",
+                       json_pack("[f, f]", v[pair[0]], v[pair[1]]), dt, ref, e);
+    }
+  *grid = json_pack("{s:[s, s], s:o}", "parameters", wsisa_seg_param_name(pair[0]),
+                    wsisa_seg_param_name(pair[1]), "points", points);
+  return rc;
+}
+
+static int probe(const wsisa__probe_input *in, json_t **out, wsisa_err *e) {
+  wsisa__probe_tile pt;
+  sweeps sw;
+  memset(&sw, 0, sizeof sw);
+  int rc = wsisa__probe_tile_open(&in->tiles[0], &pt, e);
+  sw.tile = &pt.tile;
+  sw.clock = wsisa__worker_clock();
+  json_t *params = json_object(), *vecs = json_array(), *root = NULL;
+  if (!rc) rc = curves(&sw, in, vecs, params, e);
+  if (!rc)
+    root = json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height", pt.height,
+                     "defaults", times_json(sw.at_defaults), "vectors", vecs, "parameters",
+                     params);
+  else
+    json_decref(params), json_decref(vecs);
+  wsisa__models m;
   int pair[2] = {-1, -1};
   json_t *screen = json_array(), *grid = NULL;
-  char path[4200];
-  wsisa__probe_path("wsisa_level_costs.json", path, sizeof path);
-  if (root && levels_from(root, path, &m) == 0) {
-    const double *worst = NULL;
-    double apart = log(1 + INTERPLAY);
-    for (size_t i = 0; i < m.nvectors; i++) {
-      double t = 0, product = product_over_levels(&m, m.vector[i]);
-      for (int l = 0; l < WSISA_SEG_LEVELS; l++) t += m.vector_time[i][l];
-      if (fabs(log(t / product)) > apart) apart = fabs(log(t / product)), worst = m.vector[i];
-    }
-    int top[SCREEN], ntop = 0, taken[WSISA_SEG_NPARAMS] = {0};
-    while (worst && ntop < SCREEN) {
-      int best = -1;
-      for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
-        if (!taken[p] && worst[p] != v0[p] && spread[p] > 0 &&
-            (best < 0 || spread[p] > spread[best]))
-          best = p;
-      if (best < 0) break;
-      taken[best] = 1;
-      top[ntop++] = best;
-    }
-    apart = log(1 + INTERPLAY);
-    for (int i = 0; i < ntop && !rc; i++)
-      for (int j = i + 1; j < ntop && !rc; j++) {
-        double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
-        memcpy(v, v0, sizeof v);
-        v[top[i]] = worst[top[i]];
-        v[top[j]] = worst[top[j]];
-        if ((rc = level_times(tile, v, clock, dt, ref, SCREEN_REPEATS, e))) break;
-        double t = time_against(m.at_defaults, dt, ref), product = product_over_levels(&m, v);
-        json_array_append_new(screen, json_pack("{s:[s, s], s:[f, f], s:f}", "parameters",
-                                                wsisa_seg_param_name(top[i]),
-                                                wsisa_seg_param_name(top[j]), "values", v[top[i]],
-                                                v[top[j]], "over_product", t / product));
-        if (fabs(log(t / product)) > apart) {
-          apart = fabs(log(t / product));
-          pair[0] = top[i];
-          pair[1] = top[j];
-        }
-      }
-  }
-  if (pair[1] >= 0 && !rc) {
-    json_t *points = json_array();
-    for (int i = 0; i < nvalues[pair[0]] && !rc; i++)
-      for (int j = 0; j < nvalues[pair[1]] && !rc; j++) {
-        double v[WSISA_SEG_NPARAMS], dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
-        memcpy(v, v0, sizeof v);
-        v[pair[0]] = values[pair[0]][i];
-        v[pair[1]] = values[pair[1]][j];
-        if (!(rc = level_times(tile, v, clock, dt, ref, REPEATS, e)))
-          json_array_append_new(points,
-                                json_pack("{s:[f, f], s:o, s:o}", "values", v[pair[0]], v[pair[1]],
-                                          "times", times_json(dt), "defaults_beside",
-                                          times_json(ref)));
-      }
-    grid = json_pack("{s:[s, s], s:o}", "parameters", wsisa_seg_param_name(pair[0]),
-                     wsisa_seg_param_name(pair[1]), "points", points);
-  }
+  if (!rc && root && load(root, &m) == 0) rc = screen_pairs(&sw, &m.levels, screen, pair, e);
+  if (pair[1] >= 0 && !rc) rc = pair_grid(&sw, pair, &grid, e);
   wsisa__probe_tile_close(&pt);
   json_t *chosen = json_pack("{s:o}", "screened", screen);
   if (grid) json_object_update(chosen, grid), json_decref(grid);
-  if (rc) {
+  if (rc || !root) {
     json_decref(root);
     json_decref(chosen);
-    return rc;
+  } else {
+    json_object_set_new(root, "pair", chosen);
   }
-  if (root) json_object_set_new(root, "pair", chosen);
-  else json_decref(chosen);
-  return wsisa__probe_write(root, "wsisa_level_costs.json", e);
+  *out = root;
+  return rc;
 }
 
 /* ---- the model ---------------------------------------------------------------- */
@@ -362,15 +352,17 @@ static int pair_load(wsisa__levels_model *m, json_t *pair, const double *first) 
   return 0;
 }
 
-/* The model from the probe's JSON (root, kept; path: where it lies, for
- * the model's words); -1 when it is not whole. */
-static int levels_from(json_t *root, const char *path, wsisa__levels_model *m) {
+/* The model from the probe's JSON; -1 when it is not whole. */
+static int load(json_t *root, wsisa__models *models) {
+  wsisa__levels_model *m = &models->levels;
   memset(m, 0, sizeof *m);
   m->pair[0] = m->pair[1] = -1;
+  if (!root) return -1;
   json_t *defaults = NULL, *vecs = NULL, *params = NULL;
-  int ok = json_unpack(root, "{s:i, s:i, s:o, s:o, s:o}", "width", &m->width, "height", &m->height,
-                       "defaults", &defaults, "vectors", &vecs, "parameters", &params) == 0 &&
-           times_read(defaults, m->at_defaults) == 0;
+  if (json_unpack(root, "{s:i, s:i, s:o, s:o, s:o}", "width", &m->width, "height", &m->height,
+                  "defaults", &defaults, "vectors", &vecs, "parameters", &params) ||
+      times_read(defaults, m->at_defaults))
+    return -1;
   /* the defaults were timed in turn with each vector and each point of a
    * sweep; a machine's speed drifts over the probe (other processes, its
    * clock), so each time is taken against the defaults timed beside it, and
@@ -378,8 +370,8 @@ static int levels_from(json_t *root, const char *path, wsisa__levels_model *m) {
    * against the defaults timed first) */
   double first[WSISA_SEG_LEVELS];
   memcpy(first, m->at_defaults, sizeof first);
-  if (ok) defaults_median(root, m->at_defaults);
-  for (size_t i = 0; ok && i < json_array_size(vecs) && m->nvectors < WSISA__LEVELS_VECTORS; i++) {
+  defaults_median(root, m->at_defaults);
+  for (size_t i = 0; i < json_array_size(vecs) && m->nvectors < WSISA__LEVELS_VECTORS; i++) {
     json_t *v = json_array_get(vecs, i), *values = json_object_get(v, "values");
     if (json_array_size(values) != WSISA_SEG_NPARAMS) continue;
     double *vt = m->vector_time[m->nvectors], ref[WSISA_SEG_LEVELS];
@@ -392,8 +384,7 @@ static int levels_from(json_t *root, const char *path, wsisa__levels_model *m) {
       m->vector[m->nvectors][q] = json_number_value(json_array_get(values, (size_t)q));
     m->nvectors++;
   }
-  int measured = 0;
-  for (int p = 0; ok && p < WSISA_SEG_NPARAMS; p++) {
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
     json_t *points = json_object_get(params, wsisa_seg_param_name(p));
     if (!json_array_size(points)) continue;
     /* the defaults' own value is a point of every curve, at ratio 1 */
@@ -429,30 +420,33 @@ static int levels_from(json_t *root, const char *path, wsisa__levels_model *m) {
       memcpy(m->ratio[p][k], r[i], sizeof m->ratio[p][k]);
     }
     m->npoints[p] = n;
-    measured += n > 1;
   }
-  int paired = ok && pair_load(m, json_object_get(root, "pair"), first) == 0;
-  if (!ok) return -1;
-  char pair_how[128] = "";
-  if (paired)
-    snprintf(pair_how, sizeof pair_how, ", %s and %s together over their values' grid",
-             wsisa_seg_param_name(m->pair[0]), wsisa_seg_param_name(m->pair[1]));
-  snprintf(m->source, sizeof m->source,
-           "calibration on a %dx%d tile: each level timed at its %zu segmentations (the "
-           "reference's defaults among them), across %d parameters' ranges%s; %s",
-           m->width, m->height, m->nvectors, measured, pair_how, path);
+  pair_load(m, json_object_get(root, "pair"), first);
   m->loaded = 1;
   return 0;
 }
 
-int wsisa__levels_load(wsisa__levels_model *m) {
-  char path[4200];
-  json_t *root = wsisa__probe_read("wsisa_level_costs.json", path, sizeof path);
-  int rc = root ? levels_from(root, path, m) : -1;
-  json_decref(root);
-  if (!root) memset(m, 0, sizeof *m);
-  return rc;
+static int describe(const wsisa__models *models, char *how, size_t cap) {
+  const wsisa__levels_model *m = &models->levels;
+  if (!m->loaded) return -1;
+  int measured = 0;
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) measured += m->npoints[p] > 1;
+  char pair_how[128] = "";
+  if (m->pair[0] >= 0 && m->pair[1] >= 0 && m->pair[0] != m->pair[1])
+    snprintf(pair_how, sizeof pair_how, ", %s and %s together over their grid",
+             wsisa_seg_param_name(m->pair[0]), wsisa_seg_param_name(m->pair[1]));
+  snprintf(how, cap,
+           "each level on a %dx%d tile at %zu segmentation%s and along the ranges of %d "
+           "parameter%s%s; a run's level tasks at its values",
+           m->width, m->height, m->nvectors, m->nvectors == 1 ? "" : "s", measured,
+           measured == 1 ? "" : "s", pair_how);
+  return 0;
 }
+
+const wsisa__probe wsisa__probe_levels = {
+    "level costs", FILE_NAME, 1, NULL, probe, load, describe,
+    offsetof(wsisa_estimate_figures, level_source),
+    "every run's level tasks at the models' time"};
 
 /* Level l's time at p = x relative to the defaults', interpolated linearly
  * between the values measured, the nearest's outside them. */
@@ -577,9 +571,8 @@ static double level_time(const wsisa__levels_model *m, const interplay *ip, cons
   return w_sum > 0 ? product * exp(w_max * log_sum / w_sum) : product;
 }
 
-int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size_t nruns,
-                        const uint8_t *same_variant, double *scale, double *time, char *how,
-                        size_t cap) {
+void wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size_t nruns,
+                         const uint8_t *same_variant, double *scale, double *time) {
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) {
     interplay ip;
     interplay_at(m, l, &ip);
@@ -603,10 +596,4 @@ int wsisa__levels_scale(const wsisa__levels_model *m, const double *params, size
       if (time) time[r * WSISA_SEG_LEVELS + (size_t)l - 1] = isfinite(t) && t > 0 ? t : 0;
     }
   }
-  snprintf(how, cap,
-           "%s; a run's level time: the curves' product at its values, times the interplay "
-           "the calibration's segmentations measured (their time over their product) by the share "
-           "of their joint move it makes, over the mean of those whose footprints it shares",
-           m->source);
-  return 0;
 }

@@ -1,38 +1,21 @@
-/* Object reuse in the estimate (docs/architecture.md, "The estimate"): how
- * much of levels 6 and 7 a run takes from its tile's object store. Two
- * parts. Calibration measures, on its largest tile, the time of levels 6 and
- * 7 without a store, with an empty one (every cluster and group computed)
- * and with one holding the same run (every one found), at the defaults and
- * at calibration's segmentations (the crop-by-crop work grows with the
- * nuclei faster than the whole tile's passes: a run's ratios are taken at
- * its level time, engine/estimate/levels.c); and, for each
- * parameter of levels 1-6, the share of the clusters' and groups' pixels a
- * store holding one run's units leaves to compute for a run that differs in
- * that parameter alone, by how far: its values spread over its design range,
- * every two compared (from a run where the design changes it alone, and from
- * the defaults).
- * The simulation (engine/estimate/simulate.c) then prices each level-6/7
- * task, as it walks a unit on a rank, by what the store of its tile on that
- * rank holds (a rank's own: ranks share no store, and a tile opened again
- * starts an empty one, which the tile's reference segmentation at the
- * defaults fills first). The store is followed through stand-in objects:
- * each parameter's measured curve is fitted as a share of objects it moves
- * at all, at values spread with a density over its design range, and each
- * stand-in draws, parameter by parameter (independently), whether it moves
- * and where. A stand-in is found when any earlier task of the store put it
- * in the same cell of every parameter (for groups, with the same level-7
- * values, which are in their key): in any earlier task, not only the
- * nearest (a VBD row that differs from two earlier rows in one parameter
- * each finds a unit in either). */
-#include <jansson.h>
+/* Object reuse in the estimate (docs/architecture.md, "Object reuse" and
+ * "The estimate"): how much of levels 6 and 7 a run takes from its tile's
+ * object store. Calibration measures, on its largest tile, levels 6 and 7
+ * without a store, with an empty one and with one holding the same run, and
+ * per parameter of levels 1-6 the share of the units a store holding one
+ * run leaves to compute for a run that differs in it alone, by how far. The
+ * simulation prices each level-6/7 task by what its tile's store on its
+ * rank holds, followed through stand-in objects whose changes follow the
+ * curves measured. */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "codelets/codelets.h"
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 #include "sa/sa.h"
 
+#define FILE_NAME "wsisa_object_reuse.json"
 #define REPEATS 3
 #define SPLITS 8   /* a parameter's values: its design range in eighths */
 
@@ -128,78 +111,80 @@ static int measured_before(const double *vectors, size_t i) {
   return 0;
 }
 
-int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t nruns,
-                         const double *vectors, size_t nvec, wsisa_err *e) {
+/* Parameter p's curves (NULL: the design does not vary it): its values
+ * over the design's range, eighths of it (a connectivity: its two values),
+ * walked from where the design changes p alone (consecutive runs that
+ * differ, up to level 6, in p only: a MOAT step) and from the defaults: a
+ * change misses more where other parameters make the nuclei touch. */
+static int param_curves(const wsisa_tile_data *tile, const wsisa__probe_input *in, int p,
+                        json_t **out, wsisa_err *e) {
+  double lo = INFINITY, hi = -INFINITY;
+  int integral = 1, conn = p == WSISA_P_FILL_HOLES_CONN || p == WSISA_P_RECON_CONN ||
+                           p == WSISA_P_WATERSHED_CONN;
+  for (size_t r = 0; r < in->nruns; r++) {
+    double x = in->rows[r * WSISA_SEG_NPARAMS + p];
+    lo = fmin(lo, x), hi = fmax(hi, x);
+    integral &= x == floor(x);
+  }
+  *out = NULL;
+  if (!(hi > lo)) return 0;
+  const double *pair = NULL;
+  for (size_t r = 1; r < in->nruns && !pair; r++) {
+    const double *x = in->rows + (r - 1) * WSISA_SEG_NPARAMS, *y = in->rows + r * WSISA_SEG_NPARAMS;
+    int only = x[p] != y[p];
+    for (int q = 0; q < WSISA_SEG_NPARAMS && only; q++)
+      if (q != p && wsisa_seg_param_level(q) <= 6 && x[q] != y[q]) only = 0;
+    if (only) pair = x;
+  }
+  double values[SPLITS + 1];
+  int n = 0, rc = 0;
+  for (int k = 0; k <= (conn ? 1 : SPLITS); k++) {
+    double x = conn ? (k ? hi : lo) : lo + (hi - lo) * k / SPLITS;
+    if (integral) x = round(x);
+    if (!n || x != values[n - 1]) values[n++] = x;
+  }
+  json_t *curves = json_array();
+  for (int c = 0; c < 2 && !rc; c++) {
+    const double *base = c ? wsisa_seg_defaults() : pair;
+    if (!base) continue;
+    json_t *points = json_array(), *vs = json_array();
+    for (int k = 0; k < n; k++) json_array_append_new(vs, json_real(values[k]));
+    rc = walk(tile, base, p, values, n, points, e);
+    json_array_append_new(curves, json_pack("{s:s, s:o, s:o, s:o}", "from",
+                                            c ? "defaults" : "design pair", "base",
+                                            wsisa__params_json(base), "values", vs, "points",
+                                            points));
+  }
+  *out = json_pack("{s:o}", "curves", curves);
+  return rc;
+}
+
+static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
   wsisa__probe_tile pt;
-  int rc = wsisa__probe_tile_open(ref, &pt, e);
+  int rc = wsisa__probe_tile_open(&in->tiles[0], &pt, e);
   const wsisa_tile_data *tile = &pt.tile;
   const double *v0 = wsisa_seg_defaults();
   double fine[2], cold[2], hit[2];
-  json_t *params = json_object();
   if (!rc) rc = least(tile, v0, 0, NULL, fine, e);
   if (!rc) rc = least(tile, v0, 1, NULL, cold, e);
   if (!rc) rc = least(tile, v0, 1, v0, hit, e);
   /* the same at calibration's segmentations, where more of the tile reaches
    * levels 6 and 7 */
-  json_t *segs = json_array();
-  for (size_t i = 0; i < nvec && !rc; i++) {
-    const double *x = vectors + i * WSISA_SEG_NPARAMS;
-    if (measured_before(vectors, i)) continue;
+  json_t *segs = json_array(), *params = json_object();
+  for (size_t i = 0; i < in->nvec && !rc; i++) {
+    const double *x = in->vectors + i * WSISA_SEG_NPARAMS;
+    if (measured_before(in->vectors, i)) continue;
     double f[2], c[2], h[2];
     if (!(rc = least(tile, x, 0, NULL, f, e)) && !(rc = least(tile, x, 1, NULL, c, e)) &&
-        !(rc = least(tile, x, 1, x, h, e))) {
-      json_t *values = json_array();
-      for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(values, json_real(x[q]));
-      json_array_append_new(segs, json_pack("{s:o, s:[f, f], s:[f, f], s:[f, f]}", "values", values,
-                                            "fine", f[0], f[1], "cold", c[0], c[1], "hit", h[0],
-                                            h[1]));
-    }
+        !(rc = least(tile, x, 1, x, h, e)))
+      json_array_append_new(segs, json_pack("{s:o, s:[f, f], s:[f, f], s:[f, f]}", "values",
+                                            wsisa__params_json(x), "fine", f[0], f[1], "cold",
+                                            c[0], c[1], "hit", h[0], h[1]));
   }
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
-    if (wsisa_seg_param_level(p) > 6) continue;
-    double lo = INFINITY, hi = -INFINITY;
-    int integral = 1, conn = p == WSISA_P_FILL_HOLES_CONN || p == WSISA_P_RECON_CONN ||
-                             p == WSISA_P_WATERSHED_CONN;
-    for (size_t r = 0; r < nruns; r++) {
-      double x = rows[r * WSISA_SEG_NPARAMS + p];
-      lo = fmin(lo, x), hi = fmax(hi, x);
-      integral &= x == floor(x);
-    }
-    if (!(hi > lo)) continue;
-    /* from where the design changes p alone (consecutive runs that differ,
-     * up to level 6, in p only: a MOAT step), and from the defaults: a
-     * change misses more where other parameters make the nuclei touch */
-    const double *pair = NULL;
-    for (size_t r = 1; r < nruns && !pair; r++) {
-      const double *x = rows + (r - 1) * WSISA_SEG_NPARAMS, *y = rows + r * WSISA_SEG_NPARAMS;
-      int only = x[p] != y[p];
-      for (int q = 0; q < WSISA_SEG_NPARAMS && only; q++)
-        if (q != p && wsisa_seg_param_level(q) <= 6 && x[q] != y[q]) only = 0;
-      if (only) pair = x;
-    }
-    json_t *curves = json_array();
-    for (int c = 0; c < 2 && !rc; c++) {
-      const double *base = c ? v0 : pair;
-      if (!base) continue;
-      json_t *points = json_array(), *at = json_array();
-      for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(at, json_real(base[q]));
-      /* its values over the design's range: eighths of it (a connectivity:
-       * its two values) */
-      double values[SPLITS + 1];
-      int n = 0;
-      for (int k = 0; k <= (conn ? 1 : SPLITS); k++) {
-        double x = conn ? (k ? hi : lo) : lo + (hi - lo) * k / SPLITS;
-        if (integral) x = round(x);
-        if (!n || x != values[n - 1]) values[n++] = x;
-      }
-      json_t *vs = json_array();
-      for (int k = 0; k < n; k++) json_array_append_new(vs, json_real(values[k]));
-      rc = walk(tile, base, p, values, n, points, e);
-      json_array_append_new(curves, json_pack("{s:s, s:o, s:o, s:o}", "from",
-                                              c ? "defaults" : "design pair", "base", at,
-                                              "values", vs, "points", points));
-    }
-    json_object_set_new(params, wsisa_seg_param_name(p), json_pack("{s:o}", "curves", curves));
+    json_t *curves = NULL;
+    if (wsisa_seg_param_level(p) <= 6) rc = param_curves(tile, in, p, &curves, e);
+    if (curves) json_object_set_new(params, wsisa_seg_param_name(p), curves);
   }
   wsisa__probe_tile_close(&pt);
   if (rc) {
@@ -207,39 +192,20 @@ int wsisa__objects_probe(const wsisa_tile_ref *ref, const double *rows, size_t n
     json_decref(segs);
     return rc;
   }
-  return wsisa__probe_write(
-      json_pack("{s:i, s:i, s:[f, f], s:[f, f], s:[f, f], s:o, s:o}", "width", pt.width, "height",
-                pt.height, "fine", fine[0], fine[1], "cold", cold[0], cold[1], "hit", hit[0],
-                hit[1], "segmentations", segs, "parameters", params),
-      "wsisa_object_reuse.json", e);
+  *root = json_pack("{s:i, s:i, s:[f, f], s:[f, f], s:[f, f], s:o, s:o}", "width", pt.width,
+                    "height", pt.height, "fine", fine[0], fine[1], "cold", cold[0], cold[1],
+                    "hit", hit[0], hit[1], "segmentations", segs, "parameters", params);
+  return 0;
 }
+
+static int object_reuse_on(const wsisa__probe_input *in) { return in->object_reuse; }
 
 /* ---- the model ---------------------------------------------------------------- */
 
-int wsisa__objects_load(wsisa__objects_model *m) {
-  memset(m, 0, sizeof *m);
-  char path[4200];
-  json_t *root = wsisa__probe_read("wsisa_object_reuse.json", path, sizeof path);
-  if (!root) return -1;
-  double f[2], c[2], h[2];
-  json_t *params = NULL;
-  int ok = json_unpack(root, "{s:i, s:i, s:[F, F], s:[F, F], s:[F, F], s:o}", "width", &m->width,
-                       "height", &m->height, "fine", &f[0], &f[1], "cold", &c[0], &c[1], "hit",
-                       &h[0], &h[1], "parameters", &params) == 0;
-  for (int l = 0; ok && l < 2; l++) {
-    ok = f[l] > 0 && c[l] >= h[l] && h[l] >= 0;
-    m->fine[l] = f[l];
-    m->cold[l] = c[l] / f[l];
-    m->hit[l] = h[l] / f[l];
-    m->nsegs[l] = 1;
-    m->seg_fine[l][0] = f[l];
-    m->seg_cold[l][0] = m->cold[l];
-    m->seg_hit[l][0] = m->hit[l];
-  }
-  /* calibration's segmentations (none in a file from before them), by
-   * their fine-grain time */
-  json_t *segs = json_object_get(root, "segmentations");
-  for (size_t i = 0; ok && i < json_array_size(segs); i++) {
+/* Calibration's segmentations (none in a file from before them), by their
+ * fine-grain time. */
+static void segs_load(wsisa__objects_model *m, json_t *segs) {
+  for (size_t i = 0; i < json_array_size(segs); i++) {
     double sf[2], sc[2], sh[2];
     if (json_unpack(json_array_get(segs, i), "{s:[F, F], s:[F, F], s:[F, F]}", "fine", &sf[0],
                     &sf[1], "cold", &sc[0], &sc[1], "hit", &sh[0], &sh[1]))
@@ -259,40 +225,60 @@ int wsisa__objects_load(wsisa__objects_model *m) {
       m->seg_hit[l][k] = sh[l] / sf[l];
     }
   }
-  for (int p = 0; ok && p < WSISA_SEG_NPARAMS; p++) {
-    json_t *q = json_object_get(params, wsisa_seg_param_name(p));
-    json_t *curves = json_object_get(q, "curves");
-    m->miss[0][p] = m->miss[1][p] = -1; /* not measured */
-    for (size_t c = 0; c < json_array_size(curves) && m->ncurves[p] < 2; c++) {
-      json_t *cv = json_array_get(curves, c), *points = json_object_get(cv, "points"),
-             *base = json_object_get(cv, "base");
-      if (json_array_size(base) != WSISA_SEG_NPARAMS || !json_array_size(points)) continue;
-      int k0 = m->ncurves[p]++;
-      for (int x = 0; x < WSISA_SEG_NPARAMS; x++)
-        m->base[k0][p][x] = json_number_value(json_array_get(base, (size_t)x));
-      for (size_t i = 0; i < json_array_size(points) && m->npoints[k0][p] < WSISA__OBJECTS_POINTS;
-           i++) {
-        double d, s6, s7;
-        if (json_unpack(json_array_get(points, i), "[F, F, F]", &d, &s6, &s7) || !(d > 0)) continue;
-        /* by step, smallest first */
-        int k = m->npoints[k0][p]++;
-        while (k > 0 && m->step[k0][p][k - 1] > d) {
-          m->step[k0][p][k] = m->step[k0][p][k - 1];
-          m->at[k0][0][p][k] = m->at[k0][0][p][k - 1];
-          m->at[k0][1][p][k] = m->at[k0][1][p][k - 1];
-          k--;
-        }
-        m->step[k0][p][k] = d;
-        m->at[k0][0][p][k] = fmin(1, fmax(0, s6));
-        m->at[k0][1][p][k] = fmin(1, fmax(0, s7));
+}
+
+/* Parameter p's curves (at most two), each point by step, smallest first;
+ * the first one's largest change stands for it where a level's mean is
+ * wanted. */
+static void curves_load(wsisa__objects_model *m, int p, json_t *curves) {
+  m->miss[0][p] = m->miss[1][p] = -1; /* not measured */
+  for (size_t c = 0; c < json_array_size(curves) && m->ncurves[p] < 2; c++) {
+    json_t *cv = json_array_get(curves, c), *points = json_object_get(cv, "points"),
+           *base = json_object_get(cv, "base");
+    if (json_array_size(base) != WSISA_SEG_NPARAMS || !json_array_size(points)) continue;
+    int k0 = m->ncurves[p]++;
+    for (int x = 0; x < WSISA_SEG_NPARAMS; x++)
+      m->base[k0][p][x] = json_number_value(json_array_get(base, (size_t)x));
+    for (size_t i = 0; i < json_array_size(points) && m->npoints[k0][p] < WSISA__OBJECTS_POINTS;
+         i++) {
+      double d, s6, s7;
+      if (json_unpack(json_array_get(points, i), "[F, F, F]", &d, &s6, &s7) || !(d > 0)) continue;
+      int k = m->npoints[k0][p]++;
+      while (k > 0 && m->step[k0][p][k - 1] > d) {
+        m->step[k0][p][k] = m->step[k0][p][k - 1];
+        m->at[k0][0][p][k] = m->at[k0][0][p][k - 1];
+        m->at[k0][1][p][k] = m->at[k0][1][p][k - 1];
+        k--;
       }
-      /* its largest change stands for it where a level's mean is wanted */
-      int n = m->npoints[k0][p];
-      for (int l = 0; l < 2 && k0 == 0 && n; l++) m->miss[l][p] = m->at[0][l][p][n - 1];
+      m->step[k0][p][k] = d;
+      m->at[k0][0][p][k] = fmin(1, fmax(0, s6));
+      m->at[k0][1][p][k] = fmin(1, fmax(0, s7));
     }
+    int n = m->npoints[k0][p];
+    for (int l = 0; l < 2 && k0 == 0 && n; l++) m->miss[l][p] = m->at[0][l][p][n - 1];
   }
-  json_decref(root);
-  if (!ok) return -1;
+}
+
+static int load(json_t *root, wsisa__models *models) {
+  wsisa__objects_model *m = &models->objects;
+  memset(m, 0, sizeof *m);
+  double f[2], c[2], h[2];
+  json_t *params = NULL;
+  if (!root || json_unpack(root, "{s:i, s:i, s:[F, F], s:[F, F], s:[F, F], s:o}", "width",
+                           &m->width, "height", &m->height, "fine", &f[0], &f[1], "cold", &c[0],
+                           &c[1], "hit", &h[0], &h[1], "parameters", &params))
+    return -1;
+  for (int l = 0; l < 2; l++)
+    if (!(f[l] > 0 && c[l] >= h[l] && h[l] >= 0)) return -1;
+  for (int l = 0; l < 2; l++) {
+    m->fine[l] = m->seg_fine[l][0] = f[l];
+    m->cold[l] = m->seg_cold[l][0] = c[l] / f[l];
+    m->hit[l] = m->seg_hit[l][0] = h[l] / f[l];
+    m->nsegs[l] = 1;
+  }
+  segs_load(m, json_object_get(root, "segmentations"));
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
+    curves_load(m, p, json_object_get(json_object_get(params, wsisa_seg_param_name(p)), "curves"));
   /* a parameter not measured: the mean of those of its level measured, else
    * every unit computed */
   for (int l = 0; l < 2; l++)
@@ -306,30 +292,39 @@ int wsisa__objects_load(wsisa__objects_model *m) {
       m->fill[l][p] = 1;
       m->miss[l][p] = n ? sum / n : 1;
     }
+  m->loaded = 1;
+  return 0;
+}
+
+static int describe(const wsisa__models *models, char *how, size_t cap) {
+  const wsisa__objects_model *m = &models->objects;
+  if (!m->loaded) return -1;
   int measured = 0;
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) measured += !m->fill[0][p] && wsisa_seg_param_level(p) <= 6;
+  for (int p = 0; p < WSISA_SEG_NPARAMS; p++)
+    measured += !m->fill[0][p] && wsisa_seg_param_level(p) <= 6;
   /* the ratios at the costliest segmentation measured, beside the defaults' */
   double top_f = 0, top_c = 0, top_h = 0;
+  const double *f = m->fine;
   for (int l = 0; l < 2; l++) {
     int k = m->nsegs[l] - 1;
     top_f += m->seg_fine[l][k];
     top_c += m->seg_cold[l][k] * m->seg_fine[l][k];
     top_h += m->seg_hit[l][k] * m->seg_fine[l][k];
   }
-  snprintf(m->source, sizeof m->source,
-           "calibration on a %dx%d tile: levels 6-7 with an empty store %.2f x and a full one "
-           "%.2f x their fine-grain time at the defaults, %.2f x and %.2f x at the costliest of "
-           "%d segmentations (a run's ratios at its level time, interpolated in log between "
-           "them), %d parameters' changes measured; each level-6/7 task priced by what the "
-           "store of its tile on its rank holds, followed through %d stand-in objects whose "
-           "changes follow those measured; %s",
+  snprintf(how, cap,
+           "levels 6-7 on a %dx%d tile %.2fx their fine-grain time with an empty store, %.2fx "
+           "with a full one (%.2fx, %.2fx at the costliest of %d segmentations), %d parameters' "
+           "changes; a task by what its tile's store holds",
            m->width, m->height, (m->cold[0] * f[0] + m->cold[1] * f[1]) / (f[0] + f[1]),
            (m->hit[0] * f[0] + m->hit[1] * f[1]) / (f[0] + f[1]), top_c / top_f, top_h / top_f,
-           m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured,
-           WSISA__OBJECTS_STANDINS, path);
-  m->loaded = 1;
+           m->nsegs[0] > m->nsegs[1] ? m->nsegs[0] : m->nsegs[1], measured);
   return 0;
 }
+
+const wsisa__probe wsisa__probe_objects = {
+    "object reuse", FILE_NAME, 1, object_reuse_on, probe, load, describe,
+    offsetof(wsisa_estimate_figures, object_source),
+    "levels 6-7 priced without object reuse, an upper bound"};
 
 /* Level l's cold and hit ratios for a task whose fine-grain time is t
  * seconds on calibration's tile: interpolated linearly in log(t) between

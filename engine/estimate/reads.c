@@ -1,51 +1,43 @@
 /* Reading a tile in the estimate (docs/architecture.md, "The estimate"): the
- * executor reads a tile's pixels (the slide's region and its halo, decoded,
- * with the colour statistics) on the submitting thread when it opens the
- * tile, before the tile stage is submitted, and no StarPU task accounts for
- * that time. Calibration times the read of each of its tiles as a run reads
- * it (median of a few reads, each opening the slide as a run does); the
- * estimate prices a tile's read by the calibrated tile nearest in pixels,
- * per pixel, and its simulation holds the submitter for it. */
-#include <jansson.h>
+ * executor reads a tile's pixels (its region and halo, decoded, with the
+ * colour statistics) on the submitting thread when it opens the tile, and
+ * no StarPU task accounts for that time. Calibration times each of its
+ * tiles' read as a run reads it; a tile is priced by the nearest in pixels. */
 #include <math.h>
-#include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 
+#define FILE_NAME "wsisa_tile_reads.json"
 #define READS 5
 
-int wsisa__reads_probe(const wsisa_tile_ref *tiles, size_t n, int halo, wsisa_err *e) {
+static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
   json_t *list = json_array();
   int rc = list ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  for (size_t i = 0; i < n && !rc; i++) {
+  for (size_t i = 0; i < in->ntiles && !rc; i++) {
     double t[READS];
     for (int k = 0; k < READS && !rc; k++) {
       wsisa_image *rgb = NULL;
       wsisa_tile_frame frame;
       double t0 = wsisa_now();
-      rc = wsisa_tile_load_framed(&tiles[i], halo, &rgb, &frame, e);
+      rc = wsisa_tile_load_framed(&in->tiles[i], in->halo, &rgb, &frame, e);
       t[k] = wsisa_now() - t0;
       wsisa_image_free(rgb);
     }
-    if (rc) break;
-    qsort(t, READS, sizeof *t, wsisa_compare_doubles);
-    json_array_append_new(list, json_pack("{s:i, s:i, s:f}", "width", tiles[i].width, "height",
-                                          tiles[i].height, "seconds", t[READS / 2]));
+    if (!rc)
+      json_array_append_new(list, json_pack("{s:i, s:i, s:f}", "width", in->tiles[i].width,
+                                            "height", in->tiles[i].height, "seconds",
+                                            wsisa__median(t, READS)));
   }
-  if (rc) {
-    json_decref(list);
-    return rc;
-  }
-  return wsisa__probe_write(json_pack("{s:i, s:i, s:o}", "halo", halo, "reads", READS, "tiles", list),
-                            "wsisa_tile_reads.json", e);
+  if (rc) json_decref(list);
+  else *root = json_pack("{s:i, s:i, s:o}", "halo", in->halo, "reads", READS, "tiles", list);
+  return rc;
 }
 
-int wsisa__reads_load(wsisa__reads_model *m) {
+static int load(json_t *root, wsisa__models *models) {
+  wsisa__reads_model *m = &models->reads;
   memset(m, 0, sizeof *m);
-  char path[4200];
-  json_t *root = wsisa__probe_read("wsisa_tile_reads.json", path, sizeof path);
-  if (!root) return -1;
   json_t *tiles = json_object_get(root, "tiles");
   for (size_t i = 0; i < json_array_size(tiles) && m->n < WSISA__READS_TILES; i++) {
     int w, h;
@@ -57,22 +49,23 @@ int wsisa__reads_load(wsisa__reads_model *m) {
     m->pixels[m->n] = (double)w * h;
     m->seconds[m->n++] = s;
   }
-  json_decref(root);
-  if (!m->n) return -1;
-  char list[256];
-  size_t used = 0;
-  list[0] = 0;
-  for (int i = 0; i < m->n && used < sizeof list; i++)
-    used += (size_t)snprintf(list + used, sizeof list - used, "%s%.1f ms at %.2f Mpx",
-                             i ? ", " : "", 1e3 * m->seconds[i], m->pixels[i] / 1e6);
-  snprintf(m->source, sizeof m->source,
-           "calibration: a tile's read as a run reads it (its halo, its colour statistics; "
-           "median of %d) on the submitting thread, %s; a tile's by the calibrated one nearest "
-           "in pixels, per pixel; %s",
-           READS, list, path);
-  m->loaded = 1;
+  m->loaded = m->n > 0;
+  return m->loaded ? 0 : -1;
+}
+
+static int describe(const wsisa__models *models, char *how, size_t cap) {
+  const wsisa__reads_model *m = &models->reads;
+  if (!m->loaded) return -1;
+  size_t used = (size_t)snprintf(how, cap, "a tile's read");
+  for (int i = 0; i < m->n && used < cap; i++)
+    used += (size_t)snprintf(how + used, cap - used, "%s %.1f ms at %.2f Mpx", i ? "," : "",
+                             1e3 * m->seconds[i], m->pixels[i] / 1e6);
   return 0;
 }
+
+const wsisa__probe wsisa__probe_reads = {
+    "tile reads", FILE_NAME, 0, NULL, probe, load, describe,
+    offsetof(wsisa_estimate_figures, read_source), "a tile's read not priced"};
 
 double wsisa__reads_seconds(const wsisa__reads_model *m, int width, int height) {
   if (!m->loaded || m->n < 1) return 0;

@@ -1,49 +1,17 @@
-/* The estimate's schedule (docs/architecture.md, "The estimate"): a study's
- * units on N ranks of W workers as a discrete-event simulation of the unit
- * queue (engine/exec/units.c) and the executor (engine/exec/executor.c), with the
- * costs of each piece of work given; and the searches built on it. The
- * simulation knows the points where the executor waits: a rank keeps
- * WSISA_EXEC_OPEN_TILES tiles open, so a unit of another tile waits for the
- * units in flight of the tile opened first (then closed), and the opening
- * reads the tile on the submitting thread (no worker's time) and waits for
- * the tile's stage; after the stage come the background counts of
- * every distinct (B, G, R) of the study and the tile's reference, which runs
- * while the tile's units are submitted (a leaf's measure reads it); a level-1
- * node waits for its count if it has not finished; a leaf waits
- * while K paths are active; a rank holds its credit of units at most
- * (wsisa__units_credit: one per worker, two at least). Everything else is
- * list scheduling: ready tasks, first come first served, each on the worker
- * where it would finish first (dmda's placement): CPU workers and OpenCL
- * workers at their own costs. */
+/* The estimate's schedule (docs/architecture.md, "The estimate in detail"):
+ * a study's units on N ranks of W workers as a discrete-event simulation of
+ * the unit queue (engine/exec/units.c) and the executor
+ * (engine/exec/executor.c) at the points where they wait, over the costs of
+ * each piece of work; else list scheduling, each ready task on the worker
+ * where it would finish first (dmda's placement). And deadline -> ranks. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/estimate/estimate.h"
+#include "engine/estimate/estimate_internal.h"
 
 #define OPEN WSISA_EXEC_OPEN_TILES
 #define NONE ((size_t)-1)
-
-const char *wsisa_est_class_name(wsisa_est_class c) {
-  static const char *const names[] = {"measured", "interpolated", "similar", "few samples",
-                                      "no data"};
-  return (unsigned)c < WSISA_EST_NCLASSES ? names[c] : "?";
-}
-
-double wsisa_est_interpolate(const double *x, const double *t, size_t n, double at) {
-  if (!n) return NAN;
-  /* the points bracketing `at`, or the nearest one */
-  size_t lo = NONE, hi = NONE;
-  for (size_t i = 0; i < n; i++) {
-    if (x[i] <= at && (lo == NONE || x[i] > x[lo])) lo = i;
-    if (x[i] >= at && (hi == NONE || x[i] < x[hi])) hi = i;
-  }
-  if (lo == NONE) return t[hi] / x[hi] * at;
-  if (hi == NONE || x[hi] == x[lo]) return t[lo] / x[lo] * at;
-  double qlo = t[lo] / x[lo], qhi = t[hi] / x[hi];
-  double f = (log(at) - log(x[lo])) / (log(x[hi]) - log(x[lo]));
-  return (qlo + f * (qhi - qlo)) * at;
-}
 
 /* ---- tasks and events ------------------------------------------------------- */
 
@@ -139,8 +107,8 @@ typedef struct rank_state {
 } rank_state;
 
 typedef struct sim {
-  const wsisa_sim_costs *c;
-  const wsisa_sim_job *j;
+  const wsisa__sim_costs *c;
+  const wsisa__sim_job *j;
   wsisa_sim_result *r;
   size_t nb, nshapes, nv;
   task *tasks;
@@ -335,7 +303,7 @@ static void refill(sim *s, int r) {
 
 /* ---- the submitting thread of a rank ---------------------------------------- */
 
-static double cost_level(const wsisa_sim_costs *c, const sim *s, size_t shape, size_t level,
+static double cost_level(const wsisa__sim_costs *c, const sim *s, size_t shape, size_t level,
                          size_t run) {
   int v = s->c->variant ? s->c->variant[run * WSISA_SEG_LEVELS + level - 1] : 0;
   return c->level[(shape * WSISA_SEG_LEVELS + level - 1) * s->nv + (size_t)v];
@@ -570,7 +538,7 @@ static void open_tile_at(sim *s, int r, size_t o, size_t tile, int ahead) {
 }
 
 /* Unit placement in force: CPU and OpenCL workers, placement unit. */
-static int by_unit(const wsisa_sim_job *j) {
+static int by_unit(const wsisa__sim_job *j) {
   return j->placement == WSISA_PLACEMENT_UNIT && j->opencl_workers > 0 &&
          j->opencl_workers < j->workers;
 }
@@ -586,7 +554,7 @@ static int unit_kind(const sim *s, const rank_state *rs, double cost) {
 /* The rule's prior, as `wsisa run` gives it (wsisa_estimate_kind_seconds):
  * the mean of the first shape's level costs per kind, over its workers. */
 static void unit_priors(const sim *s, rank_state *rs) {
-  const wsisa_sim_costs *kind[WSISA_KINDS] = {s->c, s->c->opencl};
+  const wsisa__sim_costs *kind[WSISA_KINDS] = {s->c, s->c->opencl};
   const int workers[WSISA_KINDS] = {s->j->workers - s->j->opencl_workers, s->j->opencl_workers};
   for (int k = 0; k < WSISA_KINDS && by_unit(s->j); k++) {
     double sum = 0;
@@ -791,7 +759,7 @@ static void task_done(sim *s, size_t id) {
 
 /* ---- the simulation ----------------------------------------------------------- */
 
-static int check_job(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_err *e) {
+static int check_job(const wsisa__sim_costs *c, const wsisa__sim_job *j, wsisa_err *e) {
   if (j->ranks < 1 || j->workers < 1)
     return wsisa_error(e, WSISA_EUSAGE, "simulation: want at least 1 rank and 1 worker");
   if (j->opencl_workers < 0 || j->opencl_workers > j->workers || (j->opencl_workers && !c->opencl))
@@ -806,7 +774,7 @@ static int check_job(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_err
   return 0;
 }
 
-int wsisa_sim_run(const wsisa_sim_costs *c, const wsisa_sim_job *j, wsisa_sim_result *r,
+int wsisa__sim_run(const wsisa__sim_costs *c, const wsisa__sim_job *j, wsisa_sim_result *r,
                   wsisa_err *e) {
   memset(r, 0, sizeof *r);
   int rc = check_job(c, j, e);

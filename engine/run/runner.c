@@ -252,7 +252,9 @@ static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
   wsisa_text_read_stop(wsisa_units_interrupted);
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
   /* the models' costs first: the plan may weigh buckets by them */
-  if (!rc) rc = wsisa__estimate_run_costs(s, &s->est, e);
+  wsisa_estimate_request q = {s->tiles,        s->ntiles,          s->params,         s->nruns,
+                              s->object_match, s->features != NULL, wsisa__study_halo(s)};
+  if (!rc) rc = wsisa__estimate_run_costs(s->study, &q, &s->cost_source, s->level_cost, &s->est, e);
   return rc ? rc : make_plan(s, e);
 }
 
@@ -373,7 +375,10 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   if (!rc) {
     s->units_total = total;
     s->units_run = total - before;
-    wsisa__estimate_run(s, s->est, &eo, done);
+    /* every rank as this one: its workers, its K */
+    wsisa_estimate_plan ep = {s->buckets, eo.share_tile_stage, eo.active_paths, done,
+                              wsisa_dist_size(), -1, -1, eo.object_reuse, eo.placement};
+    wsisa__estimate_run(s->est, &ep, &s->estimated);
     /* unit placement's prior: each kind's time per task by the models */
     if (s->est && wsisa_estimate_kind_seconds(s->est, eo.kind_task_seconds))
       memset(eo.kind_task_seconds, 0, sizeof eo.kind_task_seconds);
