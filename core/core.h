@@ -126,6 +126,8 @@ typedef struct wsisa_env {
   const char *cache_home;   /* XDG_CACHE_HOME */
   const char *home;         /* HOME */
   int mpi_world_size;       /* OMPI_COMM_WORLD_SIZE: set by Open MPI's mpirun; 0 when unset */
+  int mpi_rank;             /* OMPI_COMM_WORLD_RANK; -1 when unset */
+  int mpi_local_size;       /* OMPI_COMM_WORLD_LOCAL_SIZE: the job's ranks on this node; 0 when unset */
   const char *unit_timeout; /* WSISA_UNIT_TIMEOUT: seconds, overrides --unit-timeout */
   int starpu_binding;       /* STARPU_WORKERS_CPUID, _GETBIND or _NOBIND is set */
   int calibrate;            /* STARPU_CALIBRATE; -1 when unset */
@@ -281,6 +283,9 @@ typedef struct wsisa_runtime_cpus {
   int started; /* CPU workers */
   int maxcpus; /* STARPU_MAXCPUS of the StarPU wsisa is built against */
   int opencl;  /* OpenCL workers */
+  /* the ranks of an mpirun on this node, each taken to start as many
+   * workers as this one (1: one process) */
+  int ranks_here;
   wsisa_machine_cores cores;
   /* where the CPU workers run: "affinity mask" (wsisa bound them to the
    * cores of a mask narrower than the machine), "StarPU" (StarPU's own

@@ -19,6 +19,10 @@ void wsisa_env_read(wsisa_env *env) {
   env->home = getenv("HOME");
   s = getenv("OMPI_COMM_WORLD_SIZE");
   env->mpi_world_size = s ? atoi(s) : 0;
+  s = getenv("OMPI_COMM_WORLD_RANK");
+  env->mpi_rank = s ? atoi(s) : -1;
+  s = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  env->mpi_local_size = s ? atoi(s) : 0;
   s = getenv("WSISA_UNIT_TIMEOUT");
   env->unit_timeout = (s && *s) ? s : NULL;
   s = getenv("WSISA_MALLOC");

@@ -188,9 +188,18 @@ static int bound_core(const char *err, int rank) {
   return at && (!end || at < end) ? atoi(at + strlen("bound to cores ")) : -1;
 }
 
+/* How many times `needle` occurs in `hay`. */
+static int occurrences(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
 /* mpirun --bind-to core: each rank's workers run on its own core (StarPU
  * 1.3 alone binds every rank's first worker to core 0), and the metrics are
- * those of the unbound job. */
+ * those of the unbound job. A rank per core uses the node's cores: no
+ * warning; unbound ranks that each start a worker per core are told so once,
+ * by rank 0, in terms of ranks per node and workers per rank. */
 Test(mpi, ranks_bound_to_cores_keep_their_workers_there, .timeout = 300) {
   mpi_env();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) cr_skip_test("one CPU: no two cores to bind to");
@@ -203,6 +212,14 @@ Test(mpi, ranks_bound_to_cores_keep_their_workers_there, .timeout = 300) {
   int c0 = bound_core(err, 0), c1 = bound_core(err, 1);
   cr_expect(c0 >= 0 && c1 >= 0 && c0 != c1, "ranks bound to cores %d and %d: %s", c0, c1,
             err ? err : "");
+  if (sysconf(_SC_NPROCESSORS_ONLN) == 2)
+    cr_expect_eq(occurrences(err, "warn runtime:"), 0, "%s", err ? err : "");
+  free(err);
+  free(m);
+  m = run("env -u STARPU_NCPU WSISA_LOG=warn " MPIRUN " -np 2", study, "", dir, sizeof dir, &err);
+  cr_expect_str_eq(m, base);
+  cr_expect_eq(occurrences(err, "warn runtime:"), 1, "%s", err ? err : "");
+  cr_expect(strstr(err, "wsisa[0] warn runtime: 2 ranks on this node of ") != NULL, "%s", err);
   free(err);
   free(m);
   free(base);
