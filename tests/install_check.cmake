@@ -37,7 +37,7 @@ file(REMOVE_RECURSE ${PREFIX})
 file(MAKE_DIRECTORY ${PREFIX})
 check("cmake --install" COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 foreach(f bin/wsisa bin/wsisa-bench share/wsisa/CMU-1-Small-Region.svs share/wsisa/tile_1024.png
-        share/wsisa/peers_skimage.py lib/libwsisa-clcount.so)
+        share/wsisa/peers_skimage.py lib/libwsisa-clcount.so share/wsisa/wsisa.sbatch)
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "${PREFIX}/${f} was not installed")
   endif()
