@@ -2,9 +2,11 @@
  * the single-process run, feature metrics, object Dice and the metrics
  * against an annotation included; workers
  * bound their K by the memory limit; a worker killed mid-study costs nothing
- * but time; a killed manager's study finishes with --resume. */
+ * but time; a killed manager's study finishes with --resume; ranks on hosts
+ * of one kind share one calibration. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,6 +442,95 @@ Test(mpi, a_killed_manager_resumes_to_the_same_metrics, .timeout = 300) {
   cr_expect_str_eq(m, ref, "metrics differ after the resume");
   free(m);
   free(ref);
+}
+
+/* Files in `dir` whose names contain `part`. */
+static int files_named(const char *dir, const char *part) {
+  DIR *d = opendir(dir);
+  struct dirent *ent;
+  int n = 0;
+  while (d && (ent = readdir(d)))
+    n += strstr(ent->d_name, part) != NULL;
+  if (d) closedir(d);
+  return n;
+}
+
+/* run.json's estimate.predicted.uncalibrated_share; -1 without an estimate. */
+static double uncalibrated_share(const char *dir) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  json_t *root = json_load_file(path, 0, NULL);
+  cr_assert_not_null(root, "%s", path);
+  json_t *v = json_object_get(json_object_get(json_object_get(root, "estimate"), "predicted"),
+                              "uncalibrated_share");
+  double share = json_is_number(v) ? json_number_value(v) : -1;
+  json_decref(root);
+  return share;
+}
+
+/* StarPU names its model files by host (STARPU_HOSTNAME, else the host's
+ * name): `wsisa calibrate` on one node of a kind, then ranks on other nodes of
+ * that kind (each rank in a UTS namespace of its own, named node-R) and a plan
+ * from a login node find that calibration in one shared STARPU_HOME when the
+ * job gives them the kind's name; without it each rank measures the bus for
+ * its own name and rank 0 finds no model to estimate with. */
+Test(mpi, ranks_on_hosts_of_one_kind_share_one_calibration, .timeout = 300) {
+  mpi_env();
+  if (system("unshare -u true >/dev/null 2>&1") != 0)
+    cr_skip_test("no UTS namespace here (unshare -u needs root): hosts cannot be named apart");
+  const char *tmp = tu_tmpdir("mpi_kind");
+  char home[4300], bus[4400], codelets[4400], study[4400], cmd[16384], *err = NULL, *out = NULL;
+  snprintf(home, sizeof home, "%s/models", tmp);
+  snprintf(bus, sizeof bus, "%s/.starpu/sampling/bus", home);
+  snprintf(codelets, sizeof codelets, "%s/.starpu/sampling/codelets/45", home);
+  snprintf(study, sizeof study, "%s/study.json", tmp);
+  FILE *f = fopen(study, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"images\": [\"%s\", \"%s\"] },\n"
+          "  \"parameters\": { \"G1\": {} },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+          "  \"metric\": \"dice\" }\n",
+          tu_src("tests/data/tile_256.png"), tu_src("tests/data/tile_256_b.png"));
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "STARPU_HOME='%s' STARPU_HOSTNAME=kind-a %s calibrate --study '%s'",
+           home, WSISA_EXE, study);
+  cr_assert_eq(tu_run_shell(cmd, NULL, &err), 0, "calibrate: %s", err ? err : "");
+  free(err);
+  cr_assert_gt(files_named(codelets, ".kind-a"), 0, "no model of kind-a in %s", codelets);
+  /* each rank under a host name of its own */
+  static const char *const as_node =
+      "unshare -u sh -c 'hostname node-$OMPI_COMM_WORLD_RANK && exec \"$@\"' sh";
+  char dir[4300], launch_cmd[9000];
+  snprintf(launch_cmd, sizeof launch_cmd,
+           "STARPU_HOME='%s' STARPU_HOSTNAME=kind-a STARPU_CALIBRATE=0 " MPIRUN " -np 2 %s", home,
+           as_node);
+  char *m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
+  cr_expect_float_eq(uncalibrated_share(dir), 0, 1e-12, "rank 0 found the kind's models");
+  cr_expect_eq(files_named(bus, "node-"), 0, "a rank measured the bus for its own name");
+  cr_expect_eq(files_named(codelets, "node-"), 0, "a rank wrote models under its own name");
+  free(m);
+  /* a login node's plan for 2 ranks, by the kind's name */
+  snprintf(cmd, sizeof cmd,
+           "STARPU_HOME='%s' STARPU_HOSTNAME=kind-a unshare -u sh -c 'hostname login && exec "
+           "\"$@\"' sh %s plan --study '%s' --estimate --ranks 2 --workers 1 --json",
+           home, WSISA_EXE, study);
+  cr_assert_eq(tu_run_shell(cmd, &out, &err), 0, "plan --estimate: %s", err ? err : "");
+  json_t *plan = json_loads(out ? out : "", 0, NULL);
+  cr_assert_not_null(plan, "%s", out ? out : "");
+  json_t *share = json_object_get(json_object_get(plan, "estimate"), "uncalibrated_share");
+  cr_expect(json_is_number(share) && json_number_value(share) == 0, "%s", out);
+  json_decref(plan);
+  free(out);
+  free(err);
+  /* without the kind's name: each rank's own */
+  snprintf(launch_cmd, sizeof launch_cmd,
+           "STARPU_HOME='%s' STARPU_CALIBRATE=0 " MPIRUN " -np 2 %s", home, as_node);
+  m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
+  cr_expect_eq(uncalibrated_share(dir), -1, "rank 0 (node-0) has no model to estimate with");
+  cr_expect_gt(files_named(bus, "node-0."), 0, "rank 0 did not measure its bus as node-0");
+  cr_expect_gt(files_named(bus, "node-1."), 0, "rank 1 did not measure its bus as node-1");
+  free(m);
 }
 
 #else
