@@ -134,6 +134,9 @@ typedef struct wsisa_env {
   int calibrate_minimum;    /* STARPU_CALIBRATE_MINIMUM; -1 when unset (StarPU: 10) */
   int history_max_error;    /* STARPU_HISTORY_MAX_ERROR is set */
   int ncpu;                 /* STARPU_NCPU; -1 when unset */
+  const char *tile_affinity_set; /* WSISA_TILE_AFFINITY as set; NULL when unset */
+  int tile_affinity;        /* under mpirun, a tile's units stay with its rank: 1 (on, the
+                             * default), 0 (off), -1 (another value) */
   const char *malloc;       /* WSISA_MALLOC as set; NULL when unset */
   int malloc_keep;          /* 1: keep (the default), 0: libc, -1: another value */
   const char *malloc_user;  /* the variable that sets the C library's allocator

@@ -43,6 +43,9 @@ void wsisa_env_read(wsisa_env *env) {
   env->history_max_error = getenv("STARPU_HISTORY_MAX_ERROR") != NULL;
   s = getenv("STARPU_NCPU");
   env->ncpu = (s && *s) ? atoi(s) : -1;
+  env->tile_affinity_set = getenv("WSISA_TILE_AFFINITY");
+  s = env->tile_affinity_set;
+  env->tile_affinity = !s || !*s || strcmp(s, "on") == 0 ? 1 : strcmp(s, "off") == 0 ? 0 : -1;
 }
 
 int wsisa_exe_dir(char *buf, size_t cap) {

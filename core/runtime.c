@@ -130,6 +130,11 @@ int wsisa_runtime_env_check(const wsisa_env *env, wsisa_err *e) {
                        "WSISA_MALLOC=%s: unknown (keep: freed memory kept for reuse, the "
                        "default; libc: the C library's own handling)",
                        env->malloc);
+  if (env->tile_affinity < 0)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "WSISA_TILE_AFFINITY=%s: unknown (on: a tile's units stay with the rank "
+                       "that holds it, the default; off: another rank's next unit)",
+                       env->tile_affinity_set);
   return 0;
 }
 

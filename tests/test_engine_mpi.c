@@ -14,8 +14,86 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/exec/exec.h"
 #include "tests/synthslide.h"
 #include "tests/testutil.h"
+
+/* ---- the unit queue's choice, as ranks ask (engine/exec/units.c) ---------- */
+
+#define TILES 3
+#define BUCKETS 6
+
+typedef struct queue_state {
+  uint8_t state[TILES * BUCKETS];
+  size_t todo[TILES], holders[TILES];
+} queue_state;
+
+static void queue_init(queue_state *q) {
+  memset(q, 0, sizeof *q);
+  for (size_t t = 0; t < TILES; t++) q->todo[t] = BUCKETS;
+}
+
+/* Rank (held, back) takes its next unit: "tile.bucket", or "-" for none. */
+static const char *take(queue_state *q, size_t *held, int *back) {
+  static char buf[48];
+  size_t u = wsisa__units_pick(q->state, q->todo, q->holders, TILES, BUCKETS, held, back);
+  if (u == SIZE_MAX) return "-";
+  q->state[u] = 1;
+  q->todo[u / BUCKETS]--;
+  snprintf(buf, sizeof buf, "%zu.%zu", u / BUCKETS, u % BUCKETS);
+  return buf;
+}
+
+/* Two ranks: each keeps its tile, the first done takes the tile no rank
+ * holds; the second, with nothing of its own left, takes the first's tile
+ * from its last bucket down (with affinity) or its next bucket (without). */
+Test(queue, a_rank_keeps_its_tile_and_takes_another_from_its_last_bucket) {
+  for (int affinity = 0; affinity < 2; affinity++) {
+    queue_state q;
+    queue_init(&q);
+    size_t a = SIZE_MAX, b = SIZE_MAX;
+    int back_a = 0, back_b = 0;
+    int *pa = affinity ? &back_a : NULL, *pb = affinity ? &back_b : NULL;
+    cr_expect_str_eq(take(&q, &a, pa), "0.0");
+    cr_expect_str_eq(take(&q, &b, pb), "1.0");
+    for (int i = 1; i < BUCKETS; i++) {
+      char want[16];
+      snprintf(want, sizeof want, "0.%d", i);
+      cr_expect_str_eq(take(&q, &a, pa), want);
+    }
+    cr_expect_str_eq(take(&q, &a, pa), "2.0", "a tile no rank holds");
+    for (int i = 1; i < BUCKETS; i++) take(&q, &b, pb);
+    cr_expect_str_eq(take(&q, &b, pb), affinity ? "2.5" : "2.1");
+    cr_expect_str_eq(take(&q, &a, pa), affinity ? "2.1" : "2.2", "the holder goes on");
+    cr_expect_str_eq(take(&q, &b, pb), affinity ? "2.4" : "2.3");
+    cr_expect_eq(q.holders[2], 2);
+    take(&q, &a, pa);
+    take(&q, &b, pb);
+    cr_expect_str_eq(take(&q, &a, pa), "-");
+    cr_expect_str_eq(take(&q, &b, pb), "-");
+  }
+}
+
+/* With affinity, ranks out of work spread over the tiles left: the one with
+ * the most units per holder. */
+Test(queue, ranks_out_of_work_spread_over_the_tiles_left) {
+  queue_state q;
+  queue_init(&q);
+  size_t held[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+  int back[4] = {0, 0, 0, 0};
+  cr_expect_str_eq(take(&q, &held[0], &back[0]), "0.0");
+  cr_expect_str_eq(take(&q, &held[1], &back[1]), "1.0");
+  cr_expect_str_eq(take(&q, &held[2], &back[2]), "2.0");
+  /* tile 1 further along than tile 2, tile 0 furthest */
+  for (int i = 0; i < 4; i++) take(&q, &held[0], &back[0]);
+  take(&q, &held[1], &back[1]);
+  cr_expect_str_eq(take(&q, &held[3], &back[3]), "2.5", "the tile with the most left");
+  cr_expect_str_eq(take(&q, &held[3], &back[3]), "2.4", "then its own from the back");
+  size_t spare = SIZE_MAX;
+  int spare_back = 0;
+  /* tile 1: 4 left, 1 holder; tile 2: 3 left, 2 holders */
+  cr_expect_str_eq(take(&q, &spare, &spare_back), "1.5");
+}
 
 #ifdef WSISA_WITH_MPI
 
@@ -143,6 +221,22 @@ static size_t kill_rank_after(pid_t job, const char *dir, size_t lines, int rank
   return 0;
 }
 
+/* The integer at run.json's SECTION.KEY (.SUB when given). */
+static long long run_count(const char *dir, const char *section, const char *key,
+                           const char *sub) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  json_t *root = json_load_file(path, 0, NULL);
+  cr_assert_not_null(root, "%s", path);
+  json_t *v = json_object_get(json_object_get(root, section), key);
+  if (sub) v = json_object_get(v, sub);
+  cr_assert(json_is_integer(v), "run.json: %s.%s%s%s missing", section, key, sub ? "." : "",
+            sub ? sub : "");
+  long long n = json_integer_value(v);
+  json_decref(root);
+  return n;
+}
+
 Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300) {
   mpi_env();
   const char *study = write_study("tests/data/tile_256_b.png", DICE);
@@ -151,12 +245,15 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 15, "a header and 2 trajectories x 7 runs");
-  static const char *const ranks[] = {"1", "2", "4"};
-  for (size_t i = 0; i < 3; i++) {
+  /* tile affinity on (the default) and off: the same metrics */
+  static const char *const ranks[] = {"1", "2", "4", "4"};
+  static const char *const affinity[] = {"on", "on", "on", "off"};
+  for (size_t i = 0; i < 4; i++) {
     char launch_cmd[128];
-    snprintf(launch_cmd, sizeof launch_cmd, MPIRUN " -np %s", ranks[i]);
+    snprintf(launch_cmd, sizeof launch_cmd, "WSISA_TILE_AFFINITY=%s " MPIRUN " -np %s",
+             affinity[i], ranks[i]);
     char *m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
-    cr_expect_str_eq(m, base, "%s ranks: metrics differ", ranks[i]);
+    cr_expect_str_eq(m, base, "%s ranks, affinity %s: metrics differ", ranks[i], affinity[i]);
     free(m);
     char path[4400];
     snprintf(path, sizeof path, "%s/run.json", dir);
@@ -164,6 +261,20 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
     snprintf(want, sizeof want, "\"ranks\": %s,", ranks[i]);
     cr_expect(prov && strstr(prov, want), "%s ranks: run.json lacks %s", ranks[i], want);
     free(prov);
+    /* the spread: a stage away from a tile's first rank is opened for a unit
+     * moved there; every tile opened once at its first; 4 ranks on 2 tiles of
+     * 2 units each: with affinity a rank that would idle takes one (without,
+     * the first two ranks queue both units of their tiles) */
+    long long moved = run_count(dir, "mpi", "units_moved", NULL),
+              stages_moved = run_count(dir, "mpi", "tile_stages_moved", NULL),
+              stages = run_count(dir, "tasks", "tile_stages", NULL);
+    cr_expect_geq(moved, stages_moved, "%s ranks", ranks[i]);
+    cr_expect_geq(stages, 2 + stages_moved, "%s ranks", ranks[i]);
+    cr_expect_leq(run_count(dir, "mpi", "objects_moved", "reused"),
+                  run_count(dir, "mpi", "objects_moved", "seen"));
+    if (strcmp(ranks[i], "4") == 0 && strcmp(affinity[i], "on") == 0)
+      cr_expect_eq(stages_moved, 2, "4 ranks on 2 tiles");
+    if (strcmp(ranks[i], "1") == 0) cr_expect_eq(moved, 0);
   }
   /* a worker never writes into the results folder: only the manager's files */
   DIR *d = opendir(dir);
