@@ -1,6 +1,8 @@
 /* wsisa-bench ranks: tile affinity across MPI ranks. The MOAT of G1 and G2
- * (8 trajectories, 24 runs; --quick: 4, 12 runs) with TRTMA on the sample
- * slide's tissue tiles at 1024, run by one process of 2 CPU workers, then by
+ * (8 trajectories, 24 runs; --quick: 4, 12 runs) with TRTMA (6 buckets a
+ * tile, what 2 workers get by default, for every row: the same plan, so the
+ * rows differ only in ranks and affinity) on the sample slide's tissue tiles
+ * at 1024, run by one process of 2 CPU workers, then by
  * 2 and 4 ranks of one CPU worker under mpirun with tile affinity off
  * (WSISA_TILE_AFFINITY=off: a rank with nothing left of its tiles takes
  * another rank's next bucket) and on (the default: from that tile's last
@@ -58,9 +60,11 @@ static void usage(FILE *f) {
           "usage: wsisa-bench ranks [--quick] [--repeats N] [-o DIR]\n"
           "\n"
           "Tile affinity across MPI ranks on a MOAT of G1 and G2 (8 trajectories, 24\n"
-          "runs; --quick: 4, 12 runs), TRTMA, on the sample slide's 6 tissue tiles at\n"
-          "1024: one process of 2 CPU workers, then 2 and 4 ranks of one CPU worker\n"
-          "under mpirun (4 oversubscribed on 2 cores), WSISA_TILE_AFFINITY off and on.\n"
+          "runs; --quick: 4, 12 runs), TRTMA with 6 buckets a tile (the default for 2\n"
+          "workers, kept for every row so that the plan is the same), on the sample\n"
+          "slide's 6 tissue tiles at 1024: one process of 2 CPU workers, then 2 and 4\n"
+          "ranks of one CPU worker under mpirun (4 oversubscribed on 2 cores),\n"
+          "WSISA_TILE_AFFINITY off and on.\n"
           "The repeats run in rounds, every configuration once a round. The load\n"
           "average is printed before and after.\n"
           "ranks.csv: config, ranks, workers_per_rank, affinity (0 | 1, empty for one\n"
@@ -100,7 +104,8 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
           "  \"parameters\": { \"G1\": {}, \"G2\": {} },\n"
           "  \"method\": { \"name\": \"moat\", \"trajectories\": %d, \"levels\": 4 },\n"
           "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 },\n"
-          "  \"metric\": \"dice\",\n  \"reuse\": { \"strategy\": \"trtma\" }\n}\n",
+          "  \"metric\": \"dice\",\n"
+          "  \"reuse\": { \"strategy\": \"trtma\", \"max_buckets\": 6 }\n}\n",
           slide, traj);
   if (fclose(f) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot write", study);
 
@@ -153,7 +158,8 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
     return rc;
   bench_print_context(stdout);
   printf("# runs: wsisa run (scheduler %s) on the tissue tiles of CMU-1-Small-Region.svs at "
-         "1024: a MOAT of G1 and G2, %d trajectories (%d runs), TRTMA; ranks of 1 CPU worker "
+         "1024: a MOAT of G1 and G2, %d trajectories (%d runs), TRTMA with 6 buckets a tile; "
+         "ranks of 1 CPU worker "
          "under mpirun, * oversubscribed; rounds of every configuration, median of %d (min..max); "
          "load average %.2f before, %.2f after\n",
          last[0].sched, traj, 3 * traj, rounds, load_before, load_after);

@@ -23,7 +23,9 @@ done
 [ "$(nproc)" -ge 2 ] || skip "one core here: the job asks for 2 ranks of one core"
 
 rm -rf "$work"
-mkdir -p "$work"/{munge,state,spool,log,models} && chmod 700 "$work/munge" || fail "$work: cannot create"
+if ! mkdir -p "$work"/{munge,state,spool,log,models} || ! chmod 700 "$work/munge"; then
+  fail "$work: cannot create"
+fi
 work=$(cd "$work" && pwd)
 pids=()
 # Stop what this script started: the job first, then the daemons by pid.
