@@ -140,7 +140,8 @@ static void usage(FILE *f) {
         "              rtma_buckets, trtma_buckets, trtma_speedup (MOAT on one tile:\n"
         "              2 trajectories with --quick, else 8)\n"
         "  ranks.csv:  config, ranks, workers_per_rank, affinity (0 | 1), makespan_s,\n"
-        "              makespan_min, makespan_max, over_one_process, tile_stages,\n"
+        "              makespan_min, makespan_max, over_one_process, cpu_s, cpu_min,\n"
+        "              cpu_max, tile_stages,\n"
         "              units_moved, tile_stages_moved, objects_seen, objects_reused,\n"
         "              moved_seen, moved_reused, same_metrics (see ranks --help)\n"
 

@@ -69,7 +69,8 @@ static void usage(FILE *f) {
           "average is printed before and after.\n"
           "ranks.csv: config, ranks, workers_per_rank, affinity (0 | 1, empty for one\n"
           "process), makespan_s, makespan_min, makespan_max, over_one_process (its\n"
-          "makespan / this one), tile_stages, units_moved, tile_stages_moved (away from\n"
+          "makespan / this one), cpu_s, cpu_min, cpu_max (user + system of the whole\n"
+          "command, every rank), tile_stages, units_moved, tile_stages_moved (away from\n"
           "their tile's first rank), objects_seen, objects_reused, moved_seen,\n"
           "moved_reused (in the moved stages' stores), same_metrics (0 | 1: metrics.csv\n"
           "as the one process's, every round); ranks.svg: the makespans.\n");
@@ -109,7 +110,7 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
           slide, traj);
   if (fclose(f) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot write", study);
 
-  double exec[NCONFIGS][BENCH_MAX_REPEATS];
+  double exec[NCONFIGS][BENCH_MAX_REPEATS], cpu[NCONFIGS][BENCH_MAX_REPEATS];
   bench_run last[NCONFIGS];
   spread sp[NCONFIGS];
   int same[NCONFIGS];
@@ -126,6 +127,7 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
       if (k->ranks) snprintf(env + n, sizeof env - (size_t)n, " " MPIRUN " -np %d", k->ranks);
       if ((rc = bench_run_wsisa(&once, env, study, NULL, &last[c], e))) break;
       exec[c][round] = last[c].exec.median;
+      cpu[c][round] = last[c].cpu.median;
       snprintf(path, sizeof path, "%s/run/run.json", o.dir);
       if ((rc = read_spread(path, &sp[c], e))) break;
       snprintf(path, sizeof path, "%s/run/metrics.csv", o.dir);
@@ -151,7 +153,8 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "ranks",
                            "config,ranks,workers_per_rank,affinity,makespan_s,makespan_min,"
-                           "makespan_max,over_one_process,tile_stages,units_moved,"
+                           "makespan_max,over_one_process,cpu_s,cpu_min,cpu_max,tile_stages,"
+                           "units_moved,"
                            "tile_stages_moved,objects_seen,objects_reused,moved_seen,"
                            "moved_reused,same_metrics",
                            &w, e)))
@@ -165,20 +168,22 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
          last[0].sched, traj, 3 * traj, rounds, load_before, load_after);
   printf("# moved: units, and the tile stages they opened, on a rank other than their tile's "
          "first; their stores' objects reused of seen\n");
-  printf("%-27s %-20s %7s %6s %11s %17s %15s %5s\n", "configuration", "makespan s", "vs 1 pr",
-         "stages", "units moved", "objects reused", "moved reused", "same");
+  printf("# CPU s: user + system of the whole command, every rank, start-up and exit included\n");
+  printf("%-27s %-20s %7s %-20s %6s %11s %17s %15s %5s\n", "configuration", "makespan s",
+         "vs 1 pr", "CPU s", "stages", "units moved", "objects reused", "moved reused", "same");
   double val[NCONFIGS], lo[NCONFIGS], hi[NCONFIGS];
   const char *lp[NCONFIGS];
   for (size_t c = 0; c < NCONFIGS; c++) {
     const config *k = &configs[c];
-    bench_stats s = bench_summarize(exec[c], rounds);
+    bench_stats s = bench_summarize(exec[c], rounds), cs = bench_summarize(cpu[c], rounds);
     const bench_stats one = bench_summarize(exec[0], rounds);
-    char a[64], objs[48], moved[48];
+    char a[64], b[64], objs[48], moved[48];
     snprintf(objs, sizeof objs, "%.0f of %.0f", last[c].objects_reused, last[c].objects_seen);
     snprintf(moved, sizeof moved, "%.0f of %.0f", sp[c].reused_moved, sp[c].seen_moved);
-    printf("%-27s %-20s %6.2fx %6.0f %5.0f (%3.0f) %17s %15s %5s\n", k->label,
-           bench_fmt(a, sizeof a, s, 1, 2), one.median / s.median, sp[c].stages,
-           sp[c].units_moved, sp[c].stages_moved, objs, moved, same[c] ? "yes" : "NO");
+    printf("%-27s %-20s %6.2fx %-20s %6.0f %5.0f (%3.0f) %17s %15s %5s\n", k->label,
+           bench_fmt(a, sizeof a, s, 1, 2), one.median / s.median, bench_fmt(b, sizeof b, cs, 1, 2),
+           sp[c].stages, sp[c].units_moved, sp[c].stages_moved, objs, moved,
+           same[c] ? "yes" : "NO");
     wsisa_csv_text(w, k->label);
     wsisa_csv_uint(w, (uint64_t)k->ranks);
     wsisa_csv_uint(w, (uint64_t)k->workers);
@@ -186,6 +191,7 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
     else wsisa_csv_text(w, "");
     bench_csv_stats(w, s, 1);
     wsisa_csv_num(w, one.median / s.median);
+    bench_csv_stats(w, cs, 1);
     wsisa_csv_num(w, sp[c].stages);
     wsisa_csv_num(w, sp[c].units_moved);
     wsisa_csv_num(w, sp[c].stages_moved);
