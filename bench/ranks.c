@@ -36,21 +36,25 @@ static const config configs[] = {
 };
 #define NCONFIGS (sizeof configs / sizeof *configs)
 
-/* What one run's run.json says beyond bench_run's figures. */
-typedef struct spread {
-  double stages, units_moved, stages_moved, seen_moved, reused_moved;
-} spread;
+/* What each run's run.json counts, by its keys (the CSV's columns in this
+ * order); each a median over the rounds, as they move with the order units
+ * end in. */
+enum { STAGES, UNITS_MOVED, STAGES_MOVED, SEEN, REUSED, SEEN_MOVED, REUSED_MOVED, NCOUNTS };
+static const char *const count_keys[NCOUNTS][3] = {
+    {"tasks", "tile_stages", NULL},     {"mpi", "units_moved", NULL},
+    {"mpi", "tile_stages_moved", NULL}, {"objects", "seen", NULL},
+    {"objects", "reused", NULL},        {"mpi", "objects_moved", "seen"},
+    {"mpi", "objects_moved", "reused"}};
 
-static int read_spread(const char *path, spread *s, wsisa_err *e) {
+static int read_counts(const char *path, double counts[NCOUNTS], wsisa_err *e) {
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);
   if (!root) return wsisa_error(e, WSISA_EIO, "%s: %s", path, je.text);
-  json_t *mpi = json_object_get(root, "mpi");
-  s->stages = bench_json_num(root, "tasks", "tile_stages");
-  s->units_moved = bench_json_num(mpi, NULL, "units_moved");
-  s->stages_moved = bench_json_num(mpi, NULL, "tile_stages_moved");
-  s->seen_moved = bench_json_num(mpi, "objects_moved", "seen");
-  s->reused_moved = bench_json_num(mpi, "objects_moved", "reused");
+  for (int k = 0; k < NCOUNTS; k++) {
+    json_t *v = json_object_get(json_object_get(root, count_keys[k][0]), count_keys[k][1]);
+    if (count_keys[k][2]) v = json_object_get(v, count_keys[k][2]);
+    counts[k] = json_is_number(v) ? json_number_value(v) : 0.0 / 0.0;
+  }
   json_decref(root);
   return 0;
 }
@@ -112,7 +116,7 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
 
   double exec[NCONFIGS][BENCH_MAX_REPEATS], cpu[NCONFIGS][BENCH_MAX_REPEATS];
   bench_run last[NCONFIGS];
-  spread sp[NCONFIGS];
+  double counts[NCONFIGS][NCOUNTS][BENCH_MAX_REPEATS];
   int same[NCONFIGS];
   char *base = NULL;
   bench_opts once = o;
@@ -129,7 +133,9 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
       exec[c][round] = last[c].exec.median;
       cpu[c][round] = last[c].cpu.median;
       snprintf(path, sizeof path, "%s/run/run.json", o.dir);
-      if ((rc = read_spread(path, &sp[c], e))) break;
+      double now[NCOUNTS];
+      if ((rc = read_counts(path, now, e))) break;
+      for (int i = 0; i < NCOUNTS; i++) counts[c][i][round] = now[i];
       snprintf(path, sizeof path, "%s/run/metrics.csv", o.dir);
       char *m = NULL;
       if ((rc = wsisa_text_read(path, WSISA_TEXT_MAX_TABLE, "a metrics table", &m, NULL, e)))
@@ -154,9 +160,8 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
   if ((rc = bench_csv_open(&o, "ranks",
                            "config,ranks,workers_per_rank,affinity,makespan_s,makespan_min,"
                            "makespan_max,over_one_process,cpu_s,cpu_min,cpu_max,tile_stages,"
-                           "units_moved,"
-                           "tile_stages_moved,objects_seen,objects_reused,moved_seen,"
-                           "moved_reused,same_metrics",
+                           "units_moved,tile_stages_moved,objects_seen,objects_reused,"
+                           "moved_seen,moved_reused,same_metrics",
                            &w, e)))
     return rc;
   bench_print_context(stdout);
@@ -167,7 +172,7 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
          "load average %.2f before, %.2f after\n",
          last[0].sched, traj, 3 * traj, rounds, load_before, load_after);
   printf("# moved: units, and the tile stages they opened, on a rank other than their tile's "
-         "first; their stores' objects reused of seen\n");
+         "first; their stores' objects reused of seen; counts: medians over the rounds\n");
   printf("# CPU s: user + system of the whole command, every rank, start-up and exit included\n");
   printf("%-27s %-20s %7s %-20s %6s %11s %17s %15s %5s\n", "configuration", "makespan s",
          "vs 1 pr", "CPU s", "stages", "units moved", "objects reused", "moved reused", "same");
@@ -178,12 +183,13 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
     bench_stats s = bench_summarize(exec[c], rounds), cs = bench_summarize(cpu[c], rounds);
     const bench_stats one = bench_summarize(exec[0], rounds);
     char a[64], b[64], objs[48], moved[48];
-    snprintf(objs, sizeof objs, "%.0f of %.0f", last[c].objects_reused, last[c].objects_seen);
-    snprintf(moved, sizeof moved, "%.0f of %.0f", sp[c].reused_moved, sp[c].seen_moved);
+    double m[NCOUNTS];
+    for (int i = 0; i < NCOUNTS; i++) m[i] = bench_summarize(counts[c][i], rounds).median;
+    snprintf(objs, sizeof objs, "%.0f of %.0f", m[REUSED], m[SEEN]);
+    snprintf(moved, sizeof moved, "%.0f of %.0f", m[REUSED_MOVED], m[SEEN_MOVED]);
     printf("%-27s %-20s %6.2fx %-20s %6.0f %5.0f (%3.0f) %17s %15s %5s\n", k->label,
            bench_fmt(a, sizeof a, s, 1, 2), one.median / s.median, bench_fmt(b, sizeof b, cs, 1, 2),
-           sp[c].stages, sp[c].units_moved, sp[c].stages_moved, objs, moved,
-           same[c] ? "yes" : "NO");
+           m[STAGES], m[UNITS_MOVED], m[STAGES_MOVED], objs, moved, same[c] ? "yes" : "NO");
     wsisa_csv_text(w, k->label);
     wsisa_csv_uint(w, (uint64_t)k->ranks);
     wsisa_csv_uint(w, (uint64_t)k->workers);
@@ -192,13 +198,7 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
     bench_csv_stats(w, s, 1);
     wsisa_csv_num(w, one.median / s.median);
     bench_csv_stats(w, cs, 1);
-    wsisa_csv_num(w, sp[c].stages);
-    wsisa_csv_num(w, sp[c].units_moved);
-    wsisa_csv_num(w, sp[c].stages_moved);
-    wsisa_csv_num(w, last[c].objects_seen);
-    wsisa_csv_num(w, last[c].objects_reused);
-    wsisa_csv_num(w, sp[c].seen_moved);
-    wsisa_csv_num(w, sp[c].reused_moved);
+    for (int i = 0; i < NCOUNTS; i++) wsisa_csv_num(w, m[i]);
     wsisa_csv_uint(w, (uint64_t)same[c]);
     wsisa_csv_end_row(w);
     val[c] = s.median;
