@@ -31,6 +31,7 @@ int bench_scale(int argc, char **argv, wsisa_err *e);
 int bench_algo(int argc, char **argv, wsisa_err *e);
 int bench_predict(int argc, char **argv, wsisa_err *e);
 int bench_balance(int argc, char **argv, wsisa_err *e);
+int bench_ranks(int argc, char **argv, wsisa_err *e);
 int bench_analyze(int argc, char **argv, wsisa_err *e);
 int bench_all(int argc, char **argv, wsisa_err *e);
 

@@ -49,6 +49,10 @@ static const experiment experiments[] = {
      "RTMA (bucket size 10) against TRTMA (3 x workers buckets) as workers grow: measured "
      "at 1-2 workers and 1-4 ranks, predicted to 256; TRTMA balanced by task count against "
      "by measured cost"},
+    {"ranks", bench_ranks,
+     "tile affinity across MPI ranks: a MOAT of G1 and G2 on the sample's 6 tissue tiles by "
+     "one process of 2 CPU workers, 2 and 4 ranks of one with WSISA_TILE_AFFINITY off and "
+     "on, in rounds: makespan, tile stages, units moved, objects reused (see ranks --help)"},
     {"analyze", bench_analyze,
      "wsisa analyze on designs made elsewhere (a SALib problem, 8 parameters): correlation and "
      "MOAT at 10^4, 10^5 and 10^6 rows (--quick: up to 10^5): wall and CPU seconds"},
@@ -135,6 +139,11 @@ static void usage(FILE *f) {
         "              predicted), rtma_s, trtma_s, rtma_predicted_s, trtma_predicted_s,\n"
         "              rtma_buckets, trtma_buckets, trtma_speedup (MOAT on one tile:\n"
         "              2 trajectories with --quick, else 8)\n"
+        "  ranks.csv:  config, ranks, workers_per_rank, affinity (0 | 1), makespan_s,\n"
+        "              makespan_min, makespan_max, over_one_process, cpu_s, cpu_min,\n"
+        "              cpu_max, tile_stages,\n"
+        "              units_moved, tile_stages_moved, objects_seen, objects_reused,\n"
+        "              moved_seen, moved_reused, same_metrics (see ranks --help)\n"
 
         "`all` writes DIR/EXPERIMENT/ for each; in `all --quick` ops runs one repeat at\n"
         "2048x2048.\n",

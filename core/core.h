@@ -126,12 +126,17 @@ typedef struct wsisa_env {
   const char *cache_home;   /* XDG_CACHE_HOME */
   const char *home;         /* HOME */
   int mpi_world_size;       /* OMPI_COMM_WORLD_SIZE: set by Open MPI's mpirun; 0 when unset */
+  int mpi_rank;             /* OMPI_COMM_WORLD_RANK; -1 when unset */
+  int mpi_local_size;       /* OMPI_COMM_WORLD_LOCAL_SIZE: the job's ranks on this node; 0 when unset */
   const char *unit_timeout; /* WSISA_UNIT_TIMEOUT: seconds, overrides --unit-timeout */
   int starpu_binding;       /* STARPU_WORKERS_CPUID, _GETBIND or _NOBIND is set */
   int calibrate;            /* STARPU_CALIBRATE; -1 when unset */
   int calibrate_minimum;    /* STARPU_CALIBRATE_MINIMUM; -1 when unset (StarPU: 10) */
   int history_max_error;    /* STARPU_HISTORY_MAX_ERROR is set */
   int ncpu;                 /* STARPU_NCPU; -1 when unset */
+  const char *tile_affinity_set; /* WSISA_TILE_AFFINITY as set; NULL when unset */
+  int tile_affinity;        /* under mpirun, a tile's units stay with its rank: 1 (on, the
+                             * default), 0 (off), -1 (another value) */
   const char *malloc;       /* WSISA_MALLOC as set; NULL when unset */
   int malloc_keep;          /* 1: keep (the default), 0: libc, -1: another value */
   const char *malloc_user;  /* the variable that sets the C library's allocator
@@ -281,6 +286,9 @@ typedef struct wsisa_runtime_cpus {
   int started; /* CPU workers */
   int maxcpus; /* STARPU_MAXCPUS of the StarPU wsisa is built against */
   int opencl;  /* OpenCL workers */
+  /* the ranks of an mpirun on this node, each taken to start as many
+   * workers as this one (1: one process) */
+  int ranks_here;
   wsisa_machine_cores cores;
   /* where the CPU workers run: "affinity mask" (wsisa bound them to the
    * cores of a mask narrower than the machine), "StarPU" (StarPU's own

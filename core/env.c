@@ -19,6 +19,10 @@ void wsisa_env_read(wsisa_env *env) {
   env->home = getenv("HOME");
   s = getenv("OMPI_COMM_WORLD_SIZE");
   env->mpi_world_size = s ? atoi(s) : 0;
+  s = getenv("OMPI_COMM_WORLD_RANK");
+  env->mpi_rank = s ? atoi(s) : -1;
+  s = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  env->mpi_local_size = s ? atoi(s) : 0;
   s = getenv("WSISA_UNIT_TIMEOUT");
   env->unit_timeout = (s && *s) ? s : NULL;
   s = getenv("WSISA_MALLOC");
@@ -39,6 +43,9 @@ void wsisa_env_read(wsisa_env *env) {
   env->history_max_error = getenv("STARPU_HISTORY_MAX_ERROR") != NULL;
   s = getenv("STARPU_NCPU");
   env->ncpu = (s && *s) ? atoi(s) : -1;
+  env->tile_affinity_set = getenv("WSISA_TILE_AFFINITY");
+  s = env->tile_affinity_set;
+  env->tile_affinity = !s || !*s || strcmp(s, "on") == 0 ? 1 : strcmp(s, "off") == 0 ? 0 : -1;
 }
 
 int wsisa_exe_dir(char *buf, size_t cap) {

@@ -130,6 +130,11 @@ int wsisa_runtime_env_check(const wsisa_env *env, wsisa_err *e) {
                        "WSISA_MALLOC=%s: unknown (keep: freed memory kept for reuse, the "
                        "default; libc: the C library's own handling)",
                        env->malloc);
+  if (env->tile_affinity < 0)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "WSISA_TILE_AFFINITY=%s: unknown (on: a tile's units stay with the rank "
+                       "that holds it, the default; off: another rank's next unit)",
+                       env->tile_affinity_set);
   return 0;
 }
 
@@ -207,9 +212,11 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   cpus.started = (int)starpu_cpu_worker_get_count();
   cpus.opencl = (int)starpu_opencl_worker_get_count();
   cpus.maxcpus = STARPU_MAXCPUS;
+  cpus.ranks_here = env.mpi_world_size > 1 && env.mpi_local_size > 1 ? env.mpi_local_size : 1;
   bound_read(&cpus, &pus);
   wsisa__runtime_cpus_explain(&cpus);
-  if (cpus.warning[0]) wsisa_log(WSISA_LOG_WARN, "runtime", "%s", cpus.warning);
+  /* under mpirun the job's rank 0 speaks for every rank: they start alike */
+  if (cpus.warning[0] && env.mpi_rank <= 0) wsisa_log(WSISA_LOG_WARN, "runtime", "%s", cpus.warning);
   if (starpu_opencl_worker_get_count() > 0 && opts && opts->load_programs) {
     /* no task can run before the programs are built: the workers wait
      * asleep meanwhile, not polling beside the OpenCL compiler (a StarPU
@@ -265,11 +272,53 @@ int wsisa_runtime_bus_traffic(wsisa_bus_traffic *t) {
 
 const wsisa_runtime_cpus *wsisa_runtime_cpus_started(void) { return &cpus; }
 
+/* Several ranks of an mpirun on this node, each with this rank's workers:
+ * the node's cores against theirs. A shortfall the user asked for (STARPU_NCPU
+ * under the cores) is theirs to choose. */
+static void explain_ranks(wsisa_runtime_cpus *c) {
+  const wsisa_machine_cores *k = &c->cores;
+  char *w = c->warning;
+  const size_t cap = sizeof c->warning;
+  const int r = c->ranks_here, workers = c->started + c->opencl, used = r * workers;
+  const int share = k->machine / r > 1 ? k->machine / r : 1;
+  char head[192];
+  snprintf(head, sizeof head, "%d ranks on this node of %d cores, %d CPU worker%s each", r,
+           k->machine, c->started, c->started == 1 ? "" : "s");
+  /* asked, or StarPU's own count: a worker per core of the rank's mask */
+  const int want = c->asked >= 0 ? c->asked : k->offered - c->opencl;
+  if (c->started < want) {
+    char why[160];
+    if (c->started >= c->maxcpus)
+      snprintf(why, sizeof why, "this StarPU was built with STARPU_MAXCPUS %d; rebuild StarPU "
+               "with a higher --enable-maxcpus (maxcpus in scripts/starpu.sh)", c->maxcpus);
+    else
+      snprintf(why, sizeof why, "StarPU kept the other cores (STARPU_RESERVE_NCPU, driver "
+               "threads)");
+    snprintf(w, cap, "%s of the %d %s: %s, or run more ranks per node (mpirun --map-by "
+             "ppr:N:node)", head, want, c->asked >= 0 ? "asked" : "cores each rank may use", why);
+  } else if (c->asked < 0 && used < k->machine) {
+    snprintf(w, cap,
+             "%s use %d of the cores: each rank's affinity mask (mpirun's --bind-to and "
+             "--map-by, a batch system's cpuset) allows %d; give each rank %d (mpirun "
+             "--map-by ppr:%d:node:PE=%d --bind-to core, Slurm's --cpus-per-task=%d)",
+             head, used, k->offered, share, r, share, share);
+  } else if (c->asked < 0 && used > k->machine) {
+    snprintf(w, cap,
+             "%s run %d workers on %d cores: give each rank its own cores (mpirun --map-by "
+             "ppr:%d:node:PE=%d --bind-to core) or STARPU_NCPU=%d (mpirun -x STARPU_NCPU)",
+             head, used, k->machine, r, share, share);
+  }
+}
+
 void wsisa__runtime_cpus_explain(wsisa_runtime_cpus *c) {
   const wsisa_machine_cores *k = &c->cores;
   char *w = c->warning;
   const size_t cap = sizeof c->warning;
   w[0] = '\0';
+  if (c->ranks_here > 1) {
+    explain_ranks(c);
+    return;
+  }
   /* asked: fewer than asked is the shortfall. Not asked: StarPU starts one
    * worker per core it sees, less one per accelerator it drives, so the
    * machine's cores are the yardstick. */

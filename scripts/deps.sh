@@ -21,6 +21,12 @@ pkgs=(
 if [ "${WSISA_PEERS:-1}" = 1 ]; then
   pkgs+=(libopencv-dev python3-opencv python3-skimage python3-scipy python3-numpy)
 fi
+# Slurm and MUNGE for the `slurm` test, which brings up a single-node Slurm on
+# this machine to run the job script (CI sets WSISA_SLURM=1; without them the
+# test is skipped, and `make demo` never needs them).
+if [ "${WSISA_SLURM:-0}" = 1 ]; then
+  pkgs+=(slurmctld slurmd slurm-client munge)
+fi
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,7 +2,11 @@
 # then the installed executables run from PREFIX and find what they need
 # relative to themselves: `wsisa --version`, `wsisa tiles` on the installed
 # sample, `wsisa run` without a study (its slide must be the installed one),
-# and wsisa-bench naming the wsisa beside it.
+# and wsisa-bench naming the wsisa beside it. Then the prefix moves to
+# PREFIX-moved and the build's StarPU (STARPU_PREFIX, the cache
+# scripts/starpu.sh built; empty: the system's) is hidden: `wsisa --version`
+# must name the StarPU in the moved prefix, the loader must not look in the
+# cache, and a small study there must give the build tree's metrics.
 cmake_minimum_required(VERSION 3.18)
 foreach(v BUILD_DIR PREFIX)
   if(NOT ${v})
@@ -10,6 +14,7 @@ foreach(v BUILD_DIR PREFIX)
   endif()
 endforeach()
 
+# set by check(): the last command's stdout and stderr
 function(check what)
   cmake_parse_arguments(C "" "EXPECT;WORKDIR" "COMMAND" ${ARGN})
   if(NOT C_WORKDIR)
@@ -23,6 +28,8 @@ function(check what)
   if(C_EXPECT AND NOT out MATCHES "${C_EXPECT}")
     message(FATAL_ERROR "${what}: output lacks '${C_EXPECT}':\n${out}")
   endif()
+  set(check_out "${out}" PARENT_SCOPE)
+  set(check_err "${err}" PARENT_SCOPE)
   message(STATUS "${what}: ok")
 endfunction()
 
@@ -30,7 +37,7 @@ file(REMOVE_RECURSE ${PREFIX})
 file(MAKE_DIRECTORY ${PREFIX})
 check("cmake --install" COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 foreach(f bin/wsisa bin/wsisa-bench share/wsisa/CMU-1-Small-Region.svs share/wsisa/tile_1024.png
-        share/wsisa/peers_skimage.py lib/libwsisa-clcount.so)
+        share/wsisa/peers_skimage.py lib/libwsisa-clcount.so share/wsisa/wsisa.sbatch)
   if(NOT EXISTS ${PREFIX}/${f})
     message(FATAL_ERROR "${PREFIX}/${f} was not installed")
   endif()
@@ -72,3 +79,70 @@ if(EXISTS ${BUILD_DIR}/bin/wsisa-bench-opencv)
   endif()
   message(STATUS "wsisa-bench ops (installed): both peers")
 endif()
+
+# ---- the prefix moved, the build's StarPU out of reach ----------------------
+
+set(moved ${PREFIX}-moved)
+file(REMOVE_RECURSE ${moved})
+file(RENAME ${PREFIX} ${moved})
+if(STARPU_PREFIX)
+  file(GLOB bundled ${moved}/lib/wsisa/libstarpu-*.so.*)
+  if(NOT bundled)
+    message(FATAL_ERROR "${moved}/lib/wsisa holds no libstarpu: the install depends on "
+                        "${STARPU_PREFIX}")
+  endif()
+endif()
+# As root, in a mount namespace of their own, the moved executables see an
+# empty folder where the build's StarPU is; otherwise they run beside it and
+# the loader's trace below shows they never look there.
+set(hide "")
+if(STARPU_PREFIX)
+  set(empty ${moved}-empty)
+  file(MAKE_DIRECTORY ${empty})
+  execute_process(COMMAND unshare -m -- sh -c "mount --bind '${empty}' '${STARPU_PREFIX}'"
+                  RESULT_VARIABLE hidden OUTPUT_QUIET ERROR_QUIET)
+  if(hidden EQUAL 0)
+    set(hide unshare -m -- sh -c "mount --bind '${empty}' '${STARPU_PREFIX}' && exec \"$@\"" sh)
+    message(STATUS "relocated: ${STARPU_PREFIX} hidden (unshare -m, an empty folder over it)")
+  else()
+    message(STATUS "relocated: no mount namespace here (not root?): ${STARPU_PREFIX} stays in "
+                   "sight, the loader's trace must not touch it")
+  endif()
+endif()
+
+check("wsisa --version (moved)" COMMAND ${CMAKE_COMMAND} -E env LD_DEBUG=libs ${hide}
+      ${moved}/bin/wsisa --version WORKDIR ${moved} EXPECT "StarPU 1\\.3\\.[0-9]+ \\(")
+string(FIND "${check_out}" "(${moved}/bin/../lib/wsisa/libstarpu-" named)
+if(named EQUAL -1)
+  message(FATAL_ERROR "the moved wsisa did not load the StarPU in ${moved}/lib/wsisa:\n${check_out}")
+endif()
+if(STARPU_PREFIX)
+  string(FIND "${check_err}" "${STARPU_PREFIX}/" touched)
+  if(NOT touched EQUAL -1)
+    message(FATAL_ERROR "the moved wsisa looks for libraries in ${STARPU_PREFIX}:\n${check_err}")
+  endif()
+  message(STATUS "the loader never looks in ${STARPU_PREFIX}")
+endif()
+
+# A small study (a MOAT of G1, 2 trajectories: 4 runs on the sample's tissue
+# tiles) from the moved prefix and from the build tree: the same metrics.
+file(WRITE ${moved}/two.json "{
+  \"inputs\": { \"slides\": [\"${moved}/share/wsisa/CMU-1-Small-Region.svs\"], \"tile_size\": 1024 },
+  \"parameters\": { \"G1\": {} },
+  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },
+  \"metric\": \"dice\"
+}
+")
+check("wsisa run (moved)" COMMAND ${hide} ${moved}/bin/wsisa run --study ${moved}/two.json
+      -o ${moved}/two WORKDIR ${moved})
+check("wsisa run (build tree)" COMMAND ${BUILD_DIR}/bin/wsisa run --study ${moved}/two.json
+      -o ${moved}/two-build WORKDIR ${moved})
+file(READ ${moved}/two/metrics.csv there)
+file(READ ${moved}/two-build/metrics.csv here)
+if(NOT there STREQUAL here OR there STREQUAL "")
+  message(FATAL_ERROR "the moved prefix's metrics differ from the build tree's:\n${there}\n"
+                      "against\n${here}")
+endif()
+string(REGEX MATCHALL "\n" rows "${there}")
+list(LENGTH rows nrows)
+message(STATUS "the moved prefix's metrics are the build tree's (${nrows} lines)")

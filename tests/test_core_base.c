@@ -106,10 +106,11 @@ Test(runtime, freed_buffers_kept) {
 
 /* The warning when StarPU starts fewer CPU workers than asked or than the
  * machine's cores: its cause and its way out, from the counts alone. */
-static const char *explain(int asked, int started, int maxcpus, int opencl, int machine,
-                           int affinity, int cgroup) {
+static const char *explain_here(int ranks, int asked, int started, int maxcpus, int opencl,
+                                int machine, int affinity, int cgroup) {
   static wsisa_runtime_cpus c;
   memset(&c, 0, sizeof c);
+  c.ranks_here = ranks;
   c.asked = asked;
   c.started = started;
   c.maxcpus = maxcpus;
@@ -129,6 +130,11 @@ static const char *explain(int asked, int started, int maxcpus, int opencl, int 
   }
   wsisa__runtime_cpus_explain(&c);
   return c.warning;
+}
+
+static const char *explain(int asked, int started, int maxcpus, int opencl, int machine,
+                           int affinity, int cgroup) {
+  return explain_here(1, asked, started, maxcpus, opencl, machine, affinity, cgroup);
 }
 
 Test(runtime, fewer_cpu_workers_say_why) {
@@ -160,6 +166,37 @@ Test(runtime, fewer_cpu_workers_say_why) {
   w = explain(4, 4, 256, 1, 16, 4, 0);
   cr_expect(strstr(w, "on 4 cores") != NULL && strstr(w, "STARPU_NCPU=3") != NULL, "%s", w);
   cr_expect_str_empty(explain(15, 15, 256, 1, 16, 16, 0));
+}
+
+/* Under mpirun with several ranks on the node, the node's cores against the
+ * ranks times each one's workers. */
+Test(runtime, ranks_on_a_node_are_counted_together) {
+  /* mpirun -np 2 --bind-to core on 2 cores: one worker each, every core */
+  cr_expect_str_empty(explain_here(2, -1, 1, 256, 0, 2, 1, 0));
+  /* STARPU_NCPU=1 asked: the user's choice */
+  cr_expect_str_empty(explain_here(4, 1, 1, 256, 0, 16, 16, 0));
+  /* 4 ranks bound to a core each on 16 cores: 4 in use */
+  const char *w = explain_here(4, -1, 1, 256, 0, 16, 1, 0);
+  cr_expect(strstr(w, "4 ranks on this node of 16 cores, 1 CPU worker each use 4") != NULL, "%s",
+            w);
+  cr_expect(strstr(w, "ppr:4:node:PE=4") != NULL && strstr(w, "--cpus-per-task=4") != NULL,
+            "%s", w);
+  cr_expect(strstr(w, "more processes") == NULL, "%s", w);
+  /* unbound ranks each starting a worker per core: 2 x 16 on 16 */
+  w = explain_here(2, -1, 16, 256, 0, 16, 16, 0);
+  cr_expect(strstr(w, "2 ranks on this node of 16 cores, 16 CPU workers each run 32 workers on "
+                      "16 cores") != NULL,
+            "%s", w);
+  cr_expect(strstr(w, "STARPU_NCPU=8") != NULL, "%s", w);
+  /* a capped StarPU: more ranks per node, not more processes */
+  w = explain_here(2, 16, 4, 4, 0, 32, 32, 0);
+  cr_expect(strstr(w, "4 CPU workers each of the 16 asked") != NULL, "%s", w);
+  cr_expect(strstr(w, "STARPU_MAXCPUS 4") != NULL && strstr(w, "more ranks per node") != NULL,
+            "%s", w);
+  w = explain_here(2, -1, 4, 4, 0, 32, 32, 0);
+  cr_expect(strstr(w, "of the 32 cores each rank may use: this StarPU was built with "
+                      "STARPU_MAXCPUS 4") != NULL,
+            "%s", w);
 }
 
 Test(runtime, describes_the_starpu_in_use) {

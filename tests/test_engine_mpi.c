@@ -2,9 +2,11 @@
  * the single-process run, feature metrics, object Dice and the metrics
  * against an annotation included; workers
  * bound their K by the memory limit; a worker killed mid-study costs nothing
- * but time; a killed manager's study finishes with --resume. */
+ * but time; a killed manager's study finishes with --resume; ranks on hosts
+ * of one kind share one calibration. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +14,86 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/exec/exec.h"
 #include "tests/synthslide.h"
 #include "tests/testutil.h"
+
+/* ---- the unit queue's choice, as ranks ask (engine/exec/units.c) ---------- */
+
+#define TILES 3
+#define BUCKETS 6
+
+typedef struct queue_state {
+  uint8_t state[TILES * BUCKETS];
+  size_t todo[TILES], holders[TILES];
+} queue_state;
+
+static void queue_init(queue_state *q) {
+  memset(q, 0, sizeof *q);
+  for (size_t t = 0; t < TILES; t++) q->todo[t] = BUCKETS;
+}
+
+/* Rank (held, back) takes its next unit: "tile.bucket", or "-" for none. */
+static const char *take(queue_state *q, size_t *held, int *back) {
+  static char buf[48];
+  size_t u = wsisa__units_pick(q->state, q->todo, q->holders, TILES, BUCKETS, held, back);
+  if (u == SIZE_MAX) return "-";
+  q->state[u] = 1;
+  q->todo[u / BUCKETS]--;
+  snprintf(buf, sizeof buf, "%zu.%zu", u / BUCKETS, u % BUCKETS);
+  return buf;
+}
+
+/* Two ranks: each keeps its tile, the first done takes the tile no rank
+ * holds; the second, with nothing of its own left, takes the first's tile
+ * from its last bucket down (with affinity) or its next bucket (without). */
+Test(queue, a_rank_keeps_its_tile_and_takes_another_from_its_last_bucket) {
+  for (int affinity = 0; affinity < 2; affinity++) {
+    queue_state q;
+    queue_init(&q);
+    size_t a = SIZE_MAX, b = SIZE_MAX;
+    int back_a = 0, back_b = 0;
+    int *pa = affinity ? &back_a : NULL, *pb = affinity ? &back_b : NULL;
+    cr_expect_str_eq(take(&q, &a, pa), "0.0");
+    cr_expect_str_eq(take(&q, &b, pb), "1.0");
+    for (int i = 1; i < BUCKETS; i++) {
+      char want[16];
+      snprintf(want, sizeof want, "0.%d", i);
+      cr_expect_str_eq(take(&q, &a, pa), want);
+    }
+    cr_expect_str_eq(take(&q, &a, pa), "2.0", "a tile no rank holds");
+    for (int i = 1; i < BUCKETS; i++) take(&q, &b, pb);
+    cr_expect_str_eq(take(&q, &b, pb), affinity ? "2.5" : "2.1");
+    cr_expect_str_eq(take(&q, &a, pa), affinity ? "2.1" : "2.2", "the holder goes on");
+    cr_expect_str_eq(take(&q, &b, pb), affinity ? "2.4" : "2.3");
+    cr_expect_eq(q.holders[2], 2);
+    take(&q, &a, pa);
+    take(&q, &b, pb);
+    cr_expect_str_eq(take(&q, &a, pa), "-");
+    cr_expect_str_eq(take(&q, &b, pb), "-");
+  }
+}
+
+/* With affinity, ranks out of work spread over the tiles left: the one with
+ * the most units per holder. */
+Test(queue, ranks_out_of_work_spread_over_the_tiles_left) {
+  queue_state q;
+  queue_init(&q);
+  size_t held[4] = {SIZE_MAX, SIZE_MAX, SIZE_MAX, SIZE_MAX};
+  int back[4] = {0, 0, 0, 0};
+  cr_expect_str_eq(take(&q, &held[0], &back[0]), "0.0");
+  cr_expect_str_eq(take(&q, &held[1], &back[1]), "1.0");
+  cr_expect_str_eq(take(&q, &held[2], &back[2]), "2.0");
+  /* tile 1 further along than tile 2, tile 0 furthest */
+  for (int i = 0; i < 4; i++) take(&q, &held[0], &back[0]);
+  take(&q, &held[1], &back[1]);
+  cr_expect_str_eq(take(&q, &held[3], &back[3]), "2.5", "the tile with the most left");
+  cr_expect_str_eq(take(&q, &held[3], &back[3]), "2.4", "then its own from the back");
+  size_t spare = SIZE_MAX;
+  int spare_back = 0;
+  /* tile 1: 4 left, 1 holder; tile 2: 3 left, 2 holders */
+  cr_expect_str_eq(take(&q, &spare, &spare_back), "1.5");
+}
 
 #ifdef WSISA_WITH_MPI
 
@@ -141,6 +221,22 @@ static size_t kill_rank_after(pid_t job, const char *dir, size_t lines, int rank
   return 0;
 }
 
+/* The integer at run.json's SECTION.KEY (.SUB when given). */
+static long long run_count(const char *dir, const char *section, const char *key,
+                           const char *sub) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  json_t *root = json_load_file(path, 0, NULL);
+  cr_assert_not_null(root, "%s", path);
+  json_t *v = json_object_get(json_object_get(root, section), key);
+  if (sub) v = json_object_get(v, sub);
+  cr_assert(json_is_integer(v), "run.json: %s.%s%s%s missing", section, key, sub ? "." : "",
+            sub ? sub : "");
+  long long n = json_integer_value(v);
+  json_decref(root);
+  return n;
+}
+
 Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300) {
   mpi_env();
   const char *study = write_study("tests/data/tile_256_b.png", DICE);
@@ -149,12 +245,15 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
   cr_expect_eq(lines, 15, "a header and 2 trajectories x 7 runs");
-  static const char *const ranks[] = {"1", "2", "4"};
-  for (size_t i = 0; i < 3; i++) {
+  /* tile affinity on (the default) and off: the same metrics */
+  static const char *const ranks[] = {"1", "2", "4", "4"};
+  static const char *const affinity[] = {"on", "on", "on", "off"};
+  for (size_t i = 0; i < 4; i++) {
     char launch_cmd[128];
-    snprintf(launch_cmd, sizeof launch_cmd, MPIRUN " -np %s", ranks[i]);
+    snprintf(launch_cmd, sizeof launch_cmd, "WSISA_TILE_AFFINITY=%s " MPIRUN " -np %s",
+             affinity[i], ranks[i]);
     char *m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
-    cr_expect_str_eq(m, base, "%s ranks: metrics differ", ranks[i]);
+    cr_expect_str_eq(m, base, "%s ranks, affinity %s: metrics differ", ranks[i], affinity[i]);
     free(m);
     char path[4400];
     snprintf(path, sizeof path, "%s/run.json", dir);
@@ -162,6 +261,20 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
     snprintf(want, sizeof want, "\"ranks\": %s,", ranks[i]);
     cr_expect(prov && strstr(prov, want), "%s ranks: run.json lacks %s", ranks[i], want);
     free(prov);
+    /* the spread: a stage away from a tile's first rank is opened for a unit
+     * moved there; every tile opened once at its first; 4 ranks on 2 tiles of
+     * 2 units each: with affinity a rank that would idle takes one (without,
+     * the first two ranks queue both units of their tiles) */
+    long long moved = run_count(dir, "mpi", "units_moved", NULL),
+              stages_moved = run_count(dir, "mpi", "tile_stages_moved", NULL),
+              stages = run_count(dir, "tasks", "tile_stages", NULL);
+    cr_expect_geq(moved, stages_moved, "%s ranks", ranks[i]);
+    cr_expect_geq(stages, 2 + stages_moved, "%s ranks", ranks[i]);
+    cr_expect_leq(run_count(dir, "mpi", "objects_moved", "reused"),
+                  run_count(dir, "mpi", "objects_moved", "seen"));
+    if (strcmp(ranks[i], "4") == 0 && strcmp(affinity[i], "on") == 0)
+      cr_expect_eq(stages_moved, 2, "4 ranks on 2 tiles");
+    if (strcmp(ranks[i], "1") == 0) cr_expect_eq(moved, 0);
   }
   /* a worker never writes into the results folder: only the manager's files */
   DIR *d = opendir(dir);
@@ -188,9 +301,18 @@ static int bound_core(const char *err, int rank) {
   return at && (!end || at < end) ? atoi(at + strlen("bound to cores ")) : -1;
 }
 
+/* How many times `needle` occurs in `hay`. */
+static int occurrences(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; p && (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
 /* mpirun --bind-to core: each rank's workers run on its own core (StarPU
  * 1.3 alone binds every rank's first worker to core 0), and the metrics are
- * those of the unbound job. */
+ * those of the unbound job. A rank per core uses the node's cores: no
+ * warning; unbound ranks that each start a worker per core are told so once,
+ * by rank 0, in terms of ranks per node and workers per rank. */
 Test(mpi, ranks_bound_to_cores_keep_their_workers_there, .timeout = 300) {
   mpi_env();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) cr_skip_test("one CPU: no two cores to bind to");
@@ -203,6 +325,14 @@ Test(mpi, ranks_bound_to_cores_keep_their_workers_there, .timeout = 300) {
   int c0 = bound_core(err, 0), c1 = bound_core(err, 1);
   cr_expect(c0 >= 0 && c1 >= 0 && c0 != c1, "ranks bound to cores %d and %d: %s", c0, c1,
             err ? err : "");
+  if (sysconf(_SC_NPROCESSORS_ONLN) == 2)
+    cr_expect_eq(occurrences(err, "warn runtime:"), 0, "%s", err ? err : "");
+  free(err);
+  free(m);
+  m = run("env -u STARPU_NCPU WSISA_LOG=warn " MPIRUN " -np 2", study, "", dir, sizeof dir, &err);
+  cr_expect_str_eq(m, base);
+  cr_expect_eq(occurrences(err, "warn runtime:"), 1, "%s", err ? err : "");
+  cr_expect(strstr(err, "wsisa[0] warn runtime: 2 ranks on this node of ") != NULL, "%s", err);
   free(err);
   free(m);
   free(base);
@@ -423,6 +553,95 @@ Test(mpi, a_killed_manager_resumes_to_the_same_metrics, .timeout = 300) {
   cr_expect_str_eq(m, ref, "metrics differ after the resume");
   free(m);
   free(ref);
+}
+
+/* Files in `dir` whose names contain `part`. */
+static int files_named(const char *dir, const char *part) {
+  DIR *d = opendir(dir);
+  struct dirent *ent;
+  int n = 0;
+  while (d && (ent = readdir(d)))
+    n += strstr(ent->d_name, part) != NULL;
+  if (d) closedir(d);
+  return n;
+}
+
+/* run.json's estimate.predicted.uncalibrated_share; -1 without an estimate. */
+static double uncalibrated_share(const char *dir) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/run.json", dir);
+  json_t *root = json_load_file(path, 0, NULL);
+  cr_assert_not_null(root, "%s", path);
+  json_t *v = json_object_get(json_object_get(json_object_get(root, "estimate"), "predicted"),
+                              "uncalibrated_share");
+  double share = json_is_number(v) ? json_number_value(v) : -1;
+  json_decref(root);
+  return share;
+}
+
+/* StarPU names its model files by host (STARPU_HOSTNAME, else the host's
+ * name): `wsisa calibrate` on one node of a kind, then ranks on other nodes of
+ * that kind (each rank in a UTS namespace of its own, named node-R) and a plan
+ * from a login node find that calibration in one shared STARPU_HOME when the
+ * job gives them the kind's name; without it each rank measures the bus for
+ * its own name and rank 0 finds no model to estimate with. */
+Test(mpi, ranks_on_hosts_of_one_kind_share_one_calibration, .timeout = 300) {
+  mpi_env();
+  if (system("unshare -u true >/dev/null 2>&1") != 0)
+    cr_skip_test("no UTS namespace here (unshare -u needs root): hosts cannot be named apart");
+  const char *tmp = tu_tmpdir("mpi_kind");
+  char home[4300], bus[4400], codelets[4400], study[4400], cmd[16384], *err = NULL, *out = NULL;
+  snprintf(home, sizeof home, "%s/models", tmp);
+  snprintf(bus, sizeof bus, "%s/.starpu/sampling/bus", home);
+  snprintf(codelets, sizeof codelets, "%s/.starpu/sampling/codelets/45", home);
+  snprintf(study, sizeof study, "%s/study.json", tmp);
+  FILE *f = fopen(study, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { \"images\": [\"%s\", \"%s\"] },\n"
+          "  \"parameters\": { \"G1\": {} },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+          "  \"metric\": \"dice\" }\n",
+          tu_src("tests/data/tile_256.png"), tu_src("tests/data/tile_256_b.png"));
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "STARPU_HOME='%s' STARPU_HOSTNAME=kind-a %s calibrate --study '%s'",
+           home, WSISA_EXE, study);
+  cr_assert_eq(tu_run_shell(cmd, NULL, &err), 0, "calibrate: %s", err ? err : "");
+  free(err);
+  cr_assert_gt(files_named(codelets, ".kind-a"), 0, "no model of kind-a in %s", codelets);
+  /* each rank under a host name of its own */
+  static const char *const as_node =
+      "unshare -u sh -c 'hostname node-$OMPI_COMM_WORLD_RANK && exec \"$@\"' sh";
+  char dir[4300], launch_cmd[9000];
+  snprintf(launch_cmd, sizeof launch_cmd,
+           "STARPU_HOME='%s' STARPU_HOSTNAME=kind-a STARPU_CALIBRATE=0 " MPIRUN " -np 2 %s", home,
+           as_node);
+  char *m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
+  cr_expect_float_eq(uncalibrated_share(dir), 0, 1e-12, "rank 0 found the kind's models");
+  cr_expect_eq(files_named(bus, "node-"), 0, "a rank measured the bus for its own name");
+  cr_expect_eq(files_named(codelets, "node-"), 0, "a rank wrote models under its own name");
+  free(m);
+  /* a login node's plan for 2 ranks, by the kind's name */
+  snprintf(cmd, sizeof cmd,
+           "STARPU_HOME='%s' STARPU_HOSTNAME=kind-a unshare -u sh -c 'hostname login && exec "
+           "\"$@\"' sh %s plan --study '%s' --estimate --ranks 2 --workers 1 --json",
+           home, WSISA_EXE, study);
+  cr_assert_eq(tu_run_shell(cmd, &out, &err), 0, "plan --estimate: %s", err ? err : "");
+  json_t *plan = json_loads(out ? out : "", 0, NULL);
+  cr_assert_not_null(plan, "%s", out ? out : "");
+  json_t *share = json_object_get(json_object_get(plan, "estimate"), "uncalibrated_share");
+  cr_expect(json_is_number(share) && json_number_value(share) == 0, "%s", out);
+  json_decref(plan);
+  free(out);
+  free(err);
+  /* without the kind's name: each rank's own */
+  snprintf(launch_cmd, sizeof launch_cmd,
+           "STARPU_HOME='%s' STARPU_CALIBRATE=0 " MPIRUN " -np 2 %s", home, as_node);
+  m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
+  cr_expect_eq(uncalibrated_share(dir), -1, "rank 0 (node-0) has no model to estimate with");
+  cr_expect_gt(files_named(bus, "node-0."), 0, "rank 0 did not measure its bus as node-0");
+  cr_expect_gt(files_named(bus, "node-1."), 0, "rank 1 did not measure its bus as node-1");
+  free(m);
 }
 
 #else

@@ -78,6 +78,7 @@ typedef struct rank_state {
   open_tile open[OPEN];     /* the tiles open at once */
   size_t opens;
   size_t held;              /* the tile of its newest unit, for the queue */
+  int back;                 /* it takes held's buckets from the last down (tile affinity) */
   size_t credit;            /* units in flight at most (wsisa__units_credit) */
   size_t *assigned;         /* units handed to this rank, oldest first */
   size_t nassigned;
@@ -282,8 +283,8 @@ static size_t submit(sim *s, int r, int kind, double dur, double dur_ocl, size_t
 /* ---- the unit queue (engine/exec/units.c's pick) ------------------------------- */
 
 /* The next unit for a rank whose newest unit is of tile `*held`, marked out. */
-static size_t pick(sim *s, size_t *held) {
-  size_t u = wsisa__units_pick(s->state, s->todo, s->holders, s->j->ntiles, s->nb, held);
+static size_t pick(sim *s, size_t *held, int *back) {
+  size_t u = wsisa__units_pick(s->state, s->todo, s->holders, s->j->ntiles, s->nb, held, back);
   if (u != NONE) {
     s->state[u] = 1;
     s->todo[u / s->nb]--;
@@ -295,7 +296,7 @@ static size_t pick(sim *s, size_t *held) {
 static void refill(sim *s, int r) {
   rank_state *rs = &s->ranks[r];
   while (rs->nassigned < rs->credit) {
-    size_t u = pick(s, &rs->held);
+    size_t u = pick(s, &rs->held, &rs->back);
     if (u == NONE) break;
     rs->assigned[rs->nassigned++] = u;
   }

@@ -486,7 +486,7 @@ static int serve(job *j, wsisa_err *e) {
       last = wsisa_now();
       idle = WSISA_IDLE_MIN;
       if (tag == TAG_STOP) on_stop(&m);
-      uint64_t tile = get_u64(&m), bucket = get_u64(&m);
+      uint64_t tile = get_u64(&m), bucket = get_u64(&m), moved = get_u64(&m);
       int bad = m.bad;
       buf_free(&m);
       if (tag == TAG_STOP) {
@@ -494,6 +494,7 @@ static int serve(job *j, wsisa_err *e) {
         break;
       }
       if (tag != TAG_UNIT || bad) continue;
+      if (moved) wsisa_exec_session_moved(w.session, tile);
       rc = wsisa_exec_session_submit(w.session, tile, bucket, send_result, &w, e);
       continue;
     }
@@ -699,8 +700,8 @@ double wsisa__dist_silent(int rank, double *bound) {
   return wsisa_now() - world.heard[rank];
 }
 
-int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
-  uint64_t msg[2] = {tile, bucket};
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket, int moved) {
+  uint64_t msg[3] = {tile, bucket, (uint64_t)(moved != 0)};
   return msg_send(rank, TAG_UNIT, msg, sizeof msg, wsisa_now() + world.timeout);
 }
 
@@ -776,8 +777,8 @@ double wsisa__dist_silent(int rank, double *bound) {
   *bound = 0;
   return 0;
 }
-int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket) {
-  (void)rank, (void)tile, (void)bucket;
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket, int moved) {
+  (void)rank, (void)tile, (void)bucket, (void)moved;
   return -1;
 }
 int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,

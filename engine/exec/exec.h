@@ -149,6 +149,14 @@ typedef struct wsisa_exec_stats {
   uint64_t tasks;        /* reuse-level tasks submitted (levels 1..7) */
   uint64_t tile_stages;  /* tile stages (normalization and shared work) */
   uint64_t tiles_opened_ahead; /* of their tiles, opened ahead of their first unit */
+  /* under mpirun, tiles whose units run on more than one rank: the stages
+   * opened for a tile on a rank other than its first (moved there:
+   * wsisa_exec_session_moved), and the objects their stores looked at and
+   * found (levels 6 and 7 together); the units given to such ranks and
+   * whether the queue kept tile affinity (the manager's, 0 from workers) */
+  uint64_t tile_stages_moved, objects_seen_moved, objects_reused_moved;
+  uint64_t units_moved;
+  int tile_affinity;
   uint64_t skipped;      /* tasks not run because the background rule emptied the mask */
   size_t peak_paths;     /* most root-to-leaf paths active at once */
   /* object reuse: level 6's clusters and level 7's groups looked at, and
@@ -206,6 +214,11 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
  * are reported through on_unit), which then closes. */
 int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
                               wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err *e);
+/* Under mpirun: `tile`'s units came to this rank after another rank had its
+ * first, so the stage this session opens for it, and the objects its store
+ * looks at, are counted as moved (the stats' *_moved). Call before the unit's
+ * submission. */
+void wsisa_exec_session_moved(wsisa_exec_session *s, size_t tile);
 /* Report the units that have finished, whichever end first (the oldest first
  * among those ended), until at most `keep` are in flight: with `wait`,
  * waiting for one to end when none has, else stopping when none has;
@@ -436,7 +449,10 @@ void wsisa_dist_end(void);
  * (its credit), and the next unit for a rank
  * holding tile *held (SIZE_MAX: none) given per-unit state (0: to do),
  * per-tile units to do and per-tile holders; moves *held and the holders
- * count to the chosen unit's tile. SIZE_MAX when nothing is left. */
+ * count to the chosen unit's tile. SIZE_MAX when nothing is left. With tile
+ * affinity (`back` given), *back says whether the rank takes its tile's
+ * buckets from the last down, set when it turns to a tile another rank
+ * holds; NULL: always from the first up. */
 size_t wsisa__units_credit(int workers);
 /* The tile the queue turns to once `held` (SIZE_MAX: none) has no unit left
  * to do: the first with units to do that no rank holds, else the one with
@@ -444,7 +460,7 @@ size_t wsisa__units_credit(int workers);
 size_t wsisa__units_next_tile(const size_t *todo, const size_t *holders, size_t ntiles,
                               size_t held);
 size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
-                         size_t ntiles, size_t nb, size_t *held);
+                         size_t ntiles, size_t nb, size_t *held, int *back);
 
 /* ---- the MPI transport of the unit queue (engine/exec/dist.c) -------------------- */
 /* Without MPI, or not started by mpirun, the job has one rank and the unit
@@ -487,8 +503,10 @@ double wsisa__dist_silent(int rank, double *bound);
 int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                          const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
                          size_t paths_asked, uint64_t memory_limit, wsisa_err *e);
-/* Hand unit (tile, bucket) to worker `rank`: non-zero when it cannot be sent. */
-int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket);
+/* Hand unit (tile, bucket) to worker `rank`, `moved` when another rank had
+ * its tile's first unit (wsisa_exec_session_moved): non-zero when it cannot
+ * be sent. */
+int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket, int moved);
 /* A worker's message if one is waiting: 0 none; 1 a result in *res (free it
  * with wsisa__dist_result_free); 2 a message used up with nothing to report
  * (from a rank given up on); negative on an error, a worker's included. A

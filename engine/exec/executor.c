@@ -444,6 +444,7 @@ struct tile_state {
    * the session's statistics */
   wsisa_object_store *objects;
   wsisa_object_tally counted;
+  int moved; /* opened for units moved here from another rank (wsisa_exec_session_moved) */
 };
 typedef struct tile_state tile_state;
 
@@ -712,6 +713,10 @@ static void objects_count(tile_state *ts, wsisa_exec_stats *stats) {
   for (int l = 0; l < 2; l++) {
     stats->objects_seen[l] += now.seen[l] - ts->counted.seen[l];
     stats->objects_reused[l] += now.reused[l] - ts->counted.reused[l];
+    if (ts->moved) {
+      stats->objects_seen_moved += now.seen[l] - ts->counted.seen[l];
+      stats->objects_reused_moved += now.reused[l] - ts->counted.reused[l];
+    }
     stats->objects_area[l] += now.area[l] - ts->counted.area[l];
     stats->objects_area_reused[l] += now.area_reused[l] - ts->counted.area_reused[l];
   }
@@ -955,6 +960,7 @@ struct wsisa_exec_session {
   /* opened ahead of its first unit (wsisa_exec_session_open_ahead), no unit
    * submitted yet: kept until one is */
   int ahead[WSISA_EXEC_OPEN_TILES];
+  unsigned char *moved; /* per tile: its units moved here (wsisa_exec_session_moved) */
   /* the distinct (B, G, R) of the runs, whose counts each tile prefetches,
    * and the level-2 reconstructions each tile stage makes for them
    * (wsisa_tile_frame.recon_conns) */
@@ -1028,7 +1034,7 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->scope[WSISA_KIND_OPENCL].where = STARPU_OPENCL;
   s->scope[ANY_KIND].where = both;
   *out = s;
-  if (bgr_distinct(s)) {
+  if (!(s->moved = calloc(ntiles ? ntiles : 1, 1)) || bgr_distinct(s)) {
     wsisa_exec_session_free(s);
     *out = NULL;
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -1178,6 +1184,8 @@ static int session_kind(wsisa_exec_session *s, double cost, wsisa_codelets_scope
 static int session_open_at(wsisa_exec_session *s, size_t tile, size_t at, wsisa_err *e) {
   int rc = tile_open(&s->tiles[tile], &s->opts, s->recon_conns, &s->ts[at],
                      (const double(*)[3])s->bgr, s->nbgr, &s->stats, &s->annot, e);
+  s->ts[at].moved = s->moved[tile];
+  s->stats.tile_stages_moved += s->moved[tile];
   s->tile[at] = tile;
   s->opened[at] = s->opens++;
   if (rc) {
@@ -1205,6 +1213,10 @@ int wsisa_exec_session_open_ahead(wsisa_exec_session *s, size_t tile, size_t kee
     s->stats.tiles_opened_ahead++;
   }
   return rc;
+}
+
+void wsisa_exec_session_moved(wsisa_exec_session *s, size_t tile) {
+  if (tile < s->ntiles) s->moved[tile] = 1;
 }
 
 int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
@@ -1322,6 +1334,7 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   starpu_task_wait_for_all();
   for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) session_close_tile(s, i);
   free(s->bgr);
+  free(s->moved);
   wsisa_annotation_free(s->annot);
   pthread_mutex_destroy(&s->ps.lock);
   pthread_cond_destroy(&s->ps.cond);

@@ -7,8 +7,22 @@
  * A rank holds at most its credit of units, one per StarPU worker (two at
  * least; an MPI worker's count comes with its ready message): the next units
  * are queued while the current ones drain, so workers do not idle at unit
- * boundaries. Units of a rank's current tile come first, so each rank loads
- * few tiles.
+ * boundaries.
+ *
+ * Tile affinity: a tile's units go to the rank that holds it (its stage is
+ * open there and its object store has the tile's earlier buckets), and a
+ * rank turns to a tile no rank has touched when its own has none left. Only
+ * when none is left and the rank would otherwise idle (fewer units in flight
+ * than workers; every rank is filled up to its workers before any is filled
+ * to its credit) does it take units of another rank's tile: the tile with
+ * the most left per rank holding it, from its last bucket down, while the
+ * holder goes on from the first bucket up, so each store sees a run of
+ * neighbouring buckets instead of every other one. WSISA_TILE_AFFINITY=off
+ * gives the queue before affinity, for comparison: each rank filled to its
+ * credit in turn, a rank out of work taking the next bucket of the tile with
+ * the most left. The units that run away from their tile's first rank, the
+ * stages they open and the objects their stores look up are counted
+ * (run.json mpi).
  *
  * SIGINT and SIGTERM stop the queue between units: no unit is handed out
  * after one arrives, the units in flight end and are reported (so journaled),
@@ -28,8 +42,13 @@ typedef struct queue {
   uint8_t *state;  /* per unit: 0 to do, 1 out, 2 done */
   size_t *todo;    /* per tile: units to do */
   size_t *holders; /* per tile: ranks whose current tile it is */
+  int *first;      /* per tile: the rank given its first unit, -1: none yet */
+  int affinity;    /* tile affinity (WSISA_TILE_AFFINITY) */
+  size_t units_moved; /* units given to a rank other than their tile's first */
   struct rank_units {
     size_t *unit, n, tile;
+    int back; /* it takes its tile's buckets from the last down */
+    size_t workers; /* its StarPU workers */
     size_t credit; /* units in flight at most (wsisa__units_credit) */
     double since; /* the oldest unit's clock started here */
   } *ranks;
@@ -87,6 +106,7 @@ static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
   to->tasks += s->tasks;
   to->tile_stages += s->tile_stages;
   to->tiles_opened_ahead += s->tiles_opened_ahead;
+  to->tile_stages_moved += s->tile_stages_moved;
   to->skipped += s->skipped;
   if (s->peak_paths > to->peak_paths) to->peak_paths = s->peak_paths;
   for (int l = 0; l < 2; l++) {
@@ -95,6 +115,8 @@ static void stats_add(wsisa_exec_stats *to, const wsisa_exec_stats *s) {
     to->objects_area[l] += s->objects_area[l];
     to->objects_area_reused[l] += s->objects_area_reused[l];
   }
+  to->objects_seen_moved += s->objects_seen_moved;
+  to->objects_reused_moved += s->objects_reused_moved;
   to->object_evictions += s->object_evictions;
   if (s->object_store_peak > to->object_store_peak) to->object_store_peak = s->object_store_peak;
   to->path_waits += s->path_waits;
@@ -118,6 +140,7 @@ static void set_tile(queue *q, int r, size_t tile) {
   if (ru->tile == tile) return;
   if (ru->tile != NONE) q->holders[ru->tile]--;
   ru->tile = tile;
+  ru->back = 0;
   if (tile != NONE) q->holders[tile]++;
 }
 
@@ -138,35 +161,74 @@ size_t wsisa__units_next_tile(const size_t *todo, const size_t *holders, size_t 
   return t;
 }
 
+/* The tile a rank turns to under tile affinity once its own has nothing
+ * left: one no rank holds, else the one whose units left would make the
+ * largest share beside its holders (thieves spread over tiles). */
+static size_t affine_tile(const size_t *todo, const size_t *holders, size_t ntiles) {
+  size_t t = wsisa__units_next_tile(todo, holders, ntiles, NONE);
+  if (t == NONE || !holders[t]) return t;
+  for (size_t i = 0; i < ntiles; i++)
+    if (todo[i] && todo[i] * (holders[t] + 1) > todo[t] * (holders[i] + 1)) t = i;
+  return t;
+}
+
 /* The queue's choice (exec.h): the held tile first (it is loaded
- * there); else a tile no rank holds; else the tile with the most left to do. */
+ * there); else a tile no rank holds; else, without affinity, the tile with
+ * the most left to do from its first bucket up; with it (`back` given), the
+ * tile with the most left per holder, from its last bucket down. */
 size_t wsisa__units_pick(const uint8_t *state, const size_t *todo, size_t *holders,
-                         size_t ntiles, size_t nb, size_t *held) {
+                         size_t ntiles, size_t nb, size_t *held, int *back) {
   size_t t = *held;
-  if (t == NONE || !todo[t]) t = wsisa__units_next_tile(todo, holders, ntiles, NONE);
+  if (t == NONE || !todo[t])
+    t = back ? affine_tile(todo, holders, ntiles)
+             : wsisa__units_next_tile(todo, holders, ntiles, NONE);
   if (t == NONE) return NONE;
-  for (size_t b = 0; b < nb; b++)
-    if (state[t * nb + b] == 0) {
-      if (*held != t) {
-        if (*held != NONE) holders[*held]--;
-        *held = t;
-        holders[t]++;
-      }
-      return t * nb + b;
-    }
+  if (*held != t) {
+    /* another rank holds it: its holder goes on from the first bucket up */
+    if (back) *back = holders[t] > 0;
+    if (*held != NONE) holders[*held]--;
+    *held = t;
+    holders[t]++;
+  }
+  const int down = back && *back;
+  for (size_t i = 0; i < nb; i++) {
+    size_t b = down ? nb - 1 - i : i;
+    if (state[t * nb + b] == 0) return t * nb + b;
+  }
   return NONE;
 }
 
-static size_t pick(queue *q, int r) {
-  return wsisa__units_pick(q->state, q->todo, q->holders, q->ntiles, q->nb, &q->ranks[r].tile);
+/* Under tile affinity a rank takes units of another rank's tile only when it
+ * would otherwise idle: with fewer units in flight than it has workers. Its
+ * own tile's units, and a tile no rank holds, fill its whole credit. */
+static int may_take(const queue *q, int r) {
+  const struct rank_units *ru = &q->ranks[r];
+  if (ru->n < ru->workers) return 1;
+  if (ru->tile != NONE && q->todo[ru->tile]) return !ru->back;
+  for (size_t t = 0; t < q->ntiles; t++)
+    if (q->todo[t] && !q->holders[t]) return 1;
+  return 0;
 }
 
-static void hand_out(queue *q, int r, size_t u) {
+static size_t pick(queue *q, int r) {
   struct rank_units *ru = &q->ranks[r];
+  if (q->affinity && !may_take(q, r)) return NONE;
+  return wsisa__units_pick(q->state, q->todo, q->holders, q->ntiles, q->nb, &ru->tile,
+                           q->affinity ? &ru->back : NULL);
+}
+
+/* Unit u goes to rank r: 1 when it runs away from its tile's first rank. */
+static int hand_out(queue *q, int r, size_t u) {
+  struct rank_units *ru = &q->ranks[r];
+  const size_t t = u / q->nb;
   q->state[u] = 1;
-  q->todo[u / q->nb]--;
+  q->todo[t]--;
   if (!ru->n) ru->since = wsisa_now();
   ru->unit[ru->n++] = u;
+  if (q->first[t] < 0) q->first[t] = r;
+  if (q->first[t] == r) return 0;
+  q->units_moved++;
+  return 1;
 }
 
 /* Unit u came back from rank r; 0 if r did not hold it (a unit given up on
@@ -220,21 +282,28 @@ static int local_done(void *ctx, size_t tile, size_t bucket, const size_t *runs,
 }
 
 /* Fill every live rank from `lowest` up up to its credit; workers first,
- * as this process's own submissions may block on RMSR's bound. 1 when a unit
- * went out. */
+ * as this process's own submissions may block on RMSR's bound. With tile
+ * affinity, every rank first up to its workers, then to its credit: a rank
+ * that would idle is served before another queues a unit ahead. 1 when a
+ * unit went out. */
 static int hand_out_from(queue *q, int lowest, wsisa_exec_session *self, int *rc,
                          wsisa_err *e) {
   int busy = 0;
-  for (int r = q->nranks - 1; r >= lowest && !*rc; r--)
-    while (alive(r) && q->ranks[r].n < q->ranks[r].credit && !*rc) {
-      size_t u = pick(q, r);
-      if (u == NONE) break;
-      hand_out(q, r, u);
-      busy = 1;
-      if (r == 0)
-        *rc = wsisa_exec_session_submit(self, u / q->nb, u % q->nb, local_done, q, e);
-      else if (wsisa__dist_send_unit(r, u / q->nb, u % q->nb))
-        give_up(q, r, "cannot be sent a unit");
+  for (int pass = q->affinity ? 0 : 1; pass < 2; pass++)
+    for (int r = q->nranks - 1; r >= lowest && !*rc; r--) {
+      const size_t fill = pass ? q->ranks[r].credit : q->ranks[r].workers;
+      while (alive(r) && q->ranks[r].n < fill && !*rc) {
+        size_t u = pick(q, r);
+        if (u == NONE) break;
+        const int moved = hand_out(q, r, u);
+        busy = 1;
+        if (r == 0) {
+          if (moved) wsisa_exec_session_moved(self, u / q->nb);
+          *rc = wsisa_exec_session_submit(self, u / q->nb, u % q->nb, local_done, q, e);
+        } else if (wsisa__dist_send_unit(r, u / q->nb, u % q->nb, moved)) {
+          give_up(q, r, "cannot be sent a unit");
+        }
+      }
     }
   return busy;
 }
@@ -357,18 +426,24 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
   q.state = calloc(q.total ? q.total : 1, 1);
   q.todo = calloc(ntiles ? ntiles : 1, sizeof *q.todo);
   q.holders = calloc(ntiles ? ntiles : 1, sizeof *q.holders);
+  q.first = malloc((ntiles ? ntiles : 1) * sizeof *q.first);
   q.ranks = calloc((size_t)q.nranks, sizeof *q.ranks);
   wsisa_exec_session *self = NULL;
   int rc = 0;
   double wall = 0, cpu = 0; /* the submitting thread's, while units run */
-  if (!q.state || !q.todo || !q.holders || !q.ranks) {
+  if (!q.state || !q.todo || !q.holders || !q.first || !q.ranks) {
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     goto out;
   }
+  for (size_t t = 0; t < ntiles; t++) q.first[t] = -1;
+  wsisa_env env;
+  wsisa_env_read(&env);
+  q.affinity = env.tile_affinity != 0;
   for (int r = 0; r < q.nranks && !rc; r++) {
     int workers = r ? wsisa__dist_rank_workers(r)
                     : wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
     q.ranks[r].tile = NONE;
+    q.ranks[r].workers = workers > 0 ? (size_t)workers : 1;
     q.ranks[r].credit = wsisa__units_credit(workers);
     if (!(q.ranks[r].unit = malloc(q.ranks[r].credit * sizeof *q.ranks[r].unit)))
       rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -413,10 +488,13 @@ out:
               (unsigned long long)st.unit_waits);
   }
   if (q.nranks > 1) wsisa__dist_stop_workers();
+  q.stats.units_moved = q.units_moved;
+  q.stats.tile_affinity = q.affinity;
   if (stats) *stats = q.stats;
   free(q.state);
   free(q.todo);
   free(q.holders);
+  free(q.first);
   for (int r = 0; q.ranks && r < q.nranks; r++) free(q.ranks[r].unit);
   free(q.ranks);
   return rc;

@@ -665,9 +665,17 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
                 (json_int_t)st->object_evictions));
   json_object_set_new(root, "placement", placement_json(s));
   json_object_set_new(root, "reference", wsisa__results_reference_json(s));
-  json_object_set_new(root, "mpi", json_pack("{s:i, s:i, s:i}", "ranks", wsisa_dist_size(),
-                                             "ranks_lost", wsisa_dist_lost(), "workers",
-                                             s->workers));
+  /* ranks and tiles: how far the units of a tile spread over ranks (units
+   * away from the tile's first rank, the stages they opened, what their
+   * stores looked at and found; 0 for one process) */
+  json_object_set_new(
+      root, "mpi",
+      json_pack("{s:i, s:i, s:i, s:b, s:I, s:I, s:{s:I, s:I}}", "ranks", wsisa_dist_size(),
+                "ranks_lost", wsisa_dist_lost(), "workers", s->workers, "tile_affinity",
+                st->tile_affinity, "units_moved", (json_int_t)st->units_moved,
+                "tile_stages_moved", (json_int_t)st->tile_stages_moved, "objects_moved", "seen",
+                (json_int_t)st->objects_seen_moved, "reused",
+                (json_int_t)st->objects_reused_moved));
   const wsisa_machine *mc = &s->machine;
   json_object_set_new(root, "machine",
                       json_pack("{s:s, s:i, s:i, s:i, s:I, s:I}", "cpu_model", mc->cpu_model,
