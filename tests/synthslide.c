@@ -164,21 +164,7 @@ static int write_upsampled(const char *path, const tu_slide_spec *spec, wsisa_im
 
 static int write_from_region(const char *path, const tu_slide_spec *spec, int fluorescence) {
   wsisa_image *region = tu_synth_region();
-  if (region && fluorescence) {
-    /* Nuclei lit in blue on black, as with a DNA stain: haematoxylin takes
-     * the red out of a nucleus, eosin leaves it in the stroma, glass is
-     * white, so the red channel's darkness past the stroma's is the signal. */
-    for (int y = 0; y < region->height; y++) {
-      uint8_t *p = wsisa_image_row(region, y);
-      for (int x = 0; x < region->width; x++, p += 3) {
-        int signal = (255 - p[0] - 80) * 5 / 2;
-        signal = signal < 0 ? 0 : signal > 255 ? 255 : signal;
-        p[0] = (uint8_t)(signal * 15 / 100);
-        p[1] = (uint8_t)(signal * 40 / 100);
-        p[2] = (uint8_t)signal;
-      }
-    }
-  }
+  if (region && fluorescence) tu_slip_apply(region, TU_SLIP_FLUORESCENCE);
   return write_upsampled(path, spec, region);
 }
 

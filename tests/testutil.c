@@ -133,19 +133,57 @@ wsisa_image *tu_load(const char *relative) {
   return img;
 }
 
+const char *const tu_he_variety[TU_HE_VARIETY_N] = {
+    "histolab-high-nuclei-score-level0.png",
+    "histolab-low-nuclei-score-level0.png",
+    "histolab-medium-nuclei-score-level0.png",
+    "histolab-tcga-lung-rgb.png",
+    "histolab-tissue-level0-4302-10273-4814-10785.png",
+    "histolab-tissue-level0-7352-11762-7864-12274.png",
+    "histolab-tissue-level2-1784-6289-5880-10386.png",
+};
+
+/* An 8-bit level from an optical density. */
+static uint8_t level_of(double od) {
+  const double v = 255.0 * pow(10.0, -od);
+  return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : lround(v));
+}
+
 void tu_slip_apply(wsisa_image *img, tu_slip slip) {
   uint32_t seed = 11;
+  wsisa_deconv_consts k;
+  if (wsisa_cpu_deconv_setup(wsisa_stains_he, &k)) return; /* the constant rows are regular */
+  const double dab[3] = {0.268, 0.570, 0.776}; /* Ruifrok-Johnston's DAB row */
+  double od_of[256];
+  for (int v = 0; v < 256; v++) od_of[v] = log10(255.0 / (v ? v : 1));
   for (int y = 0; y < img->height; y++) {
     uint8_t *p = wsisa_image_row(img, y);
     for (int x = 0; x < img->width; x++, p += 3) {
       const uint8_t r = p[0], g = p[1], b = p[2];
       const long luma = lround(0.299 * r + 0.587 * g + 0.114 * b);
+      const double od[3] = {od_of[r], od_of[g], od_of[b]};
       if (slip == TU_SLIP_BGR) p[0] = b, p[2] = r;
       if (slip == TU_SLIP_GREY_MEAN) p[0] = p[1] = p[2] = (uint8_t)((r + g + b + 1) / 3);
       for (int c = 0; (slip == TU_SLIP_GREY_LUMA || slip == TU_SLIP_GREY_NOISY) && c < 3; c++) {
         seed = seed * 1664525u + 1013904223u;
         long v = luma + (slip == TU_SLIP_GREY_NOISY ? (long)((seed >> 16) % 7) - 3 : 0);
         p[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+      }
+      for (int c = 0; (slip == TU_SLIP_PALE || slip == TU_SLIP_DARK) && c < 3; c++)
+        p[c] = level_of(od[c] * (slip == TU_SLIP_PALE ? 0.5 : 2.0));
+      if (slip == TU_SLIP_FLUORESCENCE) {
+        int signal = (255 - r - 80) * 5 / 2;
+        signal = signal < 0 ? 0 : signal > 255 ? 255 : signal;
+        p[0] = (uint8_t)(signal * 15 / 100);
+        p[1] = (uint8_t)(signal * 40 / 100);
+        p[2] = (uint8_t)signal;
+      }
+      if (slip == TU_SLIP_DAB) {
+        double c[2];
+        for (int j = 0; j < 2; j++)
+          c[j] = k.od[r] * k.m[j] + k.od[g] * k.m[3 + j] + k.od[b] * k.m[6 + j];
+        for (int ch = 0; ch < 3; ch++)
+          p[ch] = level_of(c[0] * dab[ch] + 0.3 * c[1] * wsisa_stains_he[ch]);
       }
     }
   }
