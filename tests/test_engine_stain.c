@@ -80,10 +80,10 @@ static void judge(const wsisa_image *img, const char *name, const variant *v, ki
   char warning[4600];
   const int rc = wsisa__stain_verdict(st, name, "--no-stain-check", warning, sizeof warning, &e);
   free(st);
-  cr_log_info("%s, %s: %s%s%s | tissue %.3f white %.2f grey %.2f brown %.2f eosin %s swap %+.2f "
-              "OD %.2f darkest %.2f\n",
+  cr_log_info("%s, %s: %s%s%s | tissue %.3f white %.2f light %.0f grey %.2f brown %.2f eosin %s "
+              "swap %+.2f OD %.2f darkest %.2f\n",
               name, v->name, rc ? e.msg : "passed", warning[0] ? " WARNING " : "", warning,
-              m.tissue_share, m.white, m.colourless, m.brown,
+              m.tissue_share, m.white, m.light, m.colourless, m.brown,
               !m.vectors ? "-" : m.eosin_found ? "found" : "none", m.swap, m.mean_od, m.dark_od);
   if (m.pixels >= WSISA_STAIN_MIN_PIXELS && m.tissue_share < WSISA_STAIN_NO_TISSUE) {
     cr_expect_eq(rc, WSISA_EUSAGE, "%s, %s: no tissue let through", name, v->name);

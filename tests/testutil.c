@@ -149,19 +149,29 @@ static uint8_t level_of(double od) {
   return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : lround(v));
 }
 
+void tu_od_scale(wsisa_image *img, double factor) {
+  uint8_t to[256];
+  for (int v = 0; v < 256; v++) to[v] = level_of(factor * log10(255.0 / (v ? v : 1)));
+  for (int y = 0; y < img->height; y++) {
+    uint8_t *p = wsisa_image_row(img, y);
+    for (int x = 0; x < 3 * img->width; x++) p[x] = to[p[x]];
+  }
+}
+
 void tu_slip_apply(wsisa_image *img, tu_slip slip) {
+  if (slip == TU_SLIP_PALE || slip == TU_SLIP_DARK) {
+    tu_od_scale(img, slip == TU_SLIP_PALE ? 0.5 : 2.0);
+    return;
+  }
   uint32_t seed = 11;
   wsisa_deconv_consts k;
   if (wsisa_cpu_deconv_setup(wsisa_stains_he, &k)) return; /* the constant rows are regular */
   const double dab[3] = {0.268, 0.570, 0.776}; /* Ruifrok-Johnston's DAB row */
-  double od_of[256];
-  for (int v = 0; v < 256; v++) od_of[v] = log10(255.0 / (v ? v : 1));
   for (int y = 0; y < img->height; y++) {
     uint8_t *p = wsisa_image_row(img, y);
     for (int x = 0; x < img->width; x++, p += 3) {
       const uint8_t r = p[0], g = p[1], b = p[2];
       const long luma = lround(0.299 * r + 0.587 * g + 0.114 * b);
-      const double od[3] = {od_of[r], od_of[g], od_of[b]};
       if (slip == TU_SLIP_BGR) p[0] = b, p[2] = r;
       if (slip == TU_SLIP_GREY_MEAN) p[0] = p[1] = p[2] = (uint8_t)((r + g + b + 1) / 3);
       for (int c = 0; (slip == TU_SLIP_GREY_LUMA || slip == TU_SLIP_GREY_NOISY) && c < 3; c++) {
@@ -169,8 +179,6 @@ void tu_slip_apply(wsisa_image *img, tu_slip slip) {
         long v = luma + (slip == TU_SLIP_GREY_NOISY ? (long)((seed >> 16) % 7) - 3 : 0);
         p[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
       }
-      for (int c = 0; (slip == TU_SLIP_PALE || slip == TU_SLIP_DARK) && c < 3; c++)
-        p[c] = level_of(od[c] * (slip == TU_SLIP_PALE ? 0.5 : 2.0));
       if (slip == TU_SLIP_FLUORESCENCE) {
         int signal = (255 - r - 80) * 5 / 2;
         signal = signal < 0 ? 0 : signal > 255 ? 255 : signal;

@@ -56,6 +56,9 @@ typedef enum tu_slip {
   TU_SLIP_DAB
 } tu_slip;
 void tu_slip_apply(wsisa_image *img, tu_slip slip);
+/* Every pixel's optical density (log10(255 / level), 0 read as 1) times
+ * `factor`: the stain paler (below 1) or darker. */
+void tu_od_scale(wsisa_image *img, double factor);
 /* The H&E images of other labs in tests/data/he-variety/ (its README). */
 #define TU_HE_VARIETY_N 7
 extern const char *const tu_he_variety[TU_HE_VARIETY_N];
