@@ -334,7 +334,8 @@ static char *run_warnings(const char *dir, size_t *n) {
   json_t *w = json_object_get(root, "warnings");
   cr_assert(json_is_array(w));
   size_t len = 1;
-  for (size_t i = 0; i < json_array_size(w); i++) len += strlen(json_string_value(json_array_get(w, i))) + 1;
+  for (size_t i = 0; i < json_array_size(w); i++)
+    len += strlen(json_string_value(json_array_get(w, i))) + 1;
   char *text = calloc(1, len);
   cr_assert_not_null(text);
   for (size_t i = 0; i < json_array_size(w); i++)

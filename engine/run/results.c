@@ -456,10 +456,10 @@ static json_t *stain_json(const wsisa__run_input *in, json_t *warnings) {
   if (in->stain_warning) json_array_append_new(warnings, json_string(in->stain_warning));
   wsisa__stain_measures m;
   wsisa__stain_measure(&in->stain, &m);
-  json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:b, s:f, s:f, s:f, s:f, s:f, s:f, s:f}", "checked", 1,
-                        "tiles", (json_int_t)m.tiles, "pixels", (json_int_t)m.pixels,
-                        "tissue_pixels", (json_int_t)m.tissue, "dark_background",
-                        m.dark_background, "tissue_share", m.tissue_share,
+  json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:b, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                        "checked", 1, "tiles", (json_int_t)m.tiles, "pixels",
+                        (json_int_t)m.pixels, "tissue_pixels", (json_int_t)m.tissue,
+                        "dark_background", m.dark_background, "tissue_share", m.tissue_share,
                         "mean_optical_density", m.mean_od, "darkest_optical_density", m.dark_od,
                         "colourless_share", m.colourless, "brightest_grey", m.white,
                         "brightest_level", m.light, "brown_share", m.brown);

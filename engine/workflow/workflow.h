@@ -302,7 +302,8 @@ typedef struct wsisa__stain {
   uint64_t od_bins[WSISA_STAIN_OD_BINS];                   /* by mean OD per channel */
   uint64_t level[256];        /* all pixels by (R + G + B) / 3 ... */
   double level_grey[256];     /* ... and their weakest over strongest channel, summed */
-  double stained_od, brown_od; /* summed OD of pixels of 0.6 or more; of those absorbing blue most */
+  double stained_od;          /* summed OD of the pixels of 0.6 or more ... */
+  double brown_od;            /* ... and of those among them absorbing blue most */
   int dark_background;        /* io's tissue detection took the slide as dark field */
 } wsisa__stain;
 
