@@ -135,8 +135,9 @@ static const wsisa_cli_flag flags[] = {
              "tissue, as `wsisa run`; tile, those of the pixels read"},
     {"no-normalize", 'N', .help = "segment the pixels as they are (default: normalize first)"},
     {"no-stain-check", 'S',
-     .help = "segment what is not bright-field H&E too (by default such\n"
-             "input, e.g. fluorescence or DAB, is refused before any work)"},
+     .help = "segment what is not bright-field H&E too (by default dark\n"
+             "field, greyscale, DAB-dominant IHC and no tissue are refused\n"
+             "before any work, docs/guide.md, The stain check)"},
     {"output", 'o', .arg = "MASK", .short_flag = 1,
      .help = "output mask, .png or .tif/.tiff (0/255)"},
     {"labels", 'L', .arg = "FILE", .help = "also write the nucleus labels (i32 .tif/.tiff)"},

@@ -1,5 +1,6 @@
 /* `make-synthetic-slides DIR`: the test suites' synthetic slides written to
- * DIR for a look by hand (wsisa tiles DIR/svs40.svs ...). */
+ * DIR for a look by hand (wsisa tiles DIR/svs40.svs ...), and the sample with
+ * its optical density scaled (sample-od0.5.tiff ...). */
 #include <stdio.h>
 
 #include "tests/synthslide.h"
@@ -21,5 +22,11 @@ int main(int argc, char **argv) {
   rc |= tu_synth_generic_cm(path);
   snprintf(path, sizeof path, "%s/fluorescence.tiff", argv[1]);
   rc |= tu_synth_fluorescence(path);
+  /* the sample's stain paler and darker (docs/guide.md, The stain check) */
+  const double od[] = {0.25, 0.5, 2, 3};
+  for (size_t i = 0; i < sizeof od / sizeof *od; i++) {
+    snprintf(path, sizeof path, "%s/sample-od%g.tiff", argv[1], od[i]);
+    rc |= tu_synth_sample_od(path, od[i]);
+  }
   return rc ? 1 : 0;
 }

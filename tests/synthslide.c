@@ -139,16 +139,25 @@ int tu_slide_write(const char *path, const wsisa_image *base, const tu_slide_spe
   return rc;
 }
 
-/* The square (x, y, side) of the bundled sample's level 0. */
-static wsisa_image *sample_region(int64_t x, int64_t y, int side) {
+/* The rectangle (x, y, width, height) of the bundled sample's level 0; its
+ * whole with width 0. */
+static wsisa_image *sample_rect(int64_t x, int64_t y, int width, int height) {
   wsisa_slide *s = NULL;
   wsisa_image *img = NULL;
+  wsisa_level l0;
   wsisa_err e = WSISA_ERR_INIT;
   if (wsisa_slide_open(tu_src("tests/data/CMU-1-Small-Region.svs"), &s, &e) ||
-      wsisa_slide_read_rgb(s, 0, x, y, side, side, &img, &e))
+      (!width && wsisa_slide_level(s, 0, &l0, &e)) ||
+      wsisa_slide_read_rgb(s, 0, x, y, width ? width : (int)l0.width,
+                           width ? height : (int)l0.height, &img, &e))
     fprintf(stderr, "%s\n", e.msg);
   wsisa_slide_close(s);
   return img;
+}
+
+/* The square (x, y, side) of the bundled sample's level 0. */
+static wsisa_image *sample_region(int64_t x, int64_t y, int side) {
+  return sample_rect(x, y, side, side);
 }
 
 wsisa_image *tu_synth_region(void) { return sample_region(TU_SYNTH_X, TU_SYNTH_Y, TU_SYNTH_SIDE); }
@@ -164,22 +173,20 @@ static int write_upsampled(const char *path, const tu_slide_spec *spec, wsisa_im
 
 static int write_from_region(const char *path, const tu_slide_spec *spec, int fluorescence) {
   wsisa_image *region = tu_synth_region();
-  if (region && fluorescence) {
-    /* Nuclei lit in blue on black, as with a DNA stain: haematoxylin takes
-     * the red out of a nucleus, eosin leaves it in the stroma, glass is
-     * white, so the red channel's darkness past the stroma's is the signal. */
-    for (int y = 0; y < region->height; y++) {
-      uint8_t *p = wsisa_image_row(region, y);
-      for (int x = 0; x < region->width; x++, p += 3) {
-        int signal = (255 - p[0] - 80) * 5 / 2;
-        signal = signal < 0 ? 0 : signal > 255 ? 255 : signal;
-        p[0] = (uint8_t)(signal * 15 / 100);
-        p[1] = (uint8_t)(signal * 40 / 100);
-        p[2] = (uint8_t)signal;
-      }
-    }
-  }
+  if (region && fluorescence) tu_slip_apply(region, TU_SLIP_FLUORESCENCE);
   return write_upsampled(path, spec, region);
+}
+
+int tu_synth_sample_od(const char *path, double factor) {
+  wsisa_image *img = sample_rect(0, 0, 0, 0);
+  if (!img) return -1;
+  tu_od_scale(img, factor);
+  /* 0.499 um/pixel, the sample's */
+  tu_slide_spec spec = {.kind = TU_SLIDE_GENERIC, .resolution_unit = RESUNIT_CENTIMETER,
+                        .resolution = 1e4 / 0.499, .levels = 2, .level_step = 4, .tile = 256};
+  int rc = tu_slide_write(path, img, &spec);
+  wsisa_image_free(img);
+  return rc;
 }
 
 /* Aperio at 40x: AppMag = 40, MPP = mpp (0: none), levels at 1, 4, 16. */

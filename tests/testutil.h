@@ -35,17 +35,33 @@ int tu_run_op(uint32_t where, wsisa_image **imgs, int nimgs, tu_submit_fn submit
 /* Read an image of the source tree; NULL (with the reason on stderr) when
  * it cannot be read. */
 wsisa_image *tu_load(const char *relative);
-/* An RGB image saved wrong, as users have: red and blue swapped (BGR written
- * as RGB), or grey in every channel (Rec. 601 luma, the channels' mean, or
- * luma with -3..3 levels of noise per channel, as a greyscale scan keeps). */
+/* An RGB H&E image saved wrong, as users have: red and blue swapped (BGR
+ * written as RGB), or grey in every channel (Rec. 601 luma, the channels'
+ * mean, or luma with -3..3 levels of noise per channel, as a greyscale scan
+ * keeps); or stained otherwise: paler or darker (its optical density halved
+ * or doubled), dark field (nuclei lit blue on black, as with a DNA stain:
+ * the red channel's darkness past the stroma's is the signal), or
+ * immunohistochemistry (its haematoxylin turned into DAB's brown, its eosin
+ * into a faint haematoxylin counterstain, 30 % of it: a DAB-dominant
+ * chromogen). */
 typedef enum tu_slip {
   TU_SLIP_NONE,
   TU_SLIP_BGR,
   TU_SLIP_GREY_LUMA,
   TU_SLIP_GREY_MEAN,
-  TU_SLIP_GREY_NOISY
+  TU_SLIP_GREY_NOISY,
+  TU_SLIP_PALE,
+  TU_SLIP_DARK,
+  TU_SLIP_FLUORESCENCE,
+  TU_SLIP_DAB
 } tu_slip;
 void tu_slip_apply(wsisa_image *img, tu_slip slip);
+/* Every pixel's optical density (log10(255 / level), 0 read as 1) times
+ * `factor`: the stain paler (below 1) or darker. */
+void tu_od_scale(wsisa_image *img, double factor);
+/* The H&E images of other labs in tests/data/he-variety/ (its README). */
+#define TU_HE_VARIETY_N 7
+extern const char *const tu_he_variety[TU_HE_VARIETY_N];
 /* Criterion fixture of the suites that run codelets: StarPU per test. */
 #define TU_STARPU_FIXTURE .init = (void (*)(void))tu_starpu_start, .fini = tu_starpu_stop
 /* Start StarPU with one CPU worker and, when PoCL offers it, one OpenCL worker. */

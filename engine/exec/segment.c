@@ -237,7 +237,8 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
    * as `wsisa run` refuses it (on the rectangle asked, not its halo) */
   if (!rc && q->stain_check) {
     const wsisa_image core = core_view(res, rgb);
-    rc = wsisa_stain_check_image(&core, dark, q->input, "give --no-stain-check", e);
+    rc = wsisa_stain_check_image(&core, dark, q->input, "give --no-stain-check",
+                                  res->stain_warning, sizeof res->stain_warning, e);
   }
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_U8, &res->mask, e);
   if (!rc) rc = wsisa_image_new(rgb->width, rgb->height, 1, WSISA_I32, &res->labels, e);

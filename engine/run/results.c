@@ -441,6 +441,41 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
   return o;
 }
 
+/* What the stain check measured on an input (engine/workflow/stain.c), and
+ * into `warnings` what it doubted, or that it was turned off. */
+static json_t *stain_json(const wsisa__run_input *in, json_t *warnings) {
+  if (!in->stain_checked) {
+    char w[4600];
+    snprintf(w, sizeof w,
+             "%s: the stain check is turned off (inputs.stain_check false): not checked to be "
+             "bright-field H&E, which the segmentation needs",
+             in->path);
+    json_array_append_new(warnings, json_string(w));
+    return json_pack("{s:b}", "checked", 0);
+  }
+  if (in->stain_warning) json_array_append_new(warnings, json_string(in->stain_warning));
+  wsisa__stain_measures m;
+  wsisa__stain_measure(&in->stain, &m);
+  json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:b, s:f, s:f, s:f, s:f, s:f, s:f, s:f}",
+                        "checked", 1, "tiles", (json_int_t)m.tiles, "pixels",
+                        (json_int_t)m.pixels, "tissue_pixels", (json_int_t)m.tissue,
+                        "dark_background", m.dark_background, "tissue_share", m.tissue_share,
+                        "mean_optical_density", m.mean_od, "darkest_optical_density", m.dark_od,
+                        "colourless_share", m.colourless, "brightest_grey", m.white,
+                        "brightest_level", m.light, "brown_share", m.brown);
+  if (m.vectors)
+    json_object_set_new(
+        o, "vectors",
+        json_pack("{s:[f, f, f], s:[f, f, f], s:f, s:f, s:f, s:b, s:f}", "haematoxylin",
+                  m.haematoxylin[0], m.haematoxylin[1], m.haematoxylin[2], "eosin", m.eosin[0],
+                  m.eosin[1], m.eosin[2], "residual_share", m.residual, "eosin_green",
+                  m.eosin_green, "eosin_minor", m.eosin_minor, "eosin_found", m.eosin_found,
+                  "swap", m.swap));
+  else
+    json_object_set_new(o, "vectors", json_null());
+  return o;
+}
+
 /* One input's line of run.json: how it was read (MPP and its source, level,
  * factor), what the stain check saw, and the reference's nucleus density;
  * a warning for a density so low the indices describe noise. */
@@ -482,20 +517,7 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
     json_object_set_new(o, "normalization", json_pack("{s:s}", "statistics", "tile"));
   /* an image without a given MPP is taken as if at the target resolution */
   json_object_set_new(o, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->mpp));
-  const wsisa__stain *st = &in->stain;
-  json_object_set_new(
-      o, "stain",
-      in->stain_checked
-          ? json_pack("{s:b, s:I, s:I, s:b, s:f, s:f, s:f, s:f, s:f, s:I, s:f, s:f}", "checked",
-                      1, "tiles", (json_int_t)st->tiles, "tissue_pixels",
-                      (json_int_t)st->tissue, "dark_background", st->dark_background,
-                      "mean_optical_density", wsisa__stain_mean_od(st), "outside_he_share",
-                      wsisa__stain_outside(st), "residual_share", wsisa__stain_residual(st),
-                      "haematoxylin_share", wsisa__stain_haematoxylin(st), "colourless_share",
-                      wsisa__stain_colourless(st), "dark_pixels", (json_int_t)st->dark,
-                      "dark_residual_share", wsisa__stain_dark_residual(st, 0),
-                      "dark_residual_share_swapped", wsisa__stain_dark_residual(st, 1))
-          : json_pack("{s:b}", "checked", 0));
+  json_object_set_new(o, "stain", stain_json(in, warnings));
   if (s->annotated) {
     /* the annotation's nuclei: as many as someone drew, no density to judge */
     json_object_set_new(o, "tiles_left_out", json_integer((json_int_t)in->tiles_left_out));

@@ -261,6 +261,7 @@ typedef struct wsisa__run_input {
   double stats[WSISA_STATS_N]; /* masked_stats' layout (wsisa_slide_stats) */
   int stain_checked;
   wsisa__stain stain;
+  char *stain_warning;      /* the check's warning (malloc'd), NULL: none */
   /* inputs.reference in a study that names one: the annotation (NULL: this
    * input has none, and none of its tiles run) and what it holds */
   wsisa_annot_spec *annot;

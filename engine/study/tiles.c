@@ -53,6 +53,17 @@ static int add_input(wsisa__study_run *s, const char *path, wsisa_input_kind kin
   return 0;
 }
 
+/* The stain check's verdict on what input `ri` showed; its warning kept for
+ * run.json. */
+static int stain_verdict(wsisa__run_input *ri, wsisa_err *e) {
+  char warning[4600];
+  int rc = wsisa__stain_verdict(&ri->stain, ri->path, STUDY_STAIN_OVERRIDE, warning,
+                                sizeof warning, e);
+  if (!rc && warning[0] && !(ri->stain_warning = strdup(warning)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  return rc;
+}
+
 /* ---- annotations -------------------------------------------------------------- */
 
 /* inputs.reference for input `ri`: its spec into ri->annot (which stays NULL
@@ -163,8 +174,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   if (!rc) rc = add_input(s, path, WSISA_INPUT_SLIDE, &scale, &ri, e);
   if (!rc && in->stain_check) {
     ri->stain_checked = 1;
-    if (!(rc = wsisa__stain_sample(slide, g, &ri->stain, e)))
-      rc = wsisa__stain_verdict(&ri->stain, path, STUDY_STAIN_OVERRIDE, e);
+    if (!(rc = wsisa__stain_sample(slide, g, &ri->stain, e))) rc = stain_verdict(ri, e);
   }
   wsisa_level l0;
   wsisa_annotation *annot = NULL;
@@ -205,7 +215,7 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
   if (!rc && in->stain_check) {
     ri->stain_checked = 1;
     wsisa__stain_add(&ri->stain, img);
-    rc = wsisa__stain_verdict(&ri->stain, path, STUDY_STAIN_OVERRIDE, e);
+    rc = stain_verdict(ri, e);
   }
   wsisa_annotation *annot = NULL;
   if (!rc && s->annotated)
@@ -269,7 +279,10 @@ void wsisa__study_tiles_free(wsisa__study_run *s) {
   for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
   free(s->tile_names);
   free(s->tiles);
-  for (size_t i = 0; i < s->ninputs; i++) free(s->inputs[i].annot);
+  for (size_t i = 0; i < s->ninputs; i++) {
+    free(s->inputs[i].annot);
+    free(s->inputs[i].stain_warning);
+  }
   free(s->inputs);
   s->tile_names = NULL;
   s->tiles = NULL;

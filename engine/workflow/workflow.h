@@ -222,12 +222,14 @@ int wsisa_workflow_segment_submit_decided(const wsisa_tile_data *tile, const dou
                                           wsisa_err *e);
 
 /* The stain check (engine/workflow/stain.c) of one RGB u8 image: 0 when it is
- * bright-field H&E or has too little tissue to say; else WSISA_EUSAGE with
- * one line naming `name`, what was seen, and `override` (how to run it
- * anyway). `dark_background`: the image is a region of a slide whose
- * background io's tissue detection found dark (fluorescence); 0 otherwise. */
+ * bright-field H&E or has too little tissue to say, with `warning` (cap
+ * bytes; may be NULL) "" or one line naming `name`, what may be wrong and
+ * `override`, also logged as a warning; else WSISA_EUSAGE with one line
+ * naming `name`, what was seen, and `override` (how to run it anyway).
+ * `dark_background`: the image is a region of a slide whose background io's
+ * tissue detection found dark; said in a refusal, not a reason for one. */
 int wsisa_stain_check_image(const wsisa_image *rgb, int dark_background, const char *name,
-                            const char *override, wsisa_err *e);
+                            const char *override, char *warning, size_t cap, wsisa_err *e);
 
 /* ---- the feature stage ------------------------------------------------------ */
 
@@ -275,44 +277,66 @@ int wsisa_workflow_keys(const double *values, size_t nruns, size_t nparams, cons
 
 /* ---- the stain check's measures, summed over the tiles seen ------------------ */
 
-/* Colour-deconvolution measures of tissue pixels, summed over the tiles seen. */
+/* Bins of the tissue pixels' optical-density chromaticity (red and green
+ * shares, each in WSISA_STAIN_CHROMA steps), and of their mean optical
+ * density per channel (0.01 steps, the last holding the rest). */
+#define WSISA_STAIN_CHROMA 64
+#define WSISA_STAIN_OD_BINS 256
+/* Fewer tissue pixels leave the check undecided (passed); under
+ * WSISA_STAIN_NO_TISSUE of at least WSISA_STAIN_MIN_PIXELS pixels is no
+ * tissue (refused). */
+#define WSISA_STAIN_MIN_TISSUE 4096
+#define WSISA_STAIN_MIN_PIXELS 65536
+#define WSISA_STAIN_NO_TISSUE 0.005
+
+/* What the check sums over the tiles it sees: tissue pixels (summed optical
+ * density over R, G, B of 0.3 or more) and all pixels by brightness. Sums
+ * and histograms only, so tiles add in any grouping to the same figures. */
 typedef struct wsisa__stain {
   size_t tiles;
-  uint64_t pixels, tissue;  /* pixels seen; tissue: summed optical density >= 0.3 */
-  uint64_t outside;         /* tissue pixels with a clearly negative H or E amount */
-  double od_sum;            /* mean optical density per channel, summed per pixel */
-  double od_energy, residual_energy; /* |od|^2 and the residual amount^2, summed */
-  double h_sum, e_sum;      /* |H| and |E| amounts, summed */
-  uint64_t grey;            /* tissue pixels whose channels differ by at most 6 */
-  /* dark tissue pixels (summed optical density >= 0.9: the nuclei), their
-   * |od|^2 and residual amount^2 as they are and with red and blue swapped */
-  uint64_t dark;
-  double dark_energy, dark_residual, dark_residual_swapped;
-  int dark_background;      /* io's tissue detection took the slide as dark field */
+  uint64_t pixels, tissue;    /* pixels seen; tissue pixels */
+  uint64_t colourless;        /* tissue pixels whose channels differ by at most 6 */
+  double od_sum;              /* their mean optical density per channel, summed */
+  double moment[6];           /* their optical densities' second moments: rr rg rb gg gb bb */
+  uint64_t chroma[WSISA_STAIN_CHROMA * WSISA_STAIN_CHROMA]; /* by OD chromaticity (r, g) */
+  uint64_t od_bins[WSISA_STAIN_OD_BINS];                   /* by mean OD per channel */
+  uint64_t level[256];        /* all pixels by (R + G + B) / 3 ... */
+  double level_grey[256];     /* ... and their weakest over strongest channel, summed */
+  double stained_od;          /* summed OD of the pixels of 0.6 or more ... */
+  double brown_od;            /* ... and of those among them absorbing blue most */
+  int dark_background;        /* io's tissue detection took the slide as dark field */
 } wsisa__stain;
 
-/* Dark tissue pixels the check needs to say that red and blue are swapped:
- * fewer leave it undecided. */
-#define WSISA_STAIN_MIN_DARK 65536
+/* The measures the verdict rests on (run.json's `stain`). */
+typedef struct wsisa__stain_measures {
+  size_t tiles;
+  uint64_t pixels, tissue;
+  double tissue_share;        /* tissue pixels over pixels */
+  double mean_od;             /* mean optical density per channel of tissue */
+  double dark_od;             /* its 95th percentile: the darkest stain */
+  double colourless;          /* share of tissue pixels without colour */
+  double white;               /* the brightest 1 %: weakest over strongest channel ... */
+  double light;               /* ... and their mean level, (R + G + B) / 3 */
+  double brown;               /* share of stained OD in pixels absorbing blue most */
+  int dark_background;
+  int vectors;                /* the slide's stain vectors were estimated: */
+  double haematoxylin[3], eosin[3]; /* unit OD vectors (R, G, B); eosin: the greener */
+  double residual;            /* OD energy off their plane */
+  double eosin_green;         /* eosin's green over its larger of red and blue */
+  double eosin_minor;         /* its smaller of red and blue over green */
+  int eosin_found;            /* both as eosin's */
+  double swap;                /* (eosin B - R) + (haematoxylin R - B): H&E above 0 */
+} wsisa__stain_measures;
 
-/* Add the tissue pixels of an RGB u8 tile. */
+/* Add the pixels of an RGB u8 tile. */
 void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb);
 /* A few of the grid's tissue tiles, spread over the slide, and its background. */
 int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
                         wsisa_err *e);
-/* 0 when what was seen is bright-field H&E (or too little tissue to say);
- * else WSISA_EUSAGE with one line naming `name`, what was seen and
- * `override`, how to run it anyway. */
+/* The measures of what was seen. */
+void wsisa__stain_measure(const wsisa__stain *st, wsisa__stain_measures *m);
+/* wsisa_stain_check_image's verdict on what was seen. */
 int wsisa__stain_verdict(const wsisa__stain *st, const char *name, const char *override,
-                         wsisa_err *e);
-double wsisa__stain_mean_od(const wsisa__stain *st);
-double wsisa__stain_outside(const wsisa__stain *st);
-double wsisa__stain_residual(const wsisa__stain *st);
-double wsisa__stain_haematoxylin(const wsisa__stain *st);
-/* The share of tissue pixels without colour. */
-double wsisa__stain_colourless(const wsisa__stain *st);
-/* The residual's share of the dark pixels' optical-density energy, as they
- * are or (swapped) with red and blue swapped. */
-double wsisa__stain_dark_residual(const wsisa__stain *st, int swapped);
+                         char *warning, size_t cap, wsisa_err *e);
 
 #endif
