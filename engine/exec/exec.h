@@ -328,6 +328,7 @@ void wsisa_segment_request_init(wsisa_segment_request *r, const char *input);
 
 typedef struct wsisa_segment_result {
   wsisa_tile_ref tile;  /* what was asked: the input, its scale and rectangle */
+  int64_t width0, height0; /* the input's level 0 (outlines stay on it) */
   /* the pixels read: the rectangle and `halo` target pixels around it (as
    * far as the slide goes); the rectangle at (core_x, core_y) in them */
   int halo, core_x, core_y;
