@@ -366,6 +366,27 @@ struct wsisa_stage;
 int wsisa_image_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *img,
                              const char *description, double mpp, wsisa_err *e);
 
+/* ---- pyramids ---------------------------------------------------------------- */
+
+/* Fill tile (x, y, w, h) of pyramid level `level` (level pixels; pixel (i, j)
+ * of level k stands for level 0's (i 2^k, j 2^k), nearest, never averaged)
+ * as packed RGB u8 rows `stride` bytes apart (it comes zeroed). */
+typedef int (*wsisa_pyramid_paint)(void *ctx, int level, int64_t x, int64_t y, int w, int h,
+                                   uint8_t *rgb, size_t stride, wsisa_err *e);
+/* The levels of a width x height pyramid in tiles of `tile`: halved until
+ * the longest side fits one tile. */
+int wsisa_pyramid_levels(int64_t width, int64_t height, int tile);
+/* A tiled pyramidal RGB TIFF (deflate; BigTIFF when large) that OpenSlide
+ * and QuPath open, into a stage of outputs (io/csv.h): level 0 width x
+ * height, tiles of `tile` (a multiple of 16) painted in raster order, level
+ * after level; level 0 carries `description` (NULL: none) and every level its
+ * pixel size from `mpp` (um per level-0 pixel, 0: none) as resolution tags
+ * in pixels per centimetre. */
+struct wsisa_stage;
+int wsisa_pyramid_write_staged(struct wsisa_stage *s, const char *path, int64_t width,
+                               int64_t height, int tile, const char *description, double mpp,
+                               wsisa_pyramid_paint paint, void *ctx, wsisa_err *e);
+
 /* ---- outlines --------------------------------------------------------------- */
 
 /* Where a label image's outlines lie: pixel corner (x, y) is at level-0

@@ -63,7 +63,17 @@ typedef struct wsisa_counts {
    * callback only */
   const double *features, *ref_features;
   int feature_cols;
+  /* with wsisa_exec_opts.nuclei_out: the run's nuclei (those its core owns,
+   * whole) as spans over the pixels read (wsisa_tile_read_rect with the
+   * options' halo), nspans of WSISA_SPAN_FIELDS uint32 each, in raster order
+   * (WSISA_SPAN_ROW, _X, _LEN, _LABEL: labels 1..nuclei, label l the l-th
+   * feature row); valid during the unit callback only; and the tissue its
+   * background rule (its B, G, R) finds in the core */
+  const uint32_t *spans;
+  size_t nspans;
+  uint64_t tissue;
 } wsisa_counts;
+enum { WSISA_SPAN_ROW, WSISA_SPAN_X, WSISA_SPAN_LEN, WSISA_SPAN_LABEL, WSISA_SPAN_FIELDS };
 
 /* Where the tasks of a unit (tile x bucket) run when the worker set holds
  * both CPU and OpenCL workers (docs/architecture.md, Execution):
@@ -143,6 +153,10 @@ typedef struct wsisa_exec_opts {
    * wsisa_estimate_kind_seconds) */
   int placement;
   double kind_task_seconds[WSISA_KINDS];
+  /* the nuclei themselves (`wsisa segment --all`): no reference is
+   * segmented (a leaf is measured against its own mask, object_match off)
+   * and each leaf's nuclei come home (wsisa_counts.spans, .tissue) */
+  int nuclei_out;
 } wsisa_exec_opts;
 
 typedef struct wsisa_exec_stats {
@@ -460,6 +474,7 @@ typedef struct wsisa__dist_result {
   wsisa_counts *counts;
   wsisa_exec_stats stats;
   double *rows;
+  uint32_t *spans;
 } wsisa__dist_result;
 
 /* The StarPU workers rank r (> 0) said it runs (0: unknown). */

@@ -121,6 +121,9 @@ struct leaf {
   starpu_data_handle_t labels;
   double *rows;
   int failed;
+  /* nuclei_out: the labels as spans, made when the unit is reported */
+  uint32_t *spans;
+  size_t nspans;
 };
 
 struct unit {
@@ -135,6 +138,8 @@ struct unit {
   wsisa_tile_data own_tile; /* when the tile stage is not shared */
   int owns_tile;
   const double *ref_features; /* the tile's reference feature rows */
+  const double *params;     /* the session's runs */
+  int features, nuclei_out; /* the options' */
   int normalize;
   int object_match;         /* leaves match objects: skipped runs get the sums of no object */
   /* unit placement: the kind given the unit (-1: none, StarPU places each
@@ -186,7 +191,7 @@ static void leaf_nuclei_done(void *arg) {
   leaf_part *part = arg;
   leaf *l = part->owner;
   starpu_data_release(part->handle);
-  size_t len = (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels);
+  size_t len = l->owner->features ? (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels) : 0;
   if (len) {
     l->rows = malloc(len * sizeof *l->rows);
     l->failed = !l->rows;
@@ -202,8 +207,11 @@ static void leaf_nuclei_done(void *arg) {
                 starpu_data_acquire_cb(rows->handle, STARPU_R, leaf_part_done, rows);
     wsisa_codelets_scope_set(was);
   }
-  starpu_data_unregister_submit(l->labels);
-  l->labels = NULL;
+  /* nuclei_out: the labels stay for the unit's report */
+  if (!l->owner->nuclei_out) {
+    starpu_data_unregister_submit(l->labels);
+    l->labels = NULL;
+  }
   if (len && l->rows && !l->failed) return; /* the rows' arrival ends the path */
   leaf_arrived(l);
 }
@@ -436,6 +444,7 @@ struct tile_state {
    * any other seen */
   double (*bgr)[3];
   int *skip;
+  uint64_t *tissue; /* the core's pixels off each (B, G, R)'s background */
   size_t nbgr, cap_bgr;
   size_t nprefetched;
   uint64_t (*bg_counts)[3];
@@ -479,10 +488,11 @@ static void reference_tissue(tile_state *ts, int skip, uint64_t tissue) {
 }
 
 /* The background rule's decision for (B, G, R) of `p` on the tile, decided
- * once per (B, G, R) (a count submitted at the opening is waited for here);
- * for the defaults' (B, G, R), the tissue the reference segments too. */
+ * once per (B, G, R) (a count submitted at the opening is waited for here),
+ * and the tissue it leaves in the core (*tissue, may be NULL); for the
+ * defaults' (B, G, R), the tissue the reference segments too. */
 static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
-                     wsisa_err *e) {
+                     uint64_t *tissue_out, wsisa_err *e) {
   const double *d = wsisa_seg_defaults();
   const int defaults = p[WSISA_P_B] == d[WSISA_P_B] && p[WSISA_P_G] == d[WSISA_P_G] &&
                        p[WSISA_P_R] == d[WSISA_P_R];
@@ -491,28 +501,33 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
         ts->bgr[i][2] == p[WSISA_P_R]) {
       if (i < ts->nprefetched && ts->bg_h[i]) {
         ts->skip[i] = wsisa_workflow_background_wait(data, ts->bg_counts[i], &ts->bg_h[i]);
-        if (defaults)
-          reference_tissue(ts, ts->skip[i], wsisa_workflow_tissue(data, ts->bg_counts[i]));
+        ts->tissue[i] = wsisa_workflow_tissue(data, ts->bg_counts[i]);
+        if (defaults) reference_tissue(ts, ts->skip[i], ts->tissue[i]);
       }
       *skip = ts->skip[i];
+      if (tissue_out) *tissue_out = ts->tissue[i];
       return 0;
     }
   uint64_t tissue = 0;
   int rc = wsisa_workflow_background_tissue(data, p, skip, &tissue, e);
   if (rc) return rc;
   if (defaults) reference_tissue(ts, *skip, tissue);
+  if (tissue_out) *tissue_out = tissue;
   if (ts->nbgr == ts->cap_bgr) {
     size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
     double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);
     if (b) ts->bgr = b;
     int *s = realloc(ts->skip, cap * sizeof *s);
     if (s) ts->skip = s;
-    if (!b || !s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    uint64_t *t = realloc(ts->tissue, cap * sizeof *t);
+    if (t) ts->tissue = t;
+    if (!b || !s || !t) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
     ts->cap_bgr = cap;
   }
   ts->bgr[ts->nbgr][0] = p[WSISA_P_B];
   ts->bgr[ts->nbgr][1] = p[WSISA_P_G];
   ts->bgr[ts->nbgr][2] = p[WSISA_P_R];
+  ts->tissue[ts->nbgr] = tissue;
   ts->skip[ts->nbgr++] = *skip;
   return 0;
 }
@@ -521,7 +536,8 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
  * submitted at the opening, home by the time a unit is reported. */
 static int tile_reference_tissue(tile_state *ts, wsisa_err *e) {
   int skip = 0;
-  return ts->ref_tissue_known ? 0 : tile_skip(ts, &ts->data, wsisa_seg_defaults(), &skip, e);
+  return ts->ref_tissue_known ? 0
+                              : tile_skip(ts, &ts->data, wsisa_seg_defaults(), &skip, NULL, e);
 }
 
 /* The annotated nuclei a tile read with a halo owns: those whose centroid
@@ -634,9 +650,10 @@ static int tile_prefetch(tile_state *ts, const double (*bgr)[3], size_t n, wsisa
   const size_t all = n + !have;
   ts->bgr = malloc(all * sizeof *ts->bgr);
   ts->skip = calloc(all, sizeof *ts->skip);
+  ts->tissue = calloc(all, sizeof *ts->tissue);
   ts->bg_counts = calloc(all, sizeof *ts->bg_counts);
   ts->bg_h = calloc(all, sizeof *ts->bg_h);
-  if (!ts->bgr || !ts->skip || !ts->bg_counts || !ts->bg_h)
+  if (!ts->bgr || !ts->skip || !ts->tissue || !ts->bg_counts || !ts->bg_h)
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   ts->cap_bgr = all;
   int rc = 0;
@@ -677,6 +694,7 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, int re
    * none when the background rule empties it) comes with its count, submitted
    * above: tile_reference_tissue */
   if (ref->annot) return annotation_open(ref, o, ts, annot, e);
+  if (o->nuclei_out) return 0; /* the nuclei are the product: no reference */
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
     return rc;
@@ -740,6 +758,7 @@ static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
   wsisa_image_free(ts->rgb);
   free(ts->bgr);
   free(ts->skip);
+  free(ts->tissue);
   free(ts->bg_counts);
   free(ts->bg_h);
   free(ts->ref_features);
@@ -755,6 +774,7 @@ static void unit_free(unit *u) {
       if (u->leaves[i].part[k].handle) starpu_data_unregister(u->leaves[i].part[k].handle);
     if (u->leaves[i].labels) starpu_data_unregister_submit(u->leaves[i].labels);
     free(u->leaves[i].rows);
+    free(u->leaves[i].spans);
   }
   /* with features, the leaves' reductions read the unit's own channels */
   if (u->owns_tile) wsisa_workflow_tile_release(&u->own_tile, u->normalize);
@@ -799,7 +819,7 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
     const double *p = params + t->instances[n->first_instance] * WSISA_SEG_NPARAMS;
     if (n->level == 1) {
       int skip = 0;
-      if ((rc = tile_skip(ts, data, p, &skip, e))) break;
+      if ((rc = tile_skip(ts, data, p, &skip, NULL, e))) break;
       if (skip) {
         /* the 90 % background rule: an empty mask, the subtree is not run */
         u->skipped[v] = 1;
@@ -828,11 +848,12 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       l->data = data;
       wsisa_measure m = {l->part[PART_COUNTS].handle, l->part[PART_NUCLEI].handle,
                          l->part[PART_MATCH].handle, ts->ref_labels,
-                         o->features ? &l->labels : NULL};
+                         o->features || o->nuclei_out ? &l->labels : NULL};
       /* a tile read with a halo measures the objects its core owns */
       starpu_data_handle_t owned = NULL;
       if ((rc = wsisa_workflow_own_submit(data, path.final, &owned, e))) break;
-      rc = wsisa_workflow_measure_submit(data, owned, ts->ref, &m, e);
+      /* without a reference (nuclei_out) the leaf is its own */
+      rc = wsisa_workflow_measure_submit(data, owned, ts->ref ? ts->ref : owned, &m, e);
       if (owned != path.final) starpu_data_unregister_submit(owned);
       if (rc) break;
       paths_begin(u->paths);
@@ -841,8 +862,9 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       pthread_mutex_unlock(&u->paths->lock);
       for (int k = 0, n = l->remaining; k < n && !rc; k++)
         if (starpu_data_acquire_cb(l->part[k].handle, STARPU_R,
-                                   k == PART_NUCLEI && l->labels ? leaf_nuclei_done
-                                                                 : leaf_part_done,
+                                   k == PART_NUCLEI && l->labels && o->features
+                                       ? leaf_nuclei_done
+                                       : leaf_part_done,
                                    &l->part[k]))
           rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
       if (rc) break;
@@ -855,6 +877,41 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
     u->owns_tile = 0;
   }
   return rc;
+}
+
+/* A leaf's nuclei as spans (nuclei_out), on the submitting thread: its
+ * labels are home by now (its measures, which came home, ran after them). */
+static int leaf_spans(leaf *l, wsisa_err *e) {
+  if (starpu_data_acquire(l->labels, STARPU_R))
+    return wsisa_error(e, WSISA_ERUNTIME, "cannot read the nuclei's labels");
+  const int32_t *px = (const int32_t *)starpu_matrix_get_local_ptr(l->labels);
+  const uint32_t nx = starpu_matrix_get_nx(l->labels), ny = starpu_matrix_get_ny(l->labels);
+  const size_t ld = starpu_matrix_get_local_ld(l->labels);
+  size_t n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    n = 0;
+    for (uint32_t y = 0; y < ny; y++) {
+      const int32_t *row = px + (size_t)y * ld;
+      for (uint32_t x = 0; x < nx;) {
+        const int32_t v = row[x];
+        uint32_t end = x + 1;
+        while (end < nx && row[end] == v) end++;
+        if (v > 0 && pass) {
+          uint32_t *sp = l->spans + n * WSISA_SPAN_FIELDS;
+          sp[WSISA_SPAN_ROW] = y, sp[WSISA_SPAN_X] = x, sp[WSISA_SPAN_LEN] = end - x;
+          sp[WSISA_SPAN_LABEL] = (uint32_t)v;
+        }
+        n += v > 0;
+        x = end;
+      }
+    }
+    if (!pass && !(l->spans = malloc((n ? n : 1) * WSISA_SPAN_FIELDS * sizeof *l->spans)))
+      break;
+  }
+  starpu_data_release(l->labels);
+  if (!l->spans) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  l->nspans = n;
+  return 0;
 }
 
 /* Gather a finished unit's counts per run and hand them over. */
@@ -872,7 +929,9 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
   /* the tile's reference counts, home by now (the leaves' measures ran after it) */
   tile_reference_wait(u->ts);
   const uint64_t ref_nuclei = u->ts->ref_nuclei;
-  const int tissue_rc = tile_reference_tissue(u->ts, e);
+  int tissue_rc = u->nuclei_out ? 0 : tile_reference_tissue(u->ts, e);
+  for (size_t i = 0; i < u->nleaves && u->nuclei_out && !tissue_rc; i++)
+    tissue_rc = leaf_spans(&u->leaves[i], e);
   if (tissue_rc) {
     free(runs);
     free(counts);
@@ -898,7 +957,8 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
                           .nuclei = l->nuclei, .ref_nuclei = ref_nuclei,
                           .ref_tissue = ref_tissue,
                           .features = l->rows, .ref_features = u->ref_features,
-                          .feature_cols = WSISA_NF_ROW(l->data->nchannels)};
+                          .feature_cols = WSISA_NF_ROW(l->data->nchannels),
+                          .spans = l->spans, .nspans = l->nspans};
       memcpy(c->match, l->match, sizeof c->match);
     }
   }
@@ -913,6 +973,7 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       wsisa_counts *c = &counts[m++];
       *c = (wsisa_counts){.ref = ref, .ref_nuclei = ref_nuclei, .ref_tissue = ref_tissue,
                           .ref_features = u->ref_features};
+      /* an empty mask: no span to send (the tissue is filled in below) */
       if (u->object_match) {
         c->match[WSISA_MATCH_AREA_REF] = ref;
         c->match[WSISA_MATCH_FN] = ref_nuclei;
@@ -920,7 +981,15 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       }
     }
   }
-  int rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
+  int rc = 0;
+  /* nuclei_out: the tissue each run's background rule found in the core
+   * (decided when its level 1 was submitted: no count waits here) */
+  for (size_t i = 0; i < m && u->nuclei_out && !rc; i++) {
+    int skip = 0;
+    rc = tile_skip(u->ts, &u->ts->data, u->params + runs[i] * WSISA_SEG_NPARAMS, &skip,
+                   &counts[i].tissue, e);
+  }
+  if (!rc) rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
   free(runs);
   free(counts);
   return rc;
@@ -1232,6 +1301,9 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   u->place = at;
   u->ts = &s->ts[at];
   u->object_match = s->opts.object_match;
+  u->params = s->params;
+  u->features = s->opts.features;
+  u->nuclei_out = s->opts.nuclei_out;
   /* the tile's stage goes with its first unit: the reference's path is then
    * that unit's too */
   u->cost = wsisa_exec_unit_cost(u->tree) + (opening ? WSISA_EXEC_TILE_STAGE_COST : 0);
