@@ -376,15 +376,23 @@ typedef int (*wsisa_pyramid_paint)(void *ctx, int level, int64_t x, int64_t y, i
 /* The levels of a width x height pyramid in tiles of `tile`: halved until
  * the longest side fits one tile. */
 int wsisa_pyramid_levels(int64_t width, int64_t height, int tile);
-/* A tiled pyramidal RGB TIFF (deflate; BigTIFF when large) that OpenSlide
- * and QuPath open, into a stage of outputs (io/csv.h): level 0 width x
- * height, tiles of `tile` (a multiple of 16) painted in raster order, level
- * after level; level 0 carries `description` (NULL: none) and every level its
- * pixel size from `mpp` (um per level-0 pixel, 0: none) as resolution tags
- * in pixels per centimetre. */
+/* How a pyramid is written: tiles of `tile` pixels (a multiple of 16);
+ * jpeg_quality 0: deflate (lossless), 1..100: JPEG (YCbCr, as scanners
+ * store slides) at that quality; level 0's ImageDescription (NULL: none);
+ * um per level-0 pixel as resolution tags on every level, in pixels per
+ * centimetre (0: none). */
+typedef struct wsisa_pyramid_opts {
+  int tile;
+  int jpeg_quality;
+  const char *description;
+  double mpp;
+} wsisa_pyramid_opts;
+/* A tiled pyramidal RGB TIFF (BigTIFF when large) that OpenSlide and QuPath
+ * open, into a stage of outputs (io/csv.h): level 0 width x height, its
+ * tiles painted in raster order, level after level. */
 struct wsisa_stage;
 int wsisa_pyramid_write_staged(struct wsisa_stage *s, const char *path, int64_t width,
-                               int64_t height, int tile, const char *description, double mpp,
+                               int64_t height, const wsisa_pyramid_opts *o,
                                wsisa_pyramid_paint paint, void *ctx, wsisa_err *e);
 
 /* ---- outlines --------------------------------------------------------------- */

@@ -1,8 +1,8 @@
 /* A tiled pyramidal RGB TIFF written tile by tile (libtiff), in the layout
  * OpenSlide's generic TIFF reader and QuPath open: one tiled directory per
  * level, every level after the first marked reduced-resolution, each half
- * the one before, deflate-compressed. The caller paints each tile, so no
- * level is ever held whole. */
+ * the one before, deflate- or JPEG-compressed. The caller paints each tile,
+ * so no level is ever held whole. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,23 +32,32 @@ int wsisa_pyramid_levels(int64_t width, int64_t height, int tile) {
 }
 
 static int write_level(TIFF *tif, const char *name, int level, int64_t width, int64_t height,
-                       int tile, const char *description, double mpp, wsisa_pyramid_paint paint,
-                       void *ctx, uint8_t *buf, wsisa_err *e) {
+                       const wsisa_pyramid_opts *o, wsisa_pyramid_paint paint, void *ctx,
+                       uint8_t *buf, wsisa_err *e) {
+  const int tile = o->tile;
   TIFFSetField(tif, TIFFTAG_IMAGEWIDTH, (uint32_t)width);
   TIFFSetField(tif, TIFFTAG_IMAGELENGTH, (uint32_t)height);
   TIFFSetField(tif, TIFFTAG_SAMPLESPERPIXEL, 3);
   TIFFSetField(tif, TIFFTAG_BITSPERSAMPLE, 8);
-  TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
   TIFFSetField(tif, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-  TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+  if (o->jpeg_quality > 0) {
+    /* YCbCr as slide scanners store it; libtiff converts the RGB given */
+    TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_JPEG);
+    TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_YCBCR);
+    TIFFSetField(tif, TIFFTAG_JPEGQUALITY, o->jpeg_quality);
+    TIFFSetField(tif, TIFFTAG_JPEGCOLORMODE, JPEGCOLORMODE_RGB);
+  } else {
+    TIFFSetField(tif, TIFFTAG_PHOTOMETRIC, PHOTOMETRIC_RGB);
+    TIFFSetField(tif, TIFFTAG_COMPRESSION, COMPRESSION_ADOBE_DEFLATE);
+  }
   TIFFSetField(tif, TIFFTAG_TILEWIDTH, (uint32_t)tile);
   TIFFSetField(tif, TIFFTAG_TILELENGTH, (uint32_t)tile);
   /* OpenSlide takes a directory after the first as a level only when it is
    * marked as a reduced-resolution image */
   if (level > 0) TIFFSetField(tif, TIFFTAG_SUBFILETYPE, (uint32_t)FILETYPE_REDUCEDIMAGE);
-  if (description && level == 0) TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, description);
-  if (mpp > 0) {
-    const double ppcm = 1e4 / (mpp * (double)(1 << level));
+  if (o->description && level == 0) TIFFSetField(tif, TIFFTAG_IMAGEDESCRIPTION, o->description);
+  if (o->mpp > 0) {
+    const double ppcm = 1e4 / (o->mpp * (double)(1 << level));
     TIFFSetField(tif, TIFFTAG_RESOLUTIONUNIT, RESUNIT_CENTIMETER);
     TIFFSetField(tif, TIFFTAG_XRESOLUTION, (float)ppcm);
     TIFFSetField(tif, TIFFTAG_YRESOLUTION, (float)ppcm);
@@ -71,8 +80,9 @@ static int write_level(TIFF *tif, const char *name, int level, int64_t width, in
 }
 
 int wsisa_pyramid_write_staged(struct wsisa_stage *s, const char *path, int64_t width,
-                               int64_t height, int tile, const char *description, double mpp,
+                               int64_t height, const wsisa_pyramid_opts *o,
                                wsisa_pyramid_paint paint, void *ctx, wsisa_err *e) {
+  const int tile = o->tile;
   if (width <= 0 || height <= 0 || width > UINT32_MAX || height > UINT32_MAX || tile < 16 ||
       tile % 16)
     return wsisa_error(e, WSISA_EINTERNAL, "%s: a pyramid of %lldx%lld in tiles of %d", path,
@@ -92,7 +102,7 @@ int wsisa_pyramid_write_staged(struct wsisa_stage *s, const char *path, int64_t 
   const int levels = wsisa_pyramid_levels(width, height, tile);
   int64_t w = width, h = height;
   for (int l = 0; l < levels && !rc; l++) {
-    rc = write_level(tif, path, l, w, h, tile, description, mpp, paint, ctx, buf, e);
+    rc = write_level(tif, path, l, w, h, o, paint, ctx, buf, e);
     w = (w + 1) / 2, h = (h + 1) / 2;
   }
   free(buf);

@@ -21,5 +21,7 @@ int main(int argc, char **argv) {
   rc |= tu_synth_generic_cm(path);
   snprintf(path, sizeof path, "%s/fluorescence.tiff", argv[1]);
   rc |= tu_synth_fluorescence(path);
+  snprintf(path, sizeof path, "%s/mosaic-2x2.tiff", argv[1]);
+  rc |= tu_synth_mosaic(path, 2, 2);
   return rc ? 1 : 0;
 }

@@ -84,7 +84,8 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
     if (rc) return rc;
   } else if ((double)sc->width * (double)sc->height > WHOLE_SLIDE_MAX_PIXELS) {
     return wsisa_error(e, WSISA_EUSAGE,
-                       "%s: %lldx%lld pixels at %g um/pixel; choose a --region or --tile",
+                       "%s: %lldx%lld pixels at %g um/pixel; choose a --region or --tile, "
+                       "or --all for every tile",
                        q->input, (long long)sc->width, (long long)sc->height, sc->target_mpp);
   }
   if (r[2] > INT32_MAX || r[3] > INT32_MAX)

@@ -413,8 +413,7 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
  * (a torn last line cut off) and every record proved. */
 static int reopen_work(slide_run *s, wsisa_err *e) {
   char path[4500];
-  int rc = wsisa__run_folder_lock(s->work, 1, &s->lock_fd, e);
-  if (rc) return rc;
+  int rc = 0;
   work_path(s, "request.json", path, sizeof path);
   json_error_t je;
   json_t *req = json_load_file(path, 0, &je);
@@ -433,6 +432,11 @@ static int reopen_work(slide_run *s, wsisa_err *e) {
                        "%s: holds the tiles of another segmentation (another slide, tiles, "
                        "parameters or reading); remove it to start over, or give another --work",
                        s->work);
+  }
+  /* ours: one writer at a time from here */
+  if ((rc = wsisa__run_folder_lock(s->work, 1, &s->lock_fd, e))) {
+    json_decref(req);
+    return rc;
   }
   s->has_stats = json_is_true(json_object_get(req, "has_stats"));
   for (int i = 0; i < WSISA_STATS_N; i++)
@@ -857,10 +861,11 @@ static int assemble(slide_run *s, totals *tot, wsisa_err *e) {
     painter p = {s, calloc(s->n ? s->n : 1, sizeof(record)), 0};
     char *desc = labels_description(s);
     if (!p.recs || !desc) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    else
-      rc = wsisa_pyramid_write_staged(&stage, r->labels, s->grid->width, s->grid->height,
-                                      LABEL_TILE, desc,
-                                      s->grid->scale.source == WSISA_MPP_NONE ? 0 : s->pixel_mpp,
+    const wsisa_pyramid_opts po = {
+        .tile = LABEL_TILE, .description = desc,
+        .mpp = s->grid->scale.source == WSISA_MPP_NONE ? 0 : s->pixel_mpp};
+    if (!rc)
+      rc = wsisa_pyramid_write_staged(&stage, r->labels, s->grid->width, s->grid->height, &po,
                                       paint_labels, &p, e);
     for (size_t i = 0; p.recs && i < s->n; i++) record_free(&p.recs[i]);
     free(p.recs);
@@ -902,6 +907,7 @@ static int prepare(slide_run *s, wsisa_err *e) {
   /* the parameters are tuned for bright-field H&E: refused before any work */
   if (!rc && r->stain_check) {
     wsisa__stain st;
+    memset(&st, 0, sizeof st);
     if (!(rc = wsisa__stain_sample(slide, s->grid, &st, e)))
       rc = wsisa__stain_verdict(&st, r->slide, "give --no-stain-check", e);
   }
