@@ -57,6 +57,10 @@ static const experiment experiments[] = {
      "278 tissue tiles; --quick: 2x1) at 1, 2, ... CPU workers (--workers LIST): tiles per "
      "second, seconds per tile against the smallest slide's, peak memory, against one "
      "`segment --tile` process per tile"},
+    {"tilesample", bench_tilesample,
+     "how many tiles a study needs: a 32-run MOAT on inputs.tiles samples of 8, 16 and 32 of "
+     "the 4x3 mosaic's 70 tissue tiles and on all 70 (--quick: 1, 2, 4 and the sample's 6): "
+     "mu* per parameter, its ranks' agreement and largest change against 32 and against all"},
     {"all", bench_all, "every experiment in turn (ops with --no-opencl)"},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof *experiments)
@@ -154,7 +158,11 @@ static void usage(FILE *f) {
         "              (the process's), s_per_tile_over_smallest (the first slide's, same\n"
         "              workers), loop_tiles, loop_s_per_tile (one segment --tile process per\n"
         "              tissue tile, at most 12 (--quick: 3), on the most workers),\n"
-        "              loop_over_all (its seconds per tile over --all's)\n",
+        "              loop_over_all (its seconds per tile over --all's)\n"
+        "  tilesample.csv: parameter, mu_star_quarter, mu_star_half, mu_star_chosen,\n"
+        "              mu_star_all (dice), then the rows spearman_vs_chosen,\n"
+        "              max_change_vs_chosen, spearman_vs_all, max_change_vs_all (over the\n"
+        "              reference's largest mu*) and wall_s\n",
         f);
 }
 

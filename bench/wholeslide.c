@@ -323,3 +323,153 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
   int crc = wsisa_csv_close(w, e);
   return rc ? rc : crc;
 }
+
+/* ---- wsisa-bench tilesample: the indices as tiles are added ---------------------- */
+
+/* Average ranks (ties share theirs). */
+static void ranks_of(const double *v, size_t n, double *rank) {
+  for (size_t i = 0; i < n; i++) {
+    size_t below = 0, equal = 0;
+    for (size_t j = 0; j < n; j++) below += v[j] < v[i], equal += v[j] == v[i];
+    rank[i] = (double)below + (double)(equal + 1) / 2.0;
+  }
+}
+
+/* Spearman's rank correlation of a and b (NaN when either is flat). */
+static double spearman(const double *a, const double *b, size_t n) {
+  double ra[64], rb[64], ma = 0, mb = 0, sab = 0, saa = 0, sbb = 0;
+  if (n > 64) return NAN;
+  ranks_of(a, n, ra);
+  ranks_of(b, n, rb);
+  for (size_t i = 0; i < n; i++) ma += ra[i] / (double)n, mb += rb[i] / (double)n;
+  for (size_t i = 0; i < n; i++) {
+    sab += (ra[i] - ma) * (rb[i] - mb);
+    saa += (ra[i] - ma) * (ra[i] - ma);
+    sbb += (rb[i] - mb) * (rb[i] - mb);
+  }
+  return saa > 0 && sbb > 0 ? sab / sqrt(saa * sbb) : NAN;
+}
+
+/* indices.csv's mu_star of the dice output, per parameter, into mu (the
+ * parameters' order of the file); the count. */
+static size_t mu_star_of(const char *dir, char names[][32], double *mu, size_t cap,
+                         wsisa_err *e) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/indices.csv", dir);
+  wsisa_csv *c = NULL;
+  if (wsisa_csv_read_table(path, "output", &c, e)) return 0;
+  long pc = wsisa_csv_column(c, "parameter"), mc = wsisa_csv_column(c, "mu_star");
+  size_t n = 0;
+  for (size_t r = 0; r < c->nrows && n < cap && pc >= 0 && mc >= 0; r++) {
+    if (strcmp(wsisa_csv_cell(c, r, 0), "dice") != 0) continue;
+    snprintf(names[n], 32, "%s", wsisa_csv_cell(c, r, (size_t)pc));
+    if (wsisa_csv_number(c, r, (size_t)mc, &mu[n], e)) break;
+    n++;
+  }
+  wsisa_csv_free(c);
+  return n;
+}
+
+int bench_tilesample(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "tilesample", &o, e);
+  if (rc) return rc;
+  char sample[4200], slide[4300];
+  wsisa_data_file(SAMPLE, WSISA_SOURCE_DIR "/tests/data", sample, sizeof sample);
+  /* the 4x3 mosaic's 70 tissue tiles, a sample of 32 and its first 8 and 16;
+   * --quick: the sample slide's 6, a sample of 4 and its first 1 and 2 */
+  const slide_case *c = o.quick ? &quick_cases[0] : &full_cases[1];
+  if ((rc = make_mosaic(&o, c, sample, slide, sizeof slide, e))) return rc;
+  const size_t chosen = o.quick ? 4 : 32;
+  const size_t sizes[4] = {chosen / 4, chosen / 2, chosen, 0}; /* 0: every tissue tile */
+  const size_t nsizes = 4;
+  char names[WSISA_SEG_NPARAMS][32];
+  double mu[4][WSISA_SEG_NPARAMS], wall[4];
+  size_t nparams = 0;
+  bench_print_context(stdout);
+  printf("# wsisa run: MOAT, 2 trajectories of the 15 parameters (32 runs), Halton seed 1, "
+         "dice, on %s (tile 1024) with inputs.tiles {\"sample\": N, \"seed\": 1} (a sample of "
+         "N is the first N of a larger one), and on every tissue tile; CPU workers only\n",
+         c->name);
+  for (size_t k = 0; k < nsizes && !rc; k++) {
+    char study[4300], out[4300], cmd[40000], tiles[96] = "";
+    snprintf(study, sizeof study, "%s/studies/tilesample_%zu.json", o.dir, sizes[k]);
+    snprintf(out, sizeof out, "%s/run_%zu", o.dir, sizes[k]);
+    if (sizes[k])
+      snprintf(tiles, sizeof tiles, ", \"tiles\": { \"sample\": %zu, \"seed\": 1 }", sizes[k]);
+    FILE *f = fopen(study, "w");
+    if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", study, strerror(errno));
+    fprintf(f,
+            "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 1024%s },\n"
+            "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 },\n"
+            "  \"sampler\": { \"name\": \"halton\", \"seed\": 1 }, \"metric\": \"dice\" }\n",
+            slide, tiles);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "rm -rf '%s' && env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 '%s' run --study '%s' "
+             "-o '%s' >'%s.log' 2>&1",
+             out, bench_wsisa_exe(), study, out, out);
+    double rss;
+    if (timed(cmd, &wall[k], &rss)) {
+      rc = wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s.log)", cmd, out);
+      break;
+    }
+    size_t n = mu_star_of(out, names, mu[k], WSISA_SEG_NPARAMS, e);
+    if (!n) rc = wsisa_error(e, WSISA_EFORMAT, "%s/indices.csv: no dice indices", out);
+    nparams = n;
+  }
+  if (rc) return rc;
+  wsisa_csv_writer *w = NULL;
+  if ((rc = bench_csv_open(&o, "tilesample",
+                           "parameter,mu_star_quarter,mu_star_half,mu_star_chosen,mu_star_all",
+                           &w, e)))
+    return rc;
+  printf("%-22s", "mu_star (dice)");
+  for (size_t k = 0; k < nsizes; k++) {
+    char head[32];
+    if (sizes[k]) snprintf(head, sizeof head, "%zu tiles", sizes[k]);
+    else snprintf(head, sizeof head, "all tissue");
+    printf(" %12s", head);
+  }
+  printf("\n");
+  for (size_t p = 0; p < nparams; p++) {
+    printf("%-22s", names[p]);
+    wsisa_csv_text(w, names[p]);
+    for (size_t k = 0; k < nsizes; k++) {
+      printf(" %12.4f", mu[k][p]);
+      wsisa_csv_num(w, mu[k][p]);
+    }
+    printf("\n");
+    wsisa_csv_end_row(w);
+  }
+  /* against the chosen tiles (100 %) and against every tissue tile: the
+   * ranks' agreement, the largest change over the largest mu* */
+  static const char *const rows[] = {"spearman_vs_chosen", "max_change_vs_chosen",
+                                     "spearman_vs_all", "max_change_vs_all", "wall_s"};
+  for (int r = 0; r < 5; r++) {
+    printf("%-22s", rows[r]);
+    wsisa_csv_text(w, rows[r]);
+    const size_t ref = r < 2 ? 2 : 3;
+    double top = 0;
+    for (size_t p = 0; p < nparams; p++) top = fmax(top, mu[ref][p]);
+    for (size_t k = 0; k < nsizes; k++) {
+      double v;
+      if (r == 4) {
+        v = wall[k];
+      } else if (r % 2 == 0) {
+        v = spearman(mu[k], mu[ref], nparams);
+      } else {
+        v = 0;
+        for (size_t p = 0; p < nparams; p++) v = fmax(v, fabs(mu[k][p] - mu[ref][p]));
+        v = top > 0 ? v / top : NAN;
+      }
+      printf(" %12.4f", v);
+      wsisa_csv_num(w, v);
+    }
+    printf("\n");
+    wsisa_csv_end_row(w);
+  }
+  printf("# spearman: rank correlation of the 15 mu* with those of the reference column; "
+         "max_change: the largest |mu* - reference mu*| over the reference's largest mu*\n");
+  return wsisa_csv_close(w, e);
+}
