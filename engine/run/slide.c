@@ -239,8 +239,9 @@ static int check_outputs(const wsisa_slide_segment_request *r, wsisa_err *e) {
                        "--density, or -o LABELS.tif)");
   for (size_t i = 0; i < n; i++) {
     if (!has_ext(out[i].path, out[i].exts))
-      return wsisa_error(e, WSISA_EUSAGE, "%s %s: unsupported file type (%s%s)", out[i].flag,
-                         out[i].path, out[i].exts[0], out[i].exts[1] ? " or the like" : "");
+      return wsisa_error(e, WSISA_EUSAGE, "%s %s: unsupported file type (give %s%s%s)",
+                         out[i].flag, out[i].path, out[i].exts[0], out[i].exts[1] ? " or " : "",
+                         out[i].exts[1] ? out[i].exts[1] : "");
     int rc = wsisa_output_check(out[i].flag, out[i].path, &r->slide, 1, e);
     if (rc) return rc;
     for (size_t j = 0; j < i; j++)
