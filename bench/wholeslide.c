@@ -121,9 +121,10 @@ static int make_mosaic(const bench_opts *o, const slide_case *c, const char *sam
 /* ---- timing a command ------------------------------------------------------------ */
 
 /* `cmd` through the shell, timed, with the peak RSS of the processes it
- * started (KiB): a child of our own waits for them, so that its
- * RUSAGE_CHILDREN holds theirs alone. */
-static int timed(const char *cmd, double *wall, double *rss_kib) {
+ * started (KiB) and their CPU seconds (user + system: less sensitive than
+ * the wall time to other jobs on the machine): a child of our own waits for
+ * them, so that its RUSAGE_CHILDREN holds theirs alone. */
+static int timed(const char *cmd, double *wall, double *rss_kib, double *cpu) {
   int fd[2];
   if (pipe(fd) != 0) return -1;
   const double t0 = wsisa_now();
@@ -134,18 +135,21 @@ static int timed(const char *cmd, double *wall, double *rss_kib) {
     int st = system(cmd);
     struct rusage ru;
     getrusage(RUSAGE_CHILDREN, &ru);
-    double v[2] = {st == 0 ? 0.0 : 1.0, (double)ru.ru_maxrss};
+    double v[3] = {st == 0 ? 0.0 : 1.0, (double)ru.ru_maxrss,
+                   (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec +
+                       (double)ru.ru_stime.tv_sec + 1e-6 * (double)ru.ru_stime.tv_usec};
     if (write(fd[1], v, sizeof v) != (ssize_t)sizeof v) _exit(2);
     _exit(0);
   }
   close(fd[1]);
-  double v[2] = {1, 0};
+  double v[3] = {1, 0, 0};
   ssize_t got = read(fd[0], v, sizeof v);
   close(fd[0]);
   int status = 0;
   waitpid(pid, &status, 0);
   *wall = wsisa_now() - t0;
   *rss_kib = v[1];
+  if (cpu) *cpu = v[2];
   return got == (ssize_t)sizeof v && v[0] == 0 && WIFEXITED(status) && !WEXITSTATUS(status) ? 0
                                                                                             : -1;
 }
@@ -232,7 +236,8 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
   if ((rc = bench_csv_open(&o, "wholeslide",
                            "slide,width,height,tiles,workers,nuclei,wall_s,wall_min,wall_max,"
                            "tiles_per_s,s_per_tile,peak_rss_mib,rss_min,rss_max,"
-                           "s_per_tile_over_smallest,loop_tiles,loop_s_per_tile,"
+                           "s_per_tile_over_smallest,cpu_s,cpu_min,cpu_max,cpu_s_per_tile,"
+                           "cpu_per_tile_over_smallest,loop_tiles,loop_s_per_tile,"
                            "loop_over_all",
                            &w, e)))
     return rc;
@@ -241,11 +246,11 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
          "CPU workers only; median of %d (min..max); the loop: one `wsisa segment --tile i,j "
          "-o mask.png --geojson --features` process per tissue tile (at most %d), %d workers\n",
          o.repeats, o.quick ? LOOP_TILES_QUICK : LOOP_TILES, workers[nworkers - 1]);
-  printf("%-11s %6s %5s %7s %8s %22s %9s %9s %18s %9s %12s %9s\n", "slide", "tiles", "wkrs",
-         "nuclei", "tiles/s", "wall s", "s/tile", "vs first", "peak MiB", "loop s", "loop s/tile",
-         "loop/all");
-  double first_per_tile[8];
-  for (int k = 0; k < nworkers; k++) first_per_tile[k] = NAN;
+  printf("%-11s %6s %5s %7s %8s %22s %9s %9s %9s %9s %18s %9s %12s %9s\n", "slide", "tiles",
+         "wkrs", "nuclei", "tiles/s", "wall s", "s/tile", "vs first", "cpu/tile", "vs first",
+         "peak MiB", "loop s", "loop s/tile", "loop/all");
+  double first_per_tile[8], first_cpu[8];
+  for (int k = 0; k < nworkers; k++) first_per_tile[k] = first_cpu[k] = NAN;
   for (size_t c = 0; c < ncases && !rc; c++) {
     char slide[4300];
     if ((rc = make_mosaic(&o, &cases[c], sample, slide, sizeof slide, e))) break;
@@ -273,13 +278,13 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
                "'%s/n.geojson' --features '%s/f.csv' >'%s.log' 2>&1",
                out, out, workers[nworkers - 1], bench_wsisa_exe(), slide, cols[t], rows[t], out,
                out, out, out);
-      if (timed(cmd, &wall, &rss))
+      if (timed(cmd, &wall, &rss, NULL))
         rc = wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s.log)", cmd, out);
       loop_wall += wall;
     }
     const double loop_per_tile = loop_wall / (double)nloop;
     for (int k = 0; k < nworkers && !rc; k++) {
-      double wall[BENCH_MAX_REPEATS], rss[BENCH_MAX_REPEATS];
+      double wall[BENCH_MAX_REPEATS], rss[BENCH_MAX_REPEATS], cpu[BENCH_MAX_REPEATS];
       double nuclei = NAN;
       for (int r = 0; r < o.repeats && !rc; r++) {
         snprintf(log, sizeof log, "%s.log", out);
@@ -288,18 +293,21 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
                  "STARPU_NOPENCL=0 STARPU_NCPU=%d '%s' segment '%s' --all --geojson n.geojson "
                  "--features f.csv --summary s.csv >'%s' 2>&1",
                  out, out, out, workers[k], bench_wsisa_exe(), slide, log);
-        if (timed(cmd, &wall[r], &rss[r]))
+        if (timed(cmd, &wall[r], &rss[r], &cpu[r]))
           rc = wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s)", cmd, log);
         nuclei = nuclei_of(log);
       }
       if (rc) break;
       const bench_stats ws = bench_summarize(wall, o.repeats), rs = bench_summarize(rss, o.repeats);
-      const double per_tile = ws.median / (double)ntiles;
+      const bench_stats cs = bench_summarize(cpu, o.repeats);
+      const double per_tile = ws.median / (double)ntiles, cpu_per_tile = cs.median / (double)ntiles;
       if (isnan(first_per_tile[k])) first_per_tile[k] = per_tile;
+      if (isnan(first_cpu[k])) first_cpu[k] = cpu_per_tile;
       char wbuf[64], rbuf[64];
-      printf("%-11s %6zu %5d %7.0f %8.2f %22s %9.3f %9.3f %18s %9.1f %12.3f %9.2f\n",
+      printf("%-11s %6zu %5d %7.0f %8.2f %22s %9.3f %9.3f %9.3f %9.3f %18s %9.1f %12.3f %9.2f\n",
              cases[c].name, ntiles, workers[k], nuclei, (double)ntiles / ws.median,
              bench_fmt(wbuf, sizeof wbuf, ws, 1, 1), per_tile, per_tile / first_per_tile[k],
+             cpu_per_tile, cpu_per_tile / first_cpu[k],
              bench_fmt(rbuf, sizeof rbuf, rs, 1.0 / 1024, 0), loop_wall, loop_per_tile,
              loop_per_tile / per_tile);
       fflush(stdout);
@@ -314,6 +322,9 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
       wsisa_csv_num(w, per_tile);
       bench_csv_stats(w, rs, 1.0 / 1024);
       wsisa_csv_num(w, per_tile / first_per_tile[k]);
+      bench_csv_stats(w, cs, 1);
+      wsisa_csv_num(w, cpu_per_tile);
+      wsisa_csv_num(w, cpu_per_tile / first_cpu[k]);
       wsisa_csv_num(w, (double)nloop);
       wsisa_csv_num(w, loop_per_tile);
       wsisa_csv_num(w, loop_per_tile / per_tile);
@@ -410,7 +421,7 @@ int bench_tilesample(int argc, char **argv, wsisa_err *e) {
              "-o '%s' >'%s.log' 2>&1",
              out, bench_wsisa_exe(), study, out, out);
     double rss;
-    if (timed(cmd, &wall[k], &rss)) {
+    if (timed(cmd, &wall[k], &rss, NULL)) {
       rc = wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s.log)", cmd, out);
       break;
     }
