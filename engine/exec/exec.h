@@ -157,7 +157,15 @@ typedef struct wsisa_exec_opts {
    * segmented (a leaf is measured against its own mask, object_match off)
    * and each leaf's nuclei come home (wsisa_counts.spans, .tissue) */
   int nuclei_out;
+  /* tiles open at once: 0, WSISA_EXEC_OPEN_TILES (a study's tiles have many
+   * units each); -1, one per unit in flight and one more
+   * (wsisa_exec_open_tiles), each rank its own */
+  int open_tiles;
 } wsisa_exec_opts;
+
+/* The tiles a session keeps open with `o` (may be NULL) on `workers` StarPU
+ * workers (wsisa_exec_opts.open_tiles). */
+size_t wsisa_exec_open_tiles(const wsisa_exec_opts *o, size_t workers);
 
 typedef struct wsisa_exec_stats {
   uint64_t tasks;        /* reuse-level tasks submitted (levels 1..7) */
@@ -200,6 +208,10 @@ typedef int (*wsisa_exec_unit_fn)(void *ctx, size_t tile, size_t bucket, const s
  * background counts of every distinct (B, G, R) of the session's runs are
  * submitted, so level 1 seldom waits for one. */
 #define WSISA_EXEC_OPEN_TILES 2
+/* With wsisa_exec_opts.open_tiles -1 (a unit per tile, as `segment --all`'s):
+ * one tile per unit the rank has in flight and one more, at most this many. */
+#define WSISA_EXEC_MAX_OPEN_TILES 64
+
 typedef struct wsisa_exec_session wsisa_exec_session;
 /* Open `tile` before its first unit comes, when a place is free now: a free
  * one, or one whose tile has no unit in flight and is not `keep` (the tile

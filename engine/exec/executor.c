@@ -687,7 +687,10 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, int re
    * reference segmentation included, and ends with it */
   /* the open tiles' stores share the store's bytes */
   if (o->object_reuse &&
-      wsisa_object_store_new(o->object_store_bytes / WSISA_EXEC_OPEN_TILES, &ts->objects))
+      wsisa_object_store_new(
+          o->object_store_bytes /
+              wsisa_exec_open_tiles(o, (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl())),
+          &ts->objects))
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   ts->data.objects = ts->objects;
   /* the tissue the reference segments (the core's at the defaults' (B, G, R),
@@ -1019,11 +1022,12 @@ struct wsisa_exec_session {
   paths ps;
   /* the tiles open at once: tile[i] is ts[i]'s, ntiles when the place is
    * free; opened[i] orders them by opening */
-  tile_state ts[WSISA_EXEC_OPEN_TILES];
-  size_t tile[WSISA_EXEC_OPEN_TILES], opened[WSISA_EXEC_OPEN_TILES], opens;
+  tile_state ts[WSISA_EXEC_MAX_OPEN_TILES];
+  size_t tile[WSISA_EXEC_MAX_OPEN_TILES], opened[WSISA_EXEC_MAX_OPEN_TILES], opens;
+  size_t nopen; /* the places: wsisa_exec_open_tiles */
   /* opened ahead of its first unit (wsisa_exec_session_open_ahead), no unit
    * submitted yet: kept until one is */
-  int ahead[WSISA_EXEC_OPEN_TILES];
+  int ahead[WSISA_EXEC_MAX_OPEN_TILES];
   /* the distinct (B, G, R) of the runs, whose counts each tile prefetches,
    * and the level-2 reconstructions each tile stage makes for them
    * (wsisa_tile_frame.recon_conns) */
@@ -1079,7 +1083,8 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->opts = *opts;
   pthread_mutex_init(&s->ps.lock, NULL);
   pthread_cond_init(&s->ps.cond, NULL);
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) s->tile[i] = ntiles;
+  s->nopen = wsisa_exec_open_tiles(opts, (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl()));
+  for (size_t i = 0; i < WSISA_EXEC_MAX_OPEN_TILES; i++) s->tile[i] = ntiles;
   /* a placement to choose only with both kinds of worker, both allowed */
   const uint32_t both = STARPU_CPU | STARPU_OPENCL;
   s->placement = wsisa_runtime_ncpu() > 0 && wsisa_runtime_nopencl() > 0 &&
@@ -1169,7 +1174,7 @@ static void session_close_tile(wsisa_exec_session *s, size_t i) {
  * every open tile has one. Nothing is closed. */
 static size_t place_free(const wsisa_exec_session *s, size_t keep) {
   size_t best = (size_t)-1;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) {
+  for (size_t i = 0; i < s->nopen; i++) {
     if (s->tile[i] == s->ntiles) return i;
     int busy = s->tile[i] == keep;
     for (size_t q = 0; q < s->nq && !busy; q++) busy = s->queue[q]->place == i;
@@ -1190,7 +1195,7 @@ static size_t session_place(wsisa_exec_session *s) {
  * (one at a time), or under unit placement. */
 static size_t place_ahead(const wsisa_exec_session *s, size_t keep) {
   if (s->placement == WSISA_PLACEMENT_UNIT) return (size_t)-1;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+  for (size_t i = 0; i < s->nopen; i++)
     if (s->ahead[i]) return (size_t)-1;
   return place_free(s, keep);
 }
@@ -1206,8 +1211,8 @@ static int session_open(wsisa_exec_session *s, size_t tile, size_t *place, int *
   size_t at = 0;
   int rc = 0;
   *opened = 0;
-  while (at < WSISA_EXEC_OPEN_TILES && s->tile[at] != tile) at++;
-  if (at == WSISA_EXEC_OPEN_TILES) {
+  while (at < s->nopen && s->tile[at] != tile) at++;
+  if (at == s->nopen) {
     /* a tile's pixels must outlive every unit that reads them: units are
      * waited for, whichever end first, until an open tile has none left */
     while ((at = session_place(s)) == (size_t)-1)
@@ -1260,7 +1265,7 @@ static int session_open_at(wsisa_exec_session *s, size_t tile, size_t at, wsisa_
 int wsisa_exec_session_open_ahead(wsisa_exec_session *s, size_t tile, size_t keep,
                                   wsisa_err *e) {
   if (tile >= s->ntiles) return 0;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+  for (size_t i = 0; i < s->nopen; i++)
     if (s->tile[i] == tile) return 0;
   size_t at = place_ahead(s, keep);
   if (at == (size_t)-1) return 0;
@@ -1367,7 +1372,7 @@ void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {
   s->ps.waits = 0;
   s->ps.waited = 0;
   pthread_mutex_unlock(&s->ps.lock);
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+  for (size_t i = 0; i < s->nopen; i++)
     if (s->tile[i] != s->ntiles) objects_count(&s->ts[i], &s->stats);
   /* the tasks counted under the scopes since they were last taken */
   s->stats.placed_by_unit = s->placement == WSISA_PLACEMENT_UNIT;
@@ -1392,7 +1397,7 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   }
   /* after an error, tasks no leaf waits for may still be running */
   starpu_task_wait_for_all();
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) session_close_tile(s, i);
+  for (size_t i = 0; i < s->nopen; i++) session_close_tile(s, i);
   free(s->bgr);
   wsisa_annotation_free(s->annot);
   pthread_mutex_destroy(&s->ps.lock);
@@ -1420,8 +1425,9 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  *   fill as a study goes on: short studies peak below the model (one tile's
  *   studies in wsisa-bench predict: the model 10-26 % over them), long ones
  *   reach it;
- * - each open tile (WSISA_EXEC_OPEN_TILES at once: the next one opens
- *   while the last one's units drain): RGB in and normalized, rc, its
+ * - each open tile (wsisa_exec_open_tiles at once, a study's
+ *   WSISA_EXEC_OPEN_TILES: the next one opens while the last one's units
+ *   drain): RGB in and normalized, rc, its
  *   opening, level 2's two reconstructions, the reference mask; without a
  *   shared tile stage (reuse none) each unit in flight
  *   (wsisa__units_credit) has its own. */
@@ -1457,8 +1463,14 @@ static void bytes_per_pixel(const wsisa_exec_opts *o, size_t workers, double *ti
   }
   /* the tiles open at once; without a shared stage, one more per unit in flight */
   double one = *tile;
-  *tile = WSISA_EXEC_OPEN_TILES * one;
+  *tile = (double)wsisa_exec_open_tiles(o, workers) * one;
   if (o && !o->share_tile_stage) *tile += (double)wsisa__units_credit((int)workers) * one;
+}
+
+size_t wsisa_exec_open_tiles(const wsisa_exec_opts *o, size_t workers) {
+  if (!o || o->open_tiles >= 0) return WSISA_EXEC_OPEN_TILES;
+  const size_t n = wsisa__units_credit((int)workers) + 1;
+  return n < WSISA_EXEC_MAX_OPEN_TILES ? n : WSISA_EXEC_MAX_OPEN_TILES;
 }
 
 uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline) {
@@ -1494,7 +1506,7 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
   double tile, task, path;
   bytes_per_pixel(o, workers, &tile, &task, &path);
   /* one reference per open tile, whatever the units in flight */
-  if (annotated) tile += WSISA_EXEC_OPEN_TILES * ANNOT_BYTES_PER_PIXEL;
+  if (annotated) tile += (double)wsisa_exec_open_tiles(o, workers) * ANNOT_BYTES_PER_PIXEL;
   /* the object store takes its share of what is over the baseline */
   const double share = o && o->object_reuse ? WSISA_OBJECT_STORE_SHARE : 0.0;
   const double store = share > 0 ? (double)wsisa_exec_object_store_bytes(limit, baseline) : 0.0;

@@ -533,9 +533,12 @@ static int run_units(slide_run *s, wsisa_err *e) {
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   /* one run: nothing to share between runs, so no object store */
+  /* a unit per tile: as many tiles open as units in flight, so every worker
+   * has a tile of its own */
   wsisa_exec_opts eo = {.normalize = s->r->normalize, .share_tile_stage = 1,
                         .features = s->r->features != NULL, .halo = s->halo,
-                        .placement = WSISA_PLACEMENT_UNIT, .nuclei_out = 1};
+                        .placement = WSISA_PLACEMENT_UNIT, .nuclei_out = 1,
+                        .open_tiles = -1};
   uint64_t limit = 0;
   eo.active_paths = wsisa_exec_active_paths(0, wsisa_memory_available(), wsisa_rss_now(), &limit,
                                             s->refs, s->n, &eo, NULL);
