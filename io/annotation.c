@@ -18,7 +18,7 @@
  *   level-0 [(x+i) s, (x+i+1) s) (s = wsisa_scale_step); its centre is
  *   xc = ((double)(x + i) + 0.5) * s, likewise yc.
  * - Vertices lie on the slide: one at most WSISA_ANNOT_EDGE_SLACK level-0
- *   pixels past its edge (other tools round their outlines outwards) is
+ *   pixels past its edge (other programs round their outlines outwards) is
  *   moved onto the edge; one further out is refused.
  * - Polygons: a pixel is in a polygon when its centre is, by the even-odd
  *   rule over all the polygon's rings (so holes are out, and a
@@ -143,7 +143,7 @@ static int add_ring(wsisa_annotation *a, json_t *r, const char *where, size_t in
                          "coordinates are level-0 pixels)",
                          path, where, p[2 * k], p[2 * k + 1], a->input,
                          (long long)a->spec.width0, (long long)a->spec.height0);
-    /* a hair past the edge, as tools that round their outlines write them:
+    /* a hair past the edge, as programs that round their outlines write them:
      * on the edge (no pixel centre lies between) */
     p[2 * k] = fmin(fmax(p[2 * k], 0), w0);
     p[2 * k + 1] = fmin(fmax(p[2 * k + 1], 0), h0);

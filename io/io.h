@@ -306,7 +306,7 @@ typedef struct wsisa_annot_spec {
 typedef struct wsisa_annotation wsisa_annotation;
 
 /* Level-0 pixels a GeoJSON vertex may lie past the slide's edge: it is then
- * taken on the edge (tools round outlines outwards); further out is refused. */
+ * taken on the edge (programs round outlines outwards); further out is refused. */
 #define WSISA_ANNOT_EDGE_SLACK 1.0
 
 /* Read and check an annotation against its input's level 0. Refused, naming

@@ -240,7 +240,7 @@ Test(annotation, bad_geojson_refused_naming_the_file) {
                  "features[0]: no geometry");
 }
 
-/* A vertex at most a pixel past the slide's edge, as tools that round their
+/* A vertex at most a pixel past the slide's edge, as programs that round their
  * outlines outwards write them, is taken on the edge: the nucleus keeps the
  * pixels it covers on the slide. */
 Test(annotation, a_hair_past_the_edge_taken_on_it) {
