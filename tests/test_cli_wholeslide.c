@@ -5,7 +5,7 @@
  * run of those tiles, tile by tile, and the GeoJSON taken back as a study's
  * reference gives Dice, F1 and AJI of 1 (the round trip); outputs are never
  * replaced without --force; a SIGKILL mid-way and the same command again give
- * the same bytes. */
+ * the same bytes, and so do CPU and OpenCL workers. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <signal.h>
@@ -305,4 +305,20 @@ Test(wholeslide, a_sigkill_then_the_same_command_gives_the_same_outputs, .timeou
   snprintf(parts, sizeof parts, "%s/n.geojson.parts", dir);
   struct stat st;
   cr_expect_neq(stat(parts, &st), 0, "the work folder stayed");
+}
+
+/* A CPU worker and an OpenCL one (PoCL's device on the CPU, when there is
+ * one) give the bytes of CPU workers alone: tiles go to either kind. */
+Test(wholeslide, cpu_and_opencl_workers_give_the_same_outputs, .timeout = 300) {
+  char cpu[4096], both[4096], *err = NULL;
+  snprintf(cpu, sizeof cpu, "%s", tu_tmpdir("wholeslide_cpu"));
+  snprintf(both, sizeof both, "%s", tu_tmpdir("wholeslide_opencl"));
+  cr_assert_eq(segment_all(cpu, "STARPU_NCPU=2 STARPU_NOPENCL=0", NULL, &err), 0, "%s",
+               err ? err : "");
+  free(err);
+  cr_assert_eq(segment_all(both, "STARPU_OPENCL_ON_CPUS=1 STARPU_NCPU=1 STARPU_NOPENCL=1", NULL,
+                           &err),
+               0, "%s", err ? err : "");
+  free(err);
+  expect_same_outputs(cpu, both);
 }

@@ -547,8 +547,13 @@ static int run_units(slide_run *s, wsisa_err *e) {
     fprintf(stderr, "wsisa segment: going on from %zu of %zu tiles journaled in %s\n",
             s->done_before, s->n, s->work);
   wsisa_exec_stats st;
+  memset(&st, 0, sizeof st);
   if (todo)
     rc = wsisa_units_run(s->refs, s->n, s->params, buckets, done, &eo, 0, 0, on_tile, s, &st, e);
+  if (!rc && st.placed_by_unit)
+    wsisa_log(WSISA_LOG_INFO, "segment", "tiles on CPU workers %llu, on OpenCL workers %llu",
+              (unsigned long long)st.units_on[WSISA_KIND_CPU],
+              (unsigned long long)st.units_on[WSISA_KIND_OPENCL]);
   wsisa_reuse_buckets_free(buckets);
   free(done);
   if (rc == WSISA_EINTERRUPTED)
