@@ -33,6 +33,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e);
 int bench_balance(int argc, char **argv, wsisa_err *e);
 int bench_ranks(int argc, char **argv, wsisa_err *e);
 int bench_analyze(int argc, char **argv, wsisa_err *e);
+int bench_wholeslide(int argc, char **argv, wsisa_err *e);
+int bench_tilesample(int argc, char **argv, wsisa_err *e);
 int bench_all(int argc, char **argv, wsisa_err *e);
 
 /* ---- study-level experiments: `wsisa run` / `wsisa plan` as subprocesses ---- */

@@ -56,6 +56,15 @@ static const experiment experiments[] = {
     {"analyze", bench_analyze,
      "wsisa analyze on designs made elsewhere (a SALib problem, 8 parameters): correlation and "
      "MOAT at 10^4, 10^5 and 10^6 rows (--quick: up to 10^5): wall and CPU seconds"},
+    {"wholeslide", bench_wholeslide,
+     "wsisa segment SLIDE --all on the sample and on mosaics of it (4x3, 8x6 copies: 70 and "
+     "278 tissue tiles; --quick: 2x1) at 1, 2, ... CPU workers (--workers LIST): tiles per "
+     "second, seconds per tile against the smallest slide's, peak memory, against one "
+     "`segment --tile` process per tile"},
+    {"tilesample", bench_tilesample,
+     "how many tiles a study needs: a 32-run MOAT on inputs.tiles samples of 8, 16 and 32 of "
+     "the 4x3 mosaic's 70 tissue tiles and on all 70 (--quick: 1, 2, 4 and the sample's 6): "
+     "mu* per parameter, its ranks' agreement and largest change against 32 and against all"},
     {"all", bench_all, "every experiment in turn (ops with --no-opencl)"},
 };
 #define NEXPERIMENTS (sizeof experiments / sizeof *experiments)
@@ -150,6 +159,22 @@ static void usage(FILE *f) {
         f);
   fprintf(f, "  analyze.csv: method (correlation | morris), rows, wall_s, wall_min, wall_max,\n"
              "              cpu_s, cpu_min, cpu_max (the analyze process's user + system)\n");
+  fputs("  wholeslide.csv: slide (sample, mosaic_KXxKY: the sample mirrored into KX x KY\n"
+        "              copies, a pyramidal JPEG TIFF at its 0.499 um/pixel, made once in\n"
+        "              DIR/slides), width, height, tiles (tissue tiles at 1024), workers,\n"
+        "              nuclei, wall_s, wall_min, wall_max (segment --all --geojson --features\n"
+        "              --summary), tiles_per_s, s_per_tile, peak_rss_mib, rss_min, rss_max\n"
+        "              (the process's), s_per_tile_over_smallest (the first slide's, same\n"
+        "              workers), cpu_s, cpu_min, cpu_max (the process's user + system),\n"
+        "              cpu_s_per_tile, cpu_per_tile_over_smallest, loop_tiles,\n"
+        "              loop_s_per_tile (one segment --tile process per\n"
+        "              tissue tile, at most 12 (--quick: 3), on the most workers),\n"
+        "              loop_over_all (its seconds per tile over --all's)\n"
+        "  tilesample.csv: parameter, mu_star_quarter, mu_star_half, mu_star_chosen,\n"
+        "              mu_star_all (dice), then the rows spearman_vs_chosen,\n"
+        "              max_change_vs_chosen, spearman_vs_all, max_change_vs_all (over the\n"
+        "              reference's largest mu*) and wall_s\n",
+        f);
 }
 
 int main(int argc, char **argv) {

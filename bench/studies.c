@@ -720,11 +720,13 @@ int bench_all(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "all", &o, e);
   if (rc) return rc;
-  static const char *const names[] = {"ops",     "reuse",   "memory", "sched",  "scale",
-                                      "algo",    "predict", "balance", "ranks", "analyze"};
+  static const char *const names[] = {"ops",     "reuse",     "memory",     "sched",
+                                      "scale",   "algo",      "predict",    "balance",
+                                      "ranks",   "analyze",   "wholeslide", "tilesample"};
   int (*const fns[])(int, char **, wsisa_err *) = {
-      bench_ops,  bench_reuse,   bench_memory,  bench_sched, bench_scale,
-      bench_algo, bench_predict, bench_balance, bench_ranks, bench_analyze};
+      bench_ops,     bench_reuse,   bench_memory,     bench_sched,
+      bench_scale,   bench_algo,    bench_predict,    bench_balance,
+      bench_ranks,   bench_analyze, bench_wholeslide, bench_tilesample};
   double t0 = wsisa_now();
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
     char dir[4200], rep[16];

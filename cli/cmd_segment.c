@@ -1,6 +1,7 @@
 /* `wsisa segment`: one segmentation of an image file or a slide region with
  * the default or given parameters; writes the mask, optionally the labels, a
- * GeoJSON of the nucleus outlines and a CSV of per-nucleus features. */
+ * GeoJSON of the nucleus outlines and a CSV of per-nucleus features. With
+ * --all (or --tiles), every tile of a whole slide (engine/run/slide.c). */
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -12,6 +13,7 @@
 #include "cli/cli.h"
 #include "cli/cmds.h"
 #include "engine/exec/exec.h"
+#include "engine/run/run.h"
 #include "io/csv.h"
 #include "io/io.h"
 #include "sa/sa.h"
@@ -19,6 +21,9 @@
 typedef struct segment_opts {
   const char *out, *labels, *geojson, *features;
   const char *region, *tile;
+  /* the whole slide */
+  int all, force;
+  const char *tiles, *summary, *density, *work;
 } segment_opts;
 
 static int parse_ints(const char *flag, const char *text, long *v, int n, wsisa_err *e) {
@@ -138,8 +143,28 @@ static const wsisa_cli_flag flags[] = {
      .help = "segment what is not bright-field H&E too (by default dark\n"
              "field, greyscale, DAB-dominant IHC and no tissue are refused\n"
              "before any work, docs/guide.md, The stain check)"},
+    {"all", 'A',
+     .help = "the whole slide: every tissue tile of the --tile-size grid\n"
+             "(within --region when given), many at once on every worker\n"
+             "and MPI rank, the colour statistics computed once; the\n"
+             "nuclei numbered across the slide (see below)"},
+    {"tiles", 'I', .arg = "LIST",
+     .help = "the whole-slide mode on these grid tiles: indices and ranges,\n"
+             "e.g. 3,5,7-9 (wsisa tiles --json gives each tile's index)"},
+    {"summary", 'Y', .arg = "FILE",
+     .help = "with --all: per tile, its nuclei, tissue mm2 and nuclei per\n"
+             "mm2 (.csv)"},
+    {"density", 'D', .arg = "FILE",
+     .help = "with --all: a map of nuclei per mm2 over the tile grid (.svg)"},
+    {"work", 'W', .arg = "DIR",
+     .help = "with --all: the folder tiles are journaled in until the\n"
+             "outputs are written (default: the first output's name +\n"
+             ".parts); the same command goes on from it after an\n"
+             "interruption"},
+    {"force", 'f', .help = "with --all: replace outputs that exist (refused otherwise)"},
     {"output", 'o', .arg = "MASK", .short_flag = 1,
-     .help = "output mask, .png or .tif/.tiff (0/255)"},
+     .help = "output mask, .png or .tif/.tiff (0/255); with --all, the\n"
+             "optional label image as a tiled pyramidal TIFF (.tif)"},
     {"labels", 'L', .arg = "FILE", .help = "also write the nucleus labels (i32 .tif/.tiff)"},
     {"geojson", 'g', .arg = "FILE", .help = "also write the nucleus outlines as GeoJSON"},
     {"features", 'F', .arg = "FILE",
@@ -152,7 +177,10 @@ static const wsisa_cli_flag flags[] = {
     {.name = "level", .key = 'l', .arg = "L"},
     {.name = "help", .key = 'h', .short_flag = 1},
     {0}};
-static const char *const forms[] = {"INPUT [--region | --tile] [--params] [options] -o", NULL};
+static const char *const forms[] = {"INPUT [--region | --tile] [--params] [options] -o",
+                                    "SLIDE --all [--region | --tiles] [--params] [options] "
+                                    "[--geojson] [--features] [--summary] [--density] [-o]",
+                                    NULL};
 const wsisa_cli_command wsisa_cli_segment = {"segment", wsisa_cmd_segment, forms,
                                              "one segmentation", flags};
 
@@ -170,9 +198,49 @@ static void usage(void) {
          "the mask and labels cover the region, the nuclei whose centroid lies in it;\n"
          "the count, the GeoJSON and the features take those nuclei whole (up to the\n"
          "halo past the region's edge). An image file (PNG, TIFF that is not a\n"
-         "slide) has no neighbours: it is read whole, with its own statistics.\n",
+         "slide) has no neighbours: it is read whole, with its own statistics.\n"
+         "\n"
+         "The whole slide (--all, --tiles): each tile read and kept as above, its nuclei\n"
+         "numbered across the slide (nucleus_id 1, 2, ... in tile order, then in each\n"
+         "tile's order), the same in every output: the GeoJSON (a Feature's id is a UUID\n"
+         "of the slide and that number, its properties nucleus_id and tile; every vertex\n"
+         "on the slide), the features CSV (nucleus_id and tile first), the summary and\n"
+         "the label image (-o: RGB = nucleus_id as 24 bits, 0 none; a tiled pyramid at\n"
+         "the pixel size read whose pixel (i, j) is level-0 (i, j) x level0_per_pixel,\n"
+         "OpenSlide and QuPath open it). Each tile is journaled in the work folder as it\n"
+         "ends; the outputs appear together once every tile is done, and the folder\n"
+         "goes. Interrupted (Ctrl-C, kill, a lost machine), the same command goes on\n"
+         "from the tiles journaled and writes the same outputs. Under mpirun, ranks\n"
+         "other than 0 segment the tiles rank 0 hands out.\n",
          WSISA_NUCLEUS_AREA_MIN_UM2, WSISA_NUCLEUS_AREA_MAX_UM2);
   usage_params();
+}
+
+/* --all, --tiles: the whole slide's nuclei (engine/run/slide.c). */
+static int segment_all(const segment_opts *o, const wsisa_segment_request *q, wsisa_err *e) {
+  if (o->tile)
+    return wsisa_error(e, WSISA_EUSAGE, "--tile and %s: give one tile, or the tiles of the slide",
+                       o->all ? "--all" : "--tiles");
+  if (o->tiles && o->region)
+    return wsisa_error(e, WSISA_EUSAGE, "--tiles and --region: give the tiles or a region");
+  if (o->labels)
+    return wsisa_error(e, WSISA_EUSAGE,
+                       "--labels: with --all the label image is -o LABELS.tif (a pyramid)");
+  wsisa_slide_segment_request r = {
+      .slide = q->input, .tiles = o->tiles, .tile_size = q->tile_size, .mpp = q->mpp,
+      .target_mpp = q->target_mpp, .halo = q->halo, .normalize = q->normalize,
+      .tile_stats = q->tile_stats, .stain_check = q->stain_check, .geojson = o->geojson,
+      .features = o->features, .summary = o->summary, .density = o->density, .labels = o->out,
+      .work = o->work, .force = o->force};
+  memcpy(r.params, q->params, sizeof r.params);
+  if (o->region) {
+    long v[4];
+    int rc = parse_ints("--region", o->region, v, 4, e);
+    if (rc) return rc;
+    r.has_region = 1;
+    for (int i = 0; i < 4; i++) r.region[i] = v[i];
+  }
+  return wsisa_slide_segment(&r, e);
 }
 
 int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
@@ -209,6 +277,12 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
       case 'g': o.geojson = optarg; break;
       case 'F': o.features = optarg; break;
       case 'S': q.stain_check = 0; break;
+      case 'A': o.all = 1; break;
+      case 'I': o.tiles = optarg; break;
+      case 'Y': o.summary = optarg; break;
+      case 'D': o.density = optarg; break;
+      case 'W': o.work = optarg; break;
+      case 'f': o.force = 1; break;
       case 'h': usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
@@ -216,6 +290,11 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   if (optind >= argc) return wsisa_error(e, WSISA_EUSAGE, "missing INPUT argument");
   if (optind < argc - 1) return wsisa_error(e, WSISA_EUSAGE, "expected one INPUT, got more");
   q.input = argv[optind];
+  if (o.all || o.tiles) return segment_all(&o, &q, e);
+  if (o.summary || o.density || o.work || o.force)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: applies to the whole slide (--all or --tiles)",
+                       o.summary ? "--summary" : o.density ? "--density" : o.work ? "--work"
+                                                                                  : "--force");
   if (!o.out) return wsisa_error(e, WSISA_EUSAGE, "missing -o MASK (the output mask file)");
   if (o.region && o.tile)
     return wsisa_error(e, WSISA_EUSAGE, "--region and --tile: give one or the other");

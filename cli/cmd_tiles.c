@@ -1,6 +1,7 @@
 /* `wsisa tiles SLIDE`: the slide's properties and MPP, the level and factor
  * that read it at the target resolution, its tile grid at that resolution
- * with each tile's rectangle in level-0 pixels, and which tiles hold tissue. */
+ * with each tile's rectangle in level-0 pixels, and which tiles hold tissue.
+ * `wsisa tiles --study S.json`: the tiles the study runs (inputs.tiles). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "cli/cmds.h"
+#include "engine/study/study.h"
 #include "io/io.h"
 
 static void print_text(wsisa_slide *slide, const wsisa_grid *g) {
@@ -115,18 +117,79 @@ static const wsisa_cli_flag flags[] = {
              "the coarsest level not coarser than it is read, and\n"
              "area-averaged to it unless within %.0f%%",
      .n = {WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE}},
+    {"study", 's', .arg = "S.json",
+     .help = "instead of SLIDE: the tiles the study runs (its slides' grids\n"
+             "with inputs.tiles and inputs.reference applied)"},
     {"json", 'j', .help = "machine-readable output"},
     {.name = "help", .key = 'h'},
     {0}};
 static const char *const forms[] = {"SLIDE [--tile] [--overlap] [--mpp] [--target-mpp] [--json]",
-                                    NULL};
+                                    "--study [--json]", NULL};
 const wsisa_cli_command wsisa_cli_tiles = {"tiles", wsisa_cmd_tiles, forms,
                                            "slide levels, tile grid, tissue tiles", flags};
+
+/* The tiles a study runs, one line each (or JSON). */
+static int study_tiles(const char *path, int json, wsisa_err *e) {
+  wsisa_study *study = NULL;
+  wsisa_study_tile *list = NULL;
+  size_t n = 0;
+  int rc = wsisa_study_load(path, &study, e);
+  if (!rc && !study->segmentation)
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: a study without inputs has no tiles", path);
+  if (!rc) rc = wsisa_study_tiles_list(study, &list, &n, e);
+  if (rc) {
+    wsisa_study_free(study);
+    return rc;
+  }
+  const wsisa_study_tiles *t = &study->inputs.tiles;
+  char how[128];
+  if (t->kind == WSISA_TILES_SAMPLE)
+    snprintf(how, sizeof how, "a sample of %zu per slide (seed %llu)", t->sample,
+             (unsigned long long)t->seed);
+  else if (t->kind == WSISA_TILES_ALL)
+    snprintf(how, sizeof how, "%s", study->inputs.tissue_only ? "every tissue tile" : "every tile");
+  else
+    snprintf(how, sizeof how, "%s", wsisa_study_tiles_kind_name(t->kind));
+  if (json) {
+    json_t *root = json_pack("{s:s, s:s, s:i, s:I}", "study", path, "chosen_by",
+                             wsisa_study_tiles_kind_name(t->kind), "tile_size",
+                             study->inputs.tile_size, "tiles", (json_int_t)n);
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+      const wsisa_study_tile *k = &list[i];
+      json_array_append_new(
+          arr, json_pack("{s:s, s:I, s:i, s:i, s:{s:I, s:I, s:I, s:I}}", "input", k->input,
+                         "index", (json_int_t)k->index, "col", k->col, "row", k->row, "level0",
+                         "x", (json_int_t)k->level0.x, "y", (json_int_t)k->level0.y, "width",
+                         (json_int_t)k->level0.width, "height", (json_int_t)k->level0.height));
+    }
+    json_object_set_new(root, "tile_list", arr);
+    rc = json_dumpf(root, stdout, JSON_INDENT(2)) == 0
+             ? 0
+             : wsisa_error(e, WSISA_EIO, "standard output: %s", errno ? strerror(errno) : "write error");
+    json_decref(root);
+    if (!rc) putchar('\n');
+  } else {
+    printf("study     %s\n", path);
+    printf("chosen    %s: %zu tiles of %d\n", how, n, study->inputs.tile_size);
+    printf("tiles     input  index  col,row  level-0 x,y,w,h\n");
+    for (size_t i = 0; i < n; i++) {
+      const wsisa_study_tile *k = &list[i];
+      printf("  %s  %ld  %d,%d  %lld,%lld,%lld,%lld\n", k->input, k->index, k->col, k->row,
+             (long long)k->level0.x, (long long)k->level0.y, (long long)k->level0.width,
+             (long long)k->level0.height);
+    }
+  }
+  free(list);
+  wsisa_study_free(study);
+  return rc;
+}
 
 int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
   long tile = 1024, overlap = 0;
   double slide_mpp = 0, target_mpp = WSISA_TARGET_MPP;
   int json = 0, opt, rc;
+  const char *study = NULL;
   opterr = 0;
   optind = 1;
   while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_tiles)) != -1) {
@@ -136,6 +199,7 @@ int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
       case 'm': if ((rc = wsisa_cli_mpp("--mpp", optarg, &slide_mpp, e))) return rc; break;
       case 'T': if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &target_mpp, e))) return rc; break;
       case 'j': json = 1; break;
+      case 's': study = optarg; break;
       case 'h':
         wsisa_cli_usage(stdout, &wsisa_cli_tiles);
         printf("Tile rectangles are given in target pixels and in level-0 slide pixels.\n");
@@ -143,6 +207,10 @@ int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }
+  if (study && optind < argc)
+    return wsisa_error(e, WSISA_EUSAGE, "--study %s and %s: give a study or a slide", study,
+                       argv[optind]);
+  if (study) return study_tiles(study, json, e);
   if (optind != argc - 1)
     return wsisa_error(e, WSISA_EUSAGE, optind >= argc ? "missing SLIDE argument"
                                                        : "expected one SLIDE, got more");

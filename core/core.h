@@ -113,6 +113,9 @@ int wsisa_compare_doubles(const void *a, const void *b);
 typedef struct wsisa_progress wsisa_progress;
 wsisa_progress *wsisa_progress_start(const char *label, uint64_t total);
 void wsisa_progress_advance(wsisa_progress *p, uint64_t done_increment);
+/* `done` of the total were done before (a resume): counted, but the ETA
+ * follows the pace of this process's own. */
+void wsisa_progress_resume(wsisa_progress *p, uint64_t done);
 void wsisa_progress_finish(wsisa_progress *p);
 
 /* ---- configuration -------------------------------------------------------- */

@@ -13,6 +13,7 @@
 struct wsisa_progress {
   char label[64];
   uint64_t total, done;
+  uint64_t base; /* done before this process began (a resume): not in the pace */
   double start, last_print;
   int tty, quiet;
   pthread_mutex_t lock;
@@ -44,7 +45,8 @@ static void format_eta(double seconds, char *buf, size_t len) {
 static void draw(wsisa_progress *p, double t, int final) {
   double elapsed = t - p->start;
   double frac = p->total ? (double)p->done / (double)p->total : 1.0;
-  double eta = p->done ? elapsed * (double)(p->total - p->done) / (double)p->done : -1;
+  const uint64_t here = p->done - p->base;
+  double eta = here ? elapsed * (double)(p->total - p->done) / (double)here : -1;
   char eta_s[32];
   format_eta(final ? elapsed : eta, eta_s, sizeof eta_s);
   if (p->tty) {
@@ -85,6 +87,13 @@ void wsisa_progress_advance(wsisa_progress *p, uint64_t done_increment) {
   double t = wsisa_now();
   double interval = p->tty ? 0.2 : LINE_INTERVAL;
   if (!p->quiet && t - p->last_print >= interval) draw(p, t, 0);
+  pthread_mutex_unlock(&p->lock);
+}
+
+void wsisa_progress_resume(wsisa_progress *p, uint64_t done) {
+  if (!p) return;
+  pthread_mutex_lock(&p->lock);
+  p->done = p->base = done < p->total ? done : p->total;
   pthread_mutex_unlock(&p->lock);
 }
 

@@ -17,6 +17,9 @@
  * - Target pixel (i, j) of the target-pixel rectangle at (x, y) is read from
  *   level-0 [(x+i) s, (x+i+1) s) (s = wsisa_scale_step); its centre is
  *   xc = ((double)(x + i) + 0.5) * s, likewise yc.
+ * - Vertices lie on the slide: one at most WSISA_ANNOT_EDGE_SLACK level-0
+ *   pixels past its edge (other programs round their outlines outwards) is
+ *   moved onto the edge; one further out is refused.
  * - Polygons: a pixel is in a polygon when its centre is, by the even-odd
  *   rule over all the polygon's rings (so holes are out, and a
  *   self-intersecting ring is filled where a ray from the centre crosses it
@@ -132,13 +135,18 @@ static int add_ring(wsisa_annotation *a, json_t *r, const char *where, size_t in
                          where, index, k);
     p[2 * k] = json_number_value(x);
     p[2 * k + 1] = json_number_value(y);
-    if (p[2 * k] < 0 || p[2 * k + 1] < 0 || p[2 * k] > (double)a->spec.width0 ||
-        p[2 * k + 1] > (double)a->spec.height0)
+    const double w0 = (double)a->spec.width0, h0 = (double)a->spec.height0;
+    if (p[2 * k] < -WSISA_ANNOT_EDGE_SLACK || p[2 * k + 1] < -WSISA_ANNOT_EDGE_SLACK ||
+        p[2 * k] > w0 + WSISA_ANNOT_EDGE_SLACK || p[2 * k + 1] > h0 + WSISA_ANNOT_EDGE_SLACK)
       return wsisa_error(e, WSISA_EUSAGE,
                          "%s: %s: vertex (%g, %g) outside %s (level 0 is %lldx%lld pixels; "
                          "coordinates are level-0 pixels)",
                          path, where, p[2 * k], p[2 * k + 1], a->input,
                          (long long)a->spec.width0, (long long)a->spec.height0);
+    /* a hair past the edge, as programs that round their outlines write them:
+     * on the edge (no pixel centre lies between) */
+    p[2 * k] = fmin(fmax(p[2 * k], 0), w0);
+    p[2 * k + 1] = fmin(fmax(p[2 * k + 1], 0), h0);
     pg->x0 = fmin(pg->x0, p[2 * k]);
     pg->y0 = fmin(pg->y0, p[2 * k + 1]);
     pg->x1 = fmax(pg->x1, p[2 * k]);

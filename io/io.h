@@ -305,10 +305,15 @@ typedef struct wsisa_annot_spec {
 
 typedef struct wsisa_annotation wsisa_annotation;
 
+/* Level-0 pixels a GeoJSON vertex may lie past the slide's edge: it is then
+ * taken on the edge (programs round outlines outwards); further out is refused. */
+#define WSISA_ANNOT_EDGE_SLACK 1.0
+
 /* Read and check an annotation against its input's level 0. Refused, naming
  * the file: unreadable, not JSON, not GeoJSON features, a geometry that is not
  * a Polygon or MultiPolygon, a ring that is not closed or has fewer than four
- * positions, a vertex outside the slide, no polygon at all, a region outside
+ * positions, a vertex more than WSISA_ANNOT_EDGE_SLACK past the slide's edge
+ * (one within it is clamped onto the edge), no polygon at all, a region outside
  * the slide; a label image with more than one channel or floating-point or
  * negative values, an origin off the slide, or more pixels than fit on the
  * slide from its origin at its downsample (wrong size). */
@@ -361,20 +366,84 @@ struct wsisa_stage;
 int wsisa_image_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *img,
                              const char *description, double mpp, wsisa_err *e);
 
+/* ---- pyramids ---------------------------------------------------------------- */
+
+/* Fill tile (x, y, w, h) of pyramid level `level` (level pixels; pixel (i, j)
+ * of level k stands for level 0's (i 2^k, j 2^k), nearest, never averaged)
+ * as packed RGB u8 rows `stride` bytes apart (it comes zeroed). */
+typedef int (*wsisa_pyramid_paint)(void *ctx, int level, int64_t x, int64_t y, int w, int h,
+                                   uint8_t *rgb, size_t stride, wsisa_err *e);
+/* The levels of a width x height pyramid in tiles of `tile`: halved until
+ * the longest side fits one tile. */
+int wsisa_pyramid_levels(int64_t width, int64_t height, int tile);
+/* How a pyramid is written: tiles of `tile` pixels (a multiple of 16);
+ * jpeg_quality 0: deflate (lossless), 1..100: JPEG (YCbCr, as scanners
+ * store slides) at that quality; level 0's ImageDescription (NULL: none);
+ * um per level-0 pixel as resolution tags on every level, in pixels per
+ * centimetre (0: none). */
+typedef struct wsisa_pyramid_opts {
+  int tile;
+  int jpeg_quality;
+  const char *description;
+  double mpp;
+} wsisa_pyramid_opts;
+/* A tiled pyramidal RGB TIFF (BigTIFF when large) that OpenSlide and QuPath
+ * open, into a stage of outputs (io/csv.h): level 0 width x height, its
+ * tiles painted in raster order, level after level. */
+struct wsisa_stage;
+int wsisa_pyramid_write_staged(struct wsisa_stage *s, const char *path, int64_t width,
+                               int64_t height, const wsisa_pyramid_opts *o,
+                               wsisa_pyramid_paint paint, void *ctx, wsisa_err *e);
+
 /* ---- outlines --------------------------------------------------------------- */
 
-/* Outer boundaries of the labels of an i32 label image (4-connected
- * components) as a GeoJSON FeatureCollection of polygons in pixel-corner
- * coordinates: (x0 + x*scale, y0 + y*scale). Each nucleus's properties carry
- * its area in level-0 pixels ("area_level0_pixels": its pixels times
- * scale^2) and in um^2 ("area_um2", from `mpp`, um per level-0 pixel; null
- * when mpp is 0, unknown). */
+/* Where a label image's outlines lie: pixel corner (x, y) is at level-0
+ * (x0 + x * scale, y0 + y * scale), taken onto [0, width0] x [0, height0]
+ * (the slide's level 0; 0: not bounded) so that no vertex lies past the
+ * slide's edge; mpp: um per level-0 pixel (0: unknown). */
+typedef struct wsisa_outline_place {
+  double x0, y0, scale;
+  double width0, height0;
+  double mpp;
+} wsisa_outline_place;
+
+/* Nuclei numbered across a slide: label l of a tile is nucleus first + l - 1
+ * (properties "nucleus_id", "tile" when >= 0; the Feature's "id" a UUID of
+ * salt and that number, as QuPath names its objects). */
+typedef struct wsisa_geojson_ids {
+  uint64_t first;
+  long tile;
+  uint32_t salt;
+} wsisa_geojson_ids;
+
+/* A FeatureCollection of nucleus outlines written feature by feature under
+ * a staged name (io/csv.h): open, add label images, close. */
+typedef struct wsisa_geojson_writer wsisa_geojson_writer;
+struct wsisa_stage;
+int wsisa_geojson_open(struct wsisa_stage *s, const char *path, wsisa_geojson_writer **out,
+                       wsisa_err *e);
+/* The outer boundaries of the labels of an i32 label image (4-connected
+ * components), one Polygon Feature each in label order, on pixel corners
+ * placed by `p`. Each nucleus's properties carry its area in level-0 pixels
+ * ("area_level0_pixels": its pixels times scale^2) and in um^2 ("area_um2",
+ * null when mpp is unknown), and its label ("label") or, with `ids`, its
+ * number across the slide. */
+int wsisa_geojson_add(wsisa_geojson_writer *w, const wsisa_image *labels,
+                      const wsisa_outline_place *p, const wsisa_geojson_ids *ids,
+                      wsisa_err *e);
+/* Features written so far. */
+size_t wsisa_geojson_count(const wsisa_geojson_writer *w);
+/* End the collection, flush, sync and close (the stage still commits it);
+ * frees the writer either way. */
+int wsisa_geojson_close(wsisa_geojson_writer *w, wsisa_err *e);
+
+/* One label image's outlines as a whole file (positions (x0 + x*scale,
+ * y0 + y*scale), unbounded; wsisa_geojson_write: in its own pixels). */
 int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
                            double scale, wsisa_err *e);
 int wsisa_geojson_write(const char *path, const wsisa_image *labels, wsisa_err *e);
-/* wsisa_geojson_write_at into a stage of several outputs (io/csv.h), with
- * the level-0 pixel size `mpp` (0: unknown). */
+/* One label image's outlines into a stage of several outputs (io/csv.h). */
 int wsisa_geojson_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *labels,
-                               double x0, double y0, double scale, double mpp, wsisa_err *e);
+                               const wsisa_outline_place *p, wsisa_err *e);
 
 #endif

@@ -411,3 +411,72 @@ int wsisa_svg_scatter(const char *path, const char *title, const char *xlabel,
           LEFT, TOP, WIDTH - RIGHT - LEFT, HEIGHT - BOTTOM - TOP);
   return finish(f, path, e);
 }
+
+/* ---- a map over a tile grid ------------------------------------------------- */
+
+/* Light to dark (ColorBrewer's Oranges): low values pale, high ones dark. */
+static const unsigned char ramp[][3] = {{255, 245, 235}, {253, 208, 162}, {253, 141, 60},
+                                        {217, 72, 1}, {127, 39, 4}};
+#define NRAMP (sizeof ramp / sizeof *ramp)
+
+static void ramp_colour(double t, char *buf, size_t cap) {
+  t = t < 0 ? 0 : t > 1 ? 1 : t;
+  double at = t * (double)(NRAMP - 1);
+  size_t i = (size_t)at < NRAMP - 1 ? (size_t)at : NRAMP - 2;
+  double f = at - (double)i;
+  int c[3];
+  for (int k = 0; k < 3; k++)
+    c[k] = (int)lround((1 - f) * ramp[i][k] + f * ramp[i + 1][k]);
+  snprintf(buf, cap, "#%02x%02x%02x", c[0], c[1], c[2]);
+}
+
+int wsisa_svg_grid_map(const char *path, const char *title, const char *unit, int cols,
+                       int rows, const double *values, wsisa_err *e) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (size_t i = 0; i < (size_t)cols * (size_t)rows; i++)
+    if (isfinite(values[i])) lo = fmin(lo, values[i]), hi = fmax(hi, values[i]);
+  if (!(lo <= hi)) lo = hi = 0;
+  FILE *f = begin(path, title, e);
+  if (!f) return WSISA_EIO;
+  /* the cells as square as the room allows, the legend to their right */
+  const double legend = 110, room_w = WIDTH - LEFT - RIGHT - legend, room_h = HEIGHT - TOP - 30;
+  const double cell = fmin(room_w / (cols > 0 ? cols : 1), room_h / (rows > 0 ? rows : 1));
+  const double x0 = LEFT + (room_w - cell * cols) / 2, y0 = TOP;
+  char colour[16];
+  for (int r = 0; r < rows; r++)
+    for (int c = 0; c < cols; c++) {
+      const double v = values[(size_t)r * cols + c];
+      if (isfinite(v)) ramp_colour(hi > lo ? (v - lo) / (hi - lo) : 0.5, colour, sizeof colour);
+      else snprintf(colour, sizeof colour, "#eeeeee");
+      fprintf(f,
+              "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\" "
+              "stroke=\"white\" stroke-width=\"%.2f\"><title>tile %zu (%d, %d): ",
+              x0 + c * cell, y0 + r * cell, cell, cell, colour, fmin(1.0, cell / 10),
+              (size_t)r * cols + c, c, r);
+      if (isfinite(v)) {
+        fprintf(f, "%.4g ", v);
+        escaped(f, unit);
+      } else {
+        fputs("not segmented", f);
+      }
+      fputs("</title></rect>\n", f);
+    }
+  /* the legend: the ramp from its lowest value (bottom) to its highest */
+  const double lx = WIDTH - RIGHT - legend + 20, ly = TOP, lh = fmin(room_h, 200);
+  const int steps = 40;
+  for (int i = 0; i < steps; i++) {
+    ramp_colour(1.0 - (i + 0.5) / steps, colour, sizeof colour);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.2f\" width=\"16\" height=\"%.2f\" fill=\"%s\"/>\n", lx,
+            ly + lh * i / steps, lh / steps + 0.5, colour);
+  }
+  char label[64];
+  snprintf(label, sizeof label, "%.4g", hi);
+  text(f, lx + 22, ly + 10, "start", "", label);
+  snprintf(label, sizeof label, "%.4g", lo);
+  text(f, lx + 22, ly + lh, "start", "", label);
+  text(f, lx, ly + lh + 20, "start", "", unit);
+  fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"12\" fill=\"#eeeeee\"/>\n", lx,
+          ly + lh + 32);
+  text(f, lx + 22, ly + lh + 42, "start", "", "not segmented");
+  return finish(f, path, e);
+}

@@ -52,4 +52,11 @@ int wsisa_svg_scatter_layout(size_t n, const char *const *labels, const double *
                              const double *y, wsisa_svg_layout *out, wsisa_err *e);
 void wsisa_svg_layout_free(wsisa_svg_layout *layout);
 
+/* A map of a cols x rows tile grid: cell (c, r) coloured by values[r * cols
+ * + c] on a light-to-dark ramp from the lowest value to the highest (NaN:
+ * grey, "not segmented"), a legend in `unit` beside it; each cell says its
+ * tile and value when pointed at. */
+int wsisa_svg_grid_map(const char *path, const char *title, const char *unit, int cols,
+                       int rows, const double *values, wsisa_err *e);
+
 #endif

@@ -28,5 +28,7 @@ int main(int argc, char **argv) {
     snprintf(path, sizeof path, "%s/sample-od%g.tiff", argv[1], od[i]);
     rc |= tu_synth_sample_od(path, od[i]);
   }
+  snprintf(path, sizeof path, "%s/mosaic-2x2.tiff", argv[1]);
+  rc |= tu_synth_mosaic(path, 2, 2);
   return rc ? 1 : 0;
 }

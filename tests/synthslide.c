@@ -216,3 +216,31 @@ int tu_synth_fluorescence(const char *path) {
                         .resolution = 101600, .levels = 3, .level_step = 4, .tile = 256};
   return write_from_region(path, &spec, 1);
 }
+
+wsisa_image *tu_mirror(const wsisa_image *img, int kx, int ky) {
+  wsisa_image *out = NULL;
+  const int w = img->width, h = img->height, c = img->channels;
+  if (wsisa_image_new(w * kx, h * ky, c, WSISA_U8, &out, NULL)) return NULL;
+  for (int y = 0; y < out->height; y++) {
+    const int sy = (y / h) % 2 ? h - 1 - y % h : y % h;
+    const uint8_t *src = wsisa_image_row(img, sy);
+    uint8_t *dst = wsisa_image_row(out, y);
+    for (int x = 0; x < out->width; x++) {
+      const int sx = (x / w) % 2 ? w - 1 - x % w : x % w;
+      memcpy(dst + (size_t)x * c, src + (size_t)sx * c, (size_t)c);
+    }
+  }
+  return out;
+}
+
+int tu_synth_mosaic(const char *path, int kx, int ky) {
+  wsisa_image *region = sample_region(TU_MOSAIC_X, TU_MOSAIC_Y, TU_MOSAIC_SIDE);
+  wsisa_image *base = region ? tu_mirror(region, kx, ky) : NULL;
+  /* 0.499 um/pixel, the sample's: 1e4 / 0.499 pixels per centimetre */
+  tu_slide_spec spec = {.kind = TU_SLIDE_GENERIC, .resolution_unit = RESUNIT_CENTIMETER,
+                        .resolution = 1e4 / 0.499, .levels = 2, .level_step = 2, .tile = 256};
+  int rc = base ? tu_slide_write(path, base, &spec) : -1;
+  wsisa_image_free(region);
+  wsisa_image_free(base);
+  return rc;
+}

@@ -68,4 +68,16 @@ int tu_synth_fluorescence(const char *path);
 /* The sample region itself (TU_SYNTH_* at 0.499 um/pixel), RGB u8. */
 wsisa_image *tu_synth_region(void);
 
+/* (f) tu_synth_mosaic: a whole slide in small, as wsisa-bench's mosaics are
+ * made of the whole sample: the sample's region (TU_MOSAIC_X, TU_MOSAIC_Y,
+ * TU_MOSAIC_SIDE), dense with nuclei, mirrored into kx x ky copies (every
+ * other copy flipped, so neighbours meet edge to edge), a generic tiled TIFF
+ * at 0.499 um/pixel (resolution tags), levels at downsample 1 and 2. */
+#define TU_MOSAIC_X 1100
+#define TU_MOSAIC_Y 300
+#define TU_MOSAIC_SIDE 600
+int tu_synth_mosaic(const char *path, int kx, int ky);
+/* Every pixel of `img` into kx x ky copies, mirrored as tu_synth_mosaic's. */
+wsisa_image *tu_mirror(const wsisa_image *img, int kx, int ky);
+
 #endif

@@ -4,7 +4,8 @@
  * keys expanded),
  * `setup` (a shell command run first, e.g. to make a device node in @TMP@),
  * `exit` (the expected status), `stderr` (text expected in the error, keys
- * expanded) and
+ * expanded), `stdout` (text expected in the output of a case that succeeds,
+ * keys expanded) and
  * `files` (lines "absent P", "exists P", "regular P", "chardev P": what must
  * hold of path P afterwards; "absent" and "exists" take glob patterns). A failing case must print nothing on stdout: no
  * partial output. */
@@ -132,6 +133,20 @@ static int run_case(const char *name) {
     cr_expect(found, "case %s: stderr lacks \"%s\"; it was: %s", name, want_err,
               err ? err : "(none)");
     ok &= found;
+  }
+  snprintf(path, sizeof path, "%s/stdout", dir);
+  char *want_out = tu_slurp(path, NULL);
+  if (want_out) {
+    char *expanded = malloc(8192);
+    cr_assert_not_null(expanded);
+    chomp(want_out);
+    expand(want_out, expanded, 8192, dir, tmp);
+    int found = out && strstr(out, expanded) != NULL;
+    cr_expect(found, "case %s: stdout lacks \"%s\"; it was: %s", name, expanded,
+              out ? out : "(none)");
+    ok &= found;
+    free(expanded);
+    free(want_out);
   }
   if (want_exit != 0) {
     int quiet = !out || out[0] == '\0';

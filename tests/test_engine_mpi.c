@@ -1,6 +1,7 @@
 /* `mpirun -np N wsisa run` on this machine: 1, 2 and 4 ranks give the metrics of
  * the single-process run, feature metrics, object Dice and the metrics
- * against an annotation included; workers
+ * against an annotation included, and a whole slide's segmentation gives
+ * the same outputs; workers
  * bound their K by the memory limit; a worker killed mid-study costs nothing
  * but time; a killed manager's study finishes with --resume; ranks on hosts
  * of one kind share one calibration. */
@@ -642,6 +643,39 @@ Test(mpi, ranks_on_hosts_of_one_kind_share_one_calibration, .timeout = 300) {
   cr_expect_gt(files_named(bus, "node-0."), 0, "rank 0 did not measure its bus as node-0");
   cr_expect_gt(files_named(bus, "node-1."), 0, "rank 1 did not measure its bus as node-1");
   free(m);
+}
+
+/* `mpirun -np 2 wsisa segment SLIDE --all`: the manager hands tiles to the
+ * worker rank and itself, the nuclei come home as spans, and every output is
+ * the single process's, byte for byte. */
+Test(mpi, a_whole_slide_segmented_on_two_ranks_gives_the_same_outputs, .timeout = 300) {
+  mpi_env();
+  char slide[4300], one[4096], two[4096], cmd[16384];
+  snprintf(slide, sizeof slide, "%s/mosaic.tiff", tu_tmpdir("mpi_mosaic"));
+  cr_assert_eq(tu_synth_mosaic(slide, 2, 2), 0);
+  snprintf(one, sizeof one, "%s", tu_tmpdir("mpi_slide_one"));
+  snprintf(two, sizeof two, "%s", tu_tmpdir("mpi_slide_two"));
+  const char *dirs[2] = {one, two}, *launch_with[2] = {"", MPIRUN " -np 2"};
+  for (int i = 0; i < 2; i++) {
+    char *err = NULL;
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && env " RANK_ENV " %s '%s' segment '%s' --all --tile-size 512 "
+             "--geojson n.geojson --features f.csv --summary s.csv -o l.tif",
+             dirs[i], launch_with[i], WSISA_EXE, slide);
+    cr_assert_eq(tu_run_shell(cmd, NULL, &err), 0, "%s: %s", cmd, err ? err : "");
+    free(err);
+  }
+  static const char *const names[] = {"n.geojson", "f.csv", "s.csv", "l.tif"};
+  for (int k = 0; k < 4; k++) {
+    char a[4400], b[4400];
+    snprintf(a, sizeof a, "%s/%s", one, names[k]);
+    snprintf(b, sizeof b, "%s/%s", two, names[k]);
+    size_t la = 0, lb = 0;
+    char *x = tu_slurp(a, &la), *y = tu_slurp(b, &lb);
+    cr_expect(x && y && la == lb && memcmp(x, y, la) == 0, "%s differs on two ranks", names[k]);
+    free(x);
+    free(y);
+  }
 }
 
 #else

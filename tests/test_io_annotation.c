@@ -216,12 +216,12 @@ Test(annotation, bad_geojson_refused_naming_the_file) {
   expect_refused(WSISA_ANNOT_GEOJSON,
                  write_file("outside.geojson",
                             "{\"type\":\"FeatureCollection\",\"features\":[" POLY(
-                                "[[[1,1],[5,1],[5,5],[1,1]]]") "," POLY("[[[190,140],[201,"
+                                "[[[1,1],[5,1],[5,5],[1,1]]]") "," POLY("[[[190,140],[201.5,"
                                                                         "140],[195,149],[190,"
                                                                         "140]]]") "]}"),
-                 "features[1]: vertex (201, 140) outside slide.svs");
+                 "features[1]: vertex (201.5, 140) outside slide.svs");
   expect_refused(WSISA_ANNOT_GEOJSON,
-                 write_file("negative.geojson", "[" POLY("[[[-1,1],[5,1],[5,5],[-1,1]]]") "]"),
+                 write_file("negative.geojson", "[" POLY("[[[-1.25,1],[5,1],[5,5],[-1.25,1]]]") "]"),
                  "outside slide.svs");
   expect_refused(WSISA_ANNOT_GEOJSON,
                  write_file("open.geojson", "[" POLY("[[[1,1],[5,1],[5,5],[1,2]]]") "]"),
@@ -238,6 +238,28 @@ Test(annotation, bad_geojson_refused_naming_the_file) {
   expect_refused(WSISA_ANNOT_GEOJSON,
                  write_file("nogeom.geojson", "[{\"type\":\"Feature\",\"geometry\":null}]"),
                  "features[0]: no geometry");
+}
+
+/* A vertex at most a pixel past the slide's edge, as programs that round their
+ * outlines outwards write them, is taken on the edge: the nucleus keeps the
+ * pixels it covers on the slide. */
+Test(annotation, a_hair_past_the_edge_taken_on_it) {
+  const char *path = write_file(
+      "hair.geojson", "[" POLY("[[[196,146],[200.75,146],[200.75,150.5],[196,150.5],[196,146]]]") "]");
+  wsisa_err e = WSISA_ERR_INIT;
+  wsisa_annotation *a = load(WSISA_ANNOT_GEOJSON, path, 200, 150, 0, 0, 1, &e);
+  cr_assert_not_null(a, "%s", e.msg);
+  wsisa_scale sc = scale_of(1, 1);
+  wsisa_image *lab = NULL;
+  size_t n = 0;
+  cr_assert_eq(wsisa_annotation_rasterize(a, &sc, 192, 142, 8, 8, &lab, &n, &e), 0, "%s", e.msg);
+  cr_expect_eq(n, 1);
+  size_t on = 0;
+  for (int y = 0; y < 8; y++)
+    for (int x = 0; x < 8; x++) on += ((const int32_t *)wsisa_image_row(lab, y))[x] != 0;
+  cr_expect_eq(on, 16, "the 4x4 pixels (196..199, 146..149): %zu", on);
+  wsisa_image_free(lab);
+  wsisa_annotation_free(a);
 }
 
 Test(annotation, bad_label_images_refused_naming_the_file) {

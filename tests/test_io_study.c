@@ -175,8 +175,15 @@ Test(io_study, resolved_study_round_trips) {
       "{\"inputs\": {\"slides\": [\"x.svs\", \"y.svs\", \"z.svs\"], \"reference\": {"
       "\"y.svs\": {\"labels\": \"y.tif\", \"origin\": [10, 20.5], \"mpp\": 1},"
       "\"x.svs\": {\"geojson\": \"x.geojson\", \"region\": [1, 2, 300, 400]},"
-      "\"z.svs\": {\"mask\": \"z.png\", \"downsample\": 0.1}}}, \"method\": \"moat\"}"};
-  for (size_t i = 0; i < 5; i++) {
+      "\"z.svs\": {\"mask\": \"z.png\", \"downsample\": 0.1}}}, \"method\": \"moat\"}",
+      "{\"inputs\": {\"slides\": [\"x.svs\"], \"tiles\": {\"sample\": 12, \"seed\": 9}}, "
+      "\"method\": \"moat\"}",
+      "{\"inputs\": {\"slides\": [\"x.svs\"], \"tiles\": [7, 3, 11]}, \"method\": \"moat\"}",
+      "{\"inputs\": {\"slides\": [\"x.svs\"], \"tiles\": {\"regions\": [[0, 5, 10, 20], [1, "
+      "2, 3, 4]]}}, \"method\": \"moat\"}",
+      "{\"inputs\": {\"slides\": [\"x.svs\"], \"tiles\": {\"regions\": \"m.geojson\", "
+      "\"crc32\": \"00c0ffee\"}}, \"method\": \"moat\"}"};
+  for (size_t i = 0; i < sizeof studies / sizeof *studies; i++) {
     char *once = resolved(studies[i]);
     char *twice = resolved(once);
     cr_expect_str_eq(twice, once, "parse(to_json(s)) is s");
@@ -213,6 +220,27 @@ Test(io_study, resolved_study_round_trips) {
   cr_expect(y && x && y < x, "%s", text);
   cr_expect(strstr(text, "\"region\": [\n") && strstr(text, "\"downsample\": 0.1"), "%s", text);
   cr_expect(strstr(text, "\"origin\": [\n          0,\n          0\n        ]"), "%s", text);
+  free(text);
+  /* inputs.tiles keeps its choice: the sample and its seed, the indices in
+   * their order, the GeoJSON's CRC-32 */
+  text = resolved(studies[5]);
+  cr_assert_eq(wsisa_study_parse(text, "s.json", &s, &e), 0, "%s", e.msg);
+  cr_expect_eq(s->inputs.tiles.kind, WSISA_TILES_SAMPLE);
+  cr_expect_eq(s->inputs.tiles.sample, 12);
+  cr_expect_eq(s->inputs.tiles.seed, 9);
+  wsisa_study_free(s);
+  free(text);
+  text = resolved(studies[6]);
+  cr_assert_eq(wsisa_study_parse(text, "s.json", &s, &e), 0, "%s", e.msg);
+  cr_expect_eq(s->inputs.tiles.kind, WSISA_TILES_LIST);
+  cr_expect(s->inputs.tiles.nvalues == 3 && s->inputs.tiles.values[1] == 3);
+  wsisa_study_free(s);
+  free(text);
+  text = resolved(studies[8]);
+  cr_assert_eq(wsisa_study_parse(text, "s.json", &s, &e), 0, "%s", e.msg);
+  cr_expect_eq(s->inputs.tiles.kind, WSISA_TILES_GEOJSON);
+  cr_expect(s->inputs.tiles.has_crc && s->inputs.tiles.crc32 == 0x00c0ffeeu);
+  wsisa_study_free(s);
   free(text);
 }
 
@@ -381,7 +409,8 @@ static const struct {
      "s.json: inputs.normalization: expected \"slide\" or \"tile\", got the string \"none\""},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"tile\": 512}, " MOAT "}",
      "s.json: inputs.tile: unknown key (inputs takes slides, images, level, tile_size, "
-     "overlap, mpp, slide_mpp, tissue_only, stain_check, reference, halo, normalization)"},
+     "overlap, mpp, slide_mpp, tissue_only, stain_check, reference, halo, normalization, "
+     "tiles)"},
     {"{\"inputs\": {\"slides\": [\"a.svs\"], \"reference\": {\"b.svs\": {\"geojson\": \"b.json\"}}}, "
      MOAT "}",
      "s.json: inputs.reference[\"b.svs\"]: not one of inputs.slides"},

@@ -25,7 +25,7 @@
  * Messages are bytes. Results carry wsisa_counts and wsisa_exec_stats as raw
  * structs whose sizes are checked, so every rank runs the same build, and
  * with feature metrics the feature rows of the unit's runs and of its tile's
- * reference after them. */
+ * reference after them, then (`segment --all`) the spans of their nuclei. */
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -411,8 +411,17 @@ static void put_features(buf *b, const wsisa_counts *counts, size_t n) {
           counts[i].nuclei * (size_t)counts[i].feature_cols * sizeof(double));
 }
 
+/* The runs' nuclei as spans (wsisa_exec_opts.nuclei_out; none otherwise),
+ * after the feature rows: every run's count of spans, then the spans. */
+static void put_spans(buf *b, const wsisa_counts *counts, size_t n) {
+  for (size_t i = 0; i < n; i++) put_u64(b, counts[i].spans ? counts[i].nspans : 0);
+  for (size_t i = 0; i < n; i++)
+    if (counts[i].spans)
+      put(b, counts[i].spans, counts[i].nspans * WSISA_SPAN_FIELDS * sizeof(uint32_t));
+}
+
 /* A finished unit goes home: tile, bucket, the runs and their counts, what
- * executing it cost, and the feature rows. */
+ * executing it cost, the feature rows and the spans. */
 static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs,
                        const wsisa_counts *counts, size_t n, wsisa_err *e) {
   worker_ctx *w = ctx;
@@ -428,6 +437,7 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
   for (size_t i = 0; i < n; i++) put_u64(&b, runs[i]);
   put(&b, counts, n * sizeof *counts);
   put_features(&b, counts, n);
+  put_spans(&b, counts, n);
   int rc = b.bad ? wsisa_error(e, WSISA_ENOMEM, "out of memory")
            : b.n > 0x7fffffff ? wsisa_error(e, WSISA_ERUNTIME, "a result of %zu bytes is too "
                                             "large for one message", b.n)
@@ -615,6 +625,27 @@ static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
   return b->bad ? -1 : 0;
 }
 
+/* The spans after the rows, into one array *spans the counts point into. */
+static int get_spans(buf *b, wsisa_counts *counts, size_t n, uint32_t **spans) {
+  const size_t span_bytes = WSISA_SPAN_FIELDS * sizeof(uint32_t);
+  uint64_t total = 0;
+  for (size_t i = 0; i < n && !b->bad; i++) {
+    counts[i].nspans = get_u64(b);
+    if (counts[i].nspans > b->n / span_bytes) b->bad = 1;
+    total += counts[i].nspans;
+  }
+  if (b->bad || total > (b->n - b->at) / span_bytes ||
+      !(*spans = malloc((total ? total : 1) * span_bytes)))
+    return -1;
+  get(b, *spans, total * span_bytes);
+  const uint32_t *at = *spans;
+  for (size_t i = 0; i < n; i++) {
+    counts[i].spans = counts[i].nspans ? at : NULL;
+    at += counts[i].nspans * WSISA_SPAN_FIELDS;
+  }
+  return b->bad ? -1 : 0;
+}
+
 static int decode_result(int r, buf *b, size_t ntiles, size_t nb, size_t nruns,
                          wsisa__dist_result *res, wsisa_err *e) {
   memset(res, 0, sizeof *res);
@@ -640,6 +671,7 @@ static int decode_result(int r, buf *b, size_t ntiles, size_t nb, size_t nruns,
   /* the pointers in the structs were the worker's: the rows that came with
    * them take their place */
   if (!b->bad && get_features(b, res->counts, n, &res->rows)) b->bad = 1;
+  if (!b->bad && get_spans(b, res->counts, n, &res->spans)) b->bad = 1;
   if (b->bad) {
     wsisa__dist_result_free(res);
     return wsisa_error(e, WSISA_EFORMAT, "rank %d sent a malformed result", r);
@@ -649,6 +681,7 @@ static int decode_result(int r, buf *b, size_t ntiles, size_t nb, size_t nruns,
 
 void wsisa__dist_result_free(wsisa__dist_result *res) {
   free(res->rows);
+  free(res->spans);
   free(res->runs);
   free(res->counts);
   memset(res, 0, sizeof *res);

@@ -63,7 +63,17 @@ typedef struct wsisa_counts {
    * callback only */
   const double *features, *ref_features;
   int feature_cols;
+  /* with wsisa_exec_opts.nuclei_out: the run's nuclei (those its core owns,
+   * whole) as spans over the pixels read (wsisa_tile_read_rect with the
+   * options' halo), nspans of WSISA_SPAN_FIELDS uint32 each, in raster order
+   * (WSISA_SPAN_ROW, _X, _LEN, _LABEL: labels 1..nuclei, label l the l-th
+   * feature row); valid during the unit callback only; and the tissue its
+   * background rule (its B, G, R) finds in the core */
+  const uint32_t *spans;
+  size_t nspans;
+  uint64_t tissue;
 } wsisa_counts;
+enum { WSISA_SPAN_ROW, WSISA_SPAN_X, WSISA_SPAN_LEN, WSISA_SPAN_LABEL, WSISA_SPAN_FIELDS };
 
 /* Where the tasks of a unit (tile x bucket) run when the worker set holds
  * both CPU and OpenCL workers (docs/architecture.md, Execution):
@@ -143,7 +153,19 @@ typedef struct wsisa_exec_opts {
    * wsisa_estimate_kind_seconds) */
   int placement;
   double kind_task_seconds[WSISA_KINDS];
+  /* the nuclei themselves (`wsisa segment --all`): no reference is
+   * segmented (a leaf is measured against its own mask, object_match off)
+   * and each leaf's nuclei come home (wsisa_counts.spans, .tissue) */
+  int nuclei_out;
+  /* tiles open at once: 0, WSISA_EXEC_OPEN_TILES (a study's tiles have many
+   * units each); -1, one per unit in flight and one more
+   * (wsisa_exec_open_tiles), each rank its own */
+  int open_tiles;
 } wsisa_exec_opts;
+
+/* The tiles a session keeps open with `o` (may be NULL) on `workers` StarPU
+ * workers (wsisa_exec_opts.open_tiles). */
+size_t wsisa_exec_open_tiles(const wsisa_exec_opts *o, size_t workers);
 
 typedef struct wsisa_exec_stats {
   uint64_t tasks;        /* reuse-level tasks submitted (levels 1..7) */
@@ -194,6 +216,10 @@ typedef int (*wsisa_exec_unit_fn)(void *ctx, size_t tile, size_t bucket, const s
  * background counts of every distinct (B, G, R) of the session's runs are
  * submitted, so level 1 seldom waits for one. */
 #define WSISA_EXEC_OPEN_TILES 2
+/* With wsisa_exec_opts.open_tiles -1 (a unit per tile, as `segment --all`'s):
+ * one tile per unit the rank has in flight and one more, at most this many. */
+#define WSISA_EXEC_MAX_OPEN_TILES 64
+
 typedef struct wsisa_exec_session wsisa_exec_session;
 /* Open `tile` before its first unit comes, when a place is free now: a free
  * one, or one whose tile has no unit in flight and is not `keep` (the tile
@@ -341,6 +367,7 @@ void wsisa_segment_request_init(wsisa_segment_request *r, const char *input);
 
 typedef struct wsisa_segment_result {
   wsisa_tile_ref tile;  /* what was asked: the input, its scale and rectangle */
+  int64_t width0, height0; /* the input's level 0 (outlines stay on it) */
   /* the pixels read: the rectangle and `halo` target pixels around it (as
    * far as the slide goes); the rectangle at (core_x, core_y) in them */
   int halo, core_x, core_y;
@@ -476,6 +503,7 @@ typedef struct wsisa__dist_result {
   wsisa_counts *counts;
   wsisa_exec_stats stats;
   double *rows;
+  uint32_t *spans;
 } wsisa__dist_result;
 
 /* The StarPU workers rank r (> 0) said it runs (0: unknown). */

@@ -121,6 +121,9 @@ struct leaf {
   starpu_data_handle_t labels;
   double *rows;
   int failed;
+  /* nuclei_out: the labels as spans, made when the unit is reported */
+  uint32_t *spans;
+  size_t nspans;
 };
 
 struct unit {
@@ -135,6 +138,8 @@ struct unit {
   wsisa_tile_data own_tile; /* when the tile stage is not shared */
   int owns_tile;
   const double *ref_features; /* the tile's reference feature rows */
+  const double *params;     /* the session's runs */
+  int features, nuclei_out; /* the options' */
   int normalize;
   int object_match;         /* leaves match objects: skipped runs get the sums of no object */
   /* unit placement: the kind given the unit (-1: none, StarPU places each
@@ -186,7 +191,7 @@ static void leaf_nuclei_done(void *arg) {
   leaf_part *part = arg;
   leaf *l = part->owner;
   starpu_data_release(part->handle);
-  size_t len = (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels);
+  size_t len = l->owner->features ? (size_t)l->nuclei * WSISA_NF_ROW(l->data->nchannels) : 0;
   if (len) {
     l->rows = malloc(len * sizeof *l->rows);
     l->failed = !l->rows;
@@ -202,8 +207,11 @@ static void leaf_nuclei_done(void *arg) {
                 starpu_data_acquire_cb(rows->handle, STARPU_R, leaf_part_done, rows);
     wsisa_codelets_scope_set(was);
   }
-  starpu_data_unregister_submit(l->labels);
-  l->labels = NULL;
+  /* nuclei_out: the labels stay for the unit's report */
+  if (!l->owner->nuclei_out) {
+    starpu_data_unregister_submit(l->labels);
+    l->labels = NULL;
+  }
   if (len && l->rows && !l->failed) return; /* the rows' arrival ends the path */
   leaf_arrived(l);
 }
@@ -436,6 +444,7 @@ struct tile_state {
    * any other seen */
   double (*bgr)[3];
   int *skip;
+  uint64_t *tissue; /* the core's pixels off each (B, G, R)'s background */
   size_t nbgr, cap_bgr;
   size_t nprefetched;
   uint64_t (*bg_counts)[3];
@@ -480,10 +489,11 @@ static void reference_tissue(tile_state *ts, int skip, uint64_t tissue) {
 }
 
 /* The background rule's decision for (B, G, R) of `p` on the tile, decided
- * once per (B, G, R) (a count submitted at the opening is waited for here);
- * for the defaults' (B, G, R), the tissue the reference segments too. */
+ * once per (B, G, R) (a count submitted at the opening is waited for here),
+ * and the tissue it leaves in the core (*tissue, may be NULL); for the
+ * defaults' (B, G, R), the tissue the reference segments too. */
 static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
-                     wsisa_err *e) {
+                     uint64_t *tissue_out, wsisa_err *e) {
   const double *d = wsisa_seg_defaults();
   const int defaults = p[WSISA_P_B] == d[WSISA_P_B] && p[WSISA_P_G] == d[WSISA_P_G] &&
                        p[WSISA_P_R] == d[WSISA_P_R];
@@ -492,28 +502,33 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
         ts->bgr[i][2] == p[WSISA_P_R]) {
       if (i < ts->nprefetched && ts->bg_h[i]) {
         ts->skip[i] = wsisa_workflow_background_wait(data, ts->bg_counts[i], &ts->bg_h[i]);
-        if (defaults)
-          reference_tissue(ts, ts->skip[i], wsisa_workflow_tissue(data, ts->bg_counts[i]));
+        ts->tissue[i] = wsisa_workflow_tissue(data, ts->bg_counts[i]);
+        if (defaults) reference_tissue(ts, ts->skip[i], ts->tissue[i]);
       }
       *skip = ts->skip[i];
+      if (tissue_out) *tissue_out = ts->tissue[i];
       return 0;
     }
   uint64_t tissue = 0;
   int rc = wsisa_workflow_background_tissue(data, p, skip, &tissue, e);
   if (rc) return rc;
   if (defaults) reference_tissue(ts, *skip, tissue);
+  if (tissue_out) *tissue_out = tissue;
   if (ts->nbgr == ts->cap_bgr) {
     size_t cap = ts->cap_bgr ? 2 * ts->cap_bgr : 8;
     double(*b)[3] = realloc(ts->bgr, cap * sizeof *b);
     if (b) ts->bgr = b;
     int *s = realloc(ts->skip, cap * sizeof *s);
     if (s) ts->skip = s;
-    if (!b || !s) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    uint64_t *t = realloc(ts->tissue, cap * sizeof *t);
+    if (t) ts->tissue = t;
+    if (!b || !s || !t) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
     ts->cap_bgr = cap;
   }
   ts->bgr[ts->nbgr][0] = p[WSISA_P_B];
   ts->bgr[ts->nbgr][1] = p[WSISA_P_G];
   ts->bgr[ts->nbgr][2] = p[WSISA_P_R];
+  ts->tissue[ts->nbgr] = tissue;
   ts->skip[ts->nbgr++] = *skip;
   return 0;
 }
@@ -522,7 +537,8 @@ static int tile_skip(tile_state *ts, const wsisa_tile_data *data, const double *
  * submitted at the opening, home by the time a unit is reported. */
 static int tile_reference_tissue(tile_state *ts, wsisa_err *e) {
   int skip = 0;
-  return ts->ref_tissue_known ? 0 : tile_skip(ts, &ts->data, wsisa_seg_defaults(), &skip, e);
+  return ts->ref_tissue_known ? 0
+                              : tile_skip(ts, &ts->data, wsisa_seg_defaults(), &skip, NULL, e);
 }
 
 /* The annotated nuclei a tile read with a halo owns: those whose centroid
@@ -635,9 +651,10 @@ static int tile_prefetch(tile_state *ts, const double (*bgr)[3], size_t n, wsisa
   const size_t all = n + !have;
   ts->bgr = malloc(all * sizeof *ts->bgr);
   ts->skip = calloc(all, sizeof *ts->skip);
+  ts->tissue = calloc(all, sizeof *ts->tissue);
   ts->bg_counts = calloc(all, sizeof *ts->bg_counts);
   ts->bg_h = calloc(all, sizeof *ts->bg_h);
-  if (!ts->bgr || !ts->skip || !ts->bg_counts || !ts->bg_h)
+  if (!ts->bgr || !ts->skip || !ts->tissue || !ts->bg_counts || !ts->bg_h)
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   ts->cap_bgr = all;
   int rc = 0;
@@ -671,13 +688,17 @@ static int tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, int re
    * reference segmentation included, and ends with it */
   /* the open tiles' stores share the store's bytes */
   if (o->object_reuse &&
-      wsisa_object_store_new(o->object_store_bytes / WSISA_EXEC_OPEN_TILES, &ts->objects))
+      wsisa_object_store_new(
+          o->object_store_bytes /
+              wsisa_exec_open_tiles(o, (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl())),
+          &ts->objects))
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   ts->data.objects = ts->objects;
   /* the tissue the reference segments (the core's at the defaults' (B, G, R),
    * none when the background rule empties it) comes with its count, submitted
    * above: tile_reference_tissue */
   if (ref->annot) return annotation_open(ref, o, ts, annot, e);
+  if (o->nuclei_out) return 0; /* the nuclei are the product: no reference */
   if ((rc = wsisa_image_register_tmp(w, h, 1, WSISA_U8, &ts->ref, e))) return rc;
   if ((rc = wsisa_workflow_segment_submit(&ts->data, wsisa_seg_defaults(), ts->ref, e)))
     return rc;
@@ -745,6 +766,7 @@ static void tile_close(tile_state *ts, const wsisa_exec_opts *o) {
   wsisa_image_free(ts->rgb);
   free(ts->bgr);
   free(ts->skip);
+  free(ts->tissue);
   free(ts->bg_counts);
   free(ts->bg_h);
   free(ts->ref_features);
@@ -760,6 +782,7 @@ static void unit_free(unit *u) {
       if (u->leaves[i].part[k].handle) starpu_data_unregister(u->leaves[i].part[k].handle);
     if (u->leaves[i].labels) starpu_data_unregister_submit(u->leaves[i].labels);
     free(u->leaves[i].rows);
+    free(u->leaves[i].spans);
   }
   /* with features, the leaves' reductions read the unit's own channels */
   if (u->owns_tile) wsisa_workflow_tile_release(&u->own_tile, u->normalize);
@@ -804,7 +827,7 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
     const double *p = params + t->instances[n->first_instance] * WSISA_SEG_NPARAMS;
     if (n->level == 1) {
       int skip = 0;
-      if ((rc = tile_skip(ts, data, p, &skip, e))) break;
+      if ((rc = tile_skip(ts, data, p, &skip, NULL, e))) break;
       if (skip) {
         /* the 90 % background rule: an empty mask, the subtree is not run */
         u->skipped[v] = 1;
@@ -833,11 +856,12 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       l->data = data;
       wsisa_measure m = {l->part[PART_COUNTS].handle, l->part[PART_NUCLEI].handle,
                          l->part[PART_MATCH].handle, ts->ref_labels,
-                         o->features ? &l->labels : NULL};
+                         o->features || o->nuclei_out ? &l->labels : NULL};
       /* a tile read with a halo measures the objects its core owns */
       starpu_data_handle_t owned = NULL;
       if ((rc = wsisa_workflow_own_submit(data, path.final, &owned, e))) break;
-      rc = wsisa_workflow_measure_submit(data, owned, ts->ref, &m, e);
+      /* without a reference (nuclei_out) the leaf is its own */
+      rc = wsisa_workflow_measure_submit(data, owned, ts->ref ? ts->ref : owned, &m, e);
       if (owned != path.final) starpu_data_unregister_submit(owned);
       if (rc) break;
       paths_begin(u->paths);
@@ -846,8 +870,9 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
       pthread_mutex_unlock(&u->paths->lock);
       for (int k = 0, n = l->remaining; k < n && !rc; k++)
         if (starpu_data_acquire_cb(l->part[k].handle, STARPU_R,
-                                   k == PART_NUCLEI && l->labels ? leaf_nuclei_done
-                                                                 : leaf_part_done,
+                                   k == PART_NUCLEI && l->labels && o->features
+                                       ? leaf_nuclei_done
+                                       : leaf_part_done,
                                    &l->part[k]))
           rc = wsisa_error(e, WSISA_ERUNTIME, "cannot wait for a comparison");
       if (rc) break;
@@ -860,6 +885,41 @@ static int unit_submit(unit *u, tile_state *ts, const double *params,
     u->owns_tile = 0;
   }
   return rc;
+}
+
+/* A leaf's nuclei as spans (nuclei_out), on the submitting thread: its
+ * labels are home by now (its measures, which came home, ran after them). */
+static int leaf_spans(leaf *l, wsisa_err *e) {
+  if (starpu_data_acquire(l->labels, STARPU_R))
+    return wsisa_error(e, WSISA_ERUNTIME, "cannot read the nuclei's labels");
+  const int32_t *px = (const int32_t *)starpu_matrix_get_local_ptr(l->labels);
+  const uint32_t nx = starpu_matrix_get_nx(l->labels), ny = starpu_matrix_get_ny(l->labels);
+  const size_t ld = starpu_matrix_get_local_ld(l->labels);
+  size_t n = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    n = 0;
+    for (uint32_t y = 0; y < ny; y++) {
+      const int32_t *row = px + (size_t)y * ld;
+      for (uint32_t x = 0; x < nx;) {
+        const int32_t v = row[x];
+        uint32_t end = x + 1;
+        while (end < nx && row[end] == v) end++;
+        if (v > 0 && pass) {
+          uint32_t *sp = l->spans + n * WSISA_SPAN_FIELDS;
+          sp[WSISA_SPAN_ROW] = y, sp[WSISA_SPAN_X] = x, sp[WSISA_SPAN_LEN] = end - x;
+          sp[WSISA_SPAN_LABEL] = (uint32_t)v;
+        }
+        n += v > 0;
+        x = end;
+      }
+    }
+    if (!pass && !(l->spans = malloc((n ? n : 1) * WSISA_SPAN_FIELDS * sizeof *l->spans)))
+      break;
+  }
+  starpu_data_release(l->labels);
+  if (!l->spans) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  l->nspans = n;
+  return 0;
 }
 
 /* Gather a finished unit's counts per run and hand them over. */
@@ -877,7 +937,9 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
   /* the tile's reference counts, home by now (the leaves' measures ran after it) */
   tile_reference_wait(u->ts);
   const uint64_t ref_nuclei = u->ts->ref_nuclei;
-  const int tissue_rc = tile_reference_tissue(u->ts, e);
+  int tissue_rc = u->nuclei_out ? 0 : tile_reference_tissue(u->ts, e);
+  for (size_t i = 0; i < u->nleaves && u->nuclei_out && !tissue_rc; i++)
+    tissue_rc = leaf_spans(&u->leaves[i], e);
   if (tissue_rc) {
     free(runs);
     free(counts);
@@ -903,7 +965,8 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
                           .nuclei = l->nuclei, .ref_nuclei = ref_nuclei,
                           .ref_tissue = ref_tissue,
                           .features = l->rows, .ref_features = u->ref_features,
-                          .feature_cols = WSISA_NF_ROW(l->data->nchannels)};
+                          .feature_cols = WSISA_NF_ROW(l->data->nchannels),
+                          .spans = l->spans, .nspans = l->nspans};
       memcpy(c->match, l->match, sizeof c->match);
     }
   }
@@ -918,6 +981,7 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       wsisa_counts *c = &counts[m++];
       *c = (wsisa_counts){.ref = ref, .ref_nuclei = ref_nuclei, .ref_tissue = ref_tissue,
                           .ref_features = u->ref_features};
+      /* an empty mask: no span to send (the tissue is filled in below) */
       if (u->object_match) {
         c->match[WSISA_MATCH_AREA_REF] = ref;
         c->match[WSISA_MATCH_FN] = ref_nuclei;
@@ -925,7 +989,15 @@ static int unit_report(unit *u, wsisa_exec_unit_fn on_unit, void *ctx, wsisa_err
       }
     }
   }
-  int rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
+  int rc = 0;
+  /* nuclei_out: the tissue each run's background rule found in the core
+   * (decided when its level 1 was submitted: no count waits here) */
+  for (size_t i = 0; i < m && u->nuclei_out && !rc; i++) {
+    int skip = 0;
+    rc = tile_skip(u->ts, &u->ts->data, u->params + runs[i] * WSISA_SEG_NPARAMS, &skip,
+                   &counts[i].tissue, e);
+  }
+  if (!rc) rc = on_unit ? on_unit(ctx, u->tile, u->bucket, runs, counts, m, e) : 0;
   free(runs);
   free(counts);
   return rc;
@@ -955,11 +1027,12 @@ struct wsisa_exec_session {
   paths ps;
   /* the tiles open at once: tile[i] is ts[i]'s, ntiles when the place is
    * free; opened[i] orders them by opening */
-  tile_state ts[WSISA_EXEC_OPEN_TILES];
-  size_t tile[WSISA_EXEC_OPEN_TILES], opened[WSISA_EXEC_OPEN_TILES], opens;
+  tile_state ts[WSISA_EXEC_MAX_OPEN_TILES];
+  size_t tile[WSISA_EXEC_MAX_OPEN_TILES], opened[WSISA_EXEC_MAX_OPEN_TILES], opens;
+  size_t nopen; /* the places: wsisa_exec_open_tiles */
   /* opened ahead of its first unit (wsisa_exec_session_open_ahead), no unit
    * submitted yet: kept until one is */
-  int ahead[WSISA_EXEC_OPEN_TILES];
+  int ahead[WSISA_EXEC_MAX_OPEN_TILES];
   unsigned char *moved; /* per tile: its units moved here (wsisa_exec_session_moved) */
   /* the distinct (B, G, R) of the runs, whose counts each tile prefetches,
    * and the level-2 reconstructions each tile stage makes for them
@@ -1016,7 +1089,8 @@ int wsisa_exec_session_new(const wsisa_tile_ref *tiles, size_t ntiles, const dou
   s->opts = *opts;
   pthread_mutex_init(&s->ps.lock, NULL);
   pthread_cond_init(&s->ps.cond, NULL);
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) s->tile[i] = ntiles;
+  s->nopen = wsisa_exec_open_tiles(opts, (size_t)(wsisa_runtime_ncpu() + wsisa_runtime_nopencl()));
+  for (size_t i = 0; i < WSISA_EXEC_MAX_OPEN_TILES; i++) s->tile[i] = ntiles;
   /* a placement to choose only with both kinds of worker, both allowed */
   const uint32_t both = STARPU_CPU | STARPU_OPENCL;
   s->placement = wsisa_runtime_ncpu() > 0 && wsisa_runtime_nopencl() > 0 &&
@@ -1106,7 +1180,7 @@ static void session_close_tile(wsisa_exec_session *s, size_t i) {
  * every open tile has one. Nothing is closed. */
 static size_t place_free(const wsisa_exec_session *s, size_t keep) {
   size_t best = (size_t)-1;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) {
+  for (size_t i = 0; i < s->nopen; i++) {
     if (s->tile[i] == s->ntiles) return i;
     int busy = s->tile[i] == keep;
     for (size_t q = 0; q < s->nq && !busy; q++) busy = s->queue[q]->place == i;
@@ -1127,7 +1201,7 @@ static size_t session_place(wsisa_exec_session *s) {
  * (one at a time), or under unit placement. */
 static size_t place_ahead(const wsisa_exec_session *s, size_t keep) {
   if (s->placement == WSISA_PLACEMENT_UNIT) return (size_t)-1;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+  for (size_t i = 0; i < s->nopen; i++)
     if (s->ahead[i]) return (size_t)-1;
   return place_free(s, keep);
 }
@@ -1143,8 +1217,8 @@ static int session_open(wsisa_exec_session *s, size_t tile, size_t *place, int *
   size_t at = 0;
   int rc = 0;
   *opened = 0;
-  while (at < WSISA_EXEC_OPEN_TILES && s->tile[at] != tile) at++;
-  if (at == WSISA_EXEC_OPEN_TILES) {
+  while (at < s->nopen && s->tile[at] != tile) at++;
+  if (at == s->nopen) {
     /* a tile's pixels must outlive every unit that reads them: units are
      * waited for, whichever end first, until an open tile has none left */
     while ((at = session_place(s)) == (size_t)-1)
@@ -1199,7 +1273,7 @@ static int session_open_at(wsisa_exec_session *s, size_t tile, size_t at, wsisa_
 int wsisa_exec_session_open_ahead(wsisa_exec_session *s, size_t tile, size_t keep,
                                   wsisa_err *e) {
   if (tile >= s->ntiles) return 0;
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+  for (size_t i = 0; i < s->nopen; i++)
     if (s->tile[i] == tile) return 0;
   size_t at = place_ahead(s, keep);
   if (at == (size_t)-1) return 0;
@@ -1244,6 +1318,9 @@ int wsisa_exec_session_submit(wsisa_exec_session *s, size_t tile, size_t bucket,
   u->place = at;
   u->ts = &s->ts[at];
   u->object_match = s->opts.object_match;
+  u->params = s->params;
+  u->features = s->opts.features;
+  u->nuclei_out = s->opts.nuclei_out;
   /* the tile's stage goes with its first unit: the reference's path is then
    * that unit's too */
   u->cost = wsisa_exec_unit_cost(u->tree) + (opening ? WSISA_EXEC_TILE_STAGE_COST : 0);
@@ -1307,7 +1384,7 @@ void wsisa_exec_session_stats(wsisa_exec_session *s, wsisa_exec_stats *stats) {
   s->ps.waits = 0;
   s->ps.waited = 0;
   pthread_mutex_unlock(&s->ps.lock);
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++)
+  for (size_t i = 0; i < s->nopen; i++)
     if (s->tile[i] != s->ntiles) objects_count(&s->ts[i], &s->stats);
   /* the tasks counted under the scopes since they were last taken */
   s->stats.placed_by_unit = s->placement == WSISA_PLACEMENT_UNIT;
@@ -1332,7 +1409,7 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
   }
   /* after an error, tasks no leaf waits for may still be running */
   starpu_task_wait_for_all();
-  for (size_t i = 0; i < WSISA_EXEC_OPEN_TILES; i++) session_close_tile(s, i);
+  for (size_t i = 0; i < s->nopen; i++) session_close_tile(s, i);
   free(s->bgr);
   free(s->moved);
   wsisa_annotation_free(s->annot);
@@ -1361,8 +1438,9 @@ void wsisa_exec_session_free(wsisa_exec_session *s) {
  *   fill as a study goes on: short studies peak below the model (one tile's
  *   studies in wsisa-bench predict: the model 10-26 % over them), long ones
  *   reach it;
- * - each open tile (WSISA_EXEC_OPEN_TILES at once: the next one opens
- *   while the last one's units drain): RGB in and normalized, rc, its
+ * - each open tile (wsisa_exec_open_tiles at once, a study's
+ *   WSISA_EXEC_OPEN_TILES: the next one opens while the last one's units
+ *   drain): RGB in and normalized, rc, its
  *   opening, level 2's two reconstructions, the reference mask; without a
  *   shared tile stage (reuse none) each unit in flight
  *   (wsisa__units_credit) has its own. */
@@ -1398,8 +1476,14 @@ static void bytes_per_pixel(const wsisa_exec_opts *o, size_t workers, double *ti
   }
   /* the tiles open at once; without a shared stage, one more per unit in flight */
   double one = *tile;
-  *tile = WSISA_EXEC_OPEN_TILES * one;
+  *tile = (double)wsisa_exec_open_tiles(o, workers) * one;
   if (o && !o->share_tile_stage) *tile += (double)wsisa__units_credit((int)workers) * one;
+}
+
+size_t wsisa_exec_open_tiles(const wsisa_exec_opts *o, size_t workers) {
+  if (!o || o->open_tiles >= 0) return WSISA_EXEC_OPEN_TILES;
+  const size_t n = wsisa__units_credit((int)workers) + 1;
+  return n < WSISA_EXEC_MAX_OPEN_TILES ? n : WSISA_EXEC_MAX_OPEN_TILES;
 }
 
 uint64_t wsisa_exec_object_store_bytes(uint64_t memory_limit, uint64_t baseline) {
@@ -1435,7 +1519,7 @@ size_t wsisa_exec_active_paths(size_t asked, uint64_t available, uint64_t baseli
   double tile, task, path;
   bytes_per_pixel(o, workers, &tile, &task, &path);
   /* one reference per open tile, whatever the units in flight */
-  if (annotated) tile += WSISA_EXEC_OPEN_TILES * ANNOT_BYTES_PER_PIXEL;
+  if (annotated) tile += (double)wsisa_exec_open_tiles(o, workers) * ANNOT_BYTES_PER_PIXEL;
   /* the object store takes its share of what is over the baseline */
   const double share = o && o->object_reuse ? WSISA_OBJECT_STORE_SHARE : 0.0;
   const double store = share > 0 ? (double)wsisa_exec_object_store_bytes(limit, baseline) : 0.0;

@@ -84,7 +84,8 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
     if (rc) return rc;
   } else if ((double)sc->width * (double)sc->height > WHOLE_SLIDE_MAX_PIXELS) {
     return wsisa_error(e, WSISA_EUSAGE,
-                       "%s: %lldx%lld pixels at %g um/pixel; choose a --region or --tile",
+                       "%s: %lldx%lld pixels at %g um/pixel; choose a --region or --tile, "
+                       "or --all for every tile",
                        q->input, (long long)sc->width, (long long)sc->height, sc->target_mpp);
   }
   if (r[2] > INT32_MAX || r[3] > INT32_MAX)
@@ -97,7 +98,7 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
  * slide; otherwise the input's content says. The input is left open in
  * *opened for the read (an image is decoded once). */
 static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark,
-                  wsisa_input **opened, wsisa_err *e) {
+                  int64_t *width0, int64_t *height0, wsisa_input **opened, wsisa_err *e) {
   memset(t, 0, sizeof *t);
   *dark = 0;
   *opened = NULL;
@@ -123,6 +124,7 @@ static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark,
   if (rc) return wsisa_error(e, rc, "%s", open_err.msg);
   int64_t r[4] = {0, 0, 0, 0};
   *dark = wsisa_input_dark_background(in);
+  wsisa_input_level0(in, width0, height0);
   if (!(rc = wsisa_input_scale(in, q->mpp, q->target_mpp, &t->scale, e)) &&
       !(rc = rectangle(q, in, &t->scale, r, e))) {
     const double step = wsisa_scale_step(&t->scale);
@@ -217,7 +219,7 @@ int wsisa_segment_run(const wsisa_segment_request *q, wsisa_segment_result *res,
   memset(&frame, 0, sizeof frame);
   wsisa_input *in = NULL;
   int dark = 0;
-  int rc = layout(q, &res->tile, &dark, &in, e);
+  int rc = layout(q, &res->tile, &dark, &res->width0, &res->height0, &in, e);
   if (!rc && res->tile.kind == WSISA_INPUT_SLIDE) {
     /* a slide's rectangle and its halo, read as a study reads its tiles */
     wsisa_input_close(in);
@@ -386,11 +388,16 @@ int wsisa_segment_write(const wsisa_segment_result *res, const wsisa_segment_out
   const wsisa_image mask = core_view(res, res->mask), labels = core_view(res, res->labels);
   if (to->mask) rc = wsisa_image_write_staged(&stage, to->mask, &mask, meta, mpp, e);
   if (!rc && to->labels) rc = wsisa_image_write_staged(&stage, to->labels, &labels, meta, mpp, e);
-  if (!rc && to->geojson)
-    rc = wsisa_geojson_write_staged(&stage, to->geojson, res->labels,
-                                    (double)(res->tile.x - res->core_x) * step,
-                                    (double)(res->tile.y - res->core_y) * step, step,
-                                    sc->source == WSISA_MPP_NONE ? 0 : sc->mpp, e);
+  if (!rc && to->geojson) {
+    /* every vertex on the input: a resampled level's last pixel may reach
+     * past the slide's last level-0 pixel */
+    const wsisa_outline_place place = {
+        .x0 = (double)(res->tile.x - res->core_x) * step,
+        .y0 = (double)(res->tile.y - res->core_y) * step, .scale = step,
+        .width0 = (double)res->width0, .height0 = (double)res->height0,
+        .mpp = sc->source == WSISA_MPP_NONE ? 0 : sc->mpp};
+    rc = wsisa_geojson_write_staged(&stage, to->geojson, res->labels, &place, e);
+  }
   if (!rc && to->features) rc = write_features(&stage, to->features, res, e);
   if (!rc) rc = wsisa_stage_commit(&stage, e);
   if (rc) wsisa_stage_abort(&stage);

@@ -460,7 +460,7 @@ int wsisa_units_run(const wsisa_tile_ref *tiles, size_t ntiles, const double *pa
   if ((rc = wsisa_exec_session_new(tiles, ntiles, params, buckets, opts, &self, e))) goto out;
   if (q.nranks > 1) wsisa_exec_session_on_wait(self, serve_others, &q, 0.001);
   q.prog = wsisa_progress_start("units", q.total);
-  wsisa_progress_advance(q.prog, q.ndone);
+  wsisa_progress_resume(q.prog, q.ndone);
   wall = wsisa_now(), cpu = thread_cpu();
   rc = drive(&q, self, e);
   wall = wsisa_now() - wall, cpu = thread_cpu() - cpu;

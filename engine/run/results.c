@@ -502,6 +502,17 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
                         "reference_nuclei_per_mm2", density);
   /* the um per pixel read, which tissue_mm2 and the density are counted in */
   json_object_set_new(o, "pixel_mpp", json_real(wsisa_scale_pixel_mpp(sc)));
+  /* a slide's tiles, by their index in its grid (`wsisa tiles --json`'s), and
+   * how inputs.tiles chose them */
+  if (in->grid_index) {
+    json_t *idx = json_array();
+    for (size_t t = 0; t < in->ntiles; t++)
+      json_array_append_new(idx, json_integer((json_int_t)in->grid_index[t]));
+    json_object_set_new(o, "tiles_chosen",
+                        json_pack("{s:s, s:o}", "by",
+                                  wsisa_study_tiles_kind_name(s->study->inputs.tiles.kind),
+                                  "indices", idx));
+  }
   /* how its tiles were read: the halo, and the colour statistics they were
    * normalized with (the slide's, or each tile's own) */
   json_object_set_new(o, "halo", json_integer(in->kind == WSISA_INPUT_SLIDE ? s->halo : 0));

@@ -101,6 +101,33 @@ int wsisa_plan_compare(const struct wsisa_study *study, const wsisa_plan_request
                        wsisa_plan_report *out, wsisa_err *e);
 void wsisa_plan_report_free(wsisa_plan_report *report);
 
+/* ==== a whole slide's nuclei (`wsisa segment SLIDE --all`) ===================== */
+
+typedef struct wsisa_slide_segment_request {
+  const char *slide;
+  const char *tiles;        /* --tiles: grid indices and ranges ("3,5,7-9"); NULL: the
+                               tissue tiles (within the region when has_region) */
+  int has_region;
+  int64_t region[4];        /* level-0 x, y, width, height */
+  long tile_size;           /* the grid's tiles, in target pixels */
+  double mpp, target_mpp;   /* the slide's um/pixel (0: what it says); the resolution read */
+  int halo;                 /* target pixels around each tile; -1: auto */
+  int normalize, tile_stats, stain_check;
+  double params[WSISA_SEG_NPARAMS];
+  /* the outputs (NULL: not written), at least one */
+  const char *geojson, *features, *summary, *density, *labels;
+  const char *work;         /* the work folder; NULL: beside the first output (.parts) */
+  int force;                /* replace outputs that exist */
+  double unit_timeout;      /* under mpirun, seconds; 0: 600 */
+} wsisa_slide_segment_request;
+
+/* Segment every chosen tile (engine/run/slide.c), journaled in the work
+ * folder as each ends, then write the outputs together from the journal and
+ * remove the folder; run again after an interruption, it goes on from the
+ * tiles journaled. Under mpirun, ranks other than 0 segment the tiles rank 0
+ * hands out. */
+int wsisa_slide_segment(const wsisa_slide_segment_request *r, wsisa_err *e);
+
 /* ==== a whole study =========================================================== */
 
 typedef struct wsisa_runner_request {

@@ -348,11 +348,108 @@ static int parse_reference(ctx *c, json_t *ref, wsisa_study_inputs *out) {
   return 0;
 }
 
+static const char *const tiles_kind_names[] = {"all", "sample", "list", "regions", "geojson"};
+
+const char *wsisa_study_tiles_kind_name(wsisa_study_tiles_kind kind) {
+  return (unsigned)kind < COUNT(tiles_kind_names) ? tiles_kind_names[kind] : "?";
+}
+
+/* inputs.tiles: a sample, a list of grid indices, or regions (level-0
+ * rectangles, or a GeoJSON file's polygons). Whether the indices and regions
+ * lie on each slide is checked when its grid is laid out (engine/study/tiles.c). */
+static int parse_tiles(ctx *c, json_t *v, wsisa_study_tiles *t) {
+  static const char *const sample_keys[] = {"sample", "seed", NULL};
+  static const char *const region_keys[] = {"regions", "crc32", NULL};
+  static const char *const what =
+      "{\"sample\": N, \"seed\": s}, a list of tile indices, or {\"regions\": [[x, y, w, "
+      "h], ...] or \"FILE.geojson\"}";
+  int rc;
+  char at[96];
+  if (json_is_array(v)) {
+    t->kind = WSISA_TILES_LIST;
+    t->nvalues = json_array_size(v);
+    if (!t->nvalues) return expected(c, "inputs.tiles", what, v);
+    if (!(t->values = calloc(t->nvalues, sizeof *t->values)))
+      return wsisa_error(c->e, WSISA_ENOMEM, "out of memory");
+    for (size_t i = 0; i < t->nvalues; i++) {
+      double x;
+      snprintf(at, sizeof at, "inputs.tiles[%zu]", i);
+      if ((rc = get_whole(c, json_array_get(v, i), at, 0, 9007199254740992.0, &x))) return rc;
+      t->values[i] = (int64_t)x;
+      for (size_t j = 0; j < i; j++)
+        if (t->values[j] == t->values[i])
+          return fail(c, at, "tile %" PRId64 " is listed twice (inputs.tiles[%zu])",
+                      t->values[i], j);
+    }
+    return 0;
+  }
+  if (!json_is_object(v)) return expected(c, "inputs.tiles", what, v);
+  json_t *sample = json_object_get(v, "sample"), *regions = json_object_get(v, "regions");
+  if (!sample == !regions) return expected(c, "inputs.tiles", what, v);
+  if (sample) {
+    if ((rc = check_keys(c, v, "inputs.tiles", sample_keys, "a sample of tiles"))) return rc;
+    double x;
+    t->kind = WSISA_TILES_SAMPLE;
+    if ((rc = get_whole(c, sample, "inputs.tiles.sample", 1, 1e9, &x))) return rc;
+    t->sample = (size_t)x;
+    t->seed = 1;
+    json_t *seed = json_object_get(v, "seed");
+    if (seed && (rc = get_whole(c, seed, "inputs.tiles.seed", 0, 9007199254740992.0, &x)))
+      return rc;
+    if (seed) t->seed = (uint64_t)x;
+    return 0;
+  }
+  if ((rc = check_keys(c, v, "inputs.tiles", region_keys, "regions of tiles"))) return rc;
+  json_t *crc = json_object_get(v, "crc32");
+  if (json_is_string(regions)) {
+    const char *file;
+    t->kind = WSISA_TILES_GEOJSON;
+    if ((rc = get_string(c, regions, "inputs.tiles.regions", &file)) ||
+        (rc = dup_string(c, file, &t->geojson)))
+      return rc;
+    if (crc) {
+      const char *hex = json_is_string(crc) ? json_string_value(crc) : "";
+      char *end;
+      unsigned long h = strtoul(hex, &end, 16);
+      if (strlen(hex) != 8 || *end || h > 0xffffffffUL)
+        return expected(c, "inputs.tiles.crc32", "8 hex digits (the file's CRC-32)", crc);
+      t->has_crc = 1;
+      t->crc32 = (uint32_t)h;
+    }
+    return 0;
+  }
+  if (crc) return fail(c, "inputs.tiles.crc32", "only goes with a GeoJSON file's regions");
+  t->kind = WSISA_TILES_RECTS;
+  t->nvalues = json_is_array(regions) ? 4 * json_array_size(regions) : 0;
+  if (!t->nvalues)
+    return expected(c, "inputs.tiles.regions",
+                    "a non-empty list of [x, y, width, height] in level-0 pixels, or a GeoJSON "
+                    "file",
+                    regions);
+  if (!(t->values = calloc(t->nvalues, sizeof *t->values)))
+    return wsisa_error(c->e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < t->nvalues / 4; i++) {
+    json_t *r = json_array_get(regions, i);
+    snprintf(at, sizeof at, "inputs.tiles.regions[%zu]", i);
+    if (!json_is_array(r) || json_array_size(r) != 4)
+      return expected(c, at, "[x, y, width, height] in level-0 pixels", r);
+    for (int k = 0; k < 4; k++) {
+      char el[128];
+      double x;
+      snprintf(el, sizeof el, "%s[%d]", at, k);
+      if ((rc = get_whole(c, json_array_get(r, k), el, k < 2 ? 0 : 1, 9007199254740992.0, &x)))
+        return rc;
+      t->values[4 * i + k] = (int64_t)x;
+    }
+  }
+  return 0;
+}
+
 static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
   static const char *const keys[] = {"slides",      "images",    "level",       "tile_size",
                                      "overlap",     "mpp",       "slide_mpp",   "tissue_only",
                                      "stain_check", "reference", "halo",  "normalization",
-                                     NULL};
+                                     "tiles",       NULL};
   if (!json_is_object(in)) return expected(c, "inputs", "an object", in);
   int rc = check_keys(c, in, "inputs", keys, "inputs");
   if (rc) return rc;
@@ -417,6 +514,11 @@ static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
     if (!n || (strcmp(n, "slide") != 0 && strcmp(n, "tile") != 0))
       return expected(c, "inputs.normalization", "\"slide\" or \"tile\"", v);
     out->tile_stats = strcmp(n, "tile") == 0;
+  }
+  if ((v = json_object_get(in, "tiles"))) {
+    if (images)
+      return fail(c, "inputs.tiles", "applies to slides (their tile grids); an image is one tile");
+    if ((rc = parse_tiles(c, v, &out->tiles))) return rc;
   }
   return 0;
 }
@@ -871,6 +973,8 @@ void wsisa_study_free(wsisa_study *s) {
     free(s->inputs.references[i].path);
   }
   free(s->inputs.references);
+  free(s->inputs.tiles.values);
+  free(s->inputs.tiles.geojson);
   free(s->inputs.slides);
   free(s->inputs.images);
   free(s->metrics);
@@ -1074,6 +1178,32 @@ int wsisa_study_to_json(const wsisa_study *s, char **out, wsisa_err *e) {
       }
       json_object_set_new(o, "reference", refs);
     }
+    const wsisa_study_tiles *t = &in->tiles;
+    json_t *tiles = NULL;
+    if (t->kind == WSISA_TILES_SAMPLE) {
+      tiles = json_pack("{s:I, s:I}", "sample", (json_int_t)t->sample, "seed",
+                        (json_int_t)t->seed);
+    } else if (t->kind == WSISA_TILES_LIST) {
+      tiles = json_array();
+      for (size_t i = 0; i < t->nvalues; i++)
+        json_array_append_new(tiles, json_integer((json_int_t)t->values[i]));
+    } else if (t->kind == WSISA_TILES_RECTS) {
+      json_t *rects = json_array();
+      for (size_t i = 0; i < t->nvalues / 4; i++)
+        json_array_append_new(rects, json_pack("[I, I, I, I]", (json_int_t)t->values[4 * i],
+                                               (json_int_t)t->values[4 * i + 1],
+                                               (json_int_t)t->values[4 * i + 2],
+                                               (json_int_t)t->values[4 * i + 3]));
+      tiles = json_pack("{s:o}", "regions", rects);
+    } else if (t->kind == WSISA_TILES_GEOJSON) {
+      tiles = json_pack("{s:s}", "regions", t->geojson);
+      if (t->has_crc) {
+        char hex[16];
+        snprintf(hex, sizeof hex, "%08x", (unsigned)t->crc32);
+        json_object_set_new(tiles, "crc32", json_string(hex));
+      }
+    }
+    if (tiles) json_object_set_new(o, "tiles", tiles);
     json_object_set_new(root, "inputs", o);
   }
   json_t *params = json_object();

@@ -76,6 +76,28 @@ typedef struct wsisa_study_reference {
   int64_t region[4];        /* x, y, width, height */
 } wsisa_study_reference;
 
+/* inputs.tiles: which tiles of each slide a study runs (docs/study-file.md). */
+typedef enum wsisa_study_tiles_kind {
+  WSISA_TILES_ALL = 0,  /* every tile (tissue ones with tissue_only) */
+  WSISA_TILES_SAMPLE,   /* {"sample": N, "seed": s}: N tissue tiles spread over the tissue map */
+  WSISA_TILES_LIST,     /* [i, ...]: these grid indices */
+  WSISA_TILES_RECTS,    /* {"regions": [[x, y, w, h], ...]}: tiles that overlap them */
+  WSISA_TILES_GEOJSON   /* {"regions": "file.geojson"}: tiles its polygons overlap */
+} wsisa_study_tiles_kind;
+typedef struct wsisa_study_tiles {
+  wsisa_study_tiles_kind kind;
+  size_t sample;        /* SAMPLE: N */
+  uint64_t seed;        /* SAMPLE: the seed (default 1) */
+  int64_t *values;      /* LIST: grid indices; RECTS: x, y, w, h per rectangle (level 0) */
+  size_t nvalues;
+  char *geojson;        /* GEOJSON: the file, as written */
+  int has_crc;          /* GEOJSON: "crc32" given (a resolved study's): the file must match */
+  uint32_t crc32;
+} wsisa_study_tiles;
+/* The choice's kind as study-file words ("all", "sample", "list", "regions",
+ * "geojson"). */
+const char *wsisa_study_tiles_kind_name(wsisa_study_tiles_kind kind);
+
 typedef struct wsisa_study_inputs {
   char **slides;        /* whole-slide images, as written (relative to the
                            working directory) */
@@ -103,6 +125,7 @@ typedef struct wsisa_study_inputs {
   wsisa_study_reference *references; /* none: the default-parameter run is the
                                         reference */
   size_t nreferences;
+  wsisa_study_tiles tiles; /* inputs.tiles; kind ALL when not given */
 } wsisa_study_inputs;
 
 /* Task levels of the segmentation workflow (docs/workflow.md). */
@@ -257,6 +280,7 @@ typedef struct wsisa__run_input {
   wsisa_input_kind kind;
   wsisa_scale scale;        /* MPP and its source, level, factor */
   size_t first_tile, ntiles; /* its tiles in wsisa__study_run.tiles */
+  size_t *grid_index;       /* a slide's: each tile's index in its grid (inputs.tiles) */
   int has_stats;            /* normalized with the slide's colour statistics: */
   double stats[WSISA_STATS_N]; /* masked_stats' layout (wsisa_slide_stats) */
   int stain_checked;
@@ -344,6 +368,18 @@ int wsisa__study_halo(const wsisa__study_run *s);
 int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);
 /* Free what wsisa__study_tiles made (tiles, their names, the inputs). */
 void wsisa__study_tiles_free(wsisa__study_run *s);
+
+/* The tiles a study runs, for `wsisa tiles --study`: its slides' grids with
+ * inputs.tiles and inputs.reference applied, its images (index -1), each
+ * tile's input (the study's string), grid index, column, row and level-0
+ * rectangle; *out (free() it) holds *n. */
+typedef struct wsisa_study_tile {
+  const char *input;
+  long index;
+  int col, row;
+  wsisa_rect level0;
+} wsisa_study_tile;
+int wsisa_study_tiles_list(wsisa_study *study, wsisa_study_tile **out, size_t *n, wsisa_err *e);
 
 /* ---- its design (engine/study/design.c) -------------------------------------- */
 

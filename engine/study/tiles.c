@@ -1,7 +1,7 @@
 /* A study's tiles: each slide's tile grid at the study's resolution (tissue
- * tiles only unless asked), its stain checked on a few of them, and each image
- * whole; with inputs.reference, each input's annotation read and only the
- * tiles it covers kept. */
+ * tiles only unless asked, or the tiles inputs.tiles chooses), its stain
+ * checked on a few of them, and each image whole; with inputs.reference, each
+ * input's annotation read and only the tiles it covers kept. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -153,6 +153,169 @@ static int tile_annotated(wsisa__study_run *s, wsisa__run_input *ri, const wsisa
   return 0;
 }
 
+/* ---- inputs.tiles ---------------------------------------------------------------- */
+
+/* The place of cell (x, y) along the Hilbert curve over an n x n grid (n a
+ * power of two): cells near on the curve are near on the slide. */
+static uint64_t hilbert(uint64_t n, uint64_t x, uint64_t y) {
+  uint64_t d = 0;
+  for (uint64_t s = n / 2; s > 0; s /= 2) {
+    const uint64_t rx = (x & s) > 0, ry = (y & s) > 0;
+    d += s * s * ((3 * rx) ^ ry);
+    if (ry == 0) {
+      if (rx == 1) x = s - 1 - x, y = s - 1 - y;
+      const uint64_t t = x;
+      x = y, y = t;
+    }
+  }
+  return d;
+}
+
+/* i's base-2 radical inverse (van der Corput): 0, 1/2, 1/4, 3/4, ... every
+ * prefix of it spread evenly over [0, 1). */
+static double radical_inverse(uint64_t i) {
+  double v = 0, f = 0.5;
+  for (; i; i >>= 1, f *= 0.5)
+    if (i & 1) v += f;
+  return v;
+}
+
+typedef struct hilbert_tile {
+  uint64_t key;
+  size_t index;
+} hilbert_tile;
+
+static int by_key(const void *a, const void *b) {
+  const hilbert_tile *x = a, *y = b;
+  return (x->key > y->key) - (x->key < y->key);
+}
+
+/* {"sample": N, "seed": s}: N of the candidates, spread over the tissue map
+ * and reproducible. The candidates are ordered along a Hilbert curve over
+ * the grid and picked at the places of the van der Corput sequence shifted
+ * by a random offset the seed gives (a taken place gives way to the next
+ * along the curve): any prefix of the sequence is spread, so a sample of N
+ * is the first N of one of N' > N with the same seed, and tiles are only
+ * ever added as N grows. */
+static int sample_tiles(const wsisa_grid *g, const uint8_t *candidate, size_t want,
+                        uint64_t seed, uint8_t *take, wsisa_err *e) {
+  uint64_t n = 1;
+  while (n < (uint64_t)g->cols || n < (uint64_t)g->rows) n *= 2;
+  hilbert_tile *order = malloc((g->ntiles ? g->ntiles : 1) * sizeof *order);
+  uint8_t *used = calloc(g->ntiles ? g->ntiles : 1, 1);
+  if (!order || !used) {
+    free(order);
+    free(used);
+    return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  }
+  size_t m = 0;
+  for (size_t i = 0; i < g->ntiles; i++)
+    if (candidate[i])
+      order[m++] = (hilbert_tile){hilbert(n, (uint64_t)g->tiles[i].col,
+                                          (uint64_t)g->tiles[i].row), i};
+  qsort(order, m, sizeof *order, by_key);
+  const double offset = (double)(wsisa_mix64(seed) >> 11) * 0x1.0p-53;
+  for (size_t k = 0; k < want && k < m; k++) {
+    double u = radical_inverse(k) + offset;
+    u -= floor(u);
+    size_t at = (size_t)(u * (double)m);
+    if (at >= m) at = m - 1;
+    while (used[at]) at = (at + 1) % m;
+    used[at] = 1;
+    take[order[at].index] = 1;
+  }
+  free(order);
+  free(used);
+  return 0;
+}
+
+/* Which of the grid's tiles inputs.tiles takes (without it: every tile, the
+ * tissue ones with tissue_only) into take[]; a choice that names a tile or
+ * region off the slide is refused, naming the field. */
+static int choose_tiles(wsisa__study_run *s, const char *path,
+                        const wsisa_grid *g, int64_t width0, int64_t height0, uint8_t *take,
+                        wsisa_err *e) {
+  wsisa_study_inputs *in = &s->study->inputs;
+  wsisa_study_tiles *t = &in->tiles;
+  uint8_t *candidate = malloc(g->ntiles ? g->ntiles : 1);
+  if (!candidate) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  for (size_t i = 0; i < g->ntiles; i++) candidate[i] = !in->tissue_only || g->tiles[i].tissue;
+  memset(take, 0, g->ntiles);
+  int rc = 0;
+  switch (t->kind) {
+    case WSISA_TILES_ALL: memcpy(take, candidate, g->ntiles); break;
+    case WSISA_TILES_SAMPLE:
+      rc = sample_tiles(g, candidate, t->sample, t->seed, take, e);
+      break;
+    case WSISA_TILES_LIST:
+      /* exactly these, tissue or not: someone chose them */
+      for (size_t k = 0; k < t->nvalues && !rc; k++) {
+        if ((uint64_t)t->values[k] >= g->ntiles)
+          rc = wsisa_error(e, WSISA_EUSAGE,
+                           "%s: inputs.tiles[%zu]: tile %lld is not in the grid of %s (%zu "
+                           "tiles of %d, 0..%zu; wsisa tiles --json lists them)",
+                           s->study->path, k, (long long)t->values[k], path, g->ntiles,
+                           g->tile_size, g->ntiles - 1);
+        else
+          take[t->values[k]] = 1;
+      }
+      break;
+    case WSISA_TILES_RECTS:
+      for (size_t k = 0; k < t->nvalues / 4 && !rc; k++) {
+        const int64_t *r = t->values + 4 * k;
+        if (r[0] + r[2] > width0 || r[1] + r[3] > height0) {
+          rc = wsisa_error(e, WSISA_EUSAGE,
+                           "%s: inputs.tiles.regions[%zu]: %lld,%lld,%lld,%lld is outside level "
+                           "0 of %s (%lldx%lld; regions are in level-0 pixels)",
+                           s->study->path, k, (long long)r[0], (long long)r[1], (long long)r[2],
+                           (long long)r[3], path, (long long)width0, (long long)height0);
+          break;
+        }
+        for (size_t i = 0; i < g->ntiles; i++) {
+          const wsisa_rect *l = &g->tiles[i].level0;
+          if (candidate[i] && l->x < r[0] + r[2] && r[0] < l->x + l->width &&
+              l->y < r[1] + r[3] && r[1] < l->y + l->height)
+            take[i] = 1;
+        }
+      }
+      break;
+    case WSISA_TILES_GEOJSON: {
+      /* the polygons, read and checked as an annotation's; the file held to
+       * the CRC-32 a resolved study recorded (a resume takes the same tiles) */
+      wsisa_annot_spec sp = {.kind = WSISA_ANNOT_GEOJSON, .path = t->geojson, .input = path,
+                             .width0 = width0, .height0 = height0, .downsample = 1};
+      wsisa_annotation *a = NULL;
+      size_t len = 0;
+      char *text = NULL;
+      rc = wsisa_text_read(t->geojson, WSISA_TEXT_MAX_GEOJSON, "a GeoJSON file", &text, &len, e);
+      const uint32_t crc = text ? wsisa__crc32(text, len) : 0;
+      free(text);
+      if (!rc && t->has_crc && crc != t->crc32)
+        rc = wsisa_error(e, WSISA_EUSAGE,
+                         "%s: inputs.tiles.regions: %s changed since the study was resolved "
+                         "(CRC-32 %08x, recorded %08x): its tiles would differ",
+                         s->study->path, t->geojson, (unsigned)crc, (unsigned)t->crc32);
+      if (!rc) rc = wsisa_annotation_load(&sp, &a, e);
+      for (size_t i = 0; !rc && i < g->ntiles; i++) {
+        const wsisa_tile *tl = &g->tiles[i];
+        take[i] = candidate[i] &&
+                  wsisa_annotation_covers(a, &g->scale, tl->x, tl->y, tl->width, tl->height);
+      }
+      wsisa_annotation_free(a);
+      if (!rc) t->has_crc = 1, t->crc32 = crc;
+      break;
+    }
+  }
+  free(candidate);
+  size_t n = 0;
+  for (size_t i = 0; i < g->ntiles && !rc; i++) n += take[i];
+  if (!rc && !n)
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs.tiles: no tile of %s chosen (%s%s)",
+                     s->study->path, path, wsisa_study_tiles_kind_name(t->kind),
+                     in->tissue_only ? "; tissue tiles only" : "");
+  return rc;
+}
+
 /* Tiles of one slide at the study's resolution, its stain checked first. */
 static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
@@ -178,11 +341,17 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   }
   wsisa_level l0;
   wsisa_annotation *annot = NULL;
-  if (!rc && s->annotated && !(rc = wsisa_slide_level(slide, 0, &l0, e)))
-    rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
+  uint8_t *take = NULL;
+  if (!rc) rc = wsisa_slide_level(slide, 0, &l0, e);
+  if (!rc && s->annotated) rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
+  if (!rc && !(take = malloc(g->ntiles ? g->ntiles : 1)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  if (!rc) rc = choose_tiles(s, path, g, l0.width, l0.height, take, e);
+  if (!rc && !(ri->grid_index = malloc((g->ntiles ? g->ntiles : 1) * sizeof *ri->grid_index)))
+    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t t = 0; !rc && t < g->ntiles; t++) {
     const wsisa_tile *tl = &g->tiles[t];
-    if (in->tissue_only && !tl->tissue) continue;
+    if (!take[t]) continue;
     wsisa_tile_ref ref = {.path = path, .kind = WSISA_INPUT_SLIDE, .scale = scale, .x = tl->x, .y = tl->y,
                           .width = tl->width, .height = tl->height, .level0 = tl->level0};
     if (!tile_annotated(s, ri, annot, &ref)) continue;
@@ -190,9 +359,10 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
     snprintf(name, sizeof name, "%s#%lld,%lld,%lld,%lld", path, (long long)tl->level0.x,
              (long long)tl->level0.y, (long long)tl->level0.width,
              (long long)tl->level0.height);
-    ri->ntiles++;
+    ri->grid_index[ri->ntiles++] = t;
     rc = add_tile(s, &ref, name, e);
   }
+  free(take);
   if (!rc)
     wsisa_log(WSISA_LOG_INFO, "run", "%s: %g um/pixel (%s), level %d, factor %g: %zu tiles", path,
               scale.mpp, wsisa_mpp_source_name(scale.source), scale.level, scale.factor,
@@ -266,6 +436,37 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
   return rc;
 }
 
+int wsisa_study_tiles_list(wsisa_study *study, wsisa_study_tile **out, size_t *n, wsisa_err *e) {
+  *out = NULL;
+  *n = 0;
+  wsisa__study_run s;
+  memset(&s, 0, sizeof s);
+  s.study = study;
+  int rc = wsisa__study_tiles(&s, e);
+  wsisa_study_tile *list = rc ? NULL : calloc(s.ntiles ? s.ntiles : 1, sizeof *list);
+  if (!rc && !list) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  const int stride = study->inputs.tile_size - study->inputs.overlap;
+  for (size_t i = 0; !rc && i < s.ninputs; i++) {
+    const wsisa__run_input *ri = &s.inputs[i];
+    for (size_t k = 0; k < ri->ntiles; k++) {
+      const wsisa_tile_ref *t = &s.tiles[ri->first_tile + k];
+      const int slide = ri->kind == WSISA_INPUT_SLIDE;
+      list[ri->first_tile + k] =
+          (wsisa_study_tile){.input = ri->path,
+                             .index = slide ? (long)ri->grid_index[k] : -1,
+                             .col = slide ? (int)(t->x / stride) : 0,
+                             .row = slide ? (int)(t->y / stride) : 0,
+                             .level0 = t->level0};
+    }
+  }
+  if (!rc) {
+    *out = list;
+    *n = s.ntiles;
+  }
+  wsisa__study_tiles_free(&s);
+  return rc;
+}
+
 int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t nruns) {
   if (study->inputs.halo >= 0) return study->inputs.halo;
   return wsisa_workflow_halo_at(params, nruns, study->inputs.mpp);
@@ -282,6 +483,7 @@ void wsisa__study_tiles_free(wsisa__study_run *s) {
   for (size_t i = 0; i < s->ninputs; i++) {
     free(s->inputs[i].annot);
     free(s->inputs[i].stain_warning);
+    free(s->inputs[i].grid_index);
   }
   free(s->inputs);
   s->tile_names = NULL;
