@@ -29,7 +29,7 @@ static int add_tile(wsisa__study_run *s, const wsisa_tile_ref *t, const char *na
  * settings come from the study, so its fields are named instead. */
 static int study_field_error(const wsisa__study_run *s, const wsisa_err *inner, wsisa_err *e) {
   static const char *const flag[][2] = {
-      {"--tile ", "inputs.tile_size: "}, {"--overlap ", "inputs.overlap: "},
+      {"--tile-size ", "inputs.tile_size: "}, {"--overlap ", "inputs.overlap: "},
       {"--level ", "inputs.level: "}, {"--mpp ", "inputs.mpp: "}};
   for (size_t i = 0; i < sizeof flag / sizeof *flag; i++)
     if (strncmp(inner->msg, flag[i][0], strlen(flag[i][0])) == 0)
