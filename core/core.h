@@ -36,6 +36,11 @@ typedef struct wsisa_err {
 int wsisa_error(wsisa_err *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void wsisa_err_clear(wsisa_err *e);
+/* Name where a relative `path` was looked for: a message of e's that starts
+ * with it ("x.svs: No such file or directory") gets the folder it was
+ * resolved from ("x.svs (from /home/u): No such file or directory").
+ * Returns `code`. */
+int wsisa_error_where(wsisa_err *e, int code, const char *path);
 /* Process exit status for an error code: 2 for usage errors, 1 otherwise. */
 int wsisa_exit_code(int code);
 const char *wsisa_strerror(int code);
