@@ -30,9 +30,9 @@ const wsisa_cli_flag wsisa_cli_shared_flags[] = {
     {"samples", WSISA_FLAG_SAMPLES, .arg = "samples.csv",
      .help = "the design from a file, one row per run: CSV or numpy's\n"
              "text (comma, tab or blank delimited), run_id first or no id\n"
-             "column (rows 0, 1, ...), then parameter columns (a fixed\n"
-             "one's may be absent: the study's value); without a header,\n"
-             "the study's varying parameters in order; as `wsisa sample`\n"
+             "column (rows 0, 1, ...), then parameter columns (any of them\n"
+             "may be absent: the study's value); without a header, the\n"
+             "study's varying parameters in order; as `wsisa sample`\n"
              "writes it or another SA tool"},
     {"select", WSISA_FLAG_SELECT, .arg = "P,...",
      .help = "two_phase studies: the phase-2 (VBD) design over these\n"

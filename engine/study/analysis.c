@@ -134,6 +134,15 @@ static int read_samples(analysis *a, wsisa__design_file *f, wsisa_err *e) {
   if (a->study && a->study->segmentation) {
     int seg[WSISA_SEG_NPARAMS];
     int rc = wsisa__design_read_seg(a->samples_path, sp, a->report, f, seg, e);
+    /* read as a run reads it, where a parameter without a column keeps the
+     * study's value; an index needs the values the parameter took */
+    for (size_t p = 0; !rc && f->table->has_header && p < np; p++)
+      if (sp->params[p].kind != WSISA_SA_FIXED && wsisa_csv_column(f->table, sp->params[p].name) < 0)
+        rc = wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: no column '%s': the analysis needs the values of every "
+                         "parameter %s varies",
+                         a->samples_path, f->table->header_line, sp->params[p].name, a->source);
+    if (rc) wsisa__design_file_free(f);
     /* the space's parameters come first, in its order */
     for (size_t r = 0; !rc && r < f->table->nrows; r++)
       memmove(f->values + r * np, f->values + r * WSISA_SEG_NPARAMS, np * sizeof *f->values);

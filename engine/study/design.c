@@ -118,8 +118,8 @@ int wsisa__design_read_seg(const char *path, const wsisa_sa_space *sp, FILE *war
                          sp->params[q].name);
     seg[n] = (int)(s - wsisa_sa_seg_params);
     names[n] = s->name;
-    /* a varying parameter's values are the design's: its column must be there */
-    fill[n] = sp->params[q].kind == WSISA_SA_FIXED ? sp->params[q].value : NAN;
+    /* without its column, the study's value (a one-run design of G1 alone) */
+    fill[n] = sp->params[q].value;
     plain[n++] = sp->params[q].kind != WSISA_SA_FIXED;
   }
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++)

@@ -416,10 +416,9 @@ int wsisa__design_read(const char *path, const wsisa__design_columns *cols, FILE
 void wsisa__design_file_free(wsisa__design_file *f);
 /* A design file of a segmentation study whose parameters are `sp`'s, by the
  * rules `wsisa run`, `plan` and `analyze` share: wsisa__design_read over
- * sp's parameters in its order (a varying one's column must be there, a
- * fixed one's may be absent: its value), then the other segmentation
- * parameters (absent: their defaults), every value checked against what the
- * segmentation accepts. f->values holds the 15 columns a row in that order;
+ * sp's parameters in its order (absent: the study's value), then the other
+ * segmentation parameters (absent: their defaults), every value checked
+ * against what the segmentation accepts. f->values holds the 15 columns a row in that order;
  * seg[i] is column i's canonical index. */
 int wsisa__design_read_seg(const char *path, const wsisa_sa_space *sp, FILE *warn,
                            wsisa__design_file *f, int seg[WSISA_SEG_NPARAMS], wsisa_err *e);
