@@ -22,7 +22,7 @@ static void usage(FILE *f) {
           "  wsisa --version     versions of wsisa and StarPU, StarPU's library and limits\n"
           "  wsisa --list-ops    the fine-grain operations (StarPU codelets)\n\n"
           "environment:\n"
-          "  STARPU_SCHED   scheduling policy (validated: %s)\n"
+          "  STARPU_SCHED   scheduling policy when the study names none (validated: %s)\n"
           "  STARPU_NCPU, STARPU_NOPENCL, STARPU_OPENCL_ON_CPUS   worker set\n"
           "  STARPU_HOME    where performance models are kept\n"
           "  WSISA_LOG      error | warn | info | debug (default warn)\n",
