@@ -12,23 +12,18 @@
 #include "engine/study/study.h"
 
 static const wsisa_cli_flag flags[] = {
-    {"study", 's', .arg = "S.json", .help = "the study the samples came from"},
+    {.shared = WSISA_FLAG_STUDY, .note = "the one the samples came from"},
     {"problem", 'P', .arg = "P.json",
      .help = "instead of a study: SALib's problem, a JSON dict (names,\n"
              "bounds, optional groups and dists, and the keys SALib adds)\n"
              "or its parameter file (name lower upper [group [dist]] a line)"},
     {"method", 'm', .arg = "M", .help = "with --problem: morris, sobol or correlation"},
-    {"samples", 'S', .arg = "samples.csv",
-     .help = "the design, CSV or numpy's text (comma, tab or blank\n"
-             "delimited): run_id first or no id column (rows 0, 1, ...);\n"
-             "other columns are ignored with a warning, but refused\n"
-             "after run_id; without a header, the varying parameters in\n"
-             "order. The one `wsisa sample` wrote (checked row by row\n"
-             "against the study), or one made elsewhere whose rows\n"
-             "suit the study's method: MOAT trajectories (one\n"
+    {.shared = WSISA_FLAG_SAMPLES,
+     .note = "whose rows suit the study's method: MOAT trajectories (one\n"
              "parameter moving per step), VBD in Saltelli's layout\n"
              "(A, AB_1..AB_k, [BA_1..BA_k,] B per base sample), any\n"
-             "rows for correlation"},
+             "rows for correlation; the one `wsisa sample` wrote is\n"
+             "checked row by row against the study"},
     {"outputs", 'y', .arg = "y.csv",
      .help = "run_id (or no id column), then one or more output\n"
              "columns, one row per run in the design's order; an empty\n"
@@ -38,12 +33,15 @@ static const wsisa_cli_flag flags[] = {
     {"column", 'c', .arg = "K", .short_flag = 1,
      .help = "analyse output column K only (0-based after any id\n"
              "column, as SALib's -c); repeat for several"},
-    {"output-dir", 'o', .arg = "DIR", .short_flag = 1,
-     .help = "where indices.csv, indices.json and the SVG plots go (default .)"},
-    {"select", 'p', .arg = "P,...", .help = "two_phase studies: analyse the phase-2 (VBD) design"},
+    {.shared = WSISA_FLAG_OUTPUT, .arg = "DIR",
+     .note = "the folder indices.csv, indices.json and the SVG plots go\n"
+             "in (default .)"},
+    {.shared = WSISA_FLAG_SELECT},
     {"drop-missing", 'd',
      .help = "VBD: drop base samples with a missing output instead of refusing"},
-    {.name = "help", .key = 'h', .short_flag = 1},
+    {.shared = WSISA_FLAG_HELP},
+    /* accepted, not shown: -o's name before it was --output everywhere */
+    {.name = "output-dir", .key = WSISA_FLAG_OUTPUT, .arg = "DIR"},
     {0}};
 static const char *const forms[] = {"--study --samples --outputs [-c]... [-o]",
                                     "--problem --method --samples --outputs [-c]... [-o]", NULL};
@@ -59,11 +57,11 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
   optind = 1;
   while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_analyze)) != -1) {
     switch (opt) {
-      case 's': a.study_path = optarg; break;
-      case 'S': a.samples_path = optarg; break;
+      case WSISA_FLAG_STUDY: a.study_path = optarg; break;
+      case WSISA_FLAG_SAMPLES: a.samples_path = optarg; break;
       case 'y': a.outputs_path = optarg; break;
-      case 'o': a.dir = optarg; break;
-      case 'p': a.select = optarg; break;
+      case WSISA_FLAG_OUTPUT: a.dir = optarg; break;
+      case WSISA_FLAG_SELECT: a.select = optarg; break;
       case 'd': a.drop_missing = 1; break;
       case 'P': a.problem_path = optarg; break;
       case 'm': a.method = optarg; break;
@@ -75,7 +73,7 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
         columns[a.ncolumns++] = (size_t)k;
         a.columns = columns;
         break;
-      case 'h': wsisa_cli_usage(stdout, &wsisa_cli_analyze); return 0;
+      case WSISA_FLAG_HELP: wsisa_cli_usage(stdout, &wsisa_cli_analyze); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }

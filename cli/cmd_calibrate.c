@@ -11,13 +11,13 @@
 #include "engine/study/study.h"
 
 static const wsisa_cli_flag flags[] = {
-    {"study", 's', .arg = "S.json",
-     .help = "a segmentation study: its largest and smallest tile, and\n"
+    {.shared = WSISA_FLAG_STUDY,
+     .note = "a segmentation study: its largest and smallest tile, and\n"
              "every kind of task of every level its design uses"},
-    {"samples", 'S', .arg = "design.csv", .help = "the design from a CSV (as wsisa plan reads it)"},
-    {"select", 'L', .arg = "P,...", .help = "two_phase studies: the phase-2 design"},
-    {"force", 'f', .help = "run a round even when every task is calibrated"},
-    {.name = "help", .key = 'h', .short_flag = 1},
+    {.shared = WSISA_FLAG_SAMPLES, .note = "instead of the study's own"},
+    {.shared = WSISA_FLAG_SELECT},
+    {.shared = WSISA_FLAG_FORCE, .note = "a round when every task is calibrated"},
+    {.shared = WSISA_FLAG_HELP},
     {0}};
 static const char *const forms[] = {"--study [--samples | --select] [--force]", NULL};
 const wsisa_cli_command wsisa_cli_calibrate = {
@@ -63,11 +63,11 @@ int wsisa_cmd_calibrate(int argc, char **argv, wsisa_err *e) {
   optind = 1;
   while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_calibrate)) != -1) {
     switch (opt) {
-      case 's': study_path = optarg; break;
-      case 'S': r.samples_path = optarg; break;
-      case 'L': r.select = optarg; break;
-      case 'f': r.force = 1; break;
-      case 'h': usage(); return 0;
+      case WSISA_FLAG_STUDY: study_path = optarg; break;
+      case WSISA_FLAG_SAMPLES: r.samples_path = optarg; break;
+      case WSISA_FLAG_SELECT: r.select = optarg; break;
+      case WSISA_FLAG_FORCE: r.force = 1; break;
+      case WSISA_FLAG_HELP: usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }

@@ -300,14 +300,11 @@ static int plan(const plan_args *a, wsisa_err *e) {
 }
 
 static const wsisa_cli_flag flags[] = {
-    {"study", 's', .arg = "S.json",
-     .help = "a segmentation study (its reuse settings set the limits)"},
-    {"samples", 'S', .arg = "design.csv",
-     .help = "plan this design (read as wsisa run reads it: run_id or\n"
-             "no id column, then parameter columns, any of them may be\n"
-             "absent) instead of the study's own"},
-    {"select", 'L', .arg = "P,...", .help = "two_phase studies: plan the phase-2 design"},
-    {"json", 'j', .help = "the report as JSON"},
+    {.shared = WSISA_FLAG_STUDY,
+     .note = "a segmentation study (its reuse settings set the limits)"},
+    {.shared = WSISA_FLAG_SAMPLES, .note = "instead of the study's own"},
+    {.shared = WSISA_FLAG_SELECT},
+    {.shared = WSISA_FLAG_JSON},
     {"workers", 'w', .arg = "W",
      .help = "TRTMA's default max_buckets is 3 x W (default: CPUs);\n"
              "with --estimate, W CPU workers per rank, each priced by\n"
@@ -318,14 +315,8 @@ static const wsisa_cli_flag flags[] = {
              "task going where it would finish first as under dmda\n"
              "(default: those StarPU starts; calibrate and plan with\n"
              "the same STARPU_OPENCL_ON_CPUS / devices)"},
-    {"active-paths", 'k', .arg = "K",
-     .help = "paths per bucket for the peak estimate (default: the\n"
-             "study's reuse.active_paths; 0 = unbounded)"},
-    {"level-costs", 'c', .arg = "c1,...,c7",
-     .help = "cost per task of each level (e.g. seconds); buckets\n"
-             "then cost their tasks' sum (default: the study's\n"
-             "reuse.cost_model: auto takes them from the calibrated\n"
-             "performance models, as wsisa run does)"},
+    {.shared = WSISA_FLAG_ACTIVE_PATHS, .note = "for the peak estimate; 0: unbounded"},
+    {.shared = WSISA_FLAG_LEVEL_COSTS},
     {"estimate", 'E',
      .help = "predict each strategy's makespan, and the study's\n"
              "makespan, CPU-hours and peak memory, from this host's\n"
@@ -336,15 +327,13 @@ static const wsisa_cli_flag flags[] = {
     {"deadline", 'd', .arg = "T",
      .help = "... and the fewest ranks finishing within T (seconds, or\n"
              "90m, 8h, 2d)"},
-    {"memory-limit", 'm', .arg = "SIZE",
-     .help = "per rank: lowers K as wsisa run does (default: the\n"
-             "study's, else 80%% of the memory available here)"},
+    {.shared = WSISA_FLAG_MEMORY_LIMIT, .note = "with --estimate: per rank, as wsisa run lowers K"},
     {"calibrate", 'C', .help = "first run wsisa calibrate on the study (its slides)"},
-    {"force", 'f',
-     .help = "plan a design of more than %.0f runs (it must still fit\n"
-             "in the memory available)",
+    {.shared = WSISA_FLAG_FORCE,
+     .note = "a design of more than %.0f runs (it must still fit in the\n"
+             "memory available)",
      .n = {WSISA_STUDY_MAX_RUNS}},
-    {.name = "help", .key = 'h', .short_flag = 1},
+    {.shared = WSISA_FLAG_HELP},
     {0}};
 static const char *const forms[] = {"--study [--samples | --select] [--json]",
                                     "--study --estimate [--workers] [--opencl-workers] [--ranks] [--deadline] [--json]", NULL};
@@ -359,11 +348,11 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
   optind = 1;
   while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_plan)) != -1) {
     switch (opt) {
-      case 's': a.study_path = optarg; break;
-      case 'S': a.samples_path = optarg; break;
-      case 'L': a.select = optarg; break;
-      case 'j': a.json = 1; break;
-      case 'f': a.force = 1; break;
+      case WSISA_FLAG_STUDY: a.study_path = optarg; break;
+      case WSISA_FLAG_SAMPLES: a.samples_path = optarg; break;
+      case WSISA_FLAG_SELECT: a.select = optarg; break;
+      case WSISA_FLAG_JSON: a.json = 1; break;
+      case WSISA_FLAG_FORCE: a.force = 1; break;
       case 'w':
         if ((rc = wsisa_cli_long("--workers", optarg, &a.workers, e))) return rc;
         if (a.workers < 1) return wsisa_error(e, WSISA_EUSAGE, "--workers %s: want at least 1", optarg);
@@ -373,12 +362,12 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
         if (a.opencl_workers < 0)
           return wsisa_error(e, WSISA_EUSAGE, "--opencl-workers %s: want 0 or more", optarg);
         break;
-      case 'k':
+      case WSISA_FLAG_ACTIVE_PATHS:
         if ((rc = wsisa_cli_long("--active-paths", optarg, &a.active_paths, e))) return rc;
         if (a.active_paths < 0)
           return wsisa_error(e, WSISA_EUSAGE, "--active-paths %s: want 0 (unbounded) or more", optarg);
         break;
-      case 'c':
+      case WSISA_FLAG_LEVEL_COSTS:
         if ((rc = wsisa_cli_level_costs(optarg, a.level_cost, e))) return rc;
         a.have_costs = 1;
         break;
@@ -392,12 +381,10 @@ int wsisa_cmd_plan(int argc, char **argv, wsisa_err *e) {
       case 'd':
         if ((rc = wsisa_cli_duration("--deadline", optarg, &a.deadline, e))) return rc;
         break;
-      case 'm':
-        if (wsisa_study_parse_bytes(optarg, &a.memory_limit) || a.memory_limit == 0)
-          return wsisa_error(e, WSISA_EUSAGE, "--memory-limit %s: not a size (e.g. 4G, 512M)",
-                             optarg);
+      case WSISA_FLAG_MEMORY_LIMIT:
+        if ((rc = wsisa_cli_bytes("--memory-limit", optarg, &a.memory_limit, e))) return rc;
         break;
-      case 'h':
+      case WSISA_FLAG_HELP:
         wsisa_cli_usage(stdout, &wsisa_cli_plan);
         printf("Stage-level reuse, then naive, sca, rtma and trtma with the limits wsisa run\n"
                "uses (max_bucket_size default %d, max_buckets default 3 x workers).\n",

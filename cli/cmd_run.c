@@ -13,17 +13,18 @@ typedef struct run_opts {
   const char *study_path, *out, *resume, *samples, *check;
   int force;
   long max_buckets, max_bucket_size, active_paths, unit_timeout;
-  const char *reuse, *memory_limit, *object_reuse, *placement;
+  const char *reuse, *object_reuse, *placement;
+  uint64_t memory_limit;
   double level_cost[WSISA_SEG_LEVELS];
   int have_costs;
 } run_opts;
 
 static const wsisa_cli_flag flags[] = {
-    {"study", 's', .arg = "S.json",
-     .help = "the study (docs/study-file.md); without it, a MOAT\n"
-             "study of the 15 parameters on the bundled sample slide"},
-    {"output", 'o', .arg = "DIR", .short_flag = 1,
-     .help = "results folder, new or empty; it appears (renamed from\n"
+    {.shared = WSISA_FLAG_STUDY,
+     .note = "without it, a MOAT study of the 15 parameters on the\n"
+             "bundled sample slide"},
+    {.shared = WSISA_FLAG_OUTPUT, .arg = "DIR",
+     .note = "the results folder, new or empty; it appears (renamed from\n"
              "DIR.tmp-XXXXXX) only once the study is accepted, and\n"
              "holds what --resume needs from then on"},
     {"resume", 'R', .arg = "DIR",
@@ -34,30 +35,19 @@ static const wsisa_cli_flag flags[] = {
              "(run, tile) there, samples.csv, metrics.csv and outputs.csv\n"
              "as the study and the journal give them; exit 0 only when\n"
              "the folder is whole"},
-    {"samples", 'S', .arg = "CSV",
-     .help = "the design from a file (CSV or numpy's text: run_id or no\n"
-             "id column, then parameter columns; no header: the study's\n"
-             "varying parameters in order) made by wsisa sample or\n"
-             "another SA tool, instead of the sampler"},
+    {.shared = WSISA_FLAG_SAMPLES, .note = "instead of the sampler"},
     {"reuse", 'u', .arg = "S",
      .help = "%s (overrides the study)",
      .words = wsisa_reuse_strategy_names, .nwords = WSISA_REUSE_NSTRATEGIES},
     {"max-buckets", 'b', .arg = "N", .help = "TRTMA MaxBuckets (default 3 x workers)"},
     {"max-bucket-size", 'z', .arg = "N", .help = "RTMA, naive, SCA bucket size"},
-    {"active-paths", 'k', .arg = "K",
-     .help = "RMSR: root-to-leaf paths active at once (default: 8 x workers)"},
-    {"memory-limit", 'm', .arg = "SIZE",
-     .help = "the process's peak memory (e.g. 512M, 4G): K is lowered so\n"
-             "what it holds before the first unit, the tiles and K\n"
-             "active paths fit; a limit below one path is refused with\n"
-             "the smallest that works"},
-    {"level-costs", 'c', .arg = "c1,...,c7",
-     .help = "bucket cost per task of each level for naive, sca,\n"
-             "rtma, trtma (default: the study's reuse.cost_model; auto\n"
-             "takes them from the calibrated performance models)"},
-    {"force", 'f',
-     .help = "run a design of more than %.0f runs (it must still fit in\n"
-             "the memory)",
+    {.shared = WSISA_FLAG_ACTIVE_PATHS},
+    {.shared = WSISA_FLAG_MEMORY_LIMIT,
+     .note = "a limit below one path is refused with the smallest that works"},
+    {.shared = WSISA_FLAG_LEVEL_COSTS},
+    {.shared = WSISA_FLAG_FORCE,
+     .note = "a design of more than %.0f runs (it must still fit in the\n"
+             "memory available)",
      .n = {WSISA_STUDY_MAX_RUNS}},
     {"object-reuse", 'O', .arg = "on|off",
      .help = "levels 6-7 nucleus cluster by cluster, those seen before on\n"
@@ -73,7 +63,7 @@ static const wsisa_cli_flag flags[] = {
      .help = "under mpirun: seconds a worker may hold a unit before its\n"
              "units go to other ranks (default 600; WSISA_UNIT_TIMEOUT); a\n"
              "worker whose heartbeat stops loses them after 10 s"},
-    {.name = "help", .key = 'h', .short_flag = 1},
+    {.shared = WSISA_FLAG_HELP},
     {0}};
 static const char *const forms[] = {"[--study] -o [options]", "--resume [options]", "--check",
                                     NULL};
@@ -106,25 +96,27 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     long *target = NULL;
     const char *flag = NULL;
     switch (opt) {
-      case 's': o.study_path = optarg; break;
-      case 'o': o.out = optarg; break;
+      case WSISA_FLAG_STUDY: o.study_path = optarg; break;
+      case WSISA_FLAG_OUTPUT: o.out = optarg; break;
       case 'R': o.resume = optarg; break;
-      case 'S': o.samples = optarg; break;
+      case WSISA_FLAG_SAMPLES: o.samples = optarg; break;
       case 'C': o.check = optarg; break;
-      case 'f': o.force = 1; break;
+      case WSISA_FLAG_FORCE: o.force = 1; break;
       case 'u': o.reuse = optarg; break;
-      case 'm': o.memory_limit = optarg; break;
+      case WSISA_FLAG_MEMORY_LIMIT:
+        if ((rc = wsisa_cli_bytes("--memory-limit", optarg, &o.memory_limit, e))) return rc;
+        break;
       case 'O': o.object_reuse = optarg; break;
       case 'P': o.placement = optarg; break;
       case 'b': target = &o.max_buckets, flag = "--max-buckets"; break;
       case 'z': target = &o.max_bucket_size, flag = "--max-bucket-size"; break;
-      case 'k': target = &o.active_paths, flag = "--active-paths"; break;
+      case WSISA_FLAG_ACTIVE_PATHS: target = &o.active_paths, flag = "--active-paths"; break;
       case 't': target = &o.unit_timeout, flag = "--unit-timeout"; break;
-      case 'c':
+      case WSISA_FLAG_LEVEL_COSTS:
         if ((rc = wsisa_cli_level_costs(optarg, o.level_cost, e))) return rc;
         o.have_costs = 1;
         break;
-      case 'h': usage(); return 0;
+      case WSISA_FLAG_HELP: usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
     if (target) {
@@ -177,9 +169,6 @@ int wsisa_cmd_run(int argc, char **argv, wsisa_err *e) {
     }
     r.strategy = (int)strategy;
   }
-  if (o.memory_limit && (wsisa_study_parse_bytes(o.memory_limit, &r.memory_limit) ||
-                         r.memory_limit == 0))
-    return wsisa_error(e, WSISA_EUSAGE, "--memory-limit %s: not a size (e.g. 4G, 512M)",
-                       o.memory_limit);
+  r.memory_limit = o.memory_limit;
   return wsisa_runner_run(&r, e);
 }

@@ -57,17 +57,15 @@ static void describe(const char *out, const wsisa_study *study, const wsisa_sa_o
 }
 
 static const wsisa_cli_flag flags[] = {
-    {"study", 's', .arg = "S.json", .help = "the study (parameters, method, sampler, seed)"},
-    {"output", 'o', .arg = "samples.csv", .short_flag = 1,
-     .help = "the design as CSV: run_id, then one column per parameter"},
-    {"select", 'S', .arg = "P,...",
-     .help = "two_phase studies: the phase-2 (VBD) design over these\n"
-             "parameters, the others fixed at their defaults"},
-    {"force", 'f',
-     .help = "make a design of more than %.0f runs (it must still fit\n"
-             "in the memory available)",
+    {.shared = WSISA_FLAG_STUDY, .note = "(its parameters, method, sampler and seed)"},
+    {.shared = WSISA_FLAG_OUTPUT, .arg = "samples.csv",
+     .note = "the design as CSV: run_id, then one column per parameter"},
+    {.shared = WSISA_FLAG_SELECT},
+    {.shared = WSISA_FLAG_FORCE,
+     .note = "a design of more than %.0f runs (it must still fit in the\n"
+             "memory available)",
      .n = {WSISA_STUDY_MAX_SAMPLE_ROWS}},
-    {.name = "help", .key = 'h', .short_flag = 1},
+    {.shared = WSISA_FLAG_HELP},
     {0}};
 static const char *const forms[] = {"--study -o [--select] [--force]", NULL};
 const wsisa_cli_command wsisa_cli_sample = {"sample", wsisa_cmd_sample, forms,
@@ -80,11 +78,11 @@ int wsisa_cmd_sample(int argc, char **argv, wsisa_err *e) {
   optind = 1;
   while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_sample)) != -1) {
     switch (opt) {
-      case 's': study_path = optarg; break;
-      case 'o': out = optarg; break;
-      case 'S': select = optarg; break;
-      case 'f': force = 1; break;
-      case 'h': wsisa_cli_usage(stdout, &wsisa_cli_sample); return 0;
+      case WSISA_FLAG_STUDY: study_path = optarg; break;
+      case WSISA_FLAG_OUTPUT: out = optarg; break;
+      case WSISA_FLAG_SELECT: select = optarg; break;
+      case WSISA_FLAG_FORCE: force = 1; break;
+      case WSISA_FLAG_HELP: wsisa_cli_usage(stdout, &wsisa_cli_sample); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }

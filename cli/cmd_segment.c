@@ -7,7 +7,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -40,15 +39,20 @@ static int parse_ints(const char *flag, const char *text, long *v, int n, wsisa_
   return 0;
 }
 
+/* An output of a known type (or a device, written in place) in a folder
+ * that can be written. */
 static int check_output_path(const char *flag, const char *path, const char *const *exts,
                              wsisa_err *e) {
-  size_t len = strlen(path);
-  int ok = 0;
-  for (const char *const *x = exts; *x; x++) {
-    size_t xl = strlen(*x);
-    ok |= len > xl && strcasecmp(path + len - xl, *x) == 0;
+  int rc = wsisa_output_type(flag, path, exts, e);
+  if (rc) return rc;
+  if (wsisa_output_in_place(path)) {
+    /* a TIFF is written by seeking back: only into a regular file */
+    static const char *const tiff[] = {".tif", ".tiff", NULL};
+    if (strcmp(exts[0], ".tif") == 0 || wsisa_path_has_ext(path, tiff))
+      return wsisa_error(e, WSISA_EUSAGE, "%s %s: a TIFF needs a regular file, not a device",
+                         flag, path);
+    return 0;
   }
-  if (!ok) return wsisa_error(e, WSISA_EUSAGE, "%s %s: unsupported file type", flag, path);
   char dir[4096];
   snprintf(dir, sizeof dir, "%s", path);
   char *slash = strrchr(dir, '/');
@@ -110,19 +114,14 @@ static void usage_params(void) {
 static const wsisa_cli_flag flags[] = {
     {"INPUT", 0, .help = "a slide OpenSlide reads, or a PNG/TIFF image"},
     {"region", 'r', .arg = "x,y,w,h", .help = "slide region in level-0 pixels"},
-    {"tile", 't', .arg = "i,j", .help = "slide tile (column, row) of the --tile-size grid"},
-    {"tile-size", 's', .arg = "N",
-     .help = "grid tile side for --tile, in target pixels (default 1024)"},
-    {"target-mpp", 'T', .arg = "T",
-     .help = "resolution segmented at (default %g um/pixel, the parameters'):\n"
-             "a slide is read at the coarsest level not coarser than T and\n"
-             "area-averaged to T unless within %.0f%%; at another T the size\n"
-             "parameters scale (areas by the square); a coarser slide is refused",
-     .n = {WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE}},
-    {"mpp", 'm', .arg = "M",
-     .help = "the slide's um/pixel at level 0, overriding what it says (or\n"
-             "giving what it does not); for an image, its um/pixel, which\n"
-             "makes it resampled to T (without --mpp it is taken as it is)"},
+    {.shared = WSISA_FLAG_TILE},
+    {.shared = WSISA_FLAG_TILE_SIZE, .note = "the grid of --tile, --all and --tiles"},
+    {.shared = WSISA_FLAG_TARGET_MPP,
+     .note = "segmented at T; at another T the size parameters scale\n"
+             "(areas by the square); a coarser slide is refused"},
+    {.shared = WSISA_FLAG_MPP,
+     .note = "for an image, its um/pixel, which makes it resampled to T\n"
+             "(without --mpp it is taken as it is)"},
     {"params", 'p', .arg = "k=v,...",
      .help = "parameters (default: the workflow's defaults), e.g. G1=60,T1=4.5;\n"
              "--params @FILE: the same from a JSON object {\"G1\": 60, ...},\n"
@@ -161,9 +160,9 @@ static const wsisa_cli_flag flags[] = {
              "outputs are written (default: the first output's name +\n"
              ".parts); the same command goes on from it after an\n"
              "interruption"},
-    {"force", 'f', .help = "with --all: replace outputs that exist (refused otherwise)"},
-    {"output", 'o', .arg = "MASK", .short_flag = 1,
-     .help = "output mask, .png or .tif/.tiff (0/255); with --all, the\n"
+    {.shared = WSISA_FLAG_FORCE, .note = "with --all, outputs that exist are replaced"},
+    {.shared = WSISA_FLAG_OUTPUT, .arg = "MASK",
+     .note = "the mask, .png or .tif/.tiff (0/255); with --all, the\n"
              "optional label image as a tiled pyramidal TIFF (.tif)"},
     {"labels", 'L', .arg = "FILE", .help = "also write the nucleus labels (i32 .tif/.tiff)"},
     {"geojson", 'g', .arg = "FILE", .help = "also write the nucleus outlines as GeoJSON"},
@@ -175,7 +174,7 @@ static const wsisa_cli_flag flags[] = {
        with a message saying what took its place */
     {.name = "normalize", .key = 'n'},
     {.name = "level", .key = 'l', .arg = "L"},
-    {.name = "help", .key = 'h', .short_flag = 1},
+    {.shared = WSISA_FLAG_HELP},
     {0}};
 static const char *const forms[] = {"INPUT [--region | --tile] [--params] [options] -o",
                                     "SLIDE --all [--region | --tiles] [--params] [options] "
@@ -253,15 +252,19 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
   while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_segment)) != -1) {
     switch (opt) {
       case 'r': o.region = optarg; break;
-      case 't': o.tile = optarg; break;
+      case WSISA_FLAG_TILE: o.tile = optarg; break;
       case 'l':
         return wsisa_error(e, WSISA_EUSAGE,
                            "--level: no longer taken: the level is chosen from --target-mpp "
                            "(default %g um/pixel) and the slide's MPP (or --mpp)",
                            WSISA_TARGET_MPP);
-      case 's': if ((rc = wsisa_cli_long("--tile-size", optarg, &q.tile_size, e))) return rc; break;
-      case 'm': if ((rc = wsisa_cli_mpp("--mpp", optarg, &q.mpp, e))) return rc; break;
-      case 'T': if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &q.target_mpp, e))) return rc; break;
+      case WSISA_FLAG_TILE_SIZE:
+        if ((rc = wsisa_cli_long("--tile-size", optarg, &q.tile_size, e))) return rc;
+        break;
+      case WSISA_FLAG_MPP: if ((rc = wsisa_cli_mpp("--mpp", optarg, &q.mpp, e))) return rc; break;
+      case WSISA_FLAG_TARGET_MPP:
+        if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &q.target_mpp, e))) return rc;
+        break;
       case 'p': if ((rc = wsisa_seg_params_parse(optarg, q.params, e))) return rc; break;
       case 'n': q.normalize = 1; break;
       case 'N': q.normalize = 0; break;
@@ -272,7 +275,7 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
         else
           return wsisa_error(e, WSISA_EUSAGE, "--normalization %s: give slide or tile", optarg);
         break;
-      case 'o': o.out = optarg; break;
+      case WSISA_FLAG_OUTPUT: o.out = optarg; break;
       case 'L': o.labels = optarg; break;
       case 'g': o.geojson = optarg; break;
       case 'F': o.features = optarg; break;
@@ -282,8 +285,8 @@ int wsisa_cmd_segment(int argc, char **argv, wsisa_err *e) {
       case 'Y': o.summary = optarg; break;
       case 'D': o.density = optarg; break;
       case 'W': o.work = optarg; break;
-      case 'f': o.force = 1; break;
-      case 'h': usage(); return 0;
+      case WSISA_FLAG_FORCE: o.force = 1; break;
+      case WSISA_FLAG_HELP: usage(); return 0;
       default: return wsisa_cli_bad_option(opt, argv, e);
     }
   }

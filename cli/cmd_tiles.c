@@ -109,21 +109,20 @@ static int print_json(wsisa_slide *slide, const wsisa_grid *g, wsisa_err *e) {
 }
 
 static const wsisa_cli_flag flags[] = {
-    {"tile", 't', .arg = "N", .help = "tile side in target pixels (default 1024)"},
+    {.shared = WSISA_FLAG_TILE_SIZE},
     {"overlap", 'v', .arg = "N", .help = "target pixels shared by neighbouring tiles (default 0)"},
-    {"mpp", 'm', .arg = "M", .help = "the slide's um/pixel at level 0, overriding what it says"},
-    {"target-mpp", 'T', .arg = "T",
-     .help = "resolution the grid is laid out at (default %g um/pixel);\n"
-             "the coarsest level not coarser than it is read, and\n"
-             "area-averaged to it unless within %.0f%%",
-     .n = {WSISA_TARGET_MPP, 100 * WSISA_MPP_TOLERANCE}},
-    {"study", 's', .arg = "S.json",
-     .help = "instead of SLIDE: the tiles the study runs (its slides' grids\n"
+    {.shared = WSISA_FLAG_MPP},
+    {.shared = WSISA_FLAG_TARGET_MPP, .note = "the grid is laid out at T"},
+    {.shared = WSISA_FLAG_STUDY,
+     .note = "instead of SLIDE: the tiles the study runs (its slides' grids\n"
              "with inputs.tiles and inputs.reference applied)"},
-    {"json", 'j', .help = "machine-readable output"},
-    {.name = "help", .key = 'h'},
+    {.shared = WSISA_FLAG_JSON},
+    {.shared = WSISA_FLAG_HELP},
+    /* accepted, not shown: --tile is a tile's place in every command; the
+       side it once gave here is refused with a message naming --tile-size */
+    {.name = "tile", .key = 't', .arg = "N"},
     {0}};
-static const char *const forms[] = {"SLIDE [--tile] [--overlap] [--mpp] [--target-mpp] [--json]",
+static const char *const forms[] = {"SLIDE [--tile-size] [--overlap] [--mpp] [--target-mpp] [--json]",
                                     "--study [--json]", NULL};
 const wsisa_cli_command wsisa_cli_tiles = {"tiles", wsisa_cmd_tiles, forms,
                                            "slide levels, tile grid, tissue tiles", flags};
@@ -194,13 +193,23 @@ int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
   optind = 1;
   while ((opt = wsisa_cli_next(argc, argv, &wsisa_cli_tiles)) != -1) {
     switch (opt) {
-      case 't': if ((rc = wsisa_cli_long("--tile", optarg, &tile, e))) return rc; break;
+      case WSISA_FLAG_TILE_SIZE:
+        if ((rc = wsisa_cli_long("--tile-size", optarg, &tile, e))) return rc;
+        break;
+      case 't':
+        return wsisa_error(e, WSISA_EUSAGE,
+                           "--tile %s: --tile is a tile's column,row; the tile side is --tile-size",
+                           optarg);
       case 'v': if ((rc = wsisa_cli_long("--overlap", optarg, &overlap, e))) return rc; break;
-      case 'm': if ((rc = wsisa_cli_mpp("--mpp", optarg, &slide_mpp, e))) return rc; break;
-      case 'T': if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &target_mpp, e))) return rc; break;
-      case 'j': json = 1; break;
-      case 's': study = optarg; break;
-      case 'h':
+      case WSISA_FLAG_MPP:
+        if ((rc = wsisa_cli_mpp("--mpp", optarg, &slide_mpp, e))) return rc;
+        break;
+      case WSISA_FLAG_TARGET_MPP:
+        if ((rc = wsisa_cli_mpp("--target-mpp", optarg, &target_mpp, e))) return rc;
+        break;
+      case WSISA_FLAG_JSON: json = 1; break;
+      case WSISA_FLAG_STUDY: study = optarg; break;
+      case WSISA_FLAG_HELP:
         wsisa_cli_usage(stdout, &wsisa_cli_tiles);
         printf("Tile rectangles are given in target pixels and in level-0 slide pixels.\n");
         return 0;

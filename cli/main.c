@@ -9,25 +9,20 @@
 #include "core/core.h"
 #include "engine/run/run.h"
 
-/* Each command's table (cli/cmds.h) gives its lines here and its own --help. */
-static const wsisa_cli_command *const commands[] = {
-    &wsisa_cli_tiles, &wsisa_cli_segment,   &wsisa_cli_sample, &wsisa_cli_analyze,
-    &wsisa_cli_plan,  &wsisa_cli_calibrate, &wsisa_cli_run,
-};
-#define NCOMMANDS (sizeof commands / sizeof *commands)
-
 static void usage(FILE *f) {
   fprintf(f,
           "usage: wsisa COMMAND [ARGS]\n"
           "Parameter sensitivity analysis of whole-slide nucleus segmentation on StarPU.\n\n"
           "commands:\n");
-  for (size_t i = 0; i < NCOMMANDS; i++) wsisa_cli_synopsis(f, commands[i]);
+  /* each command's table (cli/cmds.h) gives its lines here and its own --help */
+  for (size_t i = 0; wsisa_cli_commands[i]; i++) wsisa_cli_synopsis(f, wsisa_cli_commands[i]);
   fprintf(f,
-          "\n  wsisa --help        this text; `wsisa COMMAND --help` for one command\n"
+          "\n  wsisa --help        this text; `wsisa COMMAND --help` (or `wsisa help COMMAND`)\n"
+          "                      for one command\n"
           "  wsisa --version     versions of wsisa and StarPU, StarPU's library and limits\n"
           "  wsisa --list-ops    the fine-grain operations (StarPU codelets)\n\n"
           "environment:\n"
-          "  STARPU_SCHED   scheduling policy (validated: %s)\n"
+          "  STARPU_SCHED   scheduling policy when the study names none (validated: %s)\n"
           "  STARPU_NCPU, STARPU_NOPENCL, STARPU_OPENCL_ON_CPUS   worker set\n"
           "  STARPU_HOME    where performance models are kept\n"
           "  WSISA_LOG      error | warn | info | debug (default warn)\n",
@@ -40,6 +35,18 @@ int main(int argc, char **argv) {
     return 2;
   }
   const char *name = argv[1];
+  /* `wsisa help COMMAND` is `wsisa COMMAND --help` */
+  static char help_flag[] = "--help";
+  char *help_argv[] = {argv[0], argc > 2 ? argv[2] : NULL, help_flag, NULL};
+  if (strcmp(name, "help") == 0 && argc > 2) {
+    if (argc > 3) {
+      fprintf(stderr, "wsisa help: %s: one command at most\n", argv[3]);
+      return 2;
+    }
+    name = argv[2];
+    argc = 3;
+    argv = help_argv;
+  }
   if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
     usage(stdout);
     return 0;
@@ -63,10 +70,10 @@ int main(int argc, char **argv) {
              wsisa_ops[i].cl_source ? "cpu+cl" : "cpu", wsisa_ops[i].model->symbol);
     return 0;
   }
-  for (size_t i = 0; i < NCOMMANDS; i++) {
-    if (strcmp(name, commands[i]->name) != 0) continue;
+  const wsisa_cli_command *cmd = wsisa_cli_find(name);
+  if (cmd) {
     wsisa_err e = WSISA_ERR_INIT;
-    int rc = commands[i]->run(argc - 1, argv + 1, &e);
+    int rc = cmd->run(argc - 1, argv + 1, &e);
     if (rc) {
       fprintf(stderr, "wsisa %s: %s\n", name, e.msg[0] ? e.msg : wsisa_strerror(rc));
       /* the shell's convention for a process a signal stopped: 128 + signal */

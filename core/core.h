@@ -36,6 +36,11 @@ typedef struct wsisa_err {
 int wsisa_error(wsisa_err *e, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void wsisa_err_clear(wsisa_err *e);
+/* Name where a relative `path` was looked for: a message of e's that starts
+ * with it ("x.svs: No such file or directory") gets the folder it was
+ * resolved from ("x.svs (from /home/u): No such file or directory").
+ * Returns `code`. */
+int wsisa_error_where(wsisa_err *e, int code, const char *path);
 /* Process exit status for an error code: 2 for usage errors, 1 otherwise. */
 int wsisa_exit_code(int code);
 const char *wsisa_strerror(int code);
@@ -225,8 +230,37 @@ void wsisa_text_read_stop(int (*stop)(void));
 
 /* ---- StarPU runtime ------------------------------------------------------- */
 
+/* Where a start's scheduling policy came from. */
+typedef enum wsisa_sched_from {
+  WSISA_SCHED_SETTING, /* the caller's: a study's execution.scheduler */
+  WSISA_SCHED_ENV,     /* STARPU_SCHED */
+  WSISA_SCHED_DEFAULT, /* the caller's default, else StarPU's (lws) */
+} wsisa_sched_from;
+
+/* A scheduling policy and where it came from. */
+typedef struct wsisa_sched {
+  const char *name; /* NULL: StarPU's default (lws) */
+  wsisa_sched_from from;
+} wsisa_sched;
+
+/* The scheduling policy of a start, decided here only: `setting` (a study's
+ * execution.scheduler; NULL: none), else STARPU_SCHED, else `fallback`
+ * (NULL: StarPU's default). An unknown name is refused, naming where it came
+ * from: "WHERE: execution.scheduler" (`where`, the study's path, may be
+ * NULL) or STARPU_SCHED. */
+int wsisa_sched_resolve(const char *setting, const char *where, const char *fallback,
+                        wsisa_sched *out, wsisa_err *e);
+/* "execution.scheduler", "STARPU_SCHED" or "default", as run.json records it. */
+const char *wsisa_sched_from_name(wsisa_sched_from from);
+
 typedef struct wsisa_runtime_opts {
-  const char *sched;   /* NULL: STARPU_SCHED, else StarPU's default */
+  /* the policy asked for, resolved by wsisa_sched_resolve at start-up
+     (NULL: STARPU_SCHED, else sched_default, else StarPU's default) */
+  const char *sched;
+  const char *sched_default;
+  /* a policy resolved already (the runner's, checked before it writes
+     anything): used as it is, sched and sched_default ignored */
+  const wsisa_sched *resolved;
   int ncpu;            /* -1: StarPU's choice */
   int nopencl;         /* -1: StarPU's choice */
   /* OpenCL programs to load once StarPU runs (with OpenCL workers only) and
@@ -269,6 +303,8 @@ int wsisa_runtime_active(void);
 int wsisa_runtime_ncpu(void);
 int wsisa_runtime_nopencl(void);
 const char *wsisa_runtime_sched(void);
+/* Where it came from (wsisa_sched_from_name), after init. */
+const char *wsisa_runtime_sched_from(void);
 
 /* What crossed the bus between main memory and the OpenCL devices' memories
  * (StarPU's transfers for its handles) since StarPU started or since the

@@ -1,7 +1,9 @@
 /* The error convention: the first error of a context sticks, with a message a
  * user can act on; codes map to exit statuses in one place. */
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/core.h"
 
@@ -13,6 +15,19 @@ int wsisa_error(wsisa_err *e, int code, const char *fmt, ...) {
     va_end(ap);
     e->code = code;
   }
+  return code;
+}
+
+int wsisa_error_where(wsisa_err *e, int code, const char *path) {
+  size_t n = path ? strlen(path) : 0;
+  char cwd[sizeof e->msg];
+  if (!e || !e->code || !n || path[0] == '/' || strncmp(e->msg, path, n) != 0 ||
+      e->msg[n] != ':' || !getcwd(cwd, sizeof cwd))
+    return code;
+  /* cut to the message's size, which the path alone could fill */
+  char text[3 * sizeof e->msg];
+  snprintf(text, sizeof text, "%s (from %s)%s", path, cwd, e->msg + n);
+  snprintf(e->msg, sizeof e->msg, "%.*s", (int)sizeof e->msg - 1, text);
   return code;
 }
 

@@ -19,6 +19,7 @@ static const char *const own_policies[] = {"pats"};
 
 static int active;
 static char sched_name[64];
+static wsisa_sched_from sched_from = WSISA_SCHED_DEFAULT;
 /* the caller's OpenCL programs: loaded after init, unloaded before shutdown */
 static void (*unload_programs)(void);
 static wsisa_runtime_cpus cpus;
@@ -32,6 +33,27 @@ int wsisa_sched_valid(const char *name) {
     if ((*policies)->policy_name && strcmp(name, (*policies)->policy_name) == 0)
       return 1;
   return 0;
+}
+
+int wsisa_sched_resolve(const char *setting, const char *where, const char *fallback,
+                        wsisa_sched *out, wsisa_err *e) {
+  wsisa_env env;
+  wsisa_env_read(&env);
+  if (setting) *out = (wsisa_sched){setting, WSISA_SCHED_SETTING};
+  else if (env.sched) *out = (wsisa_sched){env.sched, WSISA_SCHED_ENV};
+  else *out = (wsisa_sched){fallback, WSISA_SCHED_DEFAULT};
+  if (!out->name || wsisa_sched_valid(out->name)) return 0;
+  if (out->from == WSISA_SCHED_ENV)
+    return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED=%s: unknown scheduler (one of: %s)",
+                       out->name, wsisa_sched_names());
+  return wsisa_error(e, WSISA_EUSAGE, "%s%sexecution.scheduler: %s: unknown scheduler (one of: %s)",
+                     where ? where : "", where ? ": " : "", out->name, wsisa_sched_names());
+}
+
+const char *wsisa_sched_from_name(wsisa_sched_from from) {
+  return from == WSISA_SCHED_SETTING ? "execution.scheduler"
+         : from == WSISA_SCHED_ENV   ? "STARPU_SCHED"
+                                     : "default";
 }
 
 const char *wsisa_sched_names(void) {
@@ -142,12 +164,15 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
   if (active) return wsisa_error(e, WSISA_EINTERNAL, "StarPU is already running");
   wsisa_env env;
   wsisa_env_read(&env);
-  const char *sched = opts && opts->sched ? opts->sched : env.sched;
-  if (sched && !wsisa_sched_valid(sched))
-    return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED=%s: unknown scheduler (one of: %s)",
-                       sched, wsisa_sched_names());
-
-  int rc = wsisa_runtime_env_check(&env, e);
+  wsisa_sched choice;
+  int rc = 0;
+  if (opts && opts->resolved) choice = *opts->resolved;
+  else
+    rc = wsisa_sched_resolve(opts ? opts->sched : NULL, NULL, opts ? opts->sched_default : NULL,
+                             &choice, e);
+  if (rc) return rc;
+  const char *sched = choice.name;
+  rc = wsisa_runtime_env_check(&env, e);
   if (rc) return rc;
   wsisa_runtime_default_home();
   rc = wsisa__runtime_models_check(e);
@@ -208,6 +233,7 @@ int wsisa_runtime_init(const wsisa_runtime_opts *opts, wsisa_err *e) {
                        "pats, or heteroprio with one kind of worker");
   }
   snprintf(sched_name, sizeof sched_name, "%s", sched ? sched : "lws");
+  sched_from = choice.from;
   cpus.asked = opts && opts->ncpu >= 0 ? opts->ncpu : env.ncpu;
   cpus.started = (int)starpu_cpu_worker_get_count();
   cpus.opencl = (int)starpu_opencl_worker_get_count();
@@ -254,6 +280,7 @@ int wsisa_runtime_nopencl(void) {
   return active ? (int)starpu_opencl_worker_get_count() : 0;
 }
 const char *wsisa_runtime_sched(void) { return sched_name; }
+const char *wsisa_runtime_sched_from(void) { return wsisa_sched_from_name(sched_from); }
 
 int wsisa_runtime_bus_traffic(wsisa_bus_traffic *t) {
   memset(t, 0, sizeof *t);

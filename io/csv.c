@@ -506,6 +506,30 @@ int wsisa_output_check(const char *flag, const char *out, const char *const *inp
   return 0;
 }
 
+int wsisa_output_in_place(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+int wsisa_path_has_ext(const char *path, const char *const *exts) {
+  size_t len = strlen(path);
+  for (const char *const *x = exts; *x; x++) {
+    size_t xl = strlen(*x);
+    if (len > xl && strcasecmp(path + len - xl, *x) == 0) return 1;
+  }
+  return 0;
+}
+
+int wsisa_output_type(const char *flag, const char *out, const char *const *exts, wsisa_err *e) {
+  if (wsisa_path_has_ext(out, exts) || wsisa_output_in_place(out)) return 0;
+  char want[128] = "";
+  for (const char *const *x = exts; *x; x++) {
+    size_t used = strlen(want);
+    snprintf(want + used, sizeof want - used, "%s%s", used ? (x[1] ? ", " : " or ") : "", *x);
+  }
+  return wsisa_error(e, WSISA_EUSAGE, "%s %s: unsupported file type (give %s)", flag, out, want);
+}
+
 int wsisa_output_write(const char *path, const void *data, size_t len, wsisa_err *e) {
   wsisa_stage s = WSISA_STAGE_INIT;
   const char *temp = wsisa_stage_add(&s, path, e);
@@ -548,7 +572,7 @@ const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
     }
   /* A device, pipe or socket is written where it is: renaming a file over it
    * would replace /dev/null with a regular file. */
-  int in_place = exists && !S_ISREG(st.st_mode);
+  int in_place = wsisa_output_in_place(path);
   char *final = NULL;
   if (exists && !in_place && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
     /* through a symlink, replace the file it points at and keep the link */

@@ -92,6 +92,15 @@ int wsisa_same_file(const char *a, const char *b);
  * skipped): "FLAG OUT: the same file as the input IN ...". */
 int wsisa_output_check(const char *flag, const char *out, const char *const *inputs, size_t n,
                        wsisa_err *e);
+/* Is `path` a device, pipe or socket, which an output is written to in place
+ * (never replaced, whatever its name)? */
+int wsisa_output_in_place(const char *path);
+/* Does `path` end in one of `exts` (NULL-ended, ".csv"; any case)? */
+int wsisa_path_has_ext(const char *path, const char *const *exts);
+/* Refuse `out` unless its name ends in one of `exts` (NULL-ended, ".csv"; any
+ * case) or it is written in place: "FLAG OUT: unsupported file type (give
+ * .a or .b)". */
+int wsisa_output_type(const char *flag, const char *out, const char *const *exts, wsisa_err *e);
 /* Write `len` bytes to `path` through a stage: all or nothing. */
 int wsisa_output_write(const char *path, const void *data, size_t len, wsisa_err *e);
 

@@ -154,7 +154,7 @@ int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int til
                            int overlap, wsisa_grid **out, wsisa_err *e) {
   *out = NULL;
   if (tile_size <= 0)
-    return wsisa_error(e, WSISA_EUSAGE, "--tile %d: tile size must be positive", tile_size);
+    return wsisa_error(e, WSISA_EUSAGE, "--tile-size %d: tile size must be positive", tile_size);
   if (overlap < 0 || overlap >= tile_size)
     return wsisa_error(e, WSISA_EUSAGE, "--overlap %d: must be in 0..%d (below the tile size)",
                        overlap, tile_size - 1);
@@ -163,7 +163,7 @@ int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int til
   int64_t cols = tiles_along(scale->width, tile_size, overlap);
   int64_t rows = tiles_along(scale->height, tile_size, overlap);
   if (cols * rows > (int64_t)1 << 31)
-    return wsisa_error(e, WSISA_EUSAGE, "--tile %d: %lld x %lld tiles are too many", tile_size,
+    return wsisa_error(e, WSISA_EUSAGE, "--tile-size %d: %lld x %lld tiles are too many", tile_size,
                        (long long)cols, (long long)rows);
   wsisa_grid *g = calloc(1, sizeof *g);
   if (!g) return wsisa_error(e, WSISA_ENOMEM, "out of memory for the tile grid");

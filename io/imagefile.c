@@ -577,11 +577,18 @@ int wsisa_image_write_staged(struct wsisa_stage *s, const char *path, const wsis
                              const char *description, double mpp, wsisa_err *e) {
   int png = has_suffix(path, ".png");
   int tiff = has_suffix(path, ".tif") || has_suffix(path, ".tiff");
+  /* a device (-o /dev/null) of another name: PNG when it holds the pixels */
+  if (!png && !tiff && wsisa_output_in_place(path)) {
+    png = img->type == WSISA_U8 || img->type == WSISA_U16;
+    tiff = !png;
+  }
   if (!png && !tiff)
     return wsisa_error(e, WSISA_EUSAGE, "%s: output must end in .png, .tif or .tiff", path);
   if (png && img->type != WSISA_U8 && img->type != WSISA_U16)
     return wsisa_error(e, WSISA_EUSAGE, "%s: PNG holds 8- or 16-bit images, not %s (use .tiff)",
                        path, wsisa_dtype_name(img->type));
+  if (tiff && wsisa_output_in_place(path))
+    return wsisa_error(e, WSISA_EUSAGE, "%s: a TIFF needs a regular file, not a device", path);
   const char *tmp = wsisa_stage_add(s, path, e);
   if (!tmp) return e && e->code ? e->code : WSISA_EIO;
   if (tiff) return write_tiff(path, tmp, img, description, mpp, e);

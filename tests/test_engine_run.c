@@ -112,6 +112,10 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   char *prov = tu_slurp(path, NULL);
   cr_expect(prov && strstr(prov, "\"peak_rss_kib\"") && strstr(prov, "\"scheduler\""),
             "run.json lacks provenance");
+  /* the last run's policy, and where it came from */
+  cr_expect(prov && strstr(prov, "\"scheduler\": \"eager\"") &&
+                strstr(prov, "\"scheduler_from\": \"STARPU_SCHED\""),
+            "run.json: %s", prov ? prov : "");
   free(prov);
   free(base);
 }

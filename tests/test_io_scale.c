@@ -773,7 +773,7 @@ Test(scale, fluorescence_tissue) {
 Test(scale, tiles_command_on_40x_slide) {
   const char *path = synth(SVS40);
   char args[8192], *out = NULL, *err = NULL;
-  snprintf(args, sizeof args, "tiles '%s' --tile 512", path);
+  snprintf(args, sizeof args, "tiles '%s' --tile-size 512", path);
   cr_assert_eq(tu_run(args, &out, &err), 0, "%s", err);
   const char *want[] = {
       "mpp       0.2500 x 0.2500 um/pixel at level 0, from the slide's openslide.mpp-x/-y properties\n",
@@ -790,7 +790,7 @@ Test(scale, tiles_command_on_40x_slide) {
   free(out);
   free(err);
 
-  snprintf(args, sizeof args, "tiles '%s' --tile 100 --target-mpp 2 --json", path);
+  snprintf(args, sizeof args, "tiles '%s' --tile-size 100 --target-mpp 2 --json", path);
   cr_assert_eq(tu_run(args, &out, &err), 0, "%s", err);
   json_error_t je;
   json_t *root = json_loads(out, 0, &je);

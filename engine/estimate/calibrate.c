@@ -207,7 +207,7 @@ typedef struct rounds {
   double *vectors;          /* the segmentations every round runs */
   size_t nvec;
   int halo, object_match, features;
-  const char *sched;
+  wsisa_sched sched;
   int cal_cpu;              /* the CPU workers the models are filled with */
   double in_tasks, wall;    /* ... their seconds in tasks and the rounds' wall time */
 } rounds;
@@ -220,7 +220,7 @@ static int fill_models(rounds *rd, int have_stats, int force, wsisa_calibrate_re
                        wsisa_err *e) {
   int rc = 0;
   for (int pass = 0; !rc && pass <= MAX_PASSES; pass++) {
-    wsisa_runtime_opts o = {.sched = rd->sched, .ncpu = -1, .nopencl = -1, .calibrate = 2};
+    wsisa_runtime_opts o = {.resolved = &rd->sched, .ncpu = -1, .nopencl = -1, .calibrate = 2};
     if ((rc = wsisa_codelets_start(&o, e))) break;
     rd->cal_cpu = wsisa_runtime_ncpu();
     wsisa_tile_ref *pick = rd->pick;
@@ -314,13 +314,9 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   rd.nruns = nruns;
   rd.halo = rc ? 0 : wsisa__study_halo_for(study, rows, nruns);
   wsisa__study_needs(study, &rd.object_match, &rd.features);
-  wsisa_env env;
-  wsisa_env_read(&env);
   /* dmda sends a task without calibrated time to the kind of worker lacking
    * it; a scheduler the user chose stays */
-  rd.sched = study->execution.scheduler ? study->execution.scheduler
-             : env.sched                ? env.sched
-                                        : "dmda";
+  if (!rc) rc = wsisa_sched_resolve(study->execution.scheduler, study->path, "dmda", &rd.sched, e);
   rd.cal_cpu = 1;
   if (!rc) rc = fill_models(&rd, study->inputs.tile_stats, r->force, out, e);
   /* then the probes, on the largest tile (engine/estimate/probes.c) */
@@ -335,7 +331,7 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
                              rd.vectors,
                              rd.nvec,
                              study->reuse.object_reuse,
-                             rd.sched,
+                             rd.sched.name,
                              cores.offered > 0 ? cores.offered : 1,
                              rd.cal_cpu > 0 ? rd.cal_cpu : 1,
                              rd.in_tasks > 0 && rd.wall > 0 ? rd.in_tasks / rd.wall : 0};

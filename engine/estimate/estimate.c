@@ -26,8 +26,10 @@ int wsisa__estimate_study_open(wsisa_study *study, const double *params, size_t 
   int rc = wsisa__study_tiles(&f->run, e);
   if (!rc && !wsisa_runtime_active()) {
     /* the workers `wsisa run` would start; nothing runs, so no OpenCL program */
-    wsisa_runtime_opts o = {.sched = study->execution.scheduler, .ncpu = -1, .nopencl = -1};
-    if (!(rc = wsisa_runtime_init(&o, e))) f->started = 1;
+    wsisa_sched sched;
+    wsisa_runtime_opts o = {.resolved = &sched, .ncpu = -1, .nopencl = -1};
+    rc = wsisa_sched_resolve(study->execution.scheduler, study->path, NULL, &sched, e);
+    if (!rc && !(rc = wsisa_runtime_init(&o, e))) f->started = 1;
   }
   if (rc) {
     wsisa__estimate_study_close(f);

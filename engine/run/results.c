@@ -632,9 +632,10 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   /* read once: run.json's figure and the estimate's actual are the same peak */
   const long peak_kib = peak_rss_kib();
   json_t *root = json_pack(
-      "{s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:i, s:i, s:i, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:f},"
+      "{s:s, s:s, s:s, s:s, s:{s:i, s:i}, s:{s:s, s:i, s:i, s:i, s:I}, s:{s:I, s:I, s:I, s:I, s:I, s:I, s:f},"
       " s:{s:f, s:f, s:f}, s:I, s:I, s:I}",
       "wsisa", WSISA_VERSION, "starpu", starpu_v, "scheduler", wsisa_runtime_sched(),
+      "scheduler_from", wsisa_runtime_sched_from(),
       "workers", "cpu", wsisa_runtime_ncpu(), "opencl", wsisa_runtime_nopencl(), "reuse",
       "strategy", wsisa_reuse_strategy_name(ro->strategy), "max_buckets", ro->max_buckets,
       "max_bucket_size", ro->max_bucket_size, "active_paths", ro->active_paths, "buckets",

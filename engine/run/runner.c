@@ -114,7 +114,7 @@ static const char *existing(const wsisa_runner_request *r) {
 /* The study (from its file, the results folder, or the default), checked
  * before anything is written. */
 static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *study_path, size_t cap,
-                      const char **sched, wsisa_err *e) {
+                      wsisa_sched *sched, wsisa_err *e) {
   int rc;
   const char *dir = existing(r);
   if (dir) snprintf(study_path, cap, "%s/study.json", dir);
@@ -146,19 +146,11 @@ static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *
                        study_path);
   apply_request(s, r);
   if ((rc = wsisa__results_check_metrics(s, study_path, e))) return rc;
-  *sched = s->study->execution.scheduler;
+  rc = wsisa_sched_resolve(s->study->execution.scheduler, study_path, NULL, sched, e);
+  if (rc) return rc;
   wsisa_env env;
   wsisa_env_read(&env);
-  if (*sched && !wsisa_sched_valid(*sched))
-    return wsisa_error(e, WSISA_EUSAGE, "%s: execution.scheduler: %s: unknown (one of: %s)",
-                       study_path, *sched, wsisa_sched_names());
-  if (!*sched) *sched = env.sched;
-  int rc_env = wsisa_runtime_env_check(&env, e);
-  if (rc_env) return rc_env;
-  if (*sched && !wsisa_sched_valid(*sched))
-    return wsisa_error(e, WSISA_EUSAGE, "STARPU_SCHED: scheduler %s: unknown (one of: %s)",
-                       *sched, wsisa_sched_names());
-  return 0;
+  return wsisa_runtime_env_check(&env, e);
 }
 
 /* Where the memory a run may use comes from, for messages. */
@@ -241,9 +233,9 @@ static uint8_t *units_done(const wsisa__study_run *s) {
 }
 
 /* StarPU (and the MPI workers) up and the reuse plan. */
-static int start(wsisa__study_run *s, const char *sched, wsisa_err *e) {
+static int start(wsisa__study_run *s, const wsisa_sched *sched, wsisa_err *e) {
   /* every task measured: the performance models learn from each run */
-  wsisa_runtime_opts ropts = {.sched = sched, .ncpu = -1, .nopencl = -1, .calibrate = 1};
+  wsisa_runtime_opts ropts = {.resolved = sched, .ncpu = -1, .nopencl = -1, .calibrate = 1};
   int rc = wsisa_codelets_start(&ropts, e);
   if (rc) return rc;
   s->runtime = 1;
@@ -481,7 +473,7 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
 }
 
 /* A new run or a resumed one, from the checks to the indices. */
-static int run(wsisa__study_run *s, const wsisa_runner_request *r, const char *sched,
+static int run(wsisa__study_run *s, const wsisa_runner_request *r, const wsisa_sched *sched,
                wsisa_err *e) {
   /* one writer per folder: a second --resume is refused before any work */
   int rc = r->resume ? wsisa__run_folder_lock(s->dir, 1, &s->lock_fd, e) : wsisa__run_folder_check_new(s->out, e);
@@ -548,14 +540,14 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
   } else if (!rc) {
     wsisa_machine_read(&s.machine);
     char study_path[4200];
-    const char *sched = NULL;
+    wsisa_sched sched = {NULL, WSISA_SCHED_DEFAULT};
     snprintf(s.dir, sizeof s.dir, "%s", existing(r) ? existing(r) : r->out);
     /* "results/" names the folder results: its temporary one goes beside it */
     size_t n = strlen(s.dir);
     while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
     snprintf(s.out, sizeof s.out, "%s", s.dir);
     rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
-    if (!rc) rc = r->check ? wsisa__run_check(&s, r, e) : run(&s, r, sched, e);
+    if (!rc) rc = r->check ? wsisa__run_check(&s, r, e) : run(&s, r, &sched, e);
   }
   run_free(&s);
   wsisa_dist_end();

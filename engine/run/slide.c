@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -219,15 +218,6 @@ static size_t outputs_of(const wsisa_slide_segment_request *r, output out[5]) {
   return n;
 }
 
-static int has_ext(const char *path, const char *const *exts) {
-  size_t len = strlen(path);
-  for (const char *const *x = exts; *x; x++) {
-    size_t xl = strlen(*x);
-    if (len > xl && strcasecmp(path + len - xl, *x) == 0) return 1;
-  }
-  return 0;
-}
-
 /* Each output: its type, not the slide, not another output, and not a file
  * that exists unless --force. */
 static int check_outputs(const wsisa_slide_segment_request *r, wsisa_err *e) {
@@ -238,11 +228,8 @@ static int check_outputs(const wsisa_slide_segment_request *r, wsisa_err *e) {
                        "--all: give at least one output (--geojson, --features, --summary, "
                        "--density, or -o LABELS.tif)");
   for (size_t i = 0; i < n; i++) {
-    if (!has_ext(out[i].path, out[i].exts))
-      return wsisa_error(e, WSISA_EUSAGE, "%s %s: unsupported file type (give %s%s%s)",
-                         out[i].flag, out[i].path, out[i].exts[0], out[i].exts[1] ? " or " : "",
-                         out[i].exts[1] ? out[i].exts[1] : "");
-    int rc = wsisa_output_check(out[i].flag, out[i].path, &r->slide, 1, e);
+    int rc = wsisa_output_type(out[i].flag, out[i].path, out[i].exts, e);
+    if (!rc) rc = wsisa_output_check(out[i].flag, out[i].path, &r->slide, 1, e);
     if (rc) return rc;
     for (size_t j = 0; j < i; j++)
       if (strcmp(out[i].path, out[j].path) == 0 || wsisa_same_file(out[i].path, out[j].path))

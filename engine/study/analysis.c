@@ -15,7 +15,6 @@
 
 #include "engine/study/study.h"
 #include "io/csv.h"
-#include "engine/study/study.h"
 #include "io/svg.h"
 #include "sa/sa.h"
 
@@ -88,8 +87,8 @@ static json_t *jnum(double v) {
 static int close_enough(double a, double b) { return fabs(a - b) <= 1e-9 * fmax(1, fabs(b)); }
 
 /* Where the samples differ from the study's own design, in words; "" when
- * they are that design, row for row. */
-static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const double *values,
+ * they are that design, row for row. 1: its very rows, numbered otherwise. */
+static int own_design_mismatch(const analysis *a, const wsisa_csv *s, const double *values,
                                 const uint64_t *ids, char *why, size_t cap) {
   const wsisa_sa_design *d = a->design;
   const wsisa_sa_space *sp = a->space;
@@ -101,7 +100,7 @@ static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const dou
              "%s: %zu run%s (%s), but the design of %s has %zu (was the study changed after "
              "sampling?)",
              s->path, s->nrows, s->nrows == 1 ? "" : "s", rows, a->study->path, d->nrows);
-    return;
+    return 0;
   }
   for (size_t r = 0; r < s->nrows; r++)
     for (size_t p = 0; p < sp->nparams; p++) {
@@ -111,7 +110,7 @@ static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const dou
                  "%s:%zu: %s is %.15g where the design of %s has %.15g for run %zu (was the "
                  "study, its sampler or seed changed after sampling?)",
                  s->path, s->lines[r], sp->params[p].name, v, a->study->path, want, r);
-        return;
+        return 0;
       }
     }
   /* the very rows of the study's design: numbered as it numbers them */
@@ -119,22 +118,39 @@ static void own_design_mismatch(const analysis *a, const wsisa_csv *s, const dou
     if (ids[r] != r) {
       snprintf(why, cap, "%s:%zu: run_id %" PRIu64 " where the design has run %zu", s->path,
                s->lines[r], ids[r], r);
-      return;
+      return 1;
     }
+  return 0;
 }
 
-/* The samples are the study's own design (checked row by row), or a design
- * made elsewhere whose layout suits the method (then it replaces the study's
- * design and keeps its run ids), read by the one reader of design files
- * (wsisa__design_read): a fixed parameter's column may be absent, and a file
- * without a header holds the varying parameters in order. */
-static int check_samples(analysis *a, wsisa_err *e) {
+/* The design file as rows of the space's parameters: a segmentation study's
+ * by the rules `wsisa run` and `wsisa plan` read it with
+ * (wsisa__design_read_seg), another's by the one reader of design files
+ * over its parameters (a fixed one's column may be absent, and a file
+ * without a header holds the varying ones in order). */
+static int read_samples(analysis *a, wsisa__design_file *f, wsisa_err *e) {
   const wsisa_sa_space *sp = a->space;
   size_t np = sp->nparams;
+  if (a->study && a->study->segmentation) {
+    int seg[WSISA_SEG_NPARAMS];
+    int rc = wsisa__design_read_seg(a->samples_path, sp, a->report, f, seg, e);
+    /* read as a run reads it, where a parameter without a column keeps the
+     * study's value; an index needs the values the parameter took */
+    for (size_t p = 0; !rc && f->table->has_header && p < np; p++)
+      if (sp->params[p].kind != WSISA_SA_FIXED && wsisa_csv_column(f->table, sp->params[p].name) < 0)
+        rc = wsisa_error(e, WSISA_EFORMAT,
+                         "%s:%zu: no column '%s': the analysis needs the values of every "
+                         "parameter %s varies",
+                         a->samples_path, f->table->header_line, sp->params[p].name, a->source);
+    if (rc) wsisa__design_file_free(f);
+    /* the space's parameters come first, in its order */
+    for (size_t r = 0; !rc && r < f->table->nrows; r++)
+      memmove(f->values + r * np, f->values + r * WSISA_SEG_NPARAMS, np * sizeof *f->values);
+    return rc;
+  }
   const char **names = calloc(np + 1, sizeof *names);
   double *fill = calloc(np + 1, sizeof *fill);
   unsigned char *plain = calloc(np + 1, 1);
-  wsisa__design_file f = {0};
   int rc = names && fill && plain ? 0 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t p = 0; !rc && p < np; p++) {
     names[p] = sp->params[p].name;
@@ -142,24 +158,36 @@ static int check_samples(analysis *a, wsisa_err *e) {
     plain[p] = sp->params[p].kind != WSISA_SA_FIXED;
   }
   wsisa__design_columns cols = {np, names, fill, plain, a->source};
-  if (!rc) rc = wsisa__design_read(a->samples_path, &cols, a->report, &f, e);
+  if (!rc) rc = wsisa__design_read(a->samples_path, &cols, a->report, f, e);
+  free(names);
+  free(fill);
+  free(plain);
+  return rc;
+}
+
+/* The samples are the study's own design (checked row by row), or a design
+ * made elsewhere whose layout suits the method (then it replaces the study's
+ * design and keeps its run ids). */
+static int check_samples(analysis *a, wsisa_err *e) {
+  const wsisa_sa_space *sp = a->space;
+  wsisa__design_file f = {0};
+  int rc = read_samples(a, &f, e);
   const wsisa_csv *s = f.table;
   if (!rc) wsisa_csv_rows(s, a->samples_rows, sizeof a->samples_rows);
   char why[1024] = "";
-  if (!rc && a->design) own_design_mismatch(a, s, f.values, f.ids, why, sizeof why);
+  int renumbered = !rc && a->design && own_design_mismatch(a, s, f.values, f.ids, why, sizeof why);
   if (!rc && (!a->design || why[0])) {
     /* not the study's design: one made elsewhere, if its rows suit the method */
     wsisa_sa_design *foreign = NULL;
     wsisa_err fe = WSISA_ERR_INIT;
     wsisa_sa_method method = a->design ? a->design->method : a->opts.method;
-    int same_rows = a->design && s->nrows == a->design->nrows;
     if (wsisa_sa_design_from_values(sp, method, a->design ? a->design->second_order : 0, f.values,
                                     s->nrows, &foreign, &fe))
       rc = a->design ? wsisa_error(e, WSISA_EFORMAT, "%s; nor is it a %s design made elsewhere: %s",
                                    why, wsisa_sa_method_name(method), fe.msg)
                      : wsisa_error(e, WSISA_EFORMAT, "%s (%s): %s", s->path, a->samples_rows,
                                    fe.msg);
-    else if (same_rows && strstr(why, "run_id"))
+    else if (renumbered)
       /* the study's rows renumbered: a slip, not another design */
       rc = wsisa_error(e, WSISA_EFORMAT, "%s", why), wsisa_sa_design_free(foreign);
     if (!rc) {
@@ -170,9 +198,6 @@ static int check_samples(analysis *a, wsisa_err *e) {
       a->foreign = 1;
     }
   }
-  free(names);
-  free(fill);
-  free(plain);
   wsisa__design_file_free(&f);
   return rc;
 }

@@ -47,10 +47,6 @@ static int map_columns(const wsisa_csv *t, const wsisa__design_columns *cols, FI
   int strict = first && !strcmp(t->header[0], "run_id");
   char extra[512] = "";
   size_t nextra = 0;
-  for (size_t i = 0; i < cols->n; i++)
-    if ((col[i] = wsisa_csv_column(t, cols->names[i])) < 0 && isnan(cols->fill[i]))
-      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a parameter of %s)", t->path,
-                         t->header_line, cols->names[i], cols->owner);
   for (size_t c = first; c < t->ncols; c++) {
     size_t i = 0;
     while (i < cols->n && strcmp(t->header[c], cols->names[i])) i++;
@@ -65,6 +61,10 @@ static int map_columns(const wsisa_csv *t, const wsisa__design_columns *cols, FI
                t->header[c]);
     nextra++;
   }
+  for (size_t i = 0; i < cols->n; i++)
+    if ((col[i] = wsisa_csv_column(t, cols->names[i])) < 0 && isnan(cols->fill[i]))
+      return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: no column '%s' (a parameter of %s)", t->path,
+                         t->header_line, cols->names[i], cols->owner);
   if (nextra && warn)
     fprintf(warn, "warning: %s: column%s %s %s no parameter of %s; ignored\n", t->path,
             nextra == 1 ? "" : "s", extra, nextra == 1 ? "is" : "are", cols->owner);
@@ -102,27 +102,23 @@ int wsisa__design_read(const char *path, const wsisa__design_columns *cols, FILE
   return rc;
 }
 
-/* ---- the design `wsisa run` and `wsisa plan` take -------------------------------- */
+/* ---- a segmentation study's design files: one set of rules ----------------------- */
 
-/* A design file over the segmentation: its parameters are the study's (in
- * its order: a file without a header holds its varying ones) and then the
- * other segmentation parameters, each at the study's value or its default
- * when it has no column. Values are checked against what the segmentation
- * accepts; more runs than max_runs (0: no limit) is WSISA_EUSAGE, as --force
- * lifts it. Rows of the 15 parameters in canonical order, and the run ids. */
-static int read_samples(const char *path, const wsisa_study *study, size_t max_runs,
-                        double **rows, uint64_t **run_ids, size_t *nrows, wsisa_err *e) {
+int wsisa__design_read_seg(const char *path, const wsisa_sa_space *sp, FILE *warn,
+                           wsisa__design_file *f, int seg[WSISA_SEG_NPARAMS], wsisa_err *e) {
   const char *names[WSISA_SEG_NPARAMS];
   double fill[WSISA_SEG_NPARAMS];
   unsigned char plain[WSISA_SEG_NPARAMS];
-  int seg[WSISA_SEG_NPARAMS]; /* canonical index of each column of the list */
   size_t n = 0;
-  const wsisa_sa_space *sp = study->space;
-  for (size_t q = 0; q < sp->nparams && n < WSISA_SEG_NPARAMS; q++) {
+  memset(f, 0, sizeof *f);
+  for (size_t q = 0; q < sp->nparams; q++) {
     const wsisa_sa_seg_param *s = wsisa_sa_seg_find(sp->params[q].name);
-    if (!s) continue;
+    if (!s || n != q)
+      return wsisa_error(e, WSISA_EINTERNAL, "%s: not a segmentation parameter",
+                         sp->params[q].name);
     seg[n] = (int)(s - wsisa_sa_seg_params);
     names[n] = s->name;
+    /* without its column, the study's value (a one-run design of G1 alone) */
     fill[n] = sp->params[q].value;
     plain[n++] = sp->params[q].kind != WSISA_SA_FIXED;
   }
@@ -134,8 +130,29 @@ static int read_samples(const char *path, const wsisa_study *study, size_t max_r
       plain[n++] = 0;
     }
   wsisa__design_columns cols = {n, names, fill, plain, "the segmentation"};
+  int rc = wsisa__design_read(path, &cols, warn, f, e);
+  const wsisa_csv *t = f->table;
+  for (size_t r = 0; !rc && r < t->nrows; r++)
+    for (size_t i = 0; i < n && !rc; i++) {
+      wsisa_err why = WSISA_ERR_INIT;
+      if (wsisa_sa_seg_validate(names[i], f->values[r * n + i], &why))
+        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", path, t->lines[r], why.msg);
+    }
+  if (rc) wsisa__design_file_free(f);
+  return rc;
+}
+
+/* ---- the design `wsisa run` and `wsisa plan` take -------------------------------- */
+
+/* A design file over the segmentation (wsisa__design_read_seg); more runs
+ * than max_runs (0: no limit) is WSISA_EUSAGE, as --force lifts it. Rows of
+ * the 15 parameters in canonical order, and the run ids. */
+static int read_samples(const char *path, const wsisa_study *study, size_t max_runs,
+                        double **rows, uint64_t **run_ids, size_t *nrows, wsisa_err *e) {
+  int seg[WSISA_SEG_NPARAMS];
+  const size_t n = WSISA_SEG_NPARAMS;
   wsisa__design_file f;
-  int rc = wsisa__design_read(path, &cols, stderr, &f, e);
+  int rc = wsisa__design_read_seg(path, study->space, stderr, &f, seg, e);
   if (rc) return rc;
   const wsisa_csv *t = f.table;
   char counted[128];
@@ -146,13 +163,7 @@ static int read_samples(const char *path, const wsisa_study *study, size_t max_r
   double *v = rc ? NULL : malloc(t->nrows * WSISA_SEG_NPARAMS * sizeof *v);
   if (!rc && !v) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (size_t r = 0; !rc && r < t->nrows; r++)
-    for (size_t i = 0; i < n && !rc; i++) {
-      double x = f.values[r * n + i];
-      wsisa_err why = WSISA_ERR_INIT;
-      v[r * WSISA_SEG_NPARAMS + seg[i]] = x;
-      if (wsisa_sa_seg_validate(names[i], x, &why))
-        rc = wsisa_error(e, WSISA_EFORMAT, "%s:%zu: %s", path, t->lines[r], why.msg);
-    }
+    for (size_t i = 0; i < n; i++) v[r * WSISA_SEG_NPARAMS + seg[i]] = f.values[r * n + i];
   if (!rc) {
     *rows = v;
     *run_ids = f.ids;

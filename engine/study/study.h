@@ -414,6 +414,14 @@ typedef struct wsisa__design_file {
 int wsisa__design_read(const char *path, const wsisa__design_columns *cols, FILE *warn,
                        wsisa__design_file *out, wsisa_err *e);
 void wsisa__design_file_free(wsisa__design_file *f);
+/* A design file of a segmentation study whose parameters are `sp`'s, by the
+ * rules `wsisa run`, `plan` and `analyze` share: wsisa__design_read over
+ * sp's parameters in its order (absent: the study's value), then the other
+ * segmentation parameters (absent: their defaults), every value checked
+ * against what the segmentation accepts. f->values holds the 15 columns a row in that order;
+ * seg[i] is column i's canonical index. */
+int wsisa__design_read_seg(const char *path, const wsisa_sa_space *sp, FILE *warn,
+                           wsisa__design_file *f, int seg[WSISA_SEG_NPARAMS], wsisa_err *e);
 /* Does a table's first column hold run ids? run_id (wsisa), an unnamed one
  * (pandas' index), id or index. */
 int wsisa__design_id_column(const wsisa_csv *table);

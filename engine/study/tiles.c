@@ -29,7 +29,7 @@ static int add_tile(wsisa__study_run *s, const wsisa_tile_ref *t, const char *na
  * settings come from the study, so its fields are named instead. */
 static int study_field_error(const wsisa__study_run *s, const wsisa_err *inner, wsisa_err *e) {
   static const char *const flag[][2] = {
-      {"--tile ", "inputs.tile_size: "}, {"--overlap ", "inputs.overlap: "},
+      {"--tile-size ", "inputs.tile_size: "}, {"--overlap ", "inputs.overlap: "},
       {"--level ", "inputs.level: "}, {"--mpp ", "inputs.mpp: "}};
   for (size_t i = 0; i < sizeof flag / sizeof *flag; i++)
     if (strncmp(inner->msg, flag[i][0], strlen(flag[i][0])) == 0)
@@ -104,7 +104,7 @@ static int input_annotation(wsisa__study_run *s, wsisa__run_input *ri, const wsi
   /* the annotation first: its reader refuses at once what is not one (a
    * zero byte, a file past its bound) and gives way to a signal */
   int rc = wsisa_annotation_load(sp, out, e);
-  if (rc) return rc;
+  if (rc) return wsisa_error_where(e, rc, r->path);
   FILE *f = fopen(r->path, "rb");
   if (!f) rc = wsisa_error(e, WSISA_EIO, "%s: %s", r->path, strerror(errno));
   char buf[65536];
@@ -287,7 +287,9 @@ static int choose_tiles(wsisa__study_run *s, const char *path,
       wsisa_annotation *a = NULL;
       size_t len = 0;
       char *text = NULL;
-      rc = wsisa_text_read(t->geojson, WSISA_TEXT_MAX_GEOJSON, "a GeoJSON file", &text, &len, e);
+      rc = wsisa_error_where(
+          e, wsisa_text_read(t->geojson, WSISA_TEXT_MAX_GEOJSON, "a GeoJSON file", &text, &len, e),
+          t->geojson);
       const uint32_t crc = text ? wsisa__crc32(text, len) : 0;
       free(text);
       if (!rc && t->has_crc && crc != t->crc32)
@@ -325,7 +327,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   wsisa_scale scale;
   char name[4400];
   int rc = wsisa_slide_open(path, &slide, e);
-  if (rc) return rc;
+  if (rc) return wsisa_error_where(e, rc, path);
   wsisa_err inner = WSISA_ERR_INIT;
   int nlevels = wsisa_slide_level_count(slide);
   if (in->level >= nlevels)
@@ -381,6 +383,7 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
   wsisa_scale scale;
   wsisa__run_input *ri = NULL;
   int rc = wsisa_image_read_scaled(path, in->slide_mpp, in->mpp, &img, &scale, e);
+  if (rc) wsisa_error_where(e, rc, path);
   if (!rc) rc = add_input(s, path, WSISA_INPUT_IMAGE, &scale, &ri, e);
   if (!rc && in->stain_check) {
     ri->stain_checked = 1;

@@ -16,6 +16,11 @@
 #include "reuse/reuse.h"
 #include "sa/sa.h"
 
+/* the workflow's parameter vector is sa/'s table, row for row */
+_Static_assert(WSISA_SEG_NPARAMS == WSISA_SA_NSEG,
+               "WSISA_SEG_NPARAMS (workflow.h's enum) and WSISA_SA_NSEG (sa.h) count the "
+               "same 15 parameters");
+
 const char *wsisa_seg_param_name(int index) { return wsisa_sa_seg_params[index].name; }
 
 int wsisa_seg_param_level(int index) { return wsisa_sa_seg_params[index].level; }
