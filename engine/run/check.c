@@ -29,23 +29,12 @@ static void found(findings *f, const char *fmt, ...) {
   f->n++;
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0, got;
-  do {
-    if (n + 65536 > cap) {
-      char *g = realloc(buf, cap = 2 * cap + 65536);
-      if (!g) break;
-      buf = g;
-    }
-    got = fread(buf + n, 1, cap - n, f);
-    n += got;
-  } while (got > 0);
-  fclose(f);
-  if (buf) *len = n;
-  return buf;
+/* A results file whole: a regular file within the bound of a table, or NULL
+ * and the reason in `why`. */
+static char *slurp(const char *path, size_t *len, wsisa_err *why) {
+  char *text = NULL;
+  wsisa_text_read(path, WSISA_TEXT_MAX_TABLE, "a results file", &text, len, why);
+  return text;
 }
 
 /* `name` in the folder against the one made again from the journal. */
@@ -55,9 +44,10 @@ static void compare(findings *f, const wsisa__study_run *s, const char *made_dir
   snprintf(path, sizeof path, "%s/%s", s->dir, name);
   snprintf(made, sizeof made, "%s/%s", made_dir, name);
   size_t la = 0, lb = 0;
-  char *a = slurp(path, &la), *b = slurp(made, &lb);
+  wsisa_err why = WSISA_ERR_INIT;
+  char *a = slurp(path, &la, &why), *b = slurp(made, &lb, NULL);
   if (!a) {
-    found(f, "%s: %s", path, strerror(errno));
+    found(f, "%s", why.msg);
   } else if (b && (la != lb || memcmp(a, b, la) != 0)) {
     size_t line = 1, i = 0;
     while (i < la && i < lb && a[i] == b[i]) line += a[i++] == '\n';

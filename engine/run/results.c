@@ -375,7 +375,12 @@ int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e) {
   char path[4200], *text = reference_text(s);
   wsisa__run_path(s, "reference.json", path, sizeof path);
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
-  FILE *f = fopen(path, "rb");
+  FILE *f = NULL;
+  wsisa_err kind = WSISA_ERR_INIT;
+  if (wsisa_file_fopen(path, &f, &kind) && access(path, F_OK) == 0) {
+    free(text);
+    return wsisa_error(e, WSISA_EFORMAT, "%s", kind.msg);
+  }
   size_t len = strlen(text), got = 0;
   char *was = f ? malloc(len + 2) : NULL;
   if (was) got = fread(was, 1, len + 1, f);
@@ -565,7 +570,7 @@ int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
     json_array_append_new(inputs, input_json(s, &s->inputs[i], warnings));
   /* A resume: an earlier run.json holds the figures of the run that did the
    * work; one that has nothing left to do keeps them and only says it came. */
-  json_t *earlier = access(run_json, F_OK) == 0 ? json_load_file(run_json, 0, NULL) : NULL;
+  json_t *earlier = wsisa_file_check(run_json, NULL) == 0 ? json_load_file(run_json, 0, NULL) : NULL;
   json_t *resumes = earlier ? json_incref(json_object_get(earlier, "resumes")) : NULL;
   if (!json_is_array(resumes)) {
     json_decref(resumes);

@@ -417,7 +417,7 @@ static int reopen_work(slide_run *s, wsisa_err *e) {
   int rc = 0;
   work_path(s, "request.json", path, sizeof path);
   json_error_t je;
-  json_t *req = json_load_file(path, 0, &je);
+  json_t *req = wsisa_file_check(path, NULL) == 0 ? json_load_file(path, 0, &je) : NULL;
   json_t *id = json_object_get(req, "identity"), *stats = json_object_get(req, "stats");
   if (!req || !json_is_object(id) || !json_is_array(stats) ||
       json_array_size(stats) != WSISA_STATS_N) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -1080,7 +1081,8 @@ int wsisa_study_load(const char *path, wsisa_study **out, wsisa_err *e) {
   size_t len;
   wsisa_err read_err = WSISA_ERR_INIT;
   int rc = wsisa_text_read(path, WSISA_TEXT_MAX_STUDY, "a study file", &text, &len, &read_err);
-  if (rc == WSISA_EIO) return wsisa_error(e, rc, "%s: cannot open the study file", path);
+  if (rc == WSISA_EIO && access(path, F_OK) != 0)
+    return wsisa_error(e, rc, "%s: cannot open the study file", path);
   if (rc) return wsisa_error(e, rc, "%s", read_err.msg);
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
   free(text);
