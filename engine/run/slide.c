@@ -905,7 +905,7 @@ static int prepare(slide_run *s, wsisa_err *e) {
   if (!rc) rc = wsisa_grid_make_scaled(slide, &scale, (int)r->tile_size, 0, &s->grid, e);
   if (!rc && r->has_region &&
       (r->region[2] <= 0 || r->region[3] <= 0 || r->region[0] < 0 || r->region[1] < 0 ||
-       r->region[0] + r->region[2] > l0.width || r->region[1] + r->region[3] > l0.height))
+       r->region[0] > l0.width - r->region[2] || r->region[1] > l0.height - r->region[3]))
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "--region %lld,%lld,%lld,%lld: outside level 0 of %s (%lldx%lld; regions "
                      "are in level-0 pixels)",
