@@ -162,7 +162,11 @@ static int get_whole(ctx *c, json_t *v, const char *path, double lo, double hi, 
   if (!json_is_number(v) || json_number_value(v) != floor(json_number_value(v)))
     return expected(c, path, "a whole number", v);
   double x = json_number_value(v);
-  if (x < lo || x > hi) return fail(c, path, "%.0f is outside %.0f..%.0f", x, lo, hi);
+  /* every digit of a whole number up to 17 of them; past that, as written
+   * in short (1e+308, not its 309 digits) */
+  if (x < lo || x > hi)
+    return fail(c, path, fabs(x) < 1e17 ? "%.0f is outside %.0f..%.0f" : "%g is outside %.0f..%.0f",
+                x, lo, hi);
   *out = x;
   return 0;
 }
