@@ -87,44 +87,37 @@ static const char *fifo_dir(const char *tag) {
   return dir;
 }
 
-Test(kinds, a_fifo_as_a_problem_file) {
-  const char *dir = fifo_dir("kinds_problem");
-  expect_refused(dir,
-                 "analyze --problem p.fifo --method morris --samples x.csv --outputs y.csv -o a",
-                 "p.fifo: a FIFO, not a regular file", 1);
-}
+/* The inputs read whole, each given as the FIFO p.fifo (or a device) in a
+ * folder of its own: @SRC@ stands for the source tree. */
+static const struct {
+  const char *tag, *args, *want;
+  int code;
+} fifo_cases[] = {
+    {"kinds_problem", "analyze --problem p.fifo --method morris --samples x.csv --outputs y.csv -o a",
+     "p.fifo: a FIFO, not a regular file", 1},
+    {"kinds_params", "segment @SRC@/tests/data/tile_256.png --params @p.fifo -o m.png",
+     "--params @p.fifo: a FIFO, not a regular file", 2},
+    {"kinds_study", "sample --study p.fifo -o s.csv", "p.fifo: a FIFO, not a regular file", 1},
+    {"kinds_samples",
+     "analyze --study @SRC@/tests/studies/tiny_moat.json --samples p.fifo --outputs y.csv -o a",
+     "p.fifo: a FIFO, not a regular file", 1},
+    {"kinds_segment", "segment p.fifo -o m.png", "p.fifo: a FIFO, not a regular file", 1},
+    {"kinds_segment_dev", "segment /dev/zero -o m.png",
+     "/dev/zero: a character device, not a regular file", 1},
+    {"kinds_tiles", "tiles p.fifo", "p.fifo: a FIFO, not a regular file", 1},
+};
 
-Test(kinds, a_fifo_as_a_params_file) {
-  char args[4400];
-  snprintf(args, sizeof args, "segment %s --params @p.fifo -o m.png",
-           tu_src("tests/data/tile_256.png"));
-  expect_refused(fifo_dir("kinds_params"), args, "--params @p.fifo: a FIFO, not a regular file", 2);
-}
-
-Test(kinds, a_fifo_as_a_study_file) {
-  expect_refused(fifo_dir("kinds_study"), "sample --study p.fifo -o s.csv",
-                 "p.fifo: a FIFO, not a regular file", 1);
-}
-
-Test(kinds, a_fifo_as_samples) {
-  char args[4400];
-  snprintf(args, sizeof args, "analyze --study %s --samples p.fifo --outputs y.csv -o a",
-           tu_src("tests/studies/tiny_moat.json"));
-  expect_refused(fifo_dir("kinds_samples"), args, "p.fifo: a FIFO, not a regular file", 1);
-}
-
-Test(kinds, a_fifo_as_the_image_to_segment) {
-  expect_refused(fifo_dir("kinds_segment"), "segment p.fifo -o m.png",
-                 "p.fifo: a FIFO, not a regular file", 1);
-}
-
-Test(kinds, a_device_as_the_image_to_segment) {
-  expect_refused(tu_tmpdir("kinds_segment_dev"), "segment /dev/zero -o m.png",
-                 "/dev/zero: a character device, not a regular file", 1);
-}
-
-Test(kinds, a_fifo_as_a_tile_source) {
-  expect_refused(fifo_dir("kinds_tiles"), "tiles p.fifo", "p.fifo: a FIFO, not a regular file", 1);
+Test(kinds, a_fifo_or_a_device_as_an_input_read_whole) {
+  for (size_t i = 0; i < sizeof fifo_cases / sizeof *fifo_cases; i++) {
+    char args[4400];
+    const char *at = strstr(fifo_cases[i].args, "@SRC@");
+    if (at)
+      snprintf(args, sizeof args, "%.*s%s%s", (int)(at - fifo_cases[i].args), fifo_cases[i].args,
+               WSISA_SOURCE_DIR, at + 5);
+    else
+      snprintf(args, sizeof args, "%s", fifo_cases[i].args);
+    expect_refused(fifo_dir(fifo_cases[i].tag), args, fifo_cases[i].want, fifo_cases[i].code);
+  }
 }
 
 Test(kinds, a_fifo_as_a_reference) {
