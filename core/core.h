@@ -233,6 +233,8 @@ int wsisa_text_read(const char *path, uint64_t limit, const char *what, char **t
 /* The test a long read asks between blocks whether it should give up (a
  * signal's flag); NULL: none. */
 void wsisa_text_read_stop(int (*stop)(void));
+/* Whether that test asks to stop now (0 without one). */
+int wsisa_text_read_stopped(void);
 
 /* ---- StarPU runtime ------------------------------------------------------- */
 

@@ -15,6 +15,8 @@ static int (*stop_asked)(void);
 
 void wsisa_text_read_stop(int (*stop)(void)) { stop_asked = stop; }
 
+int wsisa_text_read_stopped(void) { return stop_asked && stop_asked(); }
+
 /* What a path that is not a regular file is, for its message. */
 static const char *kind_name(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";

@@ -1,7 +1,8 @@
 /* Inputs that are not regular files: a FIFO, a device, a directory given
  * where a file is read whole is refused at once with one line naming it and
  * what it is; no command waits on one (a command that still runs after a few
- * seconds is sent SIGTERM, and must end within a second of it). */
+ * seconds is sent SIGTERM, and must end within a second of it). An output
+ * that is a FIFO waits for its reader, a wait SIGTERM ends. */
 #include <criterion/criterion.h>
 #include <signal.h>
 #include <stdio.h>
@@ -170,4 +171,24 @@ Test(kinds, a_fifo_as_the_lock) {
   const char *dir = results_with("kinds_lock", "lock", "mkfifo");
   expect_refused(dir, "run --check r", "r/lock: a FIFO, not a regular file", 1);
   expect_refused(dir, "run --resume r", "r/lock: a FIFO, not a regular file", 1);
+}
+
+/* An output that is a FIFO is written in place once a reader comes; while
+ * none does, `segment --all` (which catches SIGTERM to journal its tiles)
+ * still ends within a second of SIGTERM, saying what it waited for. */
+Test(kinds, sigterm_ends_a_wait_for_a_fifo_output_reader) {
+  const char *dir = tu_tmpdir("kinds_fifo_output");
+  char path[4200], args[4400];
+  snprintf(path, sizeof path, "%s/n.geojson", dir);
+  cr_assert_eq(mkfifo(path, 0644), 0, "mkfifo %s", path);
+  snprintf(args, sizeof args, "segment %s --all --region 0,0,300,300 --geojson n.geojson",
+           tu_src("tests/data/CMU-1-Small-Region.svs"));
+  /* one tile: segmented well within the grace, then the wait */
+  ended r = run_bounded(dir, args, 20);
+  cr_expect(r.termed, "ended before SIGTERM: %d (%s)", r.status, r.err ? r.err : "");
+  cr_expect(r.after_term < 1.0, "still running %.1f s after SIGTERM", r.after_term);
+  cr_expect_eq(r.status, 128 + SIGTERM, "exit %d (%s)", r.status, r.err ? r.err : "");
+  cr_expect(r.err && strstr(r.err, "n.geojson: interrupted while waiting for a reader"), "%s",
+            r.err ? r.err : "(none)");
+  free(r.err);
 }
