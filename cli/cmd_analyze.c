@@ -78,7 +78,9 @@ int wsisa_cmd_analyze(int argc, char **argv, wsisa_err *e) {
     }
   }
   if (optind < argc) return wsisa_error(e, WSISA_EUSAGE, "%s: unexpected argument", argv[optind]);
-  if (!a.study_path == !a.problem_path)
+  if (a.study_path && a.problem_path)
+    return wsisa_error(e, WSISA_EUSAGE, "--study and --problem: give one or the other");
+  if (!a.study_path && !a.problem_path)
     return wsisa_error(e, WSISA_EUSAGE, "--study or --problem: one is required");
   if (!a.problem_path != !a.method)
     return wsisa_error(e, WSISA_EUSAGE, "--method goes with --problem (a study names its method)");

@@ -31,7 +31,8 @@ static void usage(FILE *f) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    usage(stderr);
+    /* one line, as every usage error; --help gives the whole text */
+    fprintf(stderr, "usage: wsisa COMMAND [ARGS] (commands and their flags: wsisa --help)\n");
     return 2;
   }
   const char *name = argv[1];

@@ -211,22 +211,35 @@ const char *wsisa_bytes_text(double bytes, char *buf, size_t cap);
 /* ---- whole text files (core/textfile.c) ---------------------------------- */
 
 /* Bounds on inputs read whole: a file over its bound is refused before it is
- * read (or as soon as a pipe or device passes it). */
+ * read (or as soon as one that grows while read passes it). */
 #define WSISA_TEXT_MAX_STUDY ((uint64_t)16 << 20)
 #define WSISA_TEXT_MAX_PARAMS ((uint64_t)1 << 20)
 #define WSISA_TEXT_MAX_TABLE ((uint64_t)2 << 30)
 #define WSISA_TEXT_MAX_GEOJSON ((uint64_t)1 << 30)
 
+/* Inputs are regular files: a FIFO, socket, directory or device given as one
+ * is refused with one line naming it and what it is ("p.fifo: a FIFO, not a
+ * regular file") instead of an open or a read that blocks or never ends.
+ * wsisa_file_check looks at the path (for libraries that open it
+ * themselves); wsisa_file_open opens it for reading, never blocking on the
+ * open, and checks what it opened (blocking reads after); wsisa_file_fopen
+ * gives it as a stream. */
+int wsisa_file_check(const char *path, wsisa_err *e);
+int wsisa_file_open(const char *path, int *fd_out, wsisa_err *e);
+int wsisa_file_fopen(const char *path, FILE **out, wsisa_err *e);
+
 /* Read the text file at `path` whole, NUL-terminated, into a new *text
- * (freed by the caller). Refused, with one line naming the file: more than
- * `limit` bytes, a zero byte (not text; `what` says what it should have
- * been, e.g. "a study file"), a directory, and a read the stop test set by
- * wsisa_text_read_stop asks to end (WSISA_EINTERRUPTED). */
+ * (freed by the caller). Refused, with one line naming the file: anything
+ * but a regular file, more than `limit` bytes, a zero byte (not text; `what`
+ * says what it should have been, e.g. "a study file"), and a read the stop
+ * test set by wsisa_text_read_stop asks to end (WSISA_EINTERRUPTED). */
 int wsisa_text_read(const char *path, uint64_t limit, const char *what, char **text,
                     size_t *len, wsisa_err *e);
 /* The test a long read asks between blocks whether it should give up (a
  * signal's flag); NULL: none. */
 void wsisa_text_read_stop(int (*stop)(void));
+/* Whether that test asks to stop now (0 without one). */
+int wsisa_text_read_stopped(void);
 
 /* ---- StarPU runtime ------------------------------------------------------- */
 

@@ -7,6 +7,7 @@
 #include "io/csv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- reading ---------------------------------------------------------------- */
@@ -555,7 +557,28 @@ static int stage_grow(wsisa_stage *s) {
   if (t) s->temp_paths = t;
   unsigned char *p = realloc(s->in_place, s->n + 1);
   if (p) s->in_place = p;
-  return f && t && p ? 0 : -1;
+  int *h = realloc(s->held, (s->n + 1) * sizeof *h);
+  if (h) s->held = h;
+  return f && t && p && h ? 0 : -1;
+}
+
+/* Our end of the FIFO `path`, once a reader has opened it: polled without
+ * blocking, so a signal that asks to stop ends the wait. */
+static int fifo_reader(const char *path, wsisa_err *e) {
+  for (;;) {
+    int fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd >= 0) return fd;
+    if (errno != ENXIO && errno != EINTR) {
+      wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+      return -1;
+    }
+    if (wsisa_text_read_stopped()) {
+      wsisa_error(e, WSISA_EINTERRUPTED,
+                  "%s: interrupted while waiting for a reader; nothing written", path);
+      return -1;
+    }
+    nanosleep(&(struct timespec){0, 20000000}, NULL);
+  }
 }
 
 const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
@@ -605,9 +628,15 @@ const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
     free(final);
     return NULL;
   }
+  int held = in_place && S_ISFIFO(st.st_mode) ? fifo_reader(final, e) : -1;
+  if (in_place && S_ISFIFO(st.st_mode) && held < 0) {
+    free(final);
+    return NULL;
+  }
   size_t len = strlen(final) + 32;
   char *temp = in_place ? strdup(final) : malloc(len);
   if (!temp || stage_grow(s)) {
+    if (held >= 0) close(held);
     free(temp);
     free(final);
     wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -618,6 +647,7 @@ const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
   s->final_paths[s->n] = final;
   s->temp_paths[s->n] = temp;
   s->in_place[s->n] = (unsigned char)in_place;
+  s->held[s->n] = held;
   s->n++;
   return temp;
 }
@@ -626,13 +656,16 @@ static void stage_free(wsisa_stage *s) {
   for (size_t i = 0; i < s->n; i++) {
     free(s->final_paths[i]);
     free(s->temp_paths[i]);
+    if (s->held[i] >= 0) close(s->held[i]); /* the reader sees the end now */
   }
   free(s->final_paths);
   free(s->temp_paths);
   free(s->in_place);
+  free(s->held);
   s->n = 0;
   s->final_paths = s->temp_paths = NULL;
   s->in_place = NULL;
+  s->held = NULL;
 }
 
 void wsisa_stage_abort(wsisa_stage *s) {

@@ -115,13 +115,16 @@ typedef struct wsisa_stage {
   size_t n;
   char **final_paths, **temp_paths;
   unsigned char *in_place; /* written where it is (a device or pipe) */
+  int *held; /* a FIFO's: our end, opened once a reader came; -1: none */
 } wsisa_stage;
 
-#define WSISA_STAGE_INIT {0, NULL, NULL, NULL}
+#define WSISA_STAGE_INIT {0, NULL, NULL, NULL, NULL}
 
 /* The path to write `path` through (owned by the stage): a temporary name
  * beside it, or the path itself for a device or pipe. Refuses a directory, an
- * unwritable place and a file already in the stage. */
+ * unwritable place and a file already in the stage. A FIFO is waited on here
+ * until a reader opens it, a wait SIGINT or SIGTERM ends (WSISA_EINTERRUPTED,
+ * the stop test of wsisa_text_read_stop), and held open until the commit. */
 const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e);
 int wsisa_stage_commit(wsisa_stage *s, wsisa_err *e);
 void wsisa_stage_abort(wsisa_stage *s);

@@ -1,6 +1,7 @@
 /* The tile grid of a slide at a target resolution, with each tile's level-0
  * rectangle, and tissue detection on a low-resolution level so that
  * background tiles can be skipped. */
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,10 +145,12 @@ static double tissue_fraction(const wsisa_image *mask, double scale, const wsisa
 
 /* Tiles start every `step` pixels until one reaches the far edge; a slide
  * smaller than one tile is one clipped tile. */
-static int tiles_along(int64_t length, int tile_size, int overlap) {
+static int64_t tiles_along(int64_t length, int tile_size, int overlap) {
   int step = tile_size - overlap;
-  int64_t n = length <= tile_size ? 1 : (length - overlap + step - 1) / step;
-  return (int)n;
+  /* (length - tile_size) / step + 1 rounded up: no sum past INT64_MAX on a
+   * slide that says it is that wide */
+  if (length <= tile_size) return 1;
+  return (length - tile_size) / step + ((length - tile_size) % step != 0) + 1;
 }
 
 int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int tile_size,
@@ -162,7 +165,7 @@ int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int til
     return wsisa_error(e, WSISA_EINTERNAL, "tile grid: resolution plan not made");
   int64_t cols = tiles_along(scale->width, tile_size, overlap);
   int64_t rows = tiles_along(scale->height, tile_size, overlap);
-  if (cols * rows > (int64_t)1 << 31)
+  if (cols > INT_MAX / rows)
     return wsisa_error(e, WSISA_EUSAGE, "--tile-size %d: %lld x %lld tiles are too many", tile_size,
                        (long long)cols, (long long)rows);
   wsisa_grid *g = calloc(1, sizeof *g);

@@ -508,7 +508,8 @@ static int read_jpeg(const char *path, FILE *f, wsisa_image **out, wsisa_err *e)
 /* ---- dispatch --------------------------------------------------------------- */
 
 const char *wsisa_image_file_kind(const char *path) {
-  FILE *f = fopen(path, "rb");
+  FILE *f = NULL;
+  wsisa_file_fopen(path, &f, NULL);
   unsigned char magic[8] = {0};
   size_t n = f ? fread(magic, 1, sizeof magic, f) : 0;
   if (f) fclose(f);
@@ -521,11 +522,11 @@ const char *wsisa_image_file_kind(const char *path) {
 
 int wsisa_image_read(const char *path, wsisa_image **out, wsisa_err *e) {
   *out = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  FILE *f;
+  int rc = wsisa_file_fopen(path, &f, e);
+  if (rc) return rc;
   unsigned char magic[8] = {0};
   size_t n = fread(magic, 1, sizeof magic, f);
-  int rc;
   if (n == 8 && png_sig_cmp(magic, 0, 8) == 0) {
     rewind(f);
     rc = read_png(path, f, out, e);

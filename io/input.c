@@ -137,6 +137,9 @@ static wsisa_input_kind detect(const char *path) {
 
 int wsisa_input_open(const char *path, wsisa_input_kind kind, wsisa_input **out, wsisa_err *e) {
   *out = NULL;
+  /* OpenSlide's detection opens the path: a FIFO or a device is refused first */
+  int rc = wsisa_file_check(path, e);
+  if (rc) return rc;
   if (kind == WSISA_INPUT_AUTO) kind = detect(path);
   wsisa_input *in = calloc(1, sizeof *in);
   if (!in || !(in->path = strdup(path))) {
@@ -144,7 +147,7 @@ int wsisa_input_open(const char *path, wsisa_input_kind kind, wsisa_input **out,
     return wsisa_error(e, WSISA_ENOMEM, "out of memory opening %s", path);
   }
   in->b = &backends[kind == WSISA_INPUT_SLIDE ? 0 : 1];
-  int rc = in->b->open(in, e);
+  rc = in->b->open(in, e);
   if (rc) {
     free(in->path);
     free(in);

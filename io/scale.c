@@ -9,6 +9,7 @@
 #include "io/io_private.h"
 
 #define ONE WSISA_SCALE_ONE
+#define SIDE_MAX ((int64_t)1 << 40)
 
 static int mpp_in_range(double v) {
   return isfinite(v) && v >= WSISA_MPP_MIN && v <= WSISA_MPP_MAX;
@@ -36,6 +37,13 @@ static int check_user_mpp(double mpp, wsisa_err *e) {
  * would blur every pixel for a size change the parameters do not feel. */
 static int plan_factor(const char *name, wsisa_scale *s, wsisa_err *e) {
   double target = s->target_mpp;
+  /* a side past 2^40 pixels (no scanner's) would overflow the target-pixel
+   * arithmetic below and in wsisa__read_scaled: refused, not wrapped */
+  if (s->level_width > SIDE_MAX || s->level_height > SIDE_MAX)
+    return wsisa_error(e, WSISA_EFORMAT,
+                       "%s: level %d is %lldx%lld pixels, past the %lld a side wsisa reads", name,
+                       s->level, (long long)s->level_width, (long long)s->level_height,
+                       (long long)SIDE_MAX);
   if (fabs(s->level_mpp - target) <= WSISA_MPP_TOLERANCE * target) {
     s->factor_q = ONE;
   } else {

@@ -48,6 +48,9 @@ int wsisa_slide_open(const char *path, wsisa_slide **out, wsisa_err *e) {
     return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   if (S_ISDIR(st.st_mode))
     return wsisa_error(e, WSISA_EIO, "%s: is a directory, not a slide", path);
+  /* OpenSlide opens the path itself: a FIFO or a device must not reach it */
+  int rc = wsisa_file_check(path, e);
+  if (rc) return rc;
   wsisa__tiff_messages_catch();
   const char *vendor = openslide_detect_vendor(path);
   if (!vendor) {
@@ -69,7 +72,7 @@ int wsisa_slide_open(const char *path, wsisa_slide **out, wsisa_err *e) {
   }
   slide->osr = osr;
   snprintf(slide->vendor, sizeof slide->vendor, "%s", vendor);
-  int rc = check_osr(slide, e);
+  rc = check_osr(slide, e);
   if (!rc) {
     int32_t n = openslide_get_level_count(osr);
     if (n < 1) rc = wsisa_error(e, WSISA_EFORMAT, "%s: slide has no levels", path);

@@ -145,6 +145,20 @@ int wsisa_sa_param_set_dist(wsisa_sa_param *p, wsisa_sa_dist dist, const double 
         return wsisa_error(e, WSISA_EUSAGE, "%s.bounds: %s's sd %g is not positive", n, dn, hi);
       lo = dist == WSISA_SA_NORM ? -INFINITY : 0;
       hi = INFINITY;
+      {
+        /* every value is finite: the quantiles 2^-53 inside 0 and 1 (the
+         * farthest a draw goes) must not overflow a double */
+        double zmax = wsisa_sa_normal_quantile(1 - 0x1p-53);
+        double far[2] = {b[0] - b[1] * zmax, b[0] + b[1] * zmax};
+        for (int k = 0; k < 2; k++) {
+          double x = dist == WSISA_SA_NORM ? far[k] : exp(far[k]);
+          if (!isfinite(x))
+            return wsisa_error(e, WSISA_EUSAGE,
+                               "%s.bounds: %s [%g, %g] gives values past the largest number "
+                               "(at %.3g sd %s the mean)",
+                               n, dn, b[0], b[1], zmax, k ? "above" : "below");
+        }
+      }
       break;
   }
   p->dist = dist;

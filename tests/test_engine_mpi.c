@@ -489,24 +489,33 @@ static double seconds(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* The study of the 1024 tile on `ranks` ranks under --enable-recovery, with
+ * the unit timeout at its 600 s and warnings into `err_path`; the single
+ * process's metrics in *ref. Returns mpirun's pid. */
+static pid_t recovering_job(const char *tag, const char *ranks, char *dir, char *err_path,
+                            char **ref) {
+  mpi_env();
+  const char *study = write_study("tests/data/tile_1024.png", DICE);
+  char ref_dir[4300];
+  *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
+  const char *tmp = tu_tmpdir(tag);
+  snprintf(dir, 4300, "%s/results", tmp);
+  snprintf(err_path, 4400, "%s/stderr", tmp);
+  unsetenv("WSISA_UNIT_TIMEOUT");
+  setenv("WSISA_LOG", "warn", 1);
+  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none",
+                        "--enable-recovery", "-np", ranks, WSISA_EXE, "run", "--study", study, "-o",
+                        dir, "--reuse", "none", "--unit-timeout", "600", NULL};
+  return launch(argv, err_path);
+}
+
 /* With the unit timeout at its 600 s, a worker killed mid-study is noticed
  * by its missing heartbeat (Open MPI 4.1 reports nothing): its units run
  * elsewhere at once, the study ends within seconds of the kill with the
  * single process's metrics, and one line names the rank. */
 Test(mpi, a_killed_worker_is_noticed_by_its_silence, .timeout = 420) {
-  mpi_env();
-  const char *study = write_study("tests/data/tile_1024.png", DICE);
-  char ref_dir[4300], dir[4300], err_path[4400];
-  char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
-  const char *tmp = tu_tmpdir("mpi_silent");
-  snprintf(dir, sizeof dir, "%s/results", tmp);
-  snprintf(err_path, sizeof err_path, "%s/stderr", tmp);
-  unsetenv("WSISA_UNIT_TIMEOUT");
-  setenv("WSISA_LOG", "warn", 1);
-  const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none",
-                        "--enable-recovery", "-np", "3", WSISA_EXE, "run", "--study", study, "-o",
-                        dir, "--reuse", "none", "--unit-timeout", "600", NULL};
-  pid_t job = launch(argv, err_path);
+  char dir[4300], err_path[4400], *ref = NULL;
+  pid_t job = recovering_job("mpi_silent", "3", dir, err_path, &ref);
   size_t at_kill = kill_rank_after(job, dir, 4, 2);
   cr_assert_gt(at_kill, 0, "the study ended before a worker could be killed");
   double killed = seconds();
@@ -685,3 +694,47 @@ Test(mpi, not_built) {
 }
 
 #endif
+
+/* Threads of process `pid`, 0 if gone. */
+static int threads_of(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  char *status = tu_slurp(path, NULL), *at = status ? strstr(status, "Threads:") : NULL;
+  int n = at ? atoi(at + 8) : 0;
+  free(status);
+  return n;
+}
+
+/* A worker killed at its start, past MPI_Init (which Open MPI itself does
+ * not survive a rank's death in) but before it is ready and before the
+ * study reaches it: given up on within the heartbeat's silence or three
+ * times the manager's own start, not the 600 s of the unit timeout; rank 0
+ * does the work and the metrics are the single process's. */
+Test(mpi, a_worker_killed_at_start_is_noticed_by_its_silence, .timeout = 420) {
+  char dir[4300], err_path[4400], *ref = NULL;
+  pid_t job = recovering_job("mpi_killed_at_start", "2", dir, err_path, &ref);
+  /* rank 0 past MPI_Init starts StarPU, whose threads show it; rank 1 then
+   * waits for the manager's first word and has not started its own */
+  pid_t manager = -1, victim = -1;
+  for (int i = 0; i < 12000 && victim < 0; i++) {
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+    if (manager < 0) manager = find_rank(dir, 0);
+    if (manager > 0 && threads_of(manager) > 4) victim = find_rank(dir, 1);
+  }
+  cr_assert_gt(victim, 0, "the manager never started StarPU");
+  kill(victim, SIGKILL);
+  double killed = seconds();
+  int status = 0;
+  waitpid(job, &status, 0);
+  double after = seconds() - killed;
+  setenv("WSISA_LOG", "error", 1);
+  cr_log_info("the job ended %.1f s after rank 1 was killed at its start\n", after);
+  cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "mpirun status %d", status);
+  cr_expect_lt(after, 120, "the job ended %.0f s after the kill", after);
+  char *err = tu_slurp(err_path, NULL);
+  cr_expect(err && strstr(err, "rank 1 "), "%s", err ? err : "no stderr");
+  cr_expect(err && !strstr(err, "600 s"), "%s", err ? err : "");
+  free(err);
+  expect_one_rank_lost(dir, ref);
+  free(ref);
+}

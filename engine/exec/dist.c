@@ -46,7 +46,8 @@ static struct {
   /* per rank, the manager's view since the job went out: when a message of
    * it last came in, and the longest interval between two of them */
   double *heard, *gap;
-} world = {0, 0, 1, 0, 0, 0, 600.0, NULL, NULL, NULL, NULL};
+  double started; /* when MPI came up here */
+} world = {0, 0, 1, 0, 0, 0, 600.0, NULL, NULL, NULL, NULL, 0};
 
 int wsisa_dist_active(void) { return world.active; }
 int wsisa_dist_rank(void) { return world.rank; }
@@ -164,6 +165,31 @@ static int msg_send(int dest, int tag, const void *p, size_t n, double deadline)
       return -1;
     }
     nap();
+  }
+}
+
+/* The silence after which rank r is taken for dead: never quicker than
+ * WSISA_DIST_SILENCE, nor than three of the longest silences the rank has
+ * had and come back from. */
+static double silence_bound(int r) {
+  double b = 3 * world.gap[r];
+  return b > WSISA_DIST_SILENCE ? b : WSISA_DIST_SILENCE;
+}
+
+/* The heartbeats waiting from any rank, taken: when each rank was last
+ * heard (the gaps between them count from the job's arrival, as in
+ * wsisa__dist_receive). Other messages stay queued. */
+static void take_heartbeats(void) {
+  for (;;) {
+    int flag = 0;
+    MPI_Status st;
+    if (MPI_Iprobe(MPI_ANY_SOURCE, TAG_ALIVE, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS || !flag)
+      return;
+    char none;
+    if (MPI_Recv(&none, 0, MPI_BYTE, st.MPI_SOURCE, TAG_ALIVE, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE) != MPI_SUCCESS)
+      return;
+    if (st.MPI_SOURCE > 0 && st.MPI_SOURCE < world.size) world.heard[st.MPI_SOURCE] = wsisa_now();
   }
 }
 
@@ -559,7 +585,15 @@ int wsisa_dist_worker(wsisa_err *e) {
     wsisa_runtime_shutdown();
     return wsisa_error(e, WSISA_ERUNTIME, "cannot reach the manager");
   }
-  if (msg_wait(0, &tag, NULL, &m, -1) <= 0) {
+  /* the heartbeat from here: a rank that dies before the job reaches it is
+   * noticed by its silence, not by a send that never completes */
+  worker_ctx beat = {NULL, 0, 0};
+  int got;
+  while ((got = msg_take(0, &tag, NULL, &m)) == 0) {
+    heartbeat(&beat);
+    nap();
+  }
+  if (got < 0) {
     wsisa_runtime_shutdown();
     return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
   }
@@ -726,10 +760,7 @@ double wsisa__dist_timeout(void) { return world.timeout; }
 double wsisa__dist_silent(int rank, double *bound) {
   *bound = 0;
   if (!wsisa__dist_alive(rank) || !world.heard[rank]) return 0;
-  /* never quicker than WSISA_DIST_SILENCE, nor than three of the longest
-   * silences the rank has had and come back from */
-  double b = 3 * world.gap[rank];
-  *bound = b > WSISA_DIST_SILENCE ? b : WSISA_DIST_SILENCE;
+  *bound = silence_bound(rank);
   return wsisa_now() - world.heard[rank];
 }
 
@@ -747,12 +778,54 @@ int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const doubl
     buf_free(&jb);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
-  for (int r = 1; r < world.size; r++) {
-    if (world.alive[r] && msg_send(r, TAG_JOB, jb.p, jb.n, wsisa_now() + world.timeout))
-      lose_rank(r, "cannot be sent the study");
-    /* its heartbeats are awaited from now on */
-    world.heard[r] = wsisa_now();
+  /* to every rank at once; a rank that takes it not and sends no heartbeat
+   * either (dead since its ready message) is given up on after the
+   * heartbeat's silence, not the unit timeout */
+  MPI_Request *rq = calloc((size_t)world.size, sizeof *rq);
+  if (!rq || jb.n > (size_t)0x7fffffff) {
+    free(rq);
+    buf_free(&jb);
+    return wsisa_error(e, WSISA_ENOMEM, "the study is too large to send to the ranks");
   }
+  const double t0 = wsisa_now();
+  int pending = 0;
+  for (int r = 1; r < world.size; r++) {
+    rq[r] = MPI_REQUEST_NULL;
+    if (!world.alive[r]) continue;
+    if (MPI_Isend(jb.p, (int)jb.n, MPI_BYTE, r, TAG_JOB, MPI_COMM_WORLD, &rq[r]) != MPI_SUCCESS)
+      lose_rank(r, "cannot be sent the study");
+    else
+      pending++;
+  }
+  while (pending > 0) {
+    take_heartbeats();
+    const double t = wsisa_now();
+    for (int r = 1; r < world.size; r++) {
+      if (rq[r] == MPI_REQUEST_NULL) continue;
+      int flag = 0;
+      char why[128] = "";
+      if (MPI_Test(&rq[r], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        snprintf(why, sizeof why, "cannot be sent the study");
+      else if (flag) {
+        world.heard[r] = t; /* it took the job: its heartbeats are awaited from now on */
+        pending--;
+        continue;
+      } else if (t - world.heard[r] > silence_bound(r))
+        snprintf(why, sizeof why,
+                 "sent nothing for %.0f s while the study was sent to it, not even its heartbeat",
+                 t - world.heard[r]);
+      else if (t - t0 > world.timeout)
+        snprintf(why, sizeof why, "did not take the study in %.0f s", t - t0);
+      if (!why[0]) continue;
+      MPI_Cancel(&rq[r]);
+      MPI_Request_free(&rq[r]);
+      rq[r] = MPI_REQUEST_NULL;
+      pending--;
+      lose_rank(r, why);
+    }
+    if (pending > 0) nap();
+  }
+  free(rq);
   buf_free(&jb);
   return 0;
 }
@@ -856,6 +929,7 @@ int wsisa_dist_start(double unit_timeout, wsisa_err *e) {
   MPI_Comm_rank(MPI_COMM_WORLD, &world.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world.size);
   world.active = world.size > 1;
+  world.started = wsisa_now();
   world.alive = malloc((size_t)world.size);
   world.workers = calloc((size_t)world.size, sizeof *world.workers);
   world.heard = calloc((size_t)world.size, sizeof *world.heard);
@@ -881,7 +955,14 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
   if (!world.active) return 0;
 #ifdef WSISA_WITH_MPI
   const char *sched = wsisa_runtime_sched();
-  double deadline = wsisa_now() + world.timeout;
+  /* a worker starts its StarPU as this rank did: given three times what
+   * this rank took to get here (at least the heartbeat's silence, at most
+   * the unit timeout), one that died before it was ready is given up on
+   * without waiting the unit timeout */
+  double bound = 3 * (wsisa_now() - world.started);
+  if (bound < WSISA_DIST_SILENCE) bound = WSISA_DIST_SILENCE;
+  if (bound > world.timeout) bound = world.timeout;
+  double deadline = wsisa_now() + bound;
   for (int r = 1; r < world.size; r++)
     if (world.alive[r] && msg_send(r, TAG_SETUP, sched, strlen(sched) + 1, deadline))
       lose_rank(r, "cannot be reached");
@@ -892,7 +973,9 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
     if (!world.alive[r]) continue;
     int got = msg_wait(r, &tag, NULL, &m, deadline);
     if (got <= 0) {
-      lose_rank(r, "did not start in time");
+      char why[96];
+      snprintf(why, sizeof why, "was not ready within %.0f s", bound);
+      lose_rank(r, why);
       continue;
     }
     if (tag == TAG_READY) {
@@ -900,6 +983,7 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
       get(&m, &n, sizeof n);
       *total += n;
       world.workers[r] = n;
+      world.heard[r] = wsisa_now(); /* its heartbeats follow */
     } else {
       rc = tag == TAG_ERROR ? on_error(r, &m, e) : 0;
     }

@@ -48,7 +48,8 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
     wsisa_input_level0(in, &w0, &h0);
     if (g[2] <= 0 || g[3] <= 0)
       return wsisa_error(e, WSISA_EUSAGE, "--region %s: width and height must be positive", text);
-    if (g[0] < 0 || g[1] < 0 || g[0] + g[2] > w0 || g[1] + g[3] > h0)
+    /* width and height are positive: w0 - g[2] cannot overflow, g[0] + g[2] could */
+    if (g[0] < 0 || g[1] < 0 || g[0] > w0 - g[2] || g[1] > h0 - g[3])
       return wsisa_error(e, WSISA_EUSAGE,
                          "--region %s: outside level 0 of %s (%lldx%lld; regions are in "
                          "level-0 pixels)",
@@ -68,8 +69,8 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
   } else if (q->has_tile) {
     wsisa_grid *g = NULL;
     if (q->tile_size <= 0 || q->tile_size > 1L << 20)
-      return wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: tile size must be positive",
-                         q->tile_size);
+      return wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: must be from 1 to %ld target pixels",
+                         q->tile_size, 1L << 20);
     if ((rc = wsisa_input_grid(in, sc, (int)q->tile_size, 0, &g, e))) return rc;
     const long i = q->tile[0], j = q->tile[1];
     if (i < 0 || j < 0 || i >= g->cols || j >= g->rows) {

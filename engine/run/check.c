@@ -29,42 +29,37 @@ static void found(findings *f, const char *fmt, ...) {
   f->n++;
 }
 
-static char *slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *buf = NULL;
-  size_t cap = 0, n = 0, got;
-  do {
-    if (n + 65536 > cap) {
-      char *g = realloc(buf, cap = 2 * cap + 65536);
-      if (!g) break;
-      buf = g;
-    }
-    got = fread(buf + n, 1, cap - n, f);
-    n += got;
-  } while (got > 0);
-  fclose(f);
-  if (buf) *len = n;
-  return buf;
-}
-
 /* `name` in the folder against the one made again from the journal. */
 static void compare(findings *f, const wsisa__study_run *s, const char *made_dir, const char *name,
                     const char *what) {
-  char path[4400], made[4400];
+  char path[4400], made[4400], why[600];
   snprintf(path, sizeof path, "%s/%s", s->dir, name);
   snprintf(made, sizeof made, "%s/%s", made_dir, name);
-  size_t la = 0, lb = 0;
-  char *a = slurp(path, &la), *b = slurp(made, &lb);
-  if (!a) {
-    found(f, "%s: %s", path, strerror(errno));
-  } else if (b && (la != lb || memcmp(a, b, la) != 0)) {
-    size_t line = 1, i = 0;
-    while (i < la && i < lb && a[i] == b[i]) line += a[i++] == '\n';
-    found(f, "%s:%zu: not what %s gives", path, line, what);
+  if (wsisa__results_differs(path, made, what, why, sizeof why)) found(f, "%s", why);
+}
+
+/* run.json: whole JSON, and of this study's runs and tiles. */
+static void check_run_json(findings *f, const wsisa__study_run *s) {
+  char path[4400], *text = NULL;
+  snprintf(path, sizeof path, "%s/run.json", s->dir);
+  wsisa_err why = WSISA_ERR_INIT;
+  size_t len = 0;
+  if (wsisa_text_read(path, WSISA_TEXT_MAX_STUDY, "a run's record", &text, &len, &why)) {
+    found(f, "%s", why.msg);
+    return;
   }
-  free(a);
-  free(b);
+  json_error_t je;
+  json_t *root = json_loadb(text, len, 0, &je);
+  free(text);
+  json_t *runs = json_object_get(root, "runs"), *tiles = json_object_get(root, "tiles");
+  if (!json_is_object(root))
+    found(f, "%s:%d: not whole JSON (%s)", path, je.line, root ? "not an object" : je.text);
+  else if (!json_is_integer(runs) || !json_is_integer(tiles) ||
+           json_integer_value(runs) != (json_int_t)s->ndesign ||
+           json_integer_value(tiles) != (json_int_t)s->ntiles)
+    found(f, "%s: not this study's record (its runs and tiles are not the journal's %zu and %zu)",
+          path, s->ndesign, s->ntiles);
+  json_decref(root);
 }
 
 int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
@@ -109,13 +104,11 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
     compare(&f, s, made, "outputs.csv", "the journal");
     snprintf(path_best, sizeof path_best, "%s/best.json", made);
     if (access(path_best, F_OK) == 0) compare(&f, s, made, "best.json", "the journal");
+    check_run_json(&f, s);
     char path[4400];
-    const char *expected[] = {"run.json", wsisa__results_indexed(s) ? "indices.csv" : NULL};
-    for (size_t i = 0; i < 2; i++) {
-      if (!expected[i]) continue;
-      snprintf(path, sizeof path, "%s/%s", s->dir, expected[i]);
-      if (access(path, R_OK) != 0) found(&f, "%s: %s", path, strerror(errno));
-    }
+    snprintf(path, sizeof path, "%s/indices.csv", s->dir);
+    if (wsisa__results_indexed(s) && access(path, R_OK) != 0)
+      found(&f, "%s: %s", path, strerror(errno));
   }
   wsisa__run_folder_remove(made);
   if (f.n == 1) return wsisa_error(e, WSISA_EFORMAT, "%s", f.text[0]);
@@ -133,6 +126,7 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
   if (s->annotated) printf("  reference.json: the annotations as they are\n");
   printf("  metrics.csv, outputs.csv%s: what the journal gives\n",
          s->annotated ? ", best.json" : "");
-  printf("  run.json%s: present\n", wsisa__results_indexed(s) ? ", indices.csv" : "");
+  printf("  run.json: whole, of these runs and tiles%s\n",
+         wsisa__results_indexed(s) ? "; indices.csv: present" : "");
   return 0;
 }

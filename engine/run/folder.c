@@ -31,10 +31,16 @@ int wsisa__run_folder_lock(const char *dir, int exclusive, int *fd_out, wsisa_er
   char path[4200];
   snprintf(path, sizeof path, "%s/lock", dir);
   *fd_out = -1;
-  int fd = open(path, (exclusive ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0644);
+  /* non-blocking: a lock that is a FIFO must not hold the open */
+  int fd = open(path, (exclusive ? O_RDWR | O_CREAT : O_RDONLY) | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (!exclusive && errno == ENOENT) return 0;
     return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  }
+  int rc = wsisa_file_check(path, e);
+  if (rc) {
+    close(fd);
+    return rc;
   }
   if (flock(fd, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
     int err = errno;

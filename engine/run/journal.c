@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine/run/run.h"
@@ -124,6 +125,12 @@ int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary 
   wsisa__journal_summary local;
   if (!sum) sum = &local;
   memset(sum, 0, sizeof *sum);
+  /* bounded as every table a run reads */
+  struct stat st;
+  char size[32];
+  if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > WSISA_TEXT_MAX_TABLE)
+    return wsisa_error(e, WSISA_EFORMAT, "%s: larger than %s, the most a journal may hold", path,
+                       wsisa_bytes_text((double)WSISA_TEXT_MAX_TABLE, size, sizeof size));
   int rc = wsisa__lines_read(path, JOURNAL_HEADER, journal_old, JOURNAL_FIELDS, repair,
                              journal_take, &jr, &sum->lines, &sum->torn, e);
   sum->repeats = jr.repeats;

@@ -370,12 +370,38 @@ int wsisa__results_reference(wsisa__study_run *s, const char *dir, wsisa_err *e)
   return rc;
 }
 
+int wsisa__results_differs(const char *path, const char *made, const char *what, char *why,
+                           size_t cap) {
+  char *a = NULL, *b = NULL;
+  size_t la = 0, lb = 0;
+  wsisa_err err = WSISA_ERR_INIT;
+  int differs = 0;
+  if (wsisa_text_read(path, WSISA_TEXT_MAX_TABLE, "a results file", &a, &la, &err)) {
+    snprintf(why, cap, "%s", err.msg);
+    differs = 1;
+  } else if (!wsisa_text_read(made, WSISA_TEXT_MAX_TABLE, "a results file", &b, &lb, NULL) &&
+             (la != lb || memcmp(a, b, la) != 0)) {
+    size_t line = 1, i = 0;
+    while (i < la && i < lb && a[i] == b[i]) line += a[i++] == '\n';
+    snprintf(why, cap, "%s:%zu: not what %s gives", path, line, what);
+    differs = 1;
+  }
+  free(a);
+  free(b);
+  return differs;
+}
+
 int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e) {
   if (!s->annotated) return 0;
   char path[4200], *text = reference_text(s);
   wsisa__run_path(s, "reference.json", path, sizeof path);
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
-  FILE *f = fopen(path, "rb");
+  FILE *f = NULL;
+  wsisa_err kind = WSISA_ERR_INIT;
+  if (wsisa_file_fopen(path, &f, &kind) && access(path, F_OK) == 0) {
+    free(text);
+    return wsisa_error(e, WSISA_EFORMAT, "%s", kind.msg);
+  }
   size_t len = strlen(text), got = 0;
   char *was = f ? malloc(len + 2) : NULL;
   if (was) got = fread(was, 1, len + 1, f);
@@ -557,7 +583,7 @@ static json_t *now_json(void) {
   return json_string(stamp);
 }
 
-int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
+int wsisa__results_provenance(wsisa__study_run *s, json_t *rewritten, wsisa_err *e) {
   char run_json[4200];
   wsisa__run_path(s, "run.json", run_json, sizeof run_json);
   json_t *inputs = json_array(), *warnings = json_array();
@@ -565,18 +591,20 @@ int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e) {
     json_array_append_new(inputs, input_json(s, &s->inputs[i], warnings));
   /* A resume: an earlier run.json holds the figures of the run that did the
    * work; one that has nothing left to do keeps them and only says it came. */
-  json_t *earlier = access(run_json, F_OK) == 0 ? json_load_file(run_json, 0, NULL) : NULL;
+  json_t *earlier = wsisa_file_check(run_json, NULL) == 0 ? json_load_file(run_json, 0, NULL) : NULL;
   json_t *resumes = earlier ? json_incref(json_object_get(earlier, "resumes")) : NULL;
   if (!json_is_array(resumes)) {
     json_decref(resumes);
     resumes = json_array();
   }
-  if (earlier || s->units_run < s->units_total)
-    json_array_append_new(resumes,
-                          json_pack("{s:o, s:I, s:I, s:f}", "at", now_json(), "units_run",
-                                    (json_int_t)s->units_run, "units_total",
-                                    (json_int_t)s->units_total, "seconds",
-                                    wsisa_now() - s->t_start));
+  if (earlier || s->units_run < s->units_total) {
+    json_t *entry = json_pack("{s:o, s:I, s:I, s:f}", "at", now_json(), "units_run",
+                              (json_int_t)s->units_run, "units_total",
+                              (json_int_t)s->units_total, "seconds", wsisa_now() - s->t_start);
+    if (entry && json_array_size(rewritten)) json_object_set(entry, "rewritten", rewritten);
+    json_array_append_new(resumes, entry);
+  }
+  json_decref(rewritten);
   if (earlier && json_is_object(earlier) && s->units_run == 0) {
     json_object_set_new(earlier, "resumes", resumes);
     json_decref(inputs);

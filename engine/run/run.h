@@ -200,6 +200,12 @@ int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary 
 int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *runs,
                         const wsisa_counts *counts, size_t n, wsisa_err *e);
 
+/* Does the file at `path` differ from `made` (the same file made again, by
+ * `what`: "the journal")? 1 and, in `why`, the first line that differs, or
+ * why `path` cannot be read; 0 when they agree. */
+int wsisa__results_differs(const char *path, const char *made, const char *what, char *why,
+                           size_t cap);
+
 /* Is every metric of the study one `wsisa run` computes? Sets s->object_match. */
 int wsisa__results_check_metrics(wsisa__study_run *s, const char *study_path, wsisa_err *e);
 /* study.json (resolved) and samples.csv (and design.csv for a CSV design):
@@ -226,8 +232,9 @@ int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e);
 /* run.json: versions, workers, machine, reuse, tasks, times, memory, the
  * inputs (resolution, stain, nucleus density) and warnings. On a resume of a
  * run whose run.json exists, its figures are kept and the resume is added to
- * its "resumes". */
-int wsisa__results_provenance(wsisa__study_run *s, wsisa_err *e);
+ * its "resumes", with the outputs it rewrote because they disagreed with the
+ * journal (`rewritten`, taken: an array of {file, why}; NULL: none). */
+int wsisa__results_provenance(wsisa__study_run *s, json_t *rewritten, wsisa_err *e);
 /* Whether the run writes sensitivity indices: not for a design from a CSV,
  * nor for the one run of a study with every parameter fixed. */
 int wsisa__results_indexed(const wsisa__study_run *s);

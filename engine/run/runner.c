@@ -340,6 +340,31 @@ static int tile_reading(wsisa__study_run *s, wsisa_exec_opts *eo, wsisa_err *e) 
   return 0;
 }
 
+/* A resume writes the outputs again from the journal: those there that
+ * disagree with it (edited, or made before the journal was) are named, one
+ * line each, and listed in run.json, never replaced silently. */
+static json_t *outputs_rewritten(wsisa__study_run *s) {
+  json_t *list = json_array();
+  char made[] = "/tmp/wsisa-resume-XXXXXX";
+  wsisa_err inner = WSISA_ERR_INIT;
+  if (!list || !mkdtemp(made)) return list;
+  const char *names[] = {"metrics.csv", "outputs.csv", "best.json"};
+  int made_ok = !wsisa__results_metrics(s, made, &inner);
+  for (size_t i = 0; i < 3 && made_ok; i++) {
+    char path[4400], again[4400], why[600];
+    wsisa__run_path(s, names[i], path, sizeof path);
+    snprintf(again, sizeof again, "%s/%s", made, names[i]);
+    /* one not there yet (an interrupted run's) is simply written */
+    if (access(path, F_OK) != 0 || access(again, F_OK) != 0 ||
+        !wsisa__results_differs(path, again, "the journal", why, sizeof why))
+      continue;
+    wsisa_log(WSISA_LOG_WARN, "run", "%s: rewritten from the journal", why);
+    json_array_append_new(list, json_pack("{s:s, s:s}", "file", names[i], "why", why));
+  }
+  wsisa__run_folder_remove(made);
+  return list;
+}
+
 /* Every unit not done, each journaled as it ends; the folder is made (a new
  * run) once nothing is left to refuse. */
 static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
@@ -391,7 +416,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
   }
   if (rc == WSISA_EINTERRUPTED) rc = interrupted(s, have_folder, before, total, e);
   free(done);
-  if (!rc) rc = wsisa__results_provenance(s, e);
+  if (!rc) rc = wsisa__results_provenance(s, r->resume ? outputs_rewritten(s) : NULL, e);
   return rc;
 }
 

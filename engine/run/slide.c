@@ -404,7 +404,7 @@ static int reopen_work(slide_run *s, wsisa_err *e) {
   int rc = 0;
   work_path(s, "request.json", path, sizeof path);
   json_error_t je;
-  json_t *req = json_load_file(path, 0, &je);
+  json_t *req = wsisa_file_check(path, NULL) == 0 ? json_load_file(path, 0, &je) : NULL;
   json_t *id = json_object_get(req, "identity"), *stats = json_object_get(req, "stats");
   if (!req || !json_is_object(id) || !json_is_array(stats) ||
       json_array_size(stats) != WSISA_STATS_N) {
@@ -892,7 +892,7 @@ static int prepare(slide_run *s, wsisa_err *e) {
   if (!rc) rc = wsisa_grid_make_scaled(slide, &scale, (int)r->tile_size, 0, &s->grid, e);
   if (!rc && r->has_region &&
       (r->region[2] <= 0 || r->region[3] <= 0 || r->region[0] < 0 || r->region[1] < 0 ||
-       r->region[0] + r->region[2] > l0.width || r->region[1] + r->region[3] > l0.height))
+       r->region[0] > l0.width - r->region[2] || r->region[1] > l0.height - r->region[3]))
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "--region %lld,%lld,%lld,%lld: outside level 0 of %s (%lldx%lld; regions "
                      "are in level-0 pixels)",

@@ -77,8 +77,10 @@ int wsisa__lines_read(const char *path, const char *header, const wsisa__old_hea
                       size_t *lines, size_t *torn, wsisa_err *e) {
   if (lines) *lines = 0;
   if (torn) *torn = 0;
-  FILE *f = fopen(path, "r");
-  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  /* a regular file: a FIFO would block, a device (a link to /dev/zero) never ends */
+  FILE *f;
+  int frc = wsisa_file_fopen(path, &f, e);
+  if (frc) return frc;
   char *line = NULL, **fields = calloc(nfields, sizeof *fields);
   size_t cap = 0, lineno = 0, bad_line = 0;
   off_t bad_at = 0;

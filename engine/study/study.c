@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -161,7 +162,11 @@ static int get_whole(ctx *c, json_t *v, const char *path, double lo, double hi, 
   if (!json_is_number(v) || json_number_value(v) != floor(json_number_value(v)))
     return expected(c, path, "a whole number", v);
   double x = json_number_value(v);
-  if (x < lo || x > hi) return fail(c, path, "%.0f is outside %.0f..%.0f", x, lo, hi);
+  /* every digit of a whole number up to 17 of them; past that, as written
+   * in short (1e+308, not its 309 digits) */
+  if (x < lo || x > hi)
+    return fail(c, path, fabs(x) < 1e17 ? "%.0f is outside %.0f..%.0f" : "%g is outside %.0f..%.0f",
+                x, lo, hi);
   *out = x;
   return 0;
 }
@@ -1080,7 +1085,8 @@ int wsisa_study_load(const char *path, wsisa_study **out, wsisa_err *e) {
   size_t len;
   wsisa_err read_err = WSISA_ERR_INIT;
   int rc = wsisa_text_read(path, WSISA_TEXT_MAX_STUDY, "a study file", &text, &len, &read_err);
-  if (rc == WSISA_EIO) return wsisa_error(e, rc, "%s: cannot open the study file", path);
+  if (rc == WSISA_EIO && access(path, F_OK) != 0)
+    return wsisa_error(e, rc, "%s: cannot open the study file", path);
   if (rc) return wsisa_error(e, rc, "%s", read_err.msg);
   json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
   free(text);
