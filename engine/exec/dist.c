@@ -31,7 +31,7 @@
 #include <time.h>
 
 #include "codelets/codelets.h"
-#include "engine/exec/exec.h"
+#include "engine/exec/exec_internal.h"
 
 #ifdef WSISA_WITH_MPI
 #include <mpi.h>

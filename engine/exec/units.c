@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/exec/exec.h"
+#include "engine/exec/exec_internal.h"
 
 #define NONE ((size_t)-1)
 

@@ -31,7 +31,7 @@
 #include <jansson.h>
 
 #include "codelets/codelets.h"
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 #include "io/csv.h"
 #include "io/svg.h"
 

@@ -14,6 +14,7 @@
 
 #include <jansson.h>
 
+#include "engine/exec/exec.h"
 #include "engine/workflow/workflow.h"
 #include "io/io.h"
 
