@@ -48,7 +48,6 @@ static struct {
   double *heard, *gap;
 } world = {0, 0, 1, 0, 0, 0, 600.0, NULL, NULL, NULL, NULL};
 
-int wsisa_dist_active(void) { return world.active; }
 int wsisa_dist_rank(void) { return world.rank; }
 int wsisa_dist_size(void) { return world.size; }
 int wsisa_dist_lost(void) { return world.lost; }

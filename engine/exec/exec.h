@@ -428,8 +428,6 @@ int wsisa_units_interrupted(void);
  * the manager waits for a unit before giving its worker up; WSISA_UNIT_TIMEOUT
  * overrides it. Must run before StarPU starts. */
 int wsisa_dist_start(double unit_timeout, wsisa_err *e);
-/* More than one rank. */
-int wsisa_dist_active(void);
 int wsisa_dist_rank(void);
 int wsisa_dist_size(void);
 /* Ranks given up (died or timed out) so far. */
