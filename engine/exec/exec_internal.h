@@ -1,10 +1,78 @@
-/* engine/exec's own declarations: the MPI transport of the unit queue, which
- * only the queue (engine/exec/units.c) and the workers (engine/exec/dist.c)
- * use. Included by engine/exec/ and its suite alone (tests/test_engine_exec*.c). */
+/* engine/exec's own declarations: a tile open for its units, which the
+ * executor's sessions hold (engine/exec/tile.c), and the MPI transport of
+ * the unit queue, which only the queue (engine/exec/units.c) and the workers
+ * (engine/exec/dist.c) use. Included by engine/exec/ and its suite alone
+ * (tests/test_engine_exec*.c). */
 #ifndef WSISA_ENGINE_EXEC_INTERNAL_H
 #define WSISA_ENGINE_EXEC_INTERNAL_H
 
 #include "engine/exec/exec.h"
+
+/* ---- a tile open for its units (engine/exec/tile.c) ------------------------- */
+
+typedef struct wsisa__tile_state wsisa__tile_state;
+/* A tile open for its units: its pixels and stage, the reference, the
+ * background decisions and the object store (engine/exec/tile.c). */
+struct wsisa__tile_state {
+  wsisa_image *rgb;
+  starpu_data_handle_t h_rgb;
+  wsisa_tile_data data;
+  starpu_data_handle_t ref;  /* reference mask (default parameters, or the annotation's) */
+  starpu_data_handle_t ref_labels; /* its objects, kept when objects are matched */
+  /* an annotation's reference, rasterised on the host: the handles above are
+   * registered on these and unregistered before they are freed */
+  wsisa_image *annot_mask, *annot_labels;
+  uint64_t ref_pixels, ref_nuclei;
+  uint64_t ref_tissue;  /* the core's tissue the reference segmented */
+  int ref_tissue_known; /* ref_tissue decided (wsisa__tile_reference_tissue) */
+  /* where the core is in the pixels read, and the colour statistics */
+  wsisa_tile_frame frame;
+  /* the reference's counts on their way home (registered until
+   * wsisa__tile_reference_wait): the tile's first units are submitted meanwhile */
+  uint64_t ref_counts[3], ref_objects;
+  starpu_data_handle_t ref_hc, ref_hn;
+  double *ref_features; /* with features: ref_nuclei rows */
+  /* background decisions per (B, G, R) on this tile: those of the session's
+   * runs submitted at the opening (bg_h set until the count is home), then
+   * any other seen */
+  double (*bgr)[3];
+  int *skip;
+  uint64_t *tissue; /* the core's pixels off each (B, G, R)'s background */
+  size_t nbgr, cap_bgr;
+  size_t nprefetched;
+  uint64_t (*bg_counts)[3];
+  starpu_data_handle_t *bg_h;
+  /* object reuse: the tile's object store, and its tally already counted in
+   * the session's statistics */
+  wsisa_object_store *objects;
+  wsisa_object_tally counted;
+  int moved; /* opened for units moved here from another rank (wsisa_exec_session_moved) */
+};
+
+/* The reference's pixel and object counts home (they are needed only when
+ * a unit is reported, or for the reference's feature rows). */
+void wsisa__tile_reference_wait(wsisa__tile_state *ts);
+/* Feature rows measured on the pixels read, placed on the tile: centroids
+ * and bounding boxes from the core's corner. */
+void wsisa__tile_rows_to_core(double *rows, size_t n, int cols, const wsisa_tile_data *d);
+/* The background rule's decision for (B, G, R) of `p` on the tile, decided
+ * once per (B, G, R) (a count submitted at the opening is waited for here),
+ * and the tissue it leaves in the core (*tissue, may be NULL); for the
+ * defaults' (B, G, R), the tissue the reference segments too. */
+int wsisa__tile_skip(wsisa__tile_state *ts, const wsisa_tile_data *data, const double *p, int *skip,
+                     uint64_t *tissue_out, wsisa_err *e);
+/* The tissue the tile's reference segments: the defaults' background count,
+ * submitted at the opening, home by the time a unit is reported. */
+int wsisa__tile_reference_tissue(wsisa__tile_state *ts, wsisa_err *e);
+int wsisa__tile_open(const wsisa_tile_ref *ref, const wsisa_exec_opts *o, int recon_conns,
+                     wsisa__tile_state *ts, const double (*bgr)[3], size_t nbgr,
+                     wsisa_exec_stats *stats, wsisa_annotation **annot, wsisa_err *e);
+/* The store's counts since they were last taken, into `stats`. */
+void wsisa__tile_objects_count(wsisa__tile_state *ts, wsisa_exec_stats *stats);
+/* Every unit of the tile has finished: what is left reading it (a count
+ * prefetched and never looked at, a tile stage output no leaf needed) is
+ * waited for here. */
+void wsisa__tile_close(wsisa__tile_state *ts, const wsisa_exec_opts *o);
 
 /* ---- the MPI transport of the unit queue (engine/exec/dist.c) -------------------- */
 /* Without MPI, or not started by mpirun, the job has one rank and the unit

@@ -67,12 +67,7 @@ static void compare(findings *f, const wsisa__study_run *s, const char *made_dir
   free(b);
 }
 
-int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
-  int rc = wsisa__run_folder_lock(s->dir, 0, &s->lock_fd, e);
-  /* the inputs were those of a finished run: a refusal of them now (a
-   * reference changed since) is a changed input, not a usage error */
-  if (!rc && (rc = wsisa__run_prepare(s, r, e)) == WSISA_EUSAGE) rc = e->code = WSISA_EFORMAT;
-  if (rc) return rc;
+int wsisa__run_check(wsisa__study_run *s, wsisa_err *e) {
   findings f;
   memset(&f, 0, sizeof f);
   wsisa__journal_summary js;

@@ -145,13 +145,12 @@ int wsisa__results_indexed(const wsisa__study_run *s);
 /* The parameters ranked by the first metric's main index, on stdout. */
 void wsisa__results_print_top(const wsisa__study_run *s);
 
-/* ---- the steps a run shares with --check (engine/run/runner.c) ------------- */
+/* ---- `wsisa run --check` (engine/run/check.c) -------------------------------- */
 
-/* The study's request applied, its tiles and design made, and every check
- * that can refuse the run passed before anything is written. */
-int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e);
-/* `wsisa run --check` (engine/run/check.c). */
-int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e);
+/* A results folder, locked and its run prepared as it began (its tiles and
+ * design made): the journal against the design, the outputs made again from
+ * it and compared; what was found printed, an error when it is not whole. */
+int wsisa__run_check(wsisa__study_run *s, wsisa_err *e);
 
 /* ---- the results folder (engine/run/folder.c) --------------------------------- */
 

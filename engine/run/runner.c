@@ -208,7 +208,7 @@ static int design_defaults(wsisa__study_run *s, wsisa_err *e) {
 /* Design and tiles, refused up front when they cannot fit: the design's size
  * is checked before it is made (a 10^7-sample study is refused at once), then
  * runs x tiles against the memory. */
-int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   const char *dir = existing(r);
   char design_csv[4200];
   snprintf(design_csv, sizeof design_csv, "%s/design.csv", dir ? dir : ".");
@@ -518,12 +518,22 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
   return 0;
 }
 
+/* `wsisa run --check`: the folder locked for reading, the run prepared as
+ * it began, then checked (engine/run/check.c). */
+static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+  int rc = wsisa__run_folder_lock(s->dir, 0, &s->lock_fd, e);
+  /* the inputs were those of a finished run: a refusal of them now (a
+   * reference changed since) is a changed input, not a usage error */
+  if (!rc && (rc = prepare(s, r, e)) == WSISA_EUSAGE) rc = e->code = WSISA_EFORMAT;
+  return rc ? rc : wsisa__run_check(s, e);
+}
+
 /* A new run or a resumed one, from the checks to the indices. */
 static int run(wsisa__study_run *s, const wsisa_runner_request *r, const char *sched,
                wsisa_err *e) {
   /* one writer per folder: a second --resume is refused before any work */
   int rc = r->resume ? wsisa__run_folder_lock(s->dir, 1, &s->lock_fd, e) : wsisa__run_folder_check_new(s->out, e);
-  if (!rc) rc = wsisa__run_prepare(s, r, e);
+  if (!rc) rc = prepare(s, r, e);
   if (!rc && r->resume) rc = reopen(s, e);
   if (!rc && wsisa_units_interrupted())
     rc = interrupted(s, r->resume != NULL, 0, 0, e);
@@ -593,7 +603,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
     while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
     snprintf(s.out, sizeof s.out, "%s", s.dir);
     rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
-    if (!rc) rc = r->check ? wsisa__run_check(&s, r, e) : run(&s, r, sched, e);
+    if (!rc) rc = r->check ? check(&s, r, e) : run(&s, r, sched, e);
   }
   run_free(&s);
   wsisa_dist_end();
