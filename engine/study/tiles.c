@@ -15,6 +15,14 @@
 
 /* ---- tiles ----------------------------------------------------------------- */
 
+static const char *const tiles_kind_names[] = {"all", "sample", "list", "regions", "geojson"};
+
+const char *wsisa_study_tiles_kind_name(wsisa_study_tiles_kind kind) {
+  return (unsigned)kind < sizeof tiles_kind_names / sizeof *tiles_kind_names
+             ? tiles_kind_names[kind]
+             : "?";
+}
+
 /* The study and the tiles being made of it. */
 typedef struct tiling {
   wsisa_study *study;
