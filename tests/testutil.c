@@ -1,7 +1,9 @@
 /* Helpers shared by the test suites. */
 #include "tests/testutil.h"
 
+#include <criterion/criterion.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,4 +197,107 @@ void tu_slip_apply(wsisa_image *img, tu_slip slip) {
       }
     }
   }
+}
+
+/* ---- sensitivity analysis end to end ------------------------------------------ */
+
+#include "tests/testutil.h"
+
+char *tu_run_ok(const char *fmt, ...) {
+  char args[8192];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  char *out = NULL, *err = NULL;
+  int status = tu_run(args, &out, &err);
+  cr_assert_eq(status, 0, "wsisa %s: exit %d: %s", args, status, err ? err : "");
+  free(err);
+  return out;
+}
+
+/* Evaluate f on every row of a samples file and write run_id,<name>. */
+void tu_write_outputs(const char *samples, const char *outputs, const char *name,
+                      double (*f)(const wsisa_csv *, size_t)) {
+  wsisa_csv *c = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_csv_read(samples, &c, &e), 0, "%s", e.msg);
+  FILE *out = fopen(outputs, "w");
+  cr_assert_not_null(out);
+  fprintf(out, "run_id,%s\n", name);
+  for (size_t r = 0; r < c->nrows; r++) {
+    double y = f(c, r);
+    if (isnan(y))
+      fprintf(out, "%s,\n", wsisa_csv_cell(c, r, 0));
+    else
+      fprintf(out, "%s,%.17g\n", wsisa_csv_cell(c, r, 0), y);
+  }
+  fclose(out);
+  wsisa_csv_free(c);
+}
+
+double tu_csv_col(const wsisa_csv *c, size_t row, const char *name) {
+  double v;
+  long at = wsisa_csv_column(c, name);
+  cr_assert_geq(at, 0, "no column %s", name);
+  cr_assert_eq(wsisa_csv_number(c, row, (size_t)at, &v, NULL), 0);
+  return v;
+}
+
+/* One statistic of indices.csv. */
+double tu_index_of(const char *dir, const char *output, const char *param, const char *stat) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/indices.csv", dir);
+  wsisa_csv *c = NULL;
+  wsisa_err e = WSISA_ERR_INIT;
+  cr_assert_eq(wsisa_csv_read_table(path, "output", &c, &e), 0, "%s", e.msg);
+  double v = NAN;
+  for (size_t r = 0; r < c->nrows; r++)
+    if (strcmp(wsisa_csv_cell(c, r, 0), output) == 0 && strcmp(wsisa_csv_cell(c, r, 1), param) == 0)
+      v = tu_csv_col(c, r, stat);
+  wsisa_csv_free(c);
+  return v;
+}
+
+json_t *tu_indices_json(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/indices.json", dir);
+  json_error_t err;
+  json_t *j = json_load_file(path, 0, &err);
+  cr_assert_not_null(j, "%s: %s", path, err.text);
+  return j;
+}
+
+double tu_ishigami(const wsisa_csv *c, size_t r) {
+  double x1 = tu_csv_col(c, r, "x1"), x2 = tu_csv_col(c, r, "x2"), x3 = tu_csv_col(c, r, "x3");
+  return sin(x1) + 7 * sin(x2) * sin(x2) + 0.1 * pow(x3, 4) * sin(x1);
+}
+
+/* ---- a reuse plan with known costs (tests/test_engine_estimate*.c) ------------- */
+
+void tu_fixture_make_runs(tu_fixture *f, wsisa_reuse_strategy s, int nruns) {
+  memset(f, 0, sizeof *f);
+  uint64_t keys[TU_FIXTURE_RUNS * WSISA_SEG_LEVELS];
+  for (int r = 0; r < nruns; r++)
+    for (int l = 0; l < WSISA_SEG_LEVELS; l++) keys[r * WSISA_SEG_LEVELS + l] = (uint64_t)(10 * r + l + 1);
+  cr_assert_eq(wsisa_reuse_design_new(keys, (size_t)nruns, WSISA_SEG_LEVELS, &f->d), 0);
+  wsisa_reuse_opts o = {.strategy = s, .max_bucket_size = 8, .max_buckets = 1};
+  cr_assert_eq(wsisa_reuse_merge(f->d, &o, &f->b), 0);
+  for (int r = 0; r < nruns; r++)
+    memcpy(f->params + r * WSISA_SEG_NPARAMS, wsisa_seg_defaults(), WSISA_SEG_NPARAMS * sizeof(double));
+  f->open = f->open_path = 10;
+  f->stage = 3;
+  f->measure = 2;
+  f->background = 0.5;
+  for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
+    f->level[l * 2] = l + 1;     /* variant 0 */
+    f->level[l * 2 + 1] = 2 * (l + 1); /* variant 1 */
+  }
+}
+
+void tu_fixture_make(tu_fixture *f, wsisa_reuse_strategy s) { tu_fixture_make_runs(f, s, 2); }
+
+void tu_fixture_free(tu_fixture *f) {
+  wsisa_reuse_buckets_free(f->b);
+  wsisa_reuse_design_free(f->d);
 }
