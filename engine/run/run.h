@@ -122,10 +122,10 @@ typedef struct wsisa_slide_segment_request {
 } wsisa_slide_segment_request;
 
 /* Segment every chosen tile (engine/run/slide.c), journaled in the work
- * folder as each ends, then write the outputs together from the journal and
- * remove the folder; run again after an interruption, it goes on from the
- * tiles journaled. Under mpirun, ranks other than 0 segment the tiles rank 0
- * hands out. */
+ * folder as each ends, then write the outputs together from the journal
+ * (engine/run/slide_outputs.c) and remove the folder; run again after an
+ * interruption, it goes on from the tiles journaled. Under mpirun, ranks
+ * other than 0 segment the tiles rank 0 hands out. */
 int wsisa_slide_segment(const wsisa_slide_segment_request *r, wsisa_err *e);
 
 /* ==== a whole study =========================================================== */

@@ -165,4 +165,54 @@ int wsisa__run_folder_check_new(const char *dir, wsisa_err *e);
  * `out` (s->dir names it until it is renamed into place). */
 int wsisa__run_folder_create(wsisa__study_run *s, const char *out, wsisa_err *e);
 
+/* ---- `wsisa segment SLIDE --all` (engine/run/slide.c) ----------------------- */
+
+/* A record's head: magic and format, then grid index, nuclei, tissue, spans,
+ * feature rows and columns as u64. */
+#define WSISA__SLIDE_RECORD_HEAD (2 * sizeof(uint32_t) + 6 * sizeof(uint64_t))
+
+/* One tile of the slide to segment. */
+typedef struct wsisa__slide_tile {
+  size_t index;                 /* in the grid */
+  int have;                     /* journaled, its record whole */
+  uint64_t nuclei, tissue, offset, bytes;
+  uint32_t crc;
+  uint64_t first_id;            /* its first nucleus's number across the slide */
+} wsisa__slide_tile;
+
+/* The segmentation of a slide, as its steps share it. */
+typedef struct wsisa__slide_run {
+  const wsisa_slide_segment_request *r;
+  wsisa_grid *grid;
+  int64_t width0, height0;
+  double step, pixel_mpp;
+  wsisa__slide_tile *tiles;            /* ascending grid index */
+  size_t n, done_before, journaled;
+  wsisa_tile_ref *refs;         /* one per tile */
+  size_t *chosen_at;            /* grid index -> place in tiles, SIZE_MAX when not chosen */
+  int halo, has_stats;
+  double stats[WSISA_STATS_N];
+  double params[WSISA_SEG_NPARAMS];
+  char work[4420];
+  int lock_fd, store_fd, created;
+  FILE *journal;
+  uint64_t store_end;
+  json_t *identity;
+  int feature_cols;
+  uint32_t salt;
+  int runtime;
+} wsisa__slide_run;
+
+typedef struct wsisa__slide_totals {
+  uint64_t nuclei, tissue;
+} wsisa__slide_totals;
+
+/* DIR/name of the work folder into buf. */
+void wsisa__slide_work_path(const wsisa__slide_run *s, const char *name, char *buf, size_t cap);
+/* Square millimetres of `pixels` target pixels. */
+double wsisa__slide_tissue_mm2(const wsisa__slide_run *s, uint64_t pixels);
+/* Every output from the journal, in grid order, staged and committed
+ * together (engine/run/slide_outputs.c); the slide's totals into *tot. */
+int wsisa__slide_assemble(wsisa__slide_run *s, wsisa__slide_totals *tot, wsisa_err *e);
+
 #endif
