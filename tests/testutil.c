@@ -10,10 +10,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <tiffio.h>
 #include <unistd.h>
 
 #include "codelets/codelets.h"
 #include "io/io.h"
+#include "tests/synthslide.h"
 
 const char *tu_src(const char *relative) {
   static char bufs[8][4096];
@@ -300,4 +302,89 @@ void tu_fixture_make(tu_fixture *f, wsisa_reuse_strategy s) { tu_fixture_make_ru
 void tu_fixture_free(tu_fixture *f) {
   wsisa_reuse_buckets_free(f->b);
   wsisa_reuse_design_free(f->d);
+}
+
+/* ---- slides through the command line (tests/test_cli_slides.c, test_cli_stain.c) */
+
+const char *tu_slides_path(const char *name, int (*make)(const char *)) {
+  static char paths[4][4300];
+  static int at;
+  char *p = paths[at++ % 4];
+  snprintf(p, sizeof paths[0], "%s/%s", tu_tmpdir("slides"), name);
+  if (make) cr_assert_eq(make(p), 0, "cannot write %s", p);
+  return p;
+}
+
+/* Eosin-pink tissue without a nucleus: stroma only, 1024 x 1024 at 0.5 um
+ * (generic TIFF, 20000 pixels per centimetre). */
+int tu_make_pink(const char *p) {
+  wsisa_image *img = NULL;
+  if (wsisa_image_new(1024, 1024, 3, WSISA_U8, &img, NULL)) return -1;
+  uint32_t seed = 12345;
+  for (int y = 0; y < img->height; y++) {
+    uint8_t *q = wsisa_image_row(img, y);
+    for (int x = 0; x < img->width; x++, q += 3) {
+      seed = seed * 1664525u + 1013904223u;
+      int n = (int)(seed >> 28) - 8; /* -8..7: texture */
+      q[0] = (uint8_t)(220 + n), q[1] = (uint8_t)(150 + n), q[2] = (uint8_t)(190 + n);
+    }
+  }
+  tu_slide_spec spec = {.kind = TU_SLIDE_GENERIC, .resolution_unit = RESUNIT_CENTIMETER,
+                        .resolution = 20000, .levels = 2, .level_step = 2, .tile = 256};
+  int rc = tu_slide_write(p, img, &spec);
+  wsisa_image_free(img);
+  return rc;
+}
+
+/* A study of `inputs` (the JSON object's members) with a MOAT method; runs
+ * are given by a one-row design so that each test stays small. */
+const char *tu_slides_study(const char *inputs) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("slides_study"));
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fprintf(f,
+          "{ \"inputs\": { %s },\n"
+          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2 },\n"
+          "  \"metric\": [\"dice\"] }\n",
+          inputs);
+  fclose(f);
+  return path;
+}
+
+const char *tu_one_run_design(void) {
+  static char path[4300];
+  snprintf(path, sizeof path, "%s/one.csv", tu_tmpdir("slides_design"));
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("run_id,G1\n0,60\n", f);
+  fclose(f);
+  return path;
+}
+
+/* `wsisa run` of `study` on the one-run design into a fresh folder (its path
+ * in dir); the exit status, stderr in *err (may be NULL). */
+int tu_slides_run(const char *env, const char *study, char *dir, size_t cap, char **err) {
+  snprintf(dir, cap, "%s/results", tu_tmpdir("slides_run"));
+  char cmd[16384], *out = NULL;
+  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s %s run --study '%s' -o '%s' --samples '%s'",
+           env ? env : "", WSISA_EXE, study, dir, tu_one_run_design());
+  int status = tu_run_shell(cmd, &out, err);
+  free(out);
+  return status;
+}
+
+json_t *tu_json_file(const char *dir, const char *name) {
+  char path[4400];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  json_error_t je;
+  json_t *root = json_load_file(path, 0, &je);
+  cr_assert_not_null(root, "%s: %s", path, je.text);
+  return root;
+}
+
+double tu_json_num(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  cr_assert(json_is_number(v), "no number %s", key);
+  return json_number_value(v);
 }

@@ -108,4 +108,24 @@ void tu_fixture_make_runs(tu_fixture *f, wsisa_reuse_strategy s, int nruns);
 void tu_fixture_make(tu_fixture *f, wsisa_reuse_strategy s);
 void tu_fixture_free(tu_fixture *f);
 
+/* ---- slides through the command line (tests/test_cli_slides.c, test_cli_stain.c) */
+
+/* A file `name` in the suite's folder, written by make (NULL: just the path). */
+const char *tu_slides_path(const char *name, int (*make)(const char *));
+/* Eosin-pink tissue without a nucleus: stroma only, 1024 x 1024 at 0.5 um
+ * (generic TIFF, 20000 pixels per centimetre). */
+int tu_make_pink(const char *p);
+/* A study of `inputs` (the JSON object's members) with a MOAT method; runs
+ * are given by a one-row design so that each test stays small. */
+const char *tu_slides_study(const char *inputs);
+/* That one-row design. */
+const char *tu_one_run_design(void);
+/* `wsisa run` of `study` on the one-run design into a fresh folder (its path
+ * in dir); the exit status, stderr in *err (may be NULL). */
+int tu_slides_run(const char *env, const char *study, char *dir, size_t cap, char **err);
+/* DIR/name as JSON, asserted to load. */
+json_t *tu_json_file(const char *dir, const char *name);
+/* A member's number, asserted present. */
+double tu_json_num(json_t *o, const char *key);
+
 #endif
