@@ -48,29 +48,13 @@ typedef struct figures {
   double rtma_buckets, trtma_buckets;
 } figures;
 
-int bench_balance(int argc, char **argv, wsisa_err *e) {
-  bench_opts o;
-  int rc = bench_parse(argc, argv, "balance", &o, e);
-  if (rc) return rc;
-  char home[4300], env[9000], log[4300], args[12800], study[4300], tasks[4300];
-  snprintf(home, sizeof home, "%s/starpu_home", o.dir);
-  snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home, home);
-  if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home);
-  /* one tile: units are buckets, so workers meet the bucket count soon */
-  int traj = o.quick ? 2 : 8;
-  if ((rc = bench_write_study(&o, "balance_study", "tile_1024.png", traj,
-                               "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }", study,
-                               sizeof study, e)))
-    return rc;
-  fprintf(stderr, "wsisa-bench balance: calibrating on %s\n", study);
-  snprintf(env, sizeof env, "STARPU_HOME='%s'", home);
-  snprintf(args, sizeof args, "calibrate --study '%s'", study);
-  snprintf(log, sizeof log, "%s/calibrate.log", o.dir);
-  if ((rc = bench_wsisa(env, args, log, e))) return rc;
-
-  figures fig[NPOINTS];
-  bench_run any;
-  memset(&any, 0, sizeof any);
+/* Each point's makespans: measured with the models frozen, or predicted by
+ * `wsisa plan --estimate` from them. */
+static int measure_points(const bench_opts *o, const char *home, const char *study,
+                          figures fig[NPOINTS], bench_run *any, wsisa_err *e) {
+  char env[9000], args[12800];
+  int rc = 0;
+  memset(any, 0, sizeof *any);
   for (size_t p = 0; p < NPOINTS; p++) {
     figures *f = &fig[p];
     *f = (figures){NAN_, NAN_, NAN_, NAN_, NAN_, NAN_};
@@ -84,8 +68,8 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
           snprintf(env + n, sizeof env - (size_t)n, " " MPIRUN " -np %d", points[p].ranks);
         snprintf(args, sizeof args, "--reuse %s", strategies[s]);
         bench_run r;
-        if ((rc = bench_run_wsisa(&o, env, study, args, &r, e))) return rc;
-        any = r;
+        if ((rc = bench_run_wsisa(o, env, study, args, &r, e))) return rc;
+        *any = r;
         *(s ? &f->trtma : &f->rtma) = r.exec.median;
         *(s ? &f->trtma_pred : &f->rtma_pred) = r.pred_makespan;
         *(s ? &f->trtma_buckets : &f->rtma_buckets) = r.buckets;
@@ -104,21 +88,27 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
       json_decref(root);
     }
   }
+  return 0;
+}
 
+/* The points as a table, balance.csv and balance.svg. */
+static int write_points(const bench_opts *o, const figures fig[NPOINTS], const bench_run *any,
+                        int traj, wsisa_err *e) {
+  int rc;
   wsisa_csv_writer *w;
-  if ((rc = bench_csv_open(&o, "balance",
+  if ((rc = bench_csv_open(o, "balance",
                            "config,ranks,workers,total_workers,source,rtma_s,trtma_s,"
                            "rtma_predicted_s,trtma_predicted_s,rtma_buckets,trtma_buckets,"
                            "trtma_speedup",
                            &w, e)))
     return rc;
-  bench_print_runs_context(&o, &any, "tile_1024.png");
+  bench_print_runs_context(o, any, "tile_1024.png");
   printf("# MOAT %d trajectories (%d runs) on one tile: units = buckets. RTMA MaxBucketSize 10; "
          "TRTMA MaxBuckets 3 x workers (seed 000 Fig. 14)\n",
          traj, 16 * traj);
   printf("# measured: makespan (median of %d) with the models frozen; predicted: wsisa plan "
          "--estimate from this host's models; * oversubscribed (%s)\n",
-         o.repeats, "2 cores here");
+         o->repeats, "2 cores here");
   printf("%-15s %7s %-9s %9s %9s %10s %10s %7s %7s %8s\n", "config", "workers", "source", "rtma s",
          "trtma s", "rtma pred", "trtma pred", "rtma b", "trtma b", "speedup");
   double rv[NPOINTS], tv[NPOINTS];
@@ -154,19 +144,23 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   wsisa_svg_series series[2] = {{"RTMA, MaxBucketSize 10", rv, NULL, NULL},
                                 {"TRTMA, 3 x workers buckets", tv, NULL, NULL}};
   char path[4300];
-  bench_svg_path(&o, "balance", path, sizeof path);
-  if ((rc = wsisa_svg_bars(path, "RTMA and TRTMA as workers grow (predicted points marked)",
-                           "seconds", NPOINTS, lp, 2, series, e)))
-    return rc;
+  bench_svg_path(o, "balance", path, sizeof path);
+  return wsisa_svg_bars(path, "RTMA and TRTMA as workers grow (predicted points marked)",
+                        "seconds", NPOINTS, lp, 2, series, e);
+}
 
-  /* TRTMA's Fold-Merge and Balance by task count against by measured cost:
-   * with --quick on this study, else on the 160-run study of the sample
-   * slide (tests/studies/moat_segmentation.json) */
-  const char *which = o.quick ? study : NULL;
+/* TRTMA's Fold-Merge and Balance by task count against by measured cost:
+ * with --quick on `study`, else on the 160-run study of the sample slide
+ * (tests/studies/moat_segmentation.json). */
+static int compare_cost_models(const bench_opts *o, const char *home, const char *study,
+                               const char *log, wsisa_err *e) {
+  char env[9000], args[12800], tasks[4300];
+  int rc;
+  const char *which = o->quick ? study : NULL;
   char big[4300];
   if (!which) {
     /* not --quick: bench_write_study writes the sample's tissue tiles at 1024 */
-    if ((rc = bench_write_study(&o, "balance_moat160", NULL, 10,
+    if ((rc = bench_write_study(o, "balance_moat160", NULL, 10,
                                 "{ \"strategy\": \"trtma\", \"max_buckets\": 6, "
                                 "\"active_paths\": 2 }",
                                 big, sizeof big, e)))
@@ -178,7 +172,7 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
     which = big;
   }
   /* the same study, its cost model set to task counts */
-  snprintf(tasks, sizeof tasks, "%s/studies/balance_tasks.json", o.dir);
+  snprintf(tasks, sizeof tasks, "%s/studies/balance_tasks.json", o->dir);
   snprintf(args, sizeof args,
            "sed 's/\"reuse\": { \"strategy\": \"[a-z]*\"/&, \"cost_model\": \"tasks\"/' '%s' > '%s'",
            which, tasks);
@@ -189,7 +183,7 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   for (int i = 0; i < 2; i++) {
     fprintf(stderr, "wsisa-bench balance: trtma by %s\n", names[i]);
     snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0", home);
-    if ((rc = bench_run_wsisa(&o, env, pair[i], "--reuse trtma", &r2[i], e))) return rc;
+    if ((rc = bench_run_wsisa(o, env, pair[i], "--reuse trtma", &r2[i], e))) return rc;
     json_t *root;
     snprintf(env, sizeof env, "STARPU_HOME='%s'", home);
     if ((rc = bench_estimate_json(env, pair[i], "", &root, e))) return rc;
@@ -200,7 +194,7 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   }
   printf("\n# TRTMA (%s): Fold-Merge and Balance by task count against by the models' level "
          "costs; measured with the models frozen, predicted by wsisa plan --estimate\n",
-         o.quick ? "the study above, 2 workers" : "tests/studies/moat_segmentation.json, 160 runs x 6 tiles, 2 workers");
+         o->quick ? "the study above, 2 workers" : "tests/studies/moat_segmentation.json, 160 runs x 6 tiles, 2 workers");
   printf("%-12s %-24s %10s %8s %10s\n", "balance by", "measured s", "predicted", "buckets",
          "imbalance");
   for (int i = 0; i < 2; i++) {
@@ -211,4 +205,32 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   printf("# imbalance = largest bucket / mean - 1 in the plan's own cost model (tasks for the "
          "first, seconds for the second)\n");
   return 0;
+}
+
+int bench_balance(int argc, char **argv, wsisa_err *e) {
+  bench_opts o;
+  int rc = bench_parse(argc, argv, "balance", &o, e);
+  if (rc) return rc;
+  char home[4300], env[9000], log[4300], args[12800], study[4300];
+  snprintf(home, sizeof home, "%s/starpu_home", o.dir);
+  snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home, home);
+  if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home);
+  /* one tile: units are buckets, so workers meet the bucket count soon */
+  int traj = o.quick ? 2 : 8;
+  if ((rc = bench_write_study(&o, "balance_study", "tile_1024.png", traj,
+                               "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }", study,
+                               sizeof study, e)))
+    return rc;
+  fprintf(stderr, "wsisa-bench balance: calibrating on %s\n", study);
+  snprintf(env, sizeof env, "STARPU_HOME='%s'", home);
+  snprintf(args, sizeof args, "calibrate --study '%s'", study);
+  snprintf(log, sizeof log, "%s/calibrate.log", o.dir);
+  if ((rc = bench_wsisa(env, args, log, e))) return rc;
+
+  figures fig[NPOINTS];
+  bench_run any;
+  if ((rc = measure_points(&o, home, study, fig, &any, e)) ||
+      (rc = write_points(&o, fig, &any, traj, e)))
+    return rc;
+  return compare_cost_models(&o, home, study, log, e);
 }

@@ -172,6 +172,174 @@ static double geomean_ratio(const double *a, const double *b, size_t n) {
   return m ? exp(sum / (double)m) : NAN_;
 }
 
+/* Round k's calibrations, each in a STARPU_HOME of its own (home[h]): with
+ * CPU workers, and with an OpenCL device a second with its worker beside
+ * them; their seconds into *seconds. */
+static int calibrate_round(const bench_opts *o, int k, int have_cl, const char *study,
+                           char home[2][4300], double *seconds, wsisa_err *e) {
+  char round[16] = "", env[9000], log[4300], args[12800];
+  if (k) snprintf(round, sizeof round, "_%d", k + 1);
+  *seconds = 0;
+  for (int h = 0; h < 1 + have_cl; h++) {
+    snprintf(home[h], sizeof home[h], "%s/starpu_home%s%s", o->dir, round, h ? "_opencl" : "");
+    snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[h], home[h]);
+    if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[h]);
+    fprintf(stderr, "wsisa-bench predict: calibrating on %s%s (round %d of %d)\n", study,
+            h ? " with an OpenCL worker" : "", k + 1, o->repeats);
+    snprintf(env, sizeof env, "STARPU_HOME='%.4299s'%s", home[h],
+             h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
+    snprintf(args, sizeof args, "calibrate --study '%s'", study);
+    snprintf(log, sizeof log, "%s/calibrate%s%s.log", o->dir, round, h ? "_opencl" : "");
+    double t0 = wsisa_now();
+    int rc = bench_wsisa(env, args, log, e);
+    if (rc) return rc;
+    *seconds += wsisa_now() - t0;
+  }
+  return 0;
+}
+
+/* What the table says and how it was measured. */
+static void print_header(const bench_opts *o, double t_cal, int have_cl, int cores, double base) {
+  printf("# the repeats in rounds: each round runs wsisa calibrate on the first study in a "
+         "STARPU_HOME of its own (%d calibration%s, %.0f s in all%s), then one run of each "
+         "configuration with the models frozen (STARPU_CALIBRATE=0); predicted = run.json "
+         "estimate, made at the run's start; %d cores\n",
+         o->repeats, o->repeats > 1 ? "s" : "", t_cal,
+         have_cl ? "; each once with CPU workers and once with an OpenCL worker beside them" : "",
+         cores);
+  printf("# error = (predicted - measured) / measured, each round's prediction against its own "
+         "run, median over the rounds; pred = median prediction; makespan = seconds.execute; RSS "
+         "= peak of "
+         "rank 0; object reuse on unless the label ends in _off; interp%% = the work the estimate "
+         "timed from other tile sizes (per pixel), * = at tile sizes calibration ran (under "
+         "%.0f%%)\n",
+         100 * AT_CALIBRATED_SIZES);
+  printf("# pace = the seconds of a reference study (correlation, 8 runs on %s, 2 CPU workers, "
+         "median %.2f s) on either side of the run over their median over every run, median over "
+         "the rounds; paced s = measured / pace, the run at the median pace (a slow spell taken "
+         "out), and its error\n",
+         o->quick ? "tile_1024.png" : "the sample slide's tiles at 1024", base);
+  printf("%-12s %-40s %9s %22s %7s %5s %7s %7s %8s %8s %7s %6s %7s\n", "config", "differs in",
+         "pred s", "measured s", "err%", "pace", "paced s", "err%", "pred MiB", "meas MiB", "err%",
+         "uncal%", "interp%");
+}
+
+/* A configuration's row of predict.csv. */
+static void csv_row(wsisa_csv_writer *w, const config *cf, const bench_run *r, double pmake,
+                    double prss, const double err[3], double pace, double paced, int sized) {
+  wsisa_csv_text(w, cf->label);
+  wsisa_csv_text(w, cf->varies);
+  wsisa_csv_text(w, cf->reuse_off ? "off" : "on");
+  wsisa_csv_num(w, pmake);
+  bench_csv_stats(w, r->exec, 1);
+  wsisa_csv_num(w, err[0]);
+  wsisa_csv_num(w, prss / 1024);
+  wsisa_csv_num(w, r->rss.median / 1024);
+  wsisa_csv_num(w, err[1]);
+  wsisa_csv_num(w, 100 * r->uncalibrated);
+  wsisa_csv_num(w, 100 * r->interpolated);
+  wsisa_csv_text(w, sized ? "yes" : "no");
+  wsisa_csv_num(w, pace);
+  wsisa_csv_num(w, paced);
+  wsisa_csv_num(w, err[2]);
+  wsisa_csv_end_row(w);
+}
+
+/* The errors' median and worst, object reuse on and off, at calibrated tile
+ * sizes and in all ([reuse off][at calibrated sizes only]). */
+static void print_errors(double err_t[2][2][MAX_CONFIGS], double err_p[2][2][MAX_CONFIGS],
+                         double err_m[2][2][MAX_CONFIGS], int n[2][2]) {
+  /* first the bar: object reuse on, at tile sizes calibrated */
+  for (int k = 0; k < 2; k++)
+    for (int only = 1; only >= 0; only--) {
+      double med_t, worst_t, med_p, worst_p, med_m, worst_m;
+      summarize(err_t[k][only], n[k][only], &med_t, &worst_t);
+      summarize(err_p[k][only], n[k][only], &med_p, &worst_p);
+      summarize(err_m[k][only], n[k][only], &med_m, &worst_m);
+      printf("# object reuse %s, %d configurations%s: makespan |error| median %.1f%%, worst "
+             "%.1f%% (paced: median %.1f%%, worst %.1f%%); peak RSS |error| median %.1f%%, worst "
+             "%.1f%%%s\n",
+             k ? "off" : "on", n[k][only], only ? " at calibrated tile sizes (*)" : " in all",
+             med_t, worst_t, med_p, worst_p, med_m, worst_m,
+             k || !only ? "" : " (seed 004: mean 1.1-2.3% for tasks seen, up to 15% for similar ones)");
+    }
+}
+
+/* predict.svg, predict_scatter.svg and predict_rss.svg: predicted against
+ * measured, makespan (pt, mt) and peak RSS (pm, mm). */
+static int write_figures(const bench_opts *o, size_t nconfigs, const char **lp, double *pt,
+                         double *mt, double *pm, double *mm, wsisa_err *e) {
+  int rc;
+  wsisa_svg_series st[2] = {{"predicted", pt, NULL, NULL}, {"measured", mt, NULL, NULL}};
+  wsisa_svg_series sm[2] = {{"predicted", pm, NULL, NULL}, {"measured", mm, NULL, NULL}};
+  char path[4300];
+  bench_svg_path(o, "predict", path, sizeof path);
+  if ((rc = wsisa_svg_bars(path, "Makespan: predicted from the models against measured", "seconds",
+                           nconfigs, lp, 2, st, e)))
+    return rc;
+  bench_svg_path(o, "predict_scatter", path, sizeof path);
+  if ((rc = wsisa_svg_scatter(path, "Makespan: predicted against measured", "measured (s)",
+                              "predicted (s)", nconfigs, lp, mt, pt, e)))
+    return rc;
+  bench_svg_path(o, "predict_rss", path, sizeof path);
+  return wsisa_svg_bars(path, "Peak RSS: predicted against measured", "MiB", nconfigs, lp, 2, sm, e);
+}
+
+/* How the machine's pace moved over the rounds: the models are frozen, so
+ * a round whose every configuration ran slower than predicted is the
+ * machine's, not the estimate's; the reference tells it apart. */
+static void print_rounds(int repeats, size_t nconfigs, const int *have,
+                         double pred[][BENCH_MAX_REPEATS], double pace[][BENCH_MAX_REPEATS], double exec[][BENCH_MAX_REPEATS],
+                         const int *in_bar, double round_err[][BENCH_MAX_REPEATS], const double *cal_s,
+                         bench_stats pace_all) {
+  printf("# by round (its calibration's seconds; measured / predicted, geometric mean over the "
+         "configurations with an estimate; the reference's pace, median; |error| median and "
+         "worst, object reuse on at calibrated tile sizes, this calibration alone):");
+  for (int k = 0; k < repeats; k++) {
+    double measured[MAX_CONFIGS], predicted[MAX_CONFIGS], p[MAX_CONFIGS], bar[MAX_CONFIGS];
+    size_t m = 0;
+    int nb = 0;
+    for (size_t c = 0; c < nconfigs; c++)
+      if (have[c] && !isnan(pred[c][k])) {
+        p[m] = pace[c][k], measured[m] = exec[c][k], predicted[m++] = pred[c][k];
+        if (in_bar[c]) bar[nb++] = round_err[c][k];
+      }
+    double med, worst;
+    summarize(bar, nb, &med, &worst);
+    printf("%s %.0f s %.3f %.3f %.1f%% %.1f%%", k ? ";" : "", cal_s[k],
+           geomean_ratio(measured, predicted, m), bench_summarize(p, (int)m).median, med, worst);
+  }
+  printf("; the pace over every run: %.3f (%.3f..%.3f)\n", pace_all.median, pace_all.min,
+         pace_all.max);
+}
+
+/* Each run's pace (the references on either side of it, at[c][k] and the
+ * next, over `base`) and its time at the median pace; the pace over every
+ * run. The configurations' figures are summarized in res. */
+static bench_stats pace_runs(int repeats, size_t nconfigs, const int *have, const double *ref,
+                             size_t at[][BENCH_MAX_REPEATS], double base,
+                             double exec[][BENCH_MAX_REPEATS], double wall[][BENCH_MAX_REPEATS],
+                             double rss[][BENCH_MAX_REPEATS],
+                             double pace[][BENCH_MAX_REPEATS], double paced[][BENCH_MAX_REPEATS],
+                             bench_stats *pace_s, bench_stats *paced_s, bench_run *res) {
+  static double every_pace[MAX_CONFIGS * BENCH_MAX_REPEATS];
+  size_t npace = 0;
+  for (size_t c = 0; c < nconfigs; c++)
+    if (have[c]) {
+      for (int k = 0; k < repeats; k++) {
+        pace[c][k] = sqrt(ref[at[c][k]] * ref[at[c][k] + 1]) / base;
+        paced[c][k] = exec[c][k] / pace[c][k];
+        every_pace[npace++] = pace[c][k];
+      }
+      paced_s[c] = bench_summarize(paced[c], repeats);
+      pace_s[c] = bench_summarize(pace[c], repeats);
+      res[c].wall = bench_summarize(wall[c], repeats);
+      res[c].exec = bench_summarize(exec[c], repeats);
+      res[c].rss = bench_summarize(rss[c], repeats);
+    }
+  return bench_summarize(every_pace, (int)npace);
+}
+
 int bench_predict(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "predict", &o, e);
@@ -181,7 +349,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   int have_cl = !o.no_opencl && opencl_present();
   static config configs[MAX_CONFIGS];
   size_t nconfigs = make_configs(configs, cores, have_cl);
-  char home[2][4300], env[9000], log[4300], study[NSPECS][4300], args[12800];
+  char home[2][4300], env[9000], study[NSPECS][4300], args[12800];
   for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], sizeof study[i], e);
   if (rc) return rc;
   double t_cal = 0;
@@ -206,26 +374,9 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       rss[MAX_CONFIGS][BENCH_MAX_REPEATS], pred[MAX_CONFIGS][BENCH_MAX_REPEATS],
       pred_rss[MAX_CONFIGS][BENCH_MAX_REPEATS];
   for (int k = 0; k < o.repeats; k++) {
-    cal_s[k] = 0;
     /* models of their own, a set a round: the round's estimates rest on
-     * its calibration only; with an OpenCL device, a second calibration
-     * with its worker beside the CPU's */
-    char round[16] = "";
-    if (k) snprintf(round, sizeof round, "_%d", k + 1);
-    for (int h = 0; h < 1 + have_cl; h++) {
-      snprintf(home[h], sizeof home[h], "%s/starpu_home%s%s", o.dir, round, h ? "_opencl" : "");
-      snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[h], home[h]);
-      if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[h]);
-      fprintf(stderr, "wsisa-bench predict: calibrating on %s%s (round %d of %d)\n", study[0],
-              h ? " with an OpenCL worker" : "", k + 1, o.repeats);
-      snprintf(env, sizeof env, "STARPU_HOME='%.4299s'%s", home[h],
-               h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
-      snprintf(args, sizeof args, "calibrate --study '%s'", study[0]);
-      snprintf(log, sizeof log, "%s/calibrate%s%s.log", o.dir, round, h ? "_opencl" : "");
-      double t0 = wsisa_now();
-      if ((rc = bench_wsisa(env, args, log, e))) return rc;
-      cal_s[k] += wsisa_now() - t0;
-    }
+     * its calibration only */
+    if ((rc = calibrate_round(&o, k, have_cl, study[0], home, &cal_s[k], e))) return rc;
     t_cal += cal_s[k];
     snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0", home[0]);
     for (size_t c = 0; c < nconfigs; c++) {
@@ -262,23 +413,9 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
    * (made over the whole calibration) agree with the later ones */
   double base = bench_summarize(ref, (int)nref + 1).median;
   static double pace[MAX_CONFIGS][BENCH_MAX_REPEATS], paced[MAX_CONFIGS][BENCH_MAX_REPEATS];
-  static double every_pace[MAX_CONFIGS * BENCH_MAX_REPEATS];
   static bench_stats paced_s[MAX_CONFIGS], pace_s[MAX_CONFIGS];
-  size_t npace = 0;
-  for (size_t c = 0; c < nconfigs; c++)
-    if (have[c]) {
-      for (int k = 0; k < o.repeats; k++) {
-        pace[c][k] = sqrt(ref[at[c][k]] * ref[at[c][k] + 1]) / base;
-        paced[c][k] = exec[c][k] / pace[c][k];
-        every_pace[npace++] = pace[c][k];
-      }
-      paced_s[c] = bench_summarize(paced[c], o.repeats);
-      pace_s[c] = bench_summarize(pace[c], o.repeats);
-      res[c].wall = bench_summarize(wall[c], o.repeats);
-      res[c].exec = bench_summarize(exec[c], o.repeats);
-      res[c].rss = bench_summarize(rss[c], o.repeats);
-    }
-  bench_stats pace_all = bench_summarize(every_pace, (int)npace);
+  bench_stats pace_all = pace_runs(o.repeats, nconfigs, have, ref, at, base, exec, wall, rss, pace,
+                                  paced, pace_s, paced_s, res);
 
   wsisa_csv_writer *w;
   if ((rc = bench_csv_open(&o, "predict",
@@ -289,28 +426,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
                            &w, e)))
     return rc;
   bench_print_runs_context(&o, &res[0], NULL);
-  printf("# the repeats in rounds: each round runs wsisa calibrate on the first study in a "
-         "STARPU_HOME of its own (%d calibration%s, %.0f s in all%s), then one run of each "
-         "configuration with the models frozen (STARPU_CALIBRATE=0); predicted = run.json "
-         "estimate, made at the run's start; %d cores\n",
-         o.repeats, o.repeats > 1 ? "s" : "", t_cal,
-         have_cl ? "; each once with CPU workers and once with an OpenCL worker beside them" : "",
-         cores);
-  printf("# error = (predicted - measured) / measured, each round's prediction against its own "
-         "run, median over the rounds; pred = median prediction; makespan = seconds.execute; RSS "
-         "= peak of "
-         "rank 0; object reuse on unless the label ends in _off; interp%% = the work the estimate "
-         "timed from other tile sizes (per pixel), * = at tile sizes calibration ran (under "
-         "%.0f%%)\n",
-         100 * AT_CALIBRATED_SIZES);
-  printf("# pace = the seconds of a reference study (correlation, 8 runs on %s, 2 CPU workers, "
-         "median %.2f s) on either side of the run over their median over every run, median over "
-         "the rounds; paced s = measured / pace, the run at the median pace (a slow spell taken "
-         "out), and its error\n",
-         o.quick ? "tile_1024.png" : "the sample slide's tiles at 1024", base);
-  printf("%-12s %-40s %9s %22s %7s %5s %7s %7s %8s %8s %7s %6s %7s\n", "config", "differs in",
-         "pred s", "measured s", "err%", "pace", "paced s", "err%", "pred MiB", "meas MiB", "err%",
-         "uncal%", "interp%");
+  print_header(&o, t_cal, have_cl, cores, base);
   /* [reuse off][at calibrated sizes only] */
   static double err_t[2][2][MAX_CONFIGS], err_p[2][2][MAX_CONFIGS], err_m[2][2][MAX_CONFIGS];
   static double pt[MAX_CONFIGS], mt[MAX_CONFIGS], pm[MAX_CONFIGS], mm[MAX_CONFIGS];
@@ -352,22 +468,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
            bench_fmt(a, sizeof a, r->exec, 1, 2), et, pace_s[c].median, paced_s[c].median, ep,
            prss / 1024, r->rss.median / 1024, em, 100 * r->uncalibrated,
            isnan(r->interpolated) ? 0 : 100 * r->interpolated, sized ? "*" : "");
-    wsisa_csv_text(w, configs[c].label);
-    wsisa_csv_text(w, configs[c].varies);
-    wsisa_csv_text(w, configs[c].reuse_off ? "off" : "on");
-    wsisa_csv_num(w, pmake);
-    bench_csv_stats(w, r->exec, 1);
-    wsisa_csv_num(w, et);
-    wsisa_csv_num(w, prss / 1024);
-    wsisa_csv_num(w, r->rss.median / 1024);
-    wsisa_csv_num(w, em);
-    wsisa_csv_num(w, 100 * r->uncalibrated);
-    wsisa_csv_num(w, 100 * r->interpolated);
-    wsisa_csv_text(w, sized ? "yes" : "no");
-    wsisa_csv_num(w, pace_s[c].median);
-    wsisa_csv_num(w, paced_s[c].median);
-    wsisa_csv_num(w, ep);
-    wsisa_csv_end_row(w);
+    const double err[3] = {et, em, ep};
+    csv_row(w, &configs[c], r, pmake, prss, err, pace_s[c].median, paced_s[c].median, sized);
     int k = configs[c].reuse_off;
     in_bar[c] = !k && sized;
     for (int only = 0; only < 2 && !isnan(et); only++)
@@ -382,55 +484,9 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
     mm[c] = r->rss.median / 1024;
   }
   if ((rc = wsisa_csv_close(w, e))) return rc;
-  /* first the bar: object reuse on, at tile sizes calibrated */
-  for (int k = 0; k < 2; k++)
-    for (int only = 1; only >= 0; only--) {
-      double med_t, worst_t, med_p, worst_p, med_m, worst_m;
-      summarize(err_t[k][only], n[k][only], &med_t, &worst_t);
-      summarize(err_p[k][only], n[k][only], &med_p, &worst_p);
-      summarize(err_m[k][only], n[k][only], &med_m, &worst_m);
-      printf("# object reuse %s, %d configurations%s: makespan |error| median %.1f%%, worst "
-             "%.1f%% (paced: median %.1f%%, worst %.1f%%); peak RSS |error| median %.1f%%, worst "
-             "%.1f%%%s\n",
-             k ? "off" : "on", n[k][only], only ? " at calibrated tile sizes (*)" : " in all",
-             med_t, worst_t, med_p, worst_p, med_m, worst_m,
-             k || !only ? "" : " (seed 004: mean 1.1-2.3% for tasks seen, up to 15% for similar ones)");
-    }
-  /* how the machine's pace moved over the rounds: the models are frozen,
-   * so a round whose every configuration ran slower than predicted is the
-   * machine's, not the estimate's; the reference tells it apart */
-  printf("# by round (its calibration's seconds; measured / predicted, geometric mean over the "
-         "configurations with an estimate; the reference's pace, median; |error| median and "
-         "worst, object reuse on at calibrated tile sizes, this calibration alone):");
-  for (int k = 0; k < o.repeats; k++) {
-    double measured[MAX_CONFIGS], predicted[MAX_CONFIGS], p[MAX_CONFIGS], bar[MAX_CONFIGS];
-    size_t m = 0;
-    int nb = 0;
-    for (size_t c = 0; c < nconfigs; c++)
-      if (have[c] && !isnan(pred[c][k])) {
-        p[m] = pace[c][k], measured[m] = exec[c][k], predicted[m++] = pred[c][k];
-        if (in_bar[c]) bar[nb++] = round_err[c][k];
-      }
-    double med, worst;
-    summarize(bar, nb, &med, &worst);
-    printf("%s %.0f s %.3f %.3f %.1f%% %.1f%%", k ? ";" : "", cal_s[k],
-           geomean_ratio(measured, predicted, m), bench_summarize(p, (int)m).median, med, worst);
-  }
-  printf("; the pace over every run: %.3f (%.3f..%.3f)\n", pace_all.median, pace_all.min,
-         pace_all.max);
+  print_errors(err_t, err_p, err_m, n);
+  print_rounds(o.repeats, nconfigs, have, pred, pace, exec, in_bar, round_err, cal_s, pace_all);
   if (missing)
     printf("# %d configuration%s without an estimate in run.json\n", missing, missing > 1 ? "s" : "");
-  wsisa_svg_series st[2] = {{"predicted", pt, NULL, NULL}, {"measured", mt, NULL, NULL}};
-  wsisa_svg_series sm[2] = {{"predicted", pm, NULL, NULL}, {"measured", mm, NULL, NULL}};
-  char path[4300];
-  bench_svg_path(&o, "predict", path, sizeof path);
-  if ((rc = wsisa_svg_bars(path, "Makespan: predicted from the models against measured", "seconds",
-                           nconfigs, lp, 2, st, e)))
-    return rc;
-  bench_svg_path(&o, "predict_scatter", path, sizeof path);
-  if ((rc = wsisa_svg_scatter(path, "Makespan: predicted against measured", "measured (s)",
-                              "predicted (s)", nconfigs, lp, mt, pt, e)))
-    return rc;
-  bench_svg_path(&o, "predict_rss", path, sizeof path);
-  return wsisa_svg_bars(path, "Peak RSS: predicted against measured", "MiB", nconfigs, lp, 2, sm, e);
+  return write_figures(&o, nconfigs, lp, pt, mt, pm, mm, e);
 }

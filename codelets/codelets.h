@@ -26,7 +26,6 @@ typedef struct wsisa_op {
 
 extern const wsisa_op wsisa_ops[];
 extern const size_t wsisa_n_ops;
-const wsisa_op *wsisa_op_find(const char *name);
 
 /* Build options for every OpenCL program: correctly rounded divide and sqrt,
  * so float results stay close to the CPU kernels. */

@@ -12,12 +12,6 @@
 const wsisa_op wsisa_ops[] = {WSISA__OPS(ROW, ROW_CPU)};
 const size_t wsisa_n_ops = sizeof wsisa_ops / sizeof *wsisa_ops;
 
-const wsisa_op *wsisa_op_find(const char *name) {
-  for (size_t i = 0; i < wsisa_n_ops; i++)
-    if (strcmp(wsisa_ops[i].name, name) == 0) return &wsisa_ops[i];
-  return NULL;
-}
-
 const wsisa_op *wsisa_op_of(const struct starpu_codelet *codelet) {
   for (size_t i = 0; i < wsisa_n_ops; i++)
     if (wsisa_ops[i].codelet == codelet) return &wsisa_ops[i];

@@ -197,7 +197,3 @@ int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x
   if (rc) wsisa_stage_abort(&s);
   return rc;
 }
-
-int wsisa_geojson_write(const char *path, const wsisa_image *labels, wsisa_err *e) {
-  return wsisa_geojson_write_at(path, labels, 0, 0, 1, e);
-}

@@ -164,7 +164,6 @@ void wsisa_input_close(wsisa_input *in) {
   free(in);
 }
 
-const char *wsisa_input_path(const wsisa_input *in) { return in->path; }
 wsisa_input_kind wsisa_input_kind_of(const wsisa_input *in) { return in->b->kind; }
 
 void wsisa_input_level0(const wsisa_input *in, int64_t *width, int64_t *height) {

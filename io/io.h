@@ -249,7 +249,6 @@ const char *wsisa_input_kind_name(wsisa_input_kind kind);
  * Errors are the backend's: wsisa_slide_open's, wsisa_image_read_rgb's. */
 int wsisa_input_open(const char *path, wsisa_input_kind kind, wsisa_input **out, wsisa_err *e);
 void wsisa_input_close(wsisa_input *in);
-const char *wsisa_input_path(const wsisa_input *in);
 wsisa_input_kind wsisa_input_kind_of(const wsisa_input *in);
 /* Level 0's size in pixels. */
 void wsisa_input_level0(const wsisa_input *in, int64_t *width, int64_t *height);
@@ -438,10 +437,9 @@ size_t wsisa_geojson_count(const wsisa_geojson_writer *w);
 int wsisa_geojson_close(wsisa_geojson_writer *w, wsisa_err *e);
 
 /* One label image's outlines as a whole file (positions (x0 + x*scale,
- * y0 + y*scale), unbounded; wsisa_geojson_write: in its own pixels). */
+ * y0 + y*scale), unbounded). */
 int wsisa_geojson_write_at(const char *path, const wsisa_image *labels, double x0, double y0,
                            double scale, wsisa_err *e);
-int wsisa_geojson_write(const char *path, const wsisa_image *labels, wsisa_err *e);
 /* One label image's outlines into a stage of several outputs (io/csv.h). */
 int wsisa_geojson_write_staged(struct wsisa_stage *s, const char *path, const wsisa_image *labels,
                                const wsisa_outline_place *p, wsisa_err *e);

@@ -13,12 +13,6 @@ const char *wsisa_sa_method_name(wsisa_sa_method method) {
   return (unsigned)method < NMETHODS ? method_names[method] : "?";
 }
 
-int wsisa_sa_method_from_name(const char *name) {
-  for (size_t i = 0; i < NMETHODS; i++)
-    if (strcmp(name, method_names[i]) == 0) return (int)i;
-  return -1;
-}
-
 void wsisa_sa_opts_default(wsisa_sa_opts *o, wsisa_sa_method method) {
   memset(o, 0, sizeof *o);
   o->method = method;

@@ -1,11 +1,23 @@
 /* Distributions: the standard normal's quantile (the bootstrap's half-widths,
  * z = Phi^-1(1/2 + confidence/2)), and the dists of continuous parameters,
- * their quantiles (unit coordinate to value) and CDFs (value to unit). */
+ * their quantiles (unit coordinate to value) and CDFs (value to unit); below
+ * them, a parameter's kind name and its range, which sa/space.c uses too. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sa/sa_private.h"
+
+static const char *const kind_names[] = {"continuous", "integer", "discrete", "categorical",
+                                         "fixed"};
+
+const char *wsisa_sa_kind_name(wsisa_sa_kind kind) {
+  return (unsigned)kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : "?";
+}
+
+double wsisa_sa_param_clamp(const wsisa_sa_param *p, double v) {
+  return v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+}
 
 /* Acklam's rational approximation (relative error 1.15e-9), refined by one
  * Halley step on the exact CDF 0.5 erfc(-x / sqrt 2). */

@@ -313,7 +313,6 @@ typedef enum {
 } wsisa_sa_method;
 
 const char *wsisa_sa_method_name(wsisa_sa_method method);
-int wsisa_sa_method_from_name(const char *name);
 
 typedef struct wsisa_sa_opts {
   wsisa_sa_method method;

@@ -1,18 +1,12 @@
 /* Parameter spaces: the kinds of parameter, their checks, and the map from the
- * unit interval to values (the conventions are spelled out in sa.h). */
+ * unit interval to values (the conventions are spelled out in sa.h); a
+ * continuous parameter's distribution is sa/dist.c's. */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sa/sa_private.h"
-
-static const char *const kind_names[] = {"continuous", "integer", "discrete", "categorical",
-                                         "fixed"};
-
-const char *wsisa_sa_kind_name(wsisa_sa_kind kind) {
-  return (unsigned)kind < sizeof kind_names / sizeof *kind_names ? kind_names[kind] : "?";
-}
 
 /* Levels of a discrete range; the range must hold a whole number of steps
  * (checked with a relative tolerance so 2.5..7.5 by 0.5 is 11 levels). */
@@ -70,10 +64,6 @@ double wsisa_sa_param_from_unit(const wsisa_sa_param *p, double u) {
 static double edge_room(const wsisa_sa_param *p) {
   if (!isfinite(p->lo) || !isfinite(p->hi)) return 0; /* norm, lognorm: open ends */
   return 1e-12 * (p->hi - p->lo) + 8 * DBL_EPSILON * fmax(fabs(p->lo), fabs(p->hi));
-}
-
-double wsisa_sa_param_clamp(const wsisa_sa_param *p, double v) {
-  return v < p->lo ? p->lo : v > p->hi ? p->hi : v;
 }
 
 int wsisa_sa_param_contains(const wsisa_sa_param *p, double v) {

@@ -54,7 +54,7 @@ int tu_synth_svs40(const char *path, int with_mpp);
 /* (e) tu_synth_svs40_large: the sample's region (0, 0, 2048, 2048) made the
  * same way, an Aperio SVS of 4096 x 4096 at level 0, MPP = 0.25, AppMag =
  * 40, levels at downsample 1, 4, 16 (the tilings' agreement at 40x,
- * tests/test_engine_tiling.c). Read at 0.5 um/pixel (level 0 averaged 2 x 2)
+ * tests/test_engine_exec_tiling.c). Read at 0.5 um/pixel (level 0 averaged 2 x 2)
  * it gives that region's pixels back. */
 #define TU_SYNTH_LARGE_SIDE 2048
 int tu_synth_svs40_large(const char *path);

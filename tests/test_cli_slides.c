@@ -1,8 +1,7 @@
 /* Slides as pathologists have them, through the command line: `wsisa run`
  * reads each slide at the study's resolution (level and factor in run.json,
- * the bundled sample unchanged), refuses what is not bright-field H&E and
- * warns when the reference finds almost no nuclei, keeps a finished run's
- * figures on --resume; `wsisa segment` refuses another stain too, and writes
+ * the bundled sample unchanged; the stain check: tests/test_cli_stain.c),
+ * keeps a finished run's figures on --resume; `wsisa segment` writes
  * GeoJSON, features and labels in level-0 slide pixels, checked by reading
  * the nuclei back from the slide;
  * `segment --help` lists the parameters from their table. */
@@ -28,90 +27,7 @@
 
 /* ---- helpers ------------------------------------------------------------------ */
 
-static const char *synth_path(const char *name, int (*make)(const char *)) {
-  static char paths[4][4300];
-  static int at;
-  char *p = paths[at++ % 4];
-  snprintf(p, sizeof paths[0], "%s/%s", tu_tmpdir("slides"), name);
-  if (make) cr_assert_eq(make(p), 0, "cannot write %s", p);
-  return p;
-}
-
 static int make_svs40(const char *p) { return tu_synth_svs40(p, 1); }
-
-/* Eosin-pink tissue without a nucleus: stroma only, 1024 x 1024 at 0.5 um
- * (generic TIFF, 20000 pixels per centimetre). */
-static int make_pink(const char *p) {
-  wsisa_image *img = NULL;
-  if (wsisa_image_new(1024, 1024, 3, WSISA_U8, &img, NULL)) return -1;
-  uint32_t seed = 12345;
-  for (int y = 0; y < img->height; y++) {
-    uint8_t *q = wsisa_image_row(img, y);
-    for (int x = 0; x < img->width; x++, q += 3) {
-      seed = seed * 1664525u + 1013904223u;
-      int n = (int)(seed >> 28) - 8; /* -8..7: texture */
-      q[0] = (uint8_t)(220 + n), q[1] = (uint8_t)(150 + n), q[2] = (uint8_t)(190 + n);
-    }
-  }
-  tu_slide_spec spec = {.kind = TU_SLIDE_GENERIC, .resolution_unit = RESUNIT_CENTIMETER,
-                        .resolution = 20000, .levels = 2, .level_step = 2, .tile = 256};
-  int rc = tu_slide_write(p, img, &spec);
-  wsisa_image_free(img);
-  return rc;
-}
-
-/* A study of `inputs` (the JSON object's members) with a MOAT method; runs
- * are given by a one-row design so that each test stays small. */
-static const char *write_study(const char *inputs) {
-  static char path[4300];
-  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("slides_study"));
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fprintf(f,
-          "{ \"inputs\": { %s },\n"
-          "  \"method\": { \"name\": \"moat\", \"trajectories\": 2 },\n"
-          "  \"metric\": [\"dice\"] }\n",
-          inputs);
-  fclose(f);
-  return path;
-}
-
-static const char *one_run_design(void) {
-  static char path[4300];
-  snprintf(path, sizeof path, "%s/one.csv", tu_tmpdir("slides_design"));
-  FILE *f = fopen(path, "w");
-  cr_assert_not_null(f);
-  fputs("run_id,G1\n0,60\n", f);
-  fclose(f);
-  return path;
-}
-
-/* `wsisa run` of `study` on the one-run design into a fresh folder (its path
- * in dir); the exit status, stderr in *err (may be NULL). */
-static int run_study(const char *env, const char *study, char *dir, size_t cap, char **err) {
-  snprintf(dir, cap, "%s/results", tu_tmpdir("slides_run"));
-  char cmd[16384], *out = NULL;
-  snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s %s run --study '%s' -o '%s' --samples '%s'",
-           env ? env : "", WSISA_EXE, study, dir, one_run_design());
-  int status = tu_run_shell(cmd, &out, err);
-  free(out);
-  return status;
-}
-
-static json_t *load_json(const char *dir, const char *name) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  json_error_t je;
-  json_t *root = json_load_file(path, 0, &je);
-  cr_assert_not_null(root, "%s: %s", path, je.text);
-  return root;
-}
-
-static double num(json_t *o, const char *key) {
-  json_t *v = json_object_get(o, key);
-  cr_assert(json_is_number(v), "no number %s", key);
-  return json_number_value(v);
-}
 
 /* Column `name` of tile `tile` in a results folder's journal (-1: none). */
 static long journal_value(const char *dir, size_t tile, const char *name) {
@@ -154,31 +70,31 @@ static long segment_nuclei(const char *args) {
 /* ---- wsisa run: resolution ------------------------------------------------------ */
 
 Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
-  const char *svs = synth_path("svs40.svs", make_svs40);
+  const char *svs = tu_slides_path("svs40.svs", make_svs40);
   char inputs[4600], dir[4300], *err = NULL;
   /* each tile with its halo and the slide's colour statistics, as `wsisa
    * segment --tile` reads it (compared below) */
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512", svs);
-  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
-  json_t *root = load_json(dir, "run.json");
+  json_t *root = tu_json_file(dir, "run.json");
   json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
   cr_assert_not_null(in, "run.json has no inputs");
   cr_expect_str_eq(json_string_value(json_object_get(in, "path")), svs);
   cr_expect_str_eq(json_string_value(json_object_get(in, "mpp_source")), "openslide");
-  cr_expect_float_eq(num(in, "mpp"), 0.25, 1e-12);
-  cr_expect_float_eq(num(in, "target_mpp"), 0.5, 0);
-  cr_expect_float_eq(num(in, "pixel_mpp"), 0.5, 1e-12);
-  cr_expect_eq(num(in, "level"), 0, "level 0 is the one at or finer than 0.5 um");
-  cr_expect_float_eq(num(in, "factor"), 2.0, 0, "0.25 um pixels averaged 2 x 2");
+  cr_expect_float_eq(tu_json_num(in, "mpp"), 0.25, 1e-12);
+  cr_expect_float_eq(tu_json_num(in, "target_mpp"), 0.5, 0);
+  cr_expect_float_eq(tu_json_num(in, "pixel_mpp"), 0.5, 1e-12);
+  cr_expect_eq(tu_json_num(in, "level"), 0, "level 0 is the one at or finer than 0.5 um");
+  cr_expect_float_eq(tu_json_num(in, "factor"), 2.0, 0, "0.25 um pixels averaged 2 x 2");
   cr_expect(json_is_true(json_object_get(in, "resampled")));
-  cr_expect_float_eq(num(in, "level0_per_pixel"), 2.0, 0);
-  cr_expect_eq(num(in, "tiles"), 2, "the two tissue tiles of the 2 x 2 grid at 512");
+  cr_expect_float_eq(tu_json_num(in, "level0_per_pixel"), 2.0, 0);
+  cr_expect_eq(tu_json_num(in, "tiles"), 2, "the two tissue tiles of the 2 x 2 grid at 512");
   json_t *stain = json_object_get(in, "stain");
   cr_expect(json_is_true(json_object_get(stain, "checked")));
   cr_expect(json_is_false(json_object_get(stain, "dark_background")));
   cr_expect_eq(json_array_size(json_object_get(root, "warnings")), 0);
-  cr_expect_gt(num(in, "reference_nuclei_per_mm2"), 1000, "H&E tissue is dense in nuclei");
+  cr_expect_gt(tu_json_num(in, "reference_nuclei_per_mm2"), 1000, "H&E tissue is dense in nuclei");
   json_decref(root);
   /* the run's second tile is the grid's (1, 1): its reference is what
    * `wsisa segment --tile 1,1` finds there, read the same way (the halo of
@@ -194,19 +110,19 @@ Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
 /* inputs.level names the level to read; it is still resampled to the target,
  * and a level coarser than the target is refused before any work. */
 Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
-  const char *svs = synth_path("svs40.svs", make_svs40);
+  const char *svs = tu_slides_path("svs40.svs", make_svs40);
   char inputs[4600], dir[4300], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512, \"level\": 0", svs);
-  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
-  json_t *root = load_json(dir, "run.json");
+  json_t *root = tu_json_file(dir, "run.json");
   json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
-  cr_expect_eq(num(in, "level"), 0);
-  cr_expect_float_eq(num(in, "factor"), 2.0, 0, "level 0 at 0.25 um still averaged 2 x 2");
+  cr_expect_eq(tu_json_num(in, "level"), 0);
+  cr_expect_float_eq(tu_json_num(in, "factor"), 2.0, 0, "level 0 at 0.25 um still averaged 2 x 2");
   json_decref(root);
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"level\": 1", svs);
   err = NULL;
-  cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2);
+  cr_expect_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 2);
   cr_expect(strstr(err, "svs40.svs: level 1 is 1 um/pixel, coarser than the target 0.5 "
                         "um/pixel: choose a finer level, or leave the level to the target "
                         "resolution"),
@@ -221,17 +137,17 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
    * the PNG of one (compared below): an image has no neighbours */
   snprintf(inputs, sizeof inputs,
            "\"slides\": [\"%s\"], \"halo\": 0, \"normalization\": \"tile\"", tu_src(SAMPLE));
-  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
-  json_t *root = load_json(dir, "run.json");
+  json_t *root = tu_json_file(dir, "run.json");
   json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
-  cr_expect_float_eq(num(in, "mpp"), 0.499, 1e-12);
-  cr_expect_eq(num(in, "level"), 0);
-  cr_expect_float_eq(num(in, "factor"), 1.0, 0, "0.499 is within 1%% of 0.5: no resampling");
+  cr_expect_float_eq(tu_json_num(in, "mpp"), 0.499, 1e-12);
+  cr_expect_eq(tu_json_num(in, "level"), 0);
+  cr_expect_float_eq(tu_json_num(in, "factor"), 1.0, 0, "0.499 is within 1%% of 0.5: no resampling");
   /* labelled with what was read, not the target: areas 0.4 %% smaller */
-  cr_expect_float_eq(num(in, "pixel_mpp"), 0.499, 1e-12);
+  cr_expect_float_eq(tu_json_num(in, "pixel_mpp"), 0.499, 1e-12);
   cr_expect(json_is_false(json_object_get(in, "resampled")));
-  cr_expect_eq(num(in, "tiles"), 6);
+  cr_expect_eq(tu_json_num(in, "tiles"), 6);
   cr_expect_eq(json_array_size(json_object_get(root, "warnings")), 0);
   json_decref(root);
   /* bit for bit: tile (1, 1) of the slide segments as tile_1024.png, which is
@@ -263,7 +179,7 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
 Test(slides, run_segments_every_tissue_tile_and_counts_its_tissue, .timeout = 600) {
   char inputs[4600], dir[4300], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));
-  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   cr_expect_gt(journal_ref_nuclei(dir, 0), 50, "tile (0, 0) is segmented");
   double sum = 0;
@@ -272,400 +188,17 @@ Test(slides, run_segments_every_tissue_tile_and_counts_its_tissue, .timeout = 60
     cr_expect_geq(tissue, 0.05 * 1024 * 919, "tile %zu holds tissue", t);
     sum += (double)tissue;
   }
-  json_t *root = load_json(dir, "run.json");
+  json_t *root = tu_json_file(dir, "run.json");
   json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
-  cr_expect_eq(num(in, "tiles"), 6);
-  cr_expect_eq(num(in, "halo"), 128);
-  const double mpp = num(in, "target_mpp");
-  cr_expect_float_eq(num(in, "tissue_mm2"), sum * mpp * mpp * 1e-6, 1e-9);
+  cr_expect_eq(tu_json_num(in, "tiles"), 6);
+  cr_expect_eq(tu_json_num(in, "halo"), 128);
+  const double mpp = tu_json_num(in, "target_mpp");
+  cr_expect_float_eq(tu_json_num(in, "tissue_mm2"), sum * mpp * mpp * 1e-6, 1e-9);
   json_t *norm = json_object_get(in, "normalization");
   cr_expect_str_eq(json_string_value(json_object_get(norm, "statistics")), "slide");
-  cr_expect_gt(num(norm, "pixels"), 1e6);
+  cr_expect_gt(tu_json_num(norm, "pixels"), 1e6);
   cr_expect_eq(json_array_size(json_object_get(norm, "mean")), 3);
   json_decref(root);
-}
-
-/* ---- the stain check through the command line ------------------------------------ */
-
-/* One line on stderr or none: `err` holds no second line. */
-static int one_line(const char *err) {
-  const char *nl = err ? strchr(err, '\n') : NULL;
-  return !nl || nl[1] == '\0';
-}
-
-/* tests/data/tile_256.png (or `src`) saved or stained as `slip` into the
- * temporary folder as `name`; its path. */
-static const char *slipped(const char *src, const char *name, tu_slip slip) {
-  static char paths[4][4300];
-  static int at;
-  char *p = paths[at++ % 4];
-  snprintf(p, sizeof paths[0], "%s/%s", tu_tmpdir("slides_slips"), name);
-  wsisa_image *img = tu_load(src);
-  cr_assert_not_null(img, "%s", src);
-  tu_slip_apply(img, slip);
-  cr_assert_eq(wsisa_image_write(p, img, NULL), 0);
-  wsisa_image_free(img);
-  return p;
-}
-
-/* `wsisa ARGS` with warnings shown (the suites run with WSISA_LOG=error):
- * its exit status, stderr in *err. */
-static int run_warned(const char *args, char **err) {
-  char cmd[16384], *out = NULL;
-  snprintf(cmd, sizeof cmd, "env WSISA_LOG=warn %s %s", WSISA_EXE, args);
-  int status = tu_run_shell(cmd, &out, err);
-  free(out);
-  return status;
-}
-
-/* `wsisa run --check DIR` passes. */
-static void expect_check_whole(const char *dir) {
-  char args[4600], *out = NULL, *err = NULL;
-  snprintf(args, sizeof args, "run --check '%s'", dir);
-  cr_expect_eq(tu_run(args, &out, &err), 0, "%s: %s", args, err);
-  cr_expect(out && strstr(out, ": whole"), "%s", out);
-  free(out);
-  free(err);
-}
-
-/* run.json's warnings, joined by newlines (malloc'd), and how many. */
-static char *run_warnings(const char *dir, size_t *n) {
-  json_t *root = load_json(dir, "run.json");
-  json_t *w = json_object_get(root, "warnings");
-  cr_assert(json_is_array(w));
-  size_t len = 1;
-  for (size_t i = 0; i < json_array_size(w); i++)
-    len += strlen(json_string_value(json_array_get(w, i))) + 1;
-  char *text = calloc(1, len);
-  cr_assert_not_null(text);
-  for (size_t i = 0; i < json_array_size(w); i++)
-    strcat(strcat(text, json_string_value(json_array_get(w, i))), "\n");
-  *n = json_array_size(w);
-  json_decref(root);
-  return text;
-}
-
-Test(slides, fluorescence_slide_is_refused, .timeout = 120) {
-  const char *fl = synth_path("fluorescence.tiff", tu_synth_fluorescence);
-  char inputs[4600], dir[4300], *err = NULL;
-  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", fl);
-  cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2);
-  char want[4600];
-  snprintf(want, sizeof want,
-           "%s: dark field (fluorescence?): the segmentation needs bright-field H&E: the "
-           "brightest pixels, on a dark background, are coloured",
-           fl);
-  cr_expect(err && strstr(err, want), "%s", err);
-  cr_expect(err && strstr(err, "set inputs.stain_check to false to run it anyway"), "%s", err);
-  cr_expect(one_line(err), "one line: %s", err);
-  cr_log_info("%s", err);
-  free(err);
-  char journal[4400];
-  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
-  cr_expect_neq(access(journal, F_OK), 0, "no work started");
-  /* overridden by the study, and said so in run.json, which --check takes */
-  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"stain_check\": false", fl);
-  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
-  free(err);
-  json_t *root = load_json(dir, "run.json");
-  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
-  cr_expect(json_is_false(json_object_get(json_object_get(in, "stain"), "checked")));
-  json_decref(root);
-  size_t n = 0;
-  char *w = run_warnings(dir, &n);
-  snprintf(want, sizeof want,
-           "%s: the stain check is turned off (inputs.stain_check false): not checked to be "
-           "bright-field H&E, which the segmentation needs",
-           fl);
-  cr_expect(strstr(w, want), "%s", w);
-  free(w);
-  expect_check_whole(dir);
-  unlink(fl);
-}
-
-/* What `wsisa run` writes of the check on H&E: the measures, no warning. */
-Test(slides, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
-  char inputs[9000], dir[4300], *err = NULL;
-  const char *dab = slipped("tests/data/tile_256.png", "dab.png", TU_SLIP_DAB);
-  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\"]",
-           tu_src("tests/data/tile_256.png"), dab);
-  cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2);
-  char want[4600];
-  snprintf(want, sizeof want,
-           "%s: a brown chromogen (DAB, immunohistochemistry?): the segmentation needs "
-           "bright-field H&E: ",
-           dab);
-  cr_expect(err && strstr(err, want), "the H&E image passes, the DAB one is named: %s", err);
-  cr_log_info("%s", err);
-  free(err);
-  /* the H&E tiles of the repository pass */
-  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\", \"%s\"]",
-           tu_src("tests/data/tile_256.png"), tu_src("tests/data/tile_256_b.png"),
-           tu_src("tests/data/tile_1024.png"));
-  cr_assert_eq(run_study("WSISA_LOG=warn", write_study(inputs), dir, sizeof dir, &err), 0, "%s",
-               err);
-  cr_expect(!err || !strstr(err, "stain"), "%s", err);
-  free(err);
-  json_t *root = load_json(dir, "run.json");
-  cr_expect_eq(json_array_size(json_object_get(root, "warnings")), 0);
-  json_t *ins = json_object_get(root, "inputs");
-  cr_assert_eq(json_array_size(ins), 3);
-  for (size_t i = 0; i < 3; i++) {
-    json_t *in = json_array_get(ins, i);
-    json_t *st = json_object_get(in, "stain");
-    cr_expect(json_is_true(json_object_get(st, "checked")));
-    cr_expect_gt(num(st, "brightest_grey"), 0.8, "%zu", i);
-    cr_expect_lt(num(st, "colourless_share"), 0.1, "%zu", i);
-    cr_expect_lt(num(st, "brown_share"), 0.1, "%zu", i);
-    json_t *v = json_object_get(st, "vectors");
-    cr_expect(json_is_true(json_object_get(v, "eosin_found")), "%zu", i);
-    cr_expect_gt(num(v, "swap"), 0.2, "%zu", i);
-    cr_expect_str_eq(json_string_value(json_object_get(in, "mpp_source")), "none",
-                     "an image without inputs.slide_mpp is taken as it is");
-    cr_expect(json_is_null(json_object_get(in, "mpp")));
-  }
-  json_decref(root);
-}
-
-/* `wsisa segment` checks the stain as `wsisa run` does: the DAB image and a
- * fluorescence slide's region are refused before any output exists, naming
- * the input, what the segmentation needs and the flag that runs it anyway;
- * the flag does. */
-Test(slides, segment_refuses_another_stain_unless_told, .timeout = 120) {
-  const char *dab = slipped("tests/data/tile_256.png", "dab_seg.png", TU_SLIP_DAB);
-  const char *fl = synth_path("fluorescence_seg.tiff", tu_synth_fluorescence);
-  char out[4400], args[9000], want[4600], *err = NULL;
-  snprintf(out, sizeof out, "%s/seg_stain.png", tu_tmpdir("slides_seg_stain"));
-  const char *const inputs[] = {dab, fl};
-  const char *const region[] = {"", " --region 0,0,512,512"};
-  const char *const seen[] = {"a brown chromogen (DAB, immunohistochemistry?)",
-                               "dark field (fluorescence?)"};
-  for (int i = 0; i < 2; i++) {
-    snprintf(args, sizeof args, "segment '%s'%s -o '%s'", inputs[i], region[i], out);
-    cr_expect_eq(tu_run(args, NULL, &err), 2, "%s", args);
-    snprintf(want, sizeof want, "%s: %s: the segmentation needs bright-field H&E", inputs[i],
-             seen[i]);
-    cr_expect(err && strstr(err, want), "%s", err);
-    cr_expect(err && strstr(err, "give --no-stain-check to run it anyway"), "%s", err);
-    cr_expect(one_line(err), "one line: %s", err);
-    cr_expect_neq(access(out, F_OK), 0, "%s: no mask written", inputs[i]);
-    cr_log_info("%s", err);
-    free(err);
-    err = NULL;
-  }
-  snprintf(args, sizeof args, "segment '%s' --no-stain-check -o '%s'", dab, out);
-  cr_expect_eq(tu_run(args, NULL, &err), 0, "%s: %s", args, err);
-  free(err);
-  cr_expect_eq(access(out, F_OK), 0, "the mask is written with --no-stain-check");
-  unlink(out);
-  unlink(fl);
-}
-
-/* tile_1024.png saved as grey in RGB (Rec. 601 luma in every channel, the
- * channels' mean, luma with +-3 levels of noise per channel): refused by
- * `segment` and by `run`, one line naming the input, what is wrong and the
- * way to run it anyway, which does. */
-static const tu_slip greys[] = {TU_SLIP_GREY_LUMA, TU_SLIP_GREY_MEAN, TU_SLIP_GREY_NOISY};
-
-Test(slides, grey_images_are_refused_by_segment_and_run, .timeout = 300) {
-  char out[4400], args[9000], want[4600], inputs[4600], dir[4300], *err = NULL;
-  snprintf(out, sizeof out, "%s/grey_mask.png", tu_tmpdir("slides_grey_out"));
-  for (size_t i = 0; i < sizeof greys / sizeof *greys; i++) {
-    char name[32];
-    snprintf(name, sizeof name, "grey%zu.png", i);
-    const char *img = slipped("tests/data/tile_1024.png", name, greys[i]);
-    snprintf(want, sizeof want,
-             "%s: greyscale: the segmentation needs bright-field H&E in colour: R, G and B "
-             "within 6 levels of each other in 100%% of tissue pixels",
-             img);
-    snprintf(args, sizeof args, "segment '%s' -o '%s'", img, out);
-    cr_expect_eq(tu_run(args, NULL, &err), 2, "%s", args);
-    cr_expect(err && strstr(err, want), "%s", err);
-    cr_expect(err && strstr(err, "give --no-stain-check to run it anyway"), "%s", err);
-    cr_expect(one_line(err), "one line: %s", err);
-    cr_expect_neq(access(out, F_OK), 0, "%s: no mask written", name);
-    free(err);
-    err = NULL;
-    snprintf(args, sizeof args, "segment '%s' --no-stain-check -o '%s'", img, out);
-    cr_expect_eq(tu_run(args, NULL, &err), 0, "%s: %s", args, err);
-    cr_expect_eq(access(out, F_OK), 0, "%s: the mask is written with --no-stain-check", name);
-    unlink(out);
-    free(err);
-    err = NULL;
-    snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", img);
-    cr_expect_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 2, "%s", name);
-    cr_expect(err && strstr(err, want), "%s", err);
-    cr_expect(err && strstr(err, "set inputs.stain_check to false to run it anyway"), "%s", err);
-    free(err);
-    err = NULL;
-  }
-}
-
-/* Red and blue swapped is a doubt, not a certainty: `segment` and `run` go
- * on, with one warning line on stderr naming the input, the measure and how
- * to skip the check, and run.json keeps it; --check takes the folder. */
-Test(slides, swapped_images_are_warned_by_segment_and_run, .timeout = 300) {
-  const char *img = slipped("tests/data/tile_1024.png", "bgr.png", TU_SLIP_BGR);
-  char out[4400], args[9000], want[4600], inputs[4600], dir[4300], *err = NULL;
-  snprintf(out, sizeof out, "%s/bgr_mask.png", tu_tmpdir("slides_bgr_out"));
-  snprintf(want, sizeof want,
-           "%s: red and blue may be swapped (BGR saved as RGB?): the slide's stain vectors "
-           "turn round",
-           img);
-  snprintf(args, sizeof args, "segment '%s' -o '%s'", img, out);
-  cr_expect_eq(run_warned(args, &err), 0, "%s: %s", args, err);
-  cr_expect(err && strstr(err, want), "%s", err);
-  cr_expect(err && strstr(err, "going on (give --no-stain-check to skip the check)"), "%s", err);
-  cr_expect(one_line(err), "one line: %s", err);
-  cr_expect_eq(access(out, F_OK), 0, "the mask is written");
-  cr_log_info("%s", err);
-  free(err);
-  err = NULL;
-  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", img);
-  cr_assert_eq(run_study("WSISA_LOG=warn", write_study(inputs), dir, sizeof dir, &err), 0, "%s",
-               err);
-  cr_expect(err && strstr(err, want), "%s", err);
-  free(err);
-  size_t n = 0;
-  char *w = run_warnings(dir, &n);
-  cr_expect(strstr(w, want) && strstr(w, "(set inputs.stain_check to false to skip the check)"),
-            "%s", w);
-  free(w);
-  expect_check_whole(dir);
-}
-
-/* H&E of other labs (tests/data/he-variety) through `segment`: each passes
- * without a word, paler and darker too; red and blue swapped is warned where
- * eosin tells; grey, dark field and DAB are refused; and scikit-image's
- * immunohistochemistry image is refused. */
-Test(slides, variety_set_through_segment, .timeout = 300) {
-  static const struct {
-    tu_slip slip;
-    const char *name;
-    int refused;
-    const char *seen;
-  } as[] = {
-      {TU_SLIP_NONE, "he", 0, NULL},
-      {TU_SLIP_PALE, "pale", 0, NULL},
-      {TU_SLIP_DARK, "dark", 0, NULL},
-      {TU_SLIP_BGR, "bgr", 0, "red and blue may be swapped (BGR saved as RGB?)"},
-      {TU_SLIP_GREY_LUMA, "grey", 1, "greyscale: the segmentation needs bright-field H&E"},
-      {TU_SLIP_FLUORESCENCE, "fluorescence", 1, "dark field (fluorescence?): the segmentation"},
-      {TU_SLIP_DAB, "dab", 1, "a brown chromogen (DAB, immunohistochemistry?): the segmentation"},
-  };
-  char src[512], out[4400], args[9000], want[4600], *err = NULL;
-  snprintf(out, sizeof out, "%s/variety_mask.png", tu_tmpdir("slides_variety_out"));
-  for (size_t i = 0; i < TU_HE_VARIETY_N; i++)
-    for (size_t k = 0; k < sizeof as / sizeof *as; k++) {
-      snprintf(src, sizeof src, "tests/data/he-variety/%s", tu_he_variety[i]);
-      char name[600];
-      snprintf(name, sizeof name, "%s-%s", as[k].name, tu_he_variety[i]);
-      const char *img = slipped(src, name, as[k].slip);
-      snprintf(args, sizeof args, "segment '%s' --mpp 0.5 -o '%s'", img, out);
-      const int rc = run_warned(args, &err);
-      cr_expect_eq(rc, as[k].refused ? 2 : 0, "%s: %s", name, err);
-      if (as[k].seen && as[k].slip != TU_SLIP_BGR) {
-        snprintf(want, sizeof want, "%s: %s", img, as[k].seen);
-        cr_expect(err && strstr(err, want), "%s: %s", name, err);
-      } else if (as[k].slip == TU_SLIP_BGR && i != 1) {
-        /* adipose tissue with a few nuclei: too little eosin to tell */
-        cr_expect(err && strstr(err, as[k].seen), "%s: %s", name, err);
-      } else if (!as[k].seen) {
-        cr_expect(!err || !strstr(err, "stain"), "%s: %s", name, err);
-      }
-      cr_expect(as[k].refused || access(out, F_OK) == 0, "%s: no mask", name);
-      unlink(out);
-      free(err);
-      err = NULL;
-    }
-  const char *ihc = tu_src("tests/data/he-variety/skimage-ihc.png");
-  snprintf(args, sizeof args, "segment '%s' -o '%s'", ihc, out);
-  cr_expect_eq(tu_run(args, NULL, &err), 2);
-  snprintf(want, sizeof want,
-           "%s: a brown chromogen (DAB, immunohistochemistry?): the segmentation needs "
-           "bright-field H&E",
-           ihc);
-  cr_expect(err && strstr(err, want), "%s", err);
-  free(err);
-}
-
-/* Slides of any stain strength: the whole sample, its optical density halved
- * and doubled, passes the check without a word and segments with the
- * defaults, judged against its annotation (docs/guide.md gives the figures:
- * object F1 0.77 as it is, 0.79 halved, 0.76 doubled). */
-Test(slides, pale_and_dark_sample_segment_with_the_defaults, .timeout = 300) {
-  static const struct {
-    double od;
-    const char *name;
-  } strengths[] = {{0.5, "sample-od0.5.tiff"}, {2, "sample-od2.tiff"}};
-  for (size_t i = 0; i < sizeof strengths / sizeof *strengths; i++) {
-    char slide[4300], study[4300], text[16384], dir[4300], args[9000], *err = NULL;
-    snprintf(slide, sizeof slide, "%s/%s", tu_tmpdir("slides_strength"), strengths[i].name);
-    cr_assert_eq(tu_synth_sample_od(slide, strengths[i].od), 0);
-    snprintf(study, sizeof study, "%s/study.json", tu_tmpdir("slides_strength_study"));
-    snprintf(text, sizeof text,
-             "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256,\n"
-             "    \"reference\": { \"%s\": { \"geojson\": \"%s\",\n"
-             "      \"region\": [1024, 768, 256, 512] } } },\n"
-             "  \"method\": \"moat\", \"parameters\": { \"B\": 220 },\n"
-             "  \"metric\": [\"object_f1\"] }\n",
-             slide, slide, tu_src("tests/data/CMU-1-Small-Region.nuclei.geojson"));
-    FILE *f = fopen(study, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-    snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("slides_strength_run"));
-    snprintf(args, sizeof args, "run --study '%s' -o '%s'", study, dir);
-    cr_assert_eq(run_warned(args, &err), 0, "%s: %s", strengths[i].name, err);
-    cr_expect(!err || !strstr(err, "stain"), "%s: %s", strengths[i].name, err);
-    free(err);
-    size_t n = 0;
-    char *w = run_warnings(dir, &n);
-    cr_expect_eq(n, 0, "%s: %s", strengths[i].name, w);
-    free(w);
-    json_t *root = load_json(dir, "run.json");
-    json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
-    cr_expect(json_is_true(json_object_get(json_object_get(in, "stain"), "checked")));
-    json_decref(root);
-    /* every parameter at its default: one run, scored in best.json */
-    root = load_json(dir, "best.json");
-    json_t *d = json_object_get(json_object_get(json_object_get(root, "defaults"), "metrics"),
-                                "object_f1");
-    cr_assert(json_is_number(d), "%s: no defaults' object_f1", strengths[i].name);
-    cr_log_info("%s: object F1 of the defaults %.3f\n", strengths[i].name, json_number_value(d));
-    cr_expect_gt(json_number_value(d), 0.65, "%s: object F1 %g", strengths[i].name,
-                 json_number_value(d));
-    json_decref(root);
-    unlink(slide);
-  }
-}
-
-Test(slides, tissue_without_nuclei_is_a_warning, .timeout = 120) {
-  const char *pink = synth_path("pink.tiff", make_pink);
-  char inputs[4600], dir[4300], *err = NULL;
-  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", pink);
-  cr_assert_eq(run_study("WSISA_LOG=warn", write_study(inputs), dir, sizeof dir, &err), 0, "%s",
-               err);
-  char want[4600];
-  snprintf(want, sizeof want, "%s: the reference segmentation found ", pink);
-  cr_expect(err && strstr(err, want), "stderr: %s", err);
-  free(err);
-  json_t *root = load_json(dir, "run.json");
-  /* stroma this faint is also pale to the stain check */
-  json_t *w = json_object_get(root, "warnings");
-  cr_assert_eq(json_array_size(w), 2);
-  cr_expect(strstr(json_string_value(json_array_get(w, 0)), ": pale stain: "), "%s",
-            json_string_value(json_array_get(w, 0)));
-  cr_expect(strstr(json_string_value(json_array_get(w, 1)), want), "%s",
-            json_string_value(json_array_get(w, 1)));
-  json_t *in = json_array_get(json_object_get(root, "inputs"), 0);
-  cr_expect_str_eq(json_string_value(json_object_get(in, "mpp_source")), "tiff-centimeter");
-  cr_expect_float_eq(num(in, "factor"), 1.0, 0);
-  cr_expect_gt(num(in, "tissue_mm2"), 0.2, "the whole 0.26 mm2 is tissue");
-  cr_expect_lt(num(in, "reference_nuclei"), 10, "texture, no nucleus");
-  cr_expect_lt(num(in, "reference_nuclei_per_mm2"), WSISA_MIN_NUCLEI_PER_MM2_TEST);
-  json_decref(root);
-  unlink(pink);
 }
 
 /* ---- wsisa run --resume of a finished run -------------------------------------------- */
@@ -673,21 +206,21 @@ Test(slides, tissue_without_nuclei_is_a_warning, .timeout = 120) {
 Test(slides, resuming_a_finished_run_keeps_its_figures, .timeout = 120) {
   char inputs[4600], dir[4300], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", tu_src("tests/data/tile_256.png"));
-  cr_assert_eq(run_study(NULL, write_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
+  cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
-  json_t *before = load_json(dir, "run.json");
+  json_t *before = tu_json_file(dir, "run.json");
   cr_expect_eq(json_array_size(json_object_get(before, "resumes")), 0, "a fresh run");
   char args[4600];
   snprintf(args, sizeof args, "run --resume '%s'", dir);
   for (int k = 1; k <= 2; k++) {
     cr_assert_eq(tu_run(args, NULL, &err), 0, "%s", err);
     free(err);
-    json_t *after = load_json(dir, "run.json");
+    json_t *after = tu_json_file(dir, "run.json");
     json_t *resumes = json_object_get(after, "resumes");
     cr_assert_eq(json_array_size(resumes), (size_t)k, "each resume is listed");
     json_t *last = json_array_get(resumes, (size_t)k - 1);
-    cr_expect_eq(num(last, "units_run"), 0, "nothing was left to do");
-    cr_expect_gt(num(last, "units_total"), 0);
+    cr_expect_eq(tu_json_num(last, "units_run"), 0, "nothing was left to do");
+    cr_expect_gt(tu_json_num(last, "units_total"), 0);
     cr_expect(json_is_string(json_object_get(last, "at")));
     /* every figure but the resumes is the finished run's */
     json_object_del(after, "resumes");
@@ -738,7 +271,7 @@ static void ring_centroid(json_t *ring, double *cx, double *cy) {
 }
 
 Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
-  const char *svs = synth_path("svs40.svs", make_svs40);
+  const char *svs = tu_slides_path("svs40.svs", make_svs40);
   const char *tmp = tu_tmpdir("slides_coords");
   char args[9000], *out = NULL, *err = NULL;
   /* tile (1, 1) of the 512-pixel grid at 0.5 um: level-0 1024,1024,1024,1024 */
@@ -844,9 +377,9 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
   json_t *origin = json_object_get(meta, "level0_origin");
   cr_expect_float_eq(json_number_value(json_array_get(origin, 0)), 1024, 0);
   cr_expect_float_eq(json_number_value(json_array_get(origin, 1)), 1024, 0);
-  cr_expect_float_eq(num(meta, "level0_per_pixel"), 2, 0);
-  cr_expect_float_eq(num(meta, "mpp"), 0.5, 0);
-  cr_expect_float_eq(num(meta, "slide_mpp"), 0.25, 1e-12);
+  cr_expect_float_eq(tu_json_num(meta, "level0_per_pixel"), 2, 0);
+  cr_expect_float_eq(tu_json_num(meta, "mpp"), 0.5, 0);
+  cr_expect_float_eq(tu_json_num(meta, "slide_mpp"), 0.25, 1e-12);
   json_decref(meta);
   wsisa_image_free(tile);
   wsisa_slide_close(slide);
@@ -877,7 +410,7 @@ Test(slides, segment_region_and_mpp_rules, .timeout = 300) {
   cr_expect_leq(most, 1024);
   free(gj);
   /* a slide without MPP is refused unless --mpp gives it */
-  const char *nompp = synth_path("nompp.svs", NULL);
+  const char *nompp = tu_slides_path("nompp.svs", NULL);
   cr_assert_eq(tu_synth_svs40(nompp, 0), 0);
   snprintf(args, sizeof args, "segment '%s' --region 1024,1024,512,512 -o '%s/a.png'", nompp, tmp);
   cr_expect_eq(tu_run(args, &out, &err), 2);
@@ -994,8 +527,8 @@ Test(slides, segment_units_are_named_and_centroids_meet_outlines, .timeout = 300
   size_t met = 0, n = json_array_size(features);
   for (size_t i = 0; i < n; i++) {
     json_t *f = json_array_get(features, i), *pr = json_object_get(f, "properties");
-    const double pixels = num(pr, "area_level0_pixels");
-    cr_expect_float_eq(num(pr, "area_um2"), pixels * 0.499 * 0.499, 1e-9);
+    const double pixels = tu_json_num(pr, "area_level0_pixels");
+    cr_expect_float_eq(tu_json_num(pr, "area_um2"), pixels * 0.499 * 0.499, 1e-9);
     cr_expect_null(json_object_get(pr, "area_pixels"), "the old, unnamed level");
     const size_t l = (size_t)json_integer_value(json_object_get(pr, "label"));
     double gx, gy;

@@ -4,9 +4,13 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
 #include <starpu.h>
 
 #include "core/core.h"
+#include "engine/workflow/workflow.h"
+#include "io/csv.h"
+#include "reuse/reuse.h"
 
 /* Absolute path of a file under the source tree (static buffer rotation). */
 const char *tu_src(const char *relative);
@@ -67,5 +71,61 @@ extern const char *const tu_he_variety[TU_HE_VARIETY_N];
 /* Start StarPU with one CPU worker and, when PoCL offers it, one OpenCL worker. */
 int tu_starpu_start(void);
 void tu_starpu_stop(void);
+
+/* ---- sensitivity analysis end to end (tests/test_cli_sa*.c) ------------------ */
+
+/* `wsisa <args>`, asserted to exit 0; its stdout (free() it). */
+char *tu_run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Evaluate f on every row of a samples file and write run_id,<name>. */
+void tu_write_outputs(const char *samples, const char *outputs, const char *name,
+                      double (*f)(const wsisa_csv *, size_t));
+/* Row `row`'s number in column `name` (asserted present). */
+double tu_csv_col(const wsisa_csv *c, size_t row, const char *name);
+/* One statistic of DIR/indices.csv. */
+double tu_index_of(const char *dir, const char *output, const char *param, const char *stat);
+/* DIR/indices.json, asserted to load. */
+json_t *tu_indices_json(const char *dir);
+/* The Ishigami function of a row's x1, x2, x3 (a = 7, b = 0.1). */
+double tu_ishigami(const wsisa_csv *c, size_t r);
+
+/* ---- a reuse plan with known costs (tests/test_engine_estimate*.c) ------------- */
+
+/* Two runs (or up to four) that differ from level 1 on, each its own bucket
+ * under `stage`: a unit per run and tile, seven tasks each; level l costs l
+ * seconds, a measure 2, opening a tile 10, a new (B, G, R) 0.5, the tile
+ * stage alone 3. */
+#define TU_FIXTURE_RUNS 4
+typedef struct tu_fixture {
+  wsisa_reuse_design *d;
+  wsisa_reuse_buckets *b;
+  double params[TU_FIXTURE_RUNS * WSISA_SEG_NPARAMS];
+  double open, open_path, stage, measure, background, level[WSISA_SEG_LEVELS * 2];
+  int variant[TU_FIXTURE_RUNS * WSISA_SEG_LEVELS];
+  size_t shape[4];
+} tu_fixture;
+void tu_fixture_make_runs(tu_fixture *f, wsisa_reuse_strategy s, int nruns);
+/* Two runs. */
+void tu_fixture_make(tu_fixture *f, wsisa_reuse_strategy s);
+void tu_fixture_free(tu_fixture *f);
+
+/* ---- slides through the command line (tests/test_cli_slides.c, test_cli_stain.c) */
+
+/* A file `name` in the suite's folder, written by make (NULL: just the path). */
+const char *tu_slides_path(const char *name, int (*make)(const char *));
+/* Eosin-pink tissue without a nucleus: stroma only, 1024 x 1024 at 0.5 um
+ * (generic TIFF, 20000 pixels per centimetre). */
+int tu_make_pink(const char *p);
+/* A study of `inputs` (the JSON object's members) with a MOAT method; runs
+ * are given by a one-row design so that each test stays small. */
+const char *tu_slides_study(const char *inputs);
+/* That one-row design. */
+const char *tu_one_run_design(void);
+/* `wsisa run` of `study` on the one-run design into a fresh folder (its path
+ * in dir); the exit status, stderr in *err (may be NULL). */
+int tu_slides_run(const char *env, const char *study, char *dir, size_t cap, char **err);
+/* DIR/name as JSON, asserted to load. */
+json_t *tu_json_file(const char *dir, const char *name);
+/* A member's number, asserted present. */
+double tu_json_num(json_t *o, const char *key);
 
 #endif

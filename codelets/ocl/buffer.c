@@ -39,12 +39,6 @@ wsisa__cl_matrix wsisa__cl_scratch(int width, int height, size_t elemsize) {
   return m;
 }
 
-void wsisa__cl_flag_reset(cl_command_queue queue, cl_mem flag, cl_int value) {
-  wsisa__cl_check(
-      clEnqueueWriteBuffer(queue, flag, CL_TRUE, 0, sizeof value, &value, 0, NULL, NULL),
-      "flag reset");
-}
-
 cl_int wsisa__cl_flag_read(cl_command_queue queue, cl_mem flag) {
   cl_int value;
   wsisa__cl_check(

@@ -69,8 +69,7 @@ cl_mem wsisa__cl_zeros(size_t bytes);
 /* A packed width × height scratch image of elemsize-byte pixels. */
 wsisa__cl_matrix wsisa__cl_scratch(int width, int height, size_t elemsize);
 /* The one-int "something changed" flag iterative kernels raise (a
- * wsisa__cl_buffer): reset, then read (both wait). */
-void wsisa__cl_flag_reset(cl_command_queue queue, cl_mem flag, cl_int value);
+ * wsisa__cl_buffer), read (it waits). */
 cl_int wsisa__cl_flag_read(cl_command_queue queue, cl_mem flag);
 
 /* ---- loops.c: host loops over kernels ------------------------------------ */

@@ -290,13 +290,12 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   size_t nruns = 0;
   rounds rd;
   memset(&rd, 0, sizeof rd);
-  wsisa__study_run all;
+  wsisa__tile_set all;
   memset(&all, 0, sizeof all);
-  all.study = study;
   char source[512];
   int rc = wsisa__study_design_rows(study, r->samples_path, r->select, &rows, &nruns, source,
                                     sizeof source, e);
-  if (!rc) rc = wsisa__study_tiles(&all, e);
+  if (!rc) rc = wsisa__study_tiles(study, &all, e);
   if (!rc) out->ntiles = pick_tiles(all.tiles, all.ntiles, rd.pick);
   /* the tile picked has the least background of those scanned: if even it
    * is background, no segmentation task would run (as run refuses a slide

@@ -150,7 +150,7 @@ static int dry_shape(const wsisa_estimate *est, int w, int h, wsisa__profile *pr
   if (rc) goto out;
   wsisa_codelets_record(record_task, &pr->step[WSISA__ST_STAGE]);
   /* the stage makes level 2's reconstructions the runs and the reference
-   * ask for, as engine/exec/executor.c has it */
+   * ask for, as engine/exec/tile.c has it */
   const wsisa_tile_frame frame = {.recon_conns =
                                       wsisa_workflow_recon_conns(est->params, est->nruns)};
   rc = wsisa_workflow_tile_submit_framed(rgb, w, h, WSISA_TARGET_MPP, 1, &frame, &tile, e);

@@ -22,8 +22,8 @@ int wsisa_estimate_models_present(void) {
 int wsisa__estimate_study_open(wsisa_study *study, const double *params, size_t nruns,
                          wsisa__estimate_study *f, wsisa_err *e) {
   memset(f, 0, sizeof *f);
-  f->run.study = study;
-  int rc = wsisa__study_tiles(&f->run, e);
+  f->study = study;
+  int rc = wsisa__study_tiles(study, &f->set, e);
   if (!rc && !wsisa_runtime_active()) {
     /* the workers `wsisa run` would start; nothing runs, so no OpenCL program */
     wsisa_sched sched;
@@ -38,7 +38,7 @@ int wsisa__estimate_study_open(wsisa_study *study, const double *params, size_t 
   f->workers = wsisa_runtime_ncpu() + wsisa_runtime_nopencl();
   int object_match, features;
   wsisa__study_needs(study, &object_match, &features);
-  wsisa_estimate_request r = {f->run.tiles, f->run.ntiles, params,   nruns,
+  wsisa_estimate_request r = {f->set.tiles, f->set.ntiles, params,   nruns,
                               object_match, features,     wsisa__study_halo_for(study, params, nruns)};
   if ((rc = wsisa_estimate_new(&r, &f->est, e))) wsisa__estimate_study_close(f);
   return rc;
@@ -49,25 +49,25 @@ void wsisa__estimate_study_close(wsisa__estimate_study *f) {
   f->est = NULL;
   if (f->started) wsisa_runtime_shutdown();
   f->started = 0;
-  wsisa__study_tiles_free(&f->run);
+  wsisa__study_tiles_free(&f->set);
 }
 
 size_t wsisa__estimate_study_paths(const wsisa__estimate_study *f, size_t asked, int workers,
                              uint64_t *memory_limit) {
   int object_match, features;
-  wsisa__study_needs(f->run.study, &object_match, &features);
+  wsisa__study_needs(f->study, &object_match, &features);
   wsisa_exec_opts eo = {.normalize = 1,
-                        .share_tile_stage = f->run.study->reuse.strategy != WSISA_REUSE_NONE,
+                        .share_tile_stage = f->study->reuse.strategy != WSISA_REUSE_NONE,
                         .object_match = object_match,
                         .features = features,
                         /* the object store takes its share, as in `wsisa run` */
-                        .object_reuse = f->run.study->reuse.object_reuse};
+                        .object_reuse = f->study->reuse.object_reuse};
   /* as `wsisa run` derives it, over this process's resident memory */
   size_t k = wsisa_exec_active_paths(asked ? asked
                                            : WSISA_EXEC_PATHS_PER_WORKER *
                                                  (size_t)(workers > 0 ? workers : 1),
                                      wsisa_memory_available(), wsisa_estimate_baseline(f->est),
-                                     memory_limit, f->run.tiles, f->run.ntiles, &eo, NULL);
+                                     memory_limit, f->set.tiles, f->set.ntiles, &eo, NULL);
   return k ? k : 1;
 }
 

@@ -183,7 +183,8 @@ void wsisa_calibrate_print(const wsisa_calibrate_report *r, FILE *f);
 /* What the estimate of a study needs: its tiles, StarPU up for the dry
  * runs, and the costs. */
 typedef struct wsisa__estimate_study {
-  wsisa__study_run run;     /* the study and its tiles (wsisa__study_tiles) */
+  wsisa_study *study;
+  wsisa__tile_set set;      /* its tiles (wsisa__study_tiles) */
   wsisa_estimate *est;
   int started;              /* StarPU was started here */
   int workers;              /* StarPU workers here (CPU + OpenCL) */
@@ -207,6 +208,26 @@ size_t wsisa__estimate_study_paths(const wsisa__estimate_study *f, size_t asked,
 int wsisa__estimate_run_costs(wsisa_study *study, const wsisa_estimate_request *r,
                               const char **cost_source, double level_cost[WSISA_SEG_LEVELS],
                               wsisa_estimate **est, wsisa_err *e);
+/* The estimate made at the start of a run, for run.json and its log line. */
+typedef struct wsisa__run_estimate {
+  int made;
+  double makespan, work, efficiency, cpu_hours, uncalibrated;
+  double interpolated;        /* of the work: tasks timed at other tile sizes, per pixel */
+  uint64_t peak_rss, baseline_rss;
+  int ranks, workers;
+  size_t active_paths;
+  char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
+  int object_reuse;           /* the run's */
+  double object_share;        /* levels 6-7's reusable work expected reused; -1: not priced */
+  char object_source[4800];   /* how that share was obtained */
+  char level_source[4900];    /* how the level tasks follow their runs' parameter values */
+  double busy_factor;         /* the CPU task times x this: the workers busy at once */
+  double busy_workers;        /* ... on average on a machine, the factor taken at */
+  char busy_source[4800];     /* how it was obtained */
+  char read_source[4800];     /* how a tile's read was priced */
+  double fresh_seconds;       /* the working set's first writes, in the makespan */
+  char fresh_source[4900];    /* how they were priced */
+} wsisa__run_estimate;
 /* After the run's plan: estimate it (est may be NULL) into *out, and log it
  * in one line. Never fails the run. */
 void wsisa__estimate_run(const wsisa_estimate *est, const wsisa_estimate_plan *plan,

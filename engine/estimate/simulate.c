@@ -314,7 +314,7 @@ static double cost_level(const wsisa__sim_costs *c, const sim *s, size_t shape, 
 #define OCL(s, field, shape) ((s)->c->opencl ? (s)->c->opencl->field[shape] : (s)->c->field[shape])
 
 /* The study's distinct (B, G, R) in the order of the buckets' instances, as
- * the executor prefetches them (engine/executor.c, bgr_distinct). */
+ * the executor prefetches them (engine/exec/executor.c, bgr_distinct). */
 static int bgr_index(sim *s) {
   const wsisa_reuse_buckets *b = s->j->buckets;
   const double *p = s->j->params;

@@ -31,7 +31,7 @@
 #include <time.h>
 
 #include "codelets/codelets.h"
-#include "engine/exec/exec.h"
+#include "engine/exec/exec_internal.h"
 
 #ifdef WSISA_WITH_MPI
 #include <mpi.h>
@@ -49,7 +49,6 @@ static struct {
   double started; /* when MPI came up here */
 } world = {0, 0, 1, 0, 0, 0, 600.0, NULL, NULL, NULL, NULL, 0};
 
-int wsisa_dist_active(void) { return world.active; }
 int wsisa_dist_rank(void) { return world.rank; }
 int wsisa_dist_size(void) { return world.size; }
 int wsisa_dist_lost(void) { return world.lost; }

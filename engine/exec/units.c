@@ -32,7 +32,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "engine/exec/exec.h"
+#include "engine/exec/exec_internal.h"
 
 #define NONE ((size_t)-1)
 
@@ -148,8 +148,6 @@ static void set_tile(queue *q, int r, size_t tile) {
  * small), and the oldest unit's last paths run alone: one unit per worker
  * keeps the workers fed while it ends, two at least so the next unit is
  * queued while the current one drains. */
-size_t wsisa__units_credit(int workers) { return workers > 2 ? (size_t)workers : 2; }
-
 size_t wsisa__units_next_tile(const size_t *todo, const size_t *holders, size_t ntiles,
                               size_t held) {
   size_t t = NONE;

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 
 typedef struct findings {
   char text[16][600];
@@ -56,18 +56,13 @@ static void check_run_json(findings *f, const wsisa__study_run *s) {
     found(f, "%s:%d: not whole JSON (%s)", path, je.line, root ? "not an object" : je.text);
   else if (!json_is_integer(runs) || !json_is_integer(tiles) ||
            json_integer_value(runs) != (json_int_t)s->ndesign ||
-           json_integer_value(tiles) != (json_int_t)s->ntiles)
+           json_integer_value(tiles) != (json_int_t)s->set.ntiles)
     found(f, "%s: not this study's record (its runs and tiles are not the journal's %zu and %zu)",
-          path, s->ndesign, s->ntiles);
+          path, s->ndesign, s->set.ntiles);
   json_decref(root);
 }
 
-int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
-  int rc = wsisa__run_folder_lock(s->dir, 0, &s->lock_fd, e);
-  /* the inputs were those of a finished run: a refusal of them now (a
-   * reference changed since) is a changed input, not a usage error */
-  if (!rc && (rc = wsisa__run_prepare(s, r, e)) == WSISA_EUSAGE) rc = e->code = WSISA_EFORMAT;
-  if (rc) return rc;
+int wsisa__run_check(wsisa__study_run *s, wsisa_err *e) {
   findings f;
   memset(&f, 0, sizeof f);
   wsisa__journal_summary js;
@@ -85,7 +80,7 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
     else if (ftorn)
       found(&f, "%s/feature_values.csv:%zu: last line torn (a resume cuts it off)", s->dir, ftorn);
   }
-  size_t total = s->nruns * s->ntiles, have = 0;
+  size_t total = s->nruns * s->set.ntiles, have = 0;
   for (size_t i = 0; i < total; i++) have += s->have[i];
   if (journal_ok && have < total)
     found(&f, "%s: %zu of %zu (run, tile) results in the journal; `wsisa run --resume %s` "
@@ -97,7 +92,7 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
     compare(&f, s, made, "samples.csv", "the study's design");
     if (s->from_csv) compare(&f, s, made, "design.csv", "the study's design");
   }
-  if (s->annotated && !wsisa__results_reference(s, made, &inner))
+  if (s->set.annotated && !wsisa__results_reference(s, made, &inner))
     compare(&f, s, made, "reference.json", "reading the annotations again");
   if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
     compare(&f, s, made, "metrics.csv", "the journal");
@@ -120,12 +115,12 @@ int wsisa__run_check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_e
   printf("%s: whole\n", s->dir);
   printf("  journal.csv: %zu whole lines (%zu repeated), %zu of %zu (run, tile) results (%zu runs"
          "%s x %zu tiles)\n", js.lines, js.repeats, have, total, s->ndesign,
-         s->nruns > s->ndesign ? " and the defaults" : "", s->ntiles);
+         s->nruns > s->ndesign ? " and the defaults" : "", s->set.ntiles);
   if (s->features) printf("  feature_values.csv: %zu whole lines\n", flines);
   printf("  samples.csv%s: the study's design\n", s->from_csv ? ", design.csv" : "");
-  if (s->annotated) printf("  reference.json: the annotations as they are\n");
+  if (s->set.annotated) printf("  reference.json: the annotations as they are\n");
   printf("  metrics.csv, outputs.csv%s: what the journal gives\n",
-         s->annotated ? ", best.json" : "");
+         s->set.annotated ? ", best.json" : "");
   printf("  run.json: whole, of these runs and tiles%s\n",
          wsisa__results_indexed(s) ? "; indices.csv: present" : "");
   return 0;

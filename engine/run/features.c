@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "codelets/codelets.h"
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 #include "engine/study/study.h"
 
 #define MEAN_H "mean_haematoxylin"

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 
 /* The pid a lock file holds, 0 if unreadable. */
 static long lock_holder(int fd) {

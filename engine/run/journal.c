@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 
 /* the counts, then the object matching's sums in wsisa_match_field order */
 #define JOURNAL_HEADER                                                                    \
@@ -57,10 +57,10 @@ int wsisa__journal_unit(void *ctx, size_t tile, size_t bucket, const size_t *run
       len += snprintf(line + len, sizeof line - (size_t)len, ",%llu",
                       (unsigned long long)c->match[k]);
     wsisa__line_put(s->journal, line, (size_t)len);
-    s->counts[runs[i] * s->ntiles + tile] = counts[i];
-    s->counts[runs[i] * s->ntiles + tile].features = NULL; /* the unit's, gone after */
-    s->counts[runs[i] * s->ntiles + tile].ref_features = NULL;
-    s->have[runs[i] * s->ntiles + tile] = 1;
+    s->counts[runs[i] * s->set.ntiles + tile] = counts[i];
+    s->counts[runs[i] * s->set.ntiles + tile].features = NULL; /* the unit's, gone after */
+    s->counts[runs[i] * s->set.ntiles + tile].ref_features = NULL;
+    s->have[runs[i] * s->set.ntiles + tile] = 1;
   }
   int err = 0;
   if (fflush(s->journal) != 0 || ferror(s->journal)) err = errno ? errno : EIO;
@@ -92,11 +92,11 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
     if (parse_count(f[i], &v[i]))
       return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: field %zu '%s' is not a count", jr->path,
                          lineno, i + 1, f[i]);
-  if (v[0] >= s->ntiles || v[1] >= s->nruns)
+  if (v[0] >= s->set.ntiles || v[1] >= s->nruns)
     return wsisa_error(e, WSISA_EFORMAT,
                        "%s:%zu: tile %llu or run %llu is not in this study (%zu tiles, %zu runs)",
-                       jr->path, lineno, v[0], v[1], s->ntiles, s->nruns);
-  size_t at = (size_t)v[1] * s->ntiles + (size_t)v[0];
+                       jr->path, lineno, v[0], v[1], s->set.ntiles, s->nruns);
+  size_t at = (size_t)v[1] * s->set.ntiles + (size_t)v[0];
   wsisa_counts c = {.both = v[2], .run = v[3], .ref = v[4], .nuclei = v[5], .ref_nuclei = v[6],
                     .ref_tissue = v[7]};
   for (int k = 0; k < WSISA_MATCH_FIELDS; k++) c.match[k] = v[JOURNAL_COUNTS + k];

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 #include "io/csv.h"
 #include "engine/study/study.h"
 #include "sa/sa.h"
@@ -254,7 +254,7 @@ int wsisa_plan_compare(const wsisa_study *study, const wsisa_plan_request *r,
   }
   if (!rc && r->estimate && r->deadline > 0) {
     out->deadline = r->deadline;
-    size_t most = f.run.ntiles * out->design->n_distinct;
+    size_t most = f.set.ntiles * out->design->n_distinct;
     out->deadline_max_ranks = most > 4096 ? 4096 : (int)most;
     rc = wsisa_sim_deadline(r->deadline, out->deadline_max_ranks, makespan_of, &ec,
                             &out->deadline_ranks, &out->deadline_makespan, e);

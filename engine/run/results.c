@@ -14,7 +14,7 @@
 #include <jansson.h>
 
 #include "codelets/codelets.h"
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 #include "io/csv.h"
 
 void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap) {
@@ -40,8 +40,8 @@ typedef struct run_metrics {
 static run_metrics metrics_of(const wsisa__study_run *s, size_t r) {
   run_metrics m;
   memset(&m, 0, sizeof m);
-  for (size_t t = 0; t < s->ntiles; t++) {
-    const wsisa_counts *c = &s->counts[r * s->ntiles + t];
+  for (size_t t = 0; t < s->set.ntiles; t++) {
+    const wsisa_counts *c = &s->counts[r * s->set.ntiles + t];
     m.both += c->both;
     m.run += c->run;
     m.ref += c->ref;
@@ -174,7 +174,7 @@ static int write_best(wsisa_stage *stage, const char *path, wsisa__study_run *s,
                            s->study->metrics[by], "better", dir > 0 ? "higher" : "lower",
                            "value", out[r * nm + (size_t)by], "parameters", params, "metrics",
                            metrics_json(s, out, r), "runs", (json_int_t)s->ndesign, "tiles",
-                           (json_int_t)s->ntiles, "defaults", defaults);
+                           (json_int_t)s->set.ntiles, "defaults", defaults);
   char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17)) : NULL;
   json_decref(root);
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
@@ -258,7 +258,7 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
   rc = wsisa_csv_close(w, e);
   int rc2 = wsisa_csv_close(o, e);
   rc = rc ? rc : rc2;
-  if (!rc && s->annotated) rc = write_best(&stage, best, s, out, e);
+  if (!rc && s->set.annotated) rc = write_best(&stage, best, s, out, e);
   if (!rc) rc = wsisa_stage_commit(&stage, e);
   if (rc) wsisa_stage_abort(&stage);
   free(out);
@@ -324,10 +324,10 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
 /* ---- the reference ----------------------------------------------------------------- */
 
 json_t *wsisa__results_reference_json(const wsisa__study_run *s) {
-  if (!s->annotated) return json_pack("{s:s}", "kind", "default_parameters");
+  if (!s->set.annotated) return json_pack("{s:s}", "kind", "default_parameters");
   json_t *inputs = json_array();
-  for (size_t i = 0; i < s->ninputs; i++) {
-    const wsisa__run_input *in = &s->inputs[i];
+  for (size_t i = 0; i < s->set.ninputs; i++) {
+    const wsisa__study_input *in = &s->set.inputs[i];
     json_t *o = json_pack("{s:s, s:s, s:I, s:I}", "input", in->path, "kind",
                           in->annot ? wsisa_annot_kind_name(in->annot->kind) : "none",
                           "tiles_annotated", (json_int_t)in->ntiles, "tiles_left_out",
@@ -343,7 +343,7 @@ json_t *wsisa__results_reference_json(const wsisa__study_run *s) {
     json_array_append_new(inputs, o);
   }
   return json_pack("{s:s, s:I, s:I, s:o}", "kind", "annotation", "tiles_annotated",
-                   (json_int_t)s->ntiles, "tiles_left_out", (json_int_t)s->tiles_left_out,
+                   (json_int_t)s->set.ntiles, "tiles_left_out", (json_int_t)s->set.tiles_left_out,
                    "inputs", inputs);
 }
 
@@ -361,7 +361,7 @@ static char *reference_text(const wsisa__study_run *s) {
 }
 
 int wsisa__results_reference(wsisa__study_run *s, const char *dir, wsisa_err *e) {
-  if (!s->annotated) return 0;
+  if (!s->set.annotated) return 0;
   char path[4200], *text = reference_text(s);
   snprintf(path, sizeof path, "%s/reference.json", dir ? dir : s->dir);
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
@@ -392,7 +392,7 @@ int wsisa__results_differs(const char *path, const char *made, const char *what,
 }
 
 int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e) {
-  if (!s->annotated) return 0;
+  if (!s->set.annotated) return 0;
   char path[4200], *text = reference_text(s);
   wsisa__run_path(s, "reference.json", path, sizeof path);
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
@@ -469,7 +469,7 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
 
 /* What the stain check measured on an input (engine/workflow/stain.c), and
  * into `warnings` what it doubted, or that it was turned off. */
-static json_t *stain_json(const wsisa__run_input *in, json_t *warnings) {
+static json_t *stain_json(const wsisa__study_input *in, json_t *warnings) {
   if (!in->stain_checked) {
     char w[4600];
     snprintf(w, sizeof w,
@@ -505,7 +505,7 @@ static json_t *stain_json(const wsisa__run_input *in, json_t *warnings) {
 /* One input's line of run.json: how it was read (MPP and its source, level,
  * factor), what the stain check saw, and the reference's nucleus density;
  * a warning for a density so low the indices describe noise. */
-static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
+static json_t *input_json(const wsisa__study_run *s, const wsisa__study_input *in,
                           json_t *warnings) {
   const wsisa_scale *sc = &in->scale;
   uint64_t nuclei = 0, tissue = 0;
@@ -555,7 +555,7 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__run_input *in,
   /* an image without a given MPP is taken as if at the target resolution */
   json_object_set_new(o, "mpp", sc->source == WSISA_MPP_NONE ? json_null() : json_real(sc->mpp));
   json_object_set_new(o, "stain", stain_json(in, warnings));
-  if (s->annotated) {
+  if (s->set.annotated) {
     /* the annotation's nuclei: as many as someone drew, no density to judge */
     json_object_set_new(o, "tiles_left_out", json_integer((json_int_t)in->tiles_left_out));
     json_object_set_new(o, "reference", json_string(in->annot ? wsisa_annot_kind_name(in->annot->kind)
@@ -587,8 +587,8 @@ int wsisa__results_provenance(wsisa__study_run *s, json_t *rewritten, wsisa_err 
   char run_json[4200];
   wsisa__run_path(s, "run.json", run_json, sizeof run_json);
   json_t *inputs = json_array(), *warnings = json_array();
-  for (size_t i = 0; i < s->ninputs; i++)
-    json_array_append_new(inputs, input_json(s, &s->inputs[i], warnings));
+  for (size_t i = 0; i < s->set.ninputs; i++)
+    json_array_append_new(inputs, input_json(s, &s->set.inputs[i], warnings));
   /* A resume: an earlier run.json holds the figures of the run that did the
    * work; one that has nothing left to do keeps them and only says it came. */
   json_t *earlier = wsisa_file_check(run_json, NULL) == 0 ? json_load_file(run_json, 0, NULL) : NULL;
@@ -678,7 +678,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
       (json_int_t)s->stats.peak_paths, "runs", (json_int_t)s->ndesign);
   /* with annotations the defaults run beside a design without them */
   json_object_set_new(root, "defaults_run_added", json_boolean(s->nruns > s->ndesign));
-  json_object_set_new(root, "tiles", json_integer((json_int_t)s->ntiles));
+  json_object_set_new(root, "tiles", json_integer((json_int_t)s->set.ntiles));
   json_object_set_new(root, "tiles_opened_ahead",
                       json_integer((json_int_t)s->stats.tiles_opened_ahead));
   json_object_set_new(json_object_get(root, "seconds"), "submitter_cpu",

@@ -26,7 +26,7 @@
 #include <jansson.h>
 
 #include "codelets/codelets.h"
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 #include "io/csv.h"
 #include "io/io.h"
 
@@ -58,7 +58,7 @@ static int make_plan(wsisa__study_run *s, wsisa_err *e) {
     if (rc) rc = wsisa_error(e, rc, "reuse planning failed");
   }
   free(keys);
-  s->tasks_no_reuse = (uint64_t)s->nruns * WSISA_SEG_LEVELS * s->ntiles;
+  s->tasks_no_reuse = (uint64_t)s->nruns * WSISA_SEG_LEVELS * s->set.ntiles;
   s->t_plan = wsisa_now() - t0;
   return rc;
 }
@@ -159,10 +159,48 @@ static const char *memory_source(const wsisa__study_run *s, const wsisa_runner_r
   return s->study->execution.memory_limit ? "execution.memory_limit" : NULL;
 }
 
+/* The run's design (wsisa__study_design_make) taken into s. */
+static int design_make(wsisa__study_run *s, const char *samples, size_t max_runs, wsisa_err *e) {
+  wsisa__run_design d;
+  int rc = wsisa__study_design_make(s->study, samples, max_runs, &d, e);
+  s->space = d.space;
+  s->sa = d.sa;
+  s->design = d.design;
+  s->ndesign = s->nruns = d.nruns;
+  s->params = d.params;
+  s->run_ids = d.run_ids;
+  s->from_csv = d.from_csv;
+  return rc;
+}
+
+/* With annotations, the 15 defaults among the runs, so that best.json
+ * scores them beside the best run: s->defaults_run is the first run of the
+ * design that has them, else one run added after the design's (nruns =
+ * ndesign + 1), which no table the analysis reads holds; -1 without
+ * annotations. */
+static int design_defaults(wsisa__study_run *s, wsisa_err *e) {
+  s->defaults_run = -1;
+  if (!s->set.annotated) return 0;
+  const double *def = wsisa_seg_defaults();
+  const size_t row = WSISA_SEG_NPARAMS * sizeof *def;
+  for (size_t r = 0; r < s->ndesign; r++)
+    if (memcmp(s->params + r * WSISA_SEG_NPARAMS, def, row) == 0) {
+      s->defaults_run = (long)r;
+      return 0;
+    }
+  double *params = realloc(s->params, (s->ndesign + 1) * row);
+  if (!params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  memcpy(params + s->ndesign * WSISA_SEG_NPARAMS, def, row);
+  s->params = params;
+  s->nruns = s->ndesign + 1;
+  s->defaults_run = (long)s->ndesign;
+  return 0;
+}
+
 /* Design and tiles, refused up front when they cannot fit: the design's size
  * is checked before it is made (a 10^7-sample study is refused at once), then
  * runs x tiles against the memory. */
-int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   const char *dir = existing(r);
   char design_csv[4200];
   snprintf(design_csv, sizeof design_csv, "%s/design.csv", dir ? dir : ".");
@@ -174,21 +212,21 @@ int wsisa__run_prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
   int rc = samples ? 0
                    : wsisa_study_check_size(s->study, NULL, max_runs, RUN_BYTES, memory, source,
                                             &rows, e);
-  if (rc || (rc = wsisa__study_design_make(s, samples, max_runs, e)) ||
-      (rc = wsisa__study_tiles(s, e)) || (rc = wsisa__study_defaults(s, e)))
+  if (rc || (rc = design_make(s, samples, max_runs, e)) ||
+      (rc = wsisa__study_tiles(s->study, &s->set, e)) || (rc = design_defaults(s, e)))
     return rc;
-  double need = (double)s->nruns * (RUN_BYTES + (double)s->ntiles * RUN_TILE_BYTES);
+  double need = (double)s->nruns * (RUN_BYTES + (double)s->set.ntiles * RUN_TILE_BYTES);
   if (!memory) memory = wsisa_memory_available(), source = "the memory available";
   char need_text[32], have[32];
   if (memory && need > (double)memory)
     return wsisa_error(e, WSISA_EUSAGE, "%s: %zu runs x %zu tiles need about %s to run, more than %s (%s)",
-                       samples ? samples : s->study->path, s->nruns, s->ntiles,
+                       samples ? samples : s->study->path, s->nruns, s->set.ntiles,
                        wsisa_bytes_text(need, need_text, sizeof need_text), source,
                        wsisa_bytes_text((double)memory, have, sizeof have));
-  s->counts = calloc(s->nruns * s->ntiles, sizeof *s->counts);
-  s->have = calloc(s->nruns * s->ntiles, 1);
+  s->counts = calloc(s->nruns * s->set.ntiles, sizeof *s->counts);
+  s->have = calloc(s->nruns * s->set.ntiles, 1);
   if (!s->counts || !s->have) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  return wsisa__run_features_new(s->study->metrics, s->study->nmetrics, s->nruns, s->ntiles,
+  return wsisa__run_features_new(s->study->metrics, s->study->nmetrics, s->nruns, s->set.ntiles,
                                  s->dir, &s->features, e);
 }
 
@@ -213,7 +251,7 @@ static int reopen(wsisa__study_run *s, wsisa_err *e) {
   if (!s->features) return 0;
   wsisa__run_path(s, "feature_values.csv", path, sizeof path);
   fresh = access(path, F_OK) != 0;
-  if (fresh) memset(s->have, 0, s->nruns * s->ntiles);
+  if (fresh) memset(s->have, 0, s->nruns * s->set.ntiles);
   else if ((rc = wsisa__run_features_read(s->features, s->have, 1, NULL, NULL, e))) return rc;
   return wsisa__run_features_open(s->features, fresh, e);
 }
@@ -221,12 +259,12 @@ static int reopen(wsisa__study_run *s, wsisa_err *e) {
 /* Units whose every run already has its counts (resume). */
 static uint8_t *units_done(const wsisa__study_run *s) {
   size_t nb = s->buckets->n_buckets;
-  uint8_t *done = calloc(s->ntiles * nb + 1, 1);
-  for (size_t t = 0; done && t < s->ntiles; t++)
+  uint8_t *done = calloc(s->set.ntiles * nb + 1, 1);
+  for (size_t t = 0; done && t < s->set.ntiles; t++)
     for (size_t b = 0; b < nb; b++) {
       int all = 1;
       for (size_t i = s->buckets->start[b]; i < s->buckets->start[b + 1]; i++)
-        all &= s->have[s->buckets->instances[i] * s->ntiles + t];
+        all &= s->have[s->buckets->instances[i] * s->set.ntiles + t];
       done[t * nb + b] = (uint8_t)all;
     }
   return done;
@@ -244,8 +282,8 @@ static int start(wsisa__study_run *s, const wsisa_sched *sched, wsisa_err *e) {
   wsisa_text_read_stop(wsisa_units_interrupted);
   rc = wsisa_dist_workers(wsisa_runtime_ncpu() + wsisa_runtime_nopencl(), &s->workers, e);
   /* the models' costs first: the plan may weigh buckets by them */
-  wsisa_estimate_request q = {s->tiles,        s->ntiles,          s->params,         s->nruns,
-                              s->object_match, s->features != NULL, wsisa__study_halo(s)};
+  wsisa_estimate_request q = {s->set.tiles,        s->set.ntiles,          s->params,         s->nruns,
+                              s->object_match, s->features != NULL, wsisa__study_halo_for(s->study, s->params, s->nruns)};
   if (!rc) rc = wsisa__estimate_run_costs(s->study, &q, &s->cost_source, s->level_cost, &s->est, e);
   return rc ? rc : make_plan(s, e);
 }
@@ -261,7 +299,7 @@ static int plan_memory(wsisa__study_run *s, const wsisa_runner_request *r, wsisa
   s->baseline_rss = wsisa_rss_now();
   eo->active_paths =
       wsisa_exec_active_paths(k_asked, wsisa_memory_available(), s->baseline_rss,
-                              &s->study->execution.memory_limit, s->tiles, s->ntiles, eo, &minimum);
+                              &s->study->execution.memory_limit, s->set.tiles, s->set.ntiles, eo, &minimum);
   /* The limit named is 2 % (at least 2 MiB) over this run's smallest: what
    * the process holds before the first unit differs by a MiB or so from run
    * to run (the workers' start-up, the allocator), and the limit named must
@@ -311,23 +349,23 @@ static int interrupted(const wsisa__study_run *s, int have_folder, size_t before
  * slide's colour statistics from its tissue, computed once (StarPU running). */
 static int tile_reading(wsisa__study_run *s, wsisa_exec_opts *eo, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
-  eo->halo = s->halo = wsisa__study_halo(s);
+  eo->halo = s->halo = wsisa__study_halo_for(s->study, s->params, s->nruns);
   if (in->overlap > 0 && s->halo > 0)
     wsisa_log(WSISA_LOG_WARN, "run",
               "%s: inputs.overlap %d: the nuclei in pixels two tiles share are owned by both "
               "and counted twice; the halo (%d pixels) already sees past each border: give "
               "overlap 0",
               s->study->path, in->overlap, s->halo);
-  for (size_t i = 0; i < s->ninputs; i++) {
-    wsisa__run_input *ri = &s->inputs[i];
+  for (size_t i = 0; i < s->set.ninputs; i++) {
+    wsisa__study_input *ri = &s->set.inputs[i];
     if (ri->kind != WSISA_INPUT_SLIDE || in->tile_stats || !ri->ntiles) continue;
     double t0 = wsisa_now();
     int rc = wsisa_slide_stats(ri->path, &ri->scale, ri->stats, e);
     if (rc) return rc;
     ri->has_stats = ri->stats[WSISA_STATS_COUNT] > 0;
     for (size_t t = ri->first_tile; t < ri->first_tile + ri->ntiles; t++) {
-      s->tiles[t].has_stats = ri->has_stats;
-      memcpy(s->tiles[t].stats, ri->stats, sizeof ri->stats);
+      s->set.tiles[t].has_stats = ri->has_stats;
+      memcpy(s->set.tiles[t].stats, ri->stats, sizeof ri->stats);
     }
     wsisa_log(WSISA_LOG_INFO, "run",
               "%s: colour statistics of %.0f tissue pixels in %.1f s (mean %.4f %.4f %.4f, "
@@ -370,7 +408,7 @@ static json_t *outputs_rewritten(wsisa__study_run *s) {
 static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   uint8_t *done = units_done(s);
   if (!done) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  size_t total = s->ntiles * s->buckets->n_buckets, before = 0;
+  size_t total = s->set.ntiles * s->buckets->n_buckets, before = 0;
   for (size_t u = 0; u < total; u++) before += done[u];
   /* every MPI rank derives its own K from what was asked (engine/exec/dist.c) */
   size_t k_asked = s->study->reuse.active_paths > 0 ? (size_t)s->study->reuse.active_paths : 0;
@@ -407,7 +445,7 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
     double t0 = wsisa_now();
     struct rusage u0, u1;
     getrusage(RUSAGE_SELF, &u0);
-    rc = wsisa_units_run(s->tiles, s->ntiles, s->params, s->buckets, done, &eo, k_asked,
+    rc = wsisa_units_run(s->set.tiles, s->set.ntiles, s->params, s->buckets, done, &eo, k_asked,
                          limit_asked, wsisa__journal_unit, s, &s->stats, e);
     s->t_exec = wsisa_now() - t0;
     getrusage(RUSAGE_SELF, &u1);
@@ -445,7 +483,7 @@ static void print_best(const wsisa__study_run *s) {
     return;
   }
   /* the defaults are always among the runs with annotations
-   * (wsisa__study_defaults): in the design, or run after it to be scored */
+   * (design_defaults): in the design, or run after it to be scored */
   char defaults[128] = "";
   const size_t d = (size_t)s->defaults_run;
   if (s->defaults_run < 0)
@@ -468,10 +506,10 @@ static void print_best(const wsisa__study_run *s) {
  * the summary on stdout. */
 static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
   /* identical runs share a leaf: every run has its counts for every tile */
-  for (size_t i = 0; i < s->nruns * s->ntiles; i++)
+  for (size_t i = 0; i < s->nruns * s->set.ntiles; i++)
     if (!s->have[i])
-      return wsisa_error(e, WSISA_EINTERNAL, "run %zu has no result for tile %zu", i / s->ntiles,
-                         i % s->ntiles);
+      return wsisa_error(e, WSISA_EINTERNAL, "run %zu has no result for tile %zu", i / s->set.ntiles,
+                         i % s->set.ntiles);
   int rc = wsisa__results_metrics(s, NULL, e);
   if (rc) return rc;
   if (s->from_csv)
@@ -484,17 +522,27 @@ static int finish(wsisa__study_run *s, const char *samples, wsisa_err *e) {
   else if ((rc = analyze(s, e)))
     return rc;
   if (wsisa__results_indexed(s)) wsisa__results_print_top(s);
-  if (s->annotated) print_best(s);
+  if (s->set.annotated) print_best(s);
   printf("results in %s: metrics.csv%s%s, run.json\n", s->dir,
          s->from_csv                 ? ", outputs.csv"
          : wsisa__results_indexed(s) ? ", indices.csv, indices.json, *.svg"
                                      : ", outputs.csv",
-         s->annotated ? ", best.json" : "");
+         s->set.annotated ? ", best.json" : "");
   printf("%zu runs%s x %zu tiles, %llu tasks executed (no reuse: %llu), %.1f s\n", s->ndesign,
-         s->nruns > s->ndesign ? " (and the defaults)" : "", s->ntiles,
+         s->nruns > s->ndesign ? " (and the defaults)" : "", s->set.ntiles,
          (unsigned long long)s->stats.tasks, (unsigned long long)s->tasks_no_reuse,
          wsisa_now() - s->t_start);
   return 0;
+}
+
+/* `wsisa run --check`: the folder locked for reading, the run prepared as
+ * it began, then checked (engine/run/check.c). */
+static int check(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
+  int rc = wsisa__run_folder_lock(s->dir, 0, &s->lock_fd, e);
+  /* the inputs were those of a finished run: a refusal of them now (a
+   * reference changed since) is a changed input, not a usage error */
+  if (!rc && (rc = prepare(s, r, e)) == WSISA_EUSAGE) rc = e->code = WSISA_EFORMAT;
+  return rc ? rc : wsisa__run_check(s, e);
 }
 
 /* A new run or a resumed one, from the checks to the indices. */
@@ -502,7 +550,7 @@ static int run(wsisa__study_run *s, const wsisa_runner_request *r, const wsisa_s
                wsisa_err *e) {
   /* one writer per folder: a second --resume is refused before any work */
   int rc = r->resume ? wsisa__run_folder_lock(s->dir, 1, &s->lock_fd, e) : wsisa__run_folder_check_new(s->out, e);
-  if (!rc) rc = wsisa__run_prepare(s, r, e);
+  if (!rc) rc = prepare(s, r, e);
   if (!rc && r->resume) rc = reopen(s, e);
   if (!rc && wsisa_units_interrupted())
     rc = interrupted(s, r->resume != NULL, 0, 0, e);
@@ -532,7 +580,7 @@ static int run(wsisa__study_run *s, const wsisa_runner_request *r, const wsisa_s
 static void run_free(wsisa__study_run *s) {
   if (s->runtime) wsisa_runtime_shutdown();
   if (s->journal) fclose(s->journal);
-  wsisa__study_tiles_free(s);
+  wsisa__study_tiles_free(&s->set);
   wsisa_estimate_free(s->est);
   free(s->params);
   free(s->run_ids);
@@ -572,7 +620,7 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
     while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
     snprintf(s.out, sizeof s.out, "%s", s.dir);
     rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
-    if (!rc) rc = r->check ? wsisa__run_check(&s, r, e) : run(&s, r, &sched, e);
+    if (!rc) rc = r->check ? check(&s, r, e) : run(&s, r, &sched, e);
   }
   run_free(&s);
   wsisa_dist_end();

@@ -30,55 +30,15 @@
 #include <jansson.h>
 
 #include "codelets/codelets.h"
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 #include "io/csv.h"
 #include "io/svg.h"
 
 #define JOURNAL_HEADER "tile,nuclei,tissue,offset,bytes,record_crc32,fields,crc32"
 #define JOURNAL_FIELDS 8
 #define RECORD_MAGIC 0x314e5357u /* "WSN1" */
-/* A record's head: magic and format, then grid index, nuclei, tissue, spans,
- * feature rows and columns as u64. */
-#define RECORD_HEAD (2 * sizeof(uint32_t) + 6 * sizeof(uint64_t))
-/* The label image's tiles, and its ids as 24-bit RGB. */
-#define LABEL_TILE 512
-#define LABEL_MAX_ID 0xffffffu
 
-/* One tile of the slide to segment. */
-typedef struct slide_tile {
-  size_t index;                 /* in the grid */
-  int have;                     /* journaled, its record whole */
-  uint64_t nuclei, tissue, offset, bytes;
-  uint32_t crc;
-  uint64_t first_id;            /* its first nucleus's number across the slide */
-} slide_tile;
 
-typedef struct slide_run {
-  const wsisa_slide_segment_request *r;
-  wsisa_grid *grid;
-  int64_t width0, height0;
-  double step, pixel_mpp;
-  slide_tile *tiles;            /* ascending grid index */
-  size_t n, done_before, journaled;
-  wsisa_tile_ref *refs;         /* one per tile */
-  size_t *chosen_at;            /* grid index -> place in tiles, SIZE_MAX when not chosen */
-  int halo, has_stats;
-  double stats[WSISA_STATS_N];
-  double params[WSISA_SEG_NPARAMS];
-  char work[4420];
-  int lock_fd, store_fd, created;
-  FILE *journal;
-  uint64_t store_end;
-  json_t *identity;
-  int feature_cols;
-  uint32_t salt;
-  int runtime;
-} slide_run;
-
-static void work_path(const slide_run *s, const char *name, char *buf, size_t cap) {
-  /* names are short: a path that does not fit is cut, and its open fails */
-  snprintf(buf, cap, "%s/%s", s->work, name);
-}
 
 /* ---- the tiles ------------------------------------------------------------------ */
 
@@ -142,7 +102,7 @@ static int parse_tile_list(const char *text, size_t ntiles, size_t **out, size_t
 
 /* The tiles to segment: --tiles as listed; else the tissue tiles, within
  * --region when given. */
-static int choose_tiles(slide_run *s, wsisa_err *e) {
+static int choose_tiles(wsisa__slide_run *s, wsisa_err *e) {
   const wsisa_slide_segment_request *r = s->r;
   const wsisa_grid *g = s->grid;
   size_t *idx = NULL, n = 0;
@@ -255,7 +215,7 @@ static int check_outputs(const wsisa_slide_segment_request *r, wsisa_err *e) {
 /* What a journal's tiles hold: the slide (its size and time), how it is
  * read, the tiles, the parameters and what is measured. A work folder of
  * another identity is never mixed in. */
-static json_t *identity_of(const slide_run *s) {
+static json_t *identity_of(const wsisa__slide_run *s) {
   const wsisa_slide_segment_request *r = s->r;
   struct stat st;
   memset(&st, 0, sizeof st);
@@ -282,15 +242,15 @@ static int sync_dir(const char *dir) {
   return rc;
 }
 
-static int open_store(slide_run *s, int fresh, wsisa_err *e) {
+static int open_store(wsisa__slide_run *s, int fresh, wsisa_err *e) {
   char path[4500];
-  work_path(s, "nuclei.bin", path, sizeof path);
+  wsisa__slide_work_path(s, "nuclei.bin", path, sizeof path);
   s->store_fd = open(path, O_RDWR | O_CLOEXEC | (fresh ? O_CREAT | O_TRUNC : 0), 0644);
   if (s->store_fd < 0) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   struct stat st;
   if (fstat(s->store_fd, &st) != 0) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   s->store_end = (uint64_t)st.st_size;
-  work_path(s, "journal.csv", path, sizeof path);
+  wsisa__slide_work_path(s, "journal.csv", path, sizeof path);
   s->journal = fopen(path, fresh ? "w" : "a");
   if (!s->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   errno = 0;
@@ -303,7 +263,7 @@ static int open_store(slide_run *s, int fresh, wsisa_err *e) {
 
 /* A new work folder, whole from the moment it exists: request.json and the
  * journal's header in a temporary folder beside it, renamed into place. */
-static int create_work(slide_run *s, wsisa_err *e) {
+static int create_work(wsisa__slide_run *s, wsisa_err *e) {
   char temp[4420], path[4500];
   if ((size_t)snprintf(temp, sizeof temp, "%s.tmp-XXXXXX", s->work) >= sizeof temp - 8)
     return wsisa_error(e, WSISA_EUSAGE, "%s: path too long", s->work);
@@ -344,8 +304,8 @@ static int create_work(slide_run *s, wsisa_err *e) {
 }
 
 /* A record read back whole: its CRC-32 the journal's, its head the line's. */
-static int record_whole(const slide_run *s, const slide_tile *t) {
-  if (t->bytes < RECORD_HEAD || t->offset + t->bytes > s->store_end || t->bytes > (1ULL << 34))
+static int record_whole(const wsisa__slide_run *s, const wsisa__slide_tile *t) {
+  if (t->bytes < WSISA__SLIDE_RECORD_HEAD || t->offset + t->bytes > s->store_end || t->bytes > (1ULL << 34))
     return 0;
   char *buf = malloc(t->bytes);
   if (!buf) return 0;
@@ -364,13 +324,13 @@ static int record_whole(const slide_run *s, const slide_tile *t) {
 }
 
 typedef struct journal_reader {
-  slide_run *s;
+  wsisa__slide_run *s;
   const char *path;
 } journal_reader;
 
 static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err *e) {
   journal_reader *jr = ctx;
-  slide_run *s = jr->s;
+  wsisa__slide_run *s = jr->s;
   unsigned long long v[6];
   for (size_t i = 0; i < 6 && i < n; i++) {
     char *end;
@@ -384,7 +344,7 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
   if (at == SIZE_MAX)
     return wsisa_error(e, WSISA_EFORMAT, "%s:%zu: tile %llu is not one this segmentation "
                        "chose (a damaged journal)", jr->path, lineno, v[0]);
-  slide_tile t = s->tiles[at];
+  wsisa__slide_tile t = s->tiles[at];
   t.nuclei = v[1], t.tissue = v[2], t.offset = v[3], t.bytes = v[4], t.crc = (uint32_t)v[5];
   /* a line whose record is not whole proves nothing: the tile runs again */
   if (!record_whole(s, &t)) {
@@ -399,10 +359,10 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
 
 /* An existing work folder: ours (its identity), locked, its journal read
  * (a torn last line cut off) and every record proved. */
-static int reopen_work(slide_run *s, wsisa_err *e) {
+static int reopen_work(wsisa__slide_run *s, wsisa_err *e) {
   char path[4500];
   int rc = 0;
-  work_path(s, "request.json", path, sizeof path);
+  wsisa__slide_work_path(s, "request.json", path, sizeof path);
   json_error_t je;
   json_t *req = wsisa_file_check(path, NULL) == 0 ? json_load_file(path, 0, &je) : NULL;
   json_t *id = json_object_get(req, "identity"), *stats = json_object_get(req, "stats");
@@ -431,7 +391,7 @@ static int reopen_work(slide_run *s, wsisa_err *e) {
     s->stats[i] = json_number_value(json_array_get(stats, (size_t)i));
   json_decref(req);
   if ((rc = open_store(s, 0, e))) return rc;
-  work_path(s, "journal.csv", path, sizeof path);
+  wsisa__slide_work_path(s, "journal.csv", path, sizeof path);
   journal_reader jr = {s, path};
   size_t lines = 0, torn = 0;
   fclose(s->journal);
@@ -452,29 +412,29 @@ static int reopen_work(slide_run *s, wsisa_err *e) {
 static int on_tile(void *ctx, size_t tile, size_t bucket, const size_t *runs,
                    const wsisa_counts *counts, size_t n, wsisa_err *e) {
   (void)bucket, (void)runs;
-  slide_run *s = ctx;
+  wsisa__slide_run *s = ctx;
   if (n != 1 || tile >= s->n)
     return wsisa_error(e, WSISA_EINTERNAL, "tile %zu came back with %zu runs", tile, n);
   const wsisa_counts *c = &counts[0];
-  slide_tile *t = &s->tiles[tile];
+  wsisa__slide_tile *t = &s->tiles[tile];
   const uint64_t nrows = c->features ? c->nuclei : 0;
   const uint64_t ncols = c->features ? (uint64_t)c->feature_cols : 0;
   if (s->r->features && c->nuclei && !c->features)
     return wsisa_error(e, WSISA_EINTERNAL, "tile %zu came back without its features", t->index);
   const size_t span_bytes = c->nspans * WSISA_SPAN_FIELDS * sizeof(uint32_t);
   const size_t row_bytes = nrows * ncols * sizeof(double);
-  const size_t bytes = RECORD_HEAD + span_bytes + row_bytes;
+  const size_t bytes = WSISA__SLIDE_RECORD_HEAD + span_bytes + row_bytes;
   char *buf = malloc(bytes);
   if (!buf) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   const uint32_t head[2] = {RECORD_MAGIC, 1};
   const uint64_t v[6] = {t->index, c->nuclei, c->tissue, c->nspans, nrows, ncols};
   memcpy(buf, head, sizeof head);
   memcpy(buf + sizeof head, v, sizeof v);
-  if (span_bytes) memcpy(buf + RECORD_HEAD, c->spans, span_bytes);
-  if (row_bytes) memcpy(buf + RECORD_HEAD + span_bytes, c->features, row_bytes);
+  if (span_bytes) memcpy(buf + WSISA__SLIDE_RECORD_HEAD, c->spans, span_bytes);
+  if (row_bytes) memcpy(buf + WSISA__SLIDE_RECORD_HEAD + span_bytes, c->features, row_bytes);
   const uint32_t crc = wsisa__crc32(buf, bytes);
   char path[4500];
-  work_path(s, "nuclei.bin", path, sizeof path);
+  wsisa__slide_work_path(s, "nuclei.bin", path, sizeof path);
   ssize_t wrote = pwrite(s->store_fd, buf, bytes, (off_t)s->store_end);
   free(buf);
   if (wrote != (ssize_t)bytes || fsync(s->store_fd) != 0)
@@ -492,14 +452,14 @@ static int on_tile(void *ctx, size_t tile, size_t bucket, const size_t *runs,
   int err = 0;
   if (fflush(s->journal) != 0 || ferror(s->journal)) err = errno ? errno : EIO;
   if (!err && fsync(fileno(s->journal)) != 0) err = errno;
-  work_path(s, "journal.csv", path, sizeof path);
+  wsisa__slide_work_path(s, "journal.csv", path, sizeof path);
   if (err) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err));
   t->have = 1;
   s->journaled++;
   return 0;
 }
 
-static int run_units(slide_run *s, wsisa_err *e) {
+static int run_units(wsisa__slide_run *s, wsisa_err *e) {
   uint8_t *done = malloc(s->n ? s->n : 1);
   if (!done) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   size_t todo = 0;
@@ -551,332 +511,11 @@ static int run_units(slide_run *s, wsisa_err *e) {
   return rc;
 }
 
-/* ---- assembling the outputs ------------------------------------------------------ */
-
-/* A tile's record, read back (proved when it was journaled or reopened). */
-typedef struct record {
-  uint64_t nuclei, tissue, nspans, nrows, ncols;
-  uint32_t *spans;
-  double *rows;
-  char *buf;
-} record;
-
-static int record_read(const slide_run *s, const slide_tile *t, record *out, wsisa_err *e) {
-  memset(out, 0, sizeof *out);
-  if (!(out->buf = malloc(t->bytes))) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  char path[4500];
-  work_path(s, "nuclei.bin", path, sizeof path);
-  if (pread(s->store_fd, out->buf, t->bytes, (off_t)t->offset) != (ssize_t)t->bytes ||
-      wsisa__crc32(out->buf, t->bytes) != t->crc) {
-    free(out->buf);
-    out->buf = NULL;
-    return wsisa_error(e, WSISA_EIO, "%s: tile %zu's record changed since it was written", path,
-                       t->index);
-  }
-  uint64_t v[6];
-  memcpy(v, out->buf + 2 * sizeof(uint32_t), sizeof v);
-  out->nuclei = v[1], out->tissue = v[2], out->nspans = v[3], out->nrows = v[4], out->ncols = v[5];
-  out->spans = (uint32_t *)(void *)(out->buf + RECORD_HEAD);
-  out->rows = (double *)(void *)(out->buf + RECORD_HEAD + out->nspans * WSISA_SPAN_FIELDS *
-                                                           sizeof(uint32_t));
-  return 0;
-}
-
-static void record_free(record *r) {
-  free(r->buf);
-  memset(r, 0, sizeof *r);
-}
-
-/* The target-pixel rectangle read for a tile: its core and the halo. */
-static void window_of(const slide_run *s, size_t k, int64_t rect[4]) {
-  wsisa_tile_read_rect(&s->refs[k], s->halo, rect);
-}
-
-/* A record's spans as the label image of the pixels read (labels 1..nuclei). */
-static int record_labels(const slide_run *s, size_t k, const record *rec, wsisa_image **out,
-                         wsisa_err *e) {
-  int64_t w[4];
-  window_of(s, k, w);
-  int rc = wsisa_image_new((int)w[2], (int)w[3], 1, WSISA_I32, out, e);
-  if (rc) return rc;
-  for (int y = 0; y < (*out)->height; y++) memset(wsisa_image_row(*out, y), 0, (size_t)w[2] * 4);
-  for (uint64_t i = 0; i < rec->nspans; i++) {
-    const uint32_t *sp = rec->spans + i * WSISA_SPAN_FIELDS;
-    if (sp[WSISA_SPAN_ROW] >= (uint32_t)w[3] || sp[WSISA_SPAN_X] > (uint32_t)w[2] ||
-        sp[WSISA_SPAN_LEN] > (uint32_t)w[2] - sp[WSISA_SPAN_X] || !sp[WSISA_SPAN_LABEL] ||
-        sp[WSISA_SPAN_LABEL] > rec->nuclei) {
-      wsisa_image_free(*out);
-      *out = NULL;
-      return wsisa_error(e, WSISA_EFORMAT, "%s: tile %zu: a span off its pixels", s->work,
-                         s->tiles[k].index);
-    }
-    int32_t *row = (int32_t *)wsisa_image_row(*out, (int)sp[WSISA_SPAN_ROW]) + sp[WSISA_SPAN_X];
-    for (uint32_t x = 0; x < sp[WSISA_SPAN_LEN]; x++) row[x] = (int32_t)sp[WSISA_SPAN_LABEL];
-  }
-  return 0;
-}
-
-static void features_header(wsisa_csv_writer *w, int cols) {
-  char name[64];
-  wsisa_csv_text(w, "nucleus_id");
-  wsisa_csv_text(w, "tile");
-  for (int c = 0; c < cols; c++) {
-    wsisa_workflow_feature_column(c, name, sizeof name);
-    wsisa_csv_text(w, name);
-  }
-  wsisa_csv_text(w, "area_level0_pixels");
-  wsisa_csv_text(w, "area_um2");
-  wsisa_csv_end_row(w);
-}
-
-/* A tile's feature rows, positions from its core to level-0 pixels (pixel
- * corners: a centroid c, the mean of its pixels' indices, is at c + 0.5). */
-static void features_rows(const slide_run *s, size_t k, const record *rec, wsisa_csv_writer *w) {
-  const wsisa_tile_ref *t = &s->refs[k];
-  const int known = t->scale.source != WSISA_MPP_NONE;
-  for (uint64_t i = 0; i < rec->nrows; i++) {
-    double row[256];
-    const size_t cols = rec->ncols < 256 ? (size_t)rec->ncols : 256;
-    memcpy(row, rec->rows + i * rec->ncols, cols * sizeof *row);
-    row[WSISA_NF_CENTROID_X] = ((double)t->x + row[WSISA_NF_CENTROID_X] + 0.5) * s->step;
-    row[WSISA_NF_CENTROID_Y] = ((double)t->y + row[WSISA_NF_CENTROID_Y] + 0.5) * s->step;
-    row[WSISA_NF_BBOX_X] = ((double)t->x + row[WSISA_NF_BBOX_X]) * s->step;
-    row[WSISA_NF_BBOX_Y] = ((double)t->y + row[WSISA_NF_BBOX_Y]) * s->step;
-    row[WSISA_NF_BBOX_W] *= s->step;
-    row[WSISA_NF_BBOX_H] *= s->step;
-    wsisa_csv_uint(w, s->tiles[k].first_id + i);
-    wsisa_csv_uint(w, s->tiles[k].index);
-    for (size_t c = 0; c < cols; c++) wsisa_csv_num(w, row[c]);
-    wsisa_csv_num(w, row[WSISA_NF_AREA] * s->step * s->step);
-    if (known) wsisa_csv_num(w, row[WSISA_NF_AREA] * s->pixel_mpp * s->pixel_mpp);
-    else wsisa_csv_text(w, "");
-    wsisa_csv_end_row(w);
-  }
-}
-
-static double tissue_mm2(const slide_run *s, uint64_t pixels) {
-  return (double)pixels * s->pixel_mpp * s->pixel_mpp * 1e-6;
-}
-
-static void summary_header(wsisa_csv_writer *w) {
-  static const char *const cols[] = {"tile",   "col",    "row",         "x",
-                                     "y",      "width",  "height",      "nuclei",
-                                     "first_nucleus_id", "tissue_mm2", "nuclei_per_mm2"};
-  for (size_t i = 0; i < sizeof cols / sizeof *cols; i++) wsisa_csv_text(w, cols[i]);
-  wsisa_csv_end_row(w);
-}
-
-static void summary_row(const slide_run *s, size_t k, wsisa_csv_writer *w) {
-  const slide_tile *t = &s->tiles[k];
-  const wsisa_tile *g = &s->grid->tiles[t->index];
-  const double mm2 = tissue_mm2(s, t->tissue);
-  wsisa_csv_uint(w, t->index);
-  wsisa_csv_uint(w, (uint64_t)g->col);
-  wsisa_csv_uint(w, (uint64_t)g->row);
-  wsisa_csv_num(w, (double)g->level0.x);
-  wsisa_csv_num(w, (double)g->level0.y);
-  wsisa_csv_num(w, (double)g->level0.width);
-  wsisa_csv_num(w, (double)g->level0.height);
-  wsisa_csv_uint(w, t->nuclei);
-  wsisa_csv_uint(w, t->nuclei ? t->first_id : 0);
-  wsisa_csv_num(w, mm2);
-  wsisa_csv_num(w, mm2 > 0 ? (double)t->nuclei / mm2 : NAN);
-  wsisa_csv_end_row(w);
-}
-
-/* The label image's painter: the records of the tiles whose pixels read
- * meet the band being painted, kept while the painting moves down. */
-typedef struct painter {
-  const slide_run *s;
-  record *recs;      /* per tile, NULL buf when not loaded */
-  int level;
-} painter;
-
-static int paint_labels(void *ctx, int level, int64_t x, int64_t y, int w, int h, uint8_t *rgb,
-                        size_t stride, wsisa_err *e) {
-  painter *p = ctx;
-  const slide_run *s = p->s;
-  const int64_t k = (int64_t)1 << level;
-  /* the target pixels this tile samples: [x k, (x + w) k) x [y k, (y + h) k) */
-  const int64_t tx0 = x * k, ty0 = y * k, tx1 = (x + w) * k, ty1 = (y + h) * k;
-  if (level != p->level) {
-    for (size_t i = 0; i < s->n; i++) record_free(&p->recs[i]);
-    p->level = level;
-  }
-  const int ts = s->grid->tile_size, halo = s->halo;
-  int64_t c0 = (tx0 - halo) / ts - 1, c1 = (tx1 + halo) / ts + 1;
-  int64_t r0 = (ty0 - halo) / ts - 1, r1 = (ty1 + halo) / ts + 1;
-  if (c0 < 0) c0 = 0;
-  if (r0 < 0) r0 = 0;
-  if (c1 >= s->grid->cols) c1 = s->grid->cols - 1;
-  if (r1 >= s->grid->rows) r1 = s->grid->rows - 1;
-  /* tiles entirely above this band are not needed again at this level */
-  for (size_t i = 0; i < s->n; i++) {
-    if (!p->recs[i].buf) continue;
-    int64_t win[4];
-    window_of(s, i, win);
-    if (win[1] + win[3] <= ty0) record_free(&p->recs[i]);
-  }
-  for (int64_t r = r0; r <= r1; r++)
-    for (int64_t c = c0; c <= c1; c++) {
-      const size_t at = s->chosen_at[(size_t)(r * s->grid->cols + c)];
-      if (at == SIZE_MAX || !s->tiles[at].nuclei) continue;
-      int64_t win[4];
-      window_of(s, at, win);
-      if (win[0] >= tx1 || win[0] + win[2] <= tx0 || win[1] >= ty1 || win[1] + win[3] <= ty0)
-        continue;
-      record *rec = &p->recs[at];
-      int rc = rec->buf ? 0 : record_read(s, &s->tiles[at], rec, e);
-      if (rc) return rc;
-      for (uint64_t i = 0; i < rec->nspans; i++) {
-        const uint32_t *sp = rec->spans + i * WSISA_SPAN_FIELDS;
-        const int64_t ty = win[1] + sp[WSISA_SPAN_ROW];
-        if (ty < ty0 || ty >= ty1 || ty % k) continue;
-        const int64_t sx0 = win[0] + sp[WSISA_SPAN_X], sx1 = sx0 + sp[WSISA_SPAN_LEN];
-        int64_t lx0 = (sx0 > tx0 ? sx0 : tx0 + 0), lx1 = sx1 < tx1 ? sx1 : tx1;
-        lx0 = (lx0 + k - 1) / k; /* the first sampled column in the span */
-        const uint64_t id = s->tiles[at].first_id + sp[WSISA_SPAN_LABEL] - 1;
-        uint8_t *row = rgb + (size_t)(ty / k - y) * stride;
-        for (int64_t lx = lx0; lx * k < lx1; lx++) {
-          uint8_t *px = row + (size_t)(lx - x) * 3;
-          /* a pixel two owners claim (never, when the tiling does not change
-           * the segmentation) keeps the first tile's nucleus */
-          if (px[0] | px[1] | px[2]) continue;
-          px[0] = (uint8_t)(id >> 16), px[1] = (uint8_t)(id >> 8), px[2] = (uint8_t)id;
-        }
-      }
-    }
-  return 0;
-}
-
-static char *labels_description(const slide_run *s) {
-  const wsisa_scale *sc = &s->grid->scale;
-  json_t *j = json_pack("{s:s, s:s, s:s, s:s, s:[f, f], s:f, s:i, s:f}", "software",
-                        "wsisa " WSISA_VERSION, "content", "nucleus labels",
-                        "encoding", "RGB = nucleus_id as 24 bits (R * 65536 + G * 256 + B); 0: "
-                        "no nucleus", "source", s->r->slide, "level0_origin", 0.0, 0.0,
-                        "level0_per_pixel", s->step, "level", sc->level, "factor", sc->factor);
-  if (!j) return NULL;
-  json_object_set_new(j, "mpp", sc->source == WSISA_MPP_NONE ? json_null()
-                                                              : json_real(s->pixel_mpp));
-  char *text = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
-  json_decref(j);
-  return text;
-}
-
-typedef struct totals {
-  uint64_t nuclei, tissue;
-} totals;
-
-/* Every output from the journal, in grid order, staged and committed
- * together. */
-static int assemble(slide_run *s, totals *tot, wsisa_err *e) {
-  const wsisa_slide_segment_request *r = s->r;
-  uint64_t next = 1;
-  memset(tot, 0, sizeof *tot);
-  for (size_t k = 0; k < s->n; k++) {
-    s->tiles[k].first_id = next;
-    next += s->tiles[k].nuclei;
-    tot->nuclei += s->tiles[k].nuclei;
-    tot->tissue += s->tiles[k].tissue;
-  }
-  if (r->labels && tot->nuclei > LABEL_MAX_ID)
-    return wsisa_error(e, WSISA_EUSAGE,
-                       "-o %s: %" PRIu64 " nuclei, more than the %u the label image's 24-bit "
-                       "ids hold (leave -o out, or segment --tiles in parts)",
-                       r->labels, tot->nuclei, LABEL_MAX_ID);
-  wsisa_stage stage = WSISA_STAGE_INIT;
-  wsisa_geojson_writer *gj = NULL;
-  wsisa_csv_writer *fw = NULL, *sw = NULL;
-  int rc = 0;
-  if (r->geojson) rc = wsisa_geojson_open(&stage, r->geojson, &gj, e);
-  if (!rc && r->features) rc = wsisa_csv_create_staged(&stage, r->features, &fw, e);
-  if (!rc && r->summary) rc = wsisa_csv_create_staged(&stage, r->summary, &sw, e);
-  if (fw) features_header(fw, s->feature_cols);
-  if (sw) summary_header(sw);
-  const wsisa_outline_place base = {.scale = s->step, .width0 = (double)s->width0,
-                                    .height0 = (double)s->height0,
-                                    .mpp = s->grid->scale.source == WSISA_MPP_NONE ? 0
-                                                                                   : s->grid->scale.mpp};
-  for (size_t k = 0; k < s->n && !rc; k++) {
-    if (sw) summary_row(s, k, sw);
-    if (!s->tiles[k].nuclei || (!gj && !fw)) continue;
-    record rec;
-    if ((rc = record_read(s, &s->tiles[k], &rec, e))) break;
-    if (fw && rec.nrows != rec.nuclei)
-      rc = wsisa_error(e, WSISA_EFORMAT, "%s: tile %zu: %" PRIu64 " feature rows for %" PRIu64
-                       " nuclei", s->work, s->tiles[k].index, rec.nrows, rec.nuclei);
-    if (!rc && fw) features_rows(s, k, &rec, fw);
-    if (!rc && gj) {
-      wsisa_image *lab = NULL;
-      int64_t win[4];
-      window_of(s, k, win);
-      wsisa_outline_place place = base;
-      place.x0 = (double)win[0] * s->step, place.y0 = (double)win[1] * s->step;
-      const wsisa_geojson_ids ids = {.first = s->tiles[k].first_id, .tile = (long)s->tiles[k].index,
-                                     .salt = s->salt};
-      rc = record_labels(s, k, &rec, &lab, e);
-      if (!rc) rc = wsisa_geojson_add(gj, lab, &place, &ids, e);
-      wsisa_image_free(lab);
-    }
-    record_free(&rec);
-  }
-  if (gj) {
-    int c = wsisa_geojson_close(gj, e);
-    if (!rc) rc = c;
-  }
-  if (fw) {
-    int c = wsisa_csv_close(fw, e);
-    if (!rc) rc = c;
-  }
-  if (sw) {
-    int c = wsisa_csv_close(sw, e);
-    if (!rc) rc = c;
-  }
-  if (!rc && r->density) {
-    const wsisa_grid *g = s->grid;
-    double *map = malloc((g->ntiles ? g->ntiles : 1) * sizeof *map);
-    const char *temp = map ? wsisa_stage_add(&stage, r->density, e) : NULL;
-    if (!map) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    else if (!temp) rc = e && e->code ? e->code : WSISA_EIO;
-    if (!rc) {
-      for (size_t i = 0; i < g->ntiles; i++) map[i] = NAN;
-      for (size_t k = 0; k < s->n; k++) {
-        const double mm2 = tissue_mm2(s, s->tiles[k].tissue);
-        map[s->tiles[k].index] = mm2 > 0 ? (double)s->tiles[k].nuclei / mm2 : 0;
-      }
-      char title[512];
-      const char *slash = strrchr(r->slide, '/');
-      snprintf(title, sizeof title, "%s: nuclei per mm2 of tissue, tile by tile",
-               slash ? slash + 1 : r->slide);
-      rc = wsisa_svg_grid_map(temp, title, "nuclei per mm2", g->cols, g->rows, map, e);
-    }
-    free(map);
-  }
-  if (!rc && r->labels) {
-    painter p = {s, calloc(s->n ? s->n : 1, sizeof(record)), 0};
-    char *desc = labels_description(s);
-    if (!p.recs || !desc) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-    const wsisa_pyramid_opts po = {
-        .tile = LABEL_TILE, .description = desc,
-        .mpp = s->grid->scale.source == WSISA_MPP_NONE ? 0 : s->pixel_mpp};
-    if (!rc)
-      rc = wsisa_pyramid_write_staged(&stage, r->labels, s->grid->width, s->grid->height, &po,
-                                      paint_labels, &p, e);
-    for (size_t i = 0; p.recs && i < s->n; i++) record_free(&p.recs[i]);
-    free(p.recs);
-    free(desc);
-  }
-  if (!rc) rc = wsisa_stage_commit(&stage, e);
-  if (rc) wsisa_stage_abort(&stage);
-  return rc;
-}
-
 /* ---- the whole command ------------------------------------------------------------ */
 
 /* The slide, its reading, the tiles, the stain and the outputs: everything
  * that can be refused, before any work. */
-static int prepare(slide_run *s, wsisa_err *e) {
+static int prepare(wsisa__slide_run *s, wsisa_err *e) {
   const wsisa_slide_segment_request *r = s->r;
   wsisa_slide *slide = NULL;
   wsisa_scale scale;
@@ -937,21 +576,21 @@ static int prepare(slide_run *s, wsisa_err *e) {
 
 /* Remove the work folder once the outputs are in place: only what this
  * command puts there. */
-static void remove_work(slide_run *s) {
+static void remove_work(wsisa__slide_run *s) {
   static const char *const names[] = {"journal.csv", "nuclei.bin", "request.json", "lock"};
   char path[4500];
   if (s->journal) fclose(s->journal);
   if (s->store_fd >= 0) close(s->store_fd);
   s->journal = NULL, s->store_fd = -1;
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-    work_path(s, names[i], path, sizeof path);
+    wsisa__slide_work_path(s, names[i], path, sizeof path);
     unlink(path);
   }
   if (rmdir(s->work) != 0)
     wsisa_log(WSISA_LOG_WARN, "segment", "%s: not removed (%s)", s->work, strerror(errno));
 }
 
-static int segment_slide(slide_run *s, wsisa_err *e) {
+static int segment_slide(wsisa__slide_run *s, wsisa_err *e) {
   const wsisa_slide_segment_request *r = s->r;
   struct stat st;
   int rc = prepare(s, e);
@@ -982,8 +621,8 @@ static int segment_slide(slide_run *s, wsisa_err *e) {
     wsisa_runtime_shutdown();
     s->runtime = 0;
   }
-  totals tot;
-  if (!rc) rc = assemble(s, &tot, e);
+  wsisa__slide_totals tot;
+  if (!rc) rc = wsisa__slide_assemble(s, &tot, e);
   if (rc) {
     /* nothing done yet in a folder this command made: leave nothing behind */
     if (s->created && !s->journaled && rc != WSISA_EINTERRUPTED) {
@@ -997,7 +636,7 @@ static int segment_slide(slide_run *s, wsisa_err *e) {
     return rc;
   }
   remove_work(s);
-  const double mm2 = tissue_mm2(s, tot.tissue);
+  const double mm2 = wsisa__slide_tissue_mm2(s, tot.tissue);
   printf("%s: %zu tiles, %" PRIu64 " nuclei, %.4g mm2 of tissue (%.0f nuclei per mm2) at %.4g "
          "um/pixel; halo %d pixels, %s\n",
          r->slide, s->n, tot.nuclei, mm2, mm2 > 0 ? (double)tot.nuclei / mm2 : 0.0,
@@ -1014,7 +653,7 @@ static int segment_slide(slide_run *s, wsisa_err *e) {
 }
 
 int wsisa_slide_segment(const wsisa_slide_segment_request *r, wsisa_err *e) {
-  slide_run s;
+  wsisa__slide_run s;
   memset(&s, 0, sizeof s);
   s.r = r;
   s.lock_fd = s.store_fd = -1;

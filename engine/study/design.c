@@ -243,44 +243,24 @@ int wsisa__study_design_rows(const wsisa_study *study, const char *samples, cons
 
 /* ---- wsisa run's design ---------------------------------------------------------- */
 
-int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t max_runs,
-                             wsisa_err *e) {
+int wsisa__study_design_make(wsisa_study *study, const char *samples, size_t max_runs,
+                             wsisa__run_design *out, wsisa_err *e) {
+  memset(out, 0, sizeof *out);
   if (samples) {
-    s->from_csv = 1;
-    int rc = read_samples(samples, s->study, max_runs, &s->params, &s->run_ids, &s->nruns, e);
-    s->ndesign = s->nruns;
-    return rc;
+    out->from_csv = 1;
+    return read_samples(samples, study, max_runs, &out->params, &out->run_ids, &out->nruns, e);
   }
-  int rc = wsisa_study_design(s->study, NULL, &s->space, &s->sa, &s->design, e);
+  int rc = wsisa_study_design(study, NULL, &out->space, &out->sa, &out->design, e);
   if (rc) return rc;
-  s->ndesign = s->nruns = s->design->nrows;
-  s->params = malloc(s->nruns * WSISA_SEG_NPARAMS * sizeof *s->params);
-  if (!s->params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  out->nruns = out->design->nrows;
+  out->params = malloc(out->nruns * WSISA_SEG_NPARAMS * sizeof *out->params);
+  if (!out->params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) {
-    long col = wsisa_sa_space_find(s->space, wsisa_seg_param_name(p));
-    for (size_t r = 0; r < s->nruns; r++)
-      s->params[r * WSISA_SEG_NPARAMS + p] =
+    long col = wsisa_sa_space_find(out->space, wsisa_seg_param_name(p));
+    for (size_t r = 0; r < out->nruns; r++)
+      out->params[r * WSISA_SEG_NPARAMS + p] =
           col < 0 ? wsisa_seg_defaults()[p]
-                  : s->design->values[r * s->design->nparams + (size_t)col];
+                  : out->design->values[r * out->design->nparams + (size_t)col];
   }
-  return 0;
-}
-
-int wsisa__study_defaults(wsisa__study_run *s, wsisa_err *e) {
-  s->defaults_run = -1;
-  if (!s->annotated) return 0;
-  const double *def = wsisa_seg_defaults();
-  const size_t row = WSISA_SEG_NPARAMS * sizeof *def;
-  for (size_t r = 0; r < s->ndesign; r++)
-    if (memcmp(s->params + r * WSISA_SEG_NPARAMS, def, row) == 0) {
-      s->defaults_run = (long)r;
-      return 0;
-    }
-  double *params = realloc(s->params, (s->ndesign + 1) * row);
-  if (!params) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  memcpy(params + s->ndesign * WSISA_SEG_NPARAMS, def, row);
-  s->params = params;
-  s->nruns = s->ndesign + 1;
-  s->defaults_run = (long)s->ndesign;
   return 0;
 }

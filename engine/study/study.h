@@ -1,8 +1,7 @@
 /* engine/study: the study. Its file (docs/study-file.md: the JSON contract
  * parsed and validated into a wsisa_study, and the resolved study written
  * back as JSON), its strategies and metrics, the design it asks for (or a
- * design CSV), its tiles, what a run of it holds, and the analysis of its
- * outputs. Above engine/exec. */
+ * design CSV), its tiles and the analysis of its outputs. Above engine/exec. */
 #ifndef WSISA_ENGINE_STUDY_H
 #define WSISA_ENGINE_STUDY_H
 
@@ -11,7 +10,7 @@
 #include <stdio.h>
 
 #include "core/core.h"
-#include "engine/exec/exec.h"
+#include "engine/workflow/workflow.h"
 #include "io/csv.h"
 #include "io/io.h"
 #include "reuse/reuse.h"
@@ -246,40 +245,15 @@ int wsisa__problem_load(const char *path, wsisa_sa_space **out, char *note, size
  * of every output, write them (all or nothing), and print the report. */
 int wsisa_analysis_run(const wsisa_analysis_request *r, wsisa_err *e);
 
-/* The run's feature metrics (engine/run/features.c) and the costs from the
- * performance models (engine/estimate), by pointer. */
-typedef struct wsisa__run_features wsisa__run_features;
-typedef struct wsisa_estimate wsisa_estimate;
+/* ==== its tiles (engine/study/tiles.c) ====================================== */
 
-/* ==== a study's run, as its steps share it (engine/run) ====================== */
-
-/* The estimate made at the start of a run, for run.json and its log line. */
-typedef struct wsisa__run_estimate {
-  int made;
-  double makespan, work, efficiency, cpu_hours, uncalibrated;
-  double interpolated;        /* of the work: tasks timed at other tile sizes, per pixel */
-  uint64_t peak_rss, baseline_rss;
-  int ranks, workers;
-  size_t active_paths;
-  char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
-  int object_reuse;           /* the run's */
-  double object_share;        /* levels 6-7's reusable work expected reused; -1: not priced */
-  char object_source[4800];   /* how that share was obtained */
-  char level_source[4900];    /* how the level tasks follow their runs' parameter values */
-  double busy_factor;         /* the CPU task times x this: the workers busy at once */
-  double busy_workers;        /* ... on average on a machine, the factor taken at */
-  char busy_source[4800];     /* how it was obtained */
-  char read_source[4800];     /* how a tile's read was priced */
-  double fresh_seconds;       /* the working set's first writes, in the makespan */
-  char fresh_source[4900];    /* how they were priced */
-} wsisa__run_estimate;
-/* One input (slide or image) of a run: how it was read and what the checks
- * saw, for run.json. */
-typedef struct wsisa__run_input {
+/* One input (slide or image) of a study's tiles: how it is read and what the
+ * checks saw (a run writes it in run.json). */
+typedef struct wsisa__study_input {
   const char *path;         /* the study's string */
   wsisa_input_kind kind;
   wsisa_scale scale;        /* MPP and its source, level, factor */
-  size_t first_tile, ntiles; /* its tiles in wsisa__study_run.tiles */
+  size_t first_tile, ntiles; /* its tiles in wsisa__tile_set.tiles */
   size_t *grid_index;       /* a slide's: each tile's index in its grid (inputs.tiles) */
   int has_stats;            /* normalized with the slide's colour statistics: */
   double stats[WSISA_STATS_N]; /* masked_stats' layout (wsisa_slide_stats) */
@@ -293,81 +267,29 @@ typedef struct wsisa__run_input {
   size_t annot_objects;     /* nuclei in the file */
   uint64_t annot_bytes;     /* the file as the run began with it */
   uint32_t annot_crc32;
-} wsisa__run_input;
+} wsisa__study_input;
 
-/* Everything one `wsisa run` knows, from the study to the counts. */
-typedef struct wsisa__study_run {
-  wsisa_study *study;
-  char dir[4096];           /* the results folder (its temporary name while it is made) */
-  char out[4096];           /* the results folder's name */
+/* A study's tiles, as wsisa__study_tiles makes them: every tile, its name,
+ * and the inputs they come from. */
+typedef struct wsisa__tile_set {
   wsisa_tile_ref *tiles;
   char **tile_names;
   size_t ntiles;
-  wsisa_sa_space *space;
-  wsisa_sa_opts sa;
-  wsisa_sa_design *design;
-  size_t nruns;
-  double *params;           /* nruns x 15, canonical order */
-  /* the design's runs: params' first ndesign rows, those of samples.csv,
-   * outputs.csv and the analysis; nruns - ndesign (0 or 1) more follow, the
-   * 15 defaults run to be scored against annotations (wsisa__study_defaults) */
-  size_t ndesign;
-  uint64_t *run_ids;        /* a design read from CSV keeps its run ids; NULL: 0..n-1 */
-  int from_csv;
-  wsisa_reuse_design *plan;
-  wsisa_reuse_buckets *buckets;
-  int workers;              /* StarPU workers over every MPI rank */
-  wsisa_counts *counts;     /* nruns x ntiles */
-  uint8_t *have;            /* nruns x ntiles: counts known */
-  FILE *journal;
-  double t_plan, t_exec, t_start;
-  /* the process's page faults while the units ran (minor: a page first
-   * written or mapped again; major: read from disk) */
-  long faults_minor, faults_major;
-  wsisa_exec_stats stats;
-  uint64_t tasks_no_reuse;
-  uint64_t object_store_bytes; /* a tile's object store at most (rank 0); 0: object reuse off */
-  int object_match;         /* a metric needs the objects matched (object_dice, F1, AJI) */
-  int annotated;            /* inputs.reference: runs are compared with annotations */
-  size_t tiles_left_out;    /* tiles no annotation covers, over every input */
-  wsisa_machine machine;
-  wsisa__run_features *features; /* NULL: no metric needs the feature stage */
-  /* the bucket cost model in force: "tasks", "level_costs" (given) or
-   * "models" (wsisa_estimate_level_costs), and its level costs */
-  const char *cost_source;
-  double level_cost[WSISA_SEG_LEVELS];
-  wsisa_estimate *est;      /* the costs from the models, NULL without them */
-  wsisa__run_estimate estimated;
-  wsisa__run_input *inputs; /* per slide or image, in the study's order */
+  wsisa__study_input *inputs; /* per slide or image, in the study's order */
   size_t ninputs;
-  size_t units_total, units_run; /* (tile x bucket) units, and those run by this process */
-  size_t units_journaled;   /* by this process */
-  int lock_fd;              /* DIR/lock, flock'ed while this process writes DIR; -1 */
-  int created;              /* this process made the results folder */
-  int runtime;              /* StarPU is running */
-  uint64_t baseline_rss;    /* bytes held before the units (run.json) */
-  /* with annotations: the defaults' run, an index in params (the first of
-   * the design with the 15 defaults, else the one added after it; -1: none),
-   * and its value by best.json's metric, for the summary */
-  long defaults_run;
-  double defaults_value;
-  int halo;                 /* target pixels read around each slide tile */
-} wsisa__study_run;
-
-
-/* ---- its tiles (engine/study/tiles.c) ---------------------------------------- */
+  int annotated;              /* inputs.reference: runs are compared with annotations */
+  size_t tiles_left_out;      /* tiles no annotation covers, over every input */
+} wsisa__tile_set;
 
 /* The halo a study's slide tiles are read with: inputs.halo, or with "auto"
- * wsisa_workflow_halo over its runs (nruns rows of params) and the defaults;
- * wsisa__study_halo: over the run's design. */
+ * wsisa_workflow_halo over its runs (nruns rows of params) and the defaults. */
 int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t nruns);
-int wsisa__study_halo(const wsisa__study_run *s);
 
-/* The study's tiles (s->study set): its slides' tile grids (tissue tiles
- * only unless asked) and its images, into s->tiles and s->tile_names. */
-int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e);
+/* The study's tiles: its slides' tile grids (tissue tiles only unless asked)
+ * and its images, into *set (zeroed first). */
+int wsisa__study_tiles(wsisa_study *study, wsisa__tile_set *set, wsisa_err *e);
 /* Free what wsisa__study_tiles made (tiles, their names, the inputs). */
-void wsisa__study_tiles_free(wsisa__study_run *s);
+void wsisa__study_tiles_free(wsisa__tile_set *set);
 
 /* The tiles a study runs, for `wsisa tiles --study`: its slides' grids with
  * inputs.tiles and inputs.reference applied, its images (index -1), each
@@ -438,20 +360,24 @@ int wsisa__study_canonical_rows(const wsisa_study *study, const double *values, 
 int wsisa__study_design_rows(const wsisa_study *study, const char *samples, const char *select,
                              double **rows, size_t *nruns, char *source, size_t cap,
                              wsisa_err *e);
-/* `wsisa run`'s design into s (nruns, params, run_ids; space, sa, design):
+/* `wsisa run`'s design: its rows of the 15 parameters (canonical order) and
+ * where they came from. */
+typedef struct wsisa__run_design {
+  wsisa_sa_space *space;    /* the study's sampler's: its space, options and design */
+  wsisa_sa_opts sa;
+  wsisa_sa_design *design;
+  size_t nruns;
+  double *params;           /* nruns x 15 */
+  uint64_t *run_ids;        /* a design read from CSV keeps its run ids; NULL: 0..n-1 */
+  int from_csv;
+} wsisa__run_design;
+/* `wsisa run`'s design into *out (zeroed first):
  * the study's sampler's, or the design file `samples` (wsisa__design_read:
  * segmentation parameters by their canonical names, the others at the
  * study's values or their defaults; without a header, the study's varying
  * parameters in its order), of at most max_runs runs (0: no cap). */
-int wsisa__study_design_make(wsisa__study_run *s, const char *samples, size_t max_runs,
-                             wsisa_err *e);
-
-/* With annotations, the 15 defaults among the runs, so that best.json
- * scores them beside the best run: s->defaults_run is the first run of the
- * design that has them, else one run added after the design's (nruns =
- * ndesign + 1), which no table the analysis reads holds; -1 without
- * annotations. */
-int wsisa__study_defaults(wsisa__study_run *s, wsisa_err *e);
+int wsisa__study_design_make(wsisa_study *study, const char *samples, size_t max_runs,
+                             wsisa__run_design *out, wsisa_err *e);
 
 /* ---- checked lines: journal.csv, feature_values.csv (engine/study/lines.c) -- */
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/exec/exec.h"
 #include "engine/study/study.h"
 
 /* What a study says to run an input the stain check refuses. */
@@ -14,20 +15,34 @@
 
 /* ---- tiles ----------------------------------------------------------------- */
 
-static int add_tile(wsisa__study_run *s, const wsisa_tile_ref *t, const char *name, wsisa_err *e) {
-  wsisa_tile_ref *nt = realloc(s->tiles, (s->ntiles + 1) * sizeof *nt);
-  if (nt) s->tiles = nt;
-  char **nn = realloc(s->tile_names, (s->ntiles + 1) * sizeof *nn);
-  if (nn) s->tile_names = nn;
-  if (!nt || !nn || !(s->tile_names[s->ntiles] = strdup(name)))
+static const char *const tiles_kind_names[] = {"all", "sample", "list", "regions", "geojson"};
+
+const char *wsisa_study_tiles_kind_name(wsisa_study_tiles_kind kind) {
+  return (unsigned)kind < sizeof tiles_kind_names / sizeof *tiles_kind_names
+             ? tiles_kind_names[kind]
+             : "?";
+}
+
+/* The study and the tiles being made of it. */
+typedef struct tiling {
+  wsisa_study *study;
+  wsisa__tile_set *set;
+} tiling;
+
+static int add_tile(tiling *s, const wsisa_tile_ref *t, const char *name, wsisa_err *e) {
+  wsisa_tile_ref *nt = realloc(s->set->tiles, (s->set->ntiles + 1) * sizeof *nt);
+  if (nt) s->set->tiles = nt;
+  char **nn = realloc(s->set->tile_names, (s->set->ntiles + 1) * sizeof *nn);
+  if (nn) s->set->tile_names = nn;
+  if (!nt || !nn || !(s->set->tile_names[s->set->ntiles] = strdup(name)))
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  s->tiles[s->ntiles++] = *t;
+  s->set->tiles[s->set->ntiles++] = *t;
   return 0;
 }
 
 /* Messages of the slide and grid code name the `wsisa tiles` flags; here the
  * settings come from the study, so its fields are named instead. */
-static int study_field_error(const wsisa__study_run *s, const wsisa_err *inner, wsisa_err *e) {
+static int study_field_error(const tiling *s, const wsisa_err *inner, wsisa_err *e) {
   static const char *const flag[][2] = {
       {"--tile-size ", "inputs.tile_size: "}, {"--overlap ", "inputs.overlap: "},
       {"--level ", "inputs.level: "}, {"--mpp ", "inputs.mpp: "}};
@@ -38,24 +53,24 @@ static int study_field_error(const wsisa__study_run *s, const wsisa_err *inner, 
   return wsisa_error(e, inner->code, "%s", inner->msg);
 }
 
-static int add_input(wsisa__study_run *s, const char *path, wsisa_input_kind kind, const wsisa_scale *scale,
-                     wsisa__run_input **out, wsisa_err *e) {
-  wsisa__run_input *ni = realloc(s->inputs, (s->ninputs + 1) * sizeof *ni);
+static int add_input(tiling *s, const char *path, wsisa_input_kind kind, const wsisa_scale *scale,
+                     wsisa__study_input **out, wsisa_err *e) {
+  wsisa__study_input *ni = realloc(s->set->inputs, (s->set->ninputs + 1) * sizeof *ni);
   if (!ni) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  s->inputs = ni;
-  wsisa__run_input *in = &s->inputs[s->ninputs++];
+  s->set->inputs = ni;
+  wsisa__study_input *in = &s->set->inputs[s->set->ninputs++];
   memset(in, 0, sizeof *in);
   in->path = path;
   in->kind = kind;
   in->scale = *scale;
-  in->first_tile = s->ntiles;
+  in->first_tile = s->set->ntiles;
   *out = in;
   return 0;
 }
 
 /* The stain check's verdict on what input `ri` showed; its warning kept for
  * run.json. */
-static int stain_verdict(wsisa__run_input *ri, wsisa_err *e) {
+static int stain_verdict(wsisa__study_input *ri, wsisa_err *e) {
   char warning[4600];
   int rc = wsisa__stain_verdict(&ri->stain, ri->path, STUDY_STAIN_OVERRIDE, warning,
                                 sizeof warning, e);
@@ -70,7 +85,7 @@ static int stain_verdict(wsisa__run_input *ri, wsisa_err *e) {
  * when the input has none), the file read and checked into *out (refused
  * before any work, naming it), its size and CRC-32 for reference.json. Level
  * 0 of the input is width0 x height0 pixels of `scale`'s MPP. */
-static int input_annotation(wsisa__study_run *s, wsisa__run_input *ri, const wsisa_scale *scale,
+static int input_annotation(tiling *s, wsisa__study_input *ri, const wsisa_scale *scale,
                             int64_t width0, int64_t height0, wsisa_annotation **out,
                             wsisa_err *e) {
   *out = NULL;
@@ -142,14 +157,14 @@ static int input_annotation(wsisa__study_run *s, wsisa__run_input *ri, const wsi
 
 /* Is the tile in the study? Without annotations, every tile is; with them,
  * those the input's annotation covers (the others are counted). */
-static int tile_annotated(wsisa__study_run *s, wsisa__run_input *ri, const wsisa_annotation *a,
+static int tile_annotated(tiling *s, wsisa__study_input *ri, const wsisa_annotation *a,
                           wsisa_tile_ref *ref) {
-  if (!s->annotated) return 1;
+  if (!s->set->annotated) return 1;
   ref->annot = ri->annot;
   if (a && wsisa_annotation_covers(a, &ref->scale, ref->x, ref->y, ref->width, ref->height))
     return 1;
   ri->tiles_left_out++;
-  s->tiles_left_out++;
+  s->set->tiles_left_out++;
   return 0;
 }
 
@@ -232,7 +247,7 @@ static int sample_tiles(const wsisa_grid *g, const uint8_t *candidate, size_t wa
 /* Which of the grid's tiles inputs.tiles takes (without it: every tile, the
  * tissue ones with tissue_only) into take[]; a choice that names a tile or
  * region off the slide is refused, naming the field. */
-static int choose_tiles(wsisa__study_run *s, const char *path,
+static int choose_tiles(tiling *s, const char *path,
                         const wsisa_grid *g, int64_t width0, int64_t height0, uint8_t *take,
                         wsisa_err *e) {
   wsisa_study_inputs *in = &s->study->inputs;
@@ -319,11 +334,11 @@ static int choose_tiles(wsisa__study_run *s, const char *path,
 }
 
 /* Tiles of one slide at the study's resolution, its stain checked first. */
-static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
+static int slide_tiles(tiling *s, const char *path, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
   wsisa_slide *slide = NULL;
   wsisa_grid *g = NULL;
-  wsisa__run_input *ri = NULL;
+  wsisa__study_input *ri = NULL;
   wsisa_scale scale;
   char name[4400];
   int rc = wsisa_slide_open(path, &slide, e);
@@ -345,7 +360,7 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
   wsisa_annotation *annot = NULL;
   uint8_t *take = NULL;
   if (!rc) rc = wsisa_slide_level(slide, 0, &l0, e);
-  if (!rc && s->annotated) rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
+  if (!rc && s->set->annotated) rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
   if (!rc && !(take = malloc(g->ntiles ? g->ntiles : 1)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc) rc = choose_tiles(s, path, g, l0.width, l0.height, take, e);
@@ -377,11 +392,11 @@ static int slide_tiles(wsisa__study_run *s, const char *path, wsisa_err *e) {
 
 /* An image file is one tile, taken as it is or, with inputs.slide_mpp, resampled
  * to the study's resolution. */
-static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
+static int image_tile(tiling *s, const char *path, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
   wsisa_image *img = NULL;
   wsisa_scale scale;
-  wsisa__run_input *ri = NULL;
+  wsisa__study_input *ri = NULL;
   int rc = wsisa_image_read_scaled(path, in->slide_mpp, in->mpp, &img, &scale, e);
   if (rc) wsisa_error_where(e, rc, path);
   if (!rc) rc = add_input(s, path, WSISA_INPUT_IMAGE, &scale, &ri, e);
@@ -391,7 +406,7 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
     rc = stain_verdict(ri, e);
   }
   wsisa_annotation *annot = NULL;
-  if (!rc && s->annotated)
+  if (!rc && s->set->annotated)
     rc = input_annotation(s, ri, &scale, scale.level_width, scale.level_height, &annot, e);
   if (!rc) {
     double step = wsisa_scale_step(&scale);
@@ -408,10 +423,12 @@ static int image_tile(wsisa__study_run *s, const char *path, wsisa_err *e) {
   return rc;
 }
 
-int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
+int wsisa__study_tiles(wsisa_study *study, wsisa__tile_set *set, wsisa_err *e) {
+  memset(set, 0, sizeof *set);
+  tiling t = {study, set}, *s = &t;
   const wsisa_study_inputs *in = &s->study->inputs;
   int rc = 0;
-  s->annotated = in->nreferences > 0;
+  s->set->annotated = in->nreferences > 0;
   for (size_t i = 0; i < in->nslides && !rc; i++) rc = slide_tiles(s, in->slides[i], e);
   for (size_t i = 0; i < in->nimages && !rc; i++) rc = image_tile(s, in->images[i], e);
   /* a label image or mask covers a tile only whole: one smaller than its
@@ -419,40 +436,38 @@ int wsisa__study_tiles(wsisa__study_run *s, wsisa_err *e) {
   int images_only = 1;
   for (size_t i = 0; i < in->nreferences; i++)
     images_only &= in->references[i].kind != WSISA_ANNOT_GEOJSON;
-  if (!rc && s->ntiles == 0 && s->annotated && images_only)
+  if (!rc && s->set->ntiles == 0 && s->set->annotated && images_only)
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "%s: inputs.reference: no tile is annotated (%zu tiles, none covered "
                      "whole by a label image or mask: is each the size of its input, at its "
                      "downsample?)",
-                     s->study->path, s->tiles_left_out);
-  else if (!rc && s->ntiles == 0 && s->annotated)
+                     s->study->path, s->set->tiles_left_out);
+  else if (!rc && s->set->ntiles == 0 && s->set->annotated)
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "%s: inputs.reference: no tile is annotated (%zu tiles, none covered by "
                      "an annotation: are its coordinates level-0 pixels of the slide?)",
-                     s->study->path, s->tiles_left_out);
-  else if (!rc && s->ntiles == 0)
+                     s->study->path, s->set->tiles_left_out);
+  else if (!rc && s->set->ntiles == 0)
     rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs: no tile to segment (no tissue found?)",
                      s->study->path);
-  if (!rc && s->annotated)
-    wsisa_log(WSISA_LOG_INFO, "run", "annotations cover %zu tiles; %zu left out", s->ntiles,
-              s->tiles_left_out);
+  if (!rc && s->set->annotated)
+    wsisa_log(WSISA_LOG_INFO, "run", "annotations cover %zu tiles; %zu left out", s->set->ntiles,
+              s->set->tiles_left_out);
   return rc;
 }
 
 int wsisa_study_tiles_list(wsisa_study *study, wsisa_study_tile **out, size_t *n, wsisa_err *e) {
   *out = NULL;
   *n = 0;
-  wsisa__study_run s;
-  memset(&s, 0, sizeof s);
-  s.study = study;
-  int rc = wsisa__study_tiles(&s, e);
-  wsisa_study_tile *list = rc ? NULL : calloc(s.ntiles ? s.ntiles : 1, sizeof *list);
+  wsisa__tile_set set;
+  int rc = wsisa__study_tiles(study, &set, e);
+  wsisa_study_tile *list = rc ? NULL : calloc(set.ntiles ? set.ntiles : 1, sizeof *list);
   if (!rc && !list) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
   const int stride = study->inputs.tile_size - study->inputs.overlap;
-  for (size_t i = 0; !rc && i < s.ninputs; i++) {
-    const wsisa__run_input *ri = &s.inputs[i];
+  for (size_t i = 0; !rc && i < set.ninputs; i++) {
+    const wsisa__study_input *ri = &set.inputs[i];
     for (size_t k = 0; k < ri->ntiles; k++) {
-      const wsisa_tile_ref *t = &s.tiles[ri->first_tile + k];
+      const wsisa_tile_ref *t = &set.tiles[ri->first_tile + k];
       const int slide = ri->kind == WSISA_INPUT_SLIDE;
       list[ri->first_tile + k] =
           (wsisa_study_tile){.input = ri->path,
@@ -464,9 +479,9 @@ int wsisa_study_tiles_list(wsisa_study *study, wsisa_study_tile **out, size_t *n
   }
   if (!rc) {
     *out = list;
-    *n = s.ntiles;
+    *n = set.ntiles;
   }
-  wsisa__study_tiles_free(&s);
+  wsisa__study_tiles_free(&set);
   return rc;
 }
 
@@ -475,11 +490,7 @@ int wsisa__study_halo_for(const wsisa_study *study, const double *params, size_t
   return wsisa_workflow_halo_at(params, nruns, study->inputs.mpp);
 }
 
-int wsisa__study_halo(const wsisa__study_run *s) {
-  return wsisa__study_halo_for(s->study, s->params, s->nruns);
-}
-
-void wsisa__study_tiles_free(wsisa__study_run *s) {
+void wsisa__study_tiles_free(wsisa__tile_set *s) {
   for (size_t i = 0; i < s->ntiles; i++) free(s->tile_names[i]);
   free(s->tile_names);
   free(s->tiles);

@@ -1,7 +1,8 @@
 /* engine/workflow: the segmentation workflow of docs/workflow.md as StarPU
  * task graphs (the tile stage, the seven reuse-level tasks, the measure
- * against the reference, the feature stage), the segmentation's parameters,
- * the reuse-level task keys, and the stain check of a slide or image. The
+ * against the reference, the feature stage), the tile they run on, the
+ * segmentation's parameters, the reuse-level task keys, and the stain check
+ * of a slide or image. The
  * lowest room of engine/: it uses codelets/, io/, sa/, reuse/ and core/. */
 #ifndef WSISA_ENGINE_WORKFLOW_H
 #define WSISA_ENGINE_WORKFLOW_H
@@ -266,6 +267,31 @@ int wsisa_workflow_rows_compute(const wsisa_tile_data *tile, starpu_data_handle_
  * *rows (malloc'd, NULL when there is no nucleus) holds *n rows. */
 int wsisa_workflow_features_compute(const wsisa_tile_data *tile, starpu_data_handle_t mask,
                                     double **rows, size_t *n, wsisa_err *e);
+
+/* ---- a tile ----------------------------------------------------------------- */
+
+/* One tile of the study, as every rank reads it: a rectangle of a slide at
+ * the study's target resolution, or a whole image file (resampled when the
+ * study gives its MPP). Plain data, sent whole to MPI ranks. */
+typedef struct wsisa_tile_ref {
+  const char *path;
+  wsisa_input_kind kind; /* which backend of io/ reads it */
+  /* how the slide or image is read: level, factor, MPP (wsisa_scale_choose,
+   * wsisa_scale_for_image) */
+  wsisa_scale scale;
+  int64_t x, y;       /* origin in target pixels (0, 0 for an image) */
+  int width, height;  /* in target pixels */
+  wsisa_rect level0;  /* the same rectangle in level-0 pixels of the slide or image */
+  /* the reference: NULL, the segmentation with the default parameters; else
+   * the annotation of the tile's slide (io/annotation.c), rasterised onto the
+   * tile (the tile is annotated: the study runs no other) */
+  const wsisa_annot_spec *annot;
+  /* colour normalization: has_stats, with the slide's statistics (masked_stats'
+   * WSISA_STATS_N doubles over its tissue, wsisa_slide_stats); 0, each tile's
+   * own (the papers' behaviour) */
+  int has_stats;
+  double stats[WSISA_STATS_N];
+} wsisa_tile_ref;
 
 /* ---- the task keys ---------------------------------------------------------- */
 

@@ -31,7 +31,7 @@ static const wsisa_sa_param *param(const wsisa_study *s, const char *name) {
   return &s->space->params[at];
 }
 
-Test(io_study, design_example) {
+Test(engine_study, design_example) {
   wsisa_study *s = NULL;
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_study_parse(design_example, "study.json", &s, &e), 0, "%s", e.msg);
@@ -74,7 +74,7 @@ Test(io_study, design_example) {
   wsisa_study_free(s);
 }
 
-Test(io_study, segmentation_defaults) {
+Test(engine_study, segmentation_defaults) {
   wsisa_study *s = NULL;
   const char *text = "{\"inputs\": {\"images\": [\"a.png\", \"b.TIFF\"]}, \"method\": \"vbd\","
                      " \"parameters\": {\"G2\": {}, \"max_size\": {\"range\": [900, 1000]},"
@@ -107,7 +107,7 @@ Test(io_study, segmentation_defaults) {
 
 /* Every parameter fixed: one run of the fixed values, scored against the
  * annotations, whatever the method (there is nothing to vary). */
-Test(io_study, every_parameter_fixed_is_one_run) {
+Test(engine_study, every_parameter_fixed_is_one_run) {
   wsisa_study *s = NULL;
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_study_parse("{\"inputs\": {\"images\": [\"a.png\"]}, \"parameters\": "
@@ -127,7 +127,7 @@ Test(io_study, every_parameter_fixed_is_one_run) {
   wsisa_study_free(s);
 }
 
-Test(io_study, pure_sa_study) {
+Test(engine_study, pure_sa_study) {
   wsisa_study *s = NULL;
   const char *text =
       "{\"parameters\": {\"alpha\": {\"range\": [0, 2]}, \"n\": {\"range\": [1, 9], "
@@ -161,7 +161,7 @@ static char *resolved(const char *text) {
   return json;
 }
 
-Test(io_study, resolved_study_round_trips) {
+Test(engine_study, resolved_study_round_trips) {
   const char *studies[] = {
       design_example,
       "{\"parameters\": {\"x\": {\"range\": [0.1, 0.7], \"step\": 0.1}, \"y\": {\"range\": "
@@ -244,7 +244,7 @@ Test(io_study, resolved_study_round_trips) {
   free(text);
 }
 
-Test(io_study, example_studies_load) {
+Test(engine_study, example_studies_load) {
   const char *files[] = {"tests/studies/moat_segmentation.json",
                          "tests/studies/vbd_segmentation.json", "tests/studies/ishigami.json",
                          "tests/studies/two_phase_segmentation.json"};
@@ -260,7 +260,7 @@ Test(io_study, example_studies_load) {
   cr_expect(strstr(e.msg, "/no/such/study.json: cannot open"), "%s", e.msg);
 }
 
-Test(io_study, memory_sizes) {
+Test(engine_study, memory_sizes) {
   uint64_t b;
   cr_expect_eq(wsisa_study_parse_bytes("4G", &b), 0);
   cr_expect_eq(b, 4ull << 30);
@@ -449,7 +449,7 @@ static const struct {
      "s.json: inputs.slide_mpp: -0.25 is outside 0.01..100 um/pixel"},
 };
 
-Test(io_study, bad_fields_name_file_and_path) {
+Test(engine_study, bad_fields_name_file_and_path) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     wsisa_study *s = NULL;
     wsisa_err e = WSISA_ERR_INIT;
@@ -460,7 +460,7 @@ Test(io_study, bad_fields_name_file_and_path) {
   }
 }
 
-Test(io_study, two_phase_designs) {
+Test(engine_study, two_phase_designs) {
   wsisa_study *s = NULL;
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_study_load(tu_src("tests/studies/two_phase_segmentation.json"), &s, &e), 0,
@@ -499,7 +499,7 @@ Test(io_study, two_phase_designs) {
 
 /* The design's size computed from the knobs counts a group once, as the
  * design made: G + 1 runs a trajectory, G + 2 a base sample (phase 2 too). */
-Test(io_study, design_size_counts_groups_once) {
+Test(engine_study, design_size_counts_groups_once) {
   const char *text =
       "{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 1]}, \"c\": "
       "{\"range\": [0, 1]}, \"d\": {\"dist\": \"truncnorm\", \"bounds\": [0, 1, 0.5, 1]}}, "

@@ -1,5 +1,6 @@
-/* `wsisa sample` and `wsisa analyze` end to end: designs on disk, indices of a
- * known function, missing outputs, the two phases, and no partial output. */
+/* `wsisa analyze` on designs made elsewhere: another tool's MOAT and VBD
+ * designs, SALib-shaped designs and problems without a study, groups and
+ * distributions, SALib's own files and numpy's text. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -12,284 +13,10 @@
 #include "io/csv.h"
 #include "tests/testutil.h"
 
-static char *run_ok(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *run_ok(const char *fmt, ...) {
-  char args[8192];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  char *out = NULL, *err = NULL;
-  int status = tu_run(args, &out, &err);
-  cr_assert_eq(status, 0, "wsisa %s: exit %d: %s", args, status, err ? err : "");
-  free(err);
-  return out;
-}
-
-/* Evaluate f on every row of a samples file and write run_id,<name>. */
-static void write_outputs(const char *samples, const char *outputs, const char *name,
-                          double (*f)(const wsisa_csv *, size_t)) {
-  wsisa_csv *c = NULL;
-  wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_csv_read(samples, &c, &e), 0, "%s", e.msg);
-  FILE *out = fopen(outputs, "w");
-  cr_assert_not_null(out);
-  fprintf(out, "run_id,%s\n", name);
-  for (size_t r = 0; r < c->nrows; r++) {
-    double y = f(c, r);
-    if (isnan(y))
-      fprintf(out, "%s,\n", wsisa_csv_cell(c, r, 0));
-    else
-      fprintf(out, "%s,%.17g\n", wsisa_csv_cell(c, r, 0), y);
-  }
-  fclose(out);
-  wsisa_csv_free(c);
-}
-
-static double col(const wsisa_csv *c, size_t row, const char *name) {
-  double v;
-  long at = wsisa_csv_column(c, name);
-  cr_assert_geq(at, 0, "no column %s", name);
-  cr_assert_eq(wsisa_csv_number(c, row, (size_t)at, &v, NULL), 0);
-  return v;
-}
-
-/* One statistic of indices.csv. */
-static double index_of(const char *dir, const char *output, const char *param, const char *stat) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/indices.csv", dir);
-  wsisa_csv *c = NULL;
-  wsisa_err e = WSISA_ERR_INIT;
-  cr_assert_eq(wsisa_csv_read_table(path, "output", &c, &e), 0, "%s", e.msg);
-  double v = NAN;
-  for (size_t r = 0; r < c->nrows; r++)
-    if (strcmp(wsisa_csv_cell(c, r, 0), output) == 0 && strcmp(wsisa_csv_cell(c, r, 1), param) == 0)
-      v = col(c, r, stat);
-  wsisa_csv_free(c);
-  return v;
-}
-
-static json_t *load_json(const char *dir) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/indices.json", dir);
-  json_error_t err;
-  json_t *j = json_load_file(path, 0, &err);
-  cr_assert_not_null(j, "%s: %s", path, err.text);
-  return j;
-}
-
-Test(sa_cli, sample_writes_a_reproducible_design) {
-  const char *dir = tu_tmpdir("sample");
-  char *out = run_ok("sample --study %s -o %s/a.csv", tu_src("tests/studies/moat_segmentation.json"),
-                     dir);
-  cr_expect(strstr(out, "160 runs, 15 parameters (15 varying, 0 fixed), sampler halton, seed 1"),
-            "%s", out);
-  free(out);
-  free(run_ok("sample --study %s -o %s/b.csv", tu_src("tests/studies/moat_segmentation.json"), dir));
-  char a[4200], b[4200];
-  snprintf(a, sizeof a, "%s/a.csv", dir);
-  snprintf(b, sizeof b, "%s/b.csv", dir);
-  char *ta = tu_slurp(a, NULL), *tb = tu_slurp(b, NULL);
-  cr_assert(ta && tb);
-  cr_expect_str_eq(ta, tb, "the same study gives the same design");
-  cr_expect_eq(strncmp(ta,
-                       "run_id,B,G,R,T1,T2,G1,G2,min_size,max_size,min_size_pl,min_size_seg,"
-                       "max_size_seg,fill_holes_conn,recon_conn,watershed_conn\n",
-                       120),
-               0, "%.200s", ta);
-  wsisa_csv *c = NULL;
-  cr_assert_eq(wsisa_csv_read(a, &c, NULL), 0);
-  cr_expect_eq(c->nrows, 160);
-  cr_expect_eq(c->ncols, 16);
-  for (size_t r = 0; r < c->nrows; r++) {
-    double g1 = col(c, r, "G1"), fh = col(c, r, "fill_holes_conn");
-    cr_expect(g1 == 5 || g1 == 30 || g1 == 55 || g1 == 80, "G1 %g on the 4-level grid", g1);
-    cr_expect(fh == 4 || fh == 8);
-  }
-  wsisa_csv_free(c);
-  free(ta);
-  free(tb);
-}
-
-static double ishigami(const wsisa_csv *c, size_t r) {
-  double x1 = col(c, r, "x1"), x2 = col(c, r, "x2"), x3 = col(c, r, "x3");
-  return sin(x1) + 7 * sin(x2) * sin(x2) + 0.1 * pow(x3, 4) * sin(x1);
-}
-
-Test(sa_cli, analyze_ishigami) {
-  const char *dir = tu_tmpdir("ishigami");
-  const char *study = tu_src("tests/studies/ishigami.json");
-  char samples[4200], outputs[4200], res[4200];
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
-  free(run_ok("sample --study %s -o %s", study, samples));
-  write_outputs(samples, outputs, "f", ishigami);
-  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
-                     outputs, res);
-  cr_expect(strstr(out, "f: VBD, 4096 base samples"), "%s", out);
-  free(out);
-  /* N = 4096 Sobol' base samples: errors are a few thousandths (test_sa_vbd). */
-  const char *names[3] = {"x1", "x2", "x3"};
-  const double s1[3] = {0.3139, 0.4424, 0}, st[3] = {0.5576, 0.4424, 0.2437};
-  for (int i = 0; i < 3; i++) {
-    double v = index_of(res, "f", names[i], "S1"), t = index_of(res, "f", names[i], "ST");
-    cr_expect(fabs(v - s1[i]) < 0.02, "S1 %s %g", names[i], v);
-    cr_expect(fabs(t - st[i]) < 0.02, "ST %s %g", names[i], t);
-    cr_expect_lt(index_of(res, "f", names[i], "ST_lo"), t);
-  }
-  json_t *j = load_json(res);
-  cr_expect_str_eq(json_string_value(json_object_get(j, "method")), "vbd");
-  json_t *s13 = json_array_get(json_object_get(json_object_get(json_object_get(j, "results"), "f"),
-                                               "second_order"),
-                               1);
-  cr_expect_str_eq(json_string_value(json_array_get(json_object_get(s13, "parameters"), 1)), "x3");
-  cr_expect(fabs(json_number_value(json_object_get(s13, "S2")) - 0.2437) < 0.04);
-  json_decref(j);
-  char svg[4300];
-  snprintf(svg, sizeof svg, "%s/f_vbd.svg", res);
-  char *plot = tu_slurp(svg, NULL);
-  cr_assert_not_null(plot, "no %s", svg);
-  cr_expect(strstr(plot, "<svg") && strstr(plot, "S1 (first order)") && strstr(plot, "<path d=\"M"),
-            "bars with whiskers");
-  free(plot);
-}
-
-static double linear(const wsisa_csv *c, size_t r) {
-  /* Run 1 (inside trajectory 0) has no output. */
-  return r == 1 ? NAN : 3 * col(c, r, "a") - 0.5 * col(c, r, "b");
-}
-
-Test(sa_cli, moat_drops_only_effects_touching_missing_outputs) {
-  const char *dir = tu_tmpdir("moat");
-  const char *study = tu_src("tests/studies/tiny_moat.json");
-  const char *samples = tu_src("tests/studies/tiny_moat_samples.csv");
-  char outputs[4200], res[4200];
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
-  write_outputs(samples, outputs, "y", linear);
-  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
-                     outputs, res);
-  cr_expect(strstr(out, "y: 1 run with a missing or non-finite output: 1"), "%s", out);
-  cr_expect(strstr(out, "y: dropped 2 of 4 elementary effects that touch those runs"), "%s", out);
-  free(out);
-  json_t *j = load_json(res);
-  json_t *y = json_object_get(json_object_get(j, "results"), "y");
-  cr_expect_eq(json_integer_value(json_object_get(y, "dropped_effects")), 2);
-  cr_expect_eq(json_integer_value(json_array_get(json_object_get(y, "missing_runs"), 0)), 1);
-  json_decref(j);
-  cr_expect_float_eq(index_of(res, "y", "a", "mu_param"), 3, 1e-9);
-  cr_expect_float_eq(index_of(res, "y", "b", "mu_star_param"), 0.5, 1e-9);
-  cr_expect_float_eq(index_of(res, "y", "a", "effects"), 1, 0, "one effect of a is left");
-}
-
-static double missing_two(const wsisa_csv *c, size_t r) {
-  return r == 5 || r == 9 ? NAN : col(c, r, "a") + col(c, r, "b");
-}
-
-Test(sa_cli, vbd_refuses_missing_outputs_and_writes_nothing) {
-  const char *dir = tu_tmpdir("vbd");
-  const char *study = tu_src("tests/studies/tiny_vbd.json");
-  const char *samples = tu_src("tests/studies/tiny_vbd_samples.csv");
-  char outputs[4200], res[4200], args[12000];
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
-  write_outputs(samples, outputs, "y", missing_two);
-  snprintf(args, sizeof args, "analyze --study %s --samples %s --outputs %s -o %s", study,
-           samples, outputs, res);
-  char *out = NULL, *err = NULL;
-  cr_expect_eq(tu_run(args, &out, &err), 1);
-  cr_expect(strstr(err, "'y' is missing or not finite for runs 5, 9"), "%s", err);
-  cr_expect_str_empty(out);
-  free(out);
-  free(err);
-  DIR *d = opendir(res);
-  size_t files = 0;
-  for (struct dirent *ent; d && (ent = readdir(d));) files += ent->d_name[0] != '.';
-  if (d) closedir(d);
-  cr_expect_null(d, "a refused analysis creates no directory and no file");
-  cr_expect_eq(files, 0);
-  out = run_ok("%s --drop-missing", args);
-  cr_expect(strstr(out, "y: dropped 2 of 4 base samples"), "%s", out);
-  free(out);
-  json_t *j = load_json(res);
-  json_t *y = json_object_get(json_object_get(j, "results"), "y");
-  cr_expect_eq(json_integer_value(json_object_get(y, "base_samples")), 2);
-  json_decref(j);
-}
-
-static double screening(const wsisa_csv *c, size_t r) {
-  return 0.9 - 0.004 * (80 - col(c, r, "G1")) - 0.003 * col(c, r, "G2") +
-         0.0001 * col(c, r, "T1");
-}
-
-Test(sa_cli, two_phase_study) {
-  const char *dir = tu_tmpdir("two");
-  const char *study = tu_src("tests/studies/two_phase_segmentation.json");
-  char p1[4200], y1[4200], r1[4200], p2[4200], y2[4200], r2[4200];
-  snprintf(p1, sizeof p1, "%s/p1.csv", dir);
-  snprintf(y1, sizeof y1, "%s/y1.csv", dir);
-  snprintf(r1, sizeof r1, "%s/r1", dir);
-  snprintf(p2, sizeof p2, "%s/p2.csv", dir);
-  snprintf(y2, sizeof y2, "%s/y2.csv", dir);
-  snprintf(r2, sizeof r2, "%s/r2", dir);
-  char *out = run_ok("sample --study %s -o %s", study, p1);
-  cr_expect(strstr(out, "320 runs") && strstr(out, "Campolongo"), "%s", out);
-  free(out);
-  write_outputs(p1, y1, "dice", screening);
-  out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, p1, y1, r1);
-  cr_expect(strstr(out, "go to phase 2 (VBD)") && strstr(out, "--select G1,G2,"), "%s", out);
-  free(out);
-  json_t *j = load_json(r1);
-  json_t *sel = json_object_get(j, "selected");
-  cr_expect_eq(json_array_size(sel), 8);
-  cr_expect_str_eq(json_string_value(json_array_get(sel, 0)), "G1");
-  cr_expect_str_eq(json_string_value(json_array_get(sel, 1)), "G2");
-  cr_expect_str_eq(json_string_value(json_array_get(sel, 2)), "T1");
-  json_decref(j);
-  out = run_ok("sample --study %s --select G1,G2,T1 -o %s", study, p2);
-  cr_expect(strstr(out, "1280 runs, 15 parameters (3 varying, 12 fixed)"), "%s", out);
-  free(out);
-  write_outputs(p2, y2, "dice", screening);
-  free(run_ok("analyze --study %s --select G1,G2,T1 --samples %s --outputs %s -o %s", study, p2,
-              y2, r2));
-  j = load_json(r2);
-  cr_expect_str_eq(json_string_value(json_object_get(j, "method")), "vbd");
-  cr_expect_eq(json_integer_value(json_object_get(j, "two_phase_phase")), 2);
-  json_decref(j);
-  /* Additive model: first-order indices hold nearly all the variance. */
-  double g1 = index_of(r2, "dice", "G1", "S1"), g2 = index_of(r2, "dice", "G2", "S1");
-  cr_expect(g1 > g2 && g1 + g2 > 0.9, "S1 G1 %g G2 %g", g1, g2);
-}
-
-Test(sa_cli, correlation_study) {
-  const char *dir = tu_tmpdir("corr");
-  char study[4200], samples[4200], outputs[4200], res[4200];
-  snprintf(study, sizeof study, "%s/study.json", dir);
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
-  FILE *f = fopen(study, "w");
-  fputs("{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 10], \"step\": 1}},"
-        " \"method\": {\"name\": \"correlation\", \"samples\": 500}}",
-        f);
-  fclose(f);
-  free(run_ok("sample --study %s -o %s", study, samples));
-  write_outputs(samples, outputs, "y", linear);
-  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
-                     outputs, res);
-  cr_expect(strstr(out, "y: correlations over 499 runs"), "%s", out);
-  free(out);
-  /* y = 3a - b/2 exactly: the partial correlations are +-1. */
-  cr_expect_float_eq(index_of(res, "y", "a", "pcc"), 1, 1e-9);
-  cr_expect_float_eq(index_of(res, "y", "b", "pcc"), -1, 1e-9);
-  cr_expect_lt(index_of(res, "y", "b", "spearman"), -0.5);
-}
-
 /* ---- designs made elsewhere ------------------------------------------------ */
 
 static double linear_all(const wsisa_csv *c, size_t r) {
-  return 3 * col(c, r, "a") - 0.5 * col(c, r, "b");
+  return 3 * tu_csv_col(c, r, "a") - 0.5 * tu_csv_col(c, r, "b");
 }
 
 /* A small generator of the test's own, unrelated to wsisa's samplers. */
@@ -321,7 +48,7 @@ static void write_study(const char *path, const char *text) {
 /* Saltelli's layout built here from random A and B (first order: A, AB_1..3,
  * B per base sample), run ids from 1 as other tools number them: detected as
  * a VBD design, and the Ishigami indices come out. */
-Test(sa_cli, foreign_vbd_design) {
+Test(cli_sa_foreign, foreign_vbd_design) {
   const char *dir = tu_tmpdir("foreign_vbd");
   const char *study = tu_src("tests/studies/ishigami.json"); /* asks for second order */
   char samples[4200], outputs[4200], res[4200];
@@ -347,8 +74,8 @@ Test(sa_cli, foreign_vbd_design) {
   }
   write_rows(samples, "run_id,x1,x2,x3", rows, n * g, k, 1);
   free(rows);
-  write_outputs(samples, outputs, "f", ishigami);
-  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
+  tu_write_outputs(samples, outputs, "f", tu_ishigami);
+  char *out = tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
                      outputs, res);
   cr_expect(strstr(out, "analysed as a vbd design made elsewhere: 4000 base samples in "
                         "Saltelli's layout (first order)"),
@@ -358,10 +85,10 @@ Test(sa_cli, foreign_vbd_design) {
   const char *names[3] = {"x1", "x2", "x3"};
   const double s1[3] = {0.3139, 0.4424, 0}, st[3] = {0.5576, 0.4424, 0.2437};
   for (int i = 0; i < 3; i++) {
-    cr_expect(fabs(index_of(res, "f", names[i], "S1") - s1[i]) < 0.06, "S1 %s", names[i]);
-    cr_expect(fabs(index_of(res, "f", names[i], "ST") - st[i]) < 0.06, "ST %s", names[i]);
+    cr_expect(fabs(tu_index_of(res, "f", names[i], "S1") - s1[i]) < 0.06, "S1 %s", names[i]);
+    cr_expect(fabs(tu_index_of(res, "f", names[i], "ST") - st[i]) < 0.06, "ST %s", names[i]);
   }
-  json_t *j = load_json(res);
+  json_t *j = tu_indices_json(res);
   cr_expect_str_eq(json_string_value(json_object_get(j, "design")), "made elsewhere");
   json_decref(j);
 }
@@ -370,7 +97,7 @@ Test(sa_cli, foreign_vbd_design) {
  * level) for y = 3a - b/2 + 0c: detected as MOAT; the effects in parameter
  * units are the coefficients exactly. The same rows shuffled are refused
  * with the layout MOAT wants. */
-Test(sa_cli, foreign_moat_design) {
+Test(cli_sa_foreign, foreign_moat_design) {
   const char *dir = tu_tmpdir("foreign_moat");
   char study[4200], samples[4200], shuffled[4200], outputs[4200], res[4200];
   snprintf(study, sizeof study, "%s/study.json", dir);
@@ -408,16 +135,16 @@ Test(sa_cli, foreign_moat_design) {
   memcpy(rows + 2 * k, tmp, sizeof tmp);
   write_rows(shuffled, "run_id,a,b,c", rows, r * (k + 1), k, 0);
   free(rows);
-  write_outputs(samples, outputs, "y", linear_all);
-  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
+  tu_write_outputs(samples, outputs, "y", linear_all);
+  char *out = tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
                      outputs, res);
   cr_expect(strstr(out, "analysed as a moat design made elsewhere: 7 trajectories of 4 runs"),
             "%s", out);
   free(out);
-  cr_expect_float_eq(index_of(res, "y", "a", "mu_param"), 3, 1e-9);
-  cr_expect_float_eq(index_of(res, "y", "b", "mu_param"), -0.5, 1e-9);
-  cr_expect_float_eq(index_of(res, "y", "c", "mu_star"), 0, 1e-12);
-  cr_expect_float_eq(index_of(res, "y", "a", "effects"), 7, 0);
+  cr_expect_float_eq(tu_index_of(res, "y", "a", "mu_param"), 3, 1e-9);
+  cr_expect_float_eq(tu_index_of(res, "y", "b", "mu_param"), -0.5, 1e-9);
+  cr_expect_float_eq(tu_index_of(res, "y", "c", "mu_star"), 0, 1e-12);
+  cr_expect_float_eq(tu_index_of(res, "y", "a", "effects"), 7, 0);
 
   char args[16000], *err = NULL;
   snprintf(args, sizeof args, "analyze --study %s --samples %s --outputs %s -o %s/r2", study,
@@ -434,7 +161,7 @@ Test(sa_cli, foreign_moat_design) {
 /* A correlation study takes any design: here the MOAT rows above would do,
  * and so does a plain table of random rows. A VBD study refuses the same
  * table, saying which layout it wants. */
-Test(sa_cli, foreign_any_design_for_correlation_not_vbd) {
+Test(cli_sa_foreign, foreign_any_design_for_correlation_not_vbd) {
   const char *dir = tu_tmpdir("foreign_corr");
   char corr[4200], vbd[4200], samples[4200], outputs[4200], res[4200];
   snprintf(corr, sizeof corr, "%s/corr.json", dir);
@@ -456,12 +183,12 @@ Test(sa_cli, foreign_any_design_for_correlation_not_vbd) {
   for (size_t r = 0; r < n; r++) rows[2 * r] = lcg(&s), rows[2 * r + 1] = floor(lcg(&s) * 11);
   write_rows(samples, "run_id,a,b", rows, n, 2, 0);
   free(rows);
-  write_outputs(samples, outputs, "y", linear_all);
-  char *out = run_ok("analyze --study %s --samples %s --outputs %s -o %s", corr, samples, outputs,
+  tu_write_outputs(samples, outputs, "y", linear_all);
+  char *out = tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", corr, samples, outputs,
                      res);
   cr_expect(strstr(out, "analysed as a correlation design made elsewhere: 200 runs"), "%s", out);
   free(out);
-  cr_expect_float_eq(index_of(res, "y", "a", "pcc"), 1, 1e-9);
+  cr_expect_float_eq(tu_index_of(res, "y", "a", "pcc"), 1, 1e-9);
 
   char args[16000], *err = NULL;
   snprintf(args, sizeof args, "analyze --study %s --samples %s --outputs %s -o %s/r2", vbd,
@@ -476,7 +203,7 @@ Test(sa_cli, foreign_any_design_for_correlation_not_vbd) {
 /* A 6-level MOAT design analysed under a study that asks for 4 levels: the
  * numbers use the design's own steps, and so does indices.json's
  * `conventions` (levels 6, Delta = 6 / (2 * 5) = 0.6), not the study's. */
-Test(sa_cli, conventions_describe_the_design_analysed) {
+Test(cli_sa_foreign, conventions_describe_the_design_analysed) {
   const char *dir = tu_tmpdir("conventions");
   char six[4200], four[4200], samples[4200], outputs[4200], res[4200];
   snprintf(six, sizeof six, "%s/six.json", dir);
@@ -492,15 +219,15 @@ Test(sa_cli, conventions_describe_the_design_analysed) {
   snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6, "
            "\"levels\": 4}}", params);
   write_study(four, text);
-  free(run_ok("sample --study %s -o %s", six, samples));
-  write_outputs(samples, outputs, "y", linear_all);
-  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s", four, samples, outputs, res));
-  json_t *j = load_json(res);
+  free(tu_run_ok("sample --study %s -o %s", six, samples));
+  tu_write_outputs(samples, outputs, "y", linear_all);
+  free(tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", four, samples, outputs, res));
+  json_t *j = tu_indices_json(res);
   json_t *conv = json_object_get(j, "conventions");
   cr_expect_eq(json_integer_value(json_object_get(conv, "levels")), 6);
   cr_expect_float_eq(json_number_value(json_object_get(conv, "delta")), 0.6, 1e-12);
   json_decref(j);
-  cr_expect_float_eq(index_of(res, "y", "a", "mu"), 3, 1e-9, "grid units: the 6-level step");
+  cr_expect_float_eq(tu_index_of(res, "y", "a", "mu"), 3, 1e-9, "grid units: the 6-level step");
 }
 
 /* The expected indices of a method in tests/golden/salib/expected.json (made
@@ -515,7 +242,7 @@ static void expect_golden(const char *res, const char *method, const char *const
   for (size_t s = 0; s < nstats; s++)
     for (size_t i = 0; i < 3; i++) {
       double want = json_number_value(json_array_get(json_object_get(m, stats[s]), i));
-      double got = index_of(res, output, names[i], stats[s]);
+      double got = tu_index_of(res, output, names[i], stats[s]);
       cr_expect(fabs(got - want) <= 1e-8 * fmax(1, fabs(want)), "%s %s %s: %.17g, numpy %.17g",
                 method, stats[s], names[i], got, want);
     }
@@ -529,7 +256,7 @@ static void expect_golden(const char *res, const char *method, const char *const
  * numpy's "# " header with a column that is no parameter (ignored, with a
  * warning). The indices are numpy's to 1e-8; x3's PCC of an output exactly
  * linear in x1 and x2 is an empty cell and a warning. */
-Test(sa_cli, analyze_salib_shaped_design_without_study) {
+Test(cli_sa_foreign, analyze_salib_shaped_design_without_study) {
   const char *dir = tu_tmpdir("salib_shaped");
   char problem[4200], x[4200], y[4200], res[4200];
   snprintf(problem, sizeof problem, "%s", tu_src("tests/golden/salib/problem.json"));
@@ -541,7 +268,7 @@ Test(sa_cli, analyze_salib_shaped_design_without_study) {
     snprintf(name, sizeof name, "tests/golden/salib/%s_Y.csv", methods[m][1]);
     snprintf(y, sizeof y, "%s", tu_src(name));
     snprintf(res, sizeof res, "%s/%s", dir, methods[m][0]);
-    char *out = run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s",
+    char *out = tu_run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s",
                        problem, methods[m][0], x, y, res);
     if (m == 2) {
       cr_expect(strstr(out, "warning: ") && strstr(out, "column 'label' is no parameter of"),
@@ -551,7 +278,7 @@ Test(sa_cli, analyze_salib_shaped_design_without_study) {
                 "%s", out);
     }
     free(out);
-    json_t *j = load_json(res);
+    json_t *j = tu_indices_json(res);
     cr_expect(json_is_null(json_object_get(j, "study")));
     cr_expect_str_eq(json_string_value(json_object_get(j, "problem")), problem);
     cr_expect_str_eq(json_string_value(json_object_get(j, "design")), "made elsewhere");
@@ -564,17 +291,17 @@ Test(sa_cli, analyze_salib_shaped_design_without_study) {
   /* SALib's half-widths: z * se, z = norm.ppf(0.975) */
   for (int i = 0; i < 3; i++) {
     const char *p = i == 0 ? "x1" : i == 1 ? "x2" : "x3";
-    double se = index_of(res, "f", p, "S1_se"), st_se = index_of(res, "f", p, "ST_se");
-    cr_expect(se > 0 && fabs(index_of(res, "f", p, "S1_conf") - 1.959963984540054 * se) <= 1e-9 * se);
-    cr_expect(fabs(index_of(res, "f", p, "ST_conf") - 1.959963984540054 * st_se) <= 1e-9 * st_se);
+    double se = tu_index_of(res, "f", p, "S1_se"), st_se = tu_index_of(res, "f", p, "ST_se");
+    cr_expect(se > 0 && fabs(tu_index_of(res, "f", p, "S1_conf") - 1.959963984540054 * se) <= 1e-9 * se);
+    cr_expect(fabs(tu_index_of(res, "f", p, "ST_conf") - 1.959963984540054 * st_se) <= 1e-9 * st_se);
   }
   snprintf(res, sizeof res, "%s/morris", dir);
   expect_golden(res, "morris", morris, 3, "f");
-  cr_expect(index_of(res, "f", "x2", "mu_star_conf") > 0);
+  cr_expect(tu_index_of(res, "f", "x2", "mu_star_conf") > 0);
   snprintf(res, sizeof res, "%s/correlation", dir);
   expect_golden(res, "correlation", corr, 4, "f");
-  cr_expect(isnan(index_of(res, "lin", "x3", "pcc")), "an empty cell");
-  cr_expect_float_eq(index_of(res, "lin", "x1", "pcc"), 1, 1e-9);
+  cr_expect(isnan(tu_index_of(res, "lin", "x3", "pcc")), "an empty cell");
+  cr_expect_float_eq(tu_index_of(res, "lin", "x1", "pcc"), 1, 1e-9);
 }
 
 /* One of the indices of tests/golden/salib/expected_groups_dists.json (made
@@ -600,7 +327,7 @@ static void expect_close(double got, double want, const char *what) {
  * leaves them), grouped Saltelli blocks, and Morris trajectories whose levels
  * went through truncnorm's and triang's quantiles (effects in quantile
  * space). The references are Python's, to 1e-8. */
-Test(sa_cli, analyze_groups_and_dists_without_study) {
+Test(cli_sa_foreign, analyze_groups_and_dists_without_study) {
   const char *dir = tu_tmpdir("groups_dists");
   const char *runs[3][3] = {{"groups_problem", "gmorris", "morris"},
                             {"groups_problem", "gsobol", "sobol"},
@@ -615,20 +342,20 @@ Test(sa_cli, analyze_groups_and_dists_without_study) {
     snprintf(name, sizeof name, "tests/golden/salib/%s_Y.csv", runs[m][1]);
     snprintf(y, sizeof y, "%s", tu_src(name));
     snprintf(res[m], sizeof res[m], "%s/%s", dir, runs[m][1]);
-    free(run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s", problem,
+    free(tu_run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s", problem,
                 runs[m][2], x, y, res[m]));
   }
   /* grouped Morris: G1 = {x1, x2} is one row named G1 */
-  expect_close(index_of(res[0], "f", "G1", "mu_star"), golden2("gmorris", "G1", "mu_star"),
+  expect_close(tu_index_of(res[0], "f", "G1", "mu_star"), golden2("gmorris", "G1", "mu_star"),
                "G1 mu*");
-  cr_expect(isnan(index_of(res[0], "f", "G1", "mu")) && isnan(index_of(res[0], "f", "G1", "sigma")));
-  cr_expect(isnan(index_of(res[0], "f", "x1", "mu_star")), "no row for a grouped parameter");
+  cr_expect(isnan(tu_index_of(res[0], "f", "G1", "mu")) && isnan(tu_index_of(res[0], "f", "G1", "sigma")));
+  cr_expect(isnan(tu_index_of(res[0], "f", "x1", "mu_star")), "no row for a grouped parameter");
   const char *stats[] = {"mu", "mu_star", "sigma"};
   for (int s = 0; s < 3; s++) {
-    expect_close(index_of(res[0], "f", "G2", stats[s]), golden2("gmorris", "G2", stats[s]), "G2");
-    expect_close(index_of(res[0], "f", "G3", stats[s]), golden2("gmorris", "G3", stats[s]), "G3");
+    expect_close(tu_index_of(res[0], "f", "G2", stats[s]), golden2("gmorris", "G2", stats[s]), "G2");
+    expect_close(tu_index_of(res[0], "f", "G3", stats[s]), golden2("gmorris", "G3", stats[s]), "G3");
   }
-  json_t *j = load_json(res[0]);
+  json_t *j = tu_indices_json(res[0]);
   json_t *g1 = json_object_get(json_object_get(j, "groups"), "G1");
   cr_expect_eq(json_array_size(g1), 2);
   cr_expect_str_eq(json_string_value(json_array_get(g1, 1)), "x2");
@@ -636,16 +363,16 @@ Test(sa_cli, analyze_groups_and_dists_without_study) {
   /* grouped Sobol' */
   const char *groups[] = {"G1", "G2", "G3"};
   for (int g = 0; g < 3; g++) {
-    expect_close(index_of(res[1], "f", groups[g], "S1"), golden2("gsobol", groups[g], "S1"), "S1");
-    expect_close(index_of(res[1], "f", groups[g], "ST"), golden2("gsobol", groups[g], "ST"), "ST");
+    expect_close(tu_index_of(res[1], "f", groups[g], "S1"), golden2("gsobol", groups[g], "S1"), "S1");
+    expect_close(tu_index_of(res[1], "f", groups[g], "ST"), golden2("gsobol", groups[g], "ST"), "ST");
   }
   /* Morris under truncnorm, triang, unif */
   const char *dstats[] = {"mu", "mu_star", "sigma", "mu_param"}, *names[] = {"y1", "y2", "y3"};
   for (int i = 0; i < 3; i++)
     for (int s = 0; s < 4; s++)
-      expect_close(index_of(res[2], "f", names[i], dstats[s]), golden2("dmorris", names[i], dstats[s]),
+      expect_close(tu_index_of(res[2], "f", names[i], dstats[s]), golden2("dmorris", names[i], dstats[s]),
                    names[i]);
-  j = load_json(res[2]);
+  j = tu_indices_json(res[2]);
   cr_expect_str_eq(json_string_value(json_object_get(json_object_get(json_object_get(j, "dists"),
                                                                      "y2"), "dist")),
                    "triang");
@@ -665,7 +392,7 @@ static void expect_one_line_error(const char *args, const char *want) {
   free(err);
 }
 
-Test(sa_cli, groups_and_dists_refused_with_one_line) {
+Test(cli_sa_foreign, groups_and_dists_refused_with_one_line) {
   const char *dir = tu_tmpdir("groups_dists_bad");
   char path[4200], args[8400];
   const char *studies[][2] = {
@@ -732,10 +459,10 @@ Test(sa_cli, groups_and_dists_refused_with_one_line) {
 }
 
 static double grouped_linear(const wsisa_csv *c, size_t r) {
-  return col(c, r, "a") + col(c, r, "b") + 4 * col(c, r, "c") + col(c, r, "d");
+  return tu_csv_col(c, r, "a") + tu_csv_col(c, r, "b") + 4 * tu_csv_col(c, r, "c") + tu_csv_col(c, r, "d");
 }
 
-static double triang_only(const wsisa_csv *c, size_t r) { return col(c, r, "d"); }
+static double triang_only(const wsisa_csv *c, size_t r) { return tu_csv_col(c, r, "d"); }
 
 /* A study's own grouped designs: a MOAT trajectory of G + 1 runs (a and b
  * move together), a Saltelli design of N (G + 2) runs; and MOAT's mu under a
@@ -743,7 +470,7 @@ static double triang_only(const wsisa_csv *c, size_t r) { return col(c, r, "d");
  * the quantiles 0, sqrt(1/6), 1 - sqrt(1/6), 1, so each step of y = d moves y
  * by 1 - sqrt(1/6) while u moves by Delta = 2/3: mu = 1.5 (1 - sqrt(1/6)) in
  * grid (quantile) units, and mu_param = dy/dd = 1. */
-Test(sa_cli, study_groups_and_dists) {
+Test(cli_sa_foreign, study_groups_and_dists) {
   const char *dir = tu_tmpdir("study_groups");
   char study[4200], samples[4200], outputs[4200], res[4200];
   snprintf(study, sizeof study, "%s/g.json", dir);
@@ -758,7 +485,7 @@ Test(sa_cli, study_groups_and_dists) {
   snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6}}",
            params);
   write_study(study, text);
-  char *out = run_ok("sample --study %s -o %s", study, samples);
+  char *out = tu_run_ok("sample --study %s -o %s", study, samples);
   cr_expect(strstr(out, "moat: 6 trajectories of 4 runs"), "%s", out);
   free(out);
   wsisa_csv *c = NULL;
@@ -766,36 +493,36 @@ Test(sa_cli, study_groups_and_dists) {
   cr_expect_eq(c->nrows, 24);
   for (size_t r = 0; r < c->nrows; r++)
     if (r % 4) { /* a and b move together, or neither does */
-      int ma = col(c, r, "a") != col(c, r - 1, "a"), mb = col(c, r, "b") != col(c, r - 1, "b");
+      int ma = tu_csv_col(c, r, "a") != tu_csv_col(c, r - 1, "a"), mb = tu_csv_col(c, r, "b") != tu_csv_col(c, r - 1, "b");
       cr_expect_eq(ma, mb, "row %zu", r);
     }
   wsisa_csv_free(c);
-  write_outputs(samples, outputs, "y", grouped_linear);
-  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples, outputs, res));
-  cr_expect_float_eq(index_of(res, "y", "c", "mu"), 4, 1e-12);
-  double g = index_of(res, "y", "G", "mu_star");
+  tu_write_outputs(samples, outputs, "y", grouped_linear);
+  free(tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples, outputs, res));
+  cr_expect_float_eq(tu_index_of(res, "y", "c", "mu"), 4, 1e-12);
+  double g = tu_index_of(res, "y", "G", "mu_star");
   /* |da + db| / Delta is 2 or 0 as a and b move alike or not */
   cr_expect(g >= 0 && g <= 2 && fabs(g * 3 - round(g * 3)) < 1e-6, "%g", g);
-  cr_expect(isnan(index_of(res, "y", "G", "mu")));
-  write_outputs(samples, outputs, "y", triang_only);
-  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s/t", study, samples, outputs, res));
+  cr_expect(isnan(tu_index_of(res, "y", "G", "mu")));
+  tu_write_outputs(samples, outputs, "y", triang_only);
+  free(tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s/t", study, samples, outputs, res));
   snprintf(res, sizeof res, "%s/res/t", dir);
   /* indices.csv holds 10 significant digits */
-  cr_expect_float_eq(fabs(index_of(res, "y", "d", "mu")), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
-  cr_expect_float_eq(index_of(res, "y", "d", "mu_star"), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
-  cr_expect_float_eq(index_of(res, "y", "d", "mu_param"), 1, 1e-9);
+  cr_expect_float_eq(fabs(tu_index_of(res, "y", "d", "mu")), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
+  cr_expect_float_eq(tu_index_of(res, "y", "d", "mu_star"), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
+  cr_expect_float_eq(tu_index_of(res, "y", "d", "mu_param"), 1, 1e-9);
   /* VBD: N (G + 2) runs */
   snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"vbd\", \"samples\": 16, "
            "\"bootstrap\": 0}}", params);
   write_study(study, text);
-  out = run_ok("sample --study %s -o %s", study, samples);
+  out = tu_run_ok("sample --study %s -o %s", study, samples);
   cr_expect(strstr(out, "80 runs") && strstr(out, "16 base samples x 5 runs"), "%s", out);
   free(out);
-  write_outputs(samples, outputs, "y", grouped_linear);
+  tu_write_outputs(samples, outputs, "y", grouped_linear);
   snprintf(res, sizeof res, "%s/vbd", dir);
-  free(run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples, outputs, res));
-  cr_expect(index_of(res, "y", "G", "ST") > 0 && index_of(res, "y", "c", "ST") > 0);
-  cr_expect(isnan(index_of(res, "y", "a", "ST")), "no row for a grouped parameter");
+  free(tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples, outputs, res));
+  cr_expect(tu_index_of(res, "y", "G", "ST") > 0 && tu_index_of(res, "y", "c", "ST") > 0);
+  cr_expect(isnan(tu_index_of(res, "y", "a", "ST")), "no row for a grouped parameter");
 }
 
 /* ---- SALib's own files (tests/golden/salib/make_salib_cli.py) ------------------------- */
@@ -830,7 +557,7 @@ static double s2_of(const char *dir, const char *output, const char *p1, const c
   for (size_t r = 0; r < c->nrows; r++)
     if (!strcmp(wsisa_csv_cell(c, r, 0), output) && !strcmp(wsisa_csv_cell(c, r, 1), p1) &&
         !strcmp(wsisa_csv_cell(c, r, 2), p2))
-      v = col(c, r, "S2");
+      v = tu_csv_col(c, r, "S2");
   wsisa_csv_free(c);
   return v;
 }
@@ -843,8 +570,8 @@ static void expect_cli_sobol(const char *res, const char *file_output, const cha
   for (int i = 0; i < 3; i++) {
     const char *s1[] = {"sobol", output, "wsisa", "S1", idx[i]};
     const char *st[] = {"sobol", output, "salib", "ST", idx[i]};
-    expect_close(index_of(res, file_output, names[i], "S1"), cli_expected(s1, 5), names[i]);
-    expect_close(index_of(res, file_output, names[i], "ST"), cli_expected(st, 5), names[i]);
+    expect_close(tu_index_of(res, file_output, names[i], "S1"), cli_expected(s1, 5), names[i]);
+    expect_close(tu_index_of(res, file_output, names[i], "ST"), cli_expected(st, 5), names[i]);
   }
   const char *pairs[][3] = {{"x1", "x2", "0,1"}, {"x1", "x3", "0,2"}, {"x2", "x3", "1,2"}};
   for (int p = 0; p < 3; p++) {
@@ -860,7 +587,7 @@ static void expect_cli_sobol(const char *res, const char *file_output, const cha
  * text parameter file for the same design. A key SALib never writes is
  * refused in one line; one group for every parameter is no groups, as SALib
  * reads it. */
-Test(sa_cli, salib_problem_dicts_as_salib_leaves_them) {
+Test(cli_sa_foreign, salib_problem_dicts_as_salib_leaves_them) {
   const char *dir = tu_tmpdir("salib_dicts");
   char x[4200], y[4200], res[4400], path[4400], args[20000];
   snprintf(x, sizeof x, "%s", cli_file("cli_sobol_X.txt"));
@@ -869,7 +596,7 @@ Test(sa_cli, salib_problem_dicts_as_salib_leaves_them) {
                             "cli_params.txt"};
   for (int p = 0; p < 3; p++) {
     snprintf(res, sizeof res, "%s/p%d", dir, p);
-    char *out = run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
+    char *out = tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
                        cli_file(problems[p]), x, y, res);
     cr_expect(strstr(out, "32 base samples in Saltelli's layout (second order)"), "%s", out);
     free(out);
@@ -877,11 +604,11 @@ Test(sa_cli, salib_problem_dicts_as_salib_leaves_them) {
     expect_cli_sobol(res, "y1", "y1");
   }
   snprintf(res, sizeof res, "%s/spec_morris", dir);
-  free(run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
+  free(tu_run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
               cli_file("cli_morris_problemspec.json"), cli_file("cli_morris_X.txt"),
               cli_file("cli_morris_Y.txt"), res));
   const char *g1[] = {"morris", "y0", "G1", "mu_star"};
-  expect_close(index_of(res, "y0", "G1", "mu_star"), cli_expected(g1, 4), "G1 mu*");
+  expect_close(tu_index_of(res, "y0", "G1", "mu_star"), cli_expected(g1, 4), "G1 mu*");
   /* keys SALib never writes, and values of the wrong kind */
   const char *bad[][2] = {
       {"\"bound\": [[0, 1], [0, 1], [0, 1]]", "unknown key 'bound' (a SALib problem has names, "
@@ -908,7 +635,7 @@ Test(sa_cli, salib_problem_dicts_as_salib_leaves_them) {
                     "\"bounds\": [[-3.14159265359, 3.14159265359], [-3.14159265359, 3.14159265359], "
                     "[-3.14159265359, 3.14159265359]], \"sample_scaled\": true}");
   snprintf(res, sizeof res, "%s/one_group", dir);
-  char *out = run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", path,
+  char *out = tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", path,
                      x, y, res);
   cr_expect(strstr(out, "every parameter is in group 'G'; read as no groups"), "%s", out);
   free(out);
@@ -920,40 +647,40 @@ Test(sa_cli, salib_problem_dicts_as_salib_leaves_them) {
  * SALib's sampler), tab-delimited with dists at two bounds a line (logunif,
  * the older triang, lognorm); and what SALib's reader refuses, or what a
  * JSON problem would be refused for, refused in one line naming the line. */
-Test(sa_cli, salib_parameter_files) {
+Test(cli_sa_foreign, salib_parameter_files) {
   const char *dir = tu_tmpdir("salib_params");
   char res[4400], path[4400], args[20000];
   snprintf(res, sizeof res, "%s/morris", dir);
-  free(run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
+  free(tu_run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
               cli_file("cli_groups_params.txt"), cli_file("cli_morris_X.txt"),
               cli_file("cli_morris_Y.txt"), res));
   const char *factors[] = {"G1", "x3", "G2"}, *stats[] = {"mu", "mu_star", "sigma"};
   for (int f = 0; f < 3; f++)
     for (int s = 0; s < 3; s++) {
       const char *keys[] = {"morris", "y0", factors[f], stats[s]};
-      double want = cli_expected(keys, 4), got = index_of(res, "y0", factors[f], stats[s]);
+      double want = cli_expected(keys, 4), got = tu_index_of(res, "y0", factors[f], stats[s]);
       if (f == 0 && s != 1) /* a group of two: mu* alone; SALib's mu is finite, its sigma NaN */
         cr_expect(isnan(got) && (s == 2 ? isnan(want) : isfinite(want)), "G1 %s", stats[s]);
       else
         expect_close(got, want, factors[f]);
     }
-  json_t *j = load_json(res);
+  json_t *j = tu_indices_json(res);
   cr_expect_eq(json_integer_value(json_object_get(json_object_get(j, "conventions"), "levels")), 4,
                "SALib's 9 digits still show the 4-level grid");
   cr_expect_eq(json_array_size(json_object_get(json_object_get(j, "groups"), "G1")), 2);
   json_decref(j);
   snprintf(res, sizeof res, "%s/dists", dir);
-  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
+  free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
               cli_file("cli_dists_params.txt"), cli_file("cli_dists_X.txt"),
               cli_file("cli_dists_Y.txt"), res));
   const char *names[] = {"a", "b", "c", "d"}, *idx[] = {"0", "1", "2", "3"};
   for (int i = 0; i < 4; i++) {
     const char *s1[] = {"dists", "y0", "wsisa", "S1", idx[i]}, *st[] = {"dists", "y0", "wsisa",
                                                                           "ST", idx[i]};
-    expect_close(index_of(res, "y0", names[i], "S1"), cli_expected(s1, 5), names[i]);
-    expect_close(index_of(res, "y0", names[i], "ST"), cli_expected(st, 5), names[i]);
+    expect_close(tu_index_of(res, "y0", names[i], "S1"), cli_expected(s1, 5), names[i]);
+    expect_close(tu_index_of(res, "y0", names[i], "ST"), cli_expected(st, 5), names[i]);
   }
-  j = load_json(res);
+  j = tu_indices_json(res);
   json_t *b = json_object_get(json_object_get(j, "dists"), "b");
   cr_expect_str_eq(json_string_value(json_object_get(b, "dist")), "triang");
   cr_expect_float_eq(json_number_value(json_array_get(json_object_get(b, "bounds"), 1)), 2, 0,
@@ -988,25 +715,25 @@ Test(sa_cli, salib_parameter_files) {
  * y1, ...; --column K (0-based, SALib's -c) picks one, several pick several;
  * a first line of numbers is a row; a count of rows says which lines it
  * counted. */
-Test(sa_cli, numpy_text_samples_and_outputs) {
+Test(cli_sa_foreign, numpy_text_samples_and_outputs) {
   const char *dir = tu_tmpdir("salib_numpy");
   char problem[4200], x[4200], res[4400], path[4400], args[20000];
   snprintf(problem, sizeof problem, "%s", cli_file("cli_params.txt"));
   snprintf(x, sizeof x, "%s", cli_file("cli_sobol_X.txt"));
   /* a tab-delimited design with a header, comma-delimited outputs under "# f,g" */
   snprintf(res, sizeof res, "%s/named", dir);
-  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", problem,
+  free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", problem,
               cli_file("cli_sobol_X_tab.txt"), cli_file("cli_sobol_Y_comma.txt"), res));
   expect_cli_sobol(res, "f", "y0");
   expect_cli_sobol(res, "g", "y1");
   /* one column, then two in the order given */
   snprintf(res, sizeof res, "%s/column1", dir);
-  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -c 1 -o %s", problem,
+  free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -c 1 -o %s", problem,
               x, cli_file("cli_sobol_Y.txt"), res));
   expect_cli_sobol(res, "y1", "y1");
-  cr_expect(isnan(index_of(res, "y0", "x1", "S1")), "-c 1 analyses y1 alone");
+  cr_expect(isnan(tu_index_of(res, "y0", "x1", "S1")), "-c 1 analyses y1 alone");
   snprintf(res, sizeof res, "%s/columns", dir);
-  free(run_ok("analyze --problem %s --method sobol --samples %s --outputs %s --column 1 "
+  free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s --column 1 "
               "--column 0 -o %s",
               problem, x, cli_file("cli_sobol_Y_comma.txt"), res));
   expect_cli_sobol(res, "f", "y0");

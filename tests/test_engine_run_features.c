@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/run/run.h"
+#include "engine/run/run_internal.h"
 #include "io/csv.h"
 #include "io/io.h"
 #include "tests/testutil.h"
