@@ -65,59 +65,11 @@ enum {
 
 static void nap(void) { nanosleep(&(struct timespec){0, 500000}, NULL); }
 
-/* ---- byte buffers ---------------------------------------------------------- */
-
-typedef struct buf {
-  unsigned char *p;
-  size_t n, cap, at;
-  int bad; /* a read ran past the end, or an allocation failed */
-} buf;
-
-static void put(buf *b, const void *x, size_t n) {
-  if (b->bad) return;
-  if (b->n + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + n) cap *= 2;
-    unsigned char *p = realloc(b->p, cap);
-    if (!p) {
-      b->bad = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  if (n) memcpy(b->p + b->n, x, n);
-  b->n += n;
-}
-
-static void put_u64(buf *b, uint64_t v) { put(b, &v, sizeof v); }
-
-static void get(buf *b, void *x, size_t n) {
-  if (b->bad || n > b->n - b->at) {
-    b->bad = 1;
-    memset(x, 0, n);
-    return;
-  }
-  memcpy(x, b->p + b->at, n);
-  b->at += n;
-}
-
-static uint64_t get_u64(buf *b) {
-  uint64_t v;
-  get(b, &v, sizeof v);
-  return v;
-}
-
-static void buf_free(buf *b) {
-  free(b->p);
-  memset(b, 0, sizeof *b);
-}
-
 /* ---- messages -------------------------------------------------------------- */
 
 /* A message from `src` (MPI_ANY_SOURCE allowed) if one is waiting: 1 and its
  * bytes in `out`, else 0; -1 on an MPI error. */
-static int msg_take(int src, int *tag, int *from, buf *out) {
+static int msg_take(int src, int *tag, int *from, wsisa__buf *out) {
   int flag = 0, count = 0;
   MPI_Status st;
   if (MPI_Iprobe(src, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS) return -1;
@@ -129,7 +81,7 @@ static int msg_take(int src, int *tag, int *from, buf *out) {
   out->n = out->cap = (size_t)count;
   if (MPI_Recv(out->p, count, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
                MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-    buf_free(out);
+    wsisa__buf_free(out);
     return -1;
   }
   *tag = st.MPI_TAG;
@@ -138,7 +90,7 @@ static int msg_take(int src, int *tag, int *from, buf *out) {
 }
 
 /* Wait for a message from `src` until `deadline` (< 0: for ever). */
-static int msg_wait(int src, int *tag, int *from, buf *out, double deadline) {
+static int msg_wait(int src, int *tag, int *from, wsisa__buf *out, double deadline) {
   for (;;) {
     int got = msg_take(src, tag, from, out);
     if (got) return got;
@@ -199,197 +151,6 @@ static void lose_rank(int r, const char *why) {
   wsisa_log(WSISA_LOG_WARN, "mpi", "rank %d %s: it gets no more work", r, why);
 }
 
-/* ---- the job: what every rank must agree on --------------------------------- */
-
-typedef struct job {
-  wsisa_tile_ref *tiles;
-  char **paths;
-  wsisa_annot_spec *annots; /* per tile, used when its kind is set */
-  char **annot_strings;     /* per tile: its annotation's path and input */
-  size_t ntiles, nruns;
-  double *params;
-  wsisa_reuse_buckets *buckets;
-  wsisa_exec_opts opts;
-  double timeout;
-} job;
-
-static void job_encode(buf *b, const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
-                       const wsisa_reuse_buckets *bk, const wsisa_exec_opts *o,
-                       size_t paths_asked, uint64_t memory_limit) {
-  put_u64(b, ntiles);
-  for (size_t t = 0; t < ntiles; t++) {
-    const wsisa_tile_ref *r = &tiles[t];
-    size_t len = strlen(r->path);
-    put_u64(b, len);
-    put(b, r->path, len);
-    int32_t ints[3] = {(int32_t)r->kind, r->width, r->height};
-    put(b, ints, sizeof ints);
-    put(b, &r->x, sizeof r->x);
-    put(b, &r->y, sizeof r->y);
-    /* the scale and the level-0 rectangle as bytes, like the options */
-    put_u64(b, sizeof r->scale);
-    put(b, &r->scale, sizeof r->scale);
-    put(b, &r->level0, sizeof r->level0);
-    int32_t has_stats = r->has_stats;
-    put(b, &has_stats, sizeof has_stats);
-    put(b, r->stats, sizeof r->stats);
-    /* the reference: the annotation's spec, its strings apart */
-    const wsisa_annot_spec *a = r->annot;
-    int32_t kind = a ? (int32_t)a->kind : 0;
-    put(b, &kind, sizeof kind);
-    if (!a) continue;
-    wsisa_annot_spec plain = *a;
-    plain.path = plain.input = NULL;
-    put_u64(b, sizeof plain);
-    put(b, &plain, sizeof plain);
-    const char *strs[2] = {a->path, a->input};
-    for (int k = 0; k < 2; k++) {
-      put_u64(b, strlen(strs[k]));
-      put(b, strs[k], strlen(strs[k]));
-    }
-  }
-  size_t nruns = 0;
-  for (size_t i = 0; i < bk->start[bk->n_buckets]; i++)
-    if (bk->instances[i] + 1 > nruns) nruns = bk->instances[i] + 1;
-  put_u64(b, nruns);
-  put(b, params, nruns * WSISA_SEG_NPARAMS * sizeof *params);
-  put_u64(b, bk->n_buckets);
-  for (size_t i = 0; i <= bk->n_buckets; i++) put_u64(b, bk->start[i]);
-  for (size_t i = 0; i < bk->start[bk->n_buckets]; i++) put_u64(b, bk->instances[i]);
-  put_u64(b, paths_asked);
-  put_u64(b, memory_limit);
-  /* the options as bytes: fields added to them travel without a change here */
-  put_u64(b, sizeof *o);
-  put(b, o, sizeof *o);
-  put(b, &world.timeout, sizeof world.timeout);
-}
-
-static void job_free(job *j) {
-  for (size_t t = 0; j->paths && t < j->ntiles; t++) free(j->paths[t]);
-  for (size_t t = 0; j->annot_strings && t < 2 * j->ntiles; t++) free(j->annot_strings[t]);
-  free(j->paths);
-  free(j->annots);
-  free(j->annot_strings);
-  free(j->tiles);
-  free(j->params);
-  if (j->buckets) wsisa_reuse_buckets_free(j->buckets);
-  memset(j, 0, sizeof *j);
-}
-
-/* Each bucket's merged tree, rebuilt from its runs: the trie of their task
- * keys, as the manager's plan has it. */
-static int job_trees(job *j, wsisa_err *e) {
-  wsisa_reuse_buckets *b = j->buckets;
-  int level[WSISA_SEG_NPARAMS];
-  for (int p = 0; p < WSISA_SEG_NPARAMS; p++) level[p] = wsisa_seg_param_level(p);
-  uint64_t *keys = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_LEVELS * sizeof *keys);
-  if (!keys) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  int rc = wsisa_workflow_keys(j->params, j->nruns, WSISA_SEG_NPARAMS, level, keys);
-  for (size_t k = 0; k < b->n_buckets && !rc; k++)
-    rc = wsisa_reuse_tree_build(keys, WSISA_SEG_LEVELS, b->instances + b->start[k],
-                                b->start[k + 1] - b->start[k], &b->trees[k]);
-  free(keys);
-  return rc ? wsisa_error(e, WSISA_ENOMEM, "cannot rebuild the manager's task trees") : 0;
-}
-
-static int job_decode(buf *b, job *j, wsisa_err *e) {
-  memset(j, 0, sizeof *j);
-  j->ntiles = get_u64(b);
-  if (b->bad || j->ntiles > b->n) goto bad;
-  j->tiles = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->tiles);
-  j->paths = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->paths);
-  j->annots = calloc(j->ntiles ? j->ntiles : 1, sizeof *j->annots);
-  j->annot_strings = calloc(2 * (j->ntiles ? j->ntiles : 1), sizeof *j->annot_strings);
-  if (!j->tiles || !j->paths || !j->annots || !j->annot_strings) goto nomem;
-  for (size_t t = 0; t < j->ntiles; t++) {
-    size_t len = get_u64(b);
-    if (b->bad || len > b->n - b->at) goto bad;
-    if (!(j->paths[t] = calloc(len + 1, 1))) goto nomem;
-    get(b, j->paths[t], len);
-    int32_t ints[3];
-    get(b, ints, sizeof ints);
-    wsisa_tile_ref *r = &j->tiles[t];
-    r->path = j->paths[t];
-    r->kind = (wsisa_input_kind)ints[0], r->width = ints[1], r->height = ints[2];
-    get(b, &r->x, sizeof r->x);
-    get(b, &r->y, sizeof r->y);
-    if (get_u64(b) != sizeof r->scale) goto bad;
-    get(b, &r->scale, sizeof r->scale);
-    get(b, &r->level0, sizeof r->level0);
-    int32_t has_stats = 0;
-    get(b, &has_stats, sizeof has_stats);
-    get(b, r->stats, sizeof r->stats);
-    r->has_stats = has_stats != 0;
-    int32_t kind;
-    get(b, &kind, sizeof kind);
-    if (b->bad) goto bad;
-    if (!kind) continue;
-    wsisa_annot_spec *a = &j->annots[t];
-    if (get_u64(b) != sizeof *a) goto bad;
-    get(b, a, sizeof *a);
-    for (int k = 0; k < 2; k++) {
-      size_t slen = get_u64(b);
-      if (b->bad || slen > b->n - b->at) goto bad;
-      if (!(j->annot_strings[2 * t + k] = calloc(slen + 1, 1))) goto nomem;
-      get(b, j->annot_strings[2 * t + k], slen);
-    }
-    if (a->kind != (wsisa_annot_kind)kind) goto bad;
-    a->path = j->annot_strings[2 * t];
-    a->input = j->annot_strings[2 * t + 1];
-    r->annot = a;
-  }
-  j->nruns = get_u64(b);
-  if (b->bad || j->nruns > b->n / (WSISA_SEG_NPARAMS * sizeof(double))) goto bad;
-  if (!(j->params = malloc((j->nruns ? j->nruns : 1) * WSISA_SEG_NPARAMS * sizeof *j->params)))
-    goto nomem;
-  get(b, j->params, j->nruns * WSISA_SEG_NPARAMS * sizeof *j->params);
-  size_t nb = get_u64(b);
-  if (b->bad || nb > b->n) goto bad;
-  /* the bucket starts say how many instances follow: peek at the last */
-  size_t at = b->at;
-  if (nb > (b->n - at) / sizeof(uint64_t)) goto bad;
-  b->at += nb * sizeof(uint64_t);
-  size_t ninst = get_u64(b);
-  b->at = at;
-  if (b->bad || ninst > b->n) goto bad;
-  if (wsisa_reuse_buckets_new(nb, ninst, WSISA_SEG_LEVELS, &j->buckets)) goto nomem;
-  wsisa_reuse_buckets *bk = j->buckets;
-  for (size_t i = 0; i <= nb; i++) bk->start[i] = get_u64(b);
-  for (size_t i = 0; i < ninst; i++) {
-    bk->instances[i] = get_u64(b);
-    if (bk->instances[i] >= j->nruns) goto bad;
-  }
-  for (size_t i = 0; i < nb; i++)
-    if (bk->start[i] > bk->start[i + 1]) goto bad;
-  size_t paths = get_u64(b);
-  uint64_t limit = get_u64(b);
-  if (get_u64(b) != sizeof j->opts) goto bad;
-  get(b, &j->opts, sizeof j->opts);
-  get(b, &j->timeout, sizeof j->timeout);
-  if (b->bad) goto bad;
-  /* K as rank 0 derives its own: the memory limit holds on every rank */
-  wsisa_machine mc;
-  wsisa_machine_read(&mc);
-  const uint64_t baseline = wsisa_rss_now();
-  j->opts.active_paths = wsisa_exec_active_paths(paths, mc.memory_available, baseline, &limit,
-                                                 j->tiles, j->ntiles, &j->opts, NULL);
-  if (!j->opts.active_paths) {
-    wsisa_log(WSISA_LOG_WARN, "mpi", "memory limit %.0f MiB is below one active path here; K = 1",
-              (double)limit / 1048576.0);
-    j->opts.active_paths = 1;
-  }
-  /* the object store's share on this rank, as rank 0 derives its own */
-  j->opts.object_store_bytes =
-      j->opts.object_reuse ? wsisa_exec_object_store_bytes(limit, baseline) : 0;
-  wsisa_log(WSISA_LOG_INFO, "mpi", "K = %zu active paths (memory limit %.0f MiB)",
-            j->opts.active_paths, (double)limit / 1048576.0);
-  return job_trees(j, e);
-bad:
-  return wsisa_error(e, WSISA_EFORMAT, "the manager's job message is malformed");
-nomem:
-  return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-}
-
 /* ---- worker ------------------------------------------------------------------ */
 
 typedef struct worker_ctx {
@@ -411,12 +172,12 @@ static void heartbeat(void *ctx) {
 }
 
 static void send_error(int code, const char *msg) {
-  buf b = {0};
+  wsisa__buf b = {0};
   int32_t c = code;
-  put(&b, &c, sizeof c);
-  put(&b, msg, strlen(msg) + 1);
+  wsisa__buf_put(&b, &c, sizeof c);
+  wsisa__buf_put(&b, msg, strlen(msg) + 1);
   if (!b.bad) msg_send(0, TAG_ERROR, b.p, b.n, wsisa_now() + world.timeout);
-  buf_free(&b);
+  wsisa__buf_free(&b);
 }
 
 /* Feature rows per run in a result, after the counts: the reference's rows of
@@ -424,25 +185,25 @@ static void send_error(int code, const char *msg) {
  * on one process), then each run's. */
 static size_t feature_stride(void) { return WSISA_NF_ROW(wsisa_workflow_channel_count()); }
 
-static void put_features(buf *b, const wsisa_counts *counts, size_t n) {
+static void put_features(wsisa__buf *b, const wsisa_counts *counts, size_t n) {
   uint64_t ref_rows = n && counts[0].ref_features ? counts[0].ref_nuclei : 0;
-  put_u64(b, ref_rows);
-  put_u64(b, feature_stride());
-  for (size_t i = 0; i < n; i++) put_u64(b, counts[i].features ? counts[i].nuclei : 0);
-  put(b, n ? counts[0].ref_features : NULL, ref_rows * feature_stride() * sizeof(double));
+  wsisa__buf_put_u64(b, ref_rows);
+  wsisa__buf_put_u64(b, feature_stride());
+  for (size_t i = 0; i < n; i++) wsisa__buf_put_u64(b, counts[i].features ? counts[i].nuclei : 0);
+  wsisa__buf_put(b, n ? counts[0].ref_features : NULL, ref_rows * feature_stride() * sizeof(double));
   for (size_t i = 0; i < n; i++)
     if (counts[i].features)
-      put(b, counts[i].features,
+      wsisa__buf_put(b, counts[i].features,
           counts[i].nuclei * (size_t)counts[i].feature_cols * sizeof(double));
 }
 
 /* The runs' nuclei as spans (wsisa_exec_opts.nuclei_out; none otherwise),
  * after the feature rows: every run's count of spans, then the spans. */
-static void put_spans(buf *b, const wsisa_counts *counts, size_t n) {
-  for (size_t i = 0; i < n; i++) put_u64(b, counts[i].spans ? counts[i].nspans : 0);
+static void put_spans(wsisa__buf *b, const wsisa_counts *counts, size_t n) {
+  for (size_t i = 0; i < n; i++) wsisa__buf_put_u64(b, counts[i].spans ? counts[i].nspans : 0);
   for (size_t i = 0; i < n; i++)
     if (counts[i].spans)
-      put(b, counts[i].spans, counts[i].nspans * WSISA_SPAN_FIELDS * sizeof(uint32_t));
+      wsisa__buf_put(b, counts[i].spans, counts[i].nspans * WSISA_SPAN_FIELDS * sizeof(uint32_t));
 }
 
 /* A finished unit goes home: tile, bucket, the runs and their counts, what
@@ -452,15 +213,15 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
   worker_ctx *w = ctx;
   wsisa_exec_stats st;
   wsisa_exec_session_stats(w->session, &st);
-  buf b = {0};
-  put_u64(&b, tile);
-  put_u64(&b, bucket);
-  put_u64(&b, n);
-  put_u64(&b, sizeof *counts);
-  put_u64(&b, sizeof st);
-  put(&b, &st, sizeof st);
-  for (size_t i = 0; i < n; i++) put_u64(&b, runs[i]);
-  put(&b, counts, n * sizeof *counts);
+  wsisa__buf b = {0};
+  wsisa__buf_put_u64(&b, tile);
+  wsisa__buf_put_u64(&b, bucket);
+  wsisa__buf_put_u64(&b, n);
+  wsisa__buf_put_u64(&b, sizeof *counts);
+  wsisa__buf_put_u64(&b, sizeof st);
+  wsisa__buf_put(&b, &st, sizeof st);
+  for (size_t i = 0; i < n; i++) wsisa__buf_put_u64(&b, runs[i]);
+  wsisa__buf_put(&b, counts, n * sizeof *counts);
   put_features(&b, counts, n);
   put_spans(&b, counts, n);
   int rc = b.bad ? wsisa_error(e, WSISA_ENOMEM, "out of memory")
@@ -472,14 +233,14 @@ static int send_result(void *ctx, size_t tile, size_t bucket, const size_t *runs
            : msg_send(0, TAG_RESULT, b.p, b.n, wsisa_now() + 2 * world.timeout + 60)
                ? wsisa_error(e, WSISA_ERUNTIME, "cannot send a result to the manager")
                : 0;
-  buf_free(&b);
+  wsisa__buf_free(&b);
   w->sent++;
   return rc;
 }
 
 /* The stop message says whether ranks were lost: then the manager leaves
  * without MPI_Finalize, and so must a worker, as it would wait for them. */
-static void on_stop(const buf *m) {
+static void on_stop(const wsisa__buf *m) {
   if (m->n && m->p[0]) world.manager_gone = 1;
 }
 
@@ -489,11 +250,11 @@ static void say_bye(void) { msg_send(0, TAG_BYE, NULL, 0, wsisa_now() + world.ti
 
 /* After an error the worker only waits to be told to stop. */
 static void wait_stop(void) {
-  buf m;
+  wsisa__buf m;
   int tag;
   while (msg_wait(0, &tag, NULL, &m, -1) > 0) {
     if (tag == TAG_STOP) on_stop(&m);
-    buf_free(&m);
+    wsisa__buf_free(&m);
     if (tag == TAG_STOP) {
       say_bye();
       return;
@@ -501,7 +262,7 @@ static void wait_stop(void) {
   }
 }
 
-static int serve(job *j, wsisa_err *e) {
+static int serve(wsisa__dist_job *j, wsisa_err *e) {
   worker_ctx w = {NULL, 0, 0};
   int rc = wsisa_exec_session_new(j->tiles, j->ntiles, j->params, j->buckets, &j->opts,
                                   &w.session, e);
@@ -510,7 +271,7 @@ static int serve(job *j, wsisa_err *e) {
   double silence = 2 * j->timeout + 60, last = wsisa_now();
   double idle = WSISA_IDLE_MIN;
   while (!rc) {
-    buf m;
+    wsisa__buf m;
     heartbeat(&w);
     int tag, got = msg_take(0, &tag, NULL, &m);
     if (got < 0) {
@@ -521,9 +282,9 @@ static int serve(job *j, wsisa_err *e) {
       last = wsisa_now();
       idle = WSISA_IDLE_MIN;
       if (tag == TAG_STOP) on_stop(&m);
-      uint64_t tile = get_u64(&m), bucket = get_u64(&m), moved = get_u64(&m);
+      uint64_t tile = wsisa__buf_get_u64(&m), bucket = wsisa__buf_get_u64(&m), moved = wsisa__buf_get_u64(&m);
       int bad = m.bad;
-      buf_free(&m);
+      wsisa__buf_free(&m);
       if (tag == TAG_STOP) {
         say_bye();
         break;
@@ -559,19 +320,19 @@ static int serve(job *j, wsisa_err *e) {
 }
 
 int wsisa_dist_worker(wsisa_err *e) {
-  buf m;
+  wsisa__buf m;
   int tag;
   if (msg_wait(0, &tag, NULL, &m, -1) <= 0)
     return wsisa_error(e, WSISA_ERUNTIME, "MPI failed waiting for the manager");
   if (tag != TAG_SETUP) {
     if (tag == TAG_STOP) on_stop(&m);
-    buf_free(&m);
+    wsisa__buf_free(&m);
     if (tag == TAG_STOP) say_bye();
     return 0; /* the manager stopped before any work */
   }
   char sched[64] = "";
   snprintf(sched, sizeof sched, "%.*s", (int)(m.n < 63 ? m.n : 63), (const char *)m.p);
-  buf_free(&m);
+  wsisa__buf_free(&m);
   wsisa_runtime_opts ro = {.sched = sched[0] ? sched : NULL, .ncpu = -1, .nopencl = -1};
   int rc = wsisa_codelets_start(&ro, e);
   if (rc) {
@@ -601,9 +362,9 @@ int wsisa_dist_worker(wsisa_err *e) {
     say_bye();
   }
   if (tag == TAG_JOB) {
-    job j;
+    wsisa__dist_job j;
     wsisa_err je = WSISA_ERR_INIT;
-    rc = job_decode(&m, &j, &je);
+    rc = wsisa__dist_job_decode(&m, &j, &je);
     if (rc) {
       send_error(rc, je.msg);
       wait_stop();
@@ -611,9 +372,9 @@ int wsisa_dist_worker(wsisa_err *e) {
     } else {
       rc = serve(&j, e);
     }
-    job_free(&j);
+    wsisa__dist_job_free(&j);
   }
-  buf_free(&m);
+  wsisa__buf_free(&m);
   wsisa_runtime_shutdown();
   if (rc) world.manager_gone = 1; /* MPI_Finalize would wait for it */
   return rc;
@@ -624,11 +385,11 @@ int wsisa_dist_worker(wsisa_err *e) {
 /* The feature rows after the counts, into one array *rows that the counts
  * point into; the unit callback copies what it keeps, as it does the
  * executor's rows, and the caller frees the array after it. */
-static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
+static int get_features(wsisa__buf *b, wsisa_counts *counts, size_t n, double **rows) {
   const size_t stride = feature_stride();
   /* no more rows than the message could hold, so no sum below overflows */
   const uint64_t most = b->n / (stride * sizeof(double));
-  uint64_t ref_rows = get_u64(b), ref_cols = get_u64(b), total = 0;
+  uint64_t ref_rows = wsisa__buf_get_u64(b), ref_cols = wsisa__buf_get_u64(b), total = 0;
   if (b->bad || ref_rows > most ||
       (ref_rows && (ref_cols != stride || !n || ref_rows != counts[0].ref_nuclei)))
     return -1;
@@ -636,7 +397,7 @@ static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
   uint64_t *nrows = malloc((n ? n : 1) * sizeof *nrows);
   if (!nrows) return -1;
   for (size_t i = 0; i < n && !b->bad; i++) {
-    nrows[i] = get_u64(b);
+    nrows[i] = wsisa__buf_get_u64(b);
     if (nrows[i] > most ||
         (nrows[i] && (nrows[i] != counts[i].nuclei || (size_t)counts[i].feature_cols != stride)))
       b->bad = 1;
@@ -647,7 +408,7 @@ static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
     free(nrows);
     return -1;
   }
-  get(b, *rows, total * sizeof **rows);
+  wsisa__buf_get(b, *rows, total * sizeof **rows);
   const double *at = *rows + ref_rows * stride;
   for (size_t i = 0; i < n; i++) {
     counts[i].ref_features = ref_rows ? *rows : NULL;
@@ -659,18 +420,18 @@ static int get_features(buf *b, wsisa_counts *counts, size_t n, double **rows) {
 }
 
 /* The spans after the rows, into one array *spans the counts point into. */
-static int get_spans(buf *b, wsisa_counts *counts, size_t n, uint32_t **spans) {
+static int get_spans(wsisa__buf *b, wsisa_counts *counts, size_t n, uint32_t **spans) {
   const size_t span_bytes = WSISA_SPAN_FIELDS * sizeof(uint32_t);
   uint64_t total = 0;
   for (size_t i = 0; i < n && !b->bad; i++) {
-    counts[i].nspans = get_u64(b);
+    counts[i].nspans = wsisa__buf_get_u64(b);
     if (counts[i].nspans > b->n / span_bytes) b->bad = 1;
     total += counts[i].nspans;
   }
   if (b->bad || total > (b->n - b->at) / span_bytes ||
       !(*spans = malloc((total ? total : 1) * span_bytes)))
     return -1;
-  get(b, *spans, total * span_bytes);
+  wsisa__buf_get(b, *spans, total * span_bytes);
   const uint32_t *at = *spans;
   for (size_t i = 0; i < n; i++) {
     counts[i].spans = counts[i].nspans ? at : NULL;
@@ -679,19 +440,19 @@ static int get_spans(buf *b, wsisa_counts *counts, size_t n, uint32_t **spans) {
   return b->bad ? -1 : 0;
 }
 
-static int decode_result(int r, buf *b, size_t ntiles, size_t nb, size_t nruns,
+static int decode_result(int r, wsisa__buf *b, size_t ntiles, size_t nb, size_t nruns,
                          wsisa__dist_result *res, wsisa_err *e) {
   memset(res, 0, sizeof *res);
   res->rank = r;
-  uint64_t tile = get_u64(b), bucket = get_u64(b), n = get_u64(b), csize = get_u64(b),
-           ssize = get_u64(b);
+  uint64_t tile = wsisa__buf_get_u64(b), bucket = wsisa__buf_get_u64(b), n = wsisa__buf_get_u64(b), csize = wsisa__buf_get_u64(b),
+           ssize = wsisa__buf_get_u64(b);
   if (b->bad || csize != sizeof(wsisa_counts) || ssize != sizeof(wsisa_exec_stats) ||
       tile >= ntiles || bucket >= nb || n > nruns)
     return wsisa_error(e, WSISA_EFORMAT,
                        "rank %d sent a malformed result (is every rank the same wsisa build?)",
                        r);
   res->tile = tile, res->bucket = bucket, res->n = n;
-  get(b, &res->stats, sizeof res->stats);
+  wsisa__buf_get(b, &res->stats, sizeof res->stats);
   res->runs = malloc((n ? n : 1) * sizeof *res->runs);
   res->counts = malloc((n ? n : 1) * sizeof *res->counts);
   if (!res->runs || !res->counts) {
@@ -699,8 +460,8 @@ static int decode_result(int r, buf *b, size_t ntiles, size_t nb, size_t nruns,
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   for (size_t i = 0; i < n; i++)
-    if ((res->runs[i] = get_u64(b)) >= nruns) b->bad = 1;
-  get(b, res->counts, n * sizeof *res->counts);
+    if ((res->runs[i] = wsisa__buf_get_u64(b)) >= nruns) b->bad = 1;
+  wsisa__buf_get(b, res->counts, n * sizeof *res->counts);
   /* the pointers in the structs were the worker's: the rows that came with
    * them take their place */
   if (!b->bad && get_features(b, res->counts, n, &res->rows)) b->bad = 1;
@@ -721,9 +482,9 @@ void wsisa__dist_result_free(wsisa__dist_result *res) {
 }
 
 /* An error a worker reports. */
-static int on_error(int from, buf *b, wsisa_err *e) {
+static int on_error(int from, wsisa__buf *b, wsisa_err *e) {
   int32_t code = 0;
-  get(b, &code, sizeof code);
+  wsisa__buf_get(b, &code, sizeof code);
   const char *msg = b->at < b->n ? (const char *)b->p + b->at : "";
   if (b->n) b->p[b->n - 1] = '\0';
   return wsisa_error(e, code < 0 ? code : WSISA_ERUNTIME, "rank %d: %s", from, msg);
@@ -731,7 +492,7 @@ static int on_error(int from, buf *b, wsisa_err *e) {
 
 int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dist_result *res,
                         wsisa_err *e) {
-  buf b;
+  wsisa__buf b;
   int tag, from, got = msg_take(MPI_ANY_SOURCE, &tag, &from, &b);
   if (got <= 0)
     return got < 0 ? wsisa_error(e, WSISA_ERUNTIME, "MPI failed receiving results") : 0;
@@ -748,7 +509,7 @@ int wsisa__dist_receive(size_t ntiles, size_t nbuckets, size_t nruns, wsisa__dis
     else if (tag == TAG_ERROR) rc = on_error(from, &b, e);
   }
   if (rc == -1) rc = e && e->code ? e->code : WSISA_EFORMAT;
-  buf_free(&b);
+  wsisa__buf_free(&b);
   return rc;
 }
 
@@ -771,10 +532,11 @@ int wsisa__dist_send_unit(int rank, size_t tile, size_t bucket, int moved) {
 int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const double *params,
                          const wsisa_reuse_buckets *buckets, const wsisa_exec_opts *opts,
                          size_t paths_asked, uint64_t memory_limit, wsisa_err *e) {
-  buf jb = {0};
-  job_encode(&jb, tiles, ntiles, params, buckets, opts, paths_asked, memory_limit);
+  wsisa__buf jb = {0};
+  wsisa__dist_job_encode(&jb, tiles, ntiles, params, buckets, opts, paths_asked, memory_limit,
+                         world.timeout);
   if (jb.bad) {
-    buf_free(&jb);
+    wsisa__buf_free(&jb);
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   /* to every rank at once; a rank that takes it not and sends no heartbeat
@@ -783,7 +545,7 @@ int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const doubl
   MPI_Request *rq = calloc((size_t)world.size, sizeof *rq);
   if (!rq || jb.n > (size_t)0x7fffffff) {
     free(rq);
-    buf_free(&jb);
+    wsisa__buf_free(&jb);
     return wsisa_error(e, WSISA_ENOMEM, "the study is too large to send to the ranks");
   }
   const double t0 = wsisa_now();
@@ -825,7 +587,7 @@ int wsisa__dist_send_job(const wsisa_tile_ref *tiles, size_t ntiles, const doubl
     if (pending > 0) nap();
   }
   free(rq);
-  buf_free(&jb);
+  wsisa__buf_free(&jb);
   return 0;
 }
 
@@ -858,10 +620,10 @@ void wsisa__dist_stop_workers(void) {
   char *bye = calloc((size_t)world.size, 1);
   double deadline = wsisa_now() + (world.timeout < 60 ? world.timeout : 60);
   while (waiting > 0 && bye) {
-    buf m;
+    wsisa__buf m;
     int tag, from;
     if (msg_wait(MPI_ANY_SOURCE, &tag, &from, &m, deadline) <= 0) break;
-    buf_free(&m);
+    wsisa__buf_free(&m);
     if (tag == TAG_BYE && from > 0 && from < world.size && world.alive[from] && !bye[from]) {
       bye[from] = 1;
       waiting--;
@@ -967,7 +729,7 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
       lose_rank(r, "cannot be reached");
   int rc = 0;
   for (int r = 1; r < world.size && !rc; r++) {
-    buf m;
+    wsisa__buf m;
     int tag;
     if (!world.alive[r]) continue;
     int got = msg_wait(r, &tag, NULL, &m, deadline);
@@ -979,14 +741,14 @@ int wsisa_dist_workers(int local, int *total, wsisa_err *e) {
     }
     if (tag == TAG_READY) {
       int32_t n = 0;
-      get(&m, &n, sizeof n);
+      wsisa__buf_get(&m, &n, sizeof n);
       *total += n;
       world.workers[r] = n;
       world.heard[r] = wsisa_now(); /* its heartbeats follow */
     } else {
       rc = tag == TAG_ERROR ? on_error(r, &m, e) : 0;
     }
-    buf_free(&m);
+    wsisa__buf_free(&m);
   }
   wsisa_log(WSISA_LOG_INFO, "mpi", "%d ranks, %d StarPU workers in all", world.size, *total);
   return rc;

@@ -74,6 +74,45 @@ void wsisa__tile_objects_count(wsisa__tile_state *ts, wsisa_exec_stats *stats);
  * waited for here. */
 void wsisa__tile_close(wsisa__tile_state *ts, const wsisa_exec_opts *o);
 
+/* ---- the bytes the MPI transport carries (engine/exec/dist_job.c) ------------ */
+
+/* A byte buffer written at its end and read from `at`. */
+typedef struct wsisa__buf {
+  unsigned char *p;
+  size_t n, cap, at;
+  int bad; /* a read ran past the end, or an allocation failed */
+} wsisa__buf;
+void wsisa__buf_put(wsisa__buf *b, const void *x, size_t n);
+void wsisa__buf_put_u64(wsisa__buf *b, uint64_t v);
+/* Past the end: zeros, and b->bad set. */
+void wsisa__buf_get(wsisa__buf *b, void *x, size_t n);
+uint64_t wsisa__buf_get_u64(wsisa__buf *b);
+void wsisa__buf_free(wsisa__buf *b);
+
+/* The job: what every rank must agree on, as a worker reads it back. */
+typedef struct wsisa__dist_job {
+  wsisa_tile_ref *tiles;
+  char **paths;
+  wsisa_annot_spec *annots; /* per tile, used when its kind is set */
+  char **annot_strings;     /* per tile: its annotation's path and input */
+  size_t ntiles, nruns;
+  double *params;
+  wsisa_reuse_buckets *buckets;
+  wsisa_exec_opts opts;
+  double timeout;
+} wsisa__dist_job;
+/* The manager's job into b: the tiles, the runs' parameters, the buckets, the
+ * active paths asked, the memory limit, the options and the unit timeout. */
+void wsisa__dist_job_encode(wsisa__buf *b, const wsisa_tile_ref *tiles, size_t ntiles,
+                            const double *params, const wsisa_reuse_buckets *bk,
+                            const wsisa_exec_opts *o, size_t paths_asked, uint64_t memory_limit,
+                            double timeout);
+/* A worker's reading of it: K and the object store's share derived from this
+ * rank's memory as rank 0 derives its own, each bucket's tree rebuilt;
+ * WSISA_EFORMAT for a malformed message. */
+int wsisa__dist_job_decode(wsisa__buf *b, wsisa__dist_job *j, wsisa_err *e);
+void wsisa__dist_job_free(wsisa__dist_job *j);
+
 /* ---- the MPI transport of the unit queue (engine/exec/dist.c) -------------------- */
 /* Without MPI, or not started by mpirun, the job has one rank and the unit
  * queue never calls these but wsisa__dist_alive. */

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -184,11 +183,6 @@ static int get_strings(ctx *c, json_t *v, const char *path, char ***out, size_t 
 }
 
 /* ---- sections ---------------------------------------------------------------- */
-
-static int has_suffix(const char *s, const char *suffix) {
-  size_t n = strlen(s), m = strlen(suffix);
-  return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
 
 /* A resolution in um per pixel, in the range io accepts. */
 static int get_mpp(ctx *c, json_t *v, const char *path, double *out) {
@@ -407,7 +401,7 @@ static int parse_inputs(ctx *c, json_t *in, wsisa_study_inputs *out) {
     if ((rc = get_strings(c, images, "inputs.images", &out->images, &out->nimages))) return rc;
     for (size_t i = 0; i < out->nimages; i++) {
       const char *s = out->images[i];
-      if (!has_suffix(s, ".png") && !has_suffix(s, ".tif") && !has_suffix(s, ".tiff")) {
+      if (!wsisa_path_has_ext(s, (const char *const[]){".png", ".tif", ".tiff", NULL})) {
         char at[64];
         snprintf(at, sizeof at, "inputs.images[%zu]", i);
         return fail(c, at, "'%s' is not a .png, .tif or .tiff file", s);
