@@ -227,8 +227,12 @@ int wsisa_cmd_tiles(int argc, char **argv, wsisa_err *e) {
   wsisa_grid *grid = NULL;
   wsisa_scale scale;
   if ((rc = wsisa_slide_open(argv[optind], &slide, e))) return rc;
-  if (tile > (1L << 30) || tile < -(1L << 30) || overlap > (1L << 30) || overlap < -(1L << 30))
-    rc = wsisa_error(e, WSISA_EUSAGE, "value out of range");
+  if (tile <= 0 || tile > WSISA_TILE_SIZE_MAX)
+    rc = wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: must be from 1 to %d target pixels", tile,
+                     WSISA_TILE_SIZE_MAX);
+  else if (overlap < 0 || overlap >= tile)
+    rc = wsisa_error(e, WSISA_EUSAGE, "--overlap %ld: must be in 0..%ld (below the tile size)",
+                     overlap, tile - 1);
   if (!rc) rc = wsisa_scale_choose(slide, slide_mpp, target_mpp, &scale, e);
   if (!rc) rc = wsisa_grid_make_scaled(slide, &scale, (int)tile, (int)overlap, &grid, e);
   if (!rc) {

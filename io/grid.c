@@ -156,8 +156,9 @@ static int64_t tiles_along(int64_t length, int tile_size, int overlap) {
 int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int tile_size,
                            int overlap, wsisa_grid **out, wsisa_err *e) {
   *out = NULL;
-  if (tile_size <= 0)
-    return wsisa_error(e, WSISA_EUSAGE, "--tile-size %d: tile size must be positive", tile_size);
+  if (tile_size <= 0 || tile_size > WSISA_TILE_SIZE_MAX)
+    return wsisa_error(e, WSISA_EUSAGE, "--tile-size %d: must be from 1 to %d target pixels",
+                       tile_size, WSISA_TILE_SIZE_MAX);
   if (overlap < 0 || overlap >= tile_size)
     return wsisa_error(e, WSISA_EUSAGE, "--overlap %d: must be in 0..%d (below the tile size)",
                        overlap, tile_size - 1);

@@ -199,11 +199,13 @@ typedef struct wsisa_grid {
 } wsisa_grid;
 
 #define WSISA_TISSUE_THRESHOLD 0.05
+/* The largest tile side a grid takes, in target pixels. */
+#define WSISA_TILE_SIZE_MAX (1 << 20)
 
 /* A grid of tile_size tiles, `overlap` pixels shared between neighbours, laid
  * out at the scale's target resolution (see wsisa_scale_choose), with each
- * tile's level-0 rectangle and tissue share. tile_size must be positive and
- * 0 <= overlap < tile_size; a tile larger than the slide gives one clipped tile. */
+ * tile's level-0 rectangle and tissue share. tile_size must be in
+ * 1..WSISA_TILE_SIZE_MAX and 0 <= overlap < tile_size; a tile larger than the slide gives one clipped tile. */
 int wsisa_grid_make_scaled(wsisa_slide *slide, const wsisa_scale *scale, int tile_size,
                            int overlap, wsisa_grid **out, wsisa_err *e);
 /* The same on `level` as it is (wsisa_scale_native): tiles in level pixels. */

@@ -68,9 +68,9 @@ static int rectangle(const wsisa_segment_request *q, wsisa_input *in, const wsis
     r[0] = x0, r[1] = y0, r[2] = x1 - x0, r[3] = y1 - y0;
   } else if (q->has_tile) {
     wsisa_grid *g = NULL;
-    if (q->tile_size <= 0 || q->tile_size > 1L << 20)
-      return wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: must be from 1 to %ld target pixels",
-                         q->tile_size, 1L << 20);
+    if (q->tile_size <= 0 || q->tile_size > WSISA_TILE_SIZE_MAX)
+      return wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: must be from 1 to %d target pixels",
+                         q->tile_size, WSISA_TILE_SIZE_MAX);
     if ((rc = wsisa_input_grid(in, sc, (int)q->tile_size, 0, &g, e))) return rc;
     const long i = q->tile[0], j = q->tile[1];
     if (i < 0 || j < 0 || i >= g->cols || j >= g->rows) {
