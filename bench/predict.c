@@ -153,7 +153,8 @@ static int cmp_abs(const void *a, const void *b) {
 
 /* A configuration is at tile sizes calibration ran when its estimate times
  * (almost) none of its work from other sizes (run.json's
- * estimate.predicted.interpolated_share): the issue's bar is over those. */
+ * estimate.predicted.interpolated_share): the bar (median and worst error) is
+ * over those. */
 #define AT_CALIBRATED_SIZES 0.01
 
 /* Median and worst of |errors|. */
@@ -249,7 +250,7 @@ static void csv_row(wsisa_csv_writer *w, const config *cf, const bench_run *r, d
  * sizes and in all ([reuse off][at calibrated sizes only]). */
 static void print_errors(double err_t[2][2][MAX_CONFIGS], double err_p[2][2][MAX_CONFIGS],
                          double err_m[2][2][MAX_CONFIGS], int n[2][2]) {
-  /* first the bar: object reuse on, at tile sizes calibrated */
+  /* first the bar: object reuse on, at tile sizes calibrated */
   for (int k = 0; k < 2; k++)
     for (int only = 1; only >= 0; only--) {
       double med_t, worst_t, med_p, worst_p, med_m, worst_m;
