@@ -13,7 +13,7 @@
 
 #include <jansson.h>
 
-#include "engine/study/study.h"
+#include "engine/study/study_internal.h"
 #include "io/csv.h"
 #include "io/svg.h"
 #include "sa/sa.h"

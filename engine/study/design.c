@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine/study/study.h"
+#include "engine/study/study_internal.h"
 #include "io/csv.h"
 
 /* ---- design files: the one reader ------------------------------------------------- */

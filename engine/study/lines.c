@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/study/study.h"
+#include "engine/study/study_internal.h"
 
 /* CRC-32 (IEEE 802.3, reflected polynomial 0xEDB88320), as zlib computes it. */
 static uint32_t crc32_update(uint32_t crc, const char *p, size_t n) {

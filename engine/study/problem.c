@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "engine/study/study.h"
+#include "engine/study/study_internal.h"
 
 #define COUNT(a) (sizeof(a) / sizeof *(a))
 

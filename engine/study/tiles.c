@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "engine/exec/exec.h"
-#include "engine/study/study.h"
+#include "engine/study/study_internal.h"
 
 /* What a study says to run an input the stain check refuses. */
 #define STUDY_STAIN_OVERRIDE "set inputs.stain_check to false"
