@@ -158,14 +158,7 @@ void wsisa__run_features_move(wsisa__run_features *f, const char *dir) {
 }
 
 int wsisa__run_features_open(wsisa__run_features *f, int fresh, wsisa_err *e) {
-  f->journal = fopen(f->path, fresh ? "w" : "a");
-  if (!f->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(errno));
-  errno = 0;
-  if (fresh) fputs(VALUES_HEADER "\n", f->journal);
-  int err = 0;
-  if (fflush(f->journal) != 0) err = errno ? errno : EIO;
-  if (!err && fsync(fileno(f->journal)) != 0) err = errno;
-  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", f->path, strerror(err)) : 0;
+  return wsisa__lines_open(f->path, fresh, VALUES_HEADER, &f->journal, e);
 }
 
 /* One whole line back into memory; a line that names what is not in this

@@ -143,12 +143,5 @@ int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary 
 int wsisa__journal_open(wsisa__study_run *s, int fresh, wsisa_err *e) {
   char path[4200];
   wsisa__run_path(s, "journal.csv", path, sizeof path);
-  s->journal = fopen(path, fresh ? "w" : "a");
-  if (!s->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  errno = 0;
-  if (fresh) fputs(JOURNAL_HEADER "\n", s->journal);
-  int err = 0;
-  if (fflush(s->journal) != 0) err = errno ? errno : EIO;
-  if (!err && fsync(fileno(s->journal)) != 0) err = errno;
-  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err)) : 0;
+  return wsisa__lines_open(path, fresh, JOURNAL_HEADER, &s->journal, e);
 }

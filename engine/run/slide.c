@@ -251,14 +251,7 @@ static int open_store(wsisa__slide_run *s, int fresh, wsisa_err *e) {
   if (fstat(s->store_fd, &st) != 0) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   s->store_end = (uint64_t)st.st_size;
   wsisa__slide_work_path(s, "journal.csv", path, sizeof path);
-  s->journal = fopen(path, fresh ? "w" : "a");
-  if (!s->journal) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
-  errno = 0;
-  if (fresh) fputs(JOURNAL_HEADER "\n", s->journal);
-  int err = 0;
-  if (fflush(s->journal) != 0) err = errno ? errno : EIO;
-  if (!err && fsync(fileno(s->journal)) != 0) err = errno;
-  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err)) : 0;
+  return wsisa__lines_open(path, fresh, JOURNAL_HEADER, &s->journal, e);
 }
 
 /* A new work folder, whole from the moment it exists: request.json and the

@@ -142,3 +142,14 @@ int wsisa__lines_read(const char *path, const char *header, const wsisa__old_hea
             bad_line, bad_why);
   return 0;
 }
+
+int wsisa__lines_open(const char *path, int fresh, const char *header, FILE **out, wsisa_err *e) {
+  FILE *f = *out = fopen(path, fresh ? "w" : "a");
+  if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
+  errno = 0;
+  if (fresh) fprintf(f, "%s\n", header);
+  int err = 0;
+  if (fflush(f) != 0) err = errno ? errno : EIO;
+  if (!err && fsync(fileno(f)) != 0) err = errno;
+  return err ? wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err)) : 0;
+}

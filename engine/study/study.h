@@ -332,6 +332,9 @@ uint32_t wsisa__crc32(const char *text, size_t len);
  * (the line's field count, and the CRC-32 in 8 hex digits of everything
  * before the last comma). -1 on a write error (the stream's error flag). */
 int wsisa__line_put(FILE *f, const char *text, size_t len);
+/* Open a file of checked lines to append to (`fresh`: made anew with its
+ * `header` line), flushed and synced before anything is appended. */
+int wsisa__lines_open(const char *path, int fresh, const char *header, FILE **out, wsisa_err *e);
 /* One whole line's data fields (the proof removed), numbered from 1 with the
  * header. Non-zero stops the reading with that error. */
 typedef int (*wsisa__line_fn)(void *ctx, char **fields, size_t nfields, size_t lineno,
