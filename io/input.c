@@ -20,7 +20,8 @@ typedef struct backend {
   int (*open)(wsisa_input *in, wsisa_err *e);
   void (*close)(wsisa_input *in);
   void (*level0)(const wsisa_input *in, int64_t *width, int64_t *height);
-  int (*scale)(const wsisa_input *in, double mpp, double target_mpp, wsisa_scale *out,
+  int (*level_count)(const wsisa_input *in);
+  int (*scale)(const wsisa_input *in, double mpp, double target_mpp, int level, wsisa_scale *out,
                wsisa_err *e);
   wsisa__level_reader read;
   int (*dark_background)(wsisa_input *in);
@@ -46,9 +47,10 @@ static void slide_level0(const wsisa_input *in, int64_t *width, int64_t *height)
   wsisa_slide_level(in->slide, 0, &l0, NULL);
   *width = l0.width, *height = l0.height;
 }
-static int slide_scale(const wsisa_input *in, double mpp, double target_mpp, wsisa_scale *out,
-                       wsisa_err *e) {
-  return wsisa_scale_choose(in->slide, mpp, target_mpp, out, e);
+static int slide_level_count(const wsisa_input *in) { return wsisa_slide_level_count(in->slide); }
+static int slide_scale(const wsisa_input *in, double mpp, double target_mpp, int level,
+                       wsisa_scale *out, wsisa_err *e) {
+  return wsisa_scale_choose_level(in->slide, mpp, target_mpp, level, out, e);
 }
 static int slide_read(void *ctx, int level, int64_t x, int64_t y, int width, int height,
                       wsisa_image **out, wsisa_err *e) {
@@ -76,8 +78,15 @@ static void image_close(wsisa_input *in) { wsisa_image_free(in->rgb); }
 static void image_level0(const wsisa_input *in, int64_t *width, int64_t *height) {
   *width = in->rgb->width, *height = in->rgb->height;
 }
-static int image_scale(const wsisa_input *in, double mpp, double target_mpp, wsisa_scale *out,
-                       wsisa_err *e) {
+static int image_level_count(const wsisa_input *in) {
+  (void)in;
+  return 1;
+}
+static int image_scale(const wsisa_input *in, double mpp, double target_mpp, int level,
+                       wsisa_scale *out, wsisa_err *e) {
+  if (level > 0)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: level %d: an image file has level 0 only", in->path,
+                       level);
   return wsisa_scale_for_image(in->path, in->rgb->width, in->rgb->height, mpp, target_mpp, out,
                                e);
 }
@@ -108,10 +117,10 @@ static int image_grid(wsisa_input *in, const wsisa_scale *scale, int tile_size, 
 }
 
 static const backend backends[] = {
-    {WSISA_INPUT_SLIDE, slide_open, slide_close, slide_level0, slide_scale, slide_read,
-     slide_dark_background, slide_grid},
-    {WSISA_INPUT_IMAGE, image_open, image_close, image_level0, image_scale, image_read,
-     image_dark_background, image_grid},
+    {WSISA_INPUT_SLIDE, slide_open, slide_close, slide_level0, slide_level_count, slide_scale,
+     slide_read, slide_dark_background, slide_grid},
+    {WSISA_INPUT_IMAGE, image_open, image_close, image_level0, image_level_count, image_scale,
+     image_read, image_dark_background, image_grid},
 };
 
 /* ---- the input ------------------------------------------------------------------ */
@@ -170,9 +179,11 @@ void wsisa_input_level0(const wsisa_input *in, int64_t *width, int64_t *height) 
   in->b->level0(in, width, height);
 }
 
-int wsisa_input_scale(const wsisa_input *in, double mpp, double target_mpp, wsisa_scale *out,
-                      wsisa_err *e) {
-  return in->b->scale(in, mpp, target_mpp, out, e);
+int wsisa_input_level_count(const wsisa_input *in) { return in->b->level_count(in); }
+
+int wsisa_input_scale(const wsisa_input *in, double mpp, double target_mpp, int level,
+                      wsisa_scale *out, wsisa_err *e) {
+  return in->b->scale(in, mpp, target_mpp, level, out, e);
 }
 
 int wsisa_input_read_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x, int64_t y,

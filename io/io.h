@@ -254,11 +254,14 @@ void wsisa_input_close(wsisa_input *in);
 wsisa_input_kind wsisa_input_kind_of(const wsisa_input *in);
 /* Level 0's size in pixels. */
 void wsisa_input_level0(const wsisa_input *in, int64_t *width, int64_t *height);
-/* The plan for reading it at target_mpp: wsisa_scale_choose for a slide,
- * wsisa_scale_for_image for an image (mpp 0: the slide's own, the image as
- * it is). */
-int wsisa_input_scale(const wsisa_input *in, double mpp, double target_mpp, wsisa_scale *out,
-                      wsisa_err *e);
+/* Its pyramid levels: a slide's, 1 for an image. */
+int wsisa_input_level_count(const wsisa_input *in);
+/* The plan for reading it at target_mpp: wsisa_scale_choose_level for a
+ * slide, wsisa_scale_for_image for an image (mpp 0: the slide's own, the
+ * image as it is). level < 0 chooses the coarsest level that suits; an image
+ * has level 0 only. */
+int wsisa_input_scale(const wsisa_input *in, double mpp, double target_mpp, int level,
+                      wsisa_scale *out, wsisa_err *e);
 /* RGB u8 of the target-pixel rectangle of the plan `scale` (made on this
  * input: one made on the file before it changed size is refused). */
 int wsisa_input_read_scaled(wsisa_input *in, const wsisa_scale *scale, int64_t x, int64_t y,

@@ -215,8 +215,12 @@ Test(stain, sample_tissue_tiles_pass_and_the_rest_is_named, .timeout = 300) {
     wsisa_slide *slide = NULL;
     wsisa_grid *g = NULL;
     wsisa_err e = WSISA_ERR_INIT;
+    wsisa_input *in = NULL;
     cr_assert_eq(wsisa_slide_open(tu_src("tests/data/CMU-1-Small-Region.svs"), &slide, &e), 0,
                  "%s", e.msg);
+    cr_assert_eq(wsisa_input_open(tu_src("tests/data/CMU-1-Small-Region.svs"), WSISA_INPUT_SLIDE,
+                                  &in, &e),
+                 0, "%s", e.msg);
     cr_assert_eq(wsisa_grid_make(slide, 0, sizes[s], 0, &g, &e), 0, "%s", e.msg);
     size_t seen = 0;
     for (size_t t = 0; t < g->ntiles; t++) {
@@ -234,7 +238,7 @@ Test(stain, sample_tissue_tiles_pass_and_the_rest_is_named, .timeout = 300) {
     /* what `wsisa run` samples */
     wsisa__stain *st = calloc(1, sizeof *st);
     cr_assert_not_null(st);
-    cr_assert_eq(wsisa__stain_sample(slide, g, st, &e), 0, "%s", e.msg);
+    cr_assert_eq(wsisa__stain_sample(in, g, st, &e), 0, "%s", e.msg);
     char warning[4600];
     cr_expect_eq(wsisa__stain_verdict(st, "sample", "x", warning, sizeof warning, &e), 0, "%s",
                  e.msg);
@@ -242,6 +246,7 @@ Test(stain, sample_tissue_tiles_pass_and_the_rest_is_named, .timeout = 300) {
     cr_expect_eq(st->tiles, 4);
     free(st);
     wsisa_grid_free(g);
+    wsisa_input_close(in);
     wsisa_slide_close(slide);
   }
   expect_margins(&r, "sample tiles");

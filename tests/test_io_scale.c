@@ -649,7 +649,7 @@ Test(scale, one_input_type_two_backends) {
   cr_assert_eq(wsisa_input_open(tu_src(SAMPLE), WSISA_INPUT_AUTO, &in, &e), 0, "%s", e.msg);
   cr_expect_eq(wsisa_input_kind_of(in), WSISA_INPUT_SLIDE);
   wsisa_scale sc;
-  cr_assert_eq(wsisa_input_scale(in, 0, 0.5, &sc, &e), 0, "%s", e.msg);
+  cr_assert_eq(wsisa_input_scale(in, 0, 0.5, -1, &sc, &e), 0, "%s", e.msg);
   wsisa_image *a = NULL, *b = NULL;
   wsisa_slide *slide = NULL;
   cr_assert_eq(wsisa_slide_open(tu_src(SAMPLE), &slide, &e), 0, "%s", e.msg);
@@ -673,7 +673,7 @@ Test(scale, one_input_type_two_backends) {
   const double mpps[] = {0, 0.3, 0.25};
   for (size_t i = 0; i < sizeof mpps / sizeof *mpps; i++) {
     wsisa_image *whole = NULL, *crop = NULL;
-    cr_assert_eq(wsisa_input_scale(in, mpps[i], 0.5, &sc, &e), 0, "%s", e.msg);
+    cr_assert_eq(wsisa_input_scale(in, mpps[i], 0.5, -1, &sc, &e), 0, "%s", e.msg);
     cr_assert_eq(wsisa_image_read_scaled(png, mpps[i], 0.5, &whole, NULL, &e), 0, "%s", e.msg);
     cr_assert_eq(wsisa_input_read_scaled(in, &sc, 17, 9, 40, 33, &crop, &e), 0, "%s", e.msg);
     for (int y = 0; y < 33; y++)
@@ -709,7 +709,7 @@ Test(scale, image_taken_whole) {
       wsisa_image *read = NULL, *taken = NULL;
       const int64_t *q = rect[r];
       cr_assert_eq(wsisa_input_open(png, WSISA_INPUT_AUTO, &in, &e), 0, "%s", e.msg);
-      cr_assert_eq(wsisa_input_scale(in, mpps[m], 0.5, &sc, &e), 0, "%s", e.msg);
+      cr_assert_eq(wsisa_input_scale(in, mpps[m], 0.5, -1, &sc, &e), 0, "%s", e.msg);
       if (q[0] + q[2] > sc.width || q[1] + q[3] > sc.height) {
         wsisa_input_close(in);
         continue;

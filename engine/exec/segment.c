@@ -126,7 +126,7 @@ static int layout(const wsisa_segment_request *q, wsisa_tile_ref *t, int *dark,
   int64_t r[4] = {0, 0, 0, 0};
   *dark = wsisa_input_dark_background(in);
   wsisa_input_level0(in, width0, height0);
-  if (!(rc = wsisa_input_scale(in, q->mpp, q->target_mpp, &t->scale, e)) &&
+  if (!(rc = wsisa_input_scale(in, q->mpp, q->target_mpp, -1, &t->scale, e)) &&
       !(rc = rectangle(q, in, &t->scale, r, e))) {
     const double step = wsisa_scale_step(&t->scale);
     t->path = q->input;

@@ -12,33 +12,35 @@
 #include "engine/exec/exec_internal.h"
 #include "io/io.h"
 
-int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
+/* The target-pixel rectangle r of the tile's input, read through io's input
+ * (slide or image alike). */
+static int read_rect(const wsisa_tile_ref *t, const int64_t r[4], wsisa_image **rgb,
+                     wsisa_err *e) {
   *rgb = NULL;
+  if (r[2] > INT32_MAX || r[3] > INT32_MAX)
+    return wsisa_error(e, WSISA_EUSAGE, "%s: a tile and its halo too large to read at once",
+                       t->path);
   wsisa_input *in = NULL;
   int rc = wsisa_input_open(t->path, t->kind, &in, e);
   if (rc) return rc;
-  rc = wsisa_input_read_scaled(in, &t->scale, t->x, t->y, t->width, t->height, rgb, e);
+  rc = wsisa_input_read_scaled(in, &t->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
   wsisa_input_close(in);
   return rc;
+}
+
+int wsisa_tile_load(const wsisa_tile_ref *t, wsisa_image **rgb, wsisa_err *e) {
+  const int64_t r[4] = {t->x, t->y, t->width, t->height};
+  return read_rect(t, r, rgb, e);
 }
 
 int wsisa_tile_load_framed(const wsisa_tile_ref *t, int halo, wsisa_image **rgb,
                            wsisa_tile_frame *frame, wsisa_err *e) {
   memset(frame, 0, sizeof *frame);
   frame->stats = t->has_stats ? t->stats : NULL;
-  if (t->kind != WSISA_INPUT_SLIDE || halo <= 0) return wsisa_tile_load(t, rgb, e);
-  *rgb = NULL;
   int64_t r[4];
-  wsisa_tile_read_rect(t, halo, r);
-  if (r[2] > INT32_MAX || r[3] > INT32_MAX)
-    return wsisa_error(e, WSISA_EUSAGE, "%s: a tile and its halo too large to read at once",
-                       t->path);
-  wsisa_slide *slide = NULL;
-  int rc = wsisa_slide_open(t->path, &slide, e);
-  if (rc) return rc;
-  rc = wsisa_slide_read_scaled(slide, &t->scale, r[0], r[1], (int)r[2], (int)r[3], rgb, e);
-  wsisa_slide_close(slide);
-  if (rc) return rc;
+  wsisa_tile_read_rect(t, halo, r); /* the tile alone for an image, or without a halo */
+  int rc = read_rect(t, r, rgb, e);
+  if (rc || t->kind != WSISA_INPUT_SLIDE || halo <= 0) return rc;
   frame->core_x = (int)(t->x - r[0]);
   frame->core_y = (int)(t->y - r[1]);
   frame->core_w = t->width;
@@ -99,11 +101,11 @@ static int block_stats(wsisa_image *rgb, double st[WSISA_STATS_N], wsisa_err *e)
 int wsisa_slide_stats(const char *path, const wsisa_scale *scale, double stats[WSISA_STATS_N],
                       wsisa_err *e) {
   memset(stats, 0, WSISA_STATS_N * sizeof *stats);
-  wsisa_slide *slide = NULL;
+  wsisa_input *in = NULL;
   wsisa_grid *g = NULL;
-  int rc = wsisa_slide_open(path, &slide, e);
+  int rc = wsisa_input_open(path, WSISA_INPUT_SLIDE, &in, e);
   if (rc) return rc;
-  if ((rc = wsisa_grid_make_scaled(slide, scale, WSISA_STATS_BLOCK, 0, &g, e))) goto done;
+  if ((rc = wsisa_input_grid(in, scale, WSISA_STATS_BLOCK, 0, &g, e))) goto done;
   /* pooled sums: pixels, and per channel the sum and the sum of squares */
   double n = 0, sum[3] = {0, 0, 0}, sq[3] = {0, 0, 0};
   size_t picked = 0;
@@ -116,7 +118,9 @@ int wsisa_slide_stats(const char *path, const wsisa_scale *scale, double stats[W
     picked++;
     wsisa_image *rgb = NULL;
     double st[WSISA_STATS_N];
-    if ((rc = wsisa_grid_tile_read(slide, g, &g->tiles[t], &rgb, e))) break;
+    const wsisa_tile *tl = &g->tiles[t];
+    if ((rc = wsisa_input_read_scaled(in, &g->scale, tl->x, tl->y, tl->width, tl->height, &rgb, e)))
+      break;
     rc = block_stats(rgb, st, e);
     wsisa_image_free(rgb);
     if (rc) break;
@@ -138,7 +142,7 @@ int wsisa_slide_stats(const char *path, const wsisa_scale *scale, double stats[W
   }
 done:
   wsisa_grid_free(g);
-  wsisa_slide_close(slide);
+  wsisa_input_close(in);
   return rc;
 }
 

@@ -510,18 +510,18 @@ static int run_units(wsisa__slide_run *s, wsisa_err *e) {
  * that can be refused, before any work. */
 static int prepare(wsisa__slide_run *s, wsisa_err *e) {
   const wsisa_slide_segment_request *r = s->r;
-  wsisa_slide *slide = NULL;
+  wsisa_input *slide = NULL;
   wsisa_scale scale;
   int rc = check_outputs(r, e);
-  if (!rc) rc = wsisa_slide_open(r->slide, &slide, e);
+  if (!rc) rc = wsisa_input_open(r->slide, WSISA_INPUT_SLIDE, &slide, e);
   if (rc) return rc;
   if (r->tile_size < 16 || r->tile_size > (1L << 16))
     rc = wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: give 16..%ld target pixels", r->tile_size,
                      1L << 16);
-  wsisa_level l0;
-  if (!rc) rc = wsisa_slide_level(slide, 0, &l0, e);
-  if (!rc) rc = wsisa_scale_choose(slide, r->mpp, r->target_mpp, &scale, e);
-  if (!rc) rc = wsisa_grid_make_scaled(slide, &scale, (int)r->tile_size, 0, &s->grid, e);
+  wsisa_level l0 = {0, 0, 1};
+  wsisa_input_level0(slide, &l0.width, &l0.height);
+  if (!rc) rc = wsisa_input_scale(slide, r->mpp, r->target_mpp, -1, &scale, e);
+  if (!rc) rc = wsisa_input_grid(slide, &scale, (int)r->tile_size, 0, &s->grid, e);
   if (!rc && r->has_region &&
       (r->region[2] <= 0 || r->region[3] <= 0 || r->region[0] < 0 || r->region[1] < 0 ||
        r->region[0] > l0.width - r->region[2] || r->region[1] > l0.height - r->region[3]))
@@ -541,7 +541,7 @@ static int prepare(wsisa__slide_run *s, wsisa_err *e) {
       rc = wsisa__stain_verdict(st, r->slide, "give --no-stain-check", warning, sizeof warning, e);
     free(st);
   }
-  wsisa_slide_close(slide);
+  wsisa_input_close(slide);
   if (rc) return rc;
   s->width0 = l0.width, s->height0 = l0.height;
   s->step = wsisa_scale_step(&s->grid->scale);

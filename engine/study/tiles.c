@@ -333,93 +333,92 @@ static int choose_tiles(tiling *s, const char *path,
   return rc;
 }
 
-/* Tiles of one slide at the study's resolution, its stain checked first. */
-static int slide_tiles(tiling *s, const char *path, wsisa_err *e) {
-  const wsisa_study_inputs *in = &s->study->inputs;
-  wsisa_slide *slide = NULL;
-  wsisa_grid *g = NULL;
-  wsisa__study_input *ri = NULL;
-  wsisa_scale scale;
-  char name[4400];
-  int rc = wsisa_slide_open(path, &slide, e);
-  if (rc) return wsisa_error_where(e, rc, path);
-  wsisa_err inner = WSISA_ERR_INIT;
-  int nlevels = wsisa_slide_level_count(slide);
-  if (in->level >= nlevels)
-    rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs.level: %d is not a level of %s (levels 0..%d)",
-                     s->study->path, in->level, path, nlevels - 1);
-  else if (!(rc = wsisa_scale_choose_level(slide, in->slide_mpp, in->mpp, in->level, &scale, e)) &&
-      wsisa_grid_make_scaled(slide, &scale, in->tile_size, in->overlap, &g, &inner))
-    rc = study_field_error(s, &inner, e);
-  if (!rc) rc = add_input(s, path, WSISA_INPUT_SLIDE, &scale, &ri, e);
-  if (!rc && in->stain_check) {
-    ri->stain_checked = 1;
-    if (!(rc = wsisa__stain_sample(slide, g, &ri->stain, e))) rc = stain_verdict(ri, e);
-  }
-  wsisa_level l0;
-  wsisa_annotation *annot = NULL;
-  uint8_t *take = NULL;
-  if (!rc) rc = wsisa_slide_level(slide, 0, &l0, e);
-  if (!rc && s->set->annotated) rc = input_annotation(s, ri, &scale, l0.width, l0.height, &annot, e);
-  if (!rc && !(take = malloc(g->ntiles ? g->ntiles : 1)))
-    rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  if (!rc) rc = choose_tiles(s, path, g, l0.width, l0.height, take, e);
+/* A slide's grid tiles that the study chooses and its annotation covers, each
+ * named by its level-0 rectangle, the slide's own coordinates. */
+static int grid_tiles(tiling *s, wsisa__study_input *ri, const wsisa_grid *g,
+                      const wsisa_annotation *annot, int64_t width0, int64_t height0,
+                      wsisa_err *e) {
+  uint8_t *take = malloc(g->ntiles ? g->ntiles : 1);
+  int rc = take ? choose_tiles(s, ri->path, g, width0, height0, take, e)
+                : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc && !(ri->grid_index = malloc((g->ntiles ? g->ntiles : 1) * sizeof *ri->grid_index)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  char name[4400];
   for (size_t t = 0; !rc && t < g->ntiles; t++) {
     const wsisa_tile *tl = &g->tiles[t];
     if (!take[t]) continue;
-    wsisa_tile_ref ref = {.path = path, .kind = WSISA_INPUT_SLIDE, .scale = scale, .x = tl->x, .y = tl->y,
-                          .width = tl->width, .height = tl->height, .level0 = tl->level0};
+    wsisa_tile_ref ref = {.path = ri->path, .kind = WSISA_INPUT_SLIDE, .scale = ri->scale,
+                          .x = tl->x, .y = tl->y, .width = tl->width, .height = tl->height,
+                          .level0 = tl->level0};
     if (!tile_annotated(s, ri, annot, &ref)) continue;
-    /* named by its level-0 rectangle, the slide's own coordinates */
-    snprintf(name, sizeof name, "%s#%lld,%lld,%lld,%lld", path, (long long)tl->level0.x,
+    snprintf(name, sizeof name, "%s#%lld,%lld,%lld,%lld", ri->path, (long long)tl->level0.x,
              (long long)tl->level0.y, (long long)tl->level0.width,
              (long long)tl->level0.height);
     ri->grid_index[ri->ntiles++] = t;
     rc = add_tile(s, &ref, name, e);
   }
   free(take);
-  if (!rc)
-    wsisa_log(WSISA_LOG_INFO, "run", "%s: %g um/pixel (%s), level %d, factor %g: %zu tiles", path,
-              scale.mpp, wsisa_mpp_source_name(scale.source), scale.level, scale.factor,
-              ri->ntiles);
-  wsisa_annotation_free(annot);
-  wsisa_grid_free(g);
-  wsisa_slide_close(slide);
   return rc;
 }
 
-/* An image file is one tile, taken as it is or, with inputs.slide_mpp, resampled
- * to the study's resolution. */
-static int image_tile(tiling *s, const char *path, wsisa_err *e) {
+/* One input's tiles at the study's resolution, its stain checked first: a
+ * slide's grid tiles, or an image file whole (taken as it is or, with
+ * inputs.slide_mpp, resampled), one tile named by its path. inputs.level
+ * applies to slides. */
+static int input_tiles(tiling *s, const char *path, wsisa_input_kind kind, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
-  wsisa_image *img = NULL;
-  wsisa_scale scale;
+  const int slide = kind == WSISA_INPUT_SLIDE;
+  wsisa_input *input = NULL;
+  wsisa_grid *g = NULL;
   wsisa__study_input *ri = NULL;
-  int rc = wsisa_image_read_scaled(path, in->slide_mpp, in->mpp, &img, &scale, e);
-  if (rc) wsisa_error_where(e, rc, path);
-  if (!rc) rc = add_input(s, path, WSISA_INPUT_IMAGE, &scale, &ri, e);
-  if (!rc && in->stain_check) {
-    ri->stain_checked = 1;
-    wsisa__stain_add(&ri->stain, img);
-    rc = stain_verdict(ri, e);
-  }
   wsisa_annotation *annot = NULL;
+  wsisa_scale scale;
+  int rc = wsisa_input_open(path, kind, &input, e);
+  if (rc) return wsisa_error_where(e, rc, path);
+  int64_t width0, height0; /* before an image's pixels are taken for its stain */
+  wsisa_input_level0(input, &width0, &height0);
+  wsisa_err inner = WSISA_ERR_INIT;
+  const int nlevels = wsisa_input_level_count(input);
+  if (slide && in->level >= nlevels)
+    rc = wsisa_error(e, WSISA_EUSAGE, "%s: inputs.level: %d is not a level of %s (levels 0..%d)",
+                     s->study->path, in->level, path, nlevels - 1);
+  else if (!(rc = wsisa_input_scale(input, in->slide_mpp, in->mpp, slide ? in->level : -1, &scale,
+                                    e)) &&
+           slide && wsisa_input_grid(input, &scale, in->tile_size, in->overlap, &g, &inner))
+    rc = study_field_error(s, &inner, e);
+  if (!rc) rc = add_input(s, path, kind, &scale, &ri, e);
+  if (!rc && in->stain_check) {
+    wsisa_image *whole = NULL;
+    ri->stain_checked = 1;
+    if (slide) rc = wsisa__stain_sample(input, g, &ri->stain, e);
+    else if (!(rc = wsisa_input_take_scaled(input, &scale, 0, 0, (int)scale.width,
+                                            (int)scale.height, &whole, e)))
+      wsisa__stain_add(&ri->stain, whole);
+    wsisa_image_free(whole);
+    if (!rc) rc = stain_verdict(ri, e);
+  }
   if (!rc && s->set->annotated)
-    rc = input_annotation(s, ri, &scale, scale.level_width, scale.level_height, &annot, e);
-  if (!rc) {
-    double step = wsisa_scale_step(&scale);
-    wsisa_tile_ref ref = {.path = path, .kind = WSISA_INPUT_IMAGE, .scale = scale, .width = img->width,
-                          .height = img->height,
-                          .level0 = {0, 0, llround(img->width * step), llround(img->height * step)}};
+    rc = input_annotation(s, ri, &scale, width0, height0, &annot, e);
+  if (!rc && slide) {
+    rc = grid_tiles(s, ri, g, annot, width0, height0, e);
+  } else if (!rc) {
+    const double step = wsisa_scale_step(&scale);
+    wsisa_tile_ref ref = {.path = path, .kind = WSISA_INPUT_IMAGE, .scale = scale,
+                          .width = (int)scale.width, .height = (int)scale.height,
+                          .level0 = {0, 0, llround((double)scale.width * step),
+                                     llround((double)scale.height * step)}};
     if (tile_annotated(s, ri, annot, &ref)) {
       ri->ntiles = 1;
       rc = add_tile(s, &ref, path, e);
     }
   }
+  if (!rc && slide)
+    wsisa_log(WSISA_LOG_INFO, "run", "%s: %g um/pixel (%s), level %d, factor %g: %zu tiles", path,
+              scale.mpp, wsisa_mpp_source_name(scale.source), scale.level, scale.factor,
+              ri->ntiles);
   wsisa_annotation_free(annot);
-  wsisa_image_free(img);
+  wsisa_grid_free(g);
+  wsisa_input_close(input);
   return rc;
 }
 
@@ -429,8 +428,10 @@ int wsisa__study_tiles(wsisa_study *study, wsisa__tile_set *set, wsisa_err *e) {
   const wsisa_study_inputs *in = &s->study->inputs;
   int rc = 0;
   s->set->annotated = in->nreferences > 0;
-  for (size_t i = 0; i < in->nslides && !rc; i++) rc = slide_tiles(s, in->slides[i], e);
-  for (size_t i = 0; i < in->nimages && !rc; i++) rc = image_tile(s, in->images[i], e);
+  for (size_t i = 0; i < in->nslides && !rc; i++)
+    rc = input_tiles(s, in->slides[i], WSISA_INPUT_SLIDE, e);
+  for (size_t i = 0; i < in->nimages && !rc; i++)
+    rc = input_tiles(s, in->images[i], WSISA_INPUT_IMAGE, e);
   /* a label image or mask covers a tile only whole: one smaller than its
    * input is the likelier slip than GeoJSON coordinates at another level */
   int images_only = 1;

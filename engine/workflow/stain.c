@@ -117,7 +117,7 @@ void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb) {
   }
 }
 
-int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
+int wsisa__stain_sample(wsisa_input *in, const wsisa_grid *g, wsisa__stain *st,
                         wsisa_err *e) {
   st->dark_background = g->dark_background;
   size_t n = g->ntissue < STAIN_TILES ? g->ntissue : STAIN_TILES;
@@ -126,7 +126,8 @@ int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *s
     /* the k-th of n picks is tissue tile k * ntissue / n */
     if (seen++ != k * g->ntissue / n) continue;
     wsisa_image *rgb = NULL;
-    int rc = wsisa_grid_tile_read(slide, g, &g->tiles[t], &rgb, e);
+    const wsisa_tile *tl = &g->tiles[t];
+    int rc = wsisa_input_read_scaled(in, &g->scale, tl->x, tl->y, tl->width, tl->height, &rgb, e);
     if (rc) return rc;
     wsisa__stain_add(st, rgb);
     wsisa_image_free(rgb);

@@ -357,7 +357,7 @@ typedef struct wsisa__stain_measures {
 /* Add the pixels of an RGB u8 tile. */
 void wsisa__stain_add(wsisa__stain *st, const wsisa_image *rgb);
 /* A few of the grid's tissue tiles, spread over the slide, and its background. */
-int wsisa__stain_sample(wsisa_slide *slide, const wsisa_grid *g, wsisa__stain *st,
+int wsisa__stain_sample(wsisa_input *in, const wsisa_grid *g, wsisa__stain *st,
                         wsisa_err *e);
 /* The measures of what was seen. */
 void wsisa__stain_measure(const wsisa__stain *st, wsisa__stain_measures *m);
