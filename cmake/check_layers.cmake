@@ -7,7 +7,8 @@
 # when a folder other than core/, codelets/, engine/ and bench/ includes
 # starpu.h, or one other than io/ OpenSlide. Inside engine/, each room (a
 # sub-folder with one header) includes only its own header and the headers
-# of the rooms below it, in engine_rooms' order: no circle between rooms.
+# of the rooms below it, in engine_rooms' order: no circle between rooms;
+# it opens slides and images through io's wsisa_input alone.
 # A room may keep its own declarations in <room>/<room>_internal.h, which
 # only its own files include (and its test suite, tests/test_<room>*.c with
 # the room's path joined by _).
@@ -112,6 +113,15 @@ if(IS_DIRECTORY ${SOURCE_DIR}/engine)
     foreach(h ${headers})
       string(APPEND problems "\n  ${h}: engine/${room}/ has one header, ${room}.h (and its own ${room}_internal.h)")
     endforeach()
+  endforeach()
+  # ... and opens slides and images through io's one input type alone
+  file(GLOB_RECURSE sources RELATIVE ${SOURCE_DIR} ${SOURCE_DIR}/engine/*.c)
+  foreach(f ${sources})
+    file(STRINGS ${SOURCE_DIR}/${f} opens
+         REGEX "wsisa_(slide_open|image_read_rgb|image_read_scaled)[ \t]*\\(")
+    if(opens)
+      string(APPEND problems "\n  ${f}: opens a slide or an image itself: engine/ opens its inputs with wsisa_input_open")
+    endif()
   endforeach()
 endif()
 # A room's internal header, <dir>/<name>_internal.h with <name> its folder's
