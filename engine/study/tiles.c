@@ -71,7 +71,7 @@ static int add_input(tiling *s, const char *path, wsisa_input_kind kind, const w
 /* The stain check's verdict on what input `ri` showed; its warning kept for
  * run.json. */
 static int stain_verdict(wsisa__study_input *ri, wsisa_err *e) {
-  char warning[4600];
+  char warning[WSISA_NOTE_MAX];
   int rc = wsisa__stain_verdict(&ri->stain, ri->path, STUDY_STAIN_OVERRIDE, warning,
                                 sizeof warning, e);
   if (!rc && warning[0] && !(ri->stain_warning = strdup(warning)))
@@ -340,7 +340,7 @@ static int slide_tiles(tiling *s, const char *path, wsisa_err *e) {
   wsisa_grid *g = NULL;
   wsisa__study_input *ri = NULL;
   wsisa_scale scale;
-  char name[4400];
+  char name[WSISA_NOTE_MAX]; /* a tile's: the slide's path and its rectangle */
   int rc = wsisa_slide_open(path, &slide, e);
   if (rc) return wsisa_error_where(e, rc, path);
   wsisa_err inner = WSISA_ERR_INIT;
