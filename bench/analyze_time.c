@@ -88,7 +88,8 @@ int bench_analyze(int argc, char **argv, wsisa_err *e) {
   double val[2][3], lo[2][3], hi[2][3];
   for (int m = 0; m < 2; m++)
     for (int n = 0; n < nsizes; n++) {
-      char samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], log[WSISA_PATH_MAX], out[WSISA_PATH_MAX];
+      char samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], log[WSISA_PATH_MAX],
+          out[WSISA_PATH_MAX];
       char args[4 * WSISA_PATH_MAX + 256]; /* the command's four paths and its flags */
       /* MOAT: whole trajectories */
       const long rows = m == 1 ? sizes[n] - sizes[n] % (ANALYZE_K + 1) : sizes[n];

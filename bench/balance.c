@@ -211,14 +211,15 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "balance", &o, e);
   if (rc) return rc;
-  char home[WSISA_PATH_MAX], env[BENCH_CMD_MAX], log[WSISA_PATH_MAX], args[BENCH_CMD_MAX], study[WSISA_PATH_MAX];
+  char home[WSISA_PATH_MAX], env[BENCH_CMD_MAX], log[WSISA_PATH_MAX], args[BENCH_CMD_MAX],
+      study[WSISA_PATH_MAX];
   if ((rc = wsisa_path_fmt_err(home, e, "%s/starpu_home", o.dir))) return rc;
   snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home, home);
   if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home);
   /* one tile: units are buckets, so workers meet the bucket count soon */
   int traj = o.quick ? 2 : 8;
   if ((rc = bench_write_study(&o, "balance_study", "tile_1024.png", traj,
-                               "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }", study, e)))
+                              "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }", study, e)))
     return rc;
   fprintf(stderr, "wsisa-bench balance: calibrating on %s\n", study);
   snprintf(env, sizeof env, "STARPU_HOME='%s'", home);

@@ -79,9 +79,8 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
 /* DIR/studies/LABEL.json: a MOAT (Halton) study with `trajectories`, on the
  * tests/data/IMAGE if given, else tile_1024.png with --quick or the sample
  * slide's tissue tiles at 1024; `reuse` is a JSON object text or NULL. */
-int bench_write_study(const bench_opts *o, const char *label, const char *image,
-                      int trajectories, const char *reuse, char path[WSISA_PATH_MAX],
-                      wsisa_err *e);
+int bench_write_study(const bench_opts *o, const char *label, const char *image, int trajectories,
+                      const char *reuse, char path[WSISA_PATH_MAX], wsisa_err *e);
 /* `env ENV wsisa run --study STUDY -o DIR/run ARGS`, o->repeats times; wall
  * time around the subprocess, the rest from its run.json. */
 int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, const char *args,

@@ -296,7 +296,8 @@ static void count_end(const count_mark *at, cl_counts *out) {
  * installed), into path; 0 when found. */
 static int clcount_library(char path[WSISA_PATH_MAX]) {
   char here[WSISA_PATH_MAX];
-  if (wsisa_exe_dir(here, sizeof here) || wsisa_path_fmt(path, "%s/../lib/libwsisa-clcount.so", here))
+  if (wsisa_exe_dir(here, sizeof here) ||
+      wsisa_path_fmt(path, "%s/../lib/libwsisa-clcount.so", here))
     return -1;
   return access(path, R_OK);
 }

@@ -183,7 +183,8 @@ static int calibrate_round(const bench_opts *o, int k, int have_cl, const char *
   if (k) snprintf(round, sizeof round, "_%d", k + 1);
   *seconds = 0;
   for (int h = 0; h < 1 + have_cl; h++) {
-    int rc = wsisa_path_fmt_err(home[h], e, "%s/starpu_home%s%s", o->dir, round, h ? "_opencl" : "");
+    int rc =
+        wsisa_path_fmt_err(home[h], e, "%s/starpu_home%s%s", o->dir, round, h ? "_opencl" : "");
     if (rc) return rc;
     snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home[h], home[h]);
     if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[h]);
@@ -192,7 +193,8 @@ static int calibrate_round(const bench_opts *o, int k, int have_cl, const char *
     snprintf(env, sizeof env, "STARPU_HOME='%s'%s", home[h],
              h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
     snprintf(args, sizeof args, "calibrate --study '%s'", study);
-    if ((rc = wsisa_path_fmt_err(log, e, "%s/calibrate%s%s.log", o->dir, round, h ? "_opencl" : "")))
+    if ((rc =
+             wsisa_path_fmt_err(log, e, "%s/calibrate%s%s.log", o->dir, round, h ? "_opencl" : "")))
       return rc;
     double t0 = wsisa_now();
     rc = bench_wsisa(env, args, log, e);
@@ -353,7 +355,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   int have_cl = !o.no_opencl && opencl_present();
   static config configs[MAX_CONFIGS];
   size_t nconfigs = make_configs(configs, cores, have_cl);
-  char home[2][WSISA_PATH_MAX], env[BENCH_CMD_MAX], study[NSPECS][WSISA_PATH_MAX], args[BENCH_CMD_MAX];
+  char home[2][WSISA_PATH_MAX], env[BENCH_CMD_MAX], study[NSPECS][WSISA_PATH_MAX],
+      args[BENCH_CMD_MAX];
   for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], e);
   if (rc) return rc;
   double t_cal = 0;
@@ -395,8 +398,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       at[c][k] = nref;
       ref[nref++] = pr.exec.median;
       /* the models stay as calibrated: no run adds to them */
-      snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s",
-               home[configs[c].opencl], configs[c].env);
+      snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s", home[configs[c].opencl],
+               configs[c].env);
       snprintf(args, sizeof args, "%s%s", configs[c].args,
                configs[c].reuse_off ? " --object-reuse off" : "");
       if ((rc = bench_run_wsisa(&once, env, study[s], args, &res[c], e))) return rc;

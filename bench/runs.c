@@ -63,9 +63,8 @@ const char *bench_wsisa_exe(void) {
   return path;
 }
 
-int bench_write_study(const bench_opts *o, const char *label, const char *image,
-                      int trajectories, const char *reuse, char path[WSISA_PATH_MAX],
-                      wsisa_err *e) {
+int bench_write_study(const bench_opts *o, const char *label, const char *image, int trajectories,
+                      const char *reuse, char path[WSISA_PATH_MAX], wsisa_err *e) {
   int rc = wsisa_path_fmt_err(path, e, "%s/studies/%s.json", o->dir, label);
   if (rc) return rc;
   FILE *f = fopen(path, "w");

@@ -40,8 +40,7 @@ int bench_reuse(int argc, char **argv, wsisa_err *e) {
   for (int i = 0; i < nsizes; i++) {
     char label[32];
     snprintf(label, sizeof label, "moat_t%d", sizes[i]);
-    if ((rc = bench_write_study(&o, label, NULL, sizes[i], NULL, study, e)))
-      return rc;
+    if ((rc = bench_write_study(&o, label, NULL, sizes[i], NULL, study, e))) return rc;
     for (int s = 0; s < NSTRAT; s++) {
       /* SCA's analysis is the slow one (seed 000 §4.2.2): the smallest design only */
       if (strcmp(reuse_strategies[s], "sca") == 0 && i > 0) continue;
@@ -338,8 +337,7 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
   /* OpenCL on PoCL is slow: a small study, one tile */
   const char *image = "tile_1024.png";
   char study[WSISA_PATH_MAX], env[768], args[64];
-  if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, e)))
-    return rc;
+  if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, e))) return rc;
   bench_run res[NP][NS];
   int ran[NP][NS];
   for (int p = 0; p < NP; p++)
@@ -661,8 +659,7 @@ int bench_algo(int argc, char **argv, wsisa_err *e) {
       char study[WSISA_PATH_MAX], label[48], reuse[96];
       snprintf(label, sizeof label, "plan_t%d_b%d", traj[t], bks[b]);
       snprintf(reuse, sizeof reuse, "{ \"strategy\": \"trtma\", \"max_buckets\": %d }", bks[b]);
-      if ((rc = bench_write_study(&o, label, NULL, traj[t], reuse, study, e)))
-        goto fail;
+      if ((rc = bench_write_study(&o, label, NULL, traj[t], reuse, study, e))) goto fail;
       double samples[NPLAN][BENCH_MAX_REPEATS], buckets[NPLAN], pct[NPLAN];
       for (int r = 0; r < o.repeats; r++) {
         json_t *root;

@@ -365,7 +365,9 @@ static size_t mu_star_of(const char *dir, char names[][32], double *mu, size_t c
                          wsisa_err *e) {
   char path[WSISA_PATH_MAX];
   wsisa_csv *c = NULL;
-  if (wsisa_path_fmt_err(path, e, "%s/indices.csv", dir) || wsisa_csv_read_table(path, "output", &c, e)) return 0;
+  if (wsisa_path_fmt_err(path, e, "%s/indices.csv", dir) ||
+      wsisa_csv_read_table(path, "output", &c, e))
+    return 0;
   long pc = wsisa_csv_column(c, "parameter"), mc = wsisa_csv_column(c, "mu_star");
   size_t n = 0;
   for (size_t r = 0; r < c->nrows && n < cap && pc >= 0 && mc >= 0; r++) {

@@ -50,8 +50,8 @@ int wsisa_path_fmt_err(char out[WSISA_PATH_MAX], wsisa_err *e, const char *fmt, 
     wsisa_error(e, WSISA_EUSAGE, "a path of %d bytes: path too long (at most %d)", n,
                 WSISA_PATH_MAX - 1);
   else
-    wsisa_error(e, WSISA_EUSAGE, "%.*s...%s: path too long (%d bytes, at most %d)", SHOWN,
-                whole, whole + n - SHOWN, n, WSISA_PATH_MAX - 1);
+    wsisa_error(e, WSISA_EUSAGE, "%.*s...%s: path too long (%d bytes, at most %d)", SHOWN, whole,
+                whole + n - SHOWN, n, WSISA_PATH_MAX - 1);
   free(whole);
   errno = ENAMETOOLONG;
   return WSISA_EUSAGE;

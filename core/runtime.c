@@ -84,10 +84,14 @@ void wsisa_runtime_default_home(void) {
   const char *cache = env.cache_home, *home = env.home;
   char dir[WSISA_PATH_MAX];
   int rc = -1;
-  if (cache && *cache) rc = wsisa_path_fmt(dir, "%s/wsisa", cache);
-  else if (home && *home) rc = wsisa_path_fmt(dir, "%s/.cache/wsisa", home);
-  else return;
-  if (rc == 0) setenv("STARPU_HOME", dir, 0);
+  if (cache && *cache)
+    rc = wsisa_path_fmt(dir, "%s/wsisa", cache);
+  else if (home && *home)
+    rc = wsisa_path_fmt(dir, "%s/.cache/wsisa", home);
+  else
+    return;
+  if (rc == 0)
+    setenv("STARPU_HOME", dir, 0);
   else
     wsisa_log(WSISA_LOG_WARN, "runtime",
               "%s: path too long for the performance models' folder; StarPU keeps them in "

@@ -157,7 +157,8 @@ static double screening(const wsisa_csv *c, size_t r) {
 Test(cli_sa, two_phase_study) {
   const char *dir = tu_tmpdir("two");
   const char *study = tu_src("tests/studies/two_phase_segmentation.json");
-  char p1[WSISA_PATH_MAX], y1[WSISA_PATH_MAX], r1[WSISA_PATH_MAX], p2[WSISA_PATH_MAX], y2[WSISA_PATH_MAX], r2[WSISA_PATH_MAX];
+  char p1[WSISA_PATH_MAX], y1[WSISA_PATH_MAX], r1[WSISA_PATH_MAX], p2[WSISA_PATH_MAX],
+      y2[WSISA_PATH_MAX], r2[WSISA_PATH_MAX];
   tu_path(p1, "%s/p1.csv", dir);
   tu_path(y1, "%s/y1.csv", dir);
   tu_path(r1, "%s/r1", dir);

@@ -99,7 +99,8 @@ Test(cli_sa_foreign, foreign_vbd_design) {
  * with the layout MOAT wants. */
 Test(cli_sa_foreign, foreign_moat_design) {
   const char *dir = tu_tmpdir("foreign_moat");
-  char study[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], shuffled[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  char study[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], shuffled[WSISA_PATH_MAX],
+      outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
   tu_path(study, "%s/study.json", dir);
   tu_path(samples, "%s/s.csv", dir);
   tu_path(shuffled, "%s/shuffled.csv", dir);
@@ -163,7 +164,8 @@ Test(cli_sa_foreign, foreign_moat_design) {
  * table, saying which layout it wants. */
 Test(cli_sa_foreign, foreign_any_design_for_correlation_not_vbd) {
   const char *dir = tu_tmpdir("foreign_corr");
-  char corr[WSISA_PATH_MAX], vbd[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  char corr[WSISA_PATH_MAX], vbd[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX],
+      res[WSISA_PATH_MAX];
   tu_path(corr, "%s/corr.json", dir);
   tu_path(vbd, "%s/vbd.json", dir);
   tu_path(samples, "%s/s.csv", dir);
@@ -205,7 +207,8 @@ Test(cli_sa_foreign, foreign_any_design_for_correlation_not_vbd) {
  * `conventions` (levels 6, Delta = 6 / (2 * 5) = 0.6), not the study's. */
 Test(cli_sa_foreign, conventions_describe_the_design_analysed) {
   const char *dir = tu_tmpdir("conventions");
-  char six[WSISA_PATH_MAX], four[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  char six[WSISA_PATH_MAX], four[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX],
+      res[WSISA_PATH_MAX];
   tu_path(six, "%s/six.json", dir);
   tu_path(four, "%s/four.json", dir);
   tu_path(samples, "%s/s.csv", dir);
@@ -717,7 +720,8 @@ Test(cli_sa_foreign, salib_parameter_files) {
  * counted. */
 Test(cli_sa_foreign, numpy_text_samples_and_outputs) {
   const char *dir = tu_tmpdir("salib_numpy");
-  char problem[WSISA_PATH_MAX], x[WSISA_PATH_MAX], res[WSISA_PATH_MAX], path[WSISA_PATH_MAX], args[20000];
+  char problem[WSISA_PATH_MAX], x[WSISA_PATH_MAX], res[WSISA_PATH_MAX], path[WSISA_PATH_MAX],
+      args[20000];
   tu_path(problem, "%s", cli_file("cli_params.txt"));
   tu_path(x, "%s", cli_file("cli_sobol_X.txt"));
   /* a tab-delimited design with a header, comma-delimited outputs under "# f,g" */

@@ -71,10 +71,10 @@ static long segment_nuclei(const char *args) {
 
 Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   const char *svs = tu_slides_path("svs40.svs", make_svs40);
-  char inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   /* each tile with its halo and the slide's colour statistics, as `wsisa
    * segment --tile` reads it (compared below) */
-  tu_path(inputs, "\"slides\": [\"%s\"], \"tile_size\": 512", svs);
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512", svs);
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *root = tu_json_file(dir, "run.json");
@@ -111,8 +111,8 @@ Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
  * and a level coarser than the target is refused before any work. */
 Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
   const char *svs = tu_slides_path("svs40.svs", make_svs40);
-  char inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
-  tu_path(inputs, "\"slides\": [\"%s\"], \"tile_size\": 512, \"level\": 0", svs);
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512, \"level\": 0", svs);
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *root = tu_json_file(dir, "run.json");
@@ -120,7 +120,7 @@ Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
   cr_expect_eq(tu_json_num(in, "level"), 0);
   cr_expect_float_eq(tu_json_num(in, "factor"), 2.0, 0, "level 0 at 0.25 um still averaged 2 x 2");
   json_decref(root);
-  tu_path(inputs, "\"slides\": [\"%s\"], \"level\": 1", svs);
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"level\": 1", svs);
   err = NULL;
   cr_expect_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 2);
   cr_expect(strstr(err, "svs40.svs: level 1 is 1 um/pixel, coarser than the target 0.5 "
@@ -132,7 +132,7 @@ Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
 }
 
 Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
-  char inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   /* each tile alone with its own colour statistics, as `wsisa segment` reads
    * the PNG of one (compared below): an image has no neighbours */
   snprintf(inputs, sizeof inputs,
@@ -152,13 +152,12 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   json_decref(root);
   /* bit for bit: tile (1, 1) of the slide segments as tile_1024.png, which is
    * that region read by OpenSlide's Python binding (tests/golden/make_tiles.py) */
-  char a[WSISA_PATH_MAX], b[WSISA_PATH_MAX], pa[WSISA_PATH_MAX], pb[WSISA_PATH_MAX];
+  char a[TU_LINE_MAX], b[TU_LINE_MAX], pa[WSISA_PATH_MAX], pb[WSISA_PATH_MAX];
   const char *tmp = tu_tmpdir("slides_bits");
   tu_path(pa, "%s/slide.tif", tmp);
   tu_path(pb, "%s/png.tif", tmp);
-  tu_path(a, "segment '%s' --tile 1,1 --halo 0 --normalization tile -o '%s'",
-           tu_src(SAMPLE), pa);
-  tu_path(b, "segment '%s' -o '%s'", tu_src("tests/data/tile_1024.png"), pb);
+  snprintf(a, sizeof a, "segment '%s' --tile 1,1 --halo 0 --normalization tile -o '%s'", tu_src(SAMPLE), pa);
+  snprintf(b, sizeof b, "segment '%s' -o '%s'", tu_src("tests/data/tile_1024.png"), pb);
   cr_assert_eq(tu_run(a, NULL, NULL), 0);
   cr_assert_eq(tu_run(b, NULL, NULL), 0);
   wsisa_image *ma = NULL, *mb = NULL;
@@ -168,7 +167,7 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   wsisa_image_free(ma);
   wsisa_image_free(mb);
   /* the run's reference of its 4th tissue tile, (1, 1), is the same */
-  tu_path(a, "'%s'", tu_src("tests/data/tile_1024.png"));
+  snprintf(a, sizeof a, "'%s'", tu_src("tests/data/tile_1024.png"));
   cr_expect_eq(journal_ref_nuclei(dir, 3), segment_nuclei(a));
 }
 
@@ -177,8 +176,8 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
  * `wsisa tiles`, is segmented, and run.json's tissue_mm2 is exactly the
  * tissue of the tiles segmented, as the journal has it. */
 Test(slides, run_segments_every_tissue_tile_and_counts_its_tissue, .timeout = 600) {
-  char inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
-  tu_path(inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   cr_expect_gt(journal_ref_nuclei(dir, 0), 50, "tile (0, 0) is segmented");
@@ -204,8 +203,8 @@ Test(slides, run_segments_every_tissue_tile_and_counts_its_tissue, .timeout = 60
 /* ---- wsisa run --resume of a finished run -------------------------------------------- */
 
 Test(slides, resuming_a_finished_run_keeps_its_figures, .timeout = 120) {
-  char inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
-  tu_path(inputs, "\"images\": [\"%s\"]", tu_src("tests/data/tile_256.png"));
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", tu_src("tests/data/tile_256.png"));
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *before = tu_json_file(dir, "run.json");

@@ -82,8 +82,8 @@ static char *run_warnings(const char *dir, size_t *n) {
 
 Test(cli_stain, fluorescence_slide_is_refused, .timeout = 120) {
   const char *fl = tu_slides_path("fluorescence.tiff", tu_synth_fluorescence);
-  char inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
-  tu_path(inputs, "\"slides\": [\"%s\"]", fl);
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", fl);
   cr_expect_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 2);
   char want[TU_LINE_MAX];
   snprintf(want, sizeof want,
@@ -99,7 +99,7 @@ Test(cli_stain, fluorescence_slide_is_refused, .timeout = 120) {
   tu_path(journal, "%s/journal.csv", dir);
   cr_expect_neq(access(journal, F_OK), 0, "no work started");
   /* overridden by the study, and said so in run.json, which --check takes */
-  tu_path(inputs, "\"slides\": [\"%s\"], \"stain_check\": false", fl);
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"stain_check\": false", fl);
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *root = tu_json_file(dir, "run.json");
@@ -120,10 +120,9 @@ Test(cli_stain, fluorescence_slide_is_refused, .timeout = 120) {
 
 /* What `wsisa run` writes of the check on H&E: the measures, no warning. */
 Test(cli_stain, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
-  char inputs[9000], dir[WSISA_PATH_MAX], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   const char *dab = slipped("tests/data/tile_256.png", "dab.png", TU_SLIP_DAB);
-  tu_path(inputs, "\"images\": [\"%s\", \"%s\"]",
-           tu_src("tests/data/tile_256.png"), dab);
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\"]", tu_src("tests/data/tile_256.png"), dab);
   cr_expect_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 2);
   char want[TU_LINE_MAX];
   snprintf(want, sizeof want,
@@ -134,9 +133,8 @@ Test(cli_stain, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
   cr_log_info("%s", err);
   free(err);
   /* the H&E tiles of the repository pass */
-  tu_path(inputs, "\"images\": [\"%s\", \"%s\", \"%s\"]",
-           tu_src("tests/data/tile_256.png"), tu_src("tests/data/tile_256_b.png"),
-           tu_src("tests/data/tile_1024.png"));
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\", \"%s\"]", tu_src("tests/data/tile_256.png"),
+          tu_src("tests/data/tile_256_b.png"), tu_src("tests/data/tile_1024.png"));
   cr_assert_eq(tu_slides_run("WSISA_LOG=warn", tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s",
                err);
   cr_expect(!err || !strstr(err, "stain"), "%s", err);
@@ -203,7 +201,8 @@ Test(cli_stain, segment_refuses_another_stain_unless_told, .timeout = 120) {
 static const tu_slip greys[] = {TU_SLIP_GREY_LUMA, TU_SLIP_GREY_MEAN, TU_SLIP_GREY_NOISY};
 
 Test(cli_stain, grey_images_are_refused_by_segment_and_run, .timeout = 300) {
-  char out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  char out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], inputs[TU_LINE_MAX],
+      dir[WSISA_PATH_MAX], *err = NULL;
   tu_path(out, "%s/grey_mask.png", tu_tmpdir("slides_grey_out"));
   for (size_t i = 0; i < sizeof greys / sizeof *greys; i++) {
     char name[32];
@@ -227,7 +226,7 @@ Test(cli_stain, grey_images_are_refused_by_segment_and_run, .timeout = 300) {
     unlink(out);
     free(err);
     err = NULL;
-    tu_path(inputs, "\"images\": [\"%s\"]", img);
+    snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", img);
     cr_expect_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 2, "%s", name);
     cr_expect(err && strstr(err, want), "%s", err);
     cr_expect(err && strstr(err, "set inputs.stain_check to false to run it anyway"), "%s", err);
@@ -241,7 +240,8 @@ Test(cli_stain, grey_images_are_refused_by_segment_and_run, .timeout = 300) {
  * to skip the check, and run.json keeps it; --check takes the folder. */
 Test(cli_stain, swapped_images_are_warned_by_segment_and_run, .timeout = 300) {
   const char *img = slipped("tests/data/tile_1024.png", "bgr.png", TU_SLIP_BGR);
-  char out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  char out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], inputs[TU_LINE_MAX],
+      dir[WSISA_PATH_MAX], *err = NULL;
   tu_path(out, "%s/bgr_mask.png", tu_tmpdir("slides_bgr_out"));
   snprintf(want, sizeof want,
            "%s: red and blue may be swapped (BGR saved as RGB?): the slide's stain vectors "
@@ -256,7 +256,7 @@ Test(cli_stain, swapped_images_are_warned_by_segment_and_run, .timeout = 300) {
   cr_log_info("%s", err);
   free(err);
   err = NULL;
-  tu_path(inputs, "\"images\": [\"%s\"]", img);
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", img);
   cr_assert_eq(tu_slides_run("WSISA_LOG=warn", tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s",
                err);
   cr_expect(err && strstr(err, want), "%s", err);
@@ -334,7 +334,8 @@ Test(cli_stain, pale_and_dark_sample_segment_with_the_defaults, .timeout = 300) 
     const char *name;
   } strengths[] = {{0.5, "sample-od0.5.tiff"}, {2, "sample-od2.tiff"}};
   for (size_t i = 0; i < sizeof strengths / sizeof *strengths; i++) {
-    char slide[WSISA_PATH_MAX], study[WSISA_PATH_MAX], text[16384], dir[WSISA_PATH_MAX], args[TU_LINE_MAX], *err = NULL;
+    char slide[WSISA_PATH_MAX], study[WSISA_PATH_MAX], text[16384], dir[WSISA_PATH_MAX],
+        args[TU_LINE_MAX], *err = NULL;
     tu_path(slide, "%s/%s", tu_tmpdir("slides_strength"), strengths[i].name);
     cr_assert_eq(tu_synth_sample_od(slide, strengths[i].od), 0);
     tu_path(study, "%s/study.json", tu_tmpdir("slides_strength_study"));
@@ -377,8 +378,8 @@ Test(cli_stain, pale_and_dark_sample_segment_with_the_defaults, .timeout = 300) 
 
 Test(cli_stain, tissue_without_nuclei_is_a_warning, .timeout = 120) {
   const char *pink = tu_slides_path("pink.tiff", tu_make_pink);
-  char inputs[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
-  tu_path(inputs, "\"slides\": [\"%s\"]", pink);
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", pink);
   cr_assert_eq(tu_slides_run("WSISA_LOG=warn", tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s",
                err);
   char want[TU_LINE_MAX];

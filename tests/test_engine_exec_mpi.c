@@ -600,7 +600,8 @@ Test(mpi, ranks_on_hosts_of_one_kind_share_one_calibration, .timeout = 300) {
   if (system("unshare -u true >/dev/null 2>&1") != 0)
     cr_skip_test("no UTS namespace here (unshare -u needs root): hosts cannot be named apart");
   const char *tmp = tu_tmpdir("mpi_kind");
-  char home[WSISA_PATH_MAX], bus[WSISA_PATH_MAX], codelets[WSISA_PATH_MAX], study[WSISA_PATH_MAX], cmd[16384], *err = NULL, *out = NULL;
+  char home[WSISA_PATH_MAX], bus[WSISA_PATH_MAX], codelets[WSISA_PATH_MAX], study[WSISA_PATH_MAX],
+      cmd[16384], *err = NULL, *out = NULL;
   tu_path(home, "%s/models", tmp);
   tu_path(bus, "%s/.starpu/sampling/bus", home);
   tu_path(codelets, "%s/.starpu/sampling/codelets/45", home);

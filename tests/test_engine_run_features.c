@@ -36,8 +36,8 @@ static double cell(const wsisa_csv *c, size_t row, const char *name) {
 
 Test(features, segment_writes_one_row_per_nucleus) {
   const char *dir = tu_tmpdir("features");
-  char input[WSISA_PATH_MAX];
-  tu_path(input, "'%s'", tu_src("tests/data/tile_256.png"));
+  char input[TU_LINE_MAX];
+  snprintf(input, sizeof input, "'%s'", tu_src("tests/data/tile_256.png"));
   wsisa_csv *c = segment_features(input, dir);
   /* the nucleus count of this tile, as in tests/golden/workflow/tile_256_default.png */
   cr_expect_eq(c->nrows, 93);
@@ -67,9 +67,8 @@ Test(features, segment_writes_one_row_per_nucleus) {
 
 Test(features, slide_region_positions_are_in_level_pixels) {
   const char *dir = tu_tmpdir("features_region");
-  char input[WSISA_PATH_MAX];
-  tu_path(input, "'%s' --region 1000,500,256,256",
-           tu_src("tests/data/CMU-1-Small-Region.svs"));
+  char input[TU_LINE_MAX];
+  snprintf(input, sizeof input, "'%s' --region 1000,500,256,256", tu_src("tests/data/CMU-1-Small-Region.svs"));
   wsisa_csv *c = segment_features(input, dir);
   cr_assert_gt(c->nrows, 0);
   /* the nuclei centred in the region, whole: within the halo (128) around it */
@@ -151,8 +150,8 @@ Test(features, study_metrics_are_right_and_the_same_on_every_worker, .timeout = 
   tu_path(path, "%s/metrics.csv", dir);
   wsisa_csv *metrics = NULL;
   cr_assert_eq(wsisa_csv_read(path, &metrics, NULL), 0);
-  char input[WSISA_PATH_MAX];
-  tu_path(input, "'%s'", tu_src("tests/data/tile_256.png"));
+  char input[TU_LINE_MAX];
+  snprintf(input, sizeof input, "'%s'", tu_src("tests/data/tile_256.png"));
   wsisa_csv *ref = segment_features(input, tu_tmpdir("features_ref"));
   static const char *const names[] = {"B", "G", "R", "T1", "T2", "G1", "G2", "min_size",
                                       "max_size", "min_size_pl", "min_size_seg", "max_size_seg",
@@ -163,7 +162,7 @@ Test(features, study_metrics_are_right_and_the_same_on_every_worker, .timeout = 
       snprintf(item, sizeof item, "%s%s=%.17g", p ? "," : "", names[p], cell(metrics, run, names[p]));
       strcat(params, item);
     }
-    char flags[5400];
+    char flags[TU_LINE_MAX + sizeof params]; /* the input, then the parameters */
     snprintf(flags, sizeof flags, "%s --params %s", input, params);
     wsisa_csv *f = segment_features(flags, tu_tmpdir("features_direct"));
     cr_assert_eq((double)f->nrows, cell(metrics, run, "nucleus_count"));

@@ -224,7 +224,8 @@ Test(robust, two_concurrent_runs_on_one_folder, .timeout = 300) {
 
 Test(robust, two_concurrent_resumes_on_one_folder, .timeout = 400) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_1024.png");
-  char ref[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], err_a[WSISA_PATH_MAX], err_b[WSISA_PATH_MAX], *err = NULL;
+  char ref[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], err_a[WSISA_PATH_MAX], err_b[WSISA_PATH_MAX],
+      *err = NULL;
   run_ok(study, "--reuse none", ref, sizeof ref, "ref");
   tu_path(dir, "%s/r", tu_tmpdir("two_resumes"));
   cr_assert_eq(interrupted_run(study, dir, SIGTERM, 2, &err), 143, "%s", err);
@@ -303,7 +304,8 @@ Test(robust, sigterm_then_resume_gives_the_same_bytes, .timeout = 400) {
  * same bytes. Needs mount(2) (root in a container that allows it). */
 Test(robust, full_disk_says_why_and_resumes_identically, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png");
-  char ref[WSISA_PATH_MAX], mnt[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], filler[WSISA_PATH_MAX], args[TU_LINE_MAX], *err = NULL;
+  char ref[WSISA_PATH_MAX], mnt[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], filler[WSISA_PATH_MAX],
+      args[TU_LINE_MAX], *err = NULL;
   run_ok(study, "", ref, sizeof ref, "ref");
   tu_path(mnt, "%s", tu_tmpdir("disk"));
   if (mount("tmpfs", mnt, "tmpfs", 0, "size=256k") != 0)
@@ -350,7 +352,8 @@ Test(robust, full_disk_says_why_and_resumes_identically, .timeout = 300) {
  * the same bytes as a run that never failed. */
 Test(robust, full_disk_mid_journal_resumes_identically, .timeout = 400) {
   const char *tmp = tu_tmpdir("study");
-  char study[WSISA_PATH_MAX], ref[WSISA_PATH_MAX], mnt[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], filler[WSISA_PATH_MAX], journal[WSISA_PATH_MAX], errs[TU_LINE_MAX];
+  char study[WSISA_PATH_MAX], ref[WSISA_PATH_MAX], mnt[WSISA_PATH_MAX], dir[WSISA_PATH_MAX],
+      filler[WSISA_PATH_MAX], journal[WSISA_PATH_MAX], errs[TU_LINE_MAX];
   char args[TU_LINE_MAX], *err = NULL;
   tu_path(study, "%s/study.json", tmp);
   FILE *f = fopen(study, "w");

@@ -76,8 +76,7 @@ static int wisdom_path(char path[WSISA_PATH_MAX], int make_dir) {
 static void wisdom_load(void) {
   char path[WSISA_PATH_MAX];
   wisdom_loaded = 1;
-  if (wisdom_path(path, 0) && access(path, R_OK) == 0 &&
-      !fftwf_import_wisdom_from_filename(path))
+  if (wisdom_path(path, 0) && access(path, R_OK) == 0 && !fftwf_import_wisdom_from_filename(path))
     wsisa_log(WSISA_LOG_INFO, "fftw", "%s: not FFTW wisdom, ignored", path);
 }
 

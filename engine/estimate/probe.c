@@ -48,8 +48,8 @@ int wsisa__probe_write(json_t *root, const char *file, wsisa_err *e) {
   int rc = file_path(file, path, e);
   if (!rc)
     rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
-               ? 0
-               : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
+             ? 0
+             : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
   json_decref(root);
   return rc;
 }

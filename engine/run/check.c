@@ -37,7 +37,8 @@ static void compare(findings *f, const wsisa__study_run *s, const char *made_dir
   if (wsisa__run_path(s, name, path, &err) ||
       wsisa_path_fmt_err(made, &err, "%s/%s", made_dir, name))
     found(f, "%s", err.msg);
-  else if (wsisa__results_differs(path, made, what, why, sizeof why)) found(f, "%s", why);
+  else if (wsisa__results_differs(path, made, what, why, sizeof why))
+    found(f, "%s", why);
 }
 
 /* run.json: whole JSON, and of this study's runs and tiles. */
@@ -99,11 +100,13 @@ int wsisa__run_check(wsisa__study_run *s, wsisa_err *e) {
   if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
     compare(&f, s, made, "metrics.csv", "the journal");
     compare(&f, s, made, "outputs.csv", "the journal");
-    if (wsisa_path_fmt(path_best, "%s/best.json", made) == 0 && access(path_best, F_OK) == 0) compare(&f, s, made, "best.json", "the journal");
+    if (wsisa_path_fmt(path_best, "%s/best.json", made) == 0 && access(path_best, F_OK) == 0)
+      compare(&f, s, made, "best.json", "the journal");
     check_run_json(&f, s);
     char path[WSISA_PATH_MAX];
     wsisa_err err = WSISA_ERR_INIT;
-    if (wsisa__run_path(s, "indices.csv", path, &err)) found(&f, "%s", err.msg);
+    if (wsisa__run_path(s, "indices.csv", path, &err))
+      found(&f, "%s", err.msg);
     else if (wsisa__results_indexed(s) && access(path, R_OK) != 0)
       found(&f, "%s: %s", path, strerror(errno));
   }

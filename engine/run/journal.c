@@ -132,8 +132,8 @@ int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary 
   if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > WSISA_TEXT_MAX_TABLE)
     return wsisa_error(e, WSISA_EFORMAT, "%s: larger than %s, the most a journal may hold", path,
                        wsisa_bytes_text((double)WSISA_TEXT_MAX_TABLE, size, sizeof size));
-  rc = wsisa__lines_read(path, JOURNAL_HEADER, journal_old, JOURNAL_FIELDS, repair,
-                             journal_take, &jr, &sum->lines, &sum->torn, e);
+  rc = wsisa__lines_read(path, JOURNAL_HEADER, journal_old, JOURNAL_FIELDS, repair, journal_take,
+                         &jr, &sum->lines, &sum->torn, e);
   sum->repeats = jr.repeats;
   if (!rc)
     wsisa_log(WSISA_LOG_INFO, "run", "%s: %zu whole lines (%zu repeated)", path, sum->lines,

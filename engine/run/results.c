@@ -785,7 +785,8 @@ void wsisa__results_print_top(const wsisa__study_run *s) {
   char path[WSISA_PATH_MAX];
   wsisa_csv *c = NULL;
   if (wsisa__run_path(s, "indices.csv", path, NULL) ||
-      wsisa_csv_read_table(path, "output", &c, NULL)) return;
+      wsisa_csv_read_table(path, "output", &c, NULL))
+    return;
   static const char *const keys[] = {"mu_star", "ST", "prcc"};
   long col = -1, pcol = wsisa_csv_column(c, "parameter");
   const char *key = NULL;

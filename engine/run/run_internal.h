@@ -15,8 +15,8 @@ typedef struct wsisa__run_features wsisa__run_features;
 /* Everything one `wsisa run` knows, from the study to the counts. */
 typedef struct wsisa__study_run {
   wsisa_study *study;
-  char dir[WSISA_PATH_MAX];           /* the results folder (its temporary name while it is made) */
-  char out[WSISA_PATH_MAX];           /* the results folder's name */
+  char dir[WSISA_PATH_MAX];  /* the results folder (its temporary name while it is made) */
+  char out[WSISA_PATH_MAX];  /* the results folder's name */
   wsisa__tile_set set;       /* its tiles, their names and inputs (wsisa__study_tiles) */
   wsisa_sa_space *space;
   wsisa_sa_opts sa;

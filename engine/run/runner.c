@@ -117,15 +117,18 @@ static int load_study(wsisa__study_run *s, const wsisa_runner_request *r,
                       char study_path[WSISA_PATH_MAX], wsisa_sched *sched, wsisa_err *e) {
   int rc = 0;
   const char *dir = existing(r);
-  if (dir) rc = wsisa_path_fmt_err(study_path, e, "%s/study.json", dir);
-  else if (r->study) rc = wsisa_path_fmt_err(study_path, e, "%s", r->study);
+  if (dir)
+    rc = wsisa_path_fmt_err(study_path, e, "%s/study.json", dir);
+  else if (r->study)
+    rc = wsisa_path_fmt_err(study_path, e, "%s", r->study);
   if (rc) return rc;
   if (dir && access(study_path, R_OK) != 0)
     return wsisa_error(e, WSISA_EUSAGE, "%s %s: no study.json there: not a results folder",
                        r->resume ? "--resume" : "--check", dir);
   if (!dir && !r->study) {
     snprintf(study_path, WSISA_PATH_MAX, "(default study)");
-    char sample[WSISA_PATH_MAX], quoted[2 * WSISA_PATH_MAX], text[sizeof default_study + sizeof quoted];
+    char sample[WSISA_PATH_MAX], quoted[2 * WSISA_PATH_MAX],
+        text[sizeof default_study + sizeof quoted];
     if (wsisa_data_file("CMU-1-Small-Region.svs", WSISA_DATA_DIR, sample, sizeof sample))
       return wsisa_error(e, WSISA_EUSAGE, "the bundled sample's path is too long");
     /* a JSON string: quotes and backslashes escaped */
@@ -204,8 +207,7 @@ static int design_defaults(wsisa__study_run *s, wsisa_err *e) {
 static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   const char *dir = existing(r);
   char design_csv[WSISA_PATH_MAX];
-  if (wsisa_path_fmt_err(design_csv, e, "%s/design.csv", dir ? dir : "."))
-    return WSISA_EUSAGE;
+  if (wsisa_path_fmt_err(design_csv, e, "%s/design.csv", dir ? dir : ".")) return WSISA_EUSAGE;
   const char *samples = r->samples;
   if (dir && access(design_csv, R_OK) == 0) samples = design_csv;
   size_t max_runs = r->force ? 0 : WSISA_STUDY_MAX_RUNS, rows;
@@ -394,7 +396,8 @@ static json_t *outputs_rewritten(wsisa__study_run *s) {
     char path[WSISA_PATH_MAX], again[WSISA_PATH_MAX], why[600];
     /* one not there yet (an interrupted run's) is simply written */
     if (wsisa__run_path(s, names[i], path, &inner) ||
-        wsisa_path_fmt_err(again, &inner, "%s/%s", made, names[i]) || access(path, F_OK) != 0 || access(again, F_OK) != 0 ||
+        wsisa_path_fmt_err(again, &inner, "%s/%s", made, names[i]) || access(path, F_OK) != 0 ||
+        access(again, F_OK) != 0 ||
         !wsisa__results_differs(path, again, "the journal", why, sizeof why))
       continue;
     wsisa_log(WSISA_LOG_WARN, "run", "%s: rewritten from the journal", why);
