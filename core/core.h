@@ -63,10 +63,10 @@ const char *wsisa_strerror(int code);
 int wsisa_path_fmt(char out[WSISA_PATH_MAX], const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* The same, recording a refusal in e as one line that names the path by its
- * first and last 300 bytes (the folder it was meant for, the file): "START
- * ...END: path too long (N bytes, at most 4607)". Returns 0 or WSISA_EUSAGE: the path is
- * too long for the folder a user named, who can name a shorter one (exit 2,
- * as for a bad flag value). */
+ * first and last 300 bytes (the folder it was meant for, the file):
+ * "START...END: path too long (N bytes, at most 4607)". Returns 0 or
+ * WSISA_EUSAGE: the path is too long for the folder a user named, who can
+ * name a shorter one (exit 2, as for a bad flag value). */
 int wsisa_path_fmt_err(char out[WSISA_PATH_MAX], wsisa_err *e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
