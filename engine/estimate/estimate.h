@@ -167,7 +167,7 @@ typedef struct wsisa_calibrate_report {
   size_t missing_before, missing_after, total; /* (task, kind of worker) pairs */
   unsigned minimum;         /* StarPU's calibration minimum */
   double seconds;
-  char starpu_home[1024];
+  char starpu_home[WSISA_PATH_MAX];
 } wsisa_calibrate_report;
 
 /* Run the study's workflow on its largest and smallest tile under StarPU
