@@ -21,11 +21,12 @@ static double model(const double *x) {
  * rows of `method` (correlation: rows of a fixed-seed LCG in [0, 1]; morris:
  * trajectories on a 4-level grid, one parameter moving by 2/3 per step;
  * `rows` a multiple of the trajectory's ANALYZE_K + 1 rows). */
-static int write_design(const char *dir, const char *method, long rows, char *samples,
-                        char *outputs, size_t cap, wsisa_err *e) {
+static int write_design(const char *dir, const char *method, long rows,
+                        char samples[WSISA_PATH_MAX], char outputs[WSISA_PATH_MAX], wsisa_err *e) {
   const int morris = strcmp(method, "morris") == 0;
-  snprintf(samples, cap, "%s/samples_%s_%ld.csv", dir, method, rows);
-  snprintf(outputs, cap, "%s/outputs_%s_%ld.csv", dir, method, rows);
+  if (wsisa_path_fmt_err(samples, e, "%s/samples_%s_%ld.csv", dir, method, rows) ||
+      wsisa_path_fmt_err(outputs, e, "%s/outputs_%s_%ld.csv", dir, method, rows))
+    return WSISA_EUSAGE;
   FILE *fs = fopen(samples, "w"), *fo = fopen(outputs, "w");
   if (!fs || !fo) {
     if (fs) fclose(fs);
@@ -65,8 +66,8 @@ int bench_analyze(int argc, char **argv, wsisa_err *e) {
   static const long sizes[] = {10000, 100000, 1000000};
   static const char *const methods[] = {"correlation", "morris"};
   const int nsizes = o.quick ? 2 : 3;
-  char problem[4200];
-  snprintf(problem, sizeof problem, "%s/studies/problem.json", o.dir);
+  char problem[WSISA_PATH_MAX];
+  if ((rc = wsisa_path_fmt_err(problem, e, "%s/studies/problem.json", o.dir))) return rc;
   FILE *f = fopen(problem, "w");
   if (!f) return wsisa_error(e, WSISA_EIO, "cannot write %s", problem);
   fprintf(f, "{ \"num_vars\": %d, \"names\": [", ANALYZE_K);
@@ -87,13 +88,15 @@ int bench_analyze(int argc, char **argv, wsisa_err *e) {
   double val[2][3], lo[2][3], hi[2][3];
   for (int m = 0; m < 2; m++)
     for (int n = 0; n < nsizes; n++) {
-      char samples[4300], outputs[4300], args[17600], log[4300], out[4300];
+      char samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], log[WSISA_PATH_MAX],
+          out[WSISA_PATH_MAX];
+      char args[4 * WSISA_PATH_MAX + 256]; /* the command's four paths and its flags */
       /* MOAT: whole trajectories */
       const long rows = m == 1 ? sizes[n] - sizes[n] % (ANALYZE_K + 1) : sizes[n];
-      if ((rc = write_design(o.dir, methods[m], rows, samples, outputs, sizeof samples, e)))
+      if ((rc = write_design(o.dir, methods[m], rows, samples, outputs, e)) ||
+          (rc = wsisa_path_fmt_err(out, e, "%s/indices_%s_%ld", o.dir, methods[m], rows)) ||
+          (rc = wsisa_path_fmt_err(log, e, "%s/analyze_%s_%ld.log", o.dir, methods[m], rows)))
         goto fail;
-      snprintf(out, sizeof out, "%s/indices_%s_%ld", o.dir, methods[m], rows);
-      snprintf(log, sizeof log, "%s/analyze_%s_%ld.log", o.dir, methods[m], rows);
       snprintf(args, sizeof args,
                "analyze --problem '%s' --method %s --samples '%s' --outputs '%s' -o '%s'",
                problem, methods[m], samples, outputs, out);
@@ -126,8 +129,8 @@ int bench_analyze(int argc, char **argv, wsisa_err *e) {
   }
   wsisa_svg_series series[2] = {{"correlation", val[0], lo[0], hi[0]},
                                 {"morris", val[1], lo[1], hi[1]}};
-  char path[4200];
-  bench_svg_path(&o, "analyze", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(&o, "analyze", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "wsisa analyze by the design's rows", "seconds", (size_t)nsizes, lp,
                         2, series, e);
 fail:

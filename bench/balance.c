@@ -52,7 +52,7 @@ typedef struct figures {
  * `wsisa plan --estimate` from them. */
 static int measure_points(const bench_opts *o, const char *home, const char *study,
                           figures fig[NPOINTS], bench_run *any, wsisa_err *e) {
-  char env[9000], args[12800];
+  char env[BENCH_CMD_MAX], args[BENCH_CMD_MAX];
   int rc = 0;
   memset(any, 0, sizeof *any);
   for (size_t p = 0; p < NPOINTS; p++) {
@@ -143,8 +143,8 @@ static int write_points(const bench_opts *o, const figures fig[NPOINTS], const b
   if ((rc = wsisa_csv_close(w, e))) return rc;
   wsisa_svg_series series[2] = {{"RTMA, MaxBucketSize 10", rv, NULL, NULL},
                                 {"TRTMA, 3 x workers buckets", tv, NULL, NULL}};
-  char path[4300];
-  bench_svg_path(o, "balance", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(o, "balance", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "RTMA and TRTMA as workers grow (predicted points marked)",
                         "seconds", NPOINTS, lp, 2, series, e);
 }
@@ -154,16 +154,16 @@ static int write_points(const bench_opts *o, const figures fig[NPOINTS], const b
  * (tests/studies/moat_segmentation.json). */
 static int compare_cost_models(const bench_opts *o, const char *home, const char *study,
                                const char *log, wsisa_err *e) {
-  char env[9000], args[12800], tasks[4300];
+  char env[BENCH_CMD_MAX], args[BENCH_CMD_MAX], tasks[WSISA_PATH_MAX];
   int rc;
   const char *which = o->quick ? study : NULL;
-  char big[4300];
+  char big[WSISA_PATH_MAX];
   if (!which) {
     /* not --quick: bench_write_study writes the sample's tissue tiles at 1024 */
     if ((rc = bench_write_study(o, "balance_moat160", NULL, 10,
                                 "{ \"strategy\": \"trtma\", \"max_buckets\": 6, "
                                 "\"active_paths\": 2 }",
-                                big, sizeof big, e)))
+                                big, e)))
       return rc;
     fprintf(stderr, "wsisa-bench balance: calibrating on %s\n", big);
     snprintf(env, sizeof env, "STARPU_HOME='%s'", home);
@@ -172,7 +172,7 @@ static int compare_cost_models(const bench_opts *o, const char *home, const char
     which = big;
   }
   /* the same study, its cost model set to task counts */
-  snprintf(tasks, sizeof tasks, "%s/studies/balance_tasks.json", o->dir);
+  if ((rc = wsisa_path_fmt_err(tasks, e, "%s/studies/balance_tasks.json", o->dir))) return rc;
   snprintf(args, sizeof args,
            "sed 's/\"reuse\": { \"strategy\": \"[a-z]*\"/&, \"cost_model\": \"tasks\"/' '%s' > '%s'",
            which, tasks);
@@ -211,21 +211,22 @@ int bench_balance(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "balance", &o, e);
   if (rc) return rc;
-  char home[4300], env[9000], log[4300], args[12800], study[4300];
-  snprintf(home, sizeof home, "%s/starpu_home", o.dir);
+  char home[WSISA_PATH_MAX], env[BENCH_CMD_MAX], log[WSISA_PATH_MAX], args[BENCH_CMD_MAX],
+      study[WSISA_PATH_MAX];
+  if ((rc = wsisa_path_fmt_err(home, e, "%s/starpu_home", o.dir))) return rc;
   snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home, home);
   if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home);
   /* one tile: units are buckets, so workers meet the bucket count soon */
   int traj = o.quick ? 2 : 8;
   if ((rc = bench_write_study(&o, "balance_study", "tile_1024.png", traj,
-                               "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }", study,
-                               sizeof study, e)))
+                              "{ \"strategy\": \"rtma\", \"max_bucket_size\": 10 }", study, e)))
     return rc;
   fprintf(stderr, "wsisa-bench balance: calibrating on %s\n", study);
   snprintf(env, sizeof env, "STARPU_HOME='%s'", home);
   snprintf(args, sizeof args, "calibrate --study '%s'", study);
-  snprintf(log, sizeof log, "%s/calibrate.log", o.dir);
-  if ((rc = bench_wsisa(env, args, log, e))) return rc;
+  if ((rc = wsisa_path_fmt_err(log, e, "%s/calibrate.log", o.dir)) ||
+      (rc = bench_wsisa(env, args, log, e)))
+    return rc;
 
   figures fig[NPOINTS];
   bench_run any;

@@ -40,10 +40,13 @@ int bench_all(int argc, char **argv, wsisa_err *e);
 /* ---- study-level experiments: `wsisa run` / `wsisa plan` as subprocesses ---- */
 
 #define BENCH_MAX_REPEATS 64
+/* A shell command or an environment setting that names up to four paths
+ * (WSISA_PATH_MAX each) with its words around them. */
+#define BENCH_CMD_MAX (4 * WSISA_PATH_MAX + 1024)
 
 typedef struct bench_opts {
   int quick, repeats, no_opencl;
-  char dir[4096];
+  char dir[WSISA_PATH_MAX];
 } bench_opts;
 
 /* One configuration's figures over the repeats; counts are from the last run
@@ -76,9 +79,8 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
 /* DIR/studies/LABEL.json: a MOAT (Halton) study with `trajectories`, on the
  * tests/data/IMAGE if given, else tile_1024.png with --quick or the sample
  * slide's tissue tiles at 1024; `reuse` is a JSON object text or NULL. */
-int bench_write_study(const bench_opts *o, const char *label, const char *image,
-                      int trajectories, const char *reuse, char *path, size_t cap,
-                      wsisa_err *e);
+int bench_write_study(const bench_opts *o, const char *label, const char *image, int trajectories,
+                      const char *reuse, char path[WSISA_PATH_MAX], wsisa_err *e);
 /* `env ENV wsisa run --study STUDY -o DIR/run ARGS`, o->repeats times; wall
  * time around the subprocess, the rest from its run.json. */
 int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, const char *args,
@@ -102,6 +104,6 @@ int bench_csv_open(const bench_opts *o, const char *name, const char *header,
                    wsisa_csv_writer **w, wsisa_err *e);
 /* Three cells: median, min, max of s * scale. */
 void bench_csv_stats(wsisa_csv_writer *w, bench_stats s, double scale);
-void bench_svg_path(const bench_opts *o, const char *name, char *path, size_t cap);
+int bench_svg_path(const bench_opts *o, const char *name, char path[WSISA_PATH_MAX], wsisa_err *e);
 
 #endif

@@ -198,7 +198,7 @@ int bench_kernels(int argc, char **argv, wsisa_err *e) {
   if (repeats < 1 || repeats > BENCH_MAX_REPEATS)
     return wsisa_error(e, WSISA_EUSAGE, "--repeats %ld: must be in 1..%d", repeats,
                        BENCH_MAX_REPEATS);
-  char path[4200];
+  char path[WSISA_PATH_MAX];
   if (!image) {
     wsisa_data_file("tile_1024.png", WSISA_SOURCE_DIR "/tests/data", path, sizeof path);
     image = path;

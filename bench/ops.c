@@ -25,7 +25,7 @@
 
 /* The sample slide, installed in PREFIX/share/wsisa or in the source tree. */
 static const char *sample_slide(void) {
-  static char path[4200];
+  static char path[WSISA_PATH_MAX];
   if (!path[0])
     wsisa_data_file("CMU-1-Small-Region.svs", WSISA_SOURCE_DIR "/tests/data", path, sizeof path);
   return path;
@@ -155,7 +155,7 @@ static int prepare(inputs *in, int size, const char *dir, wsisa_err *e) {
       {"tile.png", in->raw},       {"rgb.png", in->rgb},         {"rc.png", in->rc},
       {"rc_open.png", in->rc_open}, {"candidates.png", in->candidates}, {"big.png", in->big},
       {"markers.tiff", in->markers}, {"relief.tiff", in->relief}, {"hmin.tiff", in->hmin}};
-  char path[4200];
+  char path[WSISA_PATH_MAX];
   for (size_t i = 0; i < sizeof files / sizeof *files && !rc && dir; i++) {
     snprintf(path, sizeof path, "%s/%s", dir, files[i].name);
     rc = wsisa_image_write(path, files[i].img, e);
@@ -294,10 +294,11 @@ static void count_end(const count_mark *at, cl_counts *out) {
 
 /* libwsisa-clcount beside this wsisa-bench (build/lib, or PREFIX/lib when
  * installed), into path; 0 when found. */
-static int clcount_library(char *path, size_t cap) {
-  char here[4096];
-  if (wsisa_exe_dir(here, sizeof here)) return -1;
-  snprintf(path, cap, "%s/../lib/libwsisa-clcount.so", here);
+static int clcount_library(char path[WSISA_PATH_MAX]) {
+  char here[WSISA_PATH_MAX];
+  if (wsisa_exe_dir(here, sizeof here) ||
+      wsisa_path_fmt(path, "%s/../lib/libwsisa-clcount.so", here))
+    return -1;
   return access(path, R_OK);
 }
 
@@ -473,7 +474,7 @@ static int opencl_only(int size, int repeats, const char *dir, wsisa_err *e) {
   time_rows(&in, STARPU_OPENCL, repeats, cl, counts);
   fprintf(stderr, "wsisa-bench ops: normalize+segment (OpenCL)\n");
   cl[NROWS] = time_workflow(&in, size, STARPU_OPENCL, repeats, &counts[NROWS]);
-  char path[4200];
+  char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s/" OPENCL_CSV, dir);
   FILE *f = fopen(path, "w");
   if (!f) {
@@ -495,11 +496,11 @@ done:
  * figures into cl and counts (NROWS + 1 each); 0 when it ran. */
 static int opencl_subprocess(int size, int repeats, const char *dir, bench_stats *cl,
                              cl_counts *counts) {
-  char here[4096], lib[4200], preload[8800] = "", cmd[16384];
+  char here[WSISA_PATH_MAX], lib[WSISA_PATH_MAX], preload[8800] = "", cmd[16384];
   if (wsisa_exe_dir(here, sizeof here)) return -1;
   /* the library first in line (an AddressSanitizer build is told not to
    * mind), its per-kernel table at exit in DIR/clcount.csv */
-  if (clcount_library(lib, sizeof lib) == 0)
+  if (clcount_library(lib) == 0)
     snprintf(preload, sizeof preload,
              "LD_PRELOAD='%s' WSISA_CLCOUNT='%s/clcount.csv' "
              "ASAN_OPTIONS=verify_asan_link_order=0${ASAN_OPTIONS:+:$ASAN_OPTIONS} ",
@@ -508,7 +509,7 @@ static int opencl_subprocess(int size, int repeats, const char *dir, bench_stats
            preload, here, size, repeats, dir);
   int status = system(cmd);
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-  char path[4200], line[256];
+  char path[WSISA_PATH_MAX], line[256];
   snprintf(path, sizeof path, "%s/" OPENCL_CSV, dir);
   FILE *f = fopen(path, "r");
   if (!f) return -1;
@@ -643,7 +644,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
   int have_process = time_segment_process(dir, (int)repeats, &process) == 0;
   /* peers, on the same files, one thread */
   fprintf(stderr, "wsisa-bench ops: peers\n");
-  char here[4096], script[4200];
+  char here[WSISA_PATH_MAX], script[WSISA_PATH_MAX];
   if (wsisa_exe_dir(here, sizeof here)) snprintf(here, sizeof here, ".");
   snprintf(cmd, sizeof cmd, "OMP_NUM_THREADS=1 '%s/wsisa-bench-opencv' '%s' %ld 2>/dev/null",
            here, dir, repeats);
@@ -654,7 +655,7 @@ int bench_ops(int argc, char **argv, wsisa_err *e) {
            script, dir, repeats);
   int skimage_ok = read_peer(cmd, peer, have_peer) == 0;
 
-  char path[4200];
+  char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s/ops.csv", dir);
   FILE *csv = fopen(path, "w");
   if (!csv) {

@@ -134,9 +134,10 @@ static int opencl_present(void) {
   return n > 0;
 }
 
-static int write_spec(const bench_opts *o, const study_spec *sp, char *path, size_t cap,
+static int write_spec(const bench_opts *o, const study_spec *sp, char path[WSISA_PATH_MAX],
                       wsisa_err *e) {
-  snprintf(path, cap, "%s/studies/predict_%s.json", o->dir, sp->name);
+  int rc = wsisa_path_fmt_err(path, e, "%s/studies/predict_%s.json", o->dir, sp->name);
+  if (rc) return rc;
   FILE *f = fopen(path, "w");
   if (!f) return wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
   char inputs[1024];
@@ -177,22 +178,26 @@ static double geomean_ratio(const double *a, const double *b, size_t n) {
  * CPU workers, and with an OpenCL device a second with its worker beside
  * them; their seconds into *seconds. */
 static int calibrate_round(const bench_opts *o, int k, int have_cl, const char *study,
-                           char home[2][4300], double *seconds, wsisa_err *e) {
-  char round[16] = "", env[9000], log[4300], args[12800];
+                           char home[2][WSISA_PATH_MAX], double *seconds, wsisa_err *e) {
+  char round[16] = "", env[BENCH_CMD_MAX], log[WSISA_PATH_MAX], args[BENCH_CMD_MAX];
   if (k) snprintf(round, sizeof round, "_%d", k + 1);
   *seconds = 0;
   for (int h = 0; h < 1 + have_cl; h++) {
-    snprintf(home[h], sizeof home[h], "%s/starpu_home%s%s", o->dir, round, h ? "_opencl" : "");
-    snprintf(args, sizeof args, "rm -rf '%.4299s' && mkdir -p '%.4299s'", home[h], home[h]);
+    int rc =
+        wsisa_path_fmt_err(home[h], e, "%s/starpu_home%s%s", o->dir, round, h ? "_opencl" : "");
+    if (rc) return rc;
+    snprintf(args, sizeof args, "rm -rf '%s' && mkdir -p '%s'", home[h], home[h]);
     if (system(args) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", home[h]);
     fprintf(stderr, "wsisa-bench predict: calibrating on %s%s (round %d of %d)\n", study,
             h ? " with an OpenCL worker" : "", k + 1, o->repeats);
-    snprintf(env, sizeof env, "STARPU_HOME='%.4299s'%s", home[h],
+    snprintf(env, sizeof env, "STARPU_HOME='%s'%s", home[h],
              h ? " STARPU_OPENCL_ON_CPUS=1 STARPU_NOPENCL=1" : "");
     snprintf(args, sizeof args, "calibrate --study '%s'", study);
-    snprintf(log, sizeof log, "%s/calibrate%s%s.log", o->dir, round, h ? "_opencl" : "");
+    if ((rc =
+             wsisa_path_fmt_err(log, e, "%s/calibrate%s%s.log", o->dir, round, h ? "_opencl" : "")))
+      return rc;
     double t0 = wsisa_now();
-    int rc = bench_wsisa(env, args, log, e);
+    rc = bench_wsisa(env, args, log, e);
     if (rc) return rc;
     *seconds += wsisa_now() - t0;
   }
@@ -273,16 +278,16 @@ static int write_figures(const bench_opts *o, size_t nconfigs, const char **lp, 
   int rc;
   wsisa_svg_series st[2] = {{"predicted", pt, NULL, NULL}, {"measured", mt, NULL, NULL}};
   wsisa_svg_series sm[2] = {{"predicted", pm, NULL, NULL}, {"measured", mm, NULL, NULL}};
-  char path[4300];
-  bench_svg_path(o, "predict", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(o, "predict", path, e)) return WSISA_EUSAGE;
   if ((rc = wsisa_svg_bars(path, "Makespan: predicted from the models against measured", "seconds",
                            nconfigs, lp, 2, st, e)))
     return rc;
-  bench_svg_path(o, "predict_scatter", path, sizeof path);
+  if (bench_svg_path(o, "predict_scatter", path, e)) return WSISA_EUSAGE;
   if ((rc = wsisa_svg_scatter(path, "Makespan: predicted against measured", "measured (s)",
                               "predicted (s)", nconfigs, lp, mt, pt, e)))
     return rc;
-  bench_svg_path(o, "predict_rss", path, sizeof path);
+  if (bench_svg_path(o, "predict_rss", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "Peak RSS: predicted against measured", "MiB", nconfigs, lp, 2, sm, e);
 }
 
@@ -350,8 +355,9 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   int have_cl = !o.no_opencl && opencl_present();
   static config configs[MAX_CONFIGS];
   size_t nconfigs = make_configs(configs, cores, have_cl);
-  char home[2][4300], env[9000], study[NSPECS][4300], args[12800];
-  for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], sizeof study[i], e);
+  char home[2][WSISA_PATH_MAX], env[BENCH_CMD_MAX], study[NSPECS][WSISA_PATH_MAX],
+      args[BENCH_CMD_MAX];
+  for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], e);
   if (rc) return rc;
   double t_cal = 0;
 
@@ -363,7 +369,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
    * each configuration's run and one after the last */
   size_t sp = 0;
   while (sp < NSPECS && strcmp(specs[sp].name, "pace") != 0) sp++;
-  char pace_env[4400];
+  char pace_env[BENCH_CMD_MAX];
   bench_run pr;
   static double ref[MAX_CONFIGS * BENCH_MAX_REPEATS + 1], cal_s[BENCH_MAX_REPEATS];
   static size_t at[MAX_CONFIGS][BENCH_MAX_REPEATS];
@@ -379,7 +385,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
      * its calibration only */
     if ((rc = calibrate_round(&o, k, have_cl, study[0], home, &cal_s[k], e))) return rc;
     t_cal += cal_s[k];
-    snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0", home[0]);
+    snprintf(pace_env, sizeof pace_env, "STARPU_HOME='%s' STARPU_CALIBRATE=0", home[0]);
     for (size_t c = 0; c < nconfigs; c++) {
 #ifndef WSISA_WITH_MPI
       if (configs[c].mpi) continue;
@@ -392,8 +398,8 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
       at[c][k] = nref;
       ref[nref++] = pr.exec.median;
       /* the models stay as calibrated: no run adds to them */
-      snprintf(env, sizeof env, "STARPU_HOME='%.4299s' STARPU_CALIBRATE=0 %s",
-               home[configs[c].opencl], configs[c].env);
+      snprintf(env, sizeof env, "STARPU_HOME='%s' STARPU_CALIBRATE=0 %s", home[configs[c].opencl],
+               configs[c].env);
       snprintf(args, sizeof args, "%s%s", configs[c].args,
                configs[c].reuse_off ? " --object-reuse off" : "");
       if ((rc = bench_run_wsisa(&once, env, study[s], args, &res[c], e))) return rc;

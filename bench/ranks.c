@@ -99,9 +99,9 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
   int rc = bench_parse(argc, argv, "ranks", &o, e);
   if (rc) return rc;
   const int traj = o.quick ? 4 : 8, rounds = o.repeats;
-  char slide[4200], study[4300], path[4400], env[512];
+  char slide[WSISA_PATH_MAX], study[WSISA_PATH_MAX], path[WSISA_PATH_MAX], env[512];
   wsisa_data_file("CMU-1-Small-Region.svs", WSISA_SOURCE_DIR "/tests/data", slide, sizeof slide);
-  snprintf(study, sizeof study, "%s/studies/ranks_g1_g2.json", o.dir);
+  if ((rc = wsisa_path_fmt_err(study, e, "%s/studies/ranks_g1_g2.json", o.dir))) return rc;
   FILE *f = fopen(study, "w");
   if (!f) return wsisa_error(e, WSISA_EIO, "%s: cannot write", study);
   fprintf(f,
@@ -132,11 +132,12 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
       if ((rc = bench_run_wsisa(&once, env, study, NULL, &last[c], e))) break;
       exec[c][round] = last[c].exec.median;
       cpu[c][round] = last[c].cpu.median;
-      snprintf(path, sizeof path, "%s/run/run.json", o.dir);
       double now[NCOUNTS];
-      if ((rc = read_counts(path, now, e))) break;
+      if ((rc = wsisa_path_fmt_err(path, e, "%s/run/run.json", o.dir)) ||
+          (rc = read_counts(path, now, e)))
+        break;
       for (int i = 0; i < NCOUNTS; i++) counts[c][i][round] = now[i];
-      snprintf(path, sizeof path, "%s/run/metrics.csv", o.dir);
+      if ((rc = wsisa_path_fmt_err(path, e, "%s/run/metrics.csv", o.dir))) break;
       char *m = NULL;
       if ((rc = wsisa_text_read(path, WSISA_TEXT_MAX_TABLE, "a metrics table", &m, NULL, e)))
         break;
@@ -208,7 +209,7 @@ int bench_ranks(int argc, char **argv, wsisa_err *e) {
   }
   if ((rc = wsisa_csv_close(w, e))) return rc;
   wsisa_svg_series series = {"makespan", val, lo, hi};
-  bench_svg_path(&o, "ranks", path, sizeof path);
+  if (bench_svg_path(&o, "ranks", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "Makespan by MPI ranks and tile affinity", "seconds", NCONFIGS, lp,
                         1, &series, e);
 }

@@ -43,7 +43,7 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
     return wsisa_error(e, WSISA_EUSAGE, "--repeats %ld: must be in 1..%d", repeats,
                        BENCH_MAX_REPEATS);
   o->repeats = (int)repeats;
-  char cmd[4200];
+  char cmd[BENCH_CMD_MAX];
   snprintf(cmd, sizeof cmd, "mkdir -p '%s/studies'", o->dir);
   if (system(cmd) != 0) return wsisa_error(e, WSISA_EIO, "%s: cannot create", o->dir);
   return 0;
@@ -52,27 +52,26 @@ int bench_parse(int argc, char **argv, const char *name, bench_opts *o, wsisa_er
 /* The wsisa beside this wsisa-bench (build/bin, or an installed PREFIX/bin),
  * else the one this build made. */
 const char *bench_wsisa_exe(void) {
-  static char path[4200];
+  static char path[WSISA_PATH_MAX];
   if (!path[0]) {
-    char dir[4096];
+    char dir[WSISA_PATH_MAX];
     if (wsisa_exe_dir(dir, sizeof dir) == 0) {
-      snprintf(path, sizeof path, "%s/wsisa", dir);
-      if (access(path, X_OK) != 0) path[0] = '\0';
+      if (wsisa_path_fmt(path, "%s/wsisa", dir) != 0 || access(path, X_OK) != 0) path[0] = '\0';
     }
     if (!path[0]) snprintf(path, sizeof path, "%s", WSISA_EXE);
   }
   return path;
 }
 
-int bench_write_study(const bench_opts *o, const char *label, const char *image,
-                      int trajectories, const char *reuse, char *path, size_t cap,
-                      wsisa_err *e) {
-  snprintf(path, cap, "%s/studies/%s.json", o->dir, label);
+int bench_write_study(const bench_opts *o, const char *label, const char *image, int trajectories,
+                      const char *reuse, char path[WSISA_PATH_MAX], wsisa_err *e) {
+  int rc = wsisa_path_fmt_err(path, e, "%s/studies/%s.json", o->dir, label);
+  if (rc) return rc;
   FILE *f = fopen(path, "w");
   if (!f) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   /* --quick: one 1024x1024 tile; otherwise the sample's tissue tiles at 1024;
    * installed beside wsisa-bench, or in the source tree */
-  char data[4200];
+  char data[WSISA_PATH_MAX];
   if (image || o->quick) {
     wsisa_data_file(image ? image : "tile_1024.png", WSISA_SOURCE_DIR "/tests/data", data,
                     sizeof data);
@@ -133,8 +132,10 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
                     bench_run *r, wsisa_err *e) {
   double wall[BENCH_MAX_REPEATS], exec[BENCH_MAX_REPEATS], rss[BENCH_MAX_REPEATS];
   double cpu[BENCH_MAX_REPEATS], faults[BENCH_MAX_REPEATS];
-  char out[4200], cmd[12800], path[4300];
-  snprintf(out, sizeof out, "%s/run", o->dir);
+  char out[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
+  char cmd[BENCH_CMD_MAX + 4 * WSISA_PATH_MAX]; /* the environment, then the command */
+  int rc = wsisa_path_fmt_err(out, e, "%s/run", o->dir);
+  if (rc) return rc;
   for (int i = 0; i < o->repeats; i++) {
     /* a fresh results folder each time: `wsisa run` refuses another study's */
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", out);
@@ -151,8 +152,8 @@ int bench_run_wsisa(const bench_opts *o, const char *env, const char *study, con
     cpu[i] = bench_children_cpu() - c0;
     if (st != 0)
       return wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s.log)", cmd, out);
-    snprintf(path, sizeof path, "%s/run.json", out);
-    int rc = read_run_json(path, r, e);
+    if ((rc = wsisa_path_fmt_err(path, e, "%s/run.json", out))) return rc;
+    rc = read_run_json(path, r, e);
     if (rc) return rc;
     exec[i] = r->execute;
     rss[i] = r->rss_kib;
@@ -182,7 +183,7 @@ static int json_of_command(const char *cmd, json_t **out, wsisa_err *e) {
 }
 
 int bench_plan_json(const char *study, json_t **out, wsisa_err *e) {
-  char cmd[4400];
+  char cmd[BENCH_CMD_MAX];
   snprintf(cmd, sizeof cmd, "'%s' plan --study '%s' --json 2>/dev/null", bench_wsisa_exe(), study);
   return json_of_command(cmd, out, e);
 }
@@ -215,9 +216,9 @@ void bench_csv_stats(wsisa_csv_writer *w, bench_stats s, double scale) {
 
 int bench_csv_open(const bench_opts *o, const char *name, const char *header,
                    wsisa_csv_writer **w, wsisa_err *e) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s.csv", o->dir, name);
-  int rc = wsisa_csv_create(path, w, e);
+  char path[WSISA_PATH_MAX];
+  int rc = wsisa_path_fmt_err(path, e, "%s/%s.csv", o->dir, name);
+  if (!rc) rc = wsisa_csv_create(path, w, e);
   if (rc) return rc;
   /* the header is one comma-separated string for readability at the call site */
   char *copy = strdup(header), *save = NULL;
@@ -232,12 +233,12 @@ int bench_csv_open(const bench_opts *o, const char *name, const char *header,
   return 0;
 }
 
-void bench_svg_path(const bench_opts *o, const char *name, char *path, size_t cap) {
-  snprintf(path, cap, "%s/%s.svg", o->dir, name);
+int bench_svg_path(const bench_opts *o, const char *name, char path[WSISA_PATH_MAX], wsisa_err *e) {
+  return wsisa_path_fmt_err(path, e, "%s/%s.svg", o->dir, name);
 }
 
 int bench_wsisa(const char *env, const char *args, const char *log, wsisa_err *e) {
-  char cmd[12800];
+  char cmd[BENCH_CMD_MAX];
   snprintf(cmd, sizeof cmd, "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' %s >'%s' 2>&1",
            env ? env : "", bench_wsisa_exe(), args, log);
   if (system(cmd) != 0) return wsisa_error(e, WSISA_ERUNTIME, "%s failed (see %s)", cmd, log);
@@ -246,7 +247,7 @@ int bench_wsisa(const char *env, const char *args, const char *log, wsisa_err *e
 
 int bench_estimate_json(const char *env, const char *study, const char *args, json_t **out,
                         wsisa_err *e) {
-  char cmd[12800];
+  char cmd[BENCH_CMD_MAX];
   snprintf(cmd, sizeof cmd,
            "env STARPU_OPENCL_ON_CPUS=0 STARPU_NOPENCL=0 %s '%s' plan --study '%s' --estimate "
            "--json %s 2>/dev/null",

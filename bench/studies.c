@@ -36,12 +36,11 @@ int bench_reuse(int argc, char **argv, wsisa_err *e) {
   int nsizes = o.quick ? 2 : 3;
   bench_run res[MAXSZ][NSTRAT][2];
   int have[MAXSZ][NSTRAT] = {{0}};
-  char study[4300], args[96];
+  char study[WSISA_PATH_MAX], args[96];
   for (int i = 0; i < nsizes; i++) {
     char label[32];
     snprintf(label, sizeof label, "moat_t%d", sizes[i]);
-    if ((rc = bench_write_study(&o, label, NULL, sizes[i], NULL, study, sizeof study, e)))
-      return rc;
+    if ((rc = bench_write_study(&o, label, NULL, sizes[i], NULL, study, e))) return rc;
     for (int s = 0; s < NSTRAT; s++) {
       /* SCA's analysis is the slow one (seed 000 §4.2.2): the smallest design only */
       if (strcmp(reuse_strategies[s], "sca") == 0 && i > 0) continue;
@@ -113,8 +112,8 @@ int bench_reuse(int argc, char **argv, wsisa_err *e) {
     snprintf(names[s], sizeof names[s], "%s%s", reuse_strategies[s / 2], s % 2 ? "+objects" : "");
     series[s] = (wsisa_svg_series){names[s], val[s], lo[s], hi[s]};
   }
-  char path[4200];
-  bench_svg_path(&o, "reuse", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(&o, "reuse", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "Makespan by reuse strategy, object reuse off and on (MOAT, Halton)",
                         "seconds", (size_t)nsizes, lp, 2 * NSTRAT, series, e);
 }
@@ -180,8 +179,8 @@ int bench_memory(int argc, char **argv, wsisa_err *e) {
   static const int ks[] = {1, 2, 4};
   enum { NK = 3 };
   bench_run small[NK], rmsr[NK];
-  char study[4300], args[128];
-  if ((rc = bench_write_study(&o, "moat_t2", NULL, 2, NULL, study, sizeof study, e))) return rc;
+  char study[WSISA_PATH_MAX], args[128];
+  if ((rc = bench_write_study(&o, "moat_t2", NULL, 2, NULL, study, e))) return rc;
   for (int i = 0; i < NK; i++) {
     fprintf(stderr, "wsisa-bench memory: K = %d\n", ks[i]);
     snprintf(args, sizeof args, "--reuse rtma --max-bucket-size %d", ks[i]);
@@ -233,8 +232,8 @@ int bench_memory(int argc, char **argv, wsisa_err *e) {
   if ((rc = wsisa_csv_close(w, e))) return rc;
   wsisa_svg_series series[2] = {{"RTMA, bucket size K", val[0], lo[0], hi[0]},
                                 {"RTMA bucket 28 + RMSR, K active paths", val[1], lo[1], hi[1]}};
-  char path[4200];
-  bench_svg_path(&o, "memory", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(&o, "memory", path, e)) return WSISA_EUSAGE;
   if ((rc = wsisa_svg_bars(path, "Peak RSS: bucket size against active paths", "MiB", NK, lp, 2,
                            series, e)))
     return rc;
@@ -337,9 +336,8 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
   }
   /* OpenCL on PoCL is slow: a small study, one tile */
   const char *image = "tile_1024.png";
-  char study[4300], env[768], args[64];
-  if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, sizeof study, e)))
-    return rc;
+  char study[WSISA_PATH_MAX], env[768], args[64];
+  if ((rc = bench_write_study(&o, "moat_t2_tile", image, 2, NULL, study, e))) return rc;
   bench_run res[NP][NS];
   int ran[NP][NS];
   for (int p = 0; p < NP; p++)
@@ -414,8 +412,8 @@ int bench_sched(int argc, char **argv, wsisa_err *e) {
   if ((rc = wsisa_csv_close(w, e))) return rc;
   wsisa_svg_series series[NS];
   for (int s = 0; s < NS; s++) series[s] = (wsisa_svg_series){names[s], val[s], lo[s], hi[s]};
-  char path[4200];
-  bench_svg_path(&o, "sched", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(&o, "sched", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "Makespan by scheduling policy", "seconds", NP, policies,
                         (size_t)nset, series, e);
 }
@@ -547,9 +545,9 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
 #endif
   bench_run res[SCALE_MAX_ROWS];
   int traj = o.quick ? 2 : 4;
-  char study[4300], env[256], label[32];
+  char study[WSISA_PATH_MAX], env[256], label[32];
   snprintf(label, sizeof label, "moat_t%d", traj);
-  if ((rc = bench_write_study(&o, label, NULL, traj, NULL, study, sizeof study, e))) return rc;
+  if ((rc = bench_write_study(&o, label, NULL, traj, NULL, study, e))) return rc;
   for (int c = 0; c < nr; c++) {
     fprintf(stderr, "wsisa-bench scale: %s\n", rows[c].label);
     /* `env VAR=... mpirun ... wsisa run`: every rank inherits the variables */
@@ -602,8 +600,8 @@ int bench_scale(int argc, char **argv, wsisa_err *e) {
   }
   if ((rc = wsisa_csv_close(w, e))) return rc;
   wsisa_svg_series series = {"makespan", val, lo, hi};
-  char path[4200];
-  bench_svg_path(&o, "scale", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(&o, "scale", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "Makespan by CPU workers and MPI ranks", "seconds", (size_t)nr, lp, 1,
                         &series, e);
 }
@@ -658,11 +656,10 @@ int bench_algo(int argc, char **argv, wsisa_err *e) {
     snprintf(labels[t], sizeof labels[t], "n = %d", 16 * traj[t]);
     lp[t] = labels[t];
     for (int b = 0; b < NB; b++) {
-      char study[4300], label[48], reuse[96];
+      char study[WSISA_PATH_MAX], label[48], reuse[96];
       snprintf(label, sizeof label, "plan_t%d_b%d", traj[t], bks[b]);
       snprintf(reuse, sizeof reuse, "{ \"strategy\": \"trtma\", \"max_buckets\": %d }", bks[b]);
-      if ((rc = bench_write_study(&o, label, NULL, traj[t], reuse, study, sizeof study, e)))
-        goto fail;
+      if ((rc = bench_write_study(&o, label, NULL, traj[t], reuse, study, e))) goto fail;
       double samples[NPLAN][BENCH_MAX_REPEATS], buckets[NPLAN], pct[NPLAN];
       for (int r = 0; r < o.repeats; r++) {
         json_t *root;
@@ -705,8 +702,8 @@ int bench_algo(int argc, char **argv, wsisa_err *e) {
     snprintf(names[b], sizeof names[b], "trtma, MaxBuckets %d", bks[b]);
     series[3 + b] = (wsisa_svg_series){names[b], val[3 + b], lo[3 + b], hi[3 + b]};
   }
-  char path[4200];
-  bench_svg_path(&o, "algo", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  if (bench_svg_path(&o, "algo", path, e)) return WSISA_EUSAGE;
   return wsisa_svg_bars(path, "Reuse analysis time (wsisa plan)", "ms", (size_t)nt, lp, NB + 3,
                         series, e);
 fail:
@@ -729,8 +726,8 @@ int bench_all(int argc, char **argv, wsisa_err *e) {
       bench_ranks,   bench_analyze, bench_wholeslide, bench_tilesample};
   double t0 = wsisa_now();
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-    char dir[4200], rep[16];
-    snprintf(dir, sizeof dir, "%s/%s", o.dir, names[i]);
+    char dir[WSISA_PATH_MAX], rep[16];
+    if (wsisa_path_fmt_err(dir, e, "%s/%s", o.dir, names[i])) return WSISA_EUSAGE;
     snprintf(rep, sizeof rep, "%d", o.repeats);
     char *av[12];
     int ac = 0;

@@ -75,21 +75,19 @@ static int paint_mosaic(void *ctx, int level, int64_t x, int64_t y, int w, int h
 }
 
 /* DIR/slides/NAME.tiff: the sample mirrored kx x ky, made once. */
-static int make_mosaic(const bench_opts *o, const slide_case *c, const char *sample, char *path,
-                       size_t cap, wsisa_err *e) {
-  if (!c->kx) {
-    snprintf(path, cap, "%s", sample);
-    return 0;
-  }
-  snprintf(path, cap, "%s/slides/%s.tiff", o->dir, c->name);
+static int make_mosaic(const bench_opts *o, const slide_case *c, const char *sample,
+                       char path[WSISA_PATH_MAX], wsisa_err *e) {
+  if (!c->kx) return wsisa_path_fmt_err(path, e, "%s", sample);
+  int rc = wsisa_path_fmt_err(path, e, "%s/slides/%s.tiff", o->dir, c->name);
+  if (rc) return rc;
   struct stat st;
   if (stat(path, &st) == 0) return 0;
-  char dir[4200];
-  snprintf(dir, sizeof dir, "%s/slides", o->dir);
+  char dir[WSISA_PATH_MAX];
+  if ((rc = wsisa_path_fmt_err(dir, e, "%s/slides", o->dir))) return rc;
   mkdir(dir, 0777);
   wsisa_slide *s = NULL;
   mosaic_src m = {NULL, c->kx, c->ky};
-  int rc = wsisa_slide_open(sample, &s, e);
+  rc = wsisa_slide_open(sample, &s, e);
   wsisa_level l0;
   if (!rc) rc = wsisa_slide_level(s, 0, &l0, e);
   if (!rc) rc = wsisa_slide_read_rgb(s, 0, 0, 0, (int)l0.width, (int)l0.height, &m.sample, e);
@@ -227,7 +225,7 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
   int workers[8], nworkers = 0;
   int rc = parse(argc, argv, &o, workers, &nworkers, e);
   if (rc) return rc;
-  char sample[4200];
+  char sample[WSISA_PATH_MAX];
   wsisa_data_file(SAMPLE, WSISA_SOURCE_DIR "/tests/data", sample, sizeof sample);
   const slide_case *cases = o.quick ? quick_cases : full_cases;
   const size_t ncases = o.quick ? sizeof quick_cases / sizeof *quick_cases
@@ -252,8 +250,8 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
   double first_per_tile[8], first_cpu[8];
   for (int k = 0; k < nworkers; k++) first_per_tile[k] = first_cpu[k] = NAN;
   for (size_t c = 0; c < ncases && !rc; c++) {
-    char slide[4300];
-    if ((rc = make_mosaic(&o, &cases[c], sample, slide, sizeof slide, e))) break;
+    char slide[WSISA_PATH_MAX];
+    if ((rc = make_mosaic(&o, &cases[c], sample, slide, e))) break;
     int cols[LOOP_TILES], rows[LOOP_TILES];
     const size_t ntiles = tissue_tiles(slide, cols, rows, LOOP_TILES, e);
     if (!ntiles) {
@@ -265,8 +263,8 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
     if (!wsisa_slide_open(slide, &sl, NULL)) wsisa_slide_level(sl, 0, &l0, NULL);
     wsisa_slide_close(sl);
     /* the loop, once per slide, on the most workers */
-    char out[4400], cmd[40000], log[4500];
-    snprintf(out, sizeof out, "%s/out-%s", o.dir, cases[c].name);
+    char out[WSISA_PATH_MAX], cmd[40000], log[WSISA_PATH_MAX];
+    if ((rc = wsisa_path_fmt_err(out, e, "%s/out-%s", o.dir, cases[c].name))) break;
     const size_t most = o.quick ? LOOP_TILES_QUICK : LOOP_TILES;
     const size_t nloop = ntiles < most ? ntiles : most;
     double loop_wall = 0;
@@ -287,7 +285,7 @@ int bench_wholeslide(int argc, char **argv, wsisa_err *e) {
       double wall[BENCH_MAX_REPEATS], rss[BENCH_MAX_REPEATS], cpu[BENCH_MAX_REPEATS];
       double nuclei = NAN;
       for (int r = 0; r < o.repeats && !rc; r++) {
-        snprintf(log, sizeof log, "%s.log", out);
+        if ((rc = wsisa_path_fmt_err(log, e, "%s.log", out))) break;
         snprintf(cmd, sizeof cmd,
                  "rm -rf '%s' && mkdir -p '%s' && cd '%s' && env STARPU_OPENCL_ON_CPUS=0 "
                  "STARPU_NOPENCL=0 STARPU_NCPU=%d '%s' segment '%s' --all --geojson n.geojson "
@@ -365,10 +363,11 @@ static double spearman(const double *a, const double *b, size_t n) {
  * parameters' order of the file); the count. */
 static size_t mu_star_of(const char *dir, char names[][32], double *mu, size_t cap,
                          wsisa_err *e) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/indices.csv", dir);
+  char path[WSISA_PATH_MAX];
   wsisa_csv *c = NULL;
-  if (wsisa_csv_read_table(path, "output", &c, e)) return 0;
+  if (wsisa_path_fmt_err(path, e, "%s/indices.csv", dir) ||
+      wsisa_csv_read_table(path, "output", &c, e))
+    return 0;
   long pc = wsisa_csv_column(c, "parameter"), mc = wsisa_csv_column(c, "mu_star");
   size_t n = 0;
   for (size_t r = 0; r < c->nrows && n < cap && pc >= 0 && mc >= 0; r++) {
@@ -385,12 +384,12 @@ int bench_tilesample(int argc, char **argv, wsisa_err *e) {
   bench_opts o;
   int rc = bench_parse(argc, argv, "tilesample", &o, e);
   if (rc) return rc;
-  char sample[4200], slide[4300];
+  char sample[WSISA_PATH_MAX], slide[WSISA_PATH_MAX];
   wsisa_data_file(SAMPLE, WSISA_SOURCE_DIR "/tests/data", sample, sizeof sample);
   /* the 4x3 mosaic's 70 tissue tiles, a sample of 32 and its first 8 and 16;
    * --quick: the sample slide's 6, a sample of 4 and its first 1 and 2 */
   const slide_case *c = o.quick ? &quick_cases[0] : &full_cases[1];
-  if ((rc = make_mosaic(&o, c, sample, slide, sizeof slide, e))) return rc;
+  if ((rc = make_mosaic(&o, c, sample, slide, e))) return rc;
   const size_t chosen = o.quick ? 4 : 32;
   const size_t sizes[4] = {chosen / 4, chosen / 2, chosen, 0}; /* 0: every tissue tile */
   const size_t nsizes = 4;
@@ -403,9 +402,10 @@ int bench_tilesample(int argc, char **argv, wsisa_err *e) {
          "N is the first N of a larger one), and on every tissue tile; CPU workers only\n",
          c->name);
   for (size_t k = 0; k < nsizes && !rc; k++) {
-    char study[4300], out[4300], cmd[40000], tiles[96] = "";
-    snprintf(study, sizeof study, "%s/studies/tilesample_%zu.json", o.dir, sizes[k]);
-    snprintf(out, sizeof out, "%s/run_%zu", o.dir, sizes[k]);
+    char study[WSISA_PATH_MAX], out[WSISA_PATH_MAX], cmd[40000], tiles[96] = "";
+    if ((rc = wsisa_path_fmt_err(study, e, "%s/studies/tilesample_%zu.json", o.dir, sizes[k])) ||
+        (rc = wsisa_path_fmt_err(out, e, "%s/run_%zu", o.dir, sizes[k])))
+      break;
     if (sizes[k])
       snprintf(tiles, sizeof tiles, ", \"tiles\": { \"sample\": %zu, \"seed\": 1 }", sizes[k]);
     FILE *f = fopen(study, "w");

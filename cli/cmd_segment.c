@@ -53,8 +53,8 @@ static int check_output_path(const char *flag, const char *path, const char *con
                          flag, path);
     return 0;
   }
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s", path);
+  char dir[WSISA_PATH_MAX];
+  if ((rc = wsisa_path_fmt_err(dir, e, "%s", path))) return rc;
   char *slash = strrchr(dir, '/');
   if (slash) *slash = '\0';
   else strcpy(dir, ".");

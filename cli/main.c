@@ -56,7 +56,7 @@ int main(int argc, char **argv) {
     int major, minor, release;
     wsisa_runtime_version(&major, &minor, &release);
     printf("wsisa %s (StarPU %d.%d.%d)\n", WSISA_VERSION, major, minor, release);
-    char starpu[4600];
+    char starpu[WSISA_NOTE_MAX];
     wsisa_runtime_describe(starpu, sizeof starpu);
 #ifdef WSISA_WITH_MPI
     printf("%s\nwsisa's MPI layer: built (mpirun -np R wsisa run)\n", starpu);

@@ -45,6 +45,31 @@ int wsisa_error_where(wsisa_err *e, int code, const char *path);
 int wsisa_exit_code(int code);
 const char *wsisa_strerror(int code);
 
+/* ---- paths (core/path.c) ------------------------------------------------ */
+
+/* The size of every path buffer: Linux's PATH_MAX (4096 bytes with the NUL,
+ * the longest path the kernel takes or getcwd and readlink give) plus 512
+ * for what wsisa appends to a path it was given: a folder's and a file's
+ * name (NAME_MAX, 255 bytes, each at most). A path that still does not fit
+ * is refused, never cut. */
+#define WSISA_PATH_MAX 4608
+/* The size of a text that names a path and says something of it (a warning
+ * kept to be logged later, where in a file a value was read, the StarPU
+ * library in use): the path and a few lines of words. Not a path. */
+#define WSISA_NOTE_MAX (WSISA_PATH_MAX + 1024)
+
+/* Format a path into out; 0, or -1 with errno ENAMETOOLONG (out holds "")
+ * when it does not fit. */
+int wsisa_path_fmt(char out[WSISA_PATH_MAX], const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* The same, recording a refusal in e as one line that names the path by its
+ * first and last 300 bytes (the folder it was meant for, the file):
+ * "START...END: path too long (N bytes, at most 4607)". Returns 0 or
+ * WSISA_EUSAGE: the path is too long for the folder a user named, who can
+ * name a shorter one (exit 2, as for a bad flag value). */
+int wsisa_path_fmt_err(char out[WSISA_PATH_MAX], wsisa_err *e, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* ---- logging ------------------------------------------------------------ */
 
 typedef enum {

@@ -49,7 +49,7 @@ void wsisa_env_read(wsisa_env *env) {
 }
 
 int wsisa_exe_dir(char *buf, size_t cap) {
-  char path[PATH_MAX];
+  char path[WSISA_PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
   if (n <= 0) return -1;
   path[n] = '\0';
@@ -61,7 +61,7 @@ int wsisa_exe_dir(char *buf, size_t cap) {
 }
 
 int wsisa_data_file(const char *name, const char *fallback_dir, char *buf, size_t cap) {
-  char dir[PATH_MAX];
+  char dir[WSISA_PATH_MAX];
   /* installed: PREFIX/bin/wsisa and PREFIX/share/wsisa/NAME */
   if (wsisa_exe_dir(dir, sizeof dir) == 0) {
     int w = snprintf(buf, cap, "%s/../share/wsisa/%s", dir, name);

@@ -94,23 +94,20 @@ uint64_t wsisa_rss_now(void) {
 /* CPUs one cgroup folder's quota grants (cgroup v2 cpu.max "QUOTA PERIOD",
  * v1 cpu.cfs_quota_us and cpu.cfs_period_us), rounded up; 0: no quota. */
 static int quota_cpus(const char *dir, int v2) {
-  char path[4300];
+  char path[WSISA_PATH_MAX];
   long long quota = -1, period = 0;
   FILE *f;
   if (v2) {
-    snprintf(path, sizeof path, "%s/cpu.max", dir);
-    if ((f = fopen(path, "r"))) {
+    if (wsisa_path_fmt(path, "%s/cpu.max", dir) == 0 && (f = fopen(path, "r"))) {
       if (fscanf(f, "%lld %lld", &quota, &period) != 2) quota = -1;
       fclose(f);
     }
   } else {
-    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
-    if ((f = fopen(path, "r"))) {
+    if (wsisa_path_fmt(path, "%s/cpu.cfs_quota_us", dir) == 0 && (f = fopen(path, "r"))) {
       if (fscanf(f, "%lld", &quota) != 1) quota = -1;
       fclose(f);
     }
-    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-    if ((f = fopen(path, "r"))) {
+    if (wsisa_path_fmt(path, "%s/cpu.cfs_period_us", dir) == 0 && (f = fopen(path, "r"))) {
       if (fscanf(f, "%lld", &period) != 1) period = 0;
       fclose(f);
     }
@@ -123,7 +120,8 @@ static int quota_cpus(const char *dir, int v2) {
  * controller's in v1, the unified one in v2) up to the root; 0: none. */
 static int cgroup_cpus(void) {
   FILE *f = fopen("/proc/self/cgroup", "r");
-  char line[4096], dir[4200];
+  /* a line: the hierarchy's number, its controllers and the cgroup's path */
+  char line[WSISA_PATH_MAX + 256], dir[WSISA_PATH_MAX];
   int best = 0;
   while (f && fgets(line, sizeof line, f)) {
     line[strcspn(line, "\n")] = '\0';
@@ -141,8 +139,7 @@ static int cgroup_cpus(void) {
     }
     if (!v2 && !has_cpu) continue;
     for (int r = 0; r < 2; r++) {
-      int n = snprintf(dir, sizeof dir, "%s%s", v2 ? roots_v2[r] : roots_v1[r], rel);
-      if (n < 0 || (size_t)n >= sizeof dir) continue;
+      if (wsisa_path_fmt(dir, "%s%s", v2 ? roots_v2[r] : roots_v1[r], rel)) continue;
       for (;;) {
         int q = quota_cpus(dir, v2);
         if (q > 0 && (!best || q < best)) best = q;

@@ -45,7 +45,7 @@ static int parses(const char *path) {
 /* Each folder from STARPU_HOME down to the models must be a folder, or not
  * exist yet (StarPU makes it): StarPU aborts on a file in the way. */
 static int check_folders(const char *home, const char *models, wsisa_err *e) {
-  char path[4096];
+  char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s", models);
   for (char *p = path + strlen(home);; p = strchr(p + 1, '/')) {
     char keep = p ? *p : '\0';
@@ -71,29 +71,32 @@ int wsisa__runtime_models_check(wsisa_err *e) {
   if (checked) return 0;
   checked = 1;
   const char *home = getenv("STARPU_HOME"), *dir_env = getenv("STARPU_PERF_MODEL_DIR");
-  char models[4096];
-  if (dir_env && *dir_env) snprintf(models, sizeof models, "%s/codelets/" MODEL_VERSION, dir_env);
+  char models[WSISA_PATH_MAX];
+  int rc;
+  if (dir_env && *dir_env)
+    rc = wsisa_path_fmt_err(models, e, "%s/codelets/" MODEL_VERSION, dir_env);
   else if (home && *home)
-    snprintf(models, sizeof models, "%s/.starpu/sampling/codelets/" MODEL_VERSION, home);
+    rc = wsisa_path_fmt_err(models, e, "%s/.starpu/sampling/codelets/" MODEL_VERSION, home);
   else return 0;
-  int rc = check_folders(dir_env && *dir_env ? dir_env : home, models, e);
+  if (!rc) rc = check_folders(dir_env && *dir_env ? dir_env : home, models, e);
   DIR *d = rc ? NULL : opendir(models);
   if (!d) return rc;
   struct dirent *ent;
   while (!rc && (ent = readdir(d))) {
     /* wsisa's models only (symbol.host); those set aside are not read again */
     if (strncmp(ent->d_name, "wsisa_", 6) != 0 || strstr(ent->d_name, ".damaged-")) continue;
-    char path[4400], aside[4500], stamp[32];
-    snprintf(path, sizeof path, "%s/%s", models, ent->d_name);
+    char path[WSISA_PATH_MAX], aside[WSISA_PATH_MAX], stamp[32];
+    if ((rc = wsisa_path_fmt_err(path, e, "%s/%s", models, ent->d_name))) break;
     struct stat st;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && parses(path)) continue;
     time_t now = time(NULL);
     struct tm tm;
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", gmtime_r(&now, &tm));
-    snprintf(aside, sizeof aside, "%s.damaged-%s", path, stamp);
+    if ((rc = wsisa_path_fmt_err(aside, e, "%s.damaged-%s", path, stamp))) break;
     /* never over one set aside before in the same second */
-    for (int k = 2; access(aside, F_OK) == 0 && k < 1000; k++)
-      snprintf(aside, sizeof aside, "%s.damaged-%s-%d", path, stamp, k);
+    for (int k = 2; !rc && access(aside, F_OK) == 0 && k < 1000; k++)
+      rc = wsisa_path_fmt_err(aside, e, "%s.damaged-%s-%d", path, stamp, k);
+    if (rc) break;
     if (rename(path, aside) != 0)
       rc = wsisa_error(e, WSISA_EIO,
                        "%s: a damaged performance model that cannot be set aside (%s); move or "

@@ -82,11 +82,21 @@ void wsisa_runtime_default_home(void) {
    * one; StarPU keys them by host and by worker architecture inside it. */
   if (env.starpu_home) return;
   const char *cache = env.cache_home, *home = env.home;
-  char dir[4096];
-  if (cache && *cache) snprintf(dir, sizeof dir, "%s/wsisa", cache);
-  else if (home && *home) snprintf(dir, sizeof dir, "%s/.cache/wsisa", home);
-  else dir[0] = '\0';
-  if (dir[0]) setenv("STARPU_HOME", dir, 0);
+  char dir[WSISA_PATH_MAX];
+  int rc = -1;
+  if (cache && *cache)
+    rc = wsisa_path_fmt(dir, "%s/wsisa", cache);
+  else if (home && *home)
+    rc = wsisa_path_fmt(dir, "%s/.cache/wsisa", home);
+  else
+    return;
+  if (rc == 0)
+    setenv("STARPU_HOME", dir, 0);
+  else
+    wsisa_log(WSISA_LOG_WARN, "runtime",
+              "%s: path too long for the performance models' folder; StarPU keeps them in "
+              "its own default (set STARPU_HOME)",
+              cache && *cache ? "XDG_CACHE_HOME" : "HOME");
 }
 
 /* Where StarPU binds the CPU workers. StarPU 1.3 binds worker i to the

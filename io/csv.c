@@ -357,7 +357,7 @@ struct wsisa_csv_writer {
 
 int wsisa_csv_create(const char *path, wsisa_csv_writer **out, wsisa_err *e) {
   *out = NULL;
-  char name[4096];
+  char name[WSISA_PATH_MAX];
   wsisa_output_name(path, name, sizeof name);
   wsisa_csv_writer *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(name))) {
@@ -476,7 +476,7 @@ void wsisa_output_name(const char *path, char *buf, size_t cap) {
 }
 
 int wsisa_output_close(FILE *f, const char *path, wsisa_err *e) {
-  char name[4096];
+  char name[WSISA_PATH_MAX];
   wsisa_output_name(path, name, sizeof name);
   int err = 0;
   if (fflush(f) != 0) err = errno ? errno : EIO;
@@ -599,7 +599,7 @@ const char *wsisa_stage_add(wsisa_stage *s, const char *path, wsisa_err *e) {
   char *final = NULL;
   if (exists && !in_place && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
     /* through a symlink, replace the file it points at and keep the link */
-    char resolved[PATH_MAX];
+    char resolved[WSISA_PATH_MAX];
     if (realpath(path, resolved)) final = strdup(resolved);
   }
   if (!final) final = strdup(path);

@@ -154,7 +154,7 @@ int wsisa_geojson_add(wsisa_geojson_writer *w, const wsisa_image *labels,
     if (json_dumpf(feature, w->f, JSON_COMPACT | JSON_REAL_PRECISION(10)) || ferror(w->f)) {
       /* the system's reason, under the name asked for (a full disk fails
        * here first, not at the close) */
-      char name[4096];
+      char name[WSISA_PATH_MAX];
       wsisa_output_name(w->temp, name, sizeof name);
       rc = wsisa_error(e, WSISA_EIO, "%s: %s", name, strerror(errno ? errno : EIO));
     }

@@ -80,7 +80,7 @@ static void y_ticks(FILE *f, const axis *a, double x0, double x1) {
 static FILE *begin(const char *path, const char *title, wsisa_err *e) {
   FILE *f = fopen(path, "w");
   if (!f) {
-    char name[4096];
+    char name[WSISA_PATH_MAX];
     wsisa_output_name(path, name, sizeof name);
     wsisa_error(e, WSISA_EIO, "%s: %s", name, strerror(errno));
     return NULL;

@@ -49,7 +49,7 @@ static int check_files(const char *name, const char *spec, const char *case_dir,
   int ok = 1;
   char *copy = strdup(spec), *save = NULL;
   for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-    char what[32], raw[4096], path[8192];
+    char what[32], raw[WSISA_PATH_MAX], path[8192];
     if (sscanf(line, "%31s %4095[^\n]", what, raw) != 2) continue;
     expand(raw, path, sizeof path, case_dir, tmp);
     struct stat st;
@@ -73,16 +73,16 @@ static int check_files(const char *name, const char *spec, const char *case_dir,
 }
 
 static int run_case(const char *name) {
-  char dir[4096], path[4200], args[8192], env_line[2048] = "", cmd[12288];
-  snprintf(dir, sizeof dir, "%s/tests/cases/%s", WSISA_SOURCE_DIR, name);
-  snprintf(path, sizeof path, "%s/args", dir);
+  char dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX], args[8192], env_line[2048] = "", cmd[12288];
+  tu_path(dir, "%s/tests/cases/%s", WSISA_SOURCE_DIR, name);
+  tu_path(path, "%s/args", dir);
   char *raw = tu_slurp(path, NULL);
   cr_assert_not_null(raw, "case %s: no args file", name);
   chomp(raw);
   const char *tmp = tu_tmpdir(name);
   expand(raw, args, sizeof args, dir, tmp);
   free(raw);
-  snprintf(path, sizeof path, "%s/env", dir);
+  tu_path(path, "%s/env", dir);
   char *env = tu_slurp(path, NULL);
   if (env) {
     char expanded_env[2000];
@@ -91,7 +91,7 @@ static int run_case(const char *name) {
     snprintf(env_line, sizeof env_line, "env %s ", expanded_env);
     free(env);
   }
-  snprintf(path, sizeof path, "%s/setup", dir);
+  tu_path(path, "%s/setup", dir);
   char *setup = tu_slurp(path, NULL);
   if (setup) {
     char line[8192];
@@ -101,11 +101,11 @@ static int run_case(const char *name) {
     int rc = system(line);
     cr_assert_eq(rc, 0, "case %s: setup failed: %s", name, line);
   }
-  snprintf(path, sizeof path, "%s/exit", dir);
+  tu_path(path, "%s/exit", dir);
   char *exit_s = tu_slurp(path, NULL);
   int want_exit = exit_s ? atoi(exit_s) : 0;
   free(exit_s);
-  snprintf(path, sizeof path, "%s/stderr", dir);
+  tu_path(path, "%s/stderr", dir);
   char *want_err = tu_slurp(path, NULL);
   if (want_err) {
     chomp(want_err);
@@ -134,7 +134,7 @@ static int run_case(const char *name) {
               err ? err : "(none)");
     ok &= found;
   }
-  snprintf(path, sizeof path, "%s/stdout", dir);
+  tu_path(path, "%s/stdout", dir);
   char *want_out = tu_slurp(path, NULL);
   if (want_out) {
     char *expanded = malloc(8192);
@@ -160,7 +160,7 @@ static int run_case(const char *name) {
       ok &= lines == 1;
     }
   }
-  snprintf(path, sizeof path, "%s/files", dir);
+  tu_path(path, "%s/files", dir);
   char *files = tu_slurp(path, NULL);
   if (files) ok &= check_files(name, files, dir, tmp);
   free(files);
@@ -171,8 +171,8 @@ static int run_case(const char *name) {
 }
 
 Test(cli, cases) {
-  char dir[4096];
-  snprintf(dir, sizeof dir, "%s/tests/cases", WSISA_SOURCE_DIR);
+  char dir[WSISA_PATH_MAX];
+  tu_path(dir, "%s/tests/cases", WSISA_SOURCE_DIR);
   DIR *d = opendir(dir);
   cr_assert_not_null(d, "no tests/cases folder");
   struct dirent *ent;

@@ -117,7 +117,7 @@ Test(flags, tile_is_an_index_tile_size_a_size) {
     }
   /* tiles's old --tile N is refused with a line naming --tile-size */
   char *out = NULL, *err = NULL;
-  char args[4200];
+  char args[TU_LINE_MAX];
   snprintf(args, sizeof args, "tiles '%s' --tile 512", tu_src("tests/data/CMU-1-Small-Region.svs"));
   cr_expect_eq(tu_run(args, &out, &err), 2);
   cr_expect(err && strstr(err, "--tile-size"), "%s", err ? err : "");

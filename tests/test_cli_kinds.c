@@ -31,8 +31,8 @@ typedef struct ended {
 /* Run `wsisa args` in `dir`; past `grace` seconds send SIGTERM, past a
  * further 5 s SIGKILL. */
 static ended run_bounded(const char *dir, const char *args, double grace) {
-  char cmd[8192], err_path[4200];
-  snprintf(err_path, sizeof err_path, "%s/stderr", dir);
+  char cmd[8192], err_path[WSISA_PATH_MAX];
+  tu_path(err_path, "%s/stderr", dir);
   snprintf(cmd, sizeof cmd, "cd '%s' && exec %s %s > stdout 2> stderr < /dev/null", dir, WSISA_EXE,
            args);
   ended r = {-1, 0, 0, NULL};
@@ -82,8 +82,8 @@ static void expect_refused(const char *dir, const char *args, const char *want, 
 
 static const char *fifo_dir(const char *tag) {
   const char *dir = tu_tmpdir(tag);
-  char path[4200];
-  snprintf(path, sizeof path, "%s/p.fifo", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/p.fifo", dir);
   cr_assert_eq(mkfifo(path, 0644), 0, "mkfifo %s", path);
   return dir;
 }
@@ -110,7 +110,7 @@ static const struct {
 
 Test(kinds, a_fifo_or_a_device_as_an_input_read_whole) {
   for (size_t i = 0; i < sizeof fifo_cases / sizeof *fifo_cases; i++) {
-    char args[4400];
+    char args[TU_LINE_MAX];
     const char *at = strstr(fifo_cases[i].args, "@SRC@");
     if (at)
       snprintf(args, sizeof args, "%.*s%s%s", (int)(at - fifo_cases[i].args), fifo_cases[i].args,
@@ -123,8 +123,8 @@ Test(kinds, a_fifo_or_a_device_as_an_input_read_whole) {
 
 Test(kinds, a_fifo_as_a_reference) {
   const char *dir = fifo_dir("kinds_reference");
-  char path[4200];
-  snprintf(path, sizeof path, "%s/s.json", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/s.json", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   const char *slide = tu_src("tests/data/CMU-1-Small-Region.svs");
@@ -133,10 +133,10 @@ Test(kinds, a_fifo_as_a_reference) {
           "\"%s/p.fifo\" } } }, \"method\": { \"name\": \"moat\" }, \"metric\": \"object_f1\" }",
           slide, slide, dir);
   fclose(f);
-  char want[4400];
+  char want[TU_LINE_MAX];
   snprintf(want, sizeof want, "%s/p.fifo: a FIFO, not a regular file", dir);
   expect_refused(dir, "run --study s.json -o r", want, 1);
-  snprintf(path, sizeof path, "%s/r", dir);
+  tu_path(path, "%s/r", dir);
   struct stat st;
   cr_expect_neq(stat(path, &st), 0, "%s: made for a refused study", path);
 }
@@ -178,8 +178,8 @@ Test(kinds, a_fifo_as_the_lock) {
  * still ends within a second of SIGTERM, saying what it waited for. */
 Test(kinds, sigterm_ends_a_wait_for_a_fifo_output_reader) {
   const char *dir = tu_tmpdir("kinds_fifo_output");
-  char path[4200], args[4400];
-  snprintf(path, sizeof path, "%s/n.geojson", dir);
+  char path[WSISA_PATH_MAX], args[TU_LINE_MAX];
+  tu_path(path, "%s/n.geojson", dir);
   cr_assert_eq(mkfifo(path, 0644), 0, "mkfifo %s", path);
   snprintf(args, sizeof args, "segment %s --all --region 0,0,300,300 --geojson n.geojson",
            tu_src("tests/data/CMU-1-Small-Region.svs"));

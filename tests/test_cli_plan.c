@@ -58,7 +58,7 @@ static void check_plan(const json_t *root, json_int_t max_buckets, json_int_t bu
 }
 
 Test(reuse_plan, study_design_and_csv_agree) {
-  char args[4096];
+  char args[TU_LINE_MAX];
   const char *study = tu_src("tests/studies/moat_segmentation.json");
   snprintf(args, sizeof args, "plan --study %s --json", study);
   json_t *own = plan_json(args);
@@ -87,7 +87,7 @@ Test(reuse_plan, fixed_columns_may_be_absent_and_costs_weigh) {
   /* A CSV naming only the varying parameters of a VBD study: the fixed ones
    * take their study values. */
   const char *dir = tu_tmpdir("reuse_plan_costs");
-  char study[1024], csv[1024], args[4096];
+  char study[1024], csv[1024], args[TU_LINE_MAX];
   snprintf(study, sizeof study, "%s/study.json", dir);
   snprintf(csv, sizeof csv, "%s/design.csv", dir);
   FILE *f = fopen(study, "w");

@@ -22,9 +22,9 @@ Test(cli_sa, sample_writes_a_reproducible_design) {
             "%s", out);
   free(out);
   free(tu_run_ok("sample --study %s -o %s/b.csv", tu_src("tests/studies/moat_segmentation.json"), dir));
-  char a[4200], b[4200];
-  snprintf(a, sizeof a, "%s/a.csv", dir);
-  snprintf(b, sizeof b, "%s/b.csv", dir);
+  char a[WSISA_PATH_MAX], b[WSISA_PATH_MAX];
+  tu_path(a, "%s/a.csv", dir);
+  tu_path(b, "%s/b.csv", dir);
   char *ta = tu_slurp(a, NULL), *tb = tu_slurp(b, NULL);
   cr_assert(ta && tb);
   cr_expect_str_eq(ta, tb, "the same study gives the same design");
@@ -50,10 +50,10 @@ Test(cli_sa, sample_writes_a_reproducible_design) {
 Test(cli_sa, analyze_ishigami) {
   const char *dir = tu_tmpdir("ishigami");
   const char *study = tu_src("tests/studies/ishigami.json");
-  char samples[4200], outputs[4200], res[4200];
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  tu_path(samples, "%s/s.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   free(tu_run_ok("sample --study %s -o %s", study, samples));
   tu_write_outputs(samples, outputs, "f", tu_ishigami);
   char *out = tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
@@ -77,8 +77,8 @@ Test(cli_sa, analyze_ishigami) {
   cr_expect_str_eq(json_string_value(json_array_get(json_object_get(s13, "parameters"), 1)), "x3");
   cr_expect(fabs(json_number_value(json_object_get(s13, "S2")) - 0.2437) < 0.04);
   json_decref(j);
-  char svg[4300];
-  snprintf(svg, sizeof svg, "%s/f_vbd.svg", res);
+  char svg[WSISA_PATH_MAX];
+  tu_path(svg, "%s/f_vbd.svg", res);
   char *plot = tu_slurp(svg, NULL);
   cr_assert_not_null(plot, "no %s", svg);
   cr_expect(strstr(plot, "<svg") && strstr(plot, "S1 (first order)") && strstr(plot, "<path d=\"M"),
@@ -95,9 +95,9 @@ Test(cli_sa, moat_drops_only_effects_touching_missing_outputs) {
   const char *dir = tu_tmpdir("moat");
   const char *study = tu_src("tests/studies/tiny_moat.json");
   const char *samples = tu_src("tests/studies/tiny_moat_samples.csv");
-  char outputs[4200], res[4200];
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   tu_write_outputs(samples, outputs, "y", linear);
   char *out = tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples,
                      outputs, res);
@@ -122,9 +122,9 @@ Test(cli_sa, vbd_refuses_missing_outputs_and_writes_nothing) {
   const char *dir = tu_tmpdir("vbd");
   const char *study = tu_src("tests/studies/tiny_vbd.json");
   const char *samples = tu_src("tests/studies/tiny_vbd_samples.csv");
-  char outputs[4200], res[4200], args[12000];
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX], args[12000];
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   tu_write_outputs(samples, outputs, "y", missing_two);
   snprintf(args, sizeof args, "analyze --study %s --samples %s --outputs %s -o %s", study,
            samples, outputs, res);
@@ -157,13 +157,14 @@ static double screening(const wsisa_csv *c, size_t r) {
 Test(cli_sa, two_phase_study) {
   const char *dir = tu_tmpdir("two");
   const char *study = tu_src("tests/studies/two_phase_segmentation.json");
-  char p1[4200], y1[4200], r1[4200], p2[4200], y2[4200], r2[4200];
-  snprintf(p1, sizeof p1, "%s/p1.csv", dir);
-  snprintf(y1, sizeof y1, "%s/y1.csv", dir);
-  snprintf(r1, sizeof r1, "%s/r1", dir);
-  snprintf(p2, sizeof p2, "%s/p2.csv", dir);
-  snprintf(y2, sizeof y2, "%s/y2.csv", dir);
-  snprintf(r2, sizeof r2, "%s/r2", dir);
+  char p1[WSISA_PATH_MAX], y1[WSISA_PATH_MAX], r1[WSISA_PATH_MAX], p2[WSISA_PATH_MAX],
+      y2[WSISA_PATH_MAX], r2[WSISA_PATH_MAX];
+  tu_path(p1, "%s/p1.csv", dir);
+  tu_path(y1, "%s/y1.csv", dir);
+  tu_path(r1, "%s/r1", dir);
+  tu_path(p2, "%s/p2.csv", dir);
+  tu_path(y2, "%s/y2.csv", dir);
+  tu_path(r2, "%s/r2", dir);
   char *out = tu_run_ok("sample --study %s -o %s", study, p1);
   cr_expect(strstr(out, "320 runs") && strstr(out, "Campolongo"), "%s", out);
   free(out);
@@ -195,11 +196,11 @@ Test(cli_sa, two_phase_study) {
 
 Test(cli_sa, correlation_study) {
   const char *dir = tu_tmpdir("corr");
-  char study[4200], samples[4200], outputs[4200], res[4200];
-  snprintf(study, sizeof study, "%s/study.json", dir);
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char study[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  tu_path(study, "%s/study.json", dir);
+  tu_path(samples, "%s/s.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   FILE *f = fopen(study, "w");
   fputs("{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 10], \"step\": 1}},"
         " \"method\": {\"name\": \"correlation\", \"samples\": 500}}",

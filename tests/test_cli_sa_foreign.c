@@ -51,10 +51,10 @@ static void write_study(const char *path, const char *text) {
 Test(cli_sa_foreign, foreign_vbd_design) {
   const char *dir = tu_tmpdir("foreign_vbd");
   const char *study = tu_src("tests/studies/ishigami.json"); /* asks for second order */
-  char samples[4200], outputs[4200], res[4200];
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  tu_path(samples, "%s/s.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   const size_t n = 4000, k = 3, g = k + 2;
   double *rows = calloc(n * g * k, sizeof *rows);
   unsigned long long s = 12345;
@@ -99,12 +99,13 @@ Test(cli_sa_foreign, foreign_vbd_design) {
  * with the layout MOAT wants. */
 Test(cli_sa_foreign, foreign_moat_design) {
   const char *dir = tu_tmpdir("foreign_moat");
-  char study[4200], samples[4200], shuffled[4200], outputs[4200], res[4200];
-  snprintf(study, sizeof study, "%s/study.json", dir);
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(shuffled, sizeof shuffled, "%s/shuffled.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char study[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], shuffled[WSISA_PATH_MAX],
+      outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  tu_path(study, "%s/study.json", dir);
+  tu_path(samples, "%s/s.csv", dir);
+  tu_path(shuffled, "%s/shuffled.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   write_study(study, "{\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 10], "
                      "\"step\": 1}, \"c\": {\"values\": [1, 2, 3]}},"
                      " \"method\": {\"name\": \"moat\", \"trajectories\": 4, \"levels\": 4}}");
@@ -163,12 +164,13 @@ Test(cli_sa_foreign, foreign_moat_design) {
  * table, saying which layout it wants. */
 Test(cli_sa_foreign, foreign_any_design_for_correlation_not_vbd) {
   const char *dir = tu_tmpdir("foreign_corr");
-  char corr[4200], vbd[4200], samples[4200], outputs[4200], res[4200];
-  snprintf(corr, sizeof corr, "%s/corr.json", dir);
-  snprintf(vbd, sizeof vbd, "%s/vbd.json", dir);
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char corr[WSISA_PATH_MAX], vbd[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX],
+      res[WSISA_PATH_MAX];
+  tu_path(corr, "%s/corr.json", dir);
+  tu_path(vbd, "%s/vbd.json", dir);
+  tu_path(samples, "%s/s.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   const char *params = "\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 10], "
                        "\"step\": 1}}";
   char text[1024];
@@ -205,12 +207,13 @@ Test(cli_sa_foreign, foreign_any_design_for_correlation_not_vbd) {
  * `conventions` (levels 6, Delta = 6 / (2 * 5) = 0.6), not the study's. */
 Test(cli_sa_foreign, conventions_describe_the_design_analysed) {
   const char *dir = tu_tmpdir("conventions");
-  char six[4200], four[4200], samples[4200], outputs[4200], res[4200];
-  snprintf(six, sizeof six, "%s/six.json", dir);
-  snprintf(four, sizeof four, "%s/four.json", dir);
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char six[WSISA_PATH_MAX], four[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX],
+      res[WSISA_PATH_MAX];
+  tu_path(six, "%s/six.json", dir);
+  tu_path(four, "%s/four.json", dir);
+  tu_path(samples, "%s/s.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   const char *params = "\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [-1, 0.3]}}";
   char text[1024];
   snprintf(text, sizeof text, "{%s, \"method\": {\"name\": \"moat\", \"trajectories\": 6, "
@@ -258,16 +261,16 @@ static void expect_golden(const char *res, const char *method, const char *const
  * linear in x1 and x2 is an empty cell and a warning. */
 Test(cli_sa_foreign, analyze_salib_shaped_design_without_study) {
   const char *dir = tu_tmpdir("salib_shaped");
-  char problem[4200], x[4200], y[4200], res[4200];
-  snprintf(problem, sizeof problem, "%s", tu_src("tests/golden/salib/problem.json"));
+  char problem[WSISA_PATH_MAX], x[WSISA_PATH_MAX], y[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  tu_path(problem, "%s", tu_src("tests/golden/salib/problem.json"));
   const char *methods[3][2] = {{"sobol", "sobol"}, {"morris", "morris"}, {"correlation", "corr"}};
   for (int m = 0; m < 3; m++) {
     char name[64];
     snprintf(name, sizeof name, "tests/golden/salib/%s_X.csv", methods[m][1]);
-    snprintf(x, sizeof x, "%s", tu_src(name));
+    tu_path(x, "%s", tu_src(name));
     snprintf(name, sizeof name, "tests/golden/salib/%s_Y.csv", methods[m][1]);
-    snprintf(y, sizeof y, "%s", tu_src(name));
-    snprintf(res, sizeof res, "%s/%s", dir, methods[m][0]);
+    tu_path(y, "%s", tu_src(name));
+    tu_path(res, "%s/%s", dir, methods[m][0]);
     char *out = tu_run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s",
                        problem, methods[m][0], x, y, res);
     if (m == 2) {
@@ -286,7 +289,7 @@ Test(cli_sa_foreign, analyze_salib_shaped_design_without_study) {
   }
   static const char *const sobol[] = {"S1", "ST"}, *const morris[] = {"mu", "mu_star", "sigma"},
                            *const corr[] = {"pearson", "spearman", "pcc", "prcc"};
-  snprintf(res, sizeof res, "%s/sobol", dir);
+  tu_path(res, "%s/sobol", dir);
   expect_golden(res, "sobol", sobol, 2, "f");
   /* SALib's half-widths: z * se, z = norm.ppf(0.975) */
   for (int i = 0; i < 3; i++) {
@@ -295,10 +298,10 @@ Test(cli_sa_foreign, analyze_salib_shaped_design_without_study) {
     cr_expect(se > 0 && fabs(tu_index_of(res, "f", p, "S1_conf") - 1.959963984540054 * se) <= 1e-9 * se);
     cr_expect(fabs(tu_index_of(res, "f", p, "ST_conf") - 1.959963984540054 * st_se) <= 1e-9 * st_se);
   }
-  snprintf(res, sizeof res, "%s/morris", dir);
+  tu_path(res, "%s/morris", dir);
   expect_golden(res, "morris", morris, 3, "f");
   cr_expect(tu_index_of(res, "f", "x2", "mu_star_conf") > 0);
-  snprintf(res, sizeof res, "%s/correlation", dir);
+  tu_path(res, "%s/correlation", dir);
   expect_golden(res, "correlation", corr, 4, "f");
   cr_expect(isnan(tu_index_of(res, "lin", "x3", "pcc")), "an empty cell");
   cr_expect_float_eq(tu_index_of(res, "lin", "x1", "pcc"), 1, 1e-9);
@@ -332,15 +335,15 @@ Test(cli_sa_foreign, analyze_groups_and_dists_without_study) {
   const char *runs[3][3] = {{"groups_problem", "gmorris", "morris"},
                             {"groups_problem", "gsobol", "sobol"},
                             {"dists_problem", "dmorris", "morris"}};
-  char res[3][4200];
+  char res[3][WSISA_PATH_MAX];
   for (int m = 0; m < 3; m++) {
-    char problem[4200], x[4200], y[4200], name[128];
+    char problem[WSISA_PATH_MAX], x[WSISA_PATH_MAX], y[WSISA_PATH_MAX], name[128];
     snprintf(name, sizeof name, "tests/golden/salib/%s.json", runs[m][0]);
-    snprintf(problem, sizeof problem, "%s", tu_src(name));
+    tu_path(problem, "%s", tu_src(name));
     snprintf(name, sizeof name, "tests/golden/salib/%s_X.csv", runs[m][1]);
-    snprintf(x, sizeof x, "%s", tu_src(name));
+    tu_path(x, "%s", tu_src(name));
     snprintf(name, sizeof name, "tests/golden/salib/%s_Y.csv", runs[m][1]);
-    snprintf(y, sizeof y, "%s", tu_src(name));
+    tu_path(y, "%s", tu_src(name));
     snprintf(res[m], sizeof res[m], "%s/%s", dir, runs[m][1]);
     free(tu_run_ok("analyze --problem %s --method %s --samples %s --outputs %s -o %s", problem,
                 runs[m][2], x, y, res[m]));
@@ -394,7 +397,7 @@ static void expect_one_line_error(const char *args, const char *want) {
 
 Test(cli_sa_foreign, groups_and_dists_refused_with_one_line) {
   const char *dir = tu_tmpdir("groups_dists_bad");
-  char path[4200], args[8400];
+  char path[WSISA_PATH_MAX], args[8400];
   const char *studies[][2] = {
       {"{\"parameters\": {\"a\": {\"dist\": \"gamma\", \"bounds\": [1, 2]}}, \"method\": \"vbd\"}",
        "'gamma' is not a distribution"},
@@ -424,13 +427,13 @@ Test(cli_sa_foreign, groups_and_dists_refused_with_one_line) {
        "G1 takes whole numbers only; a dist applies to a continuous parameter"},
   };
   for (size_t i = 0; i < sizeof studies / sizeof *studies; i++) {
-    snprintf(path, sizeof path, "%s/s%zu.json", dir, i);
+    tu_path(path, "%s/s%zu.json", dir, i);
     write_study(path, studies[i][0]);
     snprintf(args, sizeof args, "sample --study %s -o %s/s%zu.csv", path, dir, i);
     expect_one_line_error(args, studies[i][1]);
   }
   /* MOAT's grid ends are quantiles 0 and 1: infinite under norm */
-  snprintf(path, sizeof path, "%s/moat_norm.json", dir);
+  tu_path(path, "%s/moat_norm.json", dir);
   write_study(path, "{\"parameters\": {\"a\": {\"dist\": \"norm\", \"bounds\": [0, 1]}, "
                     "\"b\": {\"range\": [0, 1]}}, \"method\": \"moat\"}");
   snprintf(args, sizeof args, "sample --study %s -o %s/m.csv", path, dir);
@@ -449,7 +452,7 @@ Test(cli_sa_foreign, groups_and_dists_refused_with_one_line) {
        "group b: also the name of a parameter outside it"},
   };
   for (size_t i = 0; i < sizeof problems / sizeof *problems; i++) {
-    snprintf(path, sizeof path, "%s/p%zu.json", dir, i);
+    tu_path(path, "%s/p%zu.json", dir, i);
     write_study(path, problems[i][0]);
     snprintf(args, sizeof args, "analyze --problem %s --method morris --samples %s --outputs %s",
              path, tu_src("tests/golden/salib/gmorris_X.csv"),
@@ -472,11 +475,11 @@ static double triang_only(const wsisa_csv *c, size_t r) { return tu_csv_col(c, r
  * grid (quantile) units, and mu_param = dy/dd = 1. */
 Test(cli_sa_foreign, study_groups_and_dists) {
   const char *dir = tu_tmpdir("study_groups");
-  char study[4200], samples[4200], outputs[4200], res[4200];
-  snprintf(study, sizeof study, "%s/g.json", dir);
-  snprintf(samples, sizeof samples, "%s/s.csv", dir);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
-  snprintf(res, sizeof res, "%s/res", dir);
+  char study[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], res[WSISA_PATH_MAX];
+  tu_path(study, "%s/g.json", dir);
+  tu_path(samples, "%s/s.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
+  tu_path(res, "%s/res", dir);
   const char *params =
       "\"parameters\": {\"a\": {\"range\": [0, 1]}, \"b\": {\"range\": [0, 1]}, \"c\": {\"range\": "
       "[0, 1]}, \"d\": {\"dist\": \"triang\", \"bounds\": [0, 1, 0.5]}}, \"groups\": {\"G\": "
@@ -506,7 +509,7 @@ Test(cli_sa_foreign, study_groups_and_dists) {
   cr_expect(isnan(tu_index_of(res, "y", "G", "mu")));
   tu_write_outputs(samples, outputs, "y", triang_only);
   free(tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s/t", study, samples, outputs, res));
-  snprintf(res, sizeof res, "%s/res/t", dir);
+  tu_path(res, "%s/res/t", dir);
   /* indices.csv holds 10 significant digits */
   cr_expect_float_eq(fabs(tu_index_of(res, "y", "d", "mu")), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
   cr_expect_float_eq(tu_index_of(res, "y", "d", "mu_star"), 1.5 * (1 - sqrt(1.0 / 6)), 1e-9);
@@ -519,7 +522,7 @@ Test(cli_sa_foreign, study_groups_and_dists) {
   cr_expect(strstr(out, "80 runs") && strstr(out, "16 base samples x 5 runs"), "%s", out);
   free(out);
   tu_write_outputs(samples, outputs, "y", grouped_linear);
-  snprintf(res, sizeof res, "%s/vbd", dir);
+  tu_path(res, "%s/vbd", dir);
   free(tu_run_ok("analyze --study %s --samples %s --outputs %s -o %s", study, samples, outputs, res));
   cr_expect(tu_index_of(res, "y", "G", "ST") > 0 && tu_index_of(res, "y", "c", "ST") > 0);
   cr_expect(isnan(tu_index_of(res, "y", "a", "ST")), "no row for a grouped parameter");
@@ -549,8 +552,8 @@ static const char *cli_file(const char *name) {
 
 /* One S2 of indices_s2.csv. */
 static double s2_of(const char *dir, const char *output, const char *p1, const char *p2) {
-  char path[4096];
-  snprintf(path, sizeof path, "%s/indices_s2.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/indices_s2.csv", dir);
   wsisa_csv *c = NULL;
   cr_assert_eq(wsisa_csv_read_table(path, "output", &c, NULL), 0, "%s", path);
   double v = NAN;
@@ -589,13 +592,13 @@ static void expect_cli_sobol(const char *res, const char *file_output, const cha
  * reads it. */
 Test(cli_sa_foreign, salib_problem_dicts_as_salib_leaves_them) {
   const char *dir = tu_tmpdir("salib_dicts");
-  char x[4200], y[4200], res[4400], path[4400], args[20000];
-  snprintf(x, sizeof x, "%s", cli_file("cli_sobol_X.txt"));
-  snprintf(y, sizeof y, "%s", cli_file("cli_sobol_Y.txt"));
+  char x[WSISA_PATH_MAX], y[WSISA_PATH_MAX], res[WSISA_PATH_MAX], path[WSISA_PATH_MAX], args[20000];
+  tu_path(x, "%s", cli_file("cli_sobol_X.txt"));
+  tu_path(y, "%s", cli_file("cli_sobol_Y.txt"));
   const char *problems[] = {"cli_sobol_problem.json", "cli_sobol_problemspec.json",
                             "cli_params.txt"};
   for (int p = 0; p < 3; p++) {
-    snprintf(res, sizeof res, "%s/p%d", dir, p);
+    tu_path(res, "%s/p%d", dir, p);
     char *out = tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
                        cli_file(problems[p]), x, y, res);
     cr_expect(strstr(out, "32 base samples in Saltelli's layout (second order)"), "%s", out);
@@ -603,7 +606,7 @@ Test(cli_sa_foreign, salib_problem_dicts_as_salib_leaves_them) {
     expect_cli_sobol(res, "y0", "y0");
     expect_cli_sobol(res, "y1", "y1");
   }
-  snprintf(res, sizeof res, "%s/spec_morris", dir);
+  tu_path(res, "%s/spec_morris", dir);
   free(tu_run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
               cli_file("cli_morris_problemspec.json"), cli_file("cli_morris_X.txt"),
               cli_file("cli_morris_Y.txt"), res));
@@ -619,7 +622,7 @@ Test(cli_sa_foreign, salib_problem_dicts_as_salib_leaves_them) {
       {"\"outputs\": \"Y\"", "outputs: a list of output names, or null"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    snprintf(path, sizeof path, "%s/bad%zu.json", dir, i);
+    tu_path(path, "%s/bad%zu.json", dir, i);
     char text[1024];
     snprintf(text, sizeof text,
              "{\"names\": [\"x1\", \"x2\", \"x3\"], \"bounds\": [[-3.14159265359, 3.14159265359], "
@@ -630,11 +633,11 @@ Test(cli_sa_foreign, salib_problem_dicts_as_salib_leaves_them) {
              path, x, y, dir);
     expect_one_line_error(args, bad[i][1]);
   }
-  snprintf(path, sizeof path, "%s/one_group.json", dir);
+  tu_path(path, "%s/one_group.json", dir);
   write_study(path, "{\"names\": [\"x1\", \"x2\", \"x3\"], \"groups\": [\"G\", \"G\", \"G\"], "
                     "\"bounds\": [[-3.14159265359, 3.14159265359], [-3.14159265359, 3.14159265359], "
                     "[-3.14159265359, 3.14159265359]], \"sample_scaled\": true}");
-  snprintf(res, sizeof res, "%s/one_group", dir);
+  tu_path(res, "%s/one_group", dir);
   char *out = tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", path,
                      x, y, res);
   cr_expect(strstr(out, "every parameter is in group 'G'; read as no groups"), "%s", out);
@@ -649,8 +652,8 @@ Test(cli_sa_foreign, salib_problem_dicts_as_salib_leaves_them) {
  * JSON problem would be refused for, refused in one line naming the line. */
 Test(cli_sa_foreign, salib_parameter_files) {
   const char *dir = tu_tmpdir("salib_params");
-  char res[4400], path[4400], args[20000];
-  snprintf(res, sizeof res, "%s/morris", dir);
+  char res[WSISA_PATH_MAX], path[WSISA_PATH_MAX], args[20000];
+  tu_path(res, "%s/morris", dir);
   free(tu_run_ok("analyze --problem %s --method morris --samples %s --outputs %s -o %s",
               cli_file("cli_groups_params.txt"), cli_file("cli_morris_X.txt"),
               cli_file("cli_morris_Y.txt"), res));
@@ -669,7 +672,7 @@ Test(cli_sa_foreign, salib_parameter_files) {
                "SALib's 9 digits still show the 4-level grid");
   cr_expect_eq(json_array_size(json_object_get(json_object_get(j, "groups"), "G1")), 2);
   json_decref(j);
-  snprintf(res, sizeof res, "%s/dists", dir);
+  tu_path(res, "%s/dists", dir);
   free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s",
               cli_file("cli_dists_params.txt"), cli_file("cli_dists_X.txt"),
               cli_file("cli_dists_Y.txt"), res));
@@ -702,7 +705,7 @@ Test(cli_sa_foreign, salib_parameter_files) {
       {"x1 0 1 G1\nx1 0 1 G2\n", "p8.txt:2: "},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    snprintf(path, sizeof path, "%s/p%zu.txt", dir, i);
+    tu_path(path, "%s/p%zu.txt", dir, i);
     write_study(path, bad[i][0]);
     snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s -o %s/x",
              path, cli_file("cli_sobol_X.txt"), cli_file("cli_sobol_Y.txt"), dir);
@@ -717,22 +720,23 @@ Test(cli_sa_foreign, salib_parameter_files) {
  * counted. */
 Test(cli_sa_foreign, numpy_text_samples_and_outputs) {
   const char *dir = tu_tmpdir("salib_numpy");
-  char problem[4200], x[4200], res[4400], path[4400], args[20000];
-  snprintf(problem, sizeof problem, "%s", cli_file("cli_params.txt"));
-  snprintf(x, sizeof x, "%s", cli_file("cli_sobol_X.txt"));
+  char problem[WSISA_PATH_MAX], x[WSISA_PATH_MAX], res[WSISA_PATH_MAX], path[WSISA_PATH_MAX],
+      args[20000];
+  tu_path(problem, "%s", cli_file("cli_params.txt"));
+  tu_path(x, "%s", cli_file("cli_sobol_X.txt"));
   /* a tab-delimited design with a header, comma-delimited outputs under "# f,g" */
-  snprintf(res, sizeof res, "%s/named", dir);
+  tu_path(res, "%s/named", dir);
   free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -o %s", problem,
               cli_file("cli_sobol_X_tab.txt"), cli_file("cli_sobol_Y_comma.txt"), res));
   expect_cli_sobol(res, "f", "y0");
   expect_cli_sobol(res, "g", "y1");
   /* one column, then two in the order given */
-  snprintf(res, sizeof res, "%s/column1", dir);
+  tu_path(res, "%s/column1", dir);
   free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s -c 1 -o %s", problem,
               x, cli_file("cli_sobol_Y.txt"), res));
   expect_cli_sobol(res, "y1", "y1");
   cr_expect(isnan(tu_index_of(res, "y0", "x1", "S1")), "-c 1 analyses y1 alone");
-  snprintf(res, sizeof res, "%s/columns", dir);
+  tu_path(res, "%s/columns", dir);
   free(tu_run_ok("analyze --problem %s --method sobol --samples %s --outputs %s --column 1 "
               "--column 0 -o %s",
               problem, x, cli_file("cli_sobol_Y_comma.txt"), res));
@@ -746,7 +750,7 @@ Test(cli_sa_foreign, numpy_text_samples_and_outputs) {
             "%s", err ? err : "");
   free(err);
   /* the outputs one row short: which rows were counted, in both files */
-  snprintf(path, sizeof path, "%s/short_Y.txt", dir);
+  tu_path(path, "%s/short_Y.txt", dir);
   snprintf(args, sizeof args, "head -n 255 '%s' > '%s'", cli_file("cli_sobol_Y.txt"), path);
   cr_assert_eq(system(args), 0);
   snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s",
@@ -754,7 +758,7 @@ Test(cli_sa_foreign, numpy_text_samples_and_outputs) {
   expect_one_line_error(args, "short_Y.txt: 255 rows (lines 1-255, no header) for the 256 runs of");
   expect_one_line_error(args, "cli_sobol_X.txt (lines 1-256, no header)");
   /* a design without a header holds every parameter, in order */
-  snprintf(path, sizeof path, "%s/two_columns.txt", dir);
+  tu_path(path, "%s/two_columns.txt", dir);
   snprintf(args, sizeof args, "cut -d ' ' -f 1,2 '%s' > '%s'", x, path);
   cr_assert_eq(system(args), 0);
   snprintf(args, sizeof args, "analyze --problem %s --method sobol --samples %s --outputs %s",

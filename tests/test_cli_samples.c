@@ -15,9 +15,9 @@
 
 /* A one-tile correlation study over G1 and G2, and outputs of its 4 runs. */
 static const char *write_study(const char *dir) {
-  static char path[4300];
-  char outputs[4300];
-  snprintf(path, sizeof path, "%s/study.json", dir);
+  static char path[WSISA_PATH_MAX];
+  char outputs[WSISA_PATH_MAX];
+  tu_path(path, "%s/study.json", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -28,7 +28,7 @@ static const char *write_study(const char *dir) {
           "  \"metric\": \"dice\" }\n",
           tu_src("tests/data/tile_256.png"));
   fclose(f);
-  snprintf(outputs, sizeof outputs, "%s/y.csv", dir);
+  tu_path(outputs, "%s/y.csv", dir);
   f = fopen(outputs, "w");
   cr_assert_not_null(f);
   fputs("run_id,dice\n0,0.9\n1,0.8\n2,0.7\n3,0.95\n", f);
@@ -90,14 +90,14 @@ static const struct {
 };
 
 Test(cli_samples, plan_run_and_analyze_accept_and_refuse_the_same_files, .timeout = 300) {
-  char tmp[4096]; /* tu_tmpdir's buffers rotate under tu_run */
-  snprintf(tmp, sizeof tmp, "%s", tu_tmpdir("cli_samples"));
+  char tmp[WSISA_PATH_MAX]; /* tu_tmpdir's buffers rotate under tu_run */
+  tu_path(tmp, "%s", tu_tmpdir("cli_samples"));
   const char *study = write_study(tmp);
   for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-    char csv[4400], out[4400], analysis[4400], args[24576];
-    snprintf(csv, sizeof csv, "%s/%s.csv", tmp, files[i].name);
-    snprintf(out, sizeof out, "%s/%s.run", tmp, files[i].name);
-    snprintf(analysis, sizeof analysis, "%s/%s.analysis", tmp, files[i].name);
+    char csv[WSISA_PATH_MAX], out[WSISA_PATH_MAX], analysis[WSISA_PATH_MAX], args[24576];
+    tu_path(csv, "%s/%s.csv", tmp, files[i].name);
+    tu_path(out, "%s/%s.run", tmp, files[i].name);
+    tu_path(analysis, "%s/%s.analysis", tmp, files[i].name);
     cr_assert_eq(mkdir(analysis, 0755), 0);
     if (files[i].csv) {
       FILE *f = fopen(csv, "w");

@@ -31,8 +31,8 @@ static int make_svs40(const char *p) { return tu_synth_svs40(p, 1); }
 
 /* Column `name` of tile `tile` in a results folder's journal (-1: none). */
 static long journal_value(const char *dir, size_t tile, const char *name) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/journal.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/journal.csv", dir);
   wsisa_csv *c = NULL;
   cr_assert_eq(wsisa_csv_read_table(path, "tile", &c, NULL), 0);
   long col = wsisa_csv_column(c, name), tcol = wsisa_csv_column(c, "tile");
@@ -71,7 +71,7 @@ static long segment_nuclei(const char *args) {
 
 Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   const char *svs = tu_slides_path("svs40.svs", make_svs40);
-  char inputs[4600], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   /* each tile with its halo and the slide's colour statistics, as `wsisa
    * segment --tile` reads it (compared below) */
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512", svs);
@@ -99,7 +99,7 @@ Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
   /* the run's second tile is the grid's (1, 1): its reference is what
    * `wsisa segment --tile 1,1` finds there, read the same way (the halo of
    * the defaults, the slide's statistics, the nuclei the tile owns) */
-  char args[4600];
+  char args[TU_LINE_MAX];
   snprintf(args, sizeof args, "'%s' --tile 1,1 --tile-size 512", svs);
   long seg = segment_nuclei(args);
   cr_expect_gt(seg, 50);
@@ -111,7 +111,7 @@ Test(slides, run_reads_the_40x_slide_at_half_a_micron, .timeout = 300) {
  * and a level coarser than the target is refused before any work. */
 Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
   const char *svs = tu_slides_path("svs40.svs", make_svs40);
-  char inputs[4600], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"tile_size\": 512, \"level\": 0", svs);
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
@@ -132,7 +132,7 @@ Test(slides, a_level_given_is_read_at_the_target, .timeout = 300) {
 }
 
 Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
-  char inputs[4600], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   /* each tile alone with its own colour statistics, as `wsisa segment` reads
    * the PNG of one (compared below): an image has no neighbours */
   snprintf(inputs, sizeof inputs,
@@ -152,12 +152,11 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
   json_decref(root);
   /* bit for bit: tile (1, 1) of the slide segments as tile_1024.png, which is
    * that region read by OpenSlide's Python binding (tests/golden/make_tiles.py) */
-  char a[4600], b[4600], pa[4400], pb[4400];
+  char a[TU_LINE_MAX], b[TU_LINE_MAX], pa[WSISA_PATH_MAX], pb[WSISA_PATH_MAX];
   const char *tmp = tu_tmpdir("slides_bits");
-  snprintf(pa, sizeof pa, "%s/slide.tif", tmp);
-  snprintf(pb, sizeof pb, "%s/png.tif", tmp);
-  snprintf(a, sizeof a, "segment '%s' --tile 1,1 --halo 0 --normalization tile -o '%s'",
-           tu_src(SAMPLE), pa);
+  tu_path(pa, "%s/slide.tif", tmp);
+  tu_path(pb, "%s/png.tif", tmp);
+  snprintf(a, sizeof a, "segment '%s' --tile 1,1 --halo 0 --normalization tile -o '%s'", tu_src(SAMPLE), pa);
   snprintf(b, sizeof b, "segment '%s' -o '%s'", tu_src("tests/data/tile_1024.png"), pb);
   cr_assert_eq(tu_run(a, NULL, NULL), 0);
   cr_assert_eq(tu_run(b, NULL, NULL), 0);
@@ -177,7 +176,7 @@ Test(slides, run_reads_the_bundled_sample_as_it_is, .timeout = 300) {
  * `wsisa tiles`, is segmented, and run.json's tissue_mm2 is exactly the
  * tissue of the tiles segmented, as the journal has it. */
 Test(slides, run_segments_every_tissue_tile_and_counts_its_tissue, .timeout = 600) {
-  char inputs[4600], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", tu_src(SAMPLE));
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
@@ -204,13 +203,13 @@ Test(slides, run_segments_every_tissue_tile_and_counts_its_tissue, .timeout = 60
 /* ---- wsisa run --resume of a finished run -------------------------------------------- */
 
 Test(slides, resuming_a_finished_run_keeps_its_figures, .timeout = 120) {
-  char inputs[4600], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"images\": [\"%s\"]", tu_src("tests/data/tile_256.png"));
   cr_assert_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s", err);
   free(err);
   json_t *before = tu_json_file(dir, "run.json");
   cr_expect_eq(json_array_size(json_object_get(before, "resumes")), 0, "a fresh run");
-  char args[4600];
+  char args[TU_LINE_MAX];
   snprintf(args, sizeof args, "run --resume '%s'", dir);
   for (int k = 1; k <= 2; k++) {
     cr_assert_eq(tu_run(args, NULL, &err), 0, "%s", err);
@@ -303,8 +302,8 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
    * nuclei it owns, whole: every vertex within the halo around it), and
    * nearly every nucleus dark at its centroid on the slide */
   const int64_t HALO = 2 * 128; /* level-0 pixels: 128 at 0.5 um */
-  char path[4400];
-  snprintf(path, sizeof path, "%s/n.geojson", tmp);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/n.geojson", tmp);
   json_error_t je;
   json_t *gj = json_load_file(path, 0, &je);
   cr_assert_not_null(gj, "%s", je.text);
@@ -338,7 +337,7 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
   json_decref(gj);
 
   /* features: the same nuclei, centroids and boxes in level-0 pixels */
-  snprintf(path, sizeof path, "%s/f.csv", tmp);
+  tu_path(path, "%s/f.csv", tmp);
   wsisa_csv *c = NULL;
   cr_assert_eq(wsisa_csv_read_table(path, "label", &c, NULL), 0);
   cr_expect_eq(c->nrows, n, "one feature row per outline");
@@ -363,7 +362,7 @@ Test(slides, segment_outputs_are_in_level0_slide_pixels, .timeout = 300) {
   wsisa_csv_free(c);
 
   /* the labels' ImageDescription places them; the pixel size is in the tags */
-  snprintf(path, sizeof path, "%s/l.tif", tmp);
+  tu_path(path, "%s/l.tif", tmp);
   TIFF *tif = TIFFOpen(path, "r");
   cr_assert_not_null(tif);
   char *desc = NULL;
@@ -397,8 +396,8 @@ Test(slides, segment_region_and_mpp_rules, .timeout = 300) {
   cr_expect(strstr(out, "m.png: 512x512,"), "%s", out);
   free(out);
   free(err);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/n.geojson", tmp);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/n.geojson", tmp);
   char *gj = tu_slurp(path, NULL);
   cr_assert_not_null(gj);
   double most = 0;
@@ -497,12 +496,12 @@ Test(slides, segment_pixel_sizes_follow_what_is_read, .timeout = 300) {
  * GeoJSON; feature centroids on the outlines' pixel corners. */
 Test(slides, segment_units_are_named_and_centroids_meet_outlines, .timeout = 300) {
   const char *tmp = tu_tmpdir("slides_units");
-  char args[9000], path[4400], *out = NULL, *err = NULL;
+  char args[9000], path[WSISA_PATH_MAX], *out = NULL, *err = NULL;
   snprintf(args, sizeof args, "--geojson '%s/n.geojson' --features '%s/f.csv'", tmp, tmp);
   segment_sample(args, &out, &err);
   free(out);
   free(err);
-  snprintf(path, sizeof path, "%s/f.csv", tmp);
+  tu_path(path, "%s/f.csv", tmp);
   wsisa_csv *c = NULL;
   cr_assert_eq(wsisa_csv_read_table(path, "label", &c, NULL), 0);
   long lab = wsisa_csv_column(c, "label"), cx = wsisa_csv_column(c, "centroid_x"),
@@ -519,7 +518,7 @@ Test(slides, segment_units_are_named_and_centroids_meet_outlines, .timeout = 300
     cr_expect_float_eq(v[5], v[3] * 0.499 * 0.499, 1e-9, "um2 at 0.499 um/pixel");
     if (v[0] >= 1 && v[0] <= (double)c->nrows) x[(size_t)v[0]] = v[1], y[(size_t)v[0]] = v[2];
   }
-  snprintf(path, sizeof path, "%s/n.geojson", tmp);
+  tu_path(path, "%s/n.geojson", tmp);
   json_error_t je;
   json_t *gj = json_load_file(path, 0, &je);
   cr_assert_not_null(gj, "%s", je.text);

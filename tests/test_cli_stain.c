@@ -31,7 +31,7 @@ static int one_line(const char *err) {
 /* tests/data/tile_256.png (or `src`) saved or stained as `slip` into the
  * temporary folder as `name`; its path. */
 static const char *slipped(const char *src, const char *name, tu_slip slip) {
-  static char paths[4][4300];
+  static char paths[4][WSISA_PATH_MAX];
   static int at;
   char *p = paths[at++ % 4];
   snprintf(p, sizeof paths[0], "%s/%s", tu_tmpdir("slides_slips"), name);
@@ -55,7 +55,7 @@ static int run_warned(const char *args, char **err) {
 
 /* `wsisa run --check DIR` passes. */
 static void expect_check_whole(const char *dir) {
-  char args[4600], *out = NULL, *err = NULL;
+  char args[TU_LINE_MAX], *out = NULL, *err = NULL;
   snprintf(args, sizeof args, "run --check '%s'", dir);
   cr_expect_eq(tu_run(args, &out, &err), 0, "%s: %s", args, err);
   cr_expect(out && strstr(out, ": whole"), "%s", out);
@@ -82,10 +82,10 @@ static char *run_warnings(const char *dir, size_t *n) {
 
 Test(cli_stain, fluorescence_slide_is_refused, .timeout = 120) {
   const char *fl = tu_slides_path("fluorescence.tiff", tu_synth_fluorescence);
-  char inputs[4600], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", fl);
   cr_expect_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 2);
-  char want[4600];
+  char want[TU_LINE_MAX];
   snprintf(want, sizeof want,
            "%s: dark field (fluorescence?): the segmentation needs bright-field H&E: the "
            "brightest pixels, on a dark background, are coloured",
@@ -95,8 +95,8 @@ Test(cli_stain, fluorescence_slide_is_refused, .timeout = 120) {
   cr_expect(one_line(err), "one line: %s", err);
   cr_log_info("%s", err);
   free(err);
-  char journal[4400];
-  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  char journal[WSISA_PATH_MAX];
+  tu_path(journal, "%s/journal.csv", dir);
   cr_expect_neq(access(journal, F_OK), 0, "no work started");
   /* overridden by the study, and said so in run.json, which --check takes */
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"], \"stain_check\": false", fl);
@@ -120,12 +120,11 @@ Test(cli_stain, fluorescence_slide_is_refused, .timeout = 120) {
 
 /* What `wsisa run` writes of the check on H&E: the measures, no warning. */
 Test(cli_stain, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
-  char inputs[9000], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   const char *dab = slipped("tests/data/tile_256.png", "dab.png", TU_SLIP_DAB);
-  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\"]",
-           tu_src("tests/data/tile_256.png"), dab);
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\"]", tu_src("tests/data/tile_256.png"), dab);
   cr_expect_eq(tu_slides_run(NULL, tu_slides_study(inputs), dir, sizeof dir, &err), 2);
-  char want[4600];
+  char want[TU_LINE_MAX];
   snprintf(want, sizeof want,
            "%s: a brown chromogen (DAB, immunohistochemistry?): the segmentation needs "
            "bright-field H&E: ",
@@ -134,9 +133,8 @@ Test(cli_stain, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
   cr_log_info("%s", err);
   free(err);
   /* the H&E tiles of the repository pass */
-  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\", \"%s\"]",
-           tu_src("tests/data/tile_256.png"), tu_src("tests/data/tile_256_b.png"),
-           tu_src("tests/data/tile_1024.png"));
+  snprintf(inputs, sizeof inputs, "\"images\": [\"%s\", \"%s\", \"%s\"]", tu_src("tests/data/tile_256.png"),
+          tu_src("tests/data/tile_256_b.png"), tu_src("tests/data/tile_1024.png"));
   cr_assert_eq(tu_slides_run("WSISA_LOG=warn", tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s",
                err);
   cr_expect(!err || !strstr(err, "stain"), "%s", err);
@@ -169,8 +167,8 @@ Test(cli_stain, another_stain_is_refused_and_he_images_pass, .timeout = 120) {
 Test(cli_stain, segment_refuses_another_stain_unless_told, .timeout = 120) {
   const char *dab = slipped("tests/data/tile_256.png", "dab_seg.png", TU_SLIP_DAB);
   const char *fl = tu_slides_path("fluorescence_seg.tiff", tu_synth_fluorescence);
-  char out[4400], args[9000], want[4600], *err = NULL;
-  snprintf(out, sizeof out, "%s/seg_stain.png", tu_tmpdir("slides_seg_stain"));
+  char out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], *err = NULL;
+  tu_path(out, "%s/seg_stain.png", tu_tmpdir("slides_seg_stain"));
   const char *const inputs[] = {dab, fl};
   const char *const region[] = {"", " --region 0,0,512,512"};
   const char *const seen[] = {"a brown chromogen (DAB, immunohistochemistry?)",
@@ -203,8 +201,9 @@ Test(cli_stain, segment_refuses_another_stain_unless_told, .timeout = 120) {
 static const tu_slip greys[] = {TU_SLIP_GREY_LUMA, TU_SLIP_GREY_MEAN, TU_SLIP_GREY_NOISY};
 
 Test(cli_stain, grey_images_are_refused_by_segment_and_run, .timeout = 300) {
-  char out[4400], args[9000], want[4600], inputs[4600], dir[4300], *err = NULL;
-  snprintf(out, sizeof out, "%s/grey_mask.png", tu_tmpdir("slides_grey_out"));
+  char out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], inputs[TU_LINE_MAX],
+      dir[WSISA_PATH_MAX], *err = NULL;
+  tu_path(out, "%s/grey_mask.png", tu_tmpdir("slides_grey_out"));
   for (size_t i = 0; i < sizeof greys / sizeof *greys; i++) {
     char name[32];
     snprintf(name, sizeof name, "grey%zu.png", i);
@@ -241,8 +240,9 @@ Test(cli_stain, grey_images_are_refused_by_segment_and_run, .timeout = 300) {
  * to skip the check, and run.json keeps it; --check takes the folder. */
 Test(cli_stain, swapped_images_are_warned_by_segment_and_run, .timeout = 300) {
   const char *img = slipped("tests/data/tile_1024.png", "bgr.png", TU_SLIP_BGR);
-  char out[4400], args[9000], want[4600], inputs[4600], dir[4300], *err = NULL;
-  snprintf(out, sizeof out, "%s/bgr_mask.png", tu_tmpdir("slides_bgr_out"));
+  char out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], inputs[TU_LINE_MAX],
+      dir[WSISA_PATH_MAX], *err = NULL;
+  tu_path(out, "%s/bgr_mask.png", tu_tmpdir("slides_bgr_out"));
   snprintf(want, sizeof want,
            "%s: red and blue may be swapped (BGR saved as RGB?): the slide's stain vectors "
            "turn round",
@@ -288,8 +288,8 @@ Test(cli_stain, variety_set_through_segment, .timeout = 300) {
       {TU_SLIP_FLUORESCENCE, "fluorescence", 1, "dark field (fluorescence?): the segmentation"},
       {TU_SLIP_DAB, "dab", 1, "a brown chromogen (DAB, immunohistochemistry?): the segmentation"},
   };
-  char src[512], out[4400], args[9000], want[4600], *err = NULL;
-  snprintf(out, sizeof out, "%s/variety_mask.png", tu_tmpdir("slides_variety_out"));
+  char src[512], out[WSISA_PATH_MAX], args[9000], want[TU_LINE_MAX], *err = NULL;
+  tu_path(out, "%s/variety_mask.png", tu_tmpdir("slides_variety_out"));
   for (size_t i = 0; i < TU_HE_VARIETY_N; i++)
     for (size_t k = 0; k < sizeof as / sizeof *as; k++) {
       snprintf(src, sizeof src, "tests/data/he-variety/%s", tu_he_variety[i]);
@@ -334,10 +334,11 @@ Test(cli_stain, pale_and_dark_sample_segment_with_the_defaults, .timeout = 300) 
     const char *name;
   } strengths[] = {{0.5, "sample-od0.5.tiff"}, {2, "sample-od2.tiff"}};
   for (size_t i = 0; i < sizeof strengths / sizeof *strengths; i++) {
-    char slide[4300], study[4300], text[16384], dir[4300], args[9000], *err = NULL;
-    snprintf(slide, sizeof slide, "%s/%s", tu_tmpdir("slides_strength"), strengths[i].name);
+    char slide[WSISA_PATH_MAX], study[WSISA_PATH_MAX], text[16384], dir[WSISA_PATH_MAX],
+        args[TU_LINE_MAX], *err = NULL;
+    tu_path(slide, "%s/%s", tu_tmpdir("slides_strength"), strengths[i].name);
     cr_assert_eq(tu_synth_sample_od(slide, strengths[i].od), 0);
-    snprintf(study, sizeof study, "%s/study.json", tu_tmpdir("slides_strength_study"));
+    tu_path(study, "%s/study.json", tu_tmpdir("slides_strength_study"));
     snprintf(text, sizeof text,
              "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256,\n"
              "    \"reference\": { \"%s\": { \"geojson\": \"%s\",\n"
@@ -349,7 +350,7 @@ Test(cli_stain, pale_and_dark_sample_segment_with_the_defaults, .timeout = 300) 
     cr_assert_not_null(f);
     fputs(text, f);
     fclose(f);
-    snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("slides_strength_run"));
+    tu_path(dir, "%s/results", tu_tmpdir("slides_strength_run"));
     snprintf(args, sizeof args, "run --study '%s' -o '%s'", study, dir);
     cr_assert_eq(run_warned(args, &err), 0, "%s: %s", strengths[i].name, err);
     cr_expect(!err || !strstr(err, "stain"), "%s: %s", strengths[i].name, err);
@@ -377,11 +378,11 @@ Test(cli_stain, pale_and_dark_sample_segment_with_the_defaults, .timeout = 300) 
 
 Test(cli_stain, tissue_without_nuclei_is_a_warning, .timeout = 120) {
   const char *pink = tu_slides_path("pink.tiff", tu_make_pink);
-  char inputs[4600], dir[4300], *err = NULL;
+  char inputs[TU_LINE_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   snprintf(inputs, sizeof inputs, "\"slides\": [\"%s\"]", pink);
   cr_assert_eq(tu_slides_run("WSISA_LOG=warn", tu_slides_study(inputs), dir, sizeof dir, &err), 0, "%s",
                err);
-  char want[4600];
+  char want[TU_LINE_MAX];
   snprintf(want, sizeof want, "%s: the reference segmentation found ", pink);
   cr_expect(err && strstr(err, want), "stderr: %s", err);
   free(err);

@@ -28,9 +28,9 @@ static const char *const outputs[] = {OUTPUTS};
 #define NOUTPUTS (sizeof outputs / sizeof *outputs)
 
 static const char *mosaic(void) {
-  static char path[4300];
+  static char path[WSISA_PATH_MAX];
   if (!path[0]) {
-    snprintf(path, sizeof path, "%s/mosaic.tiff", tu_tmpdir("wholeslide_mosaic"));
+    tu_path(path, "%s/mosaic.tiff", tu_tmpdir("wholeslide_mosaic"));
     cr_assert_eq(tu_synth_mosaic(path, 2, 2), 0, "cannot write %s", path);
   }
   return path;
@@ -47,8 +47,8 @@ static int segment_all(const char *dir, const char *env, const char *extra, char
 }
 
 static char *read_in(const char *dir, const char *name, size_t *len) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/%s", dir, name);
   return tu_slurp(path, len);
 }
 
@@ -66,8 +66,8 @@ static void expect_same_outputs(const char *a, const char *b) {
 
 /* The summary's nuclei column, per tile. */
 static size_t summary_nuclei(const char *dir, uint64_t *nuclei, size_t cap) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/s.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/s.csv", dir);
   wsisa_csv *c = NULL;
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_csv_read_table(path, "tile", &c, &e), 0, "%s", e.msg);
@@ -85,8 +85,8 @@ static size_t summary_nuclei(const char *dir, uint64_t *nuclei, size_t cap) {
  * dir/name; its folder into results. */
 static void run_study(const char *dir, const char *name, const char *inputs_more, char *results,
                       size_t cap) {
-  char study[4400], cmd[16384], *err = NULL;
-  snprintf(study, sizeof study, "%s/%s.json", dir, name);
+  char study[WSISA_PATH_MAX], cmd[16384], *err = NULL;
+  tu_path(study, "%s/%s.json", dir, name);
   FILE *f = fopen(study, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -103,14 +103,14 @@ static void run_study(const char *dir, const char *name, const char *inputs_more
 
 Test(wholeslide, one_geojson_the_study_reference_nuclei_and_a_pyramid_openslide_reads,
      .timeout = 300) {
-  char dir[4096], *err = NULL;
-  snprintf(dir, sizeof dir, "%s", tu_tmpdir("wholeslide_outputs"));
+  char dir[WSISA_PATH_MAX], *err = NULL;
+  tu_path(dir, "%s", tu_tmpdir("wholeslide_outputs"));
   cr_assert_eq(segment_all(dir, NULL, NULL, &err), 0, "%s", err ? err : "");
   free(err);
 
   /* the GeoJSON: a FeatureCollection, ids unique, numbered 1..N, on the slide */
-  char path[4400];
-  snprintf(path, sizeof path, "%s/n.geojson", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/n.geojson", dir);
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);
   cr_assert_not_null(root, "%s: %s", path, je.text);
@@ -152,7 +152,7 @@ Test(wholeslide, one_geojson_the_study_reference_nuclei_and_a_pyramid_openslide_
 
   /* the label pyramid through OpenSlide: every nucleus once, level 1 the
    * nearest of level 0 */
-  snprintf(path, sizeof path, "%s/l.tif", dir);
+  tu_path(path, "%s/l.tif", dir);
   wsisa_slide *slide = NULL;
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_slide_open(path, &slide, &e), 0, "%s", e.msg);
@@ -184,15 +184,15 @@ Test(wholeslide, one_geojson_the_study_reference_nuclei_and_a_pyramid_openslide_
   wsisa_image_free(l0);
   wsisa_image_free(l1);
   wsisa_slide_close(slide);
-  snprintf(path, sizeof path, "%s/d.svg", dir);
+  tu_path(path, "%s/d.svg", dir);
   char *svg = tu_slurp(path, NULL);
   cr_expect(svg && strstr(svg, "tile 4 (1, 1)"), "the density map names its tiles");
   free(svg);
 
   /* a study's reference run of the same tiles: the same nuclei, tile by tile */
-  char results[4300], reference[8800];
+  char results[WSISA_PATH_MAX], reference[8800];
   run_study(dir, "study", "", results, sizeof results);
-  snprintf(path, sizeof path, "%s/journal.csv", results);
+  tu_path(path, "%s/journal.csv", results);
   wsisa_csv *j = NULL;
   cr_assert_eq(wsisa_csv_read_table(path, "tile", &j, &e), 0, "%s", e.msg);
   const long ref = wsisa_csv_column(j, "ref_nuclei");
@@ -209,7 +209,7 @@ Test(wholeslide, one_geojson_the_study_reference_nuclei_and_a_pyramid_openslide_
            ", \"reference\": { \"%s\": { \"geojson\": \"%.4000s/n.geojson\" } }", mosaic(),
            dir);
   run_study(dir, "roundtrip", reference, results, sizeof results);
-  snprintf(path, sizeof path, "%s/metrics.csv", results);
+  tu_path(path, "%s/metrics.csv", results);
   wsisa_csv *m = NULL;
   cr_assert_eq(wsisa_csv_read(path, &m, &e), 0, "%s", e.msg);
   static const char *const ones[] = {"dice", "object_f1", "aji"};
@@ -226,9 +226,9 @@ Test(wholeslide, one_geojson_the_study_reference_nuclei_and_a_pyramid_openslide_
 /* Outputs that exist are refused, named, and left as they are, unless
  * --force; a failing command leaves no work folder of its own. */
 Test(wholeslide, outputs_that_exist_need_force, .timeout = 300) {
-  char dir[4096], path[4400], *err = NULL;
-  snprintf(dir, sizeof dir, "%s", tu_tmpdir("wholeslide_force"));
-  snprintf(path, sizeof path, "%s/n.geojson", dir);
+  char dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX], *err = NULL;
+  tu_path(dir, "%s", tu_tmpdir("wholeslide_force"));
+  tu_path(path, "%s/n.geojson", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fputs("mine", f);
@@ -240,12 +240,12 @@ Test(wholeslide, outputs_that_exist_need_force, .timeout = 300) {
   char *kept = tu_slurp(path, NULL);
   cr_expect(kept && strcmp(kept, "mine") == 0, "the user's file was touched");
   free(kept);
-  snprintf(path, sizeof path, "%s/n.geojson.parts", dir);
+  tu_path(path, "%s/n.geojson.parts", dir);
   struct stat st;
   cr_expect_neq(stat(path, &st), 0, "a work folder was left behind");
   cr_expect_eq(segment_all(dir, NULL, "--force", &err), 0, "%s", err ? err : "");
   free(err);
-  snprintf(path, sizeof path, "%s/n.geojson", dir);
+  tu_path(path, "%s/n.geojson", dir);
   kept = tu_slurp(path, NULL);
   cr_expect(kept && strncmp(kept, "{\"type\":\"FeatureCollection\"", 27) == 0);
   free(kept);
@@ -257,13 +257,13 @@ Test(wholeslide, outputs_that_exist_need_force, .timeout = 300) {
  * folder goes with it. */
 Test(wholeslide, a_sigkill_then_the_same_command_gives_the_same_outputs, .timeout = 300) {
   /* tu_tmpdir's buffers are reused: the folders are copied */
-  char whole[4096], dir[4096], *err = NULL;
-  snprintf(whole, sizeof whole, "%s", tu_tmpdir("wholeslide_whole"));
-  snprintf(dir, sizeof dir, "%s", tu_tmpdir("wholeslide_killed"));
+  char whole[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
+  tu_path(whole, "%s", tu_tmpdir("wholeslide_whole"));
+  tu_path(dir, "%s", tu_tmpdir("wholeslide_killed"));
   cr_assert_eq(segment_all(whole, NULL, NULL, &err), 0, "%s", err ? err : "");
   free(err);
-  char journal[4400], cmd[16384];
-  snprintf(journal, sizeof journal, "%s/n.geojson.parts/journal.csv", dir);
+  char journal[WSISA_PATH_MAX], cmd[16384];
+  tu_path(journal, "%s/n.geojson.parts/journal.csv", dir);
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
   if (pid == 0) {
@@ -301,8 +301,8 @@ Test(wholeslide, a_sigkill_then_the_same_command_gives_the_same_outputs, .timeou
   cr_expect(err && strstr(err, "going on from"), "%s", err ? err : "");
   free(err);
   expect_same_outputs(whole, dir);
-  char parts[4400];
-  snprintf(parts, sizeof parts, "%s/n.geojson.parts", dir);
+  char parts[WSISA_PATH_MAX];
+  tu_path(parts, "%s/n.geojson.parts", dir);
   struct stat st;
   cr_expect_neq(stat(parts, &st), 0, "the work folder stayed");
 }
@@ -310,9 +310,9 @@ Test(wholeslide, a_sigkill_then_the_same_command_gives_the_same_outputs, .timeou
 /* A CPU worker and an OpenCL one (PoCL's device on the CPU, when there is
  * one) give the bytes of CPU workers alone: tiles go to either kind. */
 Test(wholeslide, cpu_and_opencl_workers_give_the_same_outputs, .timeout = 300) {
-  char cpu[4096], both[4096], *err = NULL;
-  snprintf(cpu, sizeof cpu, "%s", tu_tmpdir("wholeslide_cpu"));
-  snprintf(both, sizeof both, "%s", tu_tmpdir("wholeslide_opencl"));
+  char cpu[WSISA_PATH_MAX], both[WSISA_PATH_MAX], *err = NULL;
+  tu_path(cpu, "%s", tu_tmpdir("wholeslide_cpu"));
+  tu_path(both, "%s", tu_tmpdir("wholeslide_opencl"));
   cr_assert_eq(segment_all(cpu, "STARPU_NCPU=2 STARPU_NOPENCL=0", NULL, &err), 0, "%s",
                err ? err : "");
   free(err);

@@ -24,8 +24,8 @@ static wsisa_image *load(const char *relative) {
 }
 
 static wsisa_image *golden(const char *name) {
-  char path[256];
-  snprintf(path, sizeof path, "tests/golden/features/%s", name);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "tests/golden/features/%s", name);
   return load(path);
 }
 
@@ -443,9 +443,9 @@ Test(filter_bank, plans_are_made_once_per_size_and_wisdom_is_kept) {
   free_all(out, NDEFAULT);
   wsisa_image_free(in);
   const char *home = getenv("STARPU_HOME");
-  char host[256], path[4096];
+  char host[256], path[WSISA_PATH_MAX];
   if (home && *home && gethostname(host, sizeof host) == 0) {
-    snprintf(path, sizeof path, "%s/wsisa/fftw-wisdom-%s", home, host);
+    tu_path(path, "%s/wsisa/fftw-wisdom-%s", home, host);
     cr_expect_eq(access(path, R_OK), 0, "%s: no wisdom saved", path);
   }
 }

@@ -200,7 +200,7 @@ Test(runtime, ranks_on_a_node_are_counted_together) {
 }
 
 Test(runtime, describes_the_starpu_in_use) {
-  char text[4600];
+  char text[WSISA_NOTE_MAX];
   wsisa_runtime_describe(text, sizeof text);
   char limits[128];
   snprintf(limits, sizeof limits, "STARPU_MAXCPUS %d, STARPU_MAXOPENCLDEVS %d", STARPU_MAXCPUS,

@@ -10,7 +10,7 @@
 #include "tests/testutil.h"
 
 Test(where, a_relative_path_names_its_folder) {
-  char dir[PATH_MAX], want[PATH_MAX + 64];
+  char dir[WSISA_PATH_MAX], want[WSISA_NOTE_MAX];
   cr_assert_eq(chdir(tu_tmpdir("where")), 0);
   cr_assert_not_null(getcwd(dir, sizeof dir));
   wsisa_err e = WSISA_ERR_INIT;

@@ -123,8 +123,8 @@ static char *first_code(char *cell) {
 static int sample_block(const block *b, char **err) {
   const char *dir = tu_tmpdir("docs-study");
   cr_assert_not_null(dir);
-  char path[4200], command[8800];
-  snprintf(path, sizeof path, "%s/study.json", dir);
+  char path[WSISA_PATH_MAX], command[8800];
+  tu_path(path, "%s/study.json", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fputs(b->text, f);

@@ -320,10 +320,10 @@ Test(engine_estimate, level_costs_take_the_interplay_measured) {
  * the median of their seven timings (3, 2, 2, 1, 1, 1, 1): the model is
  * levels_model_make's. */
 Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) {
-  char home[] = "/tmp/wsisa_levels_XXXXXX", dir[256], path[300];
+  char home[] = "/tmp/wsisa_levels_XXXXXX", dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
   cr_assert_not_null(mkdtemp(home));
-  snprintf(dir, sizeof dir, "%s/.starpu/sampling", home);
-  char cmd[400];
+  tu_path(dir, "%s/.starpu/sampling", home);
+  char cmd[TU_LINE_MAX];
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", dir);
   cr_assert_eq(system(cmd), 0);
   json_t *ones = json_array(), *twos = json_array(), *slow = json_array(), *g2 = json_array(),
@@ -360,7 +360,7 @@ Test(engine_estimate, level_costs_taken_against_the_defaults_timed_beside_them) 
                              "parameters", "G2", "G1", "points", "values", 2.0, 30.0, "times", six,
                              "defaults_beside", twos)),
                0);
-  snprintf(path, sizeof path, "%s/wsisa_level_costs.json", dir);
+  tu_path(path, "%s/wsisa_level_costs.json", dir);
   cr_assert_eq(json_dump_file(root, path, 0), 0);
   json_decref(root);
   json_decref(first);
@@ -476,12 +476,12 @@ Test(engine_estimate, busy_workers_factor_by_the_workers_kept_busy) {
  * rounds' busy workers kept. */
 Test(engine_estimate, busy_workers_file_read_back) {
   const char *dir = tu_tmpdir("estimate-busy-file");
-  char path[4400];
-  snprintf(path, sizeof path, "%s/.starpu/sampling", dir);
-  char cmd[4500];
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/.starpu/sampling", dir);
+  char cmd[TU_LINE_MAX];
   snprintf(cmd, sizeof cmd, "mkdir -p '%s'", path);
   cr_assert_eq(system(cmd), 0);
-  snprintf(path, sizeof path, "%s/.starpu/sampling/wsisa_busy_workers.json", dir);
+  tu_path(path, "%s/.starpu/sampling/wsisa_busy_workers.json", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fputs("{\"cores\": 2, \"calibrated_cpu_workers\": 2, \"factors\": [[1, 1.0], [2, 0.94]],"

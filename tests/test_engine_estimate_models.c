@@ -19,7 +19,7 @@
 /* A study of `trajectories` MOAT trajectories on one image, into dir. */
 /* A temporary folder of our own: tu_tmpdir's buffers are reused. */
 static const char *own_tmpdir(const char *tag) {
-  static char dirs[4][4096];
+  static char dirs[4][WSISA_PATH_MAX];
   static int next;
   char *d = dirs[next++ % 4];
   snprintf(d, sizeof dirs[0], "%s", tu_tmpdir(tag));
@@ -28,7 +28,7 @@ static const char *own_tmpdir(const char *tag) {
 
 static const char *write_study(const char *dir, const char *name, const char *image,
                                const char *extra) {
-  static char path[4][4200];
+  static char path[4][WSISA_PATH_MAX];
   static int next;
   char *p = path[next++ % 4];
   snprintf(p, sizeof path[0], "%s/%s.json", dir, name);
@@ -68,9 +68,9 @@ static double num(const json_t *o, const char *key) {
 
 /* A fresh STARPU_HOME calibrated on tile_256.png. */
 static const char *calibrated_home(const char *dir, const char *study) {
-  static char home[4200];
-  snprintf(home, sizeof home, "%s/home", dir);
-  char args[4400];
+  static char home[WSISA_PATH_MAX];
+  tu_path(home, "%s/home", dir);
+  char args[TU_LINE_MAX];
   snprintf(args, sizeof args, "calibrate --study '%s'", study);
   run_json(home, args, 0);
   return home;
@@ -79,14 +79,14 @@ static const char *calibrated_home(const char *dir, const char *study) {
 /* A calibration probe's file beside the models set aside (`aside` 1), out of
  * the estimate's sight, or put back (0). */
 static void set_aside(const char *home, const char *file, int aside) {
-  char models[4400], away[4400];
-  snprintf(models, sizeof models, "%s/.starpu/sampling/%s", home, file);
-  snprintf(away, sizeof away, "%s/%s.aside", home, file);
+  char models[WSISA_PATH_MAX], away[WSISA_PATH_MAX];
+  tu_path(models, "%s/.starpu/sampling/%s", home, file);
+  tu_path(away, "%s/%s.aside", home, file);
   cr_assert_eq(aside ? rename(models, away) : rename(away, models), 0, "%s", file);
 }
 
 static json_t *estimate(const char *home, const char *study, const char *more) {
-  char args[4400];
+  char args[TU_LINE_MAX];
   snprintf(args, sizeof args, "plan --study '%s' --estimate --json %s", study, more ? more : "");
   json_t *root = run_json(home, args, 0);
   cr_assert_not_null(root);
@@ -110,8 +110,8 @@ static double estimate_without(const char *home, const char *study, const char *
 /* Calibration's busy-workers file: its own round (the design's
  * segmentations), one worker against the two it ran with. */
 static void expect_busy_workers_file(const char *home) {
-  char bpath[4400];
-  snprintf(bpath, sizeof bpath, "%s/.starpu/sampling/wsisa_busy_workers.json", home);
+  char bpath[WSISA_PATH_MAX];
+  tu_path(bpath, "%s/.starpu/sampling/wsisa_busy_workers.json", home);
   json_t *bw = json_load_file(bpath, 0, NULL);
   cr_assert_not_null(bw, "%s", bpath);
   cr_expect_eq(json_integer_value(json_object_get(bw, "calibrated_cpu_workers")), 2);
@@ -129,8 +129,8 @@ static void expect_busy_workers_file(const char *home) {
 /* The levels' probe screened pairs of parameters for their interplay, and
  * timed the pair it chose over the grid of their sweeps' values. */
 static void expect_level_costs_file(const char *home) {
-  char bpath[4400];
-  snprintf(bpath, sizeof bpath, "%s/.starpu/sampling/wsisa_level_costs.json", home);
+  char bpath[WSISA_PATH_MAX];
+  tu_path(bpath, "%s/.starpu/sampling/wsisa_level_costs.json", home);
   json_t *lc = json_load_file(bpath, 0, NULL);
   cr_assert_not_null(lc, "%s", bpath);
   json_t *pair = json_object_get(lc, "pair"), *screened = json_object_get(pair, "screened");
@@ -152,8 +152,8 @@ static void expect_level_costs_file(const char *home) {
  * design range and compared every two: a point a distance apart, the
  * widest the whole range, each a share of pixels. */
 static void expect_object_reuse_file(const char *home) {
-  char bpath[4400];
-  snprintf(bpath, sizeof bpath, "%s/.starpu/sampling/wsisa_object_reuse.json", home);
+  char bpath[WSISA_PATH_MAX];
+  tu_path(bpath, "%s/.starpu/sampling/wsisa_object_reuse.json", home);
   json_t *orj = json_load_file(bpath, 0, NULL);
   cr_assert_not_null(orj, "%s", bpath);
   const char *pname;
@@ -199,8 +199,8 @@ static void expect_fresh_memory_priced(const char *home, const char *study) {
   cr_expect(fresh && strstr(fresh, "calibration:"), "%s", fresh ? fresh : "(none)");
   cr_expect_gt(num(est, "fresh_memory_s"), 0);
   json_decref(root);
-  char path[4300];
-  snprintf(path, sizeof path, "%s/.starpu/sampling/wsisa_fresh_memory.json", home);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/.starpu/sampling/wsisa_fresh_memory.json", home);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fprintf(f, "{ \"bytes\": 1048576, \"maps\": 5, \"seconds\": 0.001 }\n");
@@ -290,8 +290,8 @@ Test(engine_estimate, an_uncalibrated_codelet_is_reported) {
 Test(engine_estimate, no_models_no_estimate) {
   const char *dir = own_tmpdir("estimate-none");
   const char *study = write_study(dir, "s256", tu_src("tests/data/tile_256.png"), NULL);
-  char home[4200], cmd[12800], *out = NULL, *err = NULL;
-  snprintf(home, sizeof home, "%s/empty", dir);
+  char home[WSISA_PATH_MAX], cmd[12800], *out = NULL, *err = NULL;
+  tu_path(home, "%s/empty", dir);
   snprintf(cmd, sizeof cmd, "env STARPU_HOME='%s' '%s' plan --study '%s' --estimate", home, WSISA_EXE,
            study);
   cr_expect_eq(tu_run_shell(cmd, &out, &err), 2);
@@ -320,8 +320,8 @@ Test(engine_estimate, a_tile_size_never_measured_is_interpolated_per_pixel) {
   wsisa_image crop = *img;
   crop.width = crop.height = 128;
   crop.owns_data = 0;
-  char png[4300];
-  snprintf(png, sizeof png, "%s/tile_128.png", dir);
+  char png[WSISA_PATH_MAX];
+  tu_path(png, "%s/tile_128.png", dir);
   cr_assert_eq(wsisa_image_write(png, &crop, &e), 0, "%s", e.msg);
   wsisa_image_free(img);
   const char *small = write_study(dir, "s128", png, NULL);
@@ -348,10 +348,10 @@ Test(engine_estimate, run_json_holds_predicted_and_actual) {
   const char *dir = own_tmpdir("estimate-run");
   const char *study = write_study(dir, "s256", tu_src("tests/data/tile_256.png"), NULL);
   const char *home = calibrated_home(dir, study);
-  char args[8600], path[4300];
+  char args[8600], path[WSISA_PATH_MAX];
   snprintf(args, sizeof args, "run --study '%s' -o '%s/r'", study, dir);
   run_json(home, args, 0);
-  snprintf(path, sizeof path, "%s/r/run.json", dir);
+  tu_path(path, "%s/r/run.json", dir);
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);
   cr_assert_not_null(root, "%s", je.text);
@@ -370,7 +370,7 @@ Test(engine_estimate, run_json_holds_predicted_and_actual) {
                    "models");
   json_decref(root);
   /* the costs the plan was made with stay in the resolved study, for a resume */
-  snprintf(path, sizeof path, "%s/r/study.json", dir);
+  tu_path(path, "%s/r/study.json", dir);
   root = json_load_file(path, 0, &je);
   cr_assert_not_null(root, "%s", je.text);
   json_t *lc = json_object_get(json_object_get(root, "reuse"), "level_costs");
@@ -396,8 +396,8 @@ Test(engine_estimate, cost_aware_reuse_leaves_the_metrics_alone) {
   for (int i = 0; i < 3; i++) {
     snprintf(args, sizeof args, "run --study '%s' -o '%s/r%d' %s", studies[i], dir, i, more[i]);
     run_json(home, args, 0);
-    char path[4300];
-    snprintf(path, sizeof path, "%s/r%d/metrics.csv", dir, i);
+    char path[WSISA_PATH_MAX];
+    tu_path(path, "%s/r%d/metrics.csv", dir, i);
     csv[i] = tu_slurp(path, NULL);
     cr_assert_not_null(csv[i]);
   }

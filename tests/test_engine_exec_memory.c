@@ -17,8 +17,8 @@
 
 /* run.json's peak_rss_kib and reuse.active_paths of a finished run. */
 static long peak_kib(const char *dir, long *paths) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/run.json", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/run.json", dir);
   json_error_t err;
   json_t *root = json_load_file(path, 0, &err);
   cr_assert_not_null(root, "%s: %s", path, err.text);
@@ -34,8 +34,8 @@ static void limit_holds(const char *study_flag, long limit_mib) {
    * suite measures: the limits are about a normal build */
   cr_skip_test("ASan build: the sanitizer's own memory is in the peak RSS measured here");
 #endif
-  char dir[4300], cmd[9000], *err = NULL;
-  snprintf(dir, sizeof dir, "%s/r", tu_tmpdir("memory"));
+  char dir[WSISA_PATH_MAX], cmd[9000], *err = NULL;
+  tu_path(dir, "%s/r", tu_tmpdir("memory"));
   snprintf(cmd, sizeof cmd,
            "env STARPU_NCPU=2 %s run %s -o '%s' --active-paths 8 --memory-limit %ldM", WSISA_EXE,
            study_flag, dir, limit_mib);
@@ -56,9 +56,9 @@ Test(memory, default_study_at_440M, .timeout = 500) { limit_holds("", 440); }
 /* Below one path: refused before the folder exists, naming a limit that works. */
 Test(memory, a_limit_below_one_path_names_the_smallest_that_holds, .timeout = 300) {
   const char *tmp = tu_tmpdir("memory_min");
-  char study[4400], dir[4400], cmd[9000], *err = NULL;
-  snprintf(study, sizeof study, "%s/study.json", tmp);
-  snprintf(dir, sizeof dir, "%s/r", tmp);
+  char study[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], cmd[TU_LINE_MAX], *err = NULL;
+  tu_path(study, "%s/study.json", tmp);
+  tu_path(dir, "%s/r", tmp);
   FILE *f = fopen(study, "w");
   fprintf(f, "{ \"inputs\": { \"images\": [\"%s\"] },\n"
              "  \"method\": { \"name\": \"moat\", \"trajectories\": 2, \"levels\": 4 } }\n",
@@ -72,7 +72,7 @@ Test(memory, a_limit_below_one_path_names_the_smallest_that_holds, .timeout = 30
   long minimum = atol(at + strlen("give at least "));
   free(err);
   cr_assert_gt(minimum, 40);
-  char flag[4500];
+  char flag[TU_LINE_MAX];
   snprintf(flag, sizeof flag, "--study '%s'", study);
   limit_holds(flag, minimum);
 }

@@ -119,8 +119,8 @@ static void mpi_env(void) {
 
 /* `metrics`: the study's metric list, JSON strings. */
 static const char *write_study(const char *tile2, const char *metrics) {
-  static char path[4300];
-  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("mpi_study"));
+  static char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/study.json", tu_tmpdir("mpi_study"));
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -136,8 +136,8 @@ static const char *write_study(const char *tile2, const char *metrics) {
 }
 
 static char *metrics_of(const char *dir) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/metrics.csv", dir);
   char *m = tu_slurp(path, NULL);
   cr_assert_not_null(m, "no %s", path);
   return m;
@@ -168,18 +168,18 @@ static pid_t find_rank(const char *dir, int rank) {
   char want[64];
   snprintf(want, sizeof want, "OMPI_COMM_WORLD_RANK=%d", rank);
   while (d && (ent = readdir(d)) && found < 0) {
-    char path[300];
-    snprintf(path, sizeof path, "/proc/%s/comm", ent->d_name);
+    char path[WSISA_PATH_MAX];
+    tu_path(path, "/proc/%s/comm", ent->d_name);
     char *comm = tu_slurp(path, NULL);
     int is_wsisa = comm && strncmp(comm, "wsisa\n", 6) == 0;
     free(comm);
     if (!is_wsisa) continue;
     size_t n = 0;
-    snprintf(path, sizeof path, "/proc/%s/cmdline", ent->d_name);
+    tu_path(path, "/proc/%s/cmdline", ent->d_name);
     char *cmdline = tu_slurp(path, &n), *mine = NULL;
     for (size_t i = 0; cmdline && i < n; i += strlen(cmdline + i) + 1)
       if (strstr(cmdline + i, dir)) mine = cmdline;
-    snprintf(path, sizeof path, "/proc/%s/environ", ent->d_name);
+    tu_path(path, "/proc/%s/environ", ent->d_name);
     char *env = mine ? tu_slurp(path, &n) : NULL;
     for (size_t i = 0; env && i < n; i += strlen(env + i) + 1)
       if (strcmp(env + i, want) == 0) found = (pid_t)atoi(ent->d_name);
@@ -207,8 +207,8 @@ static pid_t launch(const char *const *argv, const char *err_path) {
 /* Wait for `lines` journal lines, then SIGKILL rank `rank`; returns the lines
  * there were at the kill (0: the job ended first). */
 static size_t kill_rank_after(pid_t job, const char *dir, size_t lines, int rank) {
-  char journal[4400];
-  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  char journal[WSISA_PATH_MAX];
+  tu_path(journal, "%s/journal.csv", dir);
   for (int i = 0; i < 24000; i++) {
     nanosleep(&(struct timespec){0, 5000000}, NULL);
     if (waitpid(job, NULL, WNOHANG) == job) return 0;
@@ -225,8 +225,8 @@ static size_t kill_rank_after(pid_t job, const char *dir, size_t lines, int rank
 /* The integer at run.json's SECTION.KEY (.SUB when given). */
 static long long run_count(const char *dir, const char *section, const char *key,
                            const char *sub) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/run.json", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/run.json", dir);
   json_t *root = json_load_file(path, 0, NULL);
   cr_assert_not_null(root, "%s", path);
   json_t *v = json_object_get(json_object_get(root, section), key);
@@ -241,7 +241,7 @@ static long long run_count(const char *dir, const char *section, const char *key
 Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300) {
   mpi_env();
   const char *study = write_study("tests/data/tile_256_b.png", DICE);
-  char dir[4300];
+  char dir[WSISA_PATH_MAX];
   char *base = run("", study, "", dir, sizeof dir, NULL);
   size_t lines = 0;
   for (const char *p = base; *p; p++) lines += *p == '\n';
@@ -256,8 +256,8 @@ Test(mpi, one_two_and_four_ranks_give_the_single_process_metrics, .timeout = 300
     char *m = run(launch_cmd, study, "", dir, sizeof dir, NULL);
     cr_expect_str_eq(m, base, "%s ranks, affinity %s: metrics differ", ranks[i], affinity[i]);
     free(m);
-    char path[4400];
-    snprintf(path, sizeof path, "%s/run.json", dir);
+    char path[WSISA_PATH_MAX];
+    tu_path(path, "%s/run.json", dir);
     char *prov = tu_slurp(path, NULL), want[64];
     snprintf(want, sizeof want, "\"ranks\": %s,", ranks[i]);
     cr_expect(prov && strstr(prov, want), "%s ranks: run.json lacks %s", ranks[i], want);
@@ -318,7 +318,7 @@ Test(mpi, ranks_bound_to_cores_keep_their_workers_there, .timeout = 300) {
   mpi_env();
   if (sysconf(_SC_NPROCESSORS_ONLN) < 2) cr_skip_test("one CPU: no two cores to bind to");
   const char *study = write_study("tests/data/tile_256_b.png", DICE);
-  char dir[4300], *err = NULL;
+  char dir[WSISA_PATH_MAX], *err = NULL;
   char *base = run(MPIRUN " -np 2", study, "", dir, sizeof dir, NULL);
   char *m = run("WSISA_LOG=info mpirun --allow-run-as-root --bind-to core -np 2", study, "", dir,
                 sizeof dir, &err);
@@ -341,10 +341,10 @@ Test(mpi, ranks_bound_to_cores_keep_their_workers_there, .timeout = 300) {
 
 Test(mpi, a_resampled_slide_reads_alike_on_every_rank, .timeout = 300) {
   mpi_env();
-  char slide[4300], path[4400];
-  snprintf(slide, sizeof slide, "%s/svs40.svs", tu_tmpdir("mpi_slide"));
+  char slide[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
+  tu_path(slide, "%s/svs40.svs", tu_tmpdir("mpi_slide"));
   cr_assert_eq(tu_synth_svs40(slide, 1), 0);
-  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("mpi_slide_study"));
+  tu_path(path, "%s/study.json", tu_tmpdir("mpi_slide_study"));
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -354,10 +354,10 @@ Test(mpi, a_resampled_slide_reads_alike_on_every_rank, .timeout = 300) {
           "  \"metric\": [" DICE "] }\n",
           slide);
   fclose(f);
-  char dir[4300];
+  char dir[WSISA_PATH_MAX];
   char *base = run("", path, "", dir, sizeof dir, NULL);
-  char json[4400];
-  snprintf(json, sizeof json, "%s/run.json", dir);
+  char json[WSISA_PATH_MAX];
+  tu_path(json, "%s/run.json", dir);
   char *prov = tu_slurp(json, NULL);
   cr_expect(prov && strstr(prov, "\"factor\": 2.0"), "not resampled: %s", prov);
   free(prov);
@@ -370,7 +370,7 @@ Test(mpi, a_resampled_slide_reads_alike_on_every_rank, .timeout = 300) {
 
 /* A file's lines, sorted: ranks finish units in another order. */
 static char *sorted_lines(const char *dir, const char *name) {
-  char cmd[4400], *out = NULL;
+  char cmd[TU_LINE_MAX], *out = NULL;
   snprintf(cmd, sizeof cmd, "LC_ALL=C sort '%s/%s'", dir, name);
   cr_assert_eq(tu_run_shell(cmd, &out, NULL), 0, "%s", cmd);
   return out;
@@ -381,7 +381,7 @@ Test(mpi, feature_metrics_and_object_dice_match_the_single_process_run, .timeout
   const char *study = write_study("tests/data/tile_1024.png",
                                   "\"mean_haematoxylin\", \"wasserstein:area\", "
                                   "\"wasserstein:fb_s2_mean\", \"object_dice\"");
-  char base_dir[4300], dir[4300], *err = NULL;
+  char base_dir[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], *err = NULL;
   char *base = run("", study, "", base_dir, sizeof base_dir, NULL);
   cr_assert(strstr(base, "mean_haematoxylin") && strstr(base, "object_dice"), "%s", base);
   /* The limit bounds each whole process: about 80 MiB before the first unit,
@@ -417,8 +417,8 @@ Test(mpi, feature_metrics_and_object_dice_match_the_single_process_run, .timeout
  * its tiles; F1, AJI and best.json are those of one process. */
 Test(mpi, annotation_metrics_match_the_single_process_run, .timeout = 300) {
   mpi_env();
-  char study[4400];
-  snprintf(study, sizeof study, "%s/study.json", tu_tmpdir("mpi_annot"));
+  char study[WSISA_PATH_MAX];
+  tu_path(study, "%s/study.json", tu_tmpdir("mpi_annot"));
   const char *slide = tu_src("tests/data/CMU-1-Small-Region.svs");
   FILE *f = fopen(study, "w");
   cr_assert_not_null(f);
@@ -431,14 +431,14 @@ Test(mpi, annotation_metrics_match_the_single_process_run, .timeout = 300) {
           "\"wasserstein:area\"] }\n",
           slide, slide, tu_src("tests/data/CMU-1-Small-Region.nuclei.geojson"));
   fclose(f);
-  char base_dir[4300], dir[4300], path[4400];
+  char base_dir[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
   char *base = run("", study, "--reuse none", base_dir, sizeof base_dir, NULL);
   cr_assert(strstr(base, "object_f1") && strstr(base, "aji"), "%s", base);
   char *m = run(MPIRUN " -np 3", study, "--reuse none", dir, sizeof dir, NULL);
   cr_expect_str_eq(m, base, "3 ranks: metrics differ");
-  snprintf(path, sizeof path, "%s/best.json", base_dir);
+  tu_path(path, "%s/best.json", base_dir);
   char *want = tu_slurp(path, NULL);
-  snprintf(path, sizeof path, "%s/best.json", dir);
+  tu_path(path, "%s/best.json", dir);
   char *got = tu_slurp(path, NULL);
   cr_expect(want && got && strcmp(want, got) == 0, "best.json differs");
   free(want);
@@ -452,8 +452,8 @@ static void expect_one_rank_lost(const char *dir, const char *ref) {
   char *m = metrics_of(dir);
   cr_expect_str_eq(m, ref, "metrics differ after a worker died");
   free(m);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/run.json", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/run.json", dir);
   char *prov = tu_slurp(path, NULL);
   cr_expect(prov && strstr(prov, "\"ranks_lost\": 1"), "run.json: %s", prov ? prov : "missing");
   free(prov);
@@ -463,9 +463,9 @@ Test(mpi, a_killed_worker_costs_only_its_units, .timeout = 300) {
   mpi_env();
   /* one unit per run and tile, large enough to be caught in flight */
   const char *study = write_study("tests/data/tile_1024.png", DICE);
-  char ref_dir[4300], dir[4300];
+  char ref_dir[WSISA_PATH_MAX], dir[WSISA_PATH_MAX];
   char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
-  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_killed"));
+  tu_path(dir, "%s/results", tu_tmpdir("mpi_killed"));
   setenv("WSISA_UNIT_TIMEOUT", "10", 1);
   const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none",
                         "--enable-recovery", "-np", "3", WSISA_EXE, "run", "--study", study, "-o",
@@ -496,7 +496,7 @@ static pid_t recovering_job(const char *tag, const char *ranks, char *dir, char 
                             char **ref) {
   mpi_env();
   const char *study = write_study("tests/data/tile_1024.png", DICE);
-  char ref_dir[4300];
+  char ref_dir[WSISA_PATH_MAX];
   *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
   const char *tmp = tu_tmpdir(tag);
   snprintf(dir, 4300, "%s/results", tmp);
@@ -514,7 +514,7 @@ static pid_t recovering_job(const char *tag, const char *ranks, char *dir, char 
  * elsewhere at once, the study ends within seconds of the kill with the
  * single process's metrics, and one line names the rank. */
 Test(mpi, a_killed_worker_is_noticed_by_its_silence, .timeout = 420) {
-  char dir[4300], err_path[4400], *ref = NULL;
+  char dir[WSISA_PATH_MAX], err_path[WSISA_PATH_MAX], *ref = NULL;
   pid_t job = recovering_job("mpi_silent", "3", dir, err_path, &ref);
   size_t at_kill = kill_rank_after(job, dir, 4, 2);
   cr_assert_gt(at_kill, 0, "the study ended before a worker could be killed");
@@ -540,10 +540,10 @@ Test(mpi, a_killed_worker_is_noticed_by_its_silence, .timeout = 420) {
 Test(mpi, a_killed_manager_resumes_to_the_same_metrics, .timeout = 300) {
   mpi_env();
   const char *study = write_study("tests/data/tile_1024.png", DICE);
-  char ref_dir[4300], dir[4300], journal[4400];
+  char ref_dir[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], journal[WSISA_PATH_MAX];
   char *ref = run("", study, "--reuse none", ref_dir, sizeof ref_dir, NULL);
-  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("mpi_manager"));
-  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  tu_path(dir, "%s/results", tu_tmpdir("mpi_manager"));
+  tu_path(journal, "%s/journal.csv", dir);
   /* without --enable-recovery, mpirun ends the whole job with its manager */
   const char *argv[] = {"mpirun", "--oversubscribe", "--allow-run-as-root", "--bind-to", "none",
                         "-np", "2", WSISA_EXE, "run", "--study", study, "-o", dir, "--reuse",
@@ -578,8 +578,8 @@ static int files_named(const char *dir, const char *part) {
 
 /* run.json's estimate.predicted.uncalibrated_share; -1 without an estimate. */
 static double uncalibrated_share(const char *dir) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/run.json", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/run.json", dir);
   json_t *root = json_load_file(path, 0, NULL);
   cr_assert_not_null(root, "%s", path);
   json_t *v = json_object_get(json_object_get(json_object_get(root, "estimate"), "predicted"),
@@ -600,11 +600,12 @@ Test(mpi, ranks_on_hosts_of_one_kind_share_one_calibration, .timeout = 300) {
   if (system("unshare -u true >/dev/null 2>&1") != 0)
     cr_skip_test("no UTS namespace here (unshare -u needs root): hosts cannot be named apart");
   const char *tmp = tu_tmpdir("mpi_kind");
-  char home[4300], bus[4400], codelets[4400], study[4400], cmd[16384], *err = NULL, *out = NULL;
-  snprintf(home, sizeof home, "%s/models", tmp);
-  snprintf(bus, sizeof bus, "%s/.starpu/sampling/bus", home);
-  snprintf(codelets, sizeof codelets, "%s/.starpu/sampling/codelets/45", home);
-  snprintf(study, sizeof study, "%s/study.json", tmp);
+  char home[WSISA_PATH_MAX], bus[WSISA_PATH_MAX], codelets[WSISA_PATH_MAX], study[WSISA_PATH_MAX],
+      cmd[16384], *err = NULL, *out = NULL;
+  tu_path(home, "%s/models", tmp);
+  tu_path(bus, "%s/.starpu/sampling/bus", home);
+  tu_path(codelets, "%s/.starpu/sampling/codelets/45", home);
+  tu_path(study, "%s/study.json", tmp);
   FILE *f = fopen(study, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -622,7 +623,7 @@ Test(mpi, ranks_on_hosts_of_one_kind_share_one_calibration, .timeout = 300) {
   /* each rank under a host name of its own */
   static const char *const as_node =
       "unshare -u sh -c 'hostname node-$OMPI_COMM_WORLD_RANK && exec \"$@\"' sh";
-  char dir[4300], launch_cmd[9000];
+  char dir[WSISA_PATH_MAX], launch_cmd[9000];
   snprintf(launch_cmd, sizeof launch_cmd,
            "STARPU_HOME='%s' STARPU_HOSTNAME=kind-a STARPU_CALIBRATE=0 " MPIRUN " -np 2 %s", home,
            as_node);
@@ -659,11 +660,11 @@ Test(mpi, ranks_on_hosts_of_one_kind_share_one_calibration, .timeout = 300) {
  * the single process's, byte for byte. */
 Test(mpi, a_whole_slide_segmented_on_two_ranks_gives_the_same_outputs, .timeout = 300) {
   mpi_env();
-  char slide[4300], one[4096], two[4096], cmd[16384];
-  snprintf(slide, sizeof slide, "%s/mosaic.tiff", tu_tmpdir("mpi_mosaic"));
+  char slide[WSISA_PATH_MAX], one[WSISA_PATH_MAX], two[WSISA_PATH_MAX], cmd[16384];
+  tu_path(slide, "%s/mosaic.tiff", tu_tmpdir("mpi_mosaic"));
   cr_assert_eq(tu_synth_mosaic(slide, 2, 2), 0);
-  snprintf(one, sizeof one, "%s", tu_tmpdir("mpi_slide_one"));
-  snprintf(two, sizeof two, "%s", tu_tmpdir("mpi_slide_two"));
+  tu_path(one, "%s", tu_tmpdir("mpi_slide_one"));
+  tu_path(two, "%s", tu_tmpdir("mpi_slide_two"));
   const char *dirs[2] = {one, two}, *launch_with[2] = {"", MPIRUN " -np 2"};
   for (int i = 0; i < 2; i++) {
     char *err = NULL;
@@ -676,9 +677,9 @@ Test(mpi, a_whole_slide_segmented_on_two_ranks_gives_the_same_outputs, .timeout 
   }
   static const char *const names[] = {"n.geojson", "f.csv", "s.csv", "l.tif"};
   for (int k = 0; k < 4; k++) {
-    char a[4400], b[4400];
-    snprintf(a, sizeof a, "%s/%s", one, names[k]);
-    snprintf(b, sizeof b, "%s/%s", two, names[k]);
+    char a[WSISA_PATH_MAX], b[WSISA_PATH_MAX];
+    tu_path(a, "%s/%s", one, names[k]);
+    tu_path(b, "%s/%s", two, names[k]);
     size_t la = 0, lb = 0;
     char *x = tu_slurp(a, &la), *y = tu_slurp(b, &lb);
     cr_expect(x && y && la == lb && memcmp(x, y, la) == 0, "%s differs on two ranks", names[k]);
@@ -697,8 +698,8 @@ Test(mpi, not_built) {
 
 /* Threads of process `pid`, 0 if gone. */
 static int threads_of(pid_t pid) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "/proc/%d/status", (int)pid);
   char *status = tu_slurp(path, NULL), *at = status ? strstr(status, "Threads:") : NULL;
   int n = at ? atoi(at + 8) : 0;
   free(status);
@@ -711,7 +712,7 @@ static int threads_of(pid_t pid) {
  * times the manager's own start, not the 600 s of the unit timeout; rank 0
  * does the work and the metrics are the single process's. */
 Test(mpi, a_worker_killed_at_start_is_noticed_by_its_silence, .timeout = 420) {
-  char dir[4300], err_path[4400], *ref = NULL;
+  char dir[WSISA_PATH_MAX], err_path[WSISA_PATH_MAX], *ref = NULL;
   pid_t job = recovering_job("mpi_killed_at_start", "2", dir, err_path, &ref);
   /* rank 0 past MPI_Init starts StarPU, whose threads show it; rank 1 then
    * waits for the manager's first word and has not started its own */

@@ -234,8 +234,8 @@ Test(tiling, results_do_not_depend_on_the_tiling, .timeout = 1200) {
  * region is the whole slide there, so its tiles at the right and bottom edges
  * have no neighbours. */
 Test(tiling, a_40x_slide_read_at_half_a_micron_agrees_too, .timeout = 600) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/svs40-large.svs", tu_tmpdir("tiling40"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/svs40-large.svs", tu_tmpdir("tiling40"));
   cr_assert_eq(tu_synth_svs40_large(path), 0);
   const reading r = slide_reading(path, reading_before());
   cr_assert_eq(r.scale.level, 0);
@@ -248,8 +248,8 @@ Test(tiling, a_40x_slide_read_at_half_a_micron_agrees_too, .timeout = 600) {
 /* `wsisa segment SAMPLE ARGS -o MASK` (a .tif under the suite's folder),
  * read back. */
 static wsisa_image *segment_cli(const char *args, const char *name) {
-  char mask[4400], cmd[9000], *err = NULL;
-  snprintf(mask, sizeof mask, "%s/%s.tif", tu_tmpdir("tiling_segment"), name);
+  char mask[WSISA_PATH_MAX], cmd[9000], *err = NULL;
+  tu_path(mask, "%s/%s.tif", tu_tmpdir("tiling_segment"), name);
   snprintf(cmd, sizeof cmd, "segment '%s' %s -o '%s'", tu_src(SAMPLE), args, mask);
   cr_assert_eq(tu_run(cmd, NULL, &err), 0, "%s: %s", cmd, err ? err : "");
   free(err);

@@ -19,8 +19,8 @@
 #include "tests/testutil.h"
 
 static const char *write_study(const char *dir, const char *tile, int trajectories) {
-  static char path[4300];
-  snprintf(path, sizeof path, "%s/study.json", dir);
+  static char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/study.json", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -46,8 +46,8 @@ static char *run_study(const char *study, const char *env, const char *flags, ch
   int status = tu_run_shell(cmd, NULL, &err);
   cr_assert_eq(status, 0, "%s failed: %s", cmd, err ? err : "");
   free(err);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/metrics.csv", out_dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/metrics.csv", out_dir);
   char *metrics = tu_slurp(path, NULL);
   cr_assert_not_null(metrics, "no %s", path);
   return metrics;
@@ -55,7 +55,7 @@ static char *run_study(const char *study, const char *env, const char *flags, ch
 
 Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png", 2);
-  char dir[4300];
+  char dir[WSISA_PATH_MAX];
   /* no reuse of any kind: every variant below has object reuse on (its default) */
   char *base = run_study(study, "STARPU_SCHED=eager", "--reuse none --object-reuse off", dir,
                          sizeof dir);
@@ -69,8 +69,8 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
   /* the reference segments 93 nuclei on this tile, as many as the
    * independent tests/golden/workflow/tile_256_default.png holds (4- or
    * 8-connected alike; wsisa segment --labels agrees) */
-  char metrics_csv[4400];
-  snprintf(metrics_csv, sizeof metrics_csv, "%s/metrics.csv", dir);
+  char metrics_csv[WSISA_PATH_MAX];
+  tu_path(metrics_csv, "%s/metrics.csv", dir);
   wsisa_csv *mc = NULL;
   cr_assert_eq(wsisa_csv_read(metrics_csv, &mc, NULL), 0);
   double ref_count = 0;
@@ -95,20 +95,20 @@ Test(run, same_metrics_for_every_strategy_and_scheduler, .timeout = 500) {
     free(m);
   }
   /* the same design through a CSV, as `wsisa sample` writes it */
-  char samples[4400], args[9000], csv_dir[4300];
-  snprintf(samples, sizeof samples, "%s/samples.csv", tu_tmpdir("samples"));
+  char samples[WSISA_PATH_MAX], args[9000], csv_dir[WSISA_PATH_MAX];
+  tu_path(samples, "%s/samples.csv", tu_tmpdir("samples"));
   snprintf(args, sizeof args, "sample --study '%s' -o '%s'", study, samples);
   cr_assert_eq(tu_run(args, NULL, NULL), 0);
   snprintf(args, sizeof args, "--reuse trtma --samples '%s'", samples);
   char *from_csv = run_study(study, "", args, csv_dir, sizeof csv_dir);
   cr_expect_str_eq(from_csv, base, "--samples: metrics differ");
   free(from_csv);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/indices.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/indices.csv", dir);
   char *indices = tu_slurp(path, NULL);
   cr_expect_not_null(indices, "no indices.csv");
   free(indices);
-  snprintf(path, sizeof path, "%s/run.json", dir);
+  tu_path(path, "%s/run.json", dir);
   char *prov = tu_slurp(path, NULL);
   cr_expect(prov && strstr(prov, "\"peak_rss_kib\"") && strstr(prov, "\"scheduler\""),
             "run.json lacks provenance");
@@ -136,8 +136,8 @@ static double json_number(const char *text, const char *key) {
  * alone, with K = 1 too. The study varies level 6's and 7's parameters as
  * well. */
 Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("objstudy"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/study.json", tu_tmpdir("objstudy"));
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -150,10 +150,10 @@ Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
           "  \"metric\": [\"dice\", \"jaccard\", \"nucleus_count\", \"object_dice\"] }\n",
           tu_src("tests/data/tile_256_b.png"));
   fclose(f);
-  char dir[4300], flags[256], json[4400];
+  char dir[WSISA_PATH_MAX], flags[256], json[WSISA_PATH_MAX];
   char *base = run_study(path, "STARPU_SCHED=eager", "--reuse none --object-reuse off", dir,
                          sizeof dir);
-  snprintf(json, sizeof json, "%s/run.json", dir);
+  tu_path(json, "%s/run.json", dir);
   char *prov = tu_slurp(json, NULL);
   cr_expect_eq(json_number(prov, "seen"), 0, "object reuse off, yet groups were seen");
   free(prov);
@@ -175,7 +175,7 @@ Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
         char *m = run_study(path, workers[w], flags, dir, sizeof dir);
         cr_expect_str_eq(m, base, "%s %s: metrics differ", workers[w], flags);
         free(m);
-        snprintf(json, sizeof json, "%s/run.json", dir);
+        tu_path(json, "%s/run.json", dir);
         prov = tu_slurp(json, NULL);
         double seen = json_number(prov, "seen"), reused = json_number(prov, "reused");
         if (on) {
@@ -196,11 +196,11 @@ Test(run, same_metrics_with_object_reuse_on_and_off, .timeout = 900) {
 
 Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_1024.png", 2);
-  char ref_dir[4300], dir[4300], journal[4400];
+  char ref_dir[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], journal[WSISA_PATH_MAX];
   char *ref = run_study(study, "", "--reuse none", ref_dir, sizeof ref_dir);
 
-  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir("killed"));
-  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
+  tu_path(dir, "%s/results", tu_tmpdir("killed"));
+  tu_path(journal, "%s/journal.csv", dir);
   pid_t pid = fork();
   cr_assert_geq(pid, 0);
   if (pid == 0) {
@@ -231,8 +231,8 @@ Test(run, killed_run_resumes_to_the_same_outputs, .timeout = 500) {
   snprintf(args, sizeof args, "run --resume '%s'", dir);
   cr_assert_eq(tu_run(args, NULL, &err), 0, "resume failed: %s", err ? err : "");
   free(err);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/metrics.csv", dir);
   char *resumed = tu_slurp(path, NULL);
   cr_assert_not_null(resumed);
   cr_expect_str_eq(resumed, ref);
@@ -265,25 +265,25 @@ static double object_dice_of(const char *ref_png, const char *run_png) {
 Test(run, object_dice_matches_the_masks, .timeout = 300) {
   const char *tmp = tu_tmpdir("objdice");
   static const char varied[] = "G1=45,G2=20,T1=4,T2=3,recon_conn=4,watershed_conn=4,min_size=6";
-  char args[9000], ref_png[4400], run_png[4400], samples[4400];
-  snprintf(ref_png, sizeof ref_png, "%s/ref.png", tmp);
-  snprintf(run_png, sizeof run_png, "%s/run.png", tmp);
+  char args[9000], ref_png[WSISA_PATH_MAX], run_png[WSISA_PATH_MAX], samples[WSISA_PATH_MAX];
+  tu_path(ref_png, "%s/ref.png", tmp);
+  tu_path(run_png, "%s/run.png", tmp);
   snprintf(args, sizeof args, "segment '%s' -o '%s'", tu_src("tests/data/tile_256.png"), ref_png);
   cr_assert_eq(tu_run(args, NULL, NULL), 0);
   snprintf(args, sizeof args, "segment '%s' --params %s -o '%s'",
            tu_src("tests/data/tile_256.png"), varied, run_png);
   cr_assert_eq(tu_run(args, NULL, NULL), 0);
-  snprintf(samples, sizeof samples, "%s/design.csv", tmp);
+  tu_path(samples, "%s/design.csv", tmp);
   FILE *f = fopen(samples, "w");
   cr_assert_not_null(f);
   fprintf(f, "run_id,G1,G2,T1,T2,recon_conn,watershed_conn,min_size\n7,45,20,4,3,4,4,6\n");
   fclose(f);
   const char *study = write_study(tu_tmpdir("objstudy"), "tests/data/tile_256.png", 2);
-  char dir[4300], flags[4500];
+  char dir[WSISA_PATH_MAX], flags[TU_LINE_MAX];
   snprintf(flags, sizeof flags, "--samples '%s'", samples);
   free(run_study(study, "", flags, dir, sizeof dir));
-  char path[4400];
-  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/outputs.csv", dir);
   wsisa_csv *c = NULL;
   cr_assert_eq(wsisa_csv_read(path, &c, NULL), 0);
   long col = wsisa_csv_column(c, "object_dice");
@@ -301,8 +301,8 @@ Test(run, object_dice_matches_the_masks, .timeout = 300) {
  * object metrics, a feature distance to the annotated nuclei and best.json
  * are the same bytes whatever the strategy, scheduler and worker. */
 Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600) {
-  char study[4400], text[8192];
-  snprintf(study, sizeof study, "%s/study.json", tu_tmpdir("annot-identity"));
+  char study[WSISA_PATH_MAX], text[8192];
+  tu_path(study, "%s/study.json", tu_tmpdir("annot-identity"));
   const char *slide = tu_src("tests/data/CMU-1-Small-Region.svs");
   snprintf(text, sizeof text,
            "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256,\n"
@@ -318,12 +318,12 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   cr_assert_not_null(f);
   fputs(text, f);
   fclose(f);
-  char dir[4300], path[4400];
+  char dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
   char *base = run_study(study, "STARPU_SCHED=eager", "--reuse rtma", dir, sizeof dir);
   /* two tiles on one rank: the second opened while the first's units ran
    * (the variants below with an OpenCL worker, under unit placement, open
    * each at its first unit: the same metrics either way) */
-  snprintf(path, sizeof path, "%s/run.json", dir);
+  tu_path(path, "%s/run.json", dir);
   json_t *run = json_load_file(path, 0, NULL);
   cr_assert_not_null(run);
   cr_expect_eq(json_integer_value(json_object_get(run, "tiles")), 2);
@@ -346,7 +346,7 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   json_t *minor = json_object_get(json_object_get(run, "page_faults"), "minor");
   cr_expect(json_is_integer(minor) && json_integer_value(minor) > 0, "run.json page_faults.minor");
   json_decref(run);
-  snprintf(path, sizeof path, "%s/best.json", dir);
+  tu_path(path, "%s/best.json", dir);
   char *best = tu_slurp(path, NULL);
   cr_assert_not_null(best);
   cr_expect(strstr(best, "\"chosen_by\": \"aji\""), "%s", best);
@@ -358,12 +358,12 @@ Test(run, annotation_metrics_same_for_every_strategy_and_worker, .timeout = 600)
   for (size_t i = 0; i < sizeof variants / sizeof *variants; i++) {
     char *m = run_study(study, variants[i][0], variants[i][1], dir, sizeof dir);
     cr_expect_str_eq(m, base, "%s %s: metrics differ", variants[i][0], variants[i][1]);
-    snprintf(path, sizeof path, "%s/best.json", dir);
+    tu_path(path, "%s/best.json", dir);
     char *b = tu_slurp(path, NULL);
     cr_expect_str_eq(b ? b : "", best, "%s %s: best.json differs", variants[i][0], variants[i][1]);
     free(b);
     if (i == 0) { /* the C library's allocator as it comes, and run.json says so */
-      snprintf(path, sizeof path, "%s/run.json", dir);
+      tu_path(path, "%s/run.json", dir);
       json_t *r = json_load_file(path, 0, NULL);
       const char *a = json_string_value(json_object_get(r, "allocator"));
       cr_expect(a && strstr(a, "WSISA_MALLOC=libc"), "allocator: %s", a ? a : "(none)");
@@ -392,7 +392,7 @@ Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) 
   /* a STARPU_HOME of its own, empty: no model calibrated by the suite's
    * other runs gives the rule a prior, so each kind is given a first unit
    * to measure it by (the unit placement run comes first) */
-  char env[4600];
+  char env[TU_LINE_MAX];
   snprintf(env, sizeof env,
            "STARPU_HOME='%s' STARPU_PROFILING=1 STARPU_SCHED=dmda STARPU_NCPU=1 "
            "STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1",
@@ -401,11 +401,11 @@ Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) 
   char *metrics[2];
   long long bytes[2];
   for (int i = 0; i < 2; i++) {
-    char dir[4300], flags[128], path[4400];
+    char dir[WSISA_PATH_MAX], flags[128], path[WSISA_PATH_MAX];
     snprintf(flags, sizeof flags, "--reuse rtma --max-bucket-size 3 --placement %s",
              placements[i]);
     metrics[i] = run_study(study, env, flags, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/run.json", dir);
+    tu_path(path, "%s/run.json", dir);
     json_t *run = json_load_file(path, 0, NULL);
     cr_assert_not_null(run, "no %s", path);
     json_t *pl = json_object_get(run, "placement");
@@ -467,9 +467,9 @@ Test(run, unit_placement_keeps_each_unit_on_one_kind_of_worker, .timeout = 300) 
  * mask's core, the last one, where StarPU alone would take core 0). */
 Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study16"), "tests/data/tile_256.png", 2);
-  char dir16[4300], dir1[4300], path[4400];
+  char dir16[WSISA_PATH_MAX], dir1[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
   char *m16 = run_study(study, NO_OPENCL_ENV "STARPU_NCPU=16 STARPU_NOPENCL=0", "", dir16, sizeof dir16);
-  snprintf(path, sizeof path, "%s/run.json", dir16);
+  tu_path(path, "%s/run.json", dir16);
   char *prov = tu_slurp(path, NULL);
   cr_assert_not_null(prov);
   const char *workers = strstr(prov, "\"workers\"");
@@ -500,7 +500,7 @@ Test(run, sixteen_workers_give_the_metrics_of_one, .timeout = 300) {
     snprintf(env1, sizeof env1, NO_OPENCL_ENV "STARPU_NCPU=1 STARPU_NOPENCL=0");
   char *m1 = run_study(study, env1, "", dir1, sizeof dir1);
   cr_expect_str_eq(m16, m1, "16 workers and 1: metrics differ");
-  snprintf(path, sizeof path, "%s/run.json", dir1);
+  tu_path(path, "%s/run.json", dir1);
   prov = tu_slurp(path, NULL);
   cr_assert_not_null(prov);
   workers = strstr(prov, "\"workers\"");

@@ -111,20 +111,20 @@ typedef struct tile {
 static void expect_outputs_match_masks(const char *dir, const char *input, const char *seg_flags,
                                        const wsisa_annotation *a, const wsisa_scale *sc,
                                        const tile *tiles, size_t ntiles, int region) {
-  char path[4400], args[9000];
-  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  char path[WSISA_PATH_MAX], args[TU_LINE_MAX];
+  tu_path(path, "%s/outputs.csv", dir);
   wsisa_csv *out = NULL;
   cr_assert_eq(wsisa_csv_read(path, &out, NULL), 0);
   cr_assert_eq(out->nrows, NRUNS);
   const char *tmp = tu_tmpdir("annot-masks");
   for (size_t r = 0; r < NRUNS; r++) {
-    char params[4400];
-    snprintf(params, sizeof params, "%s/params%zu.json", tmp, r);
+    char params[WSISA_PATH_MAX];
+    tu_path(params, "%s/params%zu.json", tmp, r);
     write_text(params, design_params[r]);
     uint64_t total[NSUMS] = {0};
     for (size_t t = 0; t < ntiles; t++) {
-      char mask[4400], where[128] = "";
-      snprintf(mask, sizeof mask, "%s/mask%zu_%zu.png", tmp, r, t);
+      char mask[WSISA_PATH_MAX], where[128] = "";
+      tu_path(mask, "%s/mask%zu_%zu.png", tmp, r, t);
       if (region)
         snprintf(where, sizeof where, "--region %lld,%lld,%d,%d", tiles[t].x, tiles[t].y,
                  tiles[t].w, tiles[t].h);
@@ -168,20 +168,20 @@ static const char metrics_list[] =
 
 /* Run `study` with the design above into a fresh folder (returned). */
 static const char *run_design(const char *study, const char *env) {
-  static char dir[4400];
+  static char dir[WSISA_PATH_MAX];
   const char *tmp = tu_tmpdir("annot-run");
-  char design[4400], cmd[16384];
-  snprintf(design, sizeof design, "%s/design.csv", tmp);
+  char design[WSISA_PATH_MAX], cmd[16384];
+  tu_path(design, "%s/design.csv", tmp);
   write_text(design, design_csv);
-  snprintf(dir, sizeof dir, "%s/results", tmp);
+  tu_path(dir, "%s/results", tmp);
   snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s %s run --study '%s' --samples '%s' -o '%s'",
            env, WSISA_EXE, study, design, dir);
   char *err = NULL, *out = NULL;
   cr_assert_eq(tu_run_shell(cmd, &out, &err), 0, "%s: %s", cmd, err ? err : "");
   cr_expect(out && strstr(out, "best run against the annotations by object_f1"), "%s", out);
   /* run 10 is the 15 defaults: their score beside the best one's */
-  char path[4600], want[128];
-  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  char path[WSISA_PATH_MAX], want[128];
+  tu_path(path, "%s/outputs.csv", dir);
   wsisa_csv *csv = NULL;
   cr_assert_eq(wsisa_csv_read(path, &csv, NULL), 0);
   cr_assert_eq((long)cell(csv, 0, "run_id"), 10);
@@ -197,8 +197,8 @@ static const char *run_design(const char *study, const char *env) {
  * MOAT design, `extra` after its metrics: the study's path (in a folder of
  * `tag`). */
 static const char *region_study(const char *tag, const char *parameters, const char *extra) {
-  static char path[4400];
-  snprintf(path, sizeof path, "%s/study.json", tu_tmpdir(tag));
+  static char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/study.json", tu_tmpdir(tag));
   char text[8192];
   snprintf(text, sizeof text,
            "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256, \"halo\": 0,\n"
@@ -232,8 +232,8 @@ static wsisa_annotation *sample_annotation(void) {
 }
 
 static json_t *load_json(const char *dir, const char *name) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/%s", dir, name);
   json_t *j = json_load_file(path, 0, NULL);
   cr_assert_not_null(j, "cannot read %s", path);
   return j;
@@ -277,8 +277,8 @@ Test(annotation_run, sample_metrics_equal_the_masks_against_the_geojson, .timeou
  * each tile exactly what the journal holds for that run. */
 Test(annotation_run, best_json_reproduced_by_segment, .timeout = 600) {
   const char *dir = run_design(sample_study(""), "");
-  char path[4400];
-  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/outputs.csv", dir);
   wsisa_csv *out = NULL;
   cr_assert_eq(wsisa_csv_read(path, &out, NULL), 0);
   size_t best = 0;
@@ -294,7 +294,7 @@ Test(annotation_run, best_json_reproduced_by_segment, .timeout = 600) {
   json_decref(b);
   wsisa_csv_free(out);
   /* the journal's line for that run on each tile */
-  snprintf(path, sizeof path, "%s/journal.csv", dir);
+  tu_path(path, "%s/journal.csv", dir);
   char *journal = tu_slurp(path, NULL);
   cr_assert_not_null(journal);
   wsisa_annotation *a = sample_annotation();
@@ -303,8 +303,8 @@ Test(annotation_run, best_json_reproduced_by_segment, .timeout = 600) {
   one.level_downsample = one.factor = 1;
   const long long ys[2] = {768, 1024};
   for (int t = 0; t < 2; t++) {
-    char mask[4400], args[9000];
-    snprintf(mask, sizeof mask, "%s/best%d.png", tu_tmpdir("annot-best"), t);
+    char mask[WSISA_PATH_MAX], args[9000];
+    tu_path(mask, "%s/best%d.png", tu_tmpdir("annot-best"), t);
     snprintf(args, sizeof args,
              "segment '%s' --region 1024,%lld,256,256 --halo 0 --normalization tile "
              "--params @'%s/best.json' -o '%s'",
@@ -337,8 +337,8 @@ Test(annotation_run, best_json_reproduced_by_segment, .timeout = 600) {
 /* `wsisa run --study S -o DIR` into a fresh folder of `tag` (returned); its
  * stdout in *out. */
 static const char *run_study_into(const char *tag, const char *study, char **out) {
-  static char dir[4400];
-  snprintf(dir, sizeof dir, "%s/results", tu_tmpdir(tag));
+  static char dir[WSISA_PATH_MAX];
+  tu_path(dir, "%s/results", tu_tmpdir(tag));
   char cmd[16384], *err = NULL;
   snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s run --study '%s' -o '%s'", WSISA_EXE, study,
            dir);
@@ -353,10 +353,10 @@ static const char *run_study_into(const char *tag, const char *study, char **out
  * outputs.csv and metrics.csv hold the design's runs only, and --check
  * finds the folder whole. */
 Test(annotation_run, defaults_scored_beside_a_design_without_them, .timeout = 600) {
-  char *out = NULL, path[4600];
+  char *out = NULL, path[WSISA_PATH_MAX];
   const char *dir = run_study_into("annot-defaults", sample_study(""), &out);
-  char design_dir[4400];
-  snprintf(design_dir, sizeof design_dir, "%s", dir);
+  char design_dir[WSISA_PATH_MAX];
+  tu_path(design_dir, "%s", dir);
   json_t *b = load_json(design_dir, "best.json");
   cr_expect_eq(json_integer_value(json_object_get(b, "runs")), 12, "2 trajectories of 6 runs");
   json_t *d = json_object_get(b, "defaults");
@@ -364,7 +364,7 @@ Test(annotation_run, defaults_scored_beside_a_design_without_them, .timeout = 60
   cr_expect(json_is_null(json_object_get(d, "run_id")), "the defaults are not in the design");
   const char *files[] = {"samples.csv", "outputs.csv", "metrics.csv"};
   for (int f = 0; f < 3; f++) {
-    snprintf(path, sizeof path, "%s/%s", design_dir, files[f]);
+    tu_path(path, "%s/%s", design_dir, files[f]);
     wsisa_csv *csv = NULL;
     cr_assert_eq(wsisa_csv_read(path, &csv, NULL), 0, "%s", path);
     cr_expect_eq(csv->nrows, 12, "%s: the design's runs only", files[f]);
@@ -385,7 +385,7 @@ Test(annotation_run, defaults_scored_beside_a_design_without_them, .timeout = 60
   const char *alone = run_study_into(
       "annot-defaults-alone", region_study("annot-defaults-alone-study", "{ \"B\": 220 }", ""),
       &out);
-  snprintf(path, sizeof path, "%s/outputs.csv", alone);
+  tu_path(path, "%s/outputs.csv", alone);
   wsisa_csv *one = NULL;
   cr_assert_eq(wsisa_csv_read(path, &one, NULL), 0, "%s", path);
   cr_assert_eq(one->nrows, 1);
@@ -456,10 +456,10 @@ static void synthetic(const char *rgb_path, const char *truth_path) {
 
 Test(annotation_run, synthetic_nuclei_known_from_a_label_image, .timeout = 600) {
   const char *tmp = tu_tmpdir("annot-synth");
-  char rgb[4400], truth[4400], study[4400], text[16384];
-  snprintf(rgb, sizeof rgb, "%s/synthetic.png", tmp);
-  snprintf(truth, sizeof truth, "%s/truth.png", tmp);
-  snprintf(study, sizeof study, "%s/study.json", tmp);
+  char rgb[WSISA_PATH_MAX], truth[WSISA_PATH_MAX], study[WSISA_PATH_MAX], text[16384];
+  tu_path(rgb, "%s/synthetic.png", tmp);
+  tu_path(truth, "%s/truth.png", tmp);
+  tu_path(study, "%s/study.json", tmp);
   synthetic(rgb, truth);
   snprintf(text, sizeof text,
            "{ \"inputs\": { \"images\": [\"%s\"], \"slide_mpp\": 0.25, \"stain_check\": false,\n"
@@ -482,8 +482,8 @@ Test(annotation_run, synthetic_nuclei_known_from_a_label_image, .timeout = 600) 
   expect_outputs_match_masks(dir, rgb, "--mpp 0.25", a, &half, whole, 1, 0);
   wsisa_annotation_free(a);
   /* the default parameters find the known nuclei */
-  char path[4400];
-  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/outputs.csv", dir);
   wsisa_csv *out = NULL;
   cr_assert_eq(wsisa_csv_read(path, &out, NULL), 0);
   cr_expect_gt(cell(out, 0, "object_f1"), 0.8, "F1 of the defaults %g", cell(out, 0, "object_f1"));
@@ -495,12 +495,12 @@ Test(annotation_run, synthetic_nuclei_known_from_a_label_image, .timeout = 600) 
  * changes, --resume refuses and --check reports it. */
 Test(annotation_run, changed_annotation_stops_resume_and_check, .timeout = 600) {
   const char *tmp = tu_tmpdir("annot-changed");
-  char geojson[4400], cmd[9000];
-  snprintf(geojson, sizeof geojson, "%s/nuclei.geojson", tmp);
+  char geojson[WSISA_PATH_MAX], cmd[9000];
+  tu_path(geojson, "%s/nuclei.geojson", tmp);
   snprintf(cmd, sizeof cmd, "cp '%s' '%s'", tu_src(SAMPLE_GEOJSON), geojson);
   cr_assert_eq(system(cmd), 0);
-  char study[4400], text[8192];
-  snprintf(study, sizeof study, "%s/study.json", tmp);
+  char study[WSISA_PATH_MAX], text[8192];
+  tu_path(study, "%s/study.json", tmp);
   snprintf(text, sizeof text,
            "{ \"inputs\": { \"slides\": [\"%s\"], \"tile_size\": 256, \"halo\": 0,\n"
            "    \"normalization\": \"tile\",\n"
@@ -509,8 +509,8 @@ Test(annotation_run, changed_annotation_stops_resume_and_check, .timeout = 600) 
            "  \"method\": { \"name\": \"moat\", \"trajectories\": 2 }, \"metric\": \"aji\" }\n",
            tu_src(SAMPLE), tu_src(SAMPLE), geojson);
   write_text(study, text);
-  char dir[4400], args[9000], *err = NULL;
-  snprintf(dir, sizeof dir, "%s/r", tmp);
+  char dir[WSISA_PATH_MAX], args[TU_LINE_MAX], *err = NULL;
+  tu_path(dir, "%s/r", tmp);
   snprintf(args, sizeof args, "run --study '%s' -o '%s'", study, dir);
   cr_assert_eq(tu_run(args, NULL, &err), 0, "%s", err ? err : "");
   free(err);
@@ -521,8 +521,8 @@ Test(annotation_run, changed_annotation_stops_resume_and_check, .timeout = 600) 
   cr_expect_geq(annotated, 2);
   json_decref(ref);
   /* unchanged, a resume of the finished run is accepted and changes nothing */
-  char metrics[4500];
-  snprintf(metrics, sizeof metrics, "%s/metrics.csv", dir);
+  char metrics[WSISA_PATH_MAX];
+  tu_path(metrics, "%s/metrics.csv", dir);
   char *before = tu_slurp(metrics, NULL);
   snprintf(args, sizeof args, "run --resume '%s'", dir);
   err = NULL;

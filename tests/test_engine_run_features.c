@@ -13,8 +13,8 @@
 #include "tests/testutil.h"
 
 static wsisa_csv *segment_features(const char *input_and_flags, const char *dir) {
-  char args[8192], path[4200];
-  snprintf(path, sizeof path, "%s/features.csv", dir);
+  char args[8192], path[WSISA_PATH_MAX];
+  tu_path(path, "%s/features.csv", dir);
   snprintf(args, sizeof args, "segment %s -o '%s/mask.png' --labels '%s/labels.tif' --features '%s'",
            input_and_flags, dir, dir, path);
   char *err = NULL;
@@ -36,7 +36,7 @@ static double cell(const wsisa_csv *c, size_t row, const char *name) {
 
 Test(features, segment_writes_one_row_per_nucleus) {
   const char *dir = tu_tmpdir("features");
-  char input[4200];
+  char input[TU_LINE_MAX];
   snprintf(input, sizeof input, "'%s'", tu_src("tests/data/tile_256.png"));
   wsisa_csv *c = segment_features(input, dir);
   /* the nucleus count of this tile, as in tests/golden/workflow/tile_256_default.png */
@@ -47,8 +47,8 @@ Test(features, segment_writes_one_row_per_nucleus) {
   for (size_t i = 0; i < sizeof cols / sizeof *cols; i++)
     cr_expect_geq(wsisa_csv_column(c, cols[i]), 0, "no column %s", cols[i]);
   /* areas add up to the mask's pixels, labels are 1..n, H is positive */
-  char path[4200];
-  snprintf(path, sizeof path, "%s/mask.png", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/mask.png", dir);
   wsisa_image *mask = NULL;
   cr_assert_eq(wsisa_image_read(path, &mask, NULL), 0);
   double on = 0, area = 0;
@@ -67,9 +67,8 @@ Test(features, segment_writes_one_row_per_nucleus) {
 
 Test(features, slide_region_positions_are_in_level_pixels) {
   const char *dir = tu_tmpdir("features_region");
-  char input[4200];
-  snprintf(input, sizeof input, "'%s' --region 1000,500,256,256",
-           tu_src("tests/data/CMU-1-Small-Region.svs"));
+  char input[TU_LINE_MAX];
+  snprintf(input, sizeof input, "'%s' --region 1000,500,256,256", tu_src("tests/data/CMU-1-Small-Region.svs"));
   wsisa_csv *c = segment_features(input, dir);
   cr_assert_gt(c->nrows, 0);
   /* the nuclei centred in the region, whole: within the halo (128) around it */
@@ -91,13 +90,13 @@ Test(features, slide_region_positions_are_in_level_pixels) {
 
 static char *run_features_study(const char *env, const char *flags, char *dir, size_t cap) {
   snprintf(dir, cap, "%s/results", tu_tmpdir("features_run"));
-  char cmd[16384], path[4400];
+  char cmd[16384], path[WSISA_PATH_MAX];
   snprintf(cmd, sizeof cmd, "cd '%s' && env STARPU_NCPU=2 %s %s run --study tests/studies/features_metric.json -o '%s' %s",
            tu_src("."), env, WSISA_EXE, dir, flags);
   char *err = NULL;
   cr_assert_eq(tu_run_shell(cmd, NULL, &err), 0, "%s failed: %s", cmd, err ? err : "");
   free(err);
-  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  tu_path(path, "%s/metrics.csv", dir);
   char *metrics = tu_slurp(path, NULL);
   cr_assert_not_null(metrics, "no %s", path);
   return metrics;
@@ -134,7 +133,7 @@ static double *column(const wsisa_csv *c, const char *name) {
 }
 
 Test(features, study_metrics_are_right_and_the_same_on_every_worker, .timeout = 300) {
-  char dir[4300], other[4300];
+  char dir[WSISA_PATH_MAX], other[WSISA_PATH_MAX];
   char *cpu = run_features_study("", "", dir, sizeof dir);
   static const char *const variants[][2] = {
       {"STARPU_SCHED=dmda STARPU_NCPU=1 STARPU_NOPENCL=1 STARPU_OPENCL_ON_CPUS=1", "--reuse trtma"},
@@ -147,11 +146,11 @@ Test(features, study_metrics_are_right_and_the_same_on_every_worker, .timeout = 
   free(cpu);
 
   /* against wsisa segment --features of the same parameters and of the defaults */
-  char path[4400];
-  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/metrics.csv", dir);
   wsisa_csv *metrics = NULL;
   cr_assert_eq(wsisa_csv_read(path, &metrics, NULL), 0);
-  char input[4200];
+  char input[TU_LINE_MAX];
   snprintf(input, sizeof input, "'%s'", tu_src("tests/data/tile_256.png"));
   wsisa_csv *ref = segment_features(input, tu_tmpdir("features_ref"));
   static const char *const names[] = {"B", "G", "R", "T1", "T2", "G1", "G2", "min_size",
@@ -163,7 +162,7 @@ Test(features, study_metrics_are_right_and_the_same_on_every_worker, .timeout = 
       snprintf(item, sizeof item, "%s%s=%.17g", p ? "," : "", names[p], cell(metrics, run, names[p]));
       strcat(params, item);
     }
-    char flags[5400];
+    char flags[TU_LINE_MAX + sizeof params]; /* the input, then the parameters */
     snprintf(flags, sizeof flags, "%s --params %s", input, params);
     wsisa_csv *f = segment_features(flags, tu_tmpdir("features_direct"));
     cr_assert_eq((double)f->nrows, cell(metrics, run, "nucleus_count"));
@@ -189,19 +188,19 @@ Test(features, study_metrics_are_right_and_the_same_on_every_worker, .timeout = 
 /* Cut both journals after a few units: --resume recomputes what is missing and
  * ends with the same metrics. */
 Test(features, resume_keeps_feature_metrics_exact, .timeout = 300) {
-  char dir[4300], path[4400];
+  char dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
   char *whole = run_features_study("", "--reuse none", dir, sizeof dir);
   static const char *const journals[][2] = {{"journal.csv", "3"}, {"feature_values.csv", "6"}};
   for (size_t j = 0; j < 2; j++) {
     char cmd[24000];
-    snprintf(path, sizeof path, "%s/%s", dir, journals[j][0]);
+    tu_path(path, "%s/%s", dir, journals[j][0]);
     snprintf(cmd, sizeof cmd, "head -n %s '%s' > '%s.cut' && mv '%s.cut' '%s'", journals[j][1],
              path, path, path, path);
     cr_assert_eq(tu_run_shell(cmd, NULL, NULL), 0);
   }
-  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  tu_path(path, "%s/metrics.csv", dir);
   remove(path);
-  char args[4500], *err = NULL;
+  char args[TU_LINE_MAX], *err = NULL;
   snprintf(args, sizeof args, "cd '%s' && %s run --resume '%s'", tu_src("."), WSISA_EXE, dir);
   cr_assert_eq(tu_run_shell(args, NULL, &err), 0, "resume: %s", err ? err : "");
   free(err);

@@ -36,11 +36,11 @@ static void edit_line(const char *path, int lineno) {
 
 Test(resume, outputs_that_disagree_with_the_journal_are_named_when_rewritten) {
   const char *dir = tu_tmpdir("resume_report");
-  char cmd[8192], journal[4300], run_json[4300], *err = NULL;
+  char cmd[8192], journal[WSISA_PATH_MAX], run_json[WSISA_PATH_MAX], *err = NULL;
   snprintf(cmd, sizeof cmd, "%s %s %s %s/r", tu_src("tests/make_results.sh"), WSISA_EXE,
            WSISA_SOURCE_DIR, dir);
   cr_assert_eq(tu_run_shell(cmd, NULL, NULL), 0, "%s", cmd);
-  snprintf(journal, sizeof journal, "%s/r/journal.csv", dir);
+  tu_path(journal, "%s/r/journal.csv", dir);
   edit_line(journal, 3);
   snprintf(cmd, sizeof cmd, "run --check %s/r", dir);
   cr_expect_eq(tu_run(cmd, NULL, &err), 1, "--check passed an edited journal: %s", err);
@@ -54,7 +54,7 @@ Test(resume, outputs_that_disagree_with_the_journal_are_named_when_rewritten) {
             "--resume said nothing of the files it rewrote: %s", err ? err : "");
   cr_expect(err && strstr(err, "outputs.csv:"), "%s", err ? err : "");
   free(err);
-  snprintf(run_json, sizeof run_json, "%s/r/run.json", dir);
+  tu_path(run_json, "%s/r/run.json", dir);
   json_t *root = json_load_file(run_json, 0, NULL);
   json_t *resumes = json_object_get(root, "resumes");
   json_t *rewritten = json_object_get(json_array_get(resumes, json_array_size(resumes) - 1),

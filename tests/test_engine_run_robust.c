@@ -25,8 +25,8 @@
 
 /* A MOAT study of 2 trajectories x 4 runs over three parameters on `tile`. */
 static const char *write_study(const char *dir, const char *tile) {
-  static char path[4400];
-  snprintf(path, sizeof path, "%s/study.json", dir);
+  static char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/study.json", dir);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fprintf(f,
@@ -41,8 +41,8 @@ static const char *write_study(const char *dir, const char *tile) {
 }
 
 static char *file_in(const char *dir, const char *name) {
-  char path[4400];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/%s", dir, name);
   return tu_slurp(path, NULL);
 }
 
@@ -103,9 +103,9 @@ static void sleep_ms(long ms) { nanosleep(&(struct timespec){ms / 1000, (ms % 10
 /* A run on tile_1024 interrupted by `sig` once `lines` journal lines are
  * there; its exit status, stderr in *err. */
 static int interrupted_run(const char *study, const char *dir, int sig, size_t lines, char **err) {
-  char journal[4400], err_path[4400];
-  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
-  snprintf(err_path, sizeof err_path, "%s.stderr", dir);
+  char journal[WSISA_PATH_MAX], err_path[WSISA_PATH_MAX];
+  tu_path(journal, "%s/journal.csv", dir);
+  tu_path(err_path, "%s.stderr", dir);
   char *argv[] = {WSISA_EXE, "run", "--study", (char *)study, "-o", (char *)dir, "--reuse", "none",
                   NULL};
   pid_t pid = spawn_err(argv, err_path);
@@ -120,18 +120,18 @@ static int interrupted_run(const char *study, const char *dir, int sig, size_t l
 
 Test(robust, torn_journal_tail_is_cut_off_and_resumes_identically, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png");
-  char ref[4300], dir[4300], path[4400], *err = NULL;
+  char ref[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX], *err = NULL;
   run_ok(study, "", ref, sizeof ref, "ref");
   run_ok(study, "", dir, sizeof dir, "torn");
   /* a kill in the middle of the last line, and the outputs not written yet */
-  snprintf(path, sizeof path, "%s/journal.csv", dir);
+  tu_path(path, "%s/journal.csv", dir);
   size_t len = 0;
   char *text = tu_slurp(path, &len);
   cr_assert_not_null(text);
   cr_assert_eq(truncate(path, (off_t)len - 9), 0);
-  snprintf(path, sizeof path, "%s/metrics.csv", dir);
+  tu_path(path, "%s/metrics.csv", dir);
   unlink(path);
-  snprintf(path, sizeof path, "%s/outputs.csv", dir);
+  tu_path(path, "%s/outputs.csv", dir);
   unlink(path);
   cr_expect_eq(check_folder(dir, &err), 1, "--check took a torn journal as whole");
   cr_expect(err && strstr(err, "journal.csv:9: last line torn"), "--check said: %s", err);
@@ -157,9 +157,9 @@ Test(robust, torn_journal_tail_is_cut_off_and_resumes_identically, .timeout = 30
 
 Test(robust, planted_bad_journal_line_is_refused_not_read, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png");
-  char dir[4300], path[4400], args[4500], *err = NULL;
+  char dir[WSISA_PATH_MAX], path[WSISA_PATH_MAX], args[TU_LINE_MAX], *err = NULL;
   run_ok(study, "", dir, sizeof dir, "planted");
-  snprintf(path, sizeof path, "%s/journal.csv", dir);
+  tu_path(path, "%s/journal.csv", dir);
   char *text = tu_slurp(path, NULL), *metrics = file_in(dir, "metrics.csv");
   cr_assert_not_null(text);
   /* line 5: its nucleus count 1 less, as a torn write appended to would read */
@@ -194,10 +194,10 @@ Test(robust, planted_bad_journal_line_is_refused_not_read, .timeout = 300) {
 
 Test(robust, two_concurrent_runs_on_one_folder, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png");
-  char dir[4300], err_a[4400], err_b[4400];
-  snprintf(dir, sizeof dir, "%s/r", tu_tmpdir("two_runs"));
-  snprintf(err_a, sizeof err_a, "%s.a", dir);
-  snprintf(err_b, sizeof err_b, "%s.b", dir);
+  char dir[WSISA_PATH_MAX], err_a[WSISA_PATH_MAX], err_b[WSISA_PATH_MAX];
+  tu_path(dir, "%s/r", tu_tmpdir("two_runs"));
+  tu_path(err_a, "%s.a", dir);
+  tu_path(err_b, "%s.b", dir);
   char *argv[] = {WSISA_EXE, "run", "--study", (char *)study, "-o", dir, NULL};
   pid_t a = spawn_err(argv, err_a), b = spawn_err(argv, err_b);
   int sa = exit_status(a), sb = exit_status(b);
@@ -212,8 +212,8 @@ Test(robust, two_concurrent_runs_on_one_folder, .timeout = 300) {
             loser);
   cr_expect_eq(sa == 0 ? sb : sa, 2);
   /* one writer's journal: a header and 8 lines, no repeats */
-  char path[4400];
-  snprintf(path, sizeof path, "%s/journal.csv", dir);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/journal.csv", dir);
   cr_expect_eq(tu_count_lines(path), 9);
   char *err = NULL;
   cr_expect_eq(check_folder(dir, &err), 0, "%s", err);
@@ -224,13 +224,14 @@ Test(robust, two_concurrent_runs_on_one_folder, .timeout = 300) {
 
 Test(robust, two_concurrent_resumes_on_one_folder, .timeout = 400) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_1024.png");
-  char ref[4300], dir[4300], err_a[4400], err_b[4400], *err = NULL;
+  char ref[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], err_a[WSISA_PATH_MAX], err_b[WSISA_PATH_MAX],
+      *err = NULL;
   run_ok(study, "--reuse none", ref, sizeof ref, "ref");
-  snprintf(dir, sizeof dir, "%s/r", tu_tmpdir("two_resumes"));
+  tu_path(dir, "%s/r", tu_tmpdir("two_resumes"));
   cr_assert_eq(interrupted_run(study, dir, SIGTERM, 2, &err), 143, "%s", err);
   free(err);
-  snprintf(err_a, sizeof err_a, "%s.a", dir);
-  snprintf(err_b, sizeof err_b, "%s.b", dir);
+  tu_path(err_a, "%s.a", dir);
+  tu_path(err_b, "%s.b", dir);
   char *argv[] = {WSISA_EXE, "run", "--resume", dir, NULL};
   pid_t a = spawn_err(argv, err_a), b = spawn_err(argv, err_b);
   int sa = exit_status(a), sb = exit_status(b);
@@ -252,8 +253,8 @@ Test(robust, two_concurrent_resumes_on_one_folder, .timeout = 400) {
 /* A writer killed outright leaves the lock file, not the lock. */
 Test(robust, a_killed_writer_leaves_no_stale_lock, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_1024.png");
-  char dir[4300], args[4500], *err = NULL;
-  snprintf(dir, sizeof dir, "%s/r", tu_tmpdir("stale"));
+  char dir[WSISA_PATH_MAX], args[TU_LINE_MAX], *err = NULL;
+  tu_path(dir, "%s/r", tu_tmpdir("stale"));
   cr_assert_eq(interrupted_run(study, dir, SIGKILL, 1, &err), 128 + SIGKILL);
   free(err);
   char *lock = file_in(dir, "lock");
@@ -268,15 +269,15 @@ Test(robust, a_killed_writer_leaves_no_stale_lock, .timeout = 300) {
 
 Test(robust, sigterm_then_resume_gives_the_same_bytes, .timeout = 400) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_1024.png");
-  char ref[4300], dir[4300], args[4500], *err = NULL;
+  char ref[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], args[TU_LINE_MAX], *err = NULL;
   run_ok(study, "--reuse none", ref, sizeof ref, "ref");
   for (int k = 0; k < 2; k++) {
     int sig = k ? SIGINT : SIGTERM;
-    snprintf(dir, sizeof dir, "%s/r", tu_tmpdir("sig"));
+    tu_path(dir, "%s/r", tu_tmpdir("sig"));
     int status = interrupted_run(study, dir, sig, 2, &err);
     cr_expect_eq(status, 128 + sig, "signal %d: exit %d (%s)", sig, status, err);
     /* one line: how far it got and how to go on */
-    char want[4600];
+    char want[TU_LINE_MAX];
     snprintf(want, sizeof want, " of 8 units; continue with `wsisa run --resume %s`\n", dir);
     cr_expect(err && strstr(err, "wsisa run: interrupted after ") && strstr(err, want),
               "signal %d: %s", sig, err);
@@ -303,26 +304,27 @@ Test(robust, sigterm_then_resume_gives_the_same_bytes, .timeout = 400) {
  * same bytes. Needs mount(2) (root in a container that allows it). */
 Test(robust, full_disk_says_why_and_resumes_identically, .timeout = 300) {
   const char *study = write_study(tu_tmpdir("study"), "tests/data/tile_256.png");
-  char ref[4300], mnt[4300], dir[4400], filler[4400], args[4600], *err = NULL;
+  char ref[WSISA_PATH_MAX], mnt[WSISA_PATH_MAX], dir[WSISA_PATH_MAX], filler[WSISA_PATH_MAX],
+      args[TU_LINE_MAX], *err = NULL;
   run_ok(study, "", ref, sizeof ref, "ref");
-  snprintf(mnt, sizeof mnt, "%s", tu_tmpdir("disk"));
+  tu_path(mnt, "%s", tu_tmpdir("disk"));
   if (mount("tmpfs", mnt, "tmpfs", 0, "size=256k") != 0)
     cr_skip_test("cannot mount a tmpfs here (%s)", strerror(errno));
   /* 64 pages of 4 KiB; the folder takes 4 (lock, study.json, samples.csv,
    * journal.csv): leave just those */
-  snprintf(filler, sizeof filler, "%s/filler", mnt);
+  tu_path(filler, "%s/filler", mnt);
   FILE *f = fopen(filler, "w");
   cr_assert_not_null(f);
   static char block[4096];
   for (int i = 0; i < 60; i++) fwrite(block, 1, sizeof block, f);
   int full = fclose(f);
-  snprintf(dir, sizeof dir, "%s/r", mnt);
+  tu_path(dir, "%s/r", mnt);
   char cmd[5000];
   snprintf(cmd, sizeof cmd, "env STARPU_NCPU=2 %s run --study '%s' -o '%s'", WSISA_EXE, study, dir);
   int status = tu_run_shell(cmd, NULL, &err);
   cr_log_info("full disk (filler %s): exit %d: %s\n", full ? "short" : "written", status, err);
   cr_expect_eq(status, 1);
-  char want[4600];
+  char want[TU_LINE_MAX];
   snprintf(want, sizeof want, "%s/run.json: No space left on device", dir);
   cr_expect(err && strstr(err, want), "no reason: %s", err);
   snprintf(want, sizeof want, "`wsisa run --resume %s`", dir);
@@ -350,9 +352,10 @@ Test(robust, full_disk_says_why_and_resumes_identically, .timeout = 300) {
  * the same bytes as a run that never failed. */
 Test(robust, full_disk_mid_journal_resumes_identically, .timeout = 400) {
   const char *tmp = tu_tmpdir("study");
-  char study[4400], ref[4300], mnt[4300], dir[4400], filler[4400], journal[4500], errs[4600];
-  char args[4600], *err = NULL;
-  snprintf(study, sizeof study, "%s/study.json", tmp);
+  char study[WSISA_PATH_MAX], ref[WSISA_PATH_MAX], mnt[WSISA_PATH_MAX], dir[WSISA_PATH_MAX],
+      filler[WSISA_PATH_MAX], journal[WSISA_PATH_MAX], errs[TU_LINE_MAX];
+  char args[TU_LINE_MAX], *err = NULL;
+  tu_path(study, "%s/study.json", tmp);
   FILE *f = fopen(study, "w");
   cr_assert_not_null(f);
   /* 160 runs: the journal outgrows its first 4 KiB page */
@@ -361,12 +364,12 @@ Test(robust, full_disk_mid_journal_resumes_identically, .timeout = 400) {
              "  \"metric\": [\"dice\"] }\n", tu_src("tests/data/tile_256.png"));
   fclose(f);
   run_ok(study, "", ref, sizeof ref, "ref");
-  snprintf(mnt, sizeof mnt, "%s", tu_tmpdir("disk"));
+  tu_path(mnt, "%s", tu_tmpdir("disk"));
   if (mount("tmpfs", mnt, "tmpfs", 0, "size=512k") != 0)
     cr_skip_test("cannot mount a tmpfs here (%s)", strerror(errno));
-  snprintf(dir, sizeof dir, "%s/r", mnt);
-  snprintf(journal, sizeof journal, "%s/journal.csv", dir);
-  snprintf(filler, sizeof filler, "%s/filler", mnt);
+  tu_path(dir, "%s/r", mnt);
+  tu_path(journal, "%s/journal.csv", dir);
+  tu_path(filler, "%s/filler", mnt);
   snprintf(errs, sizeof errs, "%s.stderr", tmp);
   char *argv[] = {WSISA_EXE, "run", "--study", study, "-o", dir, NULL};
   pid_t pid = spawn_err(argv, errs);
@@ -381,7 +384,7 @@ Test(robust, full_disk_mid_journal_resumes_identically, .timeout = 400) {
   err = tu_slurp(errs, NULL);
   cr_log_info("disk filled at %zu journal lines; exit %d: %s\n", at_fill, status, err);
   cr_expect_eq(status, 1);
-  char want[4600];
+  char want[TU_LINE_MAX];
   snprintf(want, sizeof want, "%s/journal.csv: No space left on device", dir);
   cr_expect(err && strstr(err, want), "no reason: %s", err);
   free(err);
@@ -403,9 +406,9 @@ Test(robust, full_disk_mid_journal_resumes_identically, .timeout = 400) {
 
 Test(robust, a_device_output_stays_a_device) {
   const char *dir = tu_tmpdir("dev");
-  char null_path[4300], full_path[4300], args[9000], *err = NULL;
-  snprintf(null_path, sizeof null_path, "%s/null.csv", dir);
-  snprintf(full_path, sizeof full_path, "%s/full.csv", dir);
+  char null_path[WSISA_PATH_MAX], full_path[WSISA_PATH_MAX], args[9000], *err = NULL;
+  tu_path(null_path, "%s/null.csv", dir);
+  tu_path(full_path, "%s/full.csv", dir);
   if (mknod(null_path, S_IFCHR | 0666, makedev(1, 3)) != 0)
     cr_skip_test("cannot make a device node here (%s)", strerror(errno));
   cr_assert_eq(mknod(full_path, S_IFCHR | 0666, makedev(1, 7)), 0);
@@ -442,10 +445,10 @@ Test(robust, a_device_output_stays_a_device) {
 
 Test(robust, an_output_that_is_an_input_is_refused) {
   const char *dir = tu_tmpdir("inout");
-  char tile[4300], link[4300], study[4300], args[20000], *err = NULL;
-  snprintf(tile, sizeof tile, "%s/t.png", dir);
-  snprintf(link, sizeof link, "%s/link.png", dir);
-  snprintf(study, sizeof study, "%s/s.json", dir);
+  char tile[WSISA_PATH_MAX], link[WSISA_PATH_MAX], study[WSISA_PATH_MAX], args[20000], *err = NULL;
+  tu_path(tile, "%s/t.png", dir);
+  tu_path(link, "%s/link.png", dir);
+  tu_path(study, "%s/s.json", dir);
   snprintf(args, sizeof args, "cp %s %s && cp %s %s && ln -s t.png %s",
            tu_src("tests/data/tile_256.png"), tile, tu_src("tests/studies/ishigami.json"), study,
            link);
@@ -475,10 +478,10 @@ Test(robust, an_output_that_is_an_input_is_refused) {
 /* Every refusal of `wsisa run` comes before the folder exists. */
 Test(robust, a_refused_run_leaves_nothing, .timeout = 200) {
   const char *dir = tu_tmpdir("refused");
-  char study[4300], big[4300], lvl[4300], args[9000];
-  snprintf(study, sizeof study, "%s", write_study(dir, "tests/data/tile_1024.png"));
-  snprintf(big, sizeof big, "%s/big.json", dir);
-  snprintf(lvl, sizeof lvl, "%s/lvl.json", dir);
+  char study[WSISA_PATH_MAX], big[WSISA_PATH_MAX], lvl[WSISA_PATH_MAX], args[9000];
+  tu_path(study, "%s", write_study(dir, "tests/data/tile_1024.png"));
+  tu_path(big, "%s/big.json", dir);
+  tu_path(lvl, "%s/lvl.json", dir);
   FILE *f = fopen(big, "w");
   fprintf(f, "{ \"inputs\": { \"images\": [\"%s\"] }, \"method\": { \"name\": \"vbd\", "
              "\"samples\": 10000000 } }\n", tu_src("tests/data/tile_256.png"));
@@ -492,8 +495,8 @@ Test(robust, a_refused_run_leaves_nothing, .timeout = 200) {
       {"", big, ""},                               {"", lvl, ""},
       {"", study, "--reuse none --max-buckets 0"}, {"", study, "--samples /no/such.csv"}};
   for (size_t i = 0; i < sizeof refusals / sizeof *refusals; i++) {
-    char out[4400], *err = NULL;
-    snprintf(out, sizeof out, "%s/out", tu_tmpdir("refused_out"));
+    char out[WSISA_PATH_MAX], *err = NULL;
+    tu_path(out, "%s/out", tu_tmpdir("refused_out"));
     snprintf(args, sizeof args, "env %s %s run --study '%s' -o '%s' %s",
              refusals[i][0][0] ? refusals[i][0] : "A=1", WSISA_EXE, refusals[i][1], out,
              refusals[i][2]);
@@ -516,8 +519,8 @@ Test(robust, a_refused_run_leaves_nothing, .timeout = 200) {
 
 Test(robust, a_design_of_1e7_samples_is_refused_at_once) {
   const char *dir = tu_tmpdir("big");
-  char study[4300], args[9000], *err = NULL;
-  snprintf(study, sizeof study, "%s/vbd.json", dir);
+  char study[WSISA_PATH_MAX], args[9000], *err = NULL;
+  tu_path(study, "%s/vbd.json", dir);
   FILE *f = fopen(study, "w");
   fprintf(f, "{ \"inputs\": { \"slides\": [\"%s\"] }, \"method\": { \"name\": \"vbd\", "
              "\"samples\": 10000000 } }\n", tu_src("tests/data/CMU-1-Small-Region.svs"));

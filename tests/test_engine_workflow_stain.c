@@ -77,7 +77,7 @@ static void judge(const wsisa_image *img, const char *name, const variant *v, ki
   wsisa__stain_measures m;
   wsisa__stain_measure(st, &m);
   wsisa_err e = WSISA_ERR_INIT;
-  char warning[4600];
+  char warning[WSISA_NOTE_MAX];
   const int rc = wsisa__stain_verdict(st, name, "--no-stain-check", warning, sizeof warning, &e);
   free(st);
   cr_log_info("%s, %s: %s%s%s | tissue %.3f white %.2f light %.0f grey %.2f brown %.2f eosin %s "
@@ -239,7 +239,7 @@ Test(stain, sample_tissue_tiles_pass_and_the_rest_is_named, .timeout = 300) {
     wsisa__stain *st = calloc(1, sizeof *st);
     cr_assert_not_null(st);
     cr_assert_eq(wsisa__stain_sample(in, g, st, &e), 0, "%s", e.msg);
-    char warning[4600];
+    char warning[WSISA_NOTE_MAX];
     cr_expect_eq(wsisa__stain_verdict(st, "sample", "x", warning, sizeof warning, &e), 0, "%s",
                  e.msg);
     cr_expect_eq(warning[0], '\0', "at %d: %s", sizes[s], warning);

@@ -70,8 +70,8 @@ Test(annotation, rasterised_as_the_independent_reference) {
   int cases = 0;
   while (fscanf(f, "%63s %15s %255s %lf %lf %lf %lf %lf %lf %lf %lld %lld %d %d %zu", name, kind,
                 source, &w0, &h0, &ox, &oy, &d, &ld, &factor, &x, &y, &w, &h, &objects) == 15) {
-    char path[512];
-    snprintf(path, sizeof path, GOLDEN "%s", source);
+    char path[WSISA_PATH_MAX];
+    tu_path(path, GOLDEN "%s", source);
     wsisa_err e = WSISA_ERR_INIT;
     wsisa_annotation *a = load(kind_of(kind), tu_src(path), w0, h0, ox, oy, d, &e);
     cr_assert_not_null(a, "%s: %s", name, e.msg);
@@ -82,7 +82,7 @@ Test(annotation, rasterised_as_the_independent_reference) {
     cr_assert_eq(wsisa_annotation_rasterize(a, &sc, x, y, w, h, &lab, &n, &e), 0, "%s: %s", name,
                  e.msg);
     cr_expect_eq(n, objects, "%s: %zu objects, want %zu", name, n, objects);
-    snprintf(path, sizeof path, GOLDEN "%s.png", name);
+    tu_path(path, GOLDEN "%s.png", name);
     size_t bad = differing(lab, path);
     cr_expect_eq(bad, 0, "%s: %zu pixels differ from %s", name, bad, path);
     wsisa_image_free(lab);
@@ -181,8 +181,8 @@ Test(annotation, which_tiles_are_annotated) {
 /* ---- refusals ------------------------------------------------------------------ */
 
 static const char *write_file(const char *name, const char *text) {
-  static char path[4300];
-  snprintf(path, sizeof path, "%s/%s", tu_tmpdir("annotation"), name);
+  static char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/%s", tu_tmpdir("annotation"), name);
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
   fputs(text, f);
@@ -263,20 +263,20 @@ Test(annotation, a_hair_past_the_edge_taken_on_it) {
 }
 
 Test(annotation, bad_label_images_refused_naming_the_file) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/rgb.png", tu_tmpdir("annotation-rgb"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/rgb.png", tu_tmpdir("annotation-rgb"));
   wsisa_image *rgb = NULL;
   cr_assert_eq(wsisa_image_new(10, 10, 3, WSISA_U8, &rgb, NULL), 0);
   cr_assert_eq(wsisa_image_write(path, rgb, NULL), 0);
   wsisa_image_free(rgb);
   expect_refused(WSISA_ANNOT_LABELS, path, "3 channels; a label image has one");
-  snprintf(path, sizeof path, "%s/f.tif", tu_tmpdir("annotation-f32"));
+  tu_path(path, "%s/f.tif", tu_tmpdir("annotation-f32"));
   wsisa_image *fl = NULL;
   cr_assert_eq(wsisa_image_new(10, 10, 1, WSISA_F32, &fl, NULL), 0);
   cr_assert_eq(wsisa_image_write(path, fl, NULL), 0);
   wsisa_image_free(fl);
   expect_refused(WSISA_ANNOT_LABELS, path, "floating-point");
-  snprintf(path, sizeof path, "%s/neg.tif", tu_tmpdir("annotation-neg"));
+  tu_path(path, "%s/neg.tif", tu_tmpdir("annotation-neg"));
   wsisa_image *neg = NULL;
   cr_assert_eq(wsisa_image_new(10, 10, 1, WSISA_I32, &neg, NULL), 0);
   ((int32_t *)wsisa_image_row(neg, 3))[4] = -2;
@@ -306,8 +306,8 @@ Test(annotation, bad_label_images_refused_naming_the_file) {
 
 /* A 32-bit unsigned TIFF past INT32_MAX is refused, not read as negative. */
 Test(annotation, u32_labels_past_int32_refused) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/big.tif", tu_tmpdir("annotation-u32"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/big.tif", tu_tmpdir("annotation-u32"));
   char cmd[9000];
   snprintf(cmd, sizeof cmd,
            "/usr/bin/python3 -c \"import numpy, tifffile; a = numpy.zeros((4, 5), numpy.uint32); "

@@ -12,7 +12,7 @@
 #include "tests/testutil.h"
 
 static const char *write_file(const char *name, const char *text) {
-  static char path[4][4096];
+  static char path[4][WSISA_PATH_MAX];
   static int next;
   char *p = path[next++ % 4];
   snprintf(p, sizeof path[0], "%s/%s", tu_tmpdir("csv"), name);
@@ -180,8 +180,8 @@ Test(io_csv, run_ids_are_whole_and_unique) {
 Test(io_csv, written_numbers_and_text_read_back_exactly) {
   const double values[] = {0.1, 1.0 / 3, -2.5, 1e-300, 1e22, 123456789012345678.0, 0, NAN};
   const size_t n = sizeof values / sizeof *values;
-  char path[4096];
-  snprintf(path, sizeof path, "%s/w.csv", tu_tmpdir("csvw"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/w.csv", tu_tmpdir("csvw"));
   wsisa_csv_writer *w;
   cr_assert_eq(wsisa_csv_create(path, &w, NULL), 0);
   wsisa_csv_text(w, "run_id");
@@ -215,9 +215,9 @@ Test(io_csv, written_numbers_and_text_read_back_exactly) {
 
 Test(io_csv, staged_files_appear_together_or_not_at_all) {
   const char *dir = tu_tmpdir("stage");
-  char a[4096], b[4096];
-  snprintf(a, sizeof a, "%s/a.txt", dir);
-  snprintf(b, sizeof b, "%s/b.txt", dir);
+  char a[WSISA_PATH_MAX], b[WSISA_PATH_MAX];
+  tu_path(a, "%s/a.txt", dir);
+  tu_path(b, "%s/b.txt", dir);
   wsisa_stage s = WSISA_STAGE_INIT;
   const char *ta = wsisa_stage_add(&s, a, NULL), *tb = wsisa_stage_add(&s, b, NULL);
   cr_assert(ta && tb);
@@ -232,11 +232,11 @@ Test(io_csv, staged_files_appear_together_or_not_at_all) {
   cr_expect_eq(access(a, F_OK), 0);
   cr_expect_eq(access(b, F_OK), 0);
 
-  char c[4096];
-  snprintf(c, sizeof c, "%s/c.txt", dir);
+  char c[WSISA_PATH_MAX];
+  tu_path(c, "%s/c.txt", dir);
   const char *tc = wsisa_stage_add(&s, c, NULL);
-  char temp[4200];
-  snprintf(temp, sizeof temp, "%s", tc);
+  char temp[WSISA_PATH_MAX];
+  tu_path(temp, "%s", tc);
   f = fopen(tc, "w");
   fputs("C", f);
   fclose(f);

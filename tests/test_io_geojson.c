@@ -36,8 +36,8 @@ Test(geojson, polygons_cover_their_pixels) {
       ((int32_t *)wsisa_image_row(lab, y))[x] = v;
       area[v]++;
     }
-  char path[4300];
-  snprintf(path, sizeof path, "%s/n.geojson", tu_tmpdir("geojson"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/n.geojson", tu_tmpdir("geojson"));
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_geojson_write_at(path, lab, 100, 200, 1, &e), 0, "%s", e.msg);
   json_error_t je;
@@ -66,8 +66,8 @@ Test(geojson, vertices_stay_on_the_slide) {
   cr_assert_eq(wsisa_image_new(4, 3, 1, WSISA_I32, &lab, NULL), 0);
   for (int y = 0; y < 3; y++)
     for (int x = 0; x < 4; x++) ((int32_t *)wsisa_image_row(lab, y))[x] = x >= 2 ? 1 : 0;
-  char path[4300];
-  snprintf(path, sizeof path, "%s/edge.geojson", tu_tmpdir("geojson-edge"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/edge.geojson", tu_tmpdir("geojson-edge"));
   /* 4 target pixels of 1.1 level-0 pixels from x0 = 0: 4.4 > 4.3, the edge */
   const wsisa_outline_place p = {.x0 = 0, .y0 = 0, .scale = 1.1, .width0 = 4.3, .height0 = 3.2};
   wsisa_stage s = WSISA_STAGE_INIT;

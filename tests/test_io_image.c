@@ -25,8 +25,8 @@ static wsisa_image *pattern(int w, int h, int c, wsisa_dtype t) {
 }
 
 static void round_trip(const char *ext, int c, wsisa_dtype t) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/img.%s", tu_tmpdir("img"), ext);
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/img.%s", tu_tmpdir("img"), ext);
   wsisa_image *a = pattern(37, 23, c, t), *b = NULL;
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_image_write(path, a, &e), 0, "%s", e.msg);
@@ -50,18 +50,18 @@ Test(image_file, tiff_round_trips) {
 
 Test(image_file, refusals) {
   const char *dir = tu_tmpdir("img");
-  char path[4300];
+  char path[WSISA_PATH_MAX];
   wsisa_err e = WSISA_ERR_INIT;
   wsisa_image *img = pattern(8, 8, 1, WSISA_F32), *in = NULL;
-  snprintf(path, sizeof path, "%s/x.png", dir);
+  tu_path(path, "%s/x.png", dir);
   cr_expect_eq(wsisa_image_write(path, img, &e), WSISA_EUSAGE);
   cr_expect(access(path, F_OK) != 0, "a refused write left a file behind");
   wsisa_err_clear(&e);
-  snprintf(path, sizeof path, "%s/x.jpg", dir);
+  tu_path(path, "%s/x.jpg", dir);
   cr_expect_eq(wsisa_image_write(path, img, &e), WSISA_EUSAGE);
   cr_expect(strstr(e.msg, ".png, .tif or .tiff") != NULL, "%s", e.msg);
   wsisa_err_clear(&e);
-  snprintf(path, sizeof path, "%s/text.png", dir);
+  tu_path(path, "%s/text.png", dir);
   FILE *f = fopen(path, "w");
   fputs("not an image\n", f);
   fclose(f);
@@ -69,7 +69,7 @@ Test(image_file, refusals) {
   cr_expect_null(in);
   cr_expect(strstr(e.msg, "not a PNG, JPEG or TIFF image") != NULL, "%s", e.msg);
   wsisa_err_clear(&e);
-  snprintf(path, sizeof path, "%s/missing.png", dir);
+  tu_path(path, "%s/missing.png", dir);
   cr_expect_eq(wsisa_image_read(path, &in, &e), WSISA_EIO);
   wsisa_image_free(img);
 }

@@ -21,7 +21,7 @@ typedef enum { SVS40, SVS40_NO_MPP, GENERIC_CM, FLUORESCENCE } synth_kind;
 
 /* A fresh synthetic slide in a temporary folder; the caller unlinks it. */
 static const char *synth(synth_kind kind) {
-  static char paths[4][4300];
+  static char paths[4][WSISA_PATH_MAX];
   static const char *const names[] = {"svs40.svs", "svs40-no-mpp.svs", "generic-cm.tiff",
                                       "fluorescence.tiff"};
   char *p = paths[kind];
@@ -43,8 +43,8 @@ static wsisa_slide *open_path(const char *path) {
 
 /* A generic tiled TIFF of 512 x 512 grey pixels with the given resolution tags. */
 static const char *generic_with_resolution(int unit, double xres, double yres) {
-  static char path[4300];
-  snprintf(path, sizeof path, "%s/res.tiff", tu_tmpdir("scale-res"));
+  static char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/res.tiff", tu_tmpdir("scale-res"));
   wsisa_image *img = NULL;
   cr_assert_eq(wsisa_image_new(512, 512, 3, WSISA_U8, &img, NULL), 0);
   memset(img->data, 200, (size_t)512 * 512 * 3);
@@ -621,8 +621,8 @@ Test(scale, pixel_size_read_is_the_label) {
   /* levels 0.2282 and 0.4564 um */
   wsisa_image *base = tu_synth_region();
   cr_assert_not_null(base);
-  char path[4400];
-  snprintf(path, sizeof path, "%s/ndpi-like.tiff", tu_tmpdir("scale"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/ndpi-like.tiff", tu_tmpdir("scale"));
   tu_slide_spec spec = {.kind = TU_SLIDE_GENERIC, .resolution_unit = RESUNIT_CENTIMETER,
                         .resolution = 1e4 / 0.2282, .levels = 2, .level_step = 2, .tile = 256};
   cr_assert_eq(tu_slide_write(path, base, &spec), 0);

@@ -130,8 +130,8 @@ static void write_synthetic(const char *path, int side) {
 }
 
 Test(slide, synthetic_tissue_and_no_mpp) {
-  char path[4300];
-  snprintf(path, sizeof path, "%s/synthetic.tiff", tu_tmpdir("slide"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/synthetic.tiff", tu_tmpdir("slide"));
   write_synthetic(path, 2048);
   wsisa_slide *s = NULL;
   wsisa_err e = WSISA_ERR_INIT;
@@ -172,8 +172,8 @@ Test(slide, bad_region_is_refused) {
 /* Runs read(path) with stderr sent to a file; returns what it printed. */
 static char *stderr_of(int (*read)(const char *, wsisa_err *), const char *path, int *rc,
                        wsisa_err *e) {
-  char log[4300];
-  snprintf(log, sizeof log, "%s/stderr", tu_tmpdir("stderr"));
+  char log[WSISA_PATH_MAX];
+  tu_path(log, "%s/stderr", tu_tmpdir("stderr"));
   fflush(stderr);
   int saved = dup(2), fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
   cr_assert(saved >= 0 && fd >= 0);
@@ -251,8 +251,8 @@ Test(slide, damaged_tiff_says_it_once) {
   int (*readers[])(const char *, wsisa_err *) = {read_slide_whole, read_image_whole};
   const char *name[] = {"slide", "image"};
   for (int garble = 1; garble >= 0; garble--) {
-    char path[4300];
-    snprintf(path, sizeof path, "%s/damaged.tiff", tu_tmpdir("slide"));
+    char path[WSISA_PATH_MAX];
+    tu_path(path, "%s/damaged.tiff", tu_tmpdir("slide"));
     /* Two levels: OpenSlide opens it by the small one, and reads the big one. */
     TIFF *t = TIFFOpen(path, "w");
     cr_assert_not_null(t);

@@ -110,8 +110,8 @@ Test(io_svg, scatter_crowded_and_missing_points) {
 }
 
 Test(io_svg, scatter_file_names_each_point_once_with_leaders) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/moat.svg", tu_tmpdir("svg"));
+  char path[WSISA_PATH_MAX];
+  tu_path(path, "%s/moat.svg", tu_tmpdir("svg"));
   wsisa_err e = WSISA_ERR_INIT;
   cr_assert_eq(wsisa_svg_scatter(path, "MOAT: dice", "mu*", "sigma", NDEMO, demo_names, demo_mu,
                                  demo_sigma, &e),

@@ -17,8 +17,16 @@
 #include "io/io.h"
 #include "tests/synthslide.h"
 
+void tu_path(char out[WSISA_PATH_MAX], const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(out, WSISA_PATH_MAX, fmt, ap);
+  va_end(ap);
+  cr_assert(n >= 0 && n < WSISA_PATH_MAX, "a test's path does not fit (%d bytes): %s", n, fmt);
+}
+
 const char *tu_src(const char *relative) {
-  static char bufs[8][4096];
+  static char bufs[8][WSISA_PATH_MAX];
   static int next;
   char *b = bufs[next++ % 8];
   snprintf(b, sizeof bufs[0], "%s/%s", WSISA_SOURCE_DIR, relative);
@@ -26,7 +34,7 @@ const char *tu_src(const char *relative) {
 }
 
 const char *tu_tmpdir(const char *tag) {
-  static char bufs[4][4096];
+  static char bufs[4][WSISA_PATH_MAX];
   static int next;
   char *b = bufs[next++ % 4];
   snprintf(b, sizeof bufs[0], "%s/tests/tmp", WSISA_BINARY_DIR);
@@ -71,7 +79,7 @@ int tu_run(const char *args, char **out, char **err) {
 int tu_run_shell(const char *command, char **out, char **err) {
   const char *dir = tu_tmpdir("run");
   if (!dir) return -1;
-  char cmd[16384], out_path[4200], err_path[4200];
+  char cmd[16384], out_path[WSISA_PATH_MAX], err_path[WSISA_PATH_MAX];
   snprintf(out_path, sizeof out_path, "%s/stdout", dir);
   snprintf(err_path, sizeof err_path, "%s/stderr", dir);
   snprintf(cmd, sizeof cmd, "%s >'%s' 2>'%s' </dev/null", command, out_path, err_path);
@@ -248,7 +256,7 @@ double tu_csv_col(const wsisa_csv *c, size_t row, const char *name) {
 
 /* One statistic of indices.csv. */
 double tu_index_of(const char *dir, const char *output, const char *param, const char *stat) {
-  char path[4096];
+  char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s/indices.csv", dir);
   wsisa_csv *c = NULL;
   wsisa_err e = WSISA_ERR_INIT;
@@ -262,7 +270,7 @@ double tu_index_of(const char *dir, const char *output, const char *param, const
 }
 
 json_t *tu_indices_json(const char *dir) {
-  char path[4096];
+  char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s/indices.json", dir);
   json_error_t err;
   json_t *j = json_load_file(path, 0, &err);
@@ -307,7 +315,7 @@ void tu_fixture_free(tu_fixture *f) {
 /* ---- slides through the command line (tests/test_cli_slides.c, test_cli_stain.c) */
 
 const char *tu_slides_path(const char *name, int (*make)(const char *)) {
-  static char paths[4][4300];
+  static char paths[4][WSISA_PATH_MAX];
   static int at;
   char *p = paths[at++ % 4];
   snprintf(p, sizeof paths[0], "%s/%s", tu_tmpdir("slides"), name);
@@ -339,7 +347,7 @@ int tu_make_pink(const char *p) {
 /* A study of `inputs` (the JSON object's members) with a MOAT method; runs
  * are given by a one-row design so that each test stays small. */
 const char *tu_slides_study(const char *inputs) {
-  static char path[4300];
+  static char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s/study.json", tu_tmpdir("slides_study"));
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
@@ -353,7 +361,7 @@ const char *tu_slides_study(const char *inputs) {
 }
 
 const char *tu_one_run_design(void) {
-  static char path[4300];
+  static char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s/one.csv", tu_tmpdir("slides_design"));
   FILE *f = fopen(path, "w");
   cr_assert_not_null(f);
@@ -375,7 +383,7 @@ int tu_slides_run(const char *env, const char *study, char *dir, size_t cap, cha
 }
 
 json_t *tu_json_file(const char *dir, const char *name) {
-  char path[4400];
+  char path[WSISA_PATH_MAX];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   json_error_t je;
   json_t *root = json_load_file(path, 0, &je);

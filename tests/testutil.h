@@ -12,6 +12,11 @@
 #include "io/csv.h"
 #include "reuse/reuse.h"
 
+/* A command line, an environment setting or an expected message of a test
+ * that names a path or two: the paths and the words around them. */
+#define TU_LINE_MAX (2 * WSISA_PATH_MAX + 512)
+/* wsisa_path_fmt, asserted to fit: a test's paths are never cut. */
+void tu_path(char out[WSISA_PATH_MAX], const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Absolute path of a file under the source tree (static buffer rotation). */
 const char *tu_src(const char *relative);
 /* A fresh temporary directory under the build tree. */

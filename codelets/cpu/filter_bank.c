@@ -59,37 +59,37 @@ unsigned long wsisa__cpu_filter_bank_plans_made(void) {
 
 /* $STARPU_HOME/wsisa/fftw-wisdom-<host>, beside StarPU's own calibrations;
  * 0 when there is no home to keep it in. */
-static int wisdom_path(char *path, size_t size, int make_dir) {
+static int wisdom_path(char path[WSISA_PATH_MAX], int make_dir) {
   wsisa_env env;
   wsisa_env_read(&env);
   const char *home = env.starpu_home && *env.starpu_home ? env.starpu_home : env.home;
   char host[256];
   if (!home || !*home || gethostname(host, sizeof host) != 0) return 0;
   host[sizeof host - 1] = '\0';
-  int n = snprintf(path, size, "%s/wsisa", home);
-  if (n < 0 || (size_t)n >= size) return 0;
+  if (wsisa_path_fmt(path, "%s/wsisa", home)) return 0;
   if (make_dir && mkdir(path, 0777) != 0 && errno != EEXIST) return 0;
-  n = snprintf(path, size, "%s/wsisa/fftw-wisdom-%s", home, host);
-  return n > 0 && (size_t)n < size;
+  return wsisa_path_fmt(path, "%s/wsisa/fftw-wisdom-%s", home, host) == 0;
 }
 
 /* Wisdom only saves planning time: failing to read or write it is logged and
  * otherwise ignored. Called with planner_lock held. */
 static void wisdom_load(void) {
-  char path[4096];
+  char path[WSISA_PATH_MAX];
   wisdom_loaded = 1;
-  if (wisdom_path(path, sizeof path, 0) && access(path, R_OK) == 0 &&
-      !fftwf_import_wisdom_from_filename(path))
+  if (wisdom_path(path, 0) && access(path, R_OK) == 0 && !fftwf_import_wisdom_from_filename(path))
     wsisa_log(WSISA_LOG_INFO, "fftw", "%s: not FFTW wisdom, ignored", path);
 }
 
 static void wisdom_save(void) {
-  char path[4096], tmp[4200];
-  if (!wisdom_path(path, sizeof path, 1)) {
+  char path[WSISA_PATH_MAX], tmp[WSISA_PATH_MAX];
+  if (!wisdom_path(path, 1)) {
     wsisa_log(WSISA_LOG_INFO, "fftw", "no folder for FFTW wisdom: not saved");
     return;
   }
-  snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+  if (wsisa_path_fmt(tmp, "%s.%ld.tmp", path, (long)getpid())) {
+    wsisa_log(WSISA_LOG_INFO, "fftw", "%s: path too long for FFTW wisdom's temporary file", path);
+    return;
+  }
   if (!fftwf_export_wisdom_to_filename(tmp) || rename(tmp, path) != 0) {
     wsisa_log(WSISA_LOG_INFO, "fftw", "%s: cannot write FFTW wisdom", path);
     remove(tmp);

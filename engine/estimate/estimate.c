@@ -11,7 +11,7 @@
 
 int wsisa_estimate_models_present(void) {
   wsisa_runtime_default_home();
-  char path[4096];
+  char path[WSISA_PATH_MAX];
   for (size_t i = 0; i < wsisa_n_ops; i++) {
     starpu_perfmodel_get_model_path(wsisa_ops[i].model->symbol, path, sizeof path);
     if (access(path, R_OK) == 0) return 1;

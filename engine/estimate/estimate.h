@@ -167,7 +167,7 @@ typedef struct wsisa_calibrate_report {
   size_t missing_before, missing_after, total; /* (task, kind of worker) pairs */
   unsigned minimum;         /* StarPU's calibration minimum */
   double seconds;
-  char starpu_home[1024];
+  char starpu_home[WSISA_PATH_MAX];
 } wsisa_calibrate_report;
 
 /* Run the study's workflow on its largest and smallest tile under StarPU
@@ -219,14 +219,14 @@ typedef struct wsisa__run_estimate {
   char uncalibrated_ops[256]; /* "label (few samples) 5.8%, ..." */
   int object_reuse;           /* the run's */
   double object_share;        /* levels 6-7's reusable work expected reused; -1: not priced */
-  char object_source[4800];   /* how that share was obtained */
-  char level_source[4900];    /* how the level tasks follow their runs' parameter values */
+  char object_source[WSISA_EST_HOW]; /* how that share was obtained */
+  char level_source[WSISA_EST_HOW];  /* how the level tasks follow their runs' parameter values */
   double busy_factor;         /* the CPU task times x this: the workers busy at once */
   double busy_workers;        /* ... on average on a machine, the factor taken at */
-  char busy_source[4800];     /* how it was obtained */
-  char read_source[4800];     /* how a tile's read was priced */
+  char busy_source[WSISA_EST_HOW]; /* how it was obtained */
+  char read_source[WSISA_EST_HOW]; /* how a tile's read was priced */
   double fresh_seconds;       /* the working set's first writes, in the makespan */
-  char fresh_source[4900];    /* how they were priced */
+  char fresh_source[WSISA_EST_HOW]; /* how they were priced */
 } wsisa__run_estimate;
 /* After the run's plan: estimate it (est may be NULL) into *out, and log it
  * in one line. Never fails the run. */

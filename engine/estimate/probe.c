@@ -32,24 +32,24 @@ void wsisa__probe_tile_close(wsisa__probe_tile *t) {
 }
 
 /* $STARPU_HOME/.starpu/sampling/FILE */
-static void file_path(const char *file, char *path, size_t cap) {
+static int file_path(const char *file, char path[WSISA_PATH_MAX], wsisa_err *e) {
   wsisa_runtime_default_home();
   const char *home = getenv("STARPU_HOME");
-  snprintf(path, cap, "%s/.starpu/sampling/%s", home ? home : ".", file);
+  return wsisa_path_fmt_err(path, e, "%s/.starpu/sampling/%s", home ? home : ".", file);
 }
 
 json_t *wsisa__probe_read(const char *file) {
-  char path[4200];
-  file_path(file, path, sizeof path);
-  return json_load_file(path, 0, NULL);
+  char path[WSISA_PATH_MAX];
+  return file_path(file, path, NULL) ? NULL : json_load_file(path, 0, NULL);
 }
 
 int wsisa__probe_write(json_t *root, const char *file, wsisa_err *e) {
-  char path[4200];
-  file_path(file, path, sizeof path);
-  int rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
-               ? 0
-               : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
+  char path[WSISA_PATH_MAX];
+  int rc = file_path(file, path, e);
+  if (!rc)
+    rc = root && json_dump_file(root, path, JSON_INDENT(1)) == 0
+             ? 0
+             : wsisa_error(e, WSISA_EIO, "%s: cannot write", path);
   json_decref(root);
   return rc;
 }

@@ -363,8 +363,8 @@ typedef struct wsisa_segment_result {
   double pixel_mpp;     /* um per pixel read (wsisa_scale_pixel_mpp) */
   double median_area_um2; /* the nuclei's median area (0 without nuclei) */
   double nuclei_per_mm2;  /* nuclei per mm2 of tissue (0 without tissue) */
-  char warning[4600];     /* "" or why the figures look wrong (the pixel size) */
-  char stain_warning[4600]; /* "" or what the stain check doubts (logged when seen) */
+  char warning[WSISA_NOTE_MAX];       /* "" or why the figures look wrong (the pixel size) */
+  char stain_warning[WSISA_NOTE_MAX]; /* "" or what the stain check doubts (logged when seen) */
 } wsisa_segment_result;
 
 /* A median nucleus area outside this range (um^2) is not what H&E nuclei

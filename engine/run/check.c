@@ -32,19 +32,22 @@ static void found(findings *f, const char *fmt, ...) {
 /* `name` in the folder against the one made again from the journal. */
 static void compare(findings *f, const wsisa__study_run *s, const char *made_dir, const char *name,
                     const char *what) {
-  char path[4400], made[4400], why[600];
-  snprintf(path, sizeof path, "%s/%s", s->dir, name);
-  snprintf(made, sizeof made, "%s/%s", made_dir, name);
-  if (wsisa__results_differs(path, made, what, why, sizeof why)) found(f, "%s", why);
+  char path[WSISA_PATH_MAX], made[WSISA_PATH_MAX], why[600];
+  wsisa_err err = WSISA_ERR_INIT;
+  if (wsisa__run_path(s, name, path, &err) ||
+      wsisa_path_fmt_err(made, &err, "%s/%s", made_dir, name))
+    found(f, "%s", err.msg);
+  else if (wsisa__results_differs(path, made, what, why, sizeof why))
+    found(f, "%s", why);
 }
 
 /* run.json: whole JSON, and of this study's runs and tiles. */
 static void check_run_json(findings *f, const wsisa__study_run *s) {
-  char path[4400], *text = NULL;
-  snprintf(path, sizeof path, "%s/run.json", s->dir);
+  char path[WSISA_PATH_MAX], *text = NULL;
   wsisa_err why = WSISA_ERR_INIT;
   size_t len = 0;
-  if (wsisa_text_read(path, WSISA_TEXT_MAX_STUDY, "a run's record", &text, &len, &why)) {
+  if (wsisa__run_path(s, "run.json", path, &why) ||
+      wsisa_text_read(path, WSISA_TEXT_MAX_STUDY, "a run's record", &text, &len, &why)) {
     found(f, "%s", why.msg);
     return;
   }
@@ -86,7 +89,7 @@ int wsisa__run_check(wsisa__study_run *s, wsisa_err *e) {
     found(&f, "%s: %zu of %zu (run, tile) results in the journal; `wsisa run --resume %s` "
           "finishes the study", s->dir, have, total, s->dir);
   /* the files the journal gives, made again beside and compared byte for byte */
-  char made[] = "/tmp/wsisa-check-XXXXXX", path_best[4400];
+  char made[] = "/tmp/wsisa-check-XXXXXX", path_best[WSISA_PATH_MAX];
   if (!mkdtemp(made)) return wsisa_error(e, WSISA_EIO, "/tmp: %s", strerror(errno));
   if (!wsisa__results_samples(s, made, &inner)) {
     compare(&f, s, made, "samples.csv", "the study's design");
@@ -97,12 +100,14 @@ int wsisa__run_check(wsisa__study_run *s, wsisa_err *e) {
   if (journal_ok && have == total && !wsisa__results_metrics(s, made, &inner)) {
     compare(&f, s, made, "metrics.csv", "the journal");
     compare(&f, s, made, "outputs.csv", "the journal");
-    snprintf(path_best, sizeof path_best, "%s/best.json", made);
-    if (access(path_best, F_OK) == 0) compare(&f, s, made, "best.json", "the journal");
+    if (wsisa_path_fmt(path_best, "%s/best.json", made) == 0 && access(path_best, F_OK) == 0)
+      compare(&f, s, made, "best.json", "the journal");
     check_run_json(&f, s);
-    char path[4400];
-    snprintf(path, sizeof path, "%s/indices.csv", s->dir);
-    if (wsisa__results_indexed(s) && access(path, R_OK) != 0)
+    char path[WSISA_PATH_MAX];
+    wsisa_err err = WSISA_ERR_INIT;
+    if (wsisa__run_path(s, "indices.csv", path, &err))
+      found(&f, "%s", err.msg);
+    else if (wsisa__results_indexed(s) && access(path, R_OK) != 0)
       found(&f, "%s: %s", path, strerror(errno));
   }
   wsisa__run_folder_remove(made);

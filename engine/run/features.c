@@ -31,7 +31,7 @@ struct wsisa__run_features {
   values *ref_pooled; /* per column: the reference's values over every tile,
                          sorted; made once, on first use (have) */
   FILE *journal;
-  char path[4200];
+  char path[WSISA_PATH_MAX];
 };
 
 static size_t wasserstein_prefix(const char *metric) {
@@ -67,7 +67,11 @@ int wsisa__run_features_new(char *const *metrics, size_t nmetrics, size_t nruns,
     return wsisa_error(e, WSISA_ENOMEM, "out of memory");
   }
   memcpy(f->cols, cols, ncols * sizeof *cols);
-  snprintf(f->path, sizeof f->path, "%s/feature_values.csv", dir);
+  int rc = wsisa__run_features_move(f, dir, e);
+  if (rc) {
+    wsisa__run_features_free(f);
+    return rc;
+  }
   *out = f;
   return 0;
 }
@@ -153,8 +157,8 @@ static const wsisa__old_header values_old[] = {{"tile,run_id,feature,values", "c
                                                {NULL, NULL}};
 #define VALUES_FIELDS 6
 
-void wsisa__run_features_move(wsisa__run_features *f, const char *dir) {
-  snprintf(f->path, sizeof f->path, "%s/feature_values.csv", dir);
+int wsisa__run_features_move(wsisa__run_features *f, const char *dir, wsisa_err *e) {
+  return wsisa_path_fmt_err(f->path, e, "%s/feature_values.csv", dir);
 }
 
 int wsisa__run_features_open(wsisa__run_features *f, int fresh, wsisa_err *e) {

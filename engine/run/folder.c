@@ -28,16 +28,17 @@ static long lock_holder(int fd) {
  * only waits for no writer) and, as a writer, put our pid in it. The lock goes
  * with the process, however it ends: a killed run leaves no stale lock. */
 int wsisa__run_folder_lock(const char *dir, int exclusive, int *fd_out, wsisa_err *e) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/lock", dir);
+  char path[WSISA_PATH_MAX];
   *fd_out = -1;
+  int rc = wsisa_path_fmt_err(path, e, "%s/lock", dir);
+  if (rc) return rc;
   /* non-blocking: a lock that is a FIFO must not hold the open */
   int fd = open(path, (exclusive ? O_RDWR | O_CREAT : O_RDONLY) | O_NONBLOCK | O_CLOEXEC, 0644);
   if (fd < 0) {
     if (!exclusive && errno == ENOENT) return 0;
     return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   }
-  int rc = wsisa_file_check(path, e);
+  rc = wsisa_file_check(path, e);
   if (rc) {
     close(fd);
     return rc;
@@ -81,11 +82,10 @@ int wsisa__run_folder_lock(const char *dir, int exclusive, int *fd_out, wsisa_er
 void wsisa__run_folder_remove(const char *dir) {
   DIR *d = opendir(dir);
   struct dirent *ent;
-  char path[4400];
+  char path[WSISA_PATH_MAX];
   while (d && (ent = readdir(d))) {
     if (strcmp(ent->d_name, ".") == 0 || strcmp(ent->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, ent->d_name);
-    unlink(path);
+    if (wsisa_path_fmt(path, "%s/%s", dir, ent->d_name) == 0) unlink(path);
   }
   if (d) closedir(d);
   rmdir(dir);
@@ -105,19 +105,22 @@ static int folder_empty(const char *dir) {
  * beside it for the temporary folder. */
 int wsisa__run_folder_check_new(const char *dir, wsisa_err *e) {
   struct stat st;
-  char path[4200];
+  char path[WSISA_PATH_MAX];
+  /* the longest name a run puts in it must fit */
+  int rc = wsisa_path_fmt_err(path, e, "%s/feature_values.csv", dir);
+  if (rc) return rc;
   if (stat(dir, &st) == 0) {
     if (!S_ISDIR(st.st_mode))
       return wsisa_error(e, WSISA_EUSAGE, "-o %s: exists and is not a folder", dir);
     int fd;
     /* a writer inside: say who */
-    snprintf(path, sizeof path, "%s/lock", dir);
+    if ((rc = wsisa_path_fmt_err(path, e, "%s/lock", dir))) return rc;
     if (access(path, F_OK) == 0) {
-      int rc = wsisa__run_folder_lock(dir, 0, &fd, e);
+      rc = wsisa__run_folder_lock(dir, 0, &fd, e);
       if (rc) return rc;
       if (fd >= 0) close(fd);
     }
-    snprintf(path, sizeof path, "%s/study.json", dir);
+    if ((rc = wsisa_path_fmt_err(path, e, "%s/study.json", dir))) return rc;
     if (access(path, F_OK) == 0)
       return wsisa_error(e, WSISA_EUSAGE,
                          "-o %s: already holds a study's results (use --resume %s, or another -o)",
@@ -149,10 +152,9 @@ static int sync_dir(const char *dir) {
  * headers, all synced in a temporary folder beside it, then renamed into
  * place. */
 int wsisa__run_folder_create(wsisa__study_run *s, const char *out, wsisa_err *e) {
-  char temp[4096], parent[4096];
-  int len = snprintf(temp, sizeof temp, "%s.tmp-XXXXXX", out);
-  if (len < 0 || (size_t)len >= sizeof temp)
-    return wsisa_error(e, WSISA_EUSAGE, "-o %s: path too long", out);
+  char temp[WSISA_PATH_MAX], parent[WSISA_PATH_MAX];
+  int rc = wsisa_path_fmt_err(temp, e, "%s.tmp-XXXXXX", out);
+  if (rc) return rc;
   if (!mkdtemp(temp))
     return wsisa_error(e, WSISA_EIO, "-o %s: cannot create a folder beside it (%s)", out,
                        strerror(errno));
@@ -161,14 +163,14 @@ int wsisa__run_folder_create(wsisa__study_run *s, const char *out, wsisa_err *e)
   umask(mask);
   chmod(temp, 0777 & ~mask);
   snprintf(s->dir, sizeof s->dir, "%s", temp);
-  int rc = wsisa__run_folder_lock(temp, 1, &s->lock_fd, e);
+  rc = wsisa__run_folder_lock(temp, 1, &s->lock_fd, e);
   if (!rc) rc = wsisa__results_study(s, e);
   if (!rc) rc = wsisa__results_samples(s, NULL, e);
   if (!rc) rc = wsisa__results_reference(s, NULL, e);
   if (!rc) rc = wsisa__journal_open(s, 1, e);
   if (!rc && s->features) {
-    wsisa__run_features_move(s->features, temp);
-    rc = wsisa__run_features_open(s->features, 1, e);
+    rc = wsisa__run_features_move(s->features, temp, e);
+    if (!rc) rc = wsisa__run_features_open(s->features, 1, e);
   }
   if (!rc && sync_dir(temp) != 0)
     rc = wsisa_error(e, WSISA_EIO, "%s: %s", temp, strerror(errno));
@@ -191,7 +193,8 @@ int wsisa__run_folder_create(wsisa__study_run *s, const char *out, wsisa_err *e)
     return rc;
   }
   snprintf(s->dir, sizeof s->dir, "%s", out);
-  if (s->features) wsisa__run_features_move(s->features, out);
+  /* fits: wsisa__run_folder_check_new checked it */
+  if (s->features) wsisa__run_features_move(s->features, out, NULL);
   s->created = 1;
   snprintf(parent, sizeof parent, "%s", out);
   char *slash = strrchr(parent, '/');

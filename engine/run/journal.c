@@ -119,8 +119,9 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
 
 int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary *sum,
                         wsisa_err *e) {
-  char path[4200];
-  wsisa__run_path(s, "journal.csv", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  int rc = wsisa__run_path(s, "journal.csv", path, e);
+  if (rc) return rc;
   journal_reader jr = {s, path, 0};
   wsisa__journal_summary local;
   if (!sum) sum = &local;
@@ -131,8 +132,8 @@ int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary 
   if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > WSISA_TEXT_MAX_TABLE)
     return wsisa_error(e, WSISA_EFORMAT, "%s: larger than %s, the most a journal may hold", path,
                        wsisa_bytes_text((double)WSISA_TEXT_MAX_TABLE, size, sizeof size));
-  int rc = wsisa__lines_read(path, JOURNAL_HEADER, journal_old, JOURNAL_FIELDS, repair,
-                             journal_take, &jr, &sum->lines, &sum->torn, e);
+  rc = wsisa__lines_read(path, JOURNAL_HEADER, journal_old, JOURNAL_FIELDS, repair, journal_take,
+                         &jr, &sum->lines, &sum->torn, e);
   sum->repeats = jr.repeats;
   if (!rc)
     wsisa_log(WSISA_LOG_INFO, "run", "%s: %zu whole lines (%zu repeated)", path, sum->lines,
@@ -141,7 +142,7 @@ int wsisa__journal_read(wsisa__study_run *s, int repair, wsisa__journal_summary 
 }
 
 int wsisa__journal_open(wsisa__study_run *s, int fresh, wsisa_err *e) {
-  char path[4200];
-  wsisa__run_path(s, "journal.csv", path, sizeof path);
-  return wsisa__lines_open(path, fresh, JOURNAL_HEADER, &s->journal, e);
+  char path[WSISA_PATH_MAX];
+  int rc = wsisa__run_path(s, "journal.csv", path, e);
+  return rc ? rc : wsisa__lines_open(path, fresh, JOURNAL_HEADER, &s->journal, e);
 }

@@ -17,8 +17,9 @@
 #include "engine/run/run_internal.h"
 #include "io/csv.h"
 
-void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap) {
-  snprintf(buf, cap, "%s/%s", s->dir, name);
+int wsisa__run_path(const wsisa__study_run *s, const char *name, char buf[WSISA_PATH_MAX],
+                    wsisa_err *e) {
+  return wsisa_path_fmt_err(buf, e, "%s/%s", s->dir, name);
 }
 
 uint64_t wsisa__run_id(const wsisa__study_run *s, size_t r) {
@@ -194,10 +195,12 @@ static int write_best(wsisa_stage *stage, const char *path, wsisa__study_run *s,
 }
 
 int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
-  char path[4200], outputs[4200], best[4200];
-  snprintf(path, sizeof path, "%s/metrics.csv", dir ? dir : s->dir);
-  snprintf(outputs, sizeof outputs, "%s/outputs.csv", dir ? dir : s->dir);
-  snprintf(best, sizeof best, "%s/best.json", dir ? dir : s->dir);
+  char path[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX], best[WSISA_PATH_MAX];
+  if (!dir) dir = s->dir;
+  if (wsisa_path_fmt_err(path, e, "%s/metrics.csv", dir) ||
+      wsisa_path_fmt_err(outputs, e, "%s/outputs.csv", dir) ||
+      wsisa_path_fmt_err(best, e, "%s/best.json", dir))
+    return WSISA_EUSAGE;
   const size_t nm = s->study->nmetrics;
   double *out = malloc((s->nruns ? s->nruns : 1) * (nm ? nm : 1) * sizeof *out);
   if (!out) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
@@ -269,10 +272,10 @@ int wsisa__results_metrics(wsisa__study_run *s, const char *dir, wsisa_err *e) {
  * results folder so --resume reads the same design back. */
 static int write_csv_design(wsisa__study_run *s, const char *dir, const char *name,
                             wsisa_err *e) {
-  char path[4200];
-  snprintf(path, sizeof path, "%s/%s", dir, name);
+  char path[WSISA_PATH_MAX];
   wsisa_csv_writer *w;
-  int rc = wsisa_csv_create(path, &w, e);
+  int rc = wsisa_path_fmt_err(path, e, "%s/%s", dir, name);
+  if (!rc) rc = wsisa_csv_create(path, &w, e);
   if (rc) return rc;
   wsisa_csv_text(w, "run_id");
   for (int p = 0; p < WSISA_SEG_NPARAMS; p++) wsisa_csv_text(w, wsisa_seg_param_name(p));
@@ -291,10 +294,10 @@ int wsisa__results_samples(wsisa__study_run *s, const char *dir, wsisa_err *e) {
     int rc = write_csv_design(s, dir, "samples.csv", e);
     return rc ? rc : write_csv_design(s, dir, "design.csv", e);
   }
-  char path[4200];
-  snprintf(path, sizeof path, "%s/samples.csv", dir);
+  char path[WSISA_PATH_MAX];
   wsisa_csv_writer *w;
-  int rc = wsisa_csv_create(path, &w, e);
+  int rc = wsisa_path_fmt_err(path, e, "%s/samples.csv", dir);
+  if (!rc) rc = wsisa_csv_create(path, &w, e);
   if (rc) return rc;
   wsisa_csv_text(w, "run_id");
   for (size_t c = 0; c < s->space->nparams; c++) wsisa_csv_text(w, s->space->params[c].name);
@@ -309,9 +312,9 @@ int wsisa__results_samples(wsisa__study_run *s, const char *dir, wsisa_err *e) {
 }
 
 int wsisa__results_study(wsisa__study_run *s, wsisa_err *e) {
-  char path[4200], *text = NULL;
-  wsisa__run_path(s, "study.json", path, sizeof path);
-  int rc = wsisa_study_to_json(s->study, &text, e);
+  char path[WSISA_PATH_MAX], *text = NULL;
+  int rc = wsisa__run_path(s, "study.json", path, e);
+  if (!rc) rc = wsisa_study_to_json(s->study, &text, e);
   if (rc) return rc;
   rc = wsisa_output_write(path, text, strlen(text), e);
   free(text);
@@ -362,10 +365,10 @@ static char *reference_text(const wsisa__study_run *s) {
 
 int wsisa__results_reference(wsisa__study_run *s, const char *dir, wsisa_err *e) {
   if (!s->set.annotated) return 0;
-  char path[4200], *text = reference_text(s);
-  snprintf(path, sizeof path, "%s/reference.json", dir ? dir : s->dir);
-  if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
-  int rc = wsisa_output_write(path, text, strlen(text), e);
+  char path[WSISA_PATH_MAX], *text = reference_text(s);
+  int rc = wsisa_path_fmt_err(path, e, "%s/reference.json", dir ? dir : s->dir);
+  if (!rc && !text) rc = wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
+  if (!rc) rc = wsisa_output_write(path, text, strlen(text), e);
   free(text);
   return rc;
 }
@@ -393,8 +396,12 @@ int wsisa__results_differs(const char *path, const char *made, const char *what,
 
 int wsisa__results_reference_check(wsisa__study_run *s, wsisa_err *e) {
   if (!s->set.annotated) return 0;
-  char path[4200], *text = reference_text(s);
-  wsisa__run_path(s, "reference.json", path, sizeof path);
+  char path[WSISA_PATH_MAX], *text = reference_text(s);
+  int rc = wsisa__run_path(s, "reference.json", path, e);
+  if (rc) {
+    free(text);
+    return rc;
+  }
   if (!text) return wsisa_error(e, WSISA_ENOMEM, "%s: out of memory", path);
   FILE *f = NULL;
   wsisa_err kind = WSISA_ERR_INIT;
@@ -471,7 +478,7 @@ static json_t *estimate_json(const wsisa__study_run *s, long rss_kib) {
  * into `warnings` what it doubted, or that it was turned off. */
 static json_t *stain_json(const wsisa__study_input *in, json_t *warnings) {
   if (!in->stain_checked) {
-    char w[4600];
+    char w[WSISA_NOTE_MAX];
     snprintf(w, sizeof w,
              "%s: the stain check is turned off (inputs.stain_check false): not checked to be "
              "bright-field H&E, which the segmentation needs",
@@ -561,7 +568,7 @@ static json_t *input_json(const wsisa__study_run *s, const wsisa__study_input *i
     json_object_set_new(o, "reference", json_string(in->annot ? wsisa_annot_kind_name(in->annot->kind)
                                                               : "none"));
   } else if (tissue_mm2 > 0 && density < WSISA_MIN_NUCLEI_PER_MM2) {
-    char w[4600];
+    char w[WSISA_NOTE_MAX];
     snprintf(w, sizeof w,
              "%s: the reference segmentation found %llu nuclei in %.3g mm2 of tissue (%.0f per "
              "mm2, fewer than %.0f): not H&E tissue at %g um/pixel? the indices may describe "
@@ -584,8 +591,9 @@ static json_t *now_json(void) {
 }
 
 int wsisa__results_provenance(wsisa__study_run *s, json_t *rewritten, wsisa_err *e) {
-  char run_json[4200];
-  wsisa__run_path(s, "run.json", run_json, sizeof run_json);
+  char run_json[WSISA_PATH_MAX];
+  int rc = wsisa__run_path(s, "run.json", run_json, e);
+  if (rc) return rc;
   json_t *inputs = json_array(), *warnings = json_array();
   for (size_t i = 0; i < s->set.ninputs; i++)
     json_array_append_new(inputs, input_json(s, &s->set.inputs[i], warnings));
@@ -612,8 +620,7 @@ int wsisa__results_provenance(wsisa__study_run *s, json_t *rewritten, wsisa_err 
     return write_json(run_json, earlier, JSON_INDENT(2) | JSON_REAL_PRECISION(8), e);
   }
   json_decref(earlier);
-  int rc = write_provenance(s, inputs, warnings, resumes, e);
-  return rc;
+  return write_provenance(s, inputs, warnings, resumes, e);
 }
 
 /* Where the units and their tasks ran with CPU and OpenCL workers (the
@@ -654,7 +661,7 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
                             json_t *resumes, wsisa_err *e) {
   int major, minor, release;
   starpu_get_version(&major, &minor, &release);
-  char starpu_v[32], path[4200];
+  char starpu_v[32], path[WSISA_PATH_MAX];
   snprintf(starpu_v, sizeof starpu_v, "%d.%d.%d", major, minor, release);
   const wsisa_study_reuse_opts *ro = &s->study->reuse;
   /* read once: run.json's figure and the estimate's actual are the same peak */
@@ -760,7 +767,11 @@ static int write_provenance(wsisa__study_run *s, json_t *inputs, json_t *warning
   json_object_set_new(root, "warnings", warnings);
   /* this process's figures: after a resume, those of the units it ran */
   json_object_set_new(root, "resumes", resumes);
-  wsisa__run_path(s, "run.json", path, sizeof path);
+  int rc = wsisa__run_path(s, "run.json", path, e);
+  if (rc) {
+    json_decref(root);
+    return rc;
+  }
   return write_json(path, root, JSON_INDENT(2) | JSON_REAL_PRECISION(8), e);
 }
 
@@ -771,10 +782,11 @@ int wsisa__results_indexed(const wsisa__study_run *s) {
 /* The ranking the user reads first: parameters by their main index for the
  * first metric (MOAT mu*, VBD ST, correlation |PRCC|). */
 void wsisa__results_print_top(const wsisa__study_run *s) {
-  char path[4200];
-  wsisa__run_path(s, "indices.csv", path, sizeof path);
+  char path[WSISA_PATH_MAX];
   wsisa_csv *c = NULL;
-  if (wsisa_csv_read_table(path, "output", &c, NULL)) return;
+  if (wsisa__run_path(s, "indices.csv", path, NULL) ||
+      wsisa_csv_read_table(path, "output", &c, NULL))
+    return;
   static const char *const keys[] = {"mu_star", "ST", "prcc"};
   long col = -1, pcol = wsisa_csv_column(c, "parameter");
   const char *key = NULL;

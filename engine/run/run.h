@@ -92,7 +92,7 @@ typedef struct wsisa_plan_report {
   int deadline_ranks;       /* 0: not met within deadline_max_ranks */
   int deadline_max_ranks;
   double deadline_makespan;
-  char starpu_home[1024];
+  char starpu_home[WSISA_PATH_MAX];
 } wsisa_plan_report;
 
 /* The reuse analysis of a segmentation study's design under each strategy,

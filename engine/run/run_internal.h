@@ -15,8 +15,8 @@ typedef struct wsisa__run_features wsisa__run_features;
 /* Everything one `wsisa run` knows, from the study to the counts. */
 typedef struct wsisa__study_run {
   wsisa_study *study;
-  char dir[4096];           /* the results folder (its temporary name while it is made) */
-  char out[4096];           /* the results folder's name */
+  char dir[WSISA_PATH_MAX];  /* the results folder (its temporary name while it is made) */
+  char out[WSISA_PATH_MAX];  /* the results folder's name */
   wsisa__tile_set set;       /* its tiles, their names and inputs (wsisa__study_tiles) */
   wsisa_sa_space *space;
   wsisa_sa_opts sa;
@@ -77,7 +77,7 @@ int wsisa__run_features_new(char *const *metrics, size_t nmetrics, size_t nruns,
 void wsisa__run_features_free(wsisa__run_features *f);
 int wsisa__run_features_open(wsisa__run_features *f, int fresh, wsisa_err *e);
 /* The results folder was renamed into place: messages name `dir` now. */
-void wsisa__run_features_move(wsisa__run_features *f, const char *dir);
+int wsisa__run_features_move(wsisa__run_features *f, const char *dir, wsisa_err *e);
 /* Resume: read the values back (checked lines, as the journal's; `repair`,
  * lines and torn as wsisa__lines_read); a (run, tile) of `have` without them
  * is cleared. */
@@ -92,7 +92,8 @@ double wsisa__run_features_metric(wsisa__run_features *f, size_t run, const char
 double wsisa__wasserstein1(const double *a, size_t na, const double *b, size_t nb);
 
 /* DIR/name into buf. */
-void wsisa__run_path(const wsisa__study_run *s, const char *name, char *buf, size_t cap);
+int wsisa__run_path(const wsisa__study_run *s, const char *name, char buf[WSISA_PATH_MAX],
+                    wsisa_err *e);
 /* The run id of run r (an index in params): the design CSV's, else r. */
 uint64_t wsisa__run_id(const wsisa__study_run *s, size_t r);
 
@@ -200,7 +201,7 @@ typedef struct wsisa__slide_run {
   int halo, has_stats;
   double stats[WSISA_STATS_N];
   double params[WSISA_SEG_NPARAMS];
-  char work[4420];
+  char work[WSISA_PATH_MAX];
   int lock_fd, store_fd, created;
   FILE *journal;
   uint64_t store_end;
@@ -215,7 +216,8 @@ typedef struct wsisa__slide_totals {
 } wsisa__slide_totals;
 
 /* DIR/name of the work folder into buf. */
-void wsisa__slide_work_path(const wsisa__slide_run *s, const char *name, char *buf, size_t cap);
+int wsisa__slide_work_path(const wsisa__slide_run *s, const char *name, char buf[WSISA_PATH_MAX],
+                           wsisa_err *e);
 /* Square millimetres of `pixels` target pixels. */
 double wsisa__slide_tissue_mm2(const wsisa__slide_run *s, uint64_t pixels);
 /* Every output from the journal, in grid order, staged and committed

@@ -113,18 +113,22 @@ static const char *existing(const wsisa_runner_request *r) {
 
 /* The study (from its file, the results folder, or the default), checked
  * before anything is written. */
-static int load_study(wsisa__study_run *s, const wsisa_runner_request *r, char *study_path, size_t cap,
-                      wsisa_sched *sched, wsisa_err *e) {
-  int rc;
+static int load_study(wsisa__study_run *s, const wsisa_runner_request *r,
+                      char study_path[WSISA_PATH_MAX], wsisa_sched *sched, wsisa_err *e) {
+  int rc = 0;
   const char *dir = existing(r);
-  if (dir) snprintf(study_path, cap, "%s/study.json", dir);
-  else if (r->study) snprintf(study_path, cap, "%s", r->study);
+  if (dir)
+    rc = wsisa_path_fmt_err(study_path, e, "%s/study.json", dir);
+  else if (r->study)
+    rc = wsisa_path_fmt_err(study_path, e, "%s", r->study);
+  if (rc) return rc;
   if (dir && access(study_path, R_OK) != 0)
     return wsisa_error(e, WSISA_EUSAGE, "%s %s: no study.json there: not a results folder",
                        r->resume ? "--resume" : "--check", dir);
   if (!dir && !r->study) {
-    snprintf(study_path, cap, "(default study)");
-    char sample[4096], quoted[8200], text[sizeof default_study + sizeof quoted];
+    snprintf(study_path, WSISA_PATH_MAX, "(default study)");
+    char sample[WSISA_PATH_MAX], quoted[2 * WSISA_PATH_MAX],
+        text[sizeof default_study + sizeof quoted];
     if (wsisa_data_file("CMU-1-Small-Region.svs", WSISA_DATA_DIR, sample, sizeof sample))
       return wsisa_error(e, WSISA_EUSAGE, "the bundled sample's path is too long");
     /* a JSON string: quotes and backslashes escaped */
@@ -202,8 +206,8 @@ static int design_defaults(wsisa__study_run *s, wsisa_err *e) {
  * runs x tiles against the memory. */
 static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err *e) {
   const char *dir = existing(r);
-  char design_csv[4200];
-  snprintf(design_csv, sizeof design_csv, "%s/design.csv", dir ? dir : ".");
+  char design_csv[WSISA_PATH_MAX];
+  if (wsisa_path_fmt_err(design_csv, e, "%s/design.csv", dir ? dir : ".")) return WSISA_EUSAGE;
   const char *samples = r->samples;
   if (dir && access(design_csv, R_OK) == 0) samples = design_csv;
   size_t max_runs = r->force ? 0 : WSISA_STUDY_MAX_RUNS, rows;
@@ -233,23 +237,23 @@ static int prepare(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
 /* --resume: the folder locked, what the journals hold read back (a torn last
  * line cut off), the journals open for appending. */
 static int reopen(wsisa__study_run *s, wsisa_err *e) {
-  char path[4200];
+  char path[WSISA_PATH_MAX];
   int rc;
   /* the annotations the journal's counts were measured against */
   if ((rc = wsisa__results_reference_check(s, e))) return rc;
   /* a folder made before the temporary-folder step may lack its design */
-  wsisa__run_path(s, "samples.csv", path, sizeof path);
+  if ((rc = wsisa__run_path(s, "samples.csv", path, e))) return rc;
   if (access(path, F_OK) != 0) {
     wsisa_log(WSISA_LOG_WARN, "run", "%s: missing; written again from the study", path);
     if ((rc = wsisa__results_samples(s, NULL, e))) return rc;
   }
-  wsisa__run_path(s, "journal.csv", path, sizeof path);
+  if ((rc = wsisa__run_path(s, "journal.csv", path, e))) return rc;
   int fresh = access(path, F_OK) != 0;
   if (fresh) wsisa_log(WSISA_LOG_WARN, "run", "%s: missing; every unit runs", path);
   else if ((rc = wsisa__journal_read(s, 1, NULL, e))) return rc;
   if ((rc = wsisa__journal_open(s, fresh, e))) return rc;
   if (!s->features) return 0;
-  wsisa__run_path(s, "feature_values.csv", path, sizeof path);
+  if ((rc = wsisa__run_path(s, "feature_values.csv", path, e))) return rc;
   fresh = access(path, F_OK) != 0;
   if (fresh) memset(s->have, 0, s->nruns * s->set.ntiles);
   else if ((rc = wsisa__run_features_read(s->features, s->have, 1, NULL, NULL, e))) return rc;
@@ -389,11 +393,11 @@ static json_t *outputs_rewritten(wsisa__study_run *s) {
   const char *names[] = {"metrics.csv", "outputs.csv", "best.json"};
   int made_ok = !wsisa__results_metrics(s, made, &inner);
   for (size_t i = 0; i < 3 && made_ok; i++) {
-    char path[4400], again[4400], why[600];
-    wsisa__run_path(s, names[i], path, sizeof path);
-    snprintf(again, sizeof again, "%s/%s", made, names[i]);
+    char path[WSISA_PATH_MAX], again[WSISA_PATH_MAX], why[600];
     /* one not there yet (an interrupted run's) is simply written */
-    if (access(path, F_OK) != 0 || access(again, F_OK) != 0 ||
+    if (wsisa__run_path(s, names[i], path, &inner) ||
+        wsisa_path_fmt_err(again, &inner, "%s/%s", made, names[i]) || access(path, F_OK) != 0 ||
+        access(again, F_OK) != 0 ||
         !wsisa__results_differs(path, again, "the journal", why, sizeof why))
       continue;
     wsisa_log(WSISA_LOG_WARN, "run", "%s: rewritten from the journal", why);
@@ -459,24 +463,24 @@ static int execute(wsisa__study_run *s, const wsisa_runner_request *r, wsisa_err
 }
 
 static int analyze(wsisa__study_run *s, wsisa_err *e) {
-  char study[4200], samples[4200], outputs[4200];
-  wsisa__run_path(s, "study.json", study, sizeof study);
-  wsisa__run_path(s, "samples.csv", samples, sizeof samples);
-  wsisa__run_path(s, "outputs.csv", outputs, sizeof outputs);
+  char study[WSISA_PATH_MAX], samples[WSISA_PATH_MAX], outputs[WSISA_PATH_MAX];
+  int rc = wsisa__run_path(s, "study.json", study, e);
+  if (!rc) rc = wsisa__run_path(s, "samples.csv", samples, e);
+  if (!rc) rc = wsisa__run_path(s, "outputs.csv", outputs, e);
+  if (rc) return rc;
   /* a run without nuclei has no mean area: VBD drops its base samples and
    * says how many, rather than failing the study at its last step */
   wsisa_analysis_request a = {.study_path = study, .samples_path = samples, .outputs_path = outputs,
                               .dir = s->dir, .drop_missing = 1};
-  int rc = wsisa_analysis_run(&a, e);
+  rc = wsisa_analysis_run(&a, e);
   if (!rc) printf("wrote %s/indices.csv, %s/indices.json and plots\n", s->dir, s->dir);
   return rc;
 }
 
 /* With annotations: the best run, as best.json names it, and how to see it. */
 static void print_best(const wsisa__study_run *s) {
-  char path[4200];
-  wsisa__run_path(s, "best.json", path, sizeof path);
-  json_t *b = json_load_file(path, 0, NULL);
+  char path[WSISA_PATH_MAX];
+  json_t *b = wsisa__run_path(s, "best.json", path, NULL) ? NULL : json_load_file(path, 0, NULL);
   if (!b) {
     printf("no best run: no metric of the study says which way is better (dice, jaccard, "
            "object_*, aji, wasserstein:<feature> do)\n");
@@ -560,8 +564,8 @@ static int run(wsisa__study_run *s, const wsisa_runner_request *r, const wsisa_s
     wsisa_runtime_shutdown();
     s->runtime = 0;
   }
-  char design_csv[4200];
-  wsisa__run_path(s, "design.csv", design_csv, sizeof design_csv);
+  char design_csv[WSISA_PATH_MAX];
+  if (!rc) rc = wsisa__run_path(s, "design.csv", design_csv, e);
   if (!rc) rc = finish(s, r->resume && s->from_csv ? design_csv : r->samples, e);
   if (!rc || rc == WSISA_EINTERRUPTED) return rc;
   if (s->created && !s->units_journaled) {
@@ -612,14 +616,14 @@ int wsisa_runner_run(const wsisa_runner_request *r, wsisa_err *e) {
     rc = wsisa_dist_worker(e);
   } else if (!rc) {
     wsisa_machine_read(&s.machine);
-    char study_path[4200];
+    char study_path[WSISA_PATH_MAX];
     wsisa_sched sched = {NULL, WSISA_SCHED_DEFAULT};
-    snprintf(s.dir, sizeof s.dir, "%s", existing(r) ? existing(r) : r->out);
+    rc = wsisa_path_fmt_err(s.dir, e, "%s", existing(r) ? existing(r) : r->out);
     /* "results/" names the folder results: its temporary one goes beside it */
     size_t n = strlen(s.dir);
     while (n > 1 && s.dir[n - 1] == '/') s.dir[--n] = '\0';
     snprintf(s.out, sizeof s.out, "%s", s.dir);
-    rc = load_study(&s, r, study_path, sizeof study_path, &sched, e);
+    if (!rc) rc = load_study(&s, r, study_path, &sched, e);
     if (!rc) rc = r->check ? check(&s, r, e) : run(&s, r, &sched, e);
   }
   run_free(&s);

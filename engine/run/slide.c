@@ -199,8 +199,8 @@ static int check_outputs(const wsisa_slide_segment_request *r, wsisa_err *e) {
     if (!r->force && stat(out[i].path, &st) == 0 && S_ISREG(st.st_mode))
       return wsisa_error(e, WSISA_EUSAGE, "%s %s: exists (give --force to replace it)",
                          out[i].flag, out[i].path);
-    char dir[4200];
-    snprintf(dir, sizeof dir, "%s", out[i].path);
+    char dir[WSISA_PATH_MAX];
+    if ((rc = wsisa_path_fmt_err(dir, e, "%s", out[i].path))) return rc;
     char *slash = strrchr(dir, '/');
     const char *where = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
     if (access(where, W_OK) != 0)
@@ -243,23 +243,24 @@ static int sync_dir(const char *dir) {
 }
 
 static int open_store(wsisa__slide_run *s, int fresh, wsisa_err *e) {
-  char path[4500];
-  wsisa__slide_work_path(s, "nuclei.bin", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  int rc = wsisa__slide_work_path(s, "nuclei.bin", path, e);
+  if (rc) return rc;
   s->store_fd = open(path, O_RDWR | O_CLOEXEC | (fresh ? O_CREAT | O_TRUNC : 0), 0644);
   if (s->store_fd < 0) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   struct stat st;
   if (fstat(s->store_fd, &st) != 0) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(errno));
   s->store_end = (uint64_t)st.st_size;
-  wsisa__slide_work_path(s, "journal.csv", path, sizeof path);
+  if ((rc = wsisa__slide_work_path(s, "journal.csv", path, e))) return rc;
   return wsisa__lines_open(path, fresh, JOURNAL_HEADER, &s->journal, e);
 }
 
 /* A new work folder, whole from the moment it exists: request.json and the
  * journal's header in a temporary folder beside it, renamed into place. */
 static int create_work(wsisa__slide_run *s, wsisa_err *e) {
-  char temp[4420], path[4500];
-  if ((size_t)snprintf(temp, sizeof temp, "%s.tmp-XXXXXX", s->work) >= sizeof temp - 8)
-    return wsisa_error(e, WSISA_EUSAGE, "%s: path too long", s->work);
+  char temp[WSISA_PATH_MAX], path[WSISA_PATH_MAX];
+  int rc = wsisa_path_fmt_err(temp, e, "%s.tmp-XXXXXX", s->work);
+  if (rc) return rc;
   if (!mkdtemp(temp))
     return wsisa_error(e, WSISA_EIO, "%s: cannot create a folder beside it (%s)", s->work,
                        strerror(errno));
@@ -272,11 +273,12 @@ static int create_work(wsisa__slide_run *s, wsisa_err *e) {
                           s->has_stats, "stats", stats);
   char *text = json_dumps(req, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
   json_decref(req);
-  snprintf(path, sizeof path, "%s/request.json", temp);
-  int rc = text ? wsisa_output_write(path, text, strlen(text), e)
-                : wsisa_error(e, WSISA_ENOMEM, "out of memory");
+  rc = wsisa_path_fmt_err(path, e, "%s/request.json", temp);
+  if (!rc)
+    rc = text ? wsisa_output_write(path, text, strlen(text), e)
+              : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   free(text);
-  char final[4420];
+  char final[WSISA_PATH_MAX];
   snprintf(final, sizeof final, "%s", s->work);
   snprintf(s->work, sizeof s->work, "%s", temp);
   if (!rc) rc = wsisa__run_folder_lock(temp, 1, &s->lock_fd, e);
@@ -353,9 +355,9 @@ static int journal_take(void *ctx, char **f, size_t n, size_t lineno, wsisa_err 
 /* An existing work folder: ours (its identity), locked, its journal read
  * (a torn last line cut off) and every record proved. */
 static int reopen_work(wsisa__slide_run *s, wsisa_err *e) {
-  char path[4500];
+  char path[WSISA_PATH_MAX];
   int rc = 0;
-  wsisa__slide_work_path(s, "request.json", path, sizeof path);
+  if ((rc = wsisa__slide_work_path(s, "request.json", path, e))) return rc;
   json_error_t je;
   json_t *req = wsisa_file_check(path, NULL) == 0 ? json_load_file(path, 0, &je) : NULL;
   json_t *id = json_object_get(req, "identity"), *stats = json_object_get(req, "stats");
@@ -384,7 +386,7 @@ static int reopen_work(wsisa__slide_run *s, wsisa_err *e) {
     s->stats[i] = json_number_value(json_array_get(stats, (size_t)i));
   json_decref(req);
   if ((rc = open_store(s, 0, e))) return rc;
-  wsisa__slide_work_path(s, "journal.csv", path, sizeof path);
+  if ((rc = wsisa__slide_work_path(s, "journal.csv", path, e))) return rc;
   journal_reader jr = {s, path};
   size_t lines = 0, torn = 0;
   fclose(s->journal);
@@ -426,8 +428,8 @@ static int on_tile(void *ctx, size_t tile, size_t bucket, const size_t *runs,
   if (span_bytes) memcpy(buf + WSISA__SLIDE_RECORD_HEAD, c->spans, span_bytes);
   if (row_bytes) memcpy(buf + WSISA__SLIDE_RECORD_HEAD + span_bytes, c->features, row_bytes);
   const uint32_t crc = wsisa__crc32(buf, bytes);
-  char path[4500];
-  wsisa__slide_work_path(s, "nuclei.bin", path, sizeof path);
+  char path[WSISA_PATH_MAX]; /* for messages: opened from it, so it fits */
+  wsisa__slide_work_path(s, "nuclei.bin", path, NULL);
   ssize_t wrote = pwrite(s->store_fd, buf, bytes, (off_t)s->store_end);
   free(buf);
   if (wrote != (ssize_t)bytes || fsync(s->store_fd) != 0)
@@ -445,7 +447,7 @@ static int on_tile(void *ctx, size_t tile, size_t bucket, const size_t *runs,
   int err = 0;
   if (fflush(s->journal) != 0 || ferror(s->journal)) err = errno ? errno : EIO;
   if (!err && fsync(fileno(s->journal)) != 0) err = errno;
-  wsisa__slide_work_path(s, "journal.csv", path, sizeof path);
+  wsisa__slide_work_path(s, "journal.csv", path, NULL);
   if (err) return wsisa_error(e, WSISA_EIO, "%s: %s", path, strerror(err));
   t->have = 1;
   s->journaled++;
@@ -535,7 +537,7 @@ static int prepare(wsisa__slide_run *s, wsisa_err *e) {
   /* the parameters are tuned for bright-field H&E: refused before any work */
   if (!rc && r->stain_check) {
     wsisa__stain *st = calloc(1, sizeof *st);
-    char warning[4600]; /* what the check doubts: logged by the verdict */
+    char warning[WSISA_NOTE_MAX]; /* what the check doubts: logged by the verdict */
     if (!st) rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
     else if (!(rc = wsisa__stain_sample(slide, s->grid, st, e)))
       rc = wsisa__stain_verdict(st, r->slide, "give --no-stain-check", warning, sizeof warning, e);
@@ -571,13 +573,12 @@ static int prepare(wsisa__slide_run *s, wsisa_err *e) {
  * command puts there. */
 static void remove_work(wsisa__slide_run *s) {
   static const char *const names[] = {"journal.csv", "nuclei.bin", "request.json", "lock"};
-  char path[4500];
+  char path[WSISA_PATH_MAX];
   if (s->journal) fclose(s->journal);
   if (s->store_fd >= 0) close(s->store_fd);
   s->journal = NULL, s->store_fd = -1;
   for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-    wsisa__slide_work_path(s, names[i], path, sizeof path);
-    unlink(path);
+    if (wsisa__slide_work_path(s, names[i], path, NULL) == 0) unlink(path);
   }
   if (rmdir(s->work) != 0)
     wsisa_log(WSISA_LOG_WARN, "segment", "%s: not removed (%s)", s->work, strerror(errno));

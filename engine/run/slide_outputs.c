@@ -24,9 +24,9 @@
 #define LABEL_TILE 512
 #define LABEL_MAX_ID 0xffffffu
 
-void wsisa__slide_work_path(const wsisa__slide_run *s, const char *name, char *buf, size_t cap) {
-  /* names are short: a path that does not fit is cut, and its open fails */
-  snprintf(buf, cap, "%s/%s", s->work, name);
+int wsisa__slide_work_path(const wsisa__slide_run *s, const char *name, char buf[WSISA_PATH_MAX],
+                           wsisa_err *e) {
+  return wsisa_path_fmt_err(buf, e, "%s/%s", s->work, name);
 }
 
 /* A tile's record, read back (proved when it was journaled or reopened). */
@@ -40,8 +40,13 @@ typedef struct record {
 static int record_read(const wsisa__slide_run *s, const wsisa__slide_tile *t, record *out, wsisa_err *e) {
   memset(out, 0, sizeof *out);
   if (!(out->buf = malloc(t->bytes))) return wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  char path[4500];
-  wsisa__slide_work_path(s, "nuclei.bin", path, sizeof path);
+  char path[WSISA_PATH_MAX];
+  int rc = wsisa__slide_work_path(s, "nuclei.bin", path, e);
+  if (rc) {
+    free(out->buf);
+    out->buf = NULL;
+    return rc;
+  }
   if (pread(s->store_fd, out->buf, t->bytes, (off_t)t->offset) != (ssize_t)t->bytes ||
       wsisa__crc32(out->buf, t->bytes) != t->crc) {
     free(out->buf);

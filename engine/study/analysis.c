@@ -396,12 +396,11 @@ static void file_safe(const char *name, char *buf, size_t cap) {
 
 static const char *staged(analysis *a, wsisa_stage *stage, const char *output, const char *suffix,
                           wsisa_err *e) {
-  char safe[128], path[4096];
+  char safe[128], path[WSISA_PATH_MAX];
   file_safe(output, safe, sizeof safe);
-  if (output[0])
-    snprintf(path, sizeof path, "%s/%s_%s", a->dir, safe, suffix);
-  else
-    snprintf(path, sizeof path, "%s/%s", a->dir, suffix);
+  if (output[0] ? wsisa_path_fmt_err(path, e, "%s/%s_%s", a->dir, safe, suffix)
+                : wsisa_path_fmt_err(path, e, "%s/%s", a->dir, suffix))
+    return NULL;
   /* -o DIR holding the inputs must not overwrite them */
   const char *inputs[] = {a->source, a->samples_path, a->outputs_path};
   if (wsisa_output_check(NULL, path, inputs, 3, e)) return NULL;

@@ -166,7 +166,7 @@ static int read_text(const char *path, char *text, json_t **out, size_t **lines_
 static int build(const char *path, json_t *root, const size_t *lines, wsisa_sa_space **out,
                  char *note, size_t note_cap, wsisa_err *e) {
   *out = NULL;
-  char at[4352];
+  char at[WSISA_NOTE_MAX]; /* the file and the place in it */
   int rc = json_is_object(root) ? 0 : wsisa_error(e, WSISA_EFORMAT, "%s: not a JSON object", path);
   const char *key;
   json_t *v;

@@ -71,7 +71,7 @@ static int add_input(tiling *s, const char *path, wsisa_input_kind kind, const w
 /* The stain check's verdict on what input `ri` showed; its warning kept for
  * run.json. */
 static int stain_verdict(wsisa__study_input *ri, wsisa_err *e) {
-  char warning[4600];
+  char warning[WSISA_NOTE_MAX];
   int rc = wsisa__stain_verdict(&ri->stain, ri->path, STUDY_STAIN_OVERRIDE, warning,
                                 sizeof warning, e);
   if (!rc && warning[0] && !(ri->stain_warning = strdup(warning)))
@@ -343,7 +343,7 @@ static int grid_tiles(tiling *s, wsisa__study_input *ri, const wsisa_grid *g,
                 : wsisa_error(e, WSISA_ENOMEM, "out of memory");
   if (!rc && !(ri->grid_index = malloc((g->ntiles ? g->ntiles : 1) * sizeof *ri->grid_index)))
     rc = wsisa_error(e, WSISA_ENOMEM, "out of memory");
-  char name[4400];
+  char name[WSISA_NOTE_MAX]; /* a tile's: the slide's path and its rectangle */
   for (size_t t = 0; !rc && t < g->ntiles; t++) {
     const wsisa_tile *tl = &g->tiles[t];
     if (!take[t]) continue;
