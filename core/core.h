@@ -114,6 +114,10 @@ static inline void *wsisa_image_row(const wsisa_image *img, int y) {
 double wsisa_now(void);
 /* qsort's ascending order of doubles (the medians of timings and values). */
 int wsisa_compare_doubles(const void *a, const void *b);
+/* An array p of *cap elements of `size` bytes with room for `need`: p, or
+ * p moved (*cap doubled from `first` until it fits), or NULL with p and *cap
+ * as they were (out of memory). */
+void *wsisa_grow(void *p, size_t *cap, size_t need, size_t size, size_t first);
 
 typedef struct wsisa_progress wsisa_progress;
 wsisa_progress *wsisa_progress_start(const char *label, uint64_t total);

@@ -24,6 +24,15 @@ int wsisa_compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+void *wsisa_grow(void *p, size_t *cap, size_t need, size_t size, size_t first) {
+  if (need <= *cap) return p;
+  size_t n = *cap ? *cap : first;
+  while (n < need) n *= 2;
+  void *grown = realloc(p, n * size);
+  if (grown) *cap = n;
+  return grown;
+}
+
 double wsisa_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,10 +1,5 @@
-/* Workers busy at once in the estimate (docs/architecture.md, "The
- * estimate"): a task is slower when the other workers of the node run beside
- * it (memory bandwidth, caches), and the models hold the times of
- * calibration's worker set, as busy as its rounds kept it. Calibration times
- * a set of its segmentations on k CPU workers, k = 1, 2, 4, ... up to the
- * cores, by the seconds the workers spend in tasks (StarPU's worker
- * profiling: waiting does not count, a stall on memory does). */
+/* Workers busy at once: a task's slowdown with k CPU workers busy, its probe
+ * and the factor (docs/architecture.md, "The estimate in detail": "Busy workers"). */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>

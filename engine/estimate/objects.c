@@ -1,12 +1,6 @@
-/* Object reuse in the estimate (docs/architecture.md, "Object reuse" and
- * "The estimate"): how much of levels 6 and 7 a run takes from its tile's
- * object store. Calibration measures, on its largest tile, levels 6 and 7
- * without a store, with an empty one and with one holding the same run, and
- * per parameter of levels 1-6 the share of the units a store holding one
- * run leaves to compute for a run that differs in it alone, by how far. The
- * simulation prices each level-6/7 task by what its tile's store on its
- * rank holds, followed through stand-in objects whose changes follow the
- * curves measured. */
+/* Object reuse in the estimate, calibration's probe and the pricer of
+ * level-6/7 tasks by what their tile's store holds (docs/architecture.md,
+ * "The estimate in detail": "Object reuse"). */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -152,7 +146,7 @@ static int param_curves(const wsisa_tile_data *tile, const wsisa__probe_input *i
     rc = walk(tile, base, p, values, n, points, e);
     json_array_append_new(curves, json_pack("{s:s, s:o, s:o, s:o}", "from",
                                             c ? "defaults" : "design pair", "base",
-                                            wsisa__params_json(base), "values", vs, "points",
+                                            WSISA__PARAMS_JSON(base), "values", vs, "points",
                                             points));
   }
   *out = json_pack("{s:o}", "curves", curves);
@@ -178,7 +172,7 @@ static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
     if (!(rc = least(tile, x, 0, NULL, f, e)) && !(rc = least(tile, x, 1, NULL, c, e)) &&
         !(rc = least(tile, x, 1, x, h, e)))
       json_array_append_new(segs, json_pack("{s:o, s:[f, f], s:[f, f], s:[f, f]}", "values",
-                                            wsisa__params_json(x), "fine", f[0], f[1], "cold",
+                                            WSISA__PARAMS_JSON(x), "fine", f[0], f[1], "cold",
                                             c[0], c[1], "hit", h[0], h[1]));
   }
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
@@ -463,11 +457,6 @@ static int poisson(wsisa_sa_rng *rng, double mu) {
   return k;
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 void wsisa__objects_pricer_free(wsisa__objects_pricer *pr) {
   if (pr->memo) table_free(pr->memo), free(pr->memo);
   pr->memo = NULL;
@@ -541,18 +530,16 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
         }
         int k = poisson(&rng, mu);
         if (ncuts + (size_t)k > capcuts) {
-          size_t cap = capcuts ? 2 * capcuts : 1024;
-          while (cap < ncuts + (size_t)k) cap *= 2;
-          double *grown = realloc(pr->cuts, cap * sizeof *grown);
+          double *grown = wsisa_grow(pr->cuts, &capcuts, ncuts + (size_t)k, sizeof *grown, 1024);
           if (!grown) {
             rc = -1;
             break;
           }
-          pr->cuts = grown, capcuts = cap;
+          pr->cuts = grown;
         }
         for (int i = 0; i < k; i++)
           pr->cuts[ncuts + (size_t)i] = lo[p] + wsisa_sa_rng_uniform(&rng) * (hi[p] - lo[p]);
-        if (k > 1) qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, by_value);
+        if (k > 1) qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, wsisa_compare_doubles);
         pr->ncut[at] = k;
         ncuts += (size_t)k;
       }
@@ -626,12 +613,10 @@ static long put(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen, int 
 
 /* Room in seen's runs of level l for one more; -1: out of memory. */
 static int room_for_run(wsisa__objects_seen *seen, int l) {
-  if (seen->nruns[l] < seen->capruns[l]) return 0;
-  size_t cap = seen->capruns[l] ? 2 * seen->capruns[l] : 64;
-  size_t *grown = realloc(seen->runs[l], cap * sizeof *grown);
-  if (!grown) return -1;
-  seen->runs[l] = grown, seen->capruns[l] = cap;
-  return 0;
+  size_t *grown =
+      wsisa_grow(seen->runs[l], &seen->capruns[l], seen->nruns[l] + 1, sizeof *grown, 64);
+  if (grown) seen->runs[l] = grown;
+  return grown ? 0 : -1;
 }
 
 /* The hash of the runs the store saw, in order, and then run. */

@@ -92,9 +92,9 @@ double wsisa__workers_executing(void) {
   return sum;
 }
 
-json_t *wsisa__params_json(const double *v) {
+json_t *wsisa__doubles_json(const double *v, size_t n) {
   json_t *a = json_array();
-  for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(a, json_real(v[q]));
+  for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
   return a;
 }
 

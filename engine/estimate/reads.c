@@ -1,8 +1,6 @@
-/* Reading a tile in the estimate (docs/architecture.md, "The estimate"): the
- * executor reads a tile's pixels (its region and halo, decoded, with the
- * colour statistics) on the submitting thread when it opens the tile, and
- * no StarPU task accounts for that time. Calibration times each of its
- * tiles' read as a run reads it; a tile is priced by the nearest in pixels. */
+/* Reading a tile on the submitting thread, which no StarPU task accounts for:
+ * its probe, a tile priced by the nearest in pixels (docs/architecture.md,
+ * "The estimate in detail": "The schedule"). */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
