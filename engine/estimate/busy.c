@@ -13,12 +13,9 @@
 
 static int load(json_t *root, wsisa__models *models);
 
-/* The same set of segmentations at every width: `copies` chains, chain c at
- * calibration's segmentation c modulo their number (the design's variants,
- * the mix of tasks a run meets), all ready side by side, so that the
- * workers stay busy but for the set's tail; its seconds in tasks and its
- * wall time added to *secs and *wall. The release of a round's outputs is
- * timed too, as the runs do it. */
+/* The same set at every width: `copies` chains, chain c at calibration's
+ * segmentation c modulo their number, all ready side by side; its seconds in
+ * tasks and wall time (its outputs' release too, as a run's) added up. */
 static int set_work(const wsisa_tile_data *tile, const wsisa__probe_input *w, int copies,
                     wsisa_task_data *paths, double *secs, double *wall, wsisa_err *e) {
   starpu_task_wait_for_all(); /* the tile's stage out of it */

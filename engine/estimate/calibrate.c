@@ -319,15 +319,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   if (!rc) {
     wsisa_machine_cores cores;
     wsisa_machine_cores_read(&cores);
-    wsisa__probe_input in = {rd.pick,
-                             out->ntiles,
-                             rd.halo,
-                             rows,
-                             nruns,
-                             rd.vectors,
-                             rd.nvec,
-                             study->reuse.object_reuse,
-                             rd.sched.name,
+    wsisa__probe_input in = {rd.pick, out->ntiles, rd.halo, rows, nruns, rd.vectors, rd.nvec,
+                             study->reuse.object_reuse, rd.sched.name,
                              cores.offered > 0 ? cores.offered : 1,
                              rd.cal_cpu > 0 ? rd.cal_cpu : 1,
                              rd.in_tasks > 0 && rd.wall > 0 ? rd.in_tasks / rd.wall : 0};

@@ -523,37 +523,27 @@ static int lookup(wsisa_estimate *est, const wsisa__profile *pr, size_t st, size
       nsame_cal += E[k].n >= min;
     }
   }
+  /* the evidence, best first: calibrated points only, unless there are none */
+  const struct {
+    size_t have, n;
+    wsisa_est_class cls;
+    point *use;
+    double at;
+  } ways[] = {{nsame_cal, nsame, WSISA_EST_INTERPOLATED, same, npix},
+              {nsim_cal, nsim, WSISA_EST_SIMILAR, similar, t->size},
+              {exact != NULL, 0, WSISA_EST_FEW, NULL, 0},
+              {nsame, nsame, WSISA_EST_FEW, same, npix},
+              {nsim, nsim, WSISA_EST_FEW, similar, t->size}};
   if (!rc) {
-    /* calibrated points only, unless there are none */
-    point *use = NULL;
-    size_t nuse = 0;
-    double at = npix;
-    if (nsame_cal) {
-      *cls = WSISA_EST_INTERPOLATED;
-      use = same, nuse = nsame;
-    } else if (nsim_cal) {
-      *cls = WSISA_EST_SIMILAR;
-      use = similar, nuse = nsim, at = t->size;
-    } else if (exact) {
-      *cls = WSISA_EST_FEW;
-      *us = exact->mean_us;
-    } else if (nsame) {
-      *cls = WSISA_EST_FEW;
-      use = same, nuse = nsame;
-    } else if (nsim) {
-      *cls = WSISA_EST_FEW;
-      use = similar, nuse = nsim, at = t->size;
-    } else {
-      *cls = WSISA_EST_GUESSED;
-      *us = NAN;
-    }
-    if (use) {
-      size_t m = 0;
-      int need_cal = *cls != WSISA_EST_FEW;
-      for (size_t k = 0; k < nuse; k++)
-        if (!need_cal || use[k].n >= min) use[m++] = use[k];
-      *us = interpolate_points(use, m, at);
-    }
+    size_t w = 0, nways = sizeof ways / sizeof *ways;
+    while (w < nways && !ways[w].have) w++;
+    *cls = w < nways ? ways[w].cls : WSISA_EST_GUESSED;
+    *us = w < nways && !ways[w].use ? exact->mean_us : NAN;
+    point *use = w < nways ? ways[w].use : NULL;
+    size_t m = 0;
+    for (size_t k = 0; use && k < ways[w].n; k++)
+      if (*cls == WSISA_EST_FEW || use[k].n >= min) use[m++] = use[k];
+    if (use) *us = interpolate_points(use, m, ways[w].at);
   }
   free(same);
   free(similar);

@@ -36,9 +36,7 @@ static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t cloc
 }
 
 /* Each level of p, the least of `repeats`; with `ref`, the defaults timed in
- * turn with it, the least of theirs there: a machine's speed drifts over the
- * probe (other processes, its clock), and a time is then taken against the
- * defaults' beside it. */
+ * turn with it (a machine's speed drifts over the probe), the least of theirs. */
 static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t clock,
                        double dt[WSISA_SEG_LEVELS], double *ref, int repeats, wsisa_err *e) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
@@ -119,11 +117,8 @@ static int time_beside(const sweeps *sw, const double *x, int repeats, json_t *l
   return rc;
 }
 
-/* The defaults, calibration's segmentations (each round's reference and
- * its vectors, which the models' means are made of) and each parameter's
- * sweep, each timed in turn with the defaults: the estimate multiplies a
- * run's ratios over every parameter it sets, and a slow spell of the
- * machine under one sweep would otherwise enter them all. */
+/* The defaults, calibration's segmentations (each round's reference and its
+ * vectors) and each parameter's sweep, each timed in turn with the defaults. */
 static int curves(sweeps *sw, const wsisa__probe_input *in, json_t *vecs, json_t *params,
                   wsisa_err *e) {
   const double *v0 = wsisa_seg_defaults();
@@ -164,11 +159,8 @@ static int curves(sweeps *sw, const wsisa__probe_input *in, json_t *vecs, json_t
 }
 
 /* The pair of parameters whose interplay the curves' product misses the
- * most (a low G1 and a low G2 together cost more than each alone): found at
- * the calibration segmentation the product misses the most (by INTERPLAY at
- * least), among the SCREEN parameters it moves that move a segmentation's
- * time the most alone, each two of them at its values with the others at
- * the defaults (into `screen`); pair[1] -1: none. */
+ * most, screened two by two at the segmentation it misses the most (into
+ * `screen`; the doc's "Level costs by parameter values"); pair[1] -1: none. */
 static int screen_pairs(const sweeps *sw, const wsisa__levels_model *m, json_t *screen,
                         int pair[2], wsisa_err *e) {
   const double *v0 = wsisa_seg_defaults(), *worst = NULL;

@@ -38,8 +38,8 @@ static int timed(const wsisa_tile_data *tile, const double *p, wsisa_object_stor
   return rc;
 }
 
-/* The least of REPEATS timings of p (store: NULL none; warm_with: a run the
- * fresh store first holds, NULL: empty; same: p twice, the second timed). */
+/* The least of REPEATS timings of p (with_store 0: none; warm_with: a run
+ * the fresh store first holds, NULL: empty). */
 static int least(const wsisa_tile_data *tile, const double *p, int with_store,
                  const double *warm_with, double out[2], wsisa_err *e) {
   out[0] = out[1] = INFINITY;
@@ -57,13 +57,9 @@ static int least(const wsisa_tile_data *tile, const double *p, int with_store,
   return rc;
 }
 
-/* How much a change of parameter p moves the units: p run at each of
- * values[0..n) (the rest of base), each into a fresh store of its own; then
- * for every two of them k apart in the list, the share of the pixels of
- * either's units the other's store does not hold. A point a distance: the
- * mean change between them and the mean of their shares, by level; the
- * values spread over the range, so the changes are taken all along it, not
- * from one place. */
+/* How much a change of parameter p moves the units: p at each of values[0..n)
+ * (the rest of base), each into a store of its own, compared two by two; a
+ * point a gap in the list: the mean change and the mean share missed, by level. */
 static int walk(const wsisa_tile_data *tile, const double *base, int p, const double *values,
                 int n, json_t *points, wsisa_err *e) {
   wsisa_object_store *s[SPLITS + 1] = {NULL};
@@ -105,11 +101,9 @@ static int measured_before(const double *vectors, size_t i) {
   return 0;
 }
 
-/* Parameter p's curves (NULL: the design does not vary it): its values
- * over the design's range, eighths of it (a connectivity: its two values),
- * walked from where the design changes p alone (consecutive runs that
- * differ, up to level 6, in p only: a MOAT step) and from the defaults: a
- * change misses more where other parameters make the nuclei touch. */
+/* Parameter p's curves (NULL: the design does not vary it), over eighths of
+ * its design range (a connectivity: its two values), from where the design
+ * changes p alone (a MOAT step) and from the defaults. */
 static int param_curves(const wsisa_tile_data *tile, const wsisa__probe_input *in, int p,
                         json_t **out, wsisa_err *e) {
   double lo = INFINITY, hi = -INFINITY;
