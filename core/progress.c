@@ -24,6 +24,11 @@ int wsisa_compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double wsisa_median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, wsisa_compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 void *wsisa_grow(void *p, size_t *cap, size_t need, size_t size, size_t first) {
   if (need <= *cap) return p;
   size_t n = *cap ? *cap : first;
@@ -33,11 +38,13 @@ void *wsisa_grow(void *p, size_t *cap, size_t need, size_t size, size_t first) {
   return grown;
 }
 
-double wsisa_now(void) {
+double wsisa_clock_seconds(clockid_t clock) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+double wsisa_now(void) { return wsisa_clock_seconds(CLOCK_MONOTONIC); }
 
 static void format_eta(double seconds, char *buf, size_t len) {
   if (seconds < 0 || seconds > 1e7) {

@@ -89,12 +89,12 @@ static int probe(const wsisa__probe_input *w, json_t **out, wsisa_err *e) {
    * in tasks over its wall time) to read them by: the median of the turns' */
   json_t *points = json_array(), *average = json_array();
   for (int i = 0; i < n; i++) {
-    json_array_append_new(points, json_pack("[i, f]", ks[i], wsisa__median(ratio[i], REPEATS)));
-    json_array_append_new(average, json_pack("[i, f]", ks[i], wsisa__median(busy[i], REPEATS)));
+    json_array_append_new(points, json_pack("[i, f]", ks[i], wsisa_median(ratio[i], REPEATS)));
+    json_array_append_new(average, json_pack("[i, f]", ks[i], wsisa_median(busy[i], REPEATS)));
   }
   json_t *root = json_pack("{s:i, s:i, s:i, s:i, s:f, s:o, s:o}", "cores", w->cores,
                            "calibrated_cpu_workers", w->calibrated_with, "segmentations",
-                           (int)w->nvec, "chains", copies, "alone_s", wsisa__median(alone, REPEATS),
+                           (int)w->nvec, "chains", copies, "alone_s", wsisa_median(alone, REPEATS),
                            "factors", points, "busy_on_average", average);
   /* calibration's rounds: measured now, or, when this calibration ran none
    * (the models held every task), as the one that filled them measured */

@@ -593,7 +593,7 @@ static int cost_profiles(wsisa_estimate *est, wsisa_err *e) {
       double size = est->prof[s].step[st].t[i].size;
       if (est->cls[at] <= WSISA_EST_INTERPOLATED && size > 0) ratio[m++] = est->cost[at] / size;
     }
-    double median = m ? wsisa__median(ratio, m) : NAN;
+    double median = m ? wsisa_median(ratio, m) : NAN;
     FOR_TASKS(est, s, st, i) {
       double *c = &est->cost[wsisa__est_at(est, s, st, i, a)];
       if (!isnan(*c)) continue;

@@ -84,10 +84,9 @@ void wsisa__probe_tile_close(wsisa__probe_tile *t);
  * write: root taken (NULL: out of memory). */
 json_t *wsisa__probe_read(const char *file);
 int wsisa__probe_write(json_t *root, const char *file, wsisa_err *e);
-/* The one CPU worker's thread CPU clock: its work whatever else the machine
- * runs (StarPU up with one CPU worker); seconds on a clock. */
+/* The one CPU worker's thread CPU clock (StarPU up with one CPU worker), for
+ * wsisa_clock_seconds. */
 clockid_t wsisa__worker_clock(void);
-double wsisa__clock_seconds(clockid_t clock);
 /* The seconds the CPU workers spent in tasks since the last call (StarPU's
  * worker profiling, which must be on; it then resets them). */
 double wsisa__workers_executing(void);
@@ -95,8 +94,6 @@ double wsisa__workers_executing(void);
 json_t *wsisa__doubles_json(const double *v, size_t n);
 #define WSISA__PARAMS_JSON(v) wsisa__doubles_json(v, WSISA_SEG_NPARAMS)
 #define WSISA__TIMES_JSON(t) wsisa__doubles_json(t, WSISA_SEG_LEVELS)
-/* The median of v[0..n) (sorted in place; n > 0). */
-double wsisa__median(double *v, size_t n);
 
 /* ---- the models the probes measure ------------------------------------------ */
 

@@ -29,7 +29,7 @@ static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
     munmap(p, MAP_BYTES);
   }
   *root = json_pack("{s:I, s:i, s:f}", "bytes", (json_int_t)MAP_BYTES, "maps", MAPS, "seconds",
-                    wsisa__median(t, MAPS));
+                    wsisa_median(t, MAPS));
   return 0;
 }
 

@@ -25,10 +25,10 @@ static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t cloc
   memset(&path, 0, sizeof path);
   int rc = 0;
   for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++) {
-    double t0 = wsisa__clock_seconds(clock);
+    double t0 = wsisa_clock_seconds(clock);
     rc = wsisa_workflow_task_submit(l, p, tile, &path, NULL, e);
     starpu_task_wait_for_all();
-    dt[l - 1] = fmin(dt[l - 1], wsisa__clock_seconds(clock) - t0);
+    dt[l - 1] = fmin(dt[l - 1], wsisa_clock_seconds(clock) - t0);
   }
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
   starpu_task_wait_for_all();
@@ -295,7 +295,7 @@ static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
     double col[MAX];
     for (size_t i = 0; i < n; i++) col[i] = t[i][l];
-    out[l] = wsisa__median(col, n);
+    out[l] = wsisa_median(col, n);
   }
 }
 

@@ -28,10 +28,10 @@ static int timed(const wsisa_tile_data *tile, const double *p, wsisa_object_stor
   for (int l = 1; l <= 5 && !rc; l++) rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
   starpu_task_wait_for_all();
   for (int l = 6; l <= 7 && !rc; l++) {
-    double t0 = wsisa__clock_seconds(clock);
+    double t0 = wsisa_clock_seconds(clock);
     rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
     starpu_task_wait_for_all();
-    dt[l - 6] = wsisa__clock_seconds(clock) - t0;
+    dt[l - 6] = wsisa_clock_seconds(clock) - t0;
   }
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
   starpu_task_wait_for_all();

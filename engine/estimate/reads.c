@@ -26,7 +26,7 @@ static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
     if (!rc)
       json_array_append_new(list, json_pack("{s:i, s:i, s:f}", "width", in->tiles[i].width,
                                             "height", in->tiles[i].height, "seconds",
-                                            wsisa__median(t, READS)));
+                                            wsisa_median(t, READS)));
   }
   if (rc) json_decref(list);
   else *root = json_pack("{s:i, s:i, s:o}", "halo", in->halo, "reads", READS, "tiles", list);
