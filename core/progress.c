@@ -1,5 +1,7 @@
 /* Progress on long work: a redrawn bar with ETA on a terminal, otherwise one
- * plain log line every few seconds. Safe to advance from several threads. */
+ * plain log line every few seconds. Safe to advance from several threads.
+ * Beside it the small helpers every room times and counts with: clocks, the
+ * median of timings, an array grown by doubling. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
