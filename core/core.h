@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #define WSISA_VERSION "0.1.0"
 
@@ -137,8 +138,16 @@ static inline void *wsisa_image_row(const wsisa_image *img, int y) {
  * otherwise. Quiet when WSISA_LOG is error. */
 /* Seconds on a monotonic clock: for durations, not dates. */
 double wsisa_now(void);
+/* Seconds on a clock (a thread's CPU clock: its work, whatever else runs). */
+double wsisa_clock_seconds(clockid_t clock);
 /* qsort's ascending order of doubles (the medians of timings and values). */
 int wsisa_compare_doubles(const void *a, const void *b);
+/* The median of v[0..n) (sorted in place; n > 0). */
+double wsisa_median(double *v, size_t n);
+/* An array p of *cap elements of `size` bytes with room for `need`: p, or
+ * p moved (*cap doubled from `first` until it fits), or NULL with p and *cap
+ * as they were (out of memory). */
+void *wsisa_grow(void *p, size_t *cap, size_t need, size_t size, size_t first);
 
 typedef struct wsisa_progress wsisa_progress;
 wsisa_progress *wsisa_progress_start(const char *label, uint64_t total);

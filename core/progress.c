@@ -1,5 +1,7 @@
 /* Progress on long work: a redrawn bar with ETA on a terminal, otherwise one
- * plain log line every few seconds. Safe to advance from several threads. */
+ * plain log line every few seconds. Safe to advance from several threads.
+ * Beside it the small helpers every room times and counts with: clocks, the
+ * median of timings, an array grown by doubling. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +26,27 @@ int wsisa_compare_doubles(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-double wsisa_now(void) {
+double wsisa_median(double *v, size_t n) {
+  qsort(v, n, sizeof *v, wsisa_compare_doubles);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void *wsisa_grow(void *p, size_t *cap, size_t need, size_t size, size_t first) {
+  if (need <= *cap) return p;
+  size_t n = *cap ? *cap : first;
+  while (n < need) n *= 2;
+  void *grown = realloc(p, n * size);
+  if (grown) *cap = n;
+  return grown;
+}
+
+double wsisa_clock_seconds(clockid_t clock) {
   struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
+  clock_gettime(clock, &ts);
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+double wsisa_now(void) { return wsisa_clock_seconds(CLOCK_MONOTONIC); }
 
 static void format_eta(double seconds, char *buf, size_t len) {
   if (seconds < 0 || seconds > 1e7) {

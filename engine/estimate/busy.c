@@ -1,10 +1,5 @@
-/* Workers busy at once in the estimate (docs/architecture.md, "The
- * estimate"): a task is slower when the other workers of the node run beside
- * it (memory bandwidth, caches), and the models hold the times of
- * calibration's worker set, as busy as its rounds kept it. Calibration times
- * a set of its segmentations on k CPU workers, k = 1, 2, 4, ... up to the
- * cores, by the seconds the workers spend in tasks (StarPU's worker
- * profiling: waiting does not count, a stall on memory does). */
+/* Workers busy at once: a task's slowdown with k CPU workers busy, its probe
+ * and the factor (docs/architecture.md, "The estimate in detail": "Busy workers"). */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -18,12 +13,9 @@
 
 static int load(json_t *root, wsisa__models *models);
 
-/* The same set of segmentations at every width: `copies` chains, chain c at
- * calibration's segmentation c modulo their number (the design's variants,
- * the mix of tasks a run meets), all ready side by side, so that the
- * workers stay busy but for the set's tail; its seconds in tasks and its
- * wall time added to *secs and *wall. The release of a round's outputs is
- * timed too, as the runs do it. */
+/* The same set at every width: `copies` chains, chain c at calibration's
+ * segmentation c modulo their number, all ready side by side; its seconds in
+ * tasks and wall time (its outputs' release too, as a run's) added up. */
 static int set_work(const wsisa_tile_data *tile, const wsisa__probe_input *w, int copies,
                     wsisa_task_data *paths, double *secs, double *wall, wsisa_err *e) {
   starpu_task_wait_for_all(); /* the tile's stage out of it */
@@ -97,12 +89,12 @@ static int probe(const wsisa__probe_input *w, json_t **out, wsisa_err *e) {
    * in tasks over its wall time) to read them by: the median of the turns' */
   json_t *points = json_array(), *average = json_array();
   for (int i = 0; i < n; i++) {
-    json_array_append_new(points, json_pack("[i, f]", ks[i], wsisa__median(ratio[i], REPEATS)));
-    json_array_append_new(average, json_pack("[i, f]", ks[i], wsisa__median(busy[i], REPEATS)));
+    json_array_append_new(points, json_pack("[i, f]", ks[i], wsisa_median(ratio[i], REPEATS)));
+    json_array_append_new(average, json_pack("[i, f]", ks[i], wsisa_median(busy[i], REPEATS)));
   }
   json_t *root = json_pack("{s:i, s:i, s:i, s:i, s:f, s:o, s:o}", "cores", w->cores,
                            "calibrated_cpu_workers", w->calibrated_with, "segmentations",
-                           (int)w->nvec, "chains", copies, "alone_s", wsisa__median(alone, REPEATS),
+                           (int)w->nvec, "chains", copies, "alone_s", wsisa_median(alone, REPEATS),
                            "factors", points, "busy_on_average", average);
   /* calibration's rounds: measured now, or, when this calibration ran none
    * (the models held every task), as the one that filled them measured */

@@ -1,9 +1,6 @@
-/* `wsisa calibrate`: fill this host's performance models with the study's own
- * tasks (seed 004's performance database, StarPU's history models), so the
- * estimate rests on measured times. The workflow runs on the study's largest
- * and smallest tiles, every level variant the design uses once per round,
- * until StarPU has its calibration minimum of samples of every codelet task
- * on every kind of worker; other tile sizes are interpolated between them. */
+/* `wsisa calibrate`: this host's performance models filled with the study's
+ * own tasks, round after round on its largest and smallest tiles, then the
+ * probes (seed 004; docs/architecture.md, "The estimate": "Calibration"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,15 +319,8 @@ int wsisa_calibrate_study(wsisa_study *study, const wsisa_calibrate_request *r,
   if (!rc) {
     wsisa_machine_cores cores;
     wsisa_machine_cores_read(&cores);
-    wsisa__probe_input in = {rd.pick,
-                             out->ntiles,
-                             rd.halo,
-                             rows,
-                             nruns,
-                             rd.vectors,
-                             rd.nvec,
-                             study->reuse.object_reuse,
-                             rd.sched.name,
+    wsisa__probe_input in = {rd.pick, out->ntiles, rd.halo, rows, nruns, rd.vectors, rd.nvec,
+                             study->reuse.object_reuse, rd.sched.name,
                              cores.offered > 0 ? cores.offered : 1,
                              rd.cal_cpu > 0 ? rd.cal_cpu : 1,
                              rd.in_tasks > 0 && rd.wall > 0 ? rd.in_tasks / rd.wall : 0};

@@ -169,14 +169,10 @@ static void scale_cpu(plan_state *ps, double by) {
   for (size_t i = 0; i < ps->nscaled; i++) ps->block[i] *= by;
 }
 
-/* Step 3: the simulation, the CPU task times as slow as with the CPU workers
- * busy at once against the models' (filled at calibration's width, as busy
- * as its rounds kept them): first with every CPU worker of the machine busy,
- * a rank's times the ranks sharing its machine (mpirun's local ranks in a
- * run; plan's ranks taken to share this machine), then, when what that
- * simulation kept busy moves the factor by more than BUSY_AGAIN, again at
- * that. With object reuse, levels 6-7 priced by what their tiles' stores are
- * expected to hold, when calibration measured it. */
+/* Step 3: the simulation, the CPU task times x the busy factor with every CPU
+ * worker of a machine busy, again at the workers it kept busy when they move
+ * the factor by more than BUSY_AGAIN (docs/architecture.md, "Busy workers");
+ * with object reuse, levels 6-7 priced by their tiles' stores. */
 static int simulate(const wsisa_estimate *est, const wsisa_estimate_plan *plan, plan_state *ps,
                     wsisa_estimate_figures *out, wsisa_err *e) {
   const wsisa__busy_model *busy = &est->models.busy;
@@ -280,12 +276,8 @@ static int evidence(const wsisa_estimate *est, plan_state *ps, wsisa_estimate_fi
   return 0;
 }
 
-/* Step 5: memory, the first writes and the figures. The peak: the process,
- * then what the executor holds over the largest tile a rank opens: the
- * tile, a running task per worker, K paths and the level outputs they held
- * at most in the simulation, prefixes shared (wsisa_exec_bytes). A rank's
- * working set is written for the first time inside its tasks: spread over
- * its workers, in the makespan. */
+/* Step 5: memory, the first writes and the figures (docs/architecture.md,
+ * "Memory, deadline" and "Fresh memory"). */
 static void figures(const wsisa_estimate *est, const wsisa_estimate_plan *plan,
                     const plan_state *ps, double work, wsisa_estimate_figures *out) {
   const wsisa_sim_result *sr = &out->sim;

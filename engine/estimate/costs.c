@@ -1,11 +1,6 @@
-/* The estimate's costs (seed 004; docs/architecture.md, "The estimate in
- * detail"): what each piece of a study's workflow costs on each of its tile
- * shapes and kinds of worker. The workflow is dry-run (wsisa_codelets_record)
- * and each codelet task's footprint and size looked up in this host's history
- * models; a footprint never measured is interpolated per pixel from the same
- * task on other tile shapes, else per byte from the codelet's other
- * footprints (seed 004 §3.2: "the closest simulations in terms of the total
- * number of grid points"). */
+/* The estimate's costs: each piece of a study's workflow on each tile shape
+ * and kind of worker, from dry runs and this host's history models (seed 004
+ * §3.2; docs/architecture.md, "The estimate in detail": "Costs"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,16 +35,12 @@ static void record_task(void *ctx, struct starpu_task *task) {
   wsisa__recording *rec = ctx;
   const wsisa_op *op = wsisa_op_of(task->cl);
   if (!op) return;
-  if (rec->n == rec->cap) {
-    size_t cap = rec->cap ? 2 * rec->cap : 16;
-    wsisa__rec_task *t = realloc(rec->t, cap * sizeof *t);
-    if (!t) {
-      rec->failed = 1;
-      return;
-    }
-    rec->t = t;
-    rec->cap = cap;
+  wsisa__rec_task *t = wsisa_grow(rec->t, &rec->cap, rec->n + 1, sizeof *t, 16);
+  if (!t) {
+    rec->failed = 1;
+    return;
   }
+  rec->t = t;
   wsisa__rec_task *r = &rec->t[rec->n++];
   memset(r, 0, sizeof *r);
   r->op = (int)(op - wsisa_ops);
@@ -407,16 +398,12 @@ static int load_models(wsisa_estimate *est, wsisa_err *e) {
 static wsisa__profile *candidate(wsisa_estimate *est, int w, int h, wsisa_err *e) {
   for (size_t i = 0; i < est->ncand; i++)
     if (est->cand[i].w == w && est->cand[i].h == h) return &est->cand[i];
-  if (est->ncand == est->cap_cand) {
-    size_t cap = est->cap_cand ? 2 * est->cap_cand : 16;
-    wsisa__profile *c = realloc(est->cand, cap * sizeof *c);
-    if (!c) {
-      wsisa_error(e, WSISA_ENOMEM, "out of memory");
-      return NULL;
-    }
-    est->cand = c;
-    est->cap_cand = cap;
+  wsisa__profile *c = wsisa_grow(est->cand, &est->cap_cand, est->ncand + 1, sizeof *c, 16);
+  if (!c) {
+    wsisa_error(e, WSISA_ENOMEM, "out of memory");
+    return NULL;
   }
+  est->cand = c;
   wsisa__profile *p = &est->cand[est->ncand];
   memset(p, 0, sizeof *p);
   wsisa_err why = WSISA_ERR_INIT;
@@ -536,37 +523,27 @@ static int lookup(wsisa_estimate *est, const wsisa__profile *pr, size_t st, size
       nsame_cal += E[k].n >= min;
     }
   }
+  /* the evidence, best first: calibrated points only, unless there are none */
+  const struct {
+    size_t have, n;
+    wsisa_est_class cls;
+    point *use;
+    double at;
+  } ways[] = {{nsame_cal, nsame, WSISA_EST_INTERPOLATED, same, npix},
+              {nsim_cal, nsim, WSISA_EST_SIMILAR, similar, t->size},
+              {exact != NULL, 0, WSISA_EST_FEW, NULL, 0},
+              {nsame, nsame, WSISA_EST_FEW, same, npix},
+              {nsim, nsim, WSISA_EST_FEW, similar, t->size}};
   if (!rc) {
-    /* calibrated points only, unless there are none */
-    point *use = NULL;
-    size_t nuse = 0;
-    double at = npix;
-    if (nsame_cal) {
-      *cls = WSISA_EST_INTERPOLATED;
-      use = same, nuse = nsame;
-    } else if (nsim_cal) {
-      *cls = WSISA_EST_SIMILAR;
-      use = similar, nuse = nsim, at = t->size;
-    } else if (exact) {
-      *cls = WSISA_EST_FEW;
-      *us = exact->mean_us;
-    } else if (nsame) {
-      *cls = WSISA_EST_FEW;
-      use = same, nuse = nsame;
-    } else if (nsim) {
-      *cls = WSISA_EST_FEW;
-      use = similar, nuse = nsim, at = t->size;
-    } else {
-      *cls = WSISA_EST_GUESSED;
-      *us = NAN;
-    }
-    if (use) {
-      size_t m = 0;
-      int need_cal = *cls != WSISA_EST_FEW;
-      for (size_t k = 0; k < nuse; k++)
-        if (!need_cal || use[k].n >= min) use[m++] = use[k];
-      *us = interpolate_points(use, m, at);
-    }
+    size_t w = 0, nways = sizeof ways / sizeof *ways;
+    while (w < nways && !ways[w].have) w++;
+    *cls = w < nways ? ways[w].cls : WSISA_EST_GUESSED;
+    *us = w < nways && !ways[w].use ? exact->mean_us : NAN;
+    point *use = w < nways ? ways[w].use : NULL;
+    size_t m = 0;
+    for (size_t k = 0; use && k < ways[w].n; k++)
+      if (*cls == WSISA_EST_FEW || use[k].n >= min) use[m++] = use[k];
+    if (use) *us = interpolate_points(use, m, ways[w].at);
   }
   free(same);
   free(similar);
@@ -616,7 +593,7 @@ static int cost_profiles(wsisa_estimate *est, wsisa_err *e) {
       double size = est->prof[s].step[st].t[i].size;
       if (est->cls[at] <= WSISA_EST_INTERPOLATED && size > 0) ratio[m++] = est->cost[at] / size;
     }
-    double median = m ? wsisa__median(ratio, m) : NAN;
+    double median = m ? wsisa_median(ratio, m) : NAN;
     FOR_TASKS(est, s, st, i) {
       double *c = &est->cost[wsisa__est_at(est, s, st, i, a)];
       if (!isnan(*c)) continue;
@@ -707,25 +684,14 @@ void wsisa_estimate_free(wsisa_estimate *est) {
     free(est->arch[a].nentries);
   }
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
-    free(est->lv[l].rep);
-    free(est->lv[l].sig);
-    free(est->lv[l].key);
-    free(est->lv[l].var);
+    void *level[] = {est->lv[l].rep, est->lv[l].sig, est->lv[l].key, est->lv[l].var};
+    for (size_t i = 0; i < sizeof level / sizeof *level; i++) free(level[i]);
   }
-  free(est->arch);
-  free(est->cand);
-  free(est->prof);
-  free(est->first);
-  free(est->cost);
-  free(est->cls);
-  free(est->samples);
-  free(est->run_variant);
-  free(est->run_scale);
-  free(est->run_time);
-  free(est->shape);
-  free(est->tile_shape);
-  free(est->shape_tiles);
-  free(est);
+  void *owned[] = {est->arch,        est->cand,      est->prof,      est->first,
+                   est->cost,        est->cls,       est->samples,   est->run_variant,
+                   est->run_scale,   est->run_time,  est->shape,     est->tile_shape,
+                   est->shape_tiles, est};
+  for (size_t i = 0; i < sizeof owned / sizeof *owned; i++) free(owned[i]);
 }
 
 int wsisa_estimate_calibrated(const wsisa_estimate *est) { return est->any_calibrated; }

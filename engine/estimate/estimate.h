@@ -72,11 +72,9 @@ typedef struct wsisa_estimate_request {
   int halo;                 /* slide tiles are read with it (wsisa_exec_opts.halo) */
 } wsisa_estimate_request;
 
-/* The cost of every piece of the study's workflow on each of its tile
- * shapes, on each kind of worker StarPU started here, from the models under
- * STARPU_HOME and what calibration's probes measured; the process's resident
- * memory is the memory estimate's baseline. StarPU must be running; no task
- * runs. */
+/* The costs of every piece of the study's workflow per tile shape and kind
+ * of worker started here (docs/architecture.md, "The estimate", step 1); the
+ * process's resident memory is the baseline. StarPU running; no task runs. */
 int wsisa_estimate_new(const wsisa_estimate_request *r, wsisa_estimate **out, wsisa_err *e);
 void wsisa_estimate_free(wsisa_estimate *est);
 /* Does any task's time rest on calibrated data (measured or interpolated)? */
@@ -170,10 +168,9 @@ typedef struct wsisa_calibrate_report {
   char starpu_home[WSISA_PATH_MAX];
 } wsisa_calibrate_report;
 
-/* Run the study's workflow on its largest and smallest tile under StarPU
- * with calibration on, round after round, until every codelet task of those
- * tiles has StarPU's minimum of samples on every kind of worker (at most
- * three passes); then the probes (engine/estimate/probes.c). */
+/* Rounds of the study's workflow until every task has StarPU's minimum of
+ * samples (at most three passes), then the probes (docs/architecture.md,
+ * "The estimate": "Calibration"). */
 int wsisa_calibrate_study(struct wsisa_study *study, const wsisa_calibrate_request *r,
                           wsisa_calibrate_report *out, wsisa_err *e);
 void wsisa_calibrate_print(const wsisa_calibrate_report *r, FILE *f);

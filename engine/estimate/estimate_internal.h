@@ -1,9 +1,6 @@
-/* engine/estimate's own declarations, shared by its files and included from
- * engine/estimate/ alone (and its test suite): the simulation, the probes
- * and their models, the costs. Its files call only down this order
- * (cmake/check_calls.cmake): calibrate, estimate; compute; simulate, costs;
- * probes (the table); levels, objects, reads, fresh, busy; probe (their
- * ground). */
+/* engine/estimate's own declarations, included from engine/estimate/ alone
+ * (and its test suite); its files call only down the order of
+ * docs/architecture.md's table of them (cmake/check_calls.cmake). */
 #ifndef WSISA_ENGINE_ESTIMATE_INTERNAL_H
 #define WSISA_ENGINE_ESTIMATE_INTERNAL_H
 
@@ -15,11 +12,9 @@
 #include "engine/estimate/estimate.h"
 #include "engine/workflow/workflow.h"
 
-/* Per-unit cost interpolated across sizes: n points (x[i] > 0, t[i] the
- * time at size x[i]) give the cost per unit size t/x; at `at` it is
- * interpolated linearly in log(x) between the two points that bracket it,
- * and taken from the nearest point outside their range (no extrapolated
- * trend: seed 004 §3.4). NaN when n is 0. */
+/* The time at size `at` from n points (x[i] > 0, t[i] the time at x[i]):
+ * the cost per unit size t/x, linear in log(x) between the two points that
+ * bracket it, the nearest's outside them (seed 004 §3.4); NaN when n is 0. */
 double wsisa__est_interpolate(const double *x, const double *t, size_t n, double at);
 
 /* ---- the simulation: a study's units on N ranks x W workers (simulate.c) -- */
@@ -89,24 +84,20 @@ void wsisa__probe_tile_close(wsisa__probe_tile *t);
  * write: root taken (NULL: out of memory). */
 json_t *wsisa__probe_read(const char *file);
 int wsisa__probe_write(json_t *root, const char *file, wsisa_err *e);
-/* The one CPU worker's thread CPU clock: its work whatever else the machine
- * runs (StarPU up with one CPU worker); seconds on a clock. */
+/* The one CPU worker's thread CPU clock (StarPU up with one CPU worker), for
+ * wsisa_clock_seconds. */
 clockid_t wsisa__worker_clock(void);
-double wsisa__clock_seconds(clockid_t clock);
 /* The seconds the CPU workers spent in tasks since the last call (StarPU's
  * worker profiling, which must be on; it then resets them). */
 double wsisa__workers_executing(void);
-/* A segmentation's 15 parameter values as a JSON array. */
-json_t *wsisa__params_json(const double *v);
-/* The median of v[0..n) (sorted in place; n > 0). */
-double wsisa__median(double *v, size_t n);
+/* n values as a JSON array: a segmentation's parameters, its levels' times. */
+json_t *wsisa__doubles_json(const double *v, size_t n);
+#define WSISA__PARAMS_JSON(v) wsisa__doubles_json(v, WSISA_SEG_NPARAMS)
+#define WSISA__TIMES_JSON(t) wsisa__doubles_json(t, WSISA_SEG_LEVELS)
 
 /* ---- the models the probes measure ------------------------------------------ */
 
-/* A task's slowdown with k CPU workers busy at once (busy.c): the seconds in
- * tasks of a set of calibration's segmentations on k CPU workers over those
- * on one, k = 1, 2, 4, ... up to the cores, with the workers the set kept
- * busy on average. */
+/* A task's slowdown with k CPU workers busy at once (busy.c), k = 1, 2, 4, ... */
 #define WSISA__BUSY_POINTS 16
 typedef struct wsisa__busy_model {
   int loaded, n;
@@ -130,15 +121,11 @@ typedef struct wsisa__fresh_model {
   double seconds_per_byte;
 } wsisa__fresh_model;
 
-/* Each level's time (CPU seconds of one CPU worker, calibration's largest
- * tile) against the parameters (levels.c): at the defaults, at the
- * segmentations calibration's rounds run (vector: the defaults, then one
- * per variant) and, per parameter, at values across its range with the
- * others at the defaults (value[p] sorted, the defaults' among them; ratio:
- * the level's time over the defaults'); and the two parameters whose
- * interplay the curves' product misses the most (-1: none), timed over the
- * grid of their values (pair_ratio[i][j] at value[pair[0]][i],
- * value[pair[1]][j]). */
+/* Each level's time (one CPU worker's CPU seconds, calibration's largest
+ * tile) against the parameters (levels.c): vector: the defaults, then one
+ * per variant; value[p] sorted, the defaults' among them, ratio: over the
+ * defaults' time; pair_ratio[i][j] at value[pair[0]][i], value[pair[1]][j]
+ * (pair -1: none). */
 #define WSISA__LEVELS_POINTS 6
 #define WSISA__LEVELS_VECTORS 8
 typedef struct wsisa__levels_model {
@@ -154,14 +141,11 @@ typedef struct wsisa__levels_model {
   double pair_ratio[WSISA__LEVELS_POINTS][WSISA__LEVELS_POINTS][WSISA_SEG_LEVELS];
 } wsisa__levels_model;
 
-/* Levels 6 and 7 with a tile's object store (objects.c), [0] level 6, [1]
- * 7, relative to their fine-grain time: with an empty store (cold) and one
- * holding the same run (hit), at the defaults and at calibration's
- * segmentations by their fine-grain time (ascending); per parameter of
- * levels 1-6, from up to two places (curves: base, the run changed), the
- * share of the reusable work a change of it leaves to compute, by how much
- * it changes (step, smallest first; miss: at the largest change, or with
- * fill its level's mean). */
+/* Levels 6 and 7 with a tile's object store (objects.c), [0] level 6, [1] 7,
+ * over their fine-grain time: cold (empty store), hit (the same run), the
+ * segmentations by fine-grain time, ascending; per parameter of levels 1-6
+ * up to two curves (base: where the run changed), the share left to compute
+ * by change (step, ascending; miss: at the largest, or with fill its level's mean). */
 #define WSISA__OBJECTS_POINTS 8
 #define WSISA__OBJECTS_SEGS 9
 typedef struct wsisa__objects_model {

@@ -1,7 +1,5 @@
-/* Fresh memory in the estimate (docs/architecture.md, "The estimate"): a run
- * writes its working set for the first time inside its tasks, a page fault
- * each, which the models (filled by calibration's warm process) do not
- * hold. Calibration times the first write of each page of fresh mappings. */
+/* A page's first write, which the models (a warm process's) do not hold: its
+ * probe and price (docs/architecture.md, "The estimate in detail": "Fresh memory"). */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <math.h>
 #include <stddef.h>
@@ -31,7 +29,7 @@ static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
     munmap(p, MAP_BYTES);
   }
   *root = json_pack("{s:I, s:i, s:f}", "bytes", (json_int_t)MAP_BYTES, "maps", MAPS, "seconds",
-                    wsisa__median(t, MAPS));
+                    wsisa_median(t, MAPS));
   return 0;
 }
 

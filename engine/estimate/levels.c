@@ -1,11 +1,5 @@
-/* Level costs by parameter values (docs/architecture.md, "The estimate"): a
- * level's task costs what the pixels reaching it cost, and those follow the
- * parameters above it, while StarPU's models keep one mean per footprint,
- * made of calibration's few segmentations. Calibration times each level on
- * its largest tile (one CPU worker, its thread's CPU clock) at the defaults,
- * at its segmentations, along each parameter's range and over the grid of
- * the two parameters whose interplay the curves' product misses the most;
- * the estimate prices each run's level tasks at its values. */
+/* Level costs by parameter values, calibration's probe and what the estimate
+ * takes from it (docs/architecture.md, "The estimate in detail"). */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -31,10 +25,10 @@ static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t cloc
   memset(&path, 0, sizeof path);
   int rc = 0;
   for (int l = 1; l <= WSISA_SEG_LEVELS && !rc; l++) {
-    double t0 = wsisa__clock_seconds(clock);
+    double t0 = wsisa_clock_seconds(clock);
     rc = wsisa_workflow_task_submit(l, p, tile, &path, NULL, e);
     starpu_task_wait_for_all();
-    dt[l - 1] = fmin(dt[l - 1], wsisa__clock_seconds(clock) - t0);
+    dt[l - 1] = fmin(dt[l - 1], wsisa_clock_seconds(clock) - t0);
   }
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
   starpu_task_wait_for_all();
@@ -42,9 +36,7 @@ static int one_pass(const wsisa_tile_data *tile, const double *p, clockid_t cloc
 }
 
 /* Each level of p, the least of `repeats`; with `ref`, the defaults timed in
- * turn with it, the least of theirs there: a machine's speed drifts over the
- * probe (other processes, its clock), and a time is then taken against the
- * defaults' beside it. */
+ * turn with it (a machine's speed drifts over the probe), the least of theirs. */
 static int level_times(const wsisa_tile_data *tile, const double *p, clockid_t clock,
                        double dt[WSISA_SEG_LEVELS], double *ref, int repeats, wsisa_err *e) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
@@ -73,12 +65,6 @@ static double product_over_levels(const wsisa__levels_model *m, const double *x)
   double t = 0;
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) t += wsisa__levels_product(m, l, x);
   return t;
-}
-
-static json_t *times_json(const double dt[WSISA_SEG_LEVELS]) {
-  json_t *a = json_array();
-  for (int l = 0; l < WSISA_SEG_LEVELS; l++) json_array_append_new(a, json_real(dt[l]));
-  return a;
 }
 
 /* The values a parameter is timed at: its range (the SA range and the
@@ -125,16 +111,14 @@ static int time_beside(const sweeps *sw, const double *x, int repeats, json_t *l
   int rc = level_times(sw->tile, x, sw->clock, dt, ref, repeats, e);
   if (rc) json_decref(what);
   else
-    json_array_append_new(list, json_pack("{s:o, s:o, s:o}", key, what, "times", times_json(dt),
-                                          "defaults_beside", times_json(ref)));
+    json_array_append_new(list, json_pack("{s:o, s:o, s:o}", key, what, "times",
+                                          WSISA__TIMES_JSON(dt), "defaults_beside",
+                                          WSISA__TIMES_JSON(ref)));
   return rc;
 }
 
-/* The defaults, calibration's segmentations (each round's reference and
- * its vectors, which the models' means are made of) and each parameter's
- * sweep, each timed in turn with the defaults: the estimate multiplies a
- * run's ratios over every parameter it sets, and a slow spell of the
- * machine under one sweep would otherwise enter them all. */
+/* The defaults, calibration's segmentations (each round's reference and its
+ * vectors) and each parameter's sweep, each timed in turn with the defaults. */
 static int curves(sweeps *sw, const wsisa__probe_input *in, json_t *vecs, json_t *params,
                   wsisa_err *e) {
   const double *v0 = wsisa_seg_defaults();
@@ -144,11 +128,11 @@ static int curves(sweeps *sw, const wsisa__probe_input *in, json_t *vecs, json_t
   int rc = level_times(sw->tile, v0, sw->clock, sw->at_defaults, NULL, REPEATS, e);
   if (!rc) rc = level_times(sw->tile, v0, sw->clock, sw->at_defaults, NULL, REPEATS, e);
   if (!rc)
-    json_array_append_new(vecs, json_pack("{s:o, s:o}", "values", wsisa__params_json(v0), "times",
-                                          times_json(sw->at_defaults)));
+    json_array_append_new(vecs, json_pack("{s:o, s:o}", "values", WSISA__PARAMS_JSON(v0), "times",
+                                          WSISA__TIMES_JSON(sw->at_defaults)));
   for (size_t i = 0; i < in->nvec && i + 1 < WSISA__LEVELS_VECTORS && !rc; i++) {
     const double *x = in->vectors + i * WSISA_SEG_NPARAMS;
-    rc = time_beside(sw, x, REPEATS, vecs, "values", wsisa__params_json(x), dt, ref, e);
+    rc = time_beside(sw, x, REPEATS, vecs, "values", WSISA__PARAMS_JSON(x), dt, ref, e);
   }
   /* B, G and R decide the background rule, not what the levels cost */
   double whole = 0; /* a segmentation at the defaults, all levels */
@@ -175,11 +159,8 @@ static int curves(sweeps *sw, const wsisa__probe_input *in, json_t *vecs, json_t
 }
 
 /* The pair of parameters whose interplay the curves' product misses the
- * most (a low G1 and a low G2 together cost more than each alone): found at
- * the calibration segmentation the product misses the most (by INTERPLAY at
- * least), among the SCREEN parameters it moves that move a segmentation's
- * time the most alone, each two of them at its values with the others at
- * the defaults (into `screen`); pair[1] -1: none. */
+ * most, screened two by two at the segmentation it misses the most (into
+ * `screen`; the doc's "Level costs by parameter values"); pair[1] -1: none. */
 static int screen_pairs(const sweeps *sw, const wsisa__levels_model *m, json_t *screen,
                         int pair[2], wsisa_err *e) {
   const double *v0 = wsisa_seg_defaults(), *worst = NULL;
@@ -251,7 +232,7 @@ static int probe(const wsisa__probe_input *in, json_t **out, wsisa_err *e) {
   if (!rc) rc = curves(&sw, in, vecs, params, e);
   if (!rc)
     root = json_pack("{s:i, s:i, s:o, s:o, s:o}", "width", pt.width, "height", pt.height,
-                     "defaults", times_json(sw.at_defaults), "vectors", vecs, "parameters",
+                     "defaults", WSISA__TIMES_JSON(sw.at_defaults), "vectors", vecs, "parameters",
                      params);
   else
     json_decref(params), json_decref(vecs);
@@ -284,6 +265,16 @@ static int times_read(json_t *a, double dt[WSISA_SEG_LEVELS]) {
   return 0;
 }
 
+/* A point's "times" and the defaults timed beside it ("defaults_beside"; a
+ * file without those: the defaults timed first); -1 without its times. */
+static int times_beside(json_t *pt, const double *first, double dt[WSISA_SEG_LEVELS],
+                        double ref[WSISA_SEG_LEVELS]) {
+  if (times_read(json_object_get(pt, "times"), dt)) return -1;
+  if (times_read(json_object_get(pt, "defaults_beside"), ref))
+    memcpy(ref, first, WSISA_SEG_LEVELS * sizeof *ref);
+  return 0;
+}
+
 /* Each level's median over every timing of the defaults a probe file holds. */
 static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   enum { MAX = 1 + WSISA__LEVELS_VECTORS + WSISA_SEG_NPARAMS * WSISA__LEVELS_POINTS };
@@ -304,8 +295,7 @@ static void defaults_median(json_t *root, double out[WSISA_SEG_LEVELS]) {
   for (int l = 0; l < WSISA_SEG_LEVELS; l++) {
     double col[MAX];
     for (size_t i = 0; i < n; i++) col[i] = t[i][l];
-    qsort(col, n, sizeof col[0], wsisa_compare_doubles);
-    out[l] = n % 2 ? col[n / 2] : 0.5 * (col[n / 2 - 1] + col[n / 2]);
+    out[l] = wsisa_median(col, n);
   }
 }
 
@@ -332,8 +322,7 @@ static int pair_load(wsisa__levels_model *m, json_t *pair, const double *first) 
   for (size_t k = 0; k < json_array_size(points); k++) {
     json_t *pt = json_array_get(points, k), *values = json_object_get(pt, "values");
     double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
-    if (json_array_size(values) != 2 || times_read(json_object_get(pt, "times"), dt)) continue;
-    if (times_read(json_object_get(pt, "defaults_beside"), ref)) memcpy(ref, first, sizeof ref);
+    if (json_array_size(values) != 2 || times_beside(pt, first, dt, ref)) continue;
     double a = json_number_value(json_array_get(values, 0));
     double b = json_number_value(json_array_get(values, 1));
     if (a == d[pq[0]] || b == d[pq[1]]) continue; /* the curves hold those */
@@ -363,11 +352,8 @@ static int load(json_t *root, wsisa__models *models) {
                   "defaults", &defaults, "vectors", &vecs, "parameters", &params) ||
       times_read(defaults, m->at_defaults))
     return -1;
-  /* the defaults were timed in turn with each vector and each point of a
-   * sweep; a machine's speed drifts over the probe (other processes, its
-   * clock), so each time is taken against the defaults timed beside it, and
-   * the defaults' own time is the median of them all (a file without those:
-   * against the defaults timed first) */
+  /* each time against the defaults timed beside it, the defaults' own the
+   * median of them all (the doc's "Level costs by parameter values") */
   double first[WSISA_SEG_LEVELS];
   memcpy(first, m->at_defaults, sizeof first);
   defaults_median(root, m->at_defaults);
@@ -375,10 +361,8 @@ static int load(json_t *root, wsisa__models *models) {
     json_t *v = json_array_get(vecs, i), *values = json_object_get(v, "values");
     if (json_array_size(values) != WSISA_SEG_NPARAMS) continue;
     double *vt = m->vector_time[m->nvectors], ref[WSISA_SEG_LEVELS];
-    if (times_read(json_object_get(v, "times"), vt)) continue;
     /* the first vector is the defaults themselves, timed with `defaults` */
-    if (times_read(json_object_get(v, "defaults_beside"), ref))
-      memcpy(ref, first, sizeof ref);
+    if (times_beside(v, first, vt, ref)) continue;
     for (int l = 0; l < WSISA_SEG_LEVELS; l++) vt[l] *= m->at_defaults[l] / ref[l];
     for (int q = 0; q < WSISA_SEG_NPARAMS; q++)
       m->vector[m->nvectors][q] = json_number_value(json_array_get(values, (size_t)q));
@@ -395,14 +379,10 @@ static int load(json_t *root, wsisa__models *models) {
     n++;
     for (size_t i = 0; i < json_array_size(points) && n < WSISA__LEVELS_POINTS; i++) {
       json_t *pt = json_array_get(points, i);
-      double dt[WSISA_SEG_LEVELS];
-      if (!json_is_number(json_object_get(pt, "value")) ||
-          times_read(json_object_get(pt, "times"), dt))
+      double dt[WSISA_SEG_LEVELS], ref[WSISA_SEG_LEVELS];
+      if (!json_is_number(json_object_get(pt, "value")) || times_beside(pt, first, dt, ref))
         continue;
       x[n] = json_number_value(json_object_get(pt, "value"));
-      double ref[WSISA_SEG_LEVELS];
-      if (times_read(json_object_get(pt, "defaults_beside"), ref))
-        memcpy(ref, first, sizeof ref);
       /* the levels above p's own run the same tasks: their differences are noise */
       for (int l = 0; l < WSISA_SEG_LEVELS; l++)
         r[n][l] = l + 1 < wsisa_seg_param_level(p) ? 1 : dt[l] / ref[l];
@@ -524,13 +504,8 @@ static void interplay_at(const wsisa__levels_model *m, int l, interplay *ip) {
 }
 
 /* How much of a calibration segmentation v's joint move from the defaults
- * run x makes, for the level's time (0..1). Each parameter v moves weighs
- * what it moves the level (its curve) times its change over its SA range;
- * x shares a parameter's move by how far it goes the same way (a
- * connectivity: the same value or not). One parameter alone is what its
- * curve measured: only what x shares beyond v's largest shared move
- * counts, over v's own beyond its largest: 0 when x moves at most one of
- * v's parameters, 1 at v. */
+ * run x makes, for the level's time (0..1; 0 when x moves at most one of v's
+ * parameters, 1 at v): the doc's "Level costs by parameter values". */
 static double joint_share(const interplay *ip, const double *x, const double *v) {
   const double *d = wsisa_seg_defaults();
   double sum_v = 0, max_v = 0, sum_x = 0, max_x = 0;
@@ -551,14 +526,9 @@ static double joint_share(const interplay *ip, const double *x, const double *v)
   return sum_v - max_v > 0 ? fmin(1, fmax(0, (sum_x - max_x) / (sum_v - max_v))) : 0;
 }
 
-/* The level's time at x: the curves' product, times the interplay of the
- * parameters x moves together (a low G1 and a low G2 together cost more
- * than each alone, a product of one-at-a-time curves misses it). Each
- * calibration segmentation measured its own: its time over its product.
- * x takes their geometric mean weighted by the share of each one's joint
- * move it makes, to the power of its largest share: the product where x
- * moves one parameter (the curves measured that), a segmentation's own
- * time at it. */
+/* The level's time at x: the curves' product times the interplay left, the
+ * calibration segmentations' time over product as a geometric mean weighted
+ * by joint_share, raised to the largest share (the doc, as above). */
 static double level_time(const wsisa__levels_model *m, const interplay *ip, const double *x) {
   double product = wsisa__levels_product(m, ip->l, x), log_sum = 0, w_sum = 0, w_max = 0;
   for (size_t i = 0; i < m->nvectors; i++) {

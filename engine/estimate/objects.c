@@ -1,12 +1,6 @@
-/* Object reuse in the estimate (docs/architecture.md, "Object reuse" and
- * "The estimate"): how much of levels 6 and 7 a run takes from its tile's
- * object store. Calibration measures, on its largest tile, levels 6 and 7
- * without a store, with an empty one and with one holding the same run, and
- * per parameter of levels 1-6 the share of the units a store holding one
- * run leaves to compute for a run that differs in it alone, by how far. The
- * simulation prices each level-6/7 task by what its tile's store on its
- * rank holds, followed through stand-in objects whose changes follow the
- * curves measured. */
+/* Object reuse in the estimate, calibration's probe and the pricer of
+ * level-6/7 tasks by what their tile's store holds (docs/architecture.md,
+ * "The estimate in detail": "Object reuse"). */
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -34,18 +28,18 @@ static int timed(const wsisa_tile_data *tile, const double *p, wsisa_object_stor
   for (int l = 1; l <= 5 && !rc; l++) rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
   starpu_task_wait_for_all();
   for (int l = 6; l <= 7 && !rc; l++) {
-    double t0 = wsisa__clock_seconds(clock);
+    double t0 = wsisa_clock_seconds(clock);
     rc = wsisa_workflow_task_submit(l, p, &t, &path, NULL, e);
     starpu_task_wait_for_all();
-    dt[l - 6] = wsisa__clock_seconds(clock) - t0;
+    dt[l - 6] = wsisa_clock_seconds(clock) - t0;
   }
   for (int l = 1; l <= WSISA_SEG_LEVELS; l++) wsisa_workflow_task_release(l, &path);
   starpu_task_wait_for_all();
   return rc;
 }
 
-/* The least of REPEATS timings of p (store: NULL none; warm_with: a run the
- * fresh store first holds, NULL: empty; same: p twice, the second timed). */
+/* The least of REPEATS timings of p (with_store 0: none; warm_with: a run
+ * the fresh store first holds, NULL: empty). */
 static int least(const wsisa_tile_data *tile, const double *p, int with_store,
                  const double *warm_with, double out[2], wsisa_err *e) {
   out[0] = out[1] = INFINITY;
@@ -63,13 +57,9 @@ static int least(const wsisa_tile_data *tile, const double *p, int with_store,
   return rc;
 }
 
-/* How much a change of parameter p moves the units: p run at each of
- * values[0..n) (the rest of base), each into a fresh store of its own; then
- * for every two of them k apart in the list, the share of the pixels of
- * either's units the other's store does not hold. A point a distance: the
- * mean change between them and the mean of their shares, by level; the
- * values spread over the range, so the changes are taken all along it, not
- * from one place. */
+/* How much a change of parameter p moves the units: p at each of values[0..n)
+ * (the rest of base), each into a store of its own, compared two by two; a
+ * point a gap in the list: the mean change and the mean share missed, by level. */
 static int walk(const wsisa_tile_data *tile, const double *base, int p, const double *values,
                 int n, json_t *points, wsisa_err *e) {
   wsisa_object_store *s[SPLITS + 1] = {NULL};
@@ -111,11 +101,9 @@ static int measured_before(const double *vectors, size_t i) {
   return 0;
 }
 
-/* Parameter p's curves (NULL: the design does not vary it): its values
- * over the design's range, eighths of it (a connectivity: its two values),
- * walked from where the design changes p alone (consecutive runs that
- * differ, up to level 6, in p only: a MOAT step) and from the defaults: a
- * change misses more where other parameters make the nuclei touch. */
+/* Parameter p's curves (NULL: the design does not vary it), over eighths of
+ * its design range (a connectivity: its two values), from where the design
+ * changes p alone (a MOAT step) and from the defaults. */
 static int param_curves(const wsisa_tile_data *tile, const wsisa__probe_input *in, int p,
                         json_t **out, wsisa_err *e) {
   double lo = INFINITY, hi = -INFINITY;
@@ -152,7 +140,7 @@ static int param_curves(const wsisa_tile_data *tile, const wsisa__probe_input *i
     rc = walk(tile, base, p, values, n, points, e);
     json_array_append_new(curves, json_pack("{s:s, s:o, s:o, s:o}", "from",
                                             c ? "defaults" : "design pair", "base",
-                                            wsisa__params_json(base), "values", vs, "points",
+                                            WSISA__PARAMS_JSON(base), "values", vs, "points",
                                             points));
   }
   *out = json_pack("{s:o}", "curves", curves);
@@ -178,7 +166,7 @@ static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
     if (!(rc = least(tile, x, 0, NULL, f, e)) && !(rc = least(tile, x, 1, NULL, c, e)) &&
         !(rc = least(tile, x, 1, x, h, e)))
       json_array_append_new(segs, json_pack("{s:o, s:[f, f], s:[f, f], s:[f, f]}", "values",
-                                            wsisa__params_json(x), "fine", f[0], f[1], "cold",
+                                            WSISA__PARAMS_JSON(x), "fine", f[0], f[1], "cold",
                                             c[0], c[1], "hit", h[0], h[1]));
   }
   for (int p = 0; p < WSISA_SEG_NPARAMS && !rc; p++) {
@@ -463,11 +451,6 @@ static int poisson(wsisa_sa_rng *rng, double mu) {
   return k;
 }
 
-static int by_value(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 void wsisa__objects_pricer_free(wsisa__objects_pricer *pr) {
   if (pr->memo) table_free(pr->memo), free(pr->memo);
   pr->memo = NULL;
@@ -541,18 +524,16 @@ int wsisa__objects_pricer_init(wsisa__objects_pricer *pr, const wsisa__objects_m
         }
         int k = poisson(&rng, mu);
         if (ncuts + (size_t)k > capcuts) {
-          size_t cap = capcuts ? 2 * capcuts : 1024;
-          while (cap < ncuts + (size_t)k) cap *= 2;
-          double *grown = realloc(pr->cuts, cap * sizeof *grown);
+          double *grown = wsisa_grow(pr->cuts, &capcuts, ncuts + (size_t)k, sizeof *grown, 1024);
           if (!grown) {
             rc = -1;
             break;
           }
-          pr->cuts = grown, capcuts = cap;
+          pr->cuts = grown;
         }
         for (int i = 0; i < k; i++)
           pr->cuts[ncuts + (size_t)i] = lo[p] + wsisa_sa_rng_uniform(&rng) * (hi[p] - lo[p]);
-        if (k > 1) qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, by_value);
+        if (k > 1) qsort(pr->cuts + ncuts, (size_t)k, sizeof *pr->cuts, wsisa_compare_doubles);
         pr->ncut[at] = k;
         ncuts += (size_t)k;
       }
@@ -626,12 +607,10 @@ static long put(const wsisa__objects_pricer *pr, wsisa__objects_seen *seen, int 
 
 /* Room in seen's runs of level l for one more; -1: out of memory. */
 static int room_for_run(wsisa__objects_seen *seen, int l) {
-  if (seen->nruns[l] < seen->capruns[l]) return 0;
-  size_t cap = seen->capruns[l] ? 2 * seen->capruns[l] : 64;
-  size_t *grown = realloc(seen->runs[l], cap * sizeof *grown);
-  if (!grown) return -1;
-  seen->runs[l] = grown, seen->capruns[l] = cap;
-  return 0;
+  size_t *grown =
+      wsisa_grow(seen->runs[l], &seen->capruns[l], seen->nruns[l] + 1, sizeof *grown, 64);
+  if (grown) seen->runs[l] = grown;
+  return grown ? 0 : -1;
 }
 
 /* The hash of the runs the store saw, in order, and then run. */

@@ -1,5 +1,5 @@
 /* What every calibration probe shares, below them all: its file beside the
- * performance models, its tile, its clocks. */
+ * performance models, its tile, its worker's clock. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,12 +73,6 @@ clockid_t wsisa__worker_clock(void) {
   return clock;
 }
 
-double wsisa__clock_seconds(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* A worker waiting for a task does not count, whether it sleeps or polls. */
 double wsisa__workers_executing(void) {
   double sum = 0;
@@ -92,13 +86,8 @@ double wsisa__workers_executing(void) {
   return sum;
 }
 
-json_t *wsisa__params_json(const double *v) {
+json_t *wsisa__doubles_json(const double *v, size_t n) {
   json_t *a = json_array();
-  for (int q = 0; q < WSISA_SEG_NPARAMS; q++) json_array_append_new(a, json_real(v[q]));
+  for (size_t i = 0; i < n; i++) json_array_append_new(a, json_real(v[i]));
   return a;
-}
-
-double wsisa__median(double *v, size_t n) {
-  qsort(v, n, sizeof *v, wsisa_compare_doubles);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

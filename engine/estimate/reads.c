@@ -1,8 +1,6 @@
-/* Reading a tile in the estimate (docs/architecture.md, "The estimate"): the
- * executor reads a tile's pixels (its region and halo, decoded, with the
- * colour statistics) on the submitting thread when it opens the tile, and
- * no StarPU task accounts for that time. Calibration times each of its
- * tiles' read as a run reads it; a tile is priced by the nearest in pixels. */
+/* Reading a tile on the submitting thread, which no StarPU task accounts for:
+ * its probe, a tile priced by the nearest in pixels (docs/architecture.md,
+ * "The estimate in detail": "The schedule"). */
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
@@ -28,7 +26,7 @@ static int probe(const wsisa__probe_input *in, json_t **root, wsisa_err *e) {
     if (!rc)
       json_array_append_new(list, json_pack("{s:i, s:i, s:f}", "width", in->tiles[i].width,
                                             "height", in->tiles[i].height, "seconds",
-                                            wsisa__median(t, READS)));
+                                            wsisa_median(t, READS)));
   }
   if (rc) json_decref(list);
   else *root = json_pack("{s:i, s:i, s:o}", "halo", in->halo, "reads", READS, "tiles", list);

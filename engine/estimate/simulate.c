@@ -1,9 +1,7 @@
-/* The estimate's schedule (docs/architecture.md, "The estimate in detail"):
- * a study's units on N ranks of W workers as a discrete-event simulation of
- * the unit queue (engine/exec/units.c) and the executor
- * (engine/exec/executor.c) at the points where they wait, over the costs of
- * each piece of work; else list scheduling, each ready task on the worker
- * where it would finish first (dmda's placement). And deadline -> ranks. */
+/* The estimate's schedule: a discrete-event simulation of the unit queue
+ * (engine/exec/units.c) and the executor (engine/exec/executor.c) where they
+ * wait, ready tasks placed as dmda does; and deadline -> ranks
+ * (docs/architecture.md, "The estimate in detail": "The schedule"). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,37 +128,29 @@ typedef struct sim {
 /* A task record; those of finished units are reused, so memory follows the
  * units in flight, not the whole study. */
 static size_t task_new(sim *s, int rank, int kind, double dur) {
-  if (s->free_tasks != NONE) {
-    size_t id = s->free_tasks;
+  size_t id = s->free_tasks;
+  if (id != NONE) {
     s->free_tasks = s->tasks[id].next_own;
-    s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, -1, NONE, 0, 0, 0};
-    return id;
-  }
-  if (s->ntasks == s->cap_tasks) {
-    size_t cap = s->cap_tasks ? 2 * s->cap_tasks : 1024;
-    task *t = realloc(s->tasks, cap * sizeof *t);
+  } else {
+    task *t = wsisa_grow(s->tasks, &s->cap_tasks, s->ntasks + 1, sizeof *t, 1024);
     if (!t) {
       s->failed = 1;
       return NONE;
     }
     s->tasks = t;
-    s->cap_tasks = cap;
+    id = s->ntasks++;
   }
-  s->tasks[s->ntasks] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, -1, NONE, 0, 0, 0};
-  return s->ntasks++;
+  s->tasks[id] = (task){dur, dur, rank, kind, NONE, NONE, NONE, NONE, NONE, 0, -1, -1, NONE, 0, 0, 0};
+  return id;
 }
 
 static void heap_push(sim *s, double t, size_t id) {
-  if (s->nheap == s->cap_heap) {
-    size_t cap = s->cap_heap ? 2 * s->cap_heap : 256;
-    event *h = realloc(s->heap, cap * sizeof *h);
-    if (!h) {
-      s->failed = 1;
-      return;
-    }
-    s->heap = h;
-    s->cap_heap = cap;
+  event *h = wsisa_grow(s->heap, &s->cap_heap, s->nheap + 1, sizeof *h, 256);
+  if (!h) {
+    s->failed = 1;
+    return;
   }
+  s->heap = h;
   /* ties in submission order keep the simulation deterministic */
   size_t i = s->nheap++;
   while (i > 0) {
