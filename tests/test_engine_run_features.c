@@ -162,7 +162,7 @@ Test(features, study_metrics_are_right_and_the_same_on_every_worker, .timeout = 
       snprintf(item, sizeof item, "%s%s=%.17g", p ? "," : "", names[p], cell(metrics, run, names[p]));
       strcat(params, item);
     }
-    char flags[TU_LINE_MAX + sizeof params]; /* the input, then the parameters */
+    char flags[TU_LINE_MAX + sizeof " --params " + sizeof params]; /* the input, the parameters */
     snprintf(flags, sizeof flags, "%s --params %s", input, params);
     wsisa_csv *f = segment_features(flags, tu_tmpdir("features_direct"));
     cr_assert_eq((double)f->nrows, cell(metrics, run, "nucleus_count"));
