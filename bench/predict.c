@@ -355,12 +355,10 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
   int have_cl = !o.no_opencl && opencl_present();
   static config configs[MAX_CONFIGS];
   size_t nconfigs = make_configs(configs, cores, have_cl);
-  char home[2][WSISA_PATH_MAX], env[BENCH_CMD_MAX], study[NSPECS][WSISA_PATH_MAX],
-      args[BENCH_CMD_MAX];
+  char home[2][WSISA_PATH_MAX], env[BENCH_CMD_MAX], study[NSPECS][WSISA_PATH_MAX];
   for (size_t i = 0; i < NSPECS && !rc; i++) rc = write_spec(&o, &specs[i], study[i], e);
   if (rc) return rc;
   double t_cal = 0;
-
   static bench_run res[MAX_CONFIGS];
   int have[MAX_CONFIGS] = {0};
   bench_opts once = o;
@@ -369,7 +367,7 @@ int bench_predict(int argc, char **argv, wsisa_err *e) {
    * each configuration's run and one after the last */
   size_t sp = 0;
   while (sp < NSPECS && strcmp(specs[sp].name, "pace") != 0) sp++;
-  char pace_env[BENCH_CMD_MAX];
+  char pace_env[BENCH_CMD_MAX], args[BENCH_CMD_MAX];
   bench_run pr;
   static double ref[MAX_CONFIGS * BENCH_MAX_REPEATS + 1], cal_s[BENCH_MAX_REPEATS];
   static size_t at[MAX_CONFIGS][BENCH_MAX_REPEATS];
