@@ -520,19 +520,18 @@ static int prepare(wsisa__slide_run *s, wsisa_err *e) {
   if (r->tile_size < 16 || r->tile_size > (1L << 16))
     rc = wsisa_error(e, WSISA_EUSAGE, "--tile-size %ld: give 16..%ld target pixels", r->tile_size,
                      1L << 16);
-  wsisa_level l0 = {0, 0, 1};
-  wsisa_input_level0(slide, &l0.width, &l0.height);
+  wsisa_input_level0(slide, &s->width0, &s->height0);
   if (!rc) rc = wsisa_input_scale(slide, r->mpp, r->target_mpp, -1, &scale, e);
   if (!rc) rc = wsisa_input_grid(slide, &scale, (int)r->tile_size, 0, &s->grid, e);
   if (!rc && r->has_region &&
       (r->region[2] <= 0 || r->region[3] <= 0 || r->region[0] < 0 || r->region[1] < 0 ||
-       r->region[0] > l0.width - r->region[2] || r->region[1] > l0.height - r->region[3]))
+       r->region[0] > s->width0 - r->region[2] || r->region[1] > s->height0 - r->region[3]))
     rc = wsisa_error(e, WSISA_EUSAGE,
                      "--region %lld,%lld,%lld,%lld: outside level 0 of %s (%lldx%lld; regions "
                      "are in level-0 pixels)",
                      (long long)r->region[0], (long long)r->region[1], (long long)r->region[2],
-                     (long long)r->region[3], r->slide, (long long)l0.width,
-                     (long long)l0.height);
+                     (long long)r->region[3], r->slide, (long long)s->width0,
+                     (long long)s->height0);
   if (!rc) rc = choose_tiles(s, e);
   /* the parameters are tuned for bright-field H&E: refused before any work */
   if (!rc && r->stain_check) {
@@ -545,7 +544,6 @@ static int prepare(wsisa__slide_run *s, wsisa_err *e) {
   }
   wsisa_input_close(slide);
   if (rc) return rc;
-  s->width0 = l0.width, s->height0 = l0.height;
   s->step = wsisa_scale_step(&s->grid->scale);
   s->pixel_mpp = wsisa_scale_pixel_mpp(&s->grid->scale);
   memcpy(s->params, r->params, sizeof s->params);
